@@ -1,0 +1,88 @@
+// What a cook is asked to do: the settings (every default is the reference's) and the clips.
+// The manifest reader fills these; the quick command-line form uses the defaults.
+#pragma once
+
+#include <glm/vec3.hpp>
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mm {
+
+// Feature blocks in column order. Weights are indexed by this enum.
+enum FeatureBlockId : int {
+  kBlockFootPosition = 0,       // left foot position (3) + right foot position (3)... see note
+  kBlockFootVelocity,
+  kBlockHipVelocity,
+  kBlockTrajectoryPosition,
+  kBlockTrajectoryDirection,
+  kWeightCount
+};
+// Note: the file has seven blocks (left and right foot are separate blocks for position and for
+// velocity) but the manifest has five weights: both feet share the foot weights.
+
+// Skeleton roles; an empty string means "from the preset or auto-detected".
+struct RoleSettings {
+  std::string preset;         // "" = auto-detect; else a preset name ("lafan1", "cmu", "bandai")
+  std::string hips;
+  std::string left_foot, right_foot;
+  std::string left_toe, right_toe;
+  std::string root_position;  // simulation-root position joint (reference: Spine2)
+  std::string facing;         // facing joint (reference: Hips)
+  std::optional<glm::vec3> facing_axis;  // local axis of the facing joint
+};
+
+struct CookSettings {
+  double frame_rate = 60.0;
+  double unit_scale = 0.0;  // metres per source unit; 0 = from the preset or inferred
+  RoleSettings roles;
+  std::array<float, kWeightCount> weights{0.75f, 1.0f, 1.0f, 1.0f, 1.5f};
+  double root_position_window_s = 31.0 / 60.0;  // Savitzky-Golay window, seconds
+  double facing_window_s = 61.0 / 60.0;
+  int savitzky_golay_order = 3;
+  double contact_speed_threshold = 0.15;  // m/s
+  double contact_median_s = 0.1;
+  double trailing_unmatchable_s = 1.0 / 3.0;
+  std::array<double, 3> trajectory_times{1.0 / 3.0, 2.0 / 3.0, 1.0};
+};
+
+// A part of a clip (clip-local frames at the database rate, [first, first + count)) that adds
+// tags or is cut out of matching.
+struct SubRangeSpec {
+  int first_frame = 0;
+  int frame_count = 0;
+  std::vector<std::string> tags;
+  bool exclude = false;
+};
+
+struct ClipSpec {
+  std::string name;          // "" = the file's stem
+  std::string source;        // resolved path
+  std::string source_label;  // path as the user wrote it (stored in the file)
+  std::string take;          // FBX animation name or index as text; "" = the first
+  int source_first_frame = 0;   // source frames [first, first + count)
+  int source_frame_count = -1;  // -1 = to the end
+  std::vector<std::string> tags;
+  bool mirror = false;
+  std::vector<SubRangeSpec> ranges;
+  int manifest_line = 0;     // for messages; 0 when from the command line
+};
+
+struct MirrorSettings {
+  // Pairs of patterns with one '*' each, e.g. {"Left*", "Right*"}; tried in order.
+  std::vector<std::pair<std::string, std::string>> patterns{
+      {"Left*", "Right*"}, {"*_L", "*_R"}, {"*_l", "*_r"}, {"L*", "R*"}, {"l*", "r*"}};
+};
+
+struct CookRequest {
+  std::string manifest_path;  // "" for the quick form
+  CookSettings settings;
+  MirrorSettings mirror;
+  std::vector<ClipSpec> clips;
+  int jobs = 0;  // 0 = all cores
+};
+
+}  // namespace mm

@@ -1,0 +1,128 @@
+// The cook's result in memory, one field per schema field (schema/mmdb.fbs). The writer turns it
+// into the file; tests build it by hand to make small databases.
+#pragma once
+
+#include <glm/gtc/quaternion.hpp>
+#include <glm/vec3.hpp>
+#include <glm/vec4.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mm {
+
+inline constexpr uint16_t kSchemaMajor = 1;
+inline constexpr uint16_t kSchemaMinor = 0;
+inline constexpr const char* kCookerVersion = "mmcook 1.0.0";
+
+enum class SourceFormat : int8_t { Bvh = 0, Fbx = 1, Other = 2 };
+
+struct CookedSource {
+  std::string path;
+  uint64_t content_hash = 0;  // FNV-1a 64 of the bytes
+  uint64_t size_bytes = 0;
+  SourceFormat format = SourceFormat::Bvh;
+};
+
+// Values match mmdb.fb::Role.
+enum class Role : int8_t { Hips = 0, LeftFoot, RightFoot, LeftToe, RightToe, RootPosition, Facing };
+
+struct CookedSkeleton {
+  std::vector<std::string> names;
+  std::vector<int> parents;
+  std::vector<glm::vec3> bind_translations;  // metres
+  std::vector<glm::quat> bind_rotations;
+  std::vector<std::pair<Role, int>> roles;
+  glm::vec3 facing_axis{0, 0, 1};
+  std::string preset;
+  std::vector<int> contact_joints;  // left toe, right toe
+};
+
+struct CookedClip {
+  std::string name;
+  int source_index = 0;
+  uint32_t first_frame = 0;  // global
+  uint32_t frame_count = 0;
+  float source_frame_rate = 0;
+  uint32_t source_first_frame = 0;
+  uint32_t source_frame_count = 0;
+  bool mirrored = false;
+  int mirror_of = -1;
+  uint64_t tag_mask = 0;
+  std::string take;
+};
+
+struct CookedRange {
+  uint32_t first_frame = 0;
+  uint32_t frame_count = 0;
+  uint64_t tag_mask = 0;
+};
+
+// Values match mmdb.fb::FeatureKind.
+enum class FeatureKind : int8_t { Position = 0, Velocity, TrajectoryPosition, TrajectoryDirection };
+
+struct CookedFeatureBlock {
+  std::string name;
+  FeatureKind kind = FeatureKind::Position;
+  int joint = -1;
+  uint16_t first_column = 0;
+  uint16_t width = 0;
+  float std = 0;
+  float weight = 1;
+};
+
+struct CookedRootFrame {
+  glm::vec3 position{0};
+  glm::quat rotation{1, 0, 0, 0};
+  glm::vec3 velocity{0};
+  glm::vec3 angular_velocity{0};
+};
+
+struct CookedSettings {
+  float frame_rate = 60;
+  float unit_scale = 1;
+  uint16_t root_position_window = 31;
+  uint16_t facing_window = 61;
+  uint16_t savitzky_golay_order = 3;
+  float contact_speed_threshold = 0.15f;
+  uint16_t contact_median_frames = 6;
+  uint16_t trailing_unmatchable_frames = 20;
+  std::vector<float> trajectory_times{1.f / 3, 2.f / 3, 1.f};
+  std::vector<float> block_weights;  // one per feature block
+};
+
+struct CookedDatabase {
+  CookedSettings settings;
+  std::vector<CookedSource> sources;
+  CookedSkeleton skeleton;
+  std::vector<CookedClip> clips;
+  std::vector<std::string> tag_names;
+  std::vector<CookedRange> ranges;
+
+  float frame_rate = 60;
+  uint32_t frame_count = 0;
+  uint32_t joint_count = 0;
+
+  // [frame * joint_count + joint]
+  std::vector<glm::quat> local_rotations;
+  std::vector<glm::vec3> local_translations;
+  std::vector<glm::vec3> local_velocities;
+  std::vector<glm::vec3> local_angular_velocities;
+  std::vector<CookedRootFrame> root_motion;  // [frame]
+  std::vector<uint32_t> contacts;            // [frame], bit i = skeleton.contact_joints[i]
+
+  uint16_t feature_count = 27;
+  uint16_t feature_stride = 28;
+  std::vector<float> features;  // frame_count * feature_stride, normalized, padding 0
+  std::vector<float> feature_offset;  // feature_count
+  std::vector<float> feature_scale;   // feature_count
+  std::vector<CookedFeatureBlock> feature_blocks;
+
+  uint16_t bounds_small_size = 16;
+  uint16_t bounds_large_size = 64;
+  std::vector<float> bounds_small_min, bounds_small_max;  // boxes * feature_stride
+  std::vector<float> bounds_large_min, bounds_large_max;
+};
+
+}  // namespace mm

@@ -1,0 +1,21 @@
+// Errors a user can cause carry what, where and what to do; mmcook maps them to exit codes.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace mm {
+
+// Bad input: a file, a manifest, a joint. mmcook exits with 1.
+struct InputError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Bad usage of the command line. mmcook exits with 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+enum ExitCode : int { kExitOk = 0, kExitBadInput = 1, kExitUsage = 2, kExitInternal = 3 };
+
+}  // namespace mm
