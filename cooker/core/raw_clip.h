@@ -32,6 +32,9 @@ struct RawClip {
   double frame_rate = 0.0;  // frames per second
   int frame_count = 0;
   int source_first_frame = 0;  // first source frame kept (after a manifest's range)
+  // Metres per unit when the file declares it (FBX UnitScaleFactor); 0 when it does not (BVH),
+  // and the cook takes the scale from the manifest, the preset or the standing hip height.
+  double declared_unit_scale = 0.0;
   std::vector<glm::quat> rotations;
   std::vector<glm::vec3> translations;
 
