@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs everything the project builds, tests and runs with, from Debian 12's packages.
+# Safe to run again: apt-get skips what is already there.
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ clang libclang-rt-14-dev pkg-config   # toolchain (clang for the fuzzers)
+  libassimp-dev libmeshoptimizer-dev libglm-dev               # import and math
+  flatbuffers-compiler libflatbuffers-dev                     # the .mmdb file
+  libcli11-dev libspdlog-dev libtomlplusplus-dev              # the mmcook command line
+  libvulkan-dev glslc vulkan-validationlayers mesa-vulkan-drivers  # GPU part; lavapipe runs it on the CPU
+  libgtest-dev libgmock-dev libbenchmark-dev                  # tests and benchmarks
+  assimp-testmodels                                           # sample BVH and FBX files
+)
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "Installing: ${missing[*]}"
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
