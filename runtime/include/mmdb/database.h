@@ -1,0 +1,193 @@
+// mmdb::Database: a motion-matching database (.mmdb) opened in place.
+//
+// Open = map (or borrow) the bytes, then check, in order:
+//   1. size and the "MMDB" file identifier                       -> NotAnMmdb
+//   2. schema version: this runtime's major, any minor           -> VersionMismatch
+//   3. the buffer and every array the GPU reads are 16-aligned   -> Misaligned
+//   4. the FlatBuffers verifier                                  -> Corrupt
+//   5. semantic checks (see database.cpp: counts, skeleton order, clips, ranges, feature layout,
+//      finite features, offsets, scales and bounds, positive scales) -> Inconsistent
+// Nothing is copied: every accessor returns a view into the buffer, so opening costs what the
+// verifier costs. Frame numbers are global (indices into the database) unless a name says
+// "local" (clip-local).
+#pragma once
+
+#include "mmdb/result.h"
+#include "mmdb/span.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace mmdb {
+namespace fb {
+struct Database;  // the FlatBuffers root (mmdb/mmdb_generated.h), for tools that want it
+}
+
+// The schema major and minor this runtime was built for: it opens kSchemaMajor.x for any x.
+inline constexpr uint16_t kSchemaMajor = 1;
+inline constexpr uint16_t kSchemaMinor = 0;
+
+// One std430 vec4 as stored in the file: a position or direction (w = 0) or a quaternion
+// (x, y, z, w). Same layout as mmdb::fb::Vec4.
+struct Float4 {
+  float x, y, z, w;
+};
+
+// The simulation root of one frame (same layout as mmdb::fb::RootFrame, 64 bytes).
+struct RootFrame {
+  Float4 position;          // world position of the clip on the ground, w = 0
+  Float4 rotation;          // pure-yaw quaternion (x, y, z, w)
+  Float4 velocity;          // world m/s, w = 0
+  Float4 angular_velocity;  // world scaled axis, rad/s, w = 0
+};
+
+// A run of global frames the search may return (same layout as mmdb::fb::MatchRange).
+struct MatchRange {
+  uint32_t first_frame;  // global
+  uint32_t frame_count;
+  uint64_t tag_mask;     // bit i = Database::tagName(i)
+};
+
+// Values match mmdb::fb::FeatureKind.
+enum class FeatureKind : int8_t { Position = 0, Velocity, TrajectoryPosition, TrajectoryDirection };
+// Values match mmdb::fb::Role.
+enum class Role : int8_t { Hips = 0, LeftFoot, RightFoot, LeftToe, RightToe, RootPosition, Facing };
+
+struct ClipInfo {
+  std::string_view name;
+  std::string_view take;       // animation name for multi-take sources, else ""
+  uint32_t first_frame = 0;    // global
+  uint32_t frame_count = 0;
+  uint64_t tag_mask = 0;
+  int32_t source_index = 0;    // into the file's sources
+  int32_t mirror_of = -1;      // the clip this one mirrors, or -1
+  bool mirrored = false;
+  float source_frame_rate = 0;
+};
+
+struct FeatureBlockInfo {
+  std::string_view name;       // "left_foot_position", ...
+  FeatureKind kind = FeatureKind::Position;
+  int32_t joint = -1;          // -1 for trajectory blocks
+  uint16_t first_column = 0;
+  uint16_t width = 0;
+  float std = 0;               // raw units
+  float weight = 1;
+};
+
+enum class LogLevel { Info, Warning, Error };
+// Called with what open found; the runtime never logs on its own.
+using LogCallback = void (*)(void* user, LogLevel level, const char* message);
+
+struct OpenOptions {
+  LogCallback log = nullptr;
+  void* log_user = nullptr;
+  uint32_t max_verifier_depth = 32;         // nesting of tables and vectors
+  uint32_t max_verifier_tables = 1u << 24;  // tables verified (clips, sources, blocks, ...)
+};
+
+class Database {
+ public:
+  // Maps the file (POSIX mmap) and verifies it. The mapping lives as long as the Database.
+  static Result<Database> open(const char* path, const OpenOptions& options = {});
+  // Verifies caller-owned bytes in place; they must stay alive and unchanged, and start on a
+  // 16-byte boundary, for as long as the Database is used.
+  static Result<Database> fromMemory(const void* bytes, size_t size,
+                                     const OpenOptions& options = {});
+
+  Database() = default;  // empty: frameCount() == 0, every view empty
+  Database(Database&& other) noexcept;
+  Database& operator=(Database&& other) noexcept;
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+  ~Database();
+
+  bool valid() const noexcept { return root_ != nullptr; }
+  // The whole file, for uploading or hashing.
+  Span<const uint8_t> bytes() const noexcept { return {bytes_, size_}; }
+  const fb::Database* flatbuffer() const noexcept { return root_; }
+
+  uint16_t schemaMajor() const noexcept;
+  uint16_t schemaMinor() const noexcept;
+  std::string_view cookerVersion() const noexcept;
+
+  float frameRate() const noexcept;
+  uint32_t frameCount() const noexcept;
+  uint32_t jointCount() const noexcept;
+
+  // Pose streams, element [frame * jointCount() + joint], local to the parent; the root joint is
+  // relative to the simulation root.
+  Span<const Float4> localRotations() const noexcept;
+  Span<const Float4> localTranslations() const noexcept;
+  Span<const Float4> localVelocities() const noexcept;
+  Span<const Float4> localAngularVelocities() const noexcept;
+  Span<const RootFrame> rootMotion() const noexcept;  // [frame]
+  Span<const uint32_t> contacts() const noexcept;     // [frame], bit i = contactJoints()[i]
+
+  // Features, normalized: row f is features()[f * featureStride() ...], featureCount() used.
+  uint16_t featureCount() const noexcept;
+  uint16_t featureStride() const noexcept;
+  Span<const float> features() const noexcept;
+  Span<const float> featureRow(uint32_t frame) const noexcept {
+    return features().subspan(size_t(frame) * featureStride(), featureCount());
+  }
+  Span<const float> featureOffset() const noexcept;  // featureCount()
+  Span<const float> featureScale() const noexcept;   // featureCount(), all > 0
+  uint32_t featureBlockCount() const noexcept;
+  FeatureBlockInfo featureBlock(uint32_t index) const noexcept;
+  // First block of a kind, or -1.
+  int32_t findFeatureBlock(FeatureKind kind) const noexcept;
+
+  // Per-column min/max of the normalized features over boxes of boundsSmallSize() and
+  // boundsLargeSize() frames; box b covers [b * size, min((b + 1) * size, frameCount())),
+  // rows featureStride() apart.
+  uint16_t boundsSmallSize() const noexcept;
+  uint16_t boundsLargeSize() const noexcept;
+  Span<const float> boundsSmallMin() const noexcept;
+  Span<const float> boundsSmallMax() const noexcept;
+  Span<const float> boundsLargeMin() const noexcept;
+  Span<const float> boundsLargeMax() const noexcept;
+
+  // Clips, sorted by first frame, not overlapping.
+  uint32_t clipCount() const noexcept;
+  ClipInfo clip(uint32_t index) const noexcept;
+  // The clip that holds a global frame, or -1.
+  int32_t clipOfFrame(uint32_t frame) const noexcept;
+  // The clip with this name, or -1.
+  int32_t findClip(std::string_view name) const noexcept;
+
+  // Matchable ranges, sorted, inside the frames.
+  Span<const MatchRange> ranges() const noexcept;
+  uint32_t tagCount() const noexcept;
+  std::string_view tagName(uint32_t bit) const noexcept;
+  // The mask bit of a tag name (1 << index), or 0 when the file has no such tag.
+  uint64_t tagMask(std::string_view name) const noexcept;
+
+  // Skeleton: parents[j] < j (or -1 for a root).
+  std::string_view jointName(uint32_t joint) const noexcept;
+  int32_t findJoint(std::string_view name) const noexcept;  // or -1
+  Span<const int32_t> parents() const noexcept;
+  Span<const Float4> bindTranslations() const noexcept;
+  Span<const Float4> bindRotations() const noexcept;
+  int32_t roleJoint(Role role) const noexcept;  // or -1
+  Span<const int32_t> contactJoints() const noexcept;
+  Float4 facingAxis() const noexcept;
+
+  // Cook settings kept in the file.
+  Span<const float> trajectoryTimes() const noexcept;  // seconds ahead (1/3, 2/3, 1)
+  // Frames the search skips around the playing frame by default: 1/3 s at the file's rate.
+  int32_t defaultNeighbourhoodFrames() const noexcept;
+
+ private:
+  Database(const uint8_t* bytes, size_t size, bool mapped) noexcept;
+  static Result<Database> adopt(Database&& db, const OpenOptions& options);
+  void release() noexcept;
+
+  const uint8_t* bytes_ = nullptr;
+  size_t size_ = 0;
+  bool mapped_ = false;  // unmap on destruction
+  const fb::Database* root_ = nullptr;
+};
+
+}  // namespace mmdb
