@@ -1,0 +1,238 @@
+#include "write/database_writer.h"
+
+#include "core/errors.h"
+
+#include <mmdb/mmdb_generated.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+namespace mm {
+namespace {
+
+namespace fb = mmdb::fb;
+using flatbuffers::FlatBufferBuilder;
+using flatbuffers::Offset;
+
+fb::Vec4 toVec4(const glm::vec3& v) { return fb::Vec4(v.x, v.y, v.z, 0.0f); }
+fb::Vec4 toVec4(const glm::quat& q) { return fb::Vec4(q.x, q.y, q.z, q.w); }
+
+template <typename T>
+Offset<flatbuffers::Vector<const fb::Vec4*>> vec4Vector(FlatBufferBuilder& fbb,
+                                                        const std::vector<T>& values) {
+  std::vector<fb::Vec4> out;
+  out.reserve(values.size());
+  for (const T& v : values) out.push_back(toVec4(v));
+  return fbb.CreateVectorOfStructs(out);  // Vec4 is 16-aligned, so the vector is too
+}
+
+// A float array the GPU reads: its first element lands on a 16-byte boundary.
+Offset<flatbuffers::Vector<float>> gpuFloatVector(FlatBufferBuilder& fbb,
+                                                  const std::vector<float>& values) {
+  fbb.ForceVectorAlignment(values.size(), sizeof(float), 16);
+  return fbb.CreateVector(values);
+}
+
+Offset<flatbuffers::Vector<Offset<flatbuffers::String>>> stringVector(
+    FlatBufferBuilder& fbb, const std::vector<std::string>& values) {
+  std::vector<Offset<flatbuffers::String>> out;
+  out.reserve(values.size());
+  for (const std::string& s : values) out.push_back(fbb.CreateString(s));
+  return fbb.CreateVector(out);
+}
+
+Offset<fb::CookSettings> writeSettings(FlatBufferBuilder& fbb, const CookedSettings& s) {
+  auto times = fbb.CreateVector(s.trajectory_times);
+  auto weights = fbb.CreateVector(s.block_weights);
+  return fb::CreateCookSettings(fbb, s.frame_rate, s.unit_scale, s.root_position_window,
+                                s.facing_window, s.savitzky_golay_order,
+                                s.contact_speed_threshold, s.contact_median_frames,
+                                s.trailing_unmatchable_frames, times, weights);
+}
+
+Offset<flatbuffers::Vector<Offset<fb::Source>>> writeSources(
+    FlatBufferBuilder& fbb, const std::vector<CookedSource>& sources) {
+  std::vector<Offset<fb::Source>> out;
+  for (const CookedSource& s : sources) {
+    auto path = fbb.CreateString(s.path);
+    out.push_back(fb::CreateSource(fbb, path, s.content_hash, s.size_bytes,
+                                   static_cast<fb::SourceFormat>(s.format)));
+  }
+  return fbb.CreateVector(out);
+}
+
+Offset<fb::Skeleton> writeSkeleton(FlatBufferBuilder& fbb, const CookedSkeleton& sk) {
+  auto names = stringVector(fbb, sk.names);
+  auto parents = fbb.CreateVector(sk.parents);
+  auto translations = vec4Vector(fbb, sk.bind_translations);
+  auto rotations = vec4Vector(fbb, sk.bind_rotations);
+  std::vector<Offset<fb::RoleBinding>> roles;
+  for (const auto& [role, joint] : sk.roles)
+    roles.push_back(fb::CreateRoleBinding(fbb, static_cast<fb::Role>(role), joint));
+  auto role_vector = fbb.CreateVector(roles);
+  auto preset = fbb.CreateString(sk.preset);
+  auto contacts = fbb.CreateVector(sk.contact_joints);
+  const fb::Vec4 facing_axis = toVec4(sk.facing_axis);
+  return fb::CreateSkeleton(fbb, names, parents, translations, rotations, role_vector,
+                            &facing_axis, preset, contacts);
+}
+
+Offset<flatbuffers::Vector<Offset<fb::Clip>>> writeClips(FlatBufferBuilder& fbb,
+                                                         const std::vector<CookedClip>& clips) {
+  std::vector<Offset<fb::Clip>> out;
+  for (const CookedClip& c : clips) {
+    auto name = fbb.CreateString(c.name);
+    auto take = fbb.CreateString(c.take);
+    out.push_back(fb::CreateClip(fbb, name, c.source_index, c.first_frame, c.frame_count,
+                                 c.source_frame_rate, c.source_first_frame,
+                                 c.source_frame_count, c.mirrored, c.mirror_of, c.tag_mask,
+                                 take));
+  }
+  return fbb.CreateVector(out);
+}
+
+Offset<flatbuffers::Vector<Offset<fb::FeatureBlock>>> writeFeatureBlocks(
+    FlatBufferBuilder& fbb, const std::vector<CookedFeatureBlock>& blocks) {
+  std::vector<Offset<fb::FeatureBlock>> out;
+  for (const CookedFeatureBlock& b : blocks) {
+    auto name = fbb.CreateString(b.name);
+    out.push_back(fb::CreateFeatureBlock(fbb, name, static_cast<fb::FeatureKind>(b.kind),
+                                         b.joint, b.first_column, b.width, b.std, b.weight));
+  }
+  return fbb.CreateVector(out);
+}
+
+Offset<flatbuffers::Vector<const fb::RootFrame*>> writeRootMotion(
+    FlatBufferBuilder& fbb, const std::vector<CookedRootFrame>& frames) {
+  std::vector<fb::RootFrame> out;
+  out.reserve(frames.size());
+  for (const CookedRootFrame& r : frames)
+    out.emplace_back(toVec4(r.position), toVec4(r.rotation), toVec4(r.velocity),
+                     toVec4(r.angular_velocity));
+  return fbb.CreateVectorOfStructs(out);
+}
+
+std::string systemReason(int error) { return std::strerror(error); }
+
+}  // namespace
+
+std::vector<uint8_t> serializeDatabase(const CookedDatabase& db) {
+  FlatBufferBuilder fbb(1024 + db.features.size() * sizeof(float) * 4);
+  fbb.ForceDefaults(true);  // every field present, so readers never fall back on defaults
+
+  auto cooker_version = fbb.CreateString(kCookerVersion);
+  auto settings = writeSettings(fbb, db.settings);
+  auto sources = writeSources(fbb, db.sources);
+  auto skeleton = writeSkeleton(fbb, db.skeleton);
+  auto clips = writeClips(fbb, db.clips);
+  auto tag_names = stringVector(fbb, db.tag_names);
+  std::vector<fb::MatchRange> range_structs;
+  for (const CookedRange& r : db.ranges)
+    range_structs.emplace_back(r.first_frame, r.frame_count, r.tag_mask);
+  auto ranges = fbb.CreateVectorOfStructs(range_structs);
+  auto rotations = vec4Vector(fbb, db.local_rotations);
+  auto translations = vec4Vector(fbb, db.local_translations);
+  auto velocities = vec4Vector(fbb, db.local_velocities);
+  auto angular_velocities = vec4Vector(fbb, db.local_angular_velocities);
+  auto root_motion = writeRootMotion(fbb, db.root_motion);
+  auto contacts = fbb.CreateVector(db.contacts);
+  auto features = gpuFloatVector(fbb, db.features);
+  auto feature_offset = fbb.CreateVector(db.feature_offset);
+  auto feature_scale = fbb.CreateVector(db.feature_scale);
+  auto feature_blocks = writeFeatureBlocks(fbb, db.feature_blocks);
+  auto small_min = gpuFloatVector(fbb, db.bounds_small_min);
+  auto small_max = gpuFloatVector(fbb, db.bounds_small_max);
+  auto large_min = gpuFloatVector(fbb, db.bounds_large_min);
+  auto large_max = gpuFloatVector(fbb, db.bounds_large_max);
+
+  const fb::SchemaVersion version(kSchemaMajor, kSchemaMinor);
+  auto root = fb::CreateDatabase(
+      fbb, &version, cooker_version, settings, sources, skeleton, clips, tag_names, ranges,
+      db.frame_rate, db.frame_count, db.joint_count, rotations, translations, velocities,
+      angular_velocities, root_motion, contacts, db.feature_count, db.feature_stride, features,
+      feature_offset, feature_scale, feature_blocks, db.bounds_small_size, db.bounds_large_size,
+      small_min, small_max, large_min, large_max);
+  fb::FinishDatabaseBuffer(fbb, root);
+  return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
+}
+
+namespace {
+
+// Creates a new file beside `path` that no one else uses; mode 0666 less the umask, like any
+// file the user creates.
+int createTemporaryBeside(const std::string& path, std::string& temp_path) {
+  static std::atomic<unsigned> counter{0};
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    temp_path = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+    const int fd = ::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0 || errno != EEXIST) return fd;
+  }
+  errno = EEXIST;
+  return -1;
+}
+
+[[noreturn]] void failWrite(const std::string& path, const std::string& step, int error) {
+  throw InputError("cannot write '" + path + "': " + step + ": " + systemReason(error) +
+                   "; check that the folder exists, is writable and has free space, or choose "
+                   "another output path with -o");
+}
+
+bool writeAll(int fd, const std::vector<uint8_t>& bytes) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// Makes the rename itself durable; a failure here does not lose data, so it is not an error.
+void syncFolderOf(const std::string& path) {
+  std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  if (folder.empty()) folder = ".";
+  const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
+}  // namespace
+
+void writeFileAtomically(const std::string& path, const std::vector<uint8_t>& bytes) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode))
+    failWrite(path, "it is a folder", EISDIR);
+
+  std::string temp_path;
+  const int fd = createTemporaryBeside(path, temp_path);
+  if (fd < 0) failWrite(path, "cannot create a temporary file beside it", errno);
+
+  const auto abandon = [&](const std::string& step, int error) {
+    ::close(fd);
+    ::unlink(temp_path.c_str());
+    failWrite(path, step, error);
+  };
+  if (!writeAll(fd, bytes)) abandon("writing the temporary file failed", errno);
+  if (::fsync(fd) != 0) abandon("flushing the temporary file failed", errno);
+  if (::close(fd) != 0) {
+    const int error = errno;
+    ::unlink(temp_path.c_str());
+    failWrite(path, "closing the temporary file failed", error);
+  }
+  if (::rename(temp_path.c_str(), path.c_str()) != 0) {
+    const int error = errno;
+    ::unlink(temp_path.c_str());
+    failWrite(path, "renaming the temporary file over it failed", error);
+  }
+  syncFolderOf(path);
+}
+
+}  // namespace mm

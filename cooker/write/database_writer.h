@@ -1,0 +1,25 @@
+// CookedDatabase -> .mmdb bytes (schema/mmdb.fbs), and the atomic write of those bytes.
+#pragma once
+
+#include "core/cooked_database.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mm {
+
+// Serializes every field of `db` into a FlatBuffers buffer with the "MMDB" identifier.
+// Deterministic: the same database gives the same bytes (every field is written, even when it
+// equals its default; nothing depends on time or memory addresses). Arrays the GPU reads
+// (Vec4 streams, root motion, features and bounds) start at 16-byte offsets from the buffer start.
+// Vectors are written padded to four floats (w = 0); quaternions as x, y, z, w.
+std::vector<uint8_t> serializeDatabase(const CookedDatabase& db);
+
+// Writes `bytes` to `path` through a temporary file in the same folder, flushed to disk and then
+// renamed over `path`, so a reader sees the old file or the new one, never a partial one.
+// Throws InputError naming the path, the system's reason and what to do; on failure an existing
+// file at `path` is untouched and no temporary file is left behind.
+void writeFileAtomically(const std::string& path, const std::vector<uint8_t>& bytes);
+
+}  // namespace mm

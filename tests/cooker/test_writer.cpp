@@ -1,0 +1,458 @@
+// The .mmdb writer: every schema field survives a round trip, GPU arrays are 16-byte aligned,
+// the bytes are deterministic, and the atomic write never leaves a partial or stray file.
+#include "core/errors.h"
+#include "write/database_writer.h"
+
+#include <mmdb/mmdb_generated.h>
+
+#include <gtest/gtest.h>
+
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+namespace {
+
+namespace fb = mmdb::fb;
+namespace fs = std::filesystem;
+
+// Two frames of a three-joint skeleton, every value distinct so a swapped field shows.
+mm::CookedDatabase makeDatabase() {
+  mm::CookedDatabase db;
+  db.settings.frame_rate = 30.0f;
+  db.settings.unit_scale = 0.01f;
+  db.settings.root_position_window = 15;
+  db.settings.facing_window = 31;
+  db.settings.savitzky_golay_order = 2;
+  db.settings.contact_speed_threshold = 0.2f;
+  db.settings.contact_median_frames = 3;
+  db.settings.trailing_unmatchable_frames = 10;
+  db.settings.trajectory_times = {0.25f, 0.5f, 0.75f};
+  db.settings.block_weights = {0.5f, 0.6f, 0.7f, 0.8f, 0.9f, 1.1f, 1.2f};
+
+  db.sources = {{"walk.bvh", 0x0123456789abcdefull, 4321, mm::SourceFormat::Bvh},
+                {"run.fbx", 0xfedcba9876543210ull, 98765, mm::SourceFormat::Fbx}};
+
+  auto& sk = db.skeleton;
+  sk.names = {"Hips", "LeftFoot", "RightFoot"};
+  sk.parents = {-1, 0, 0};
+  sk.bind_translations = {{0, 1, 0}, {0.1f, -0.4f, 0}, {-0.1f, -0.4f, 0}};
+  sk.bind_rotations = {glm::quat(1, 0, 0, 0), glm::quat(0.5f, 0.5f, 0.5f, 0.5f),
+                       glm::quat(0.8f, 0, 0.6f, 0)};
+  sk.roles = {{mm::Role::Hips, 0}, {mm::Role::LeftFoot, 1}, {mm::Role::RightFoot, 2},
+              {mm::Role::Facing, 0}};
+  sk.facing_axis = {0, 1, 0};
+  sk.preset = "bandai";
+  sk.contact_joints = {1, 2};
+
+  mm::CookedClip walk;
+  walk.name = "walk";
+  walk.source_index = 0;
+  walk.first_frame = 0;
+  walk.frame_count = 1;
+  walk.source_frame_rate = 120.0f;
+  walk.source_first_frame = 7;
+  walk.source_frame_count = 4;
+  walk.tag_mask = 0x5;
+  mm::CookedClip mirrored = walk;
+  mirrored.name = "walk_mirror";
+  mirrored.source_index = 1;
+  mirrored.first_frame = 1;
+  mirrored.mirrored = true;
+  mirrored.mirror_of = 0;
+  mirrored.tag_mask = 0x2;
+  mirrored.take = "Take 001";
+  db.clips = {walk, mirrored};
+  db.tag_names = {"locomotion", "turn", "idle"};
+  db.ranges = {{0, 1, 0x1}, {1, 1, 0x8000000000000002ull}};
+
+  db.frame_rate = 30.0f;
+  db.frame_count = 2;
+  db.joint_count = 3;
+  for (int i = 0; i < 6; ++i) {
+    const float f = static_cast<float>(i);
+    db.local_rotations.push_back(glm::quat(1 + f, 2 + f, 3 + f, 4 + f));  // w, x, y, z
+    db.local_translations.push_back({10 + f, 11 + f, 12 + f});
+    db.local_velocities.push_back({20 + f, 21 + f, 22 + f});
+    db.local_angular_velocities.push_back({30 + f, 31 + f, 32 + f});
+  }
+  for (int i = 0; i < 2; ++i) {
+    const float f = static_cast<float>(i);
+    mm::CookedRootFrame r;
+    r.position = {40 + f, 0, 41 + f};
+    r.rotation = glm::quat(0.6f, 0, 0.8f, 0);
+    r.velocity = {42 + f, 43 + f, 44 + f};
+    r.angular_velocity = {45 + f, 46 + f, 47 + f};
+    db.root_motion.push_back(r);
+  }
+  db.contacts = {0x1, 0x3};
+
+  db.feature_count = 3;
+  db.feature_stride = 4;
+  db.features = {1.5f, 2.5f, 3.5f, 0.0f, -1.5f, -2.5f, -3.5f, 0.0f};
+  db.feature_offset = {0.1f, 0.2f, 0.3f};
+  db.feature_scale = {1.1f, 1.2f, 1.3f};
+  db.feature_blocks = {{"left_foot_position", mm::FeatureKind::Position, 1, 0, 2, 0.25f, 0.75f},
+                       {"trajectory_direction", mm::FeatureKind::TrajectoryDirection, -1, 2, 1,
+                        0.5f, 1.5f}};
+  db.bounds_small_size = 1;
+  db.bounds_large_size = 2;
+  db.bounds_small_min = {-1.5f, -2.5f, -3.5f, 0, 1.5f, 2.5f, 3.5f, 0};
+  db.bounds_small_max = {-1.25f, -2.25f, -3.25f, 0, 1.25f, 2.25f, 3.25f, 0};
+  db.bounds_large_min = {-9, -8, -7, 0};
+  db.bounds_large_max = {9, 8, 7, 0};
+  return db;
+}
+
+const fb::Database* verifiedRoot(const std::vector<uint8_t>& bytes) {
+  flatbuffers::Verifier verifier(bytes.data(), bytes.size());
+  EXPECT_TRUE(fb::VerifyDatabaseBuffer(verifier));
+  EXPECT_TRUE(fb::DatabaseBufferHasIdentifier(bytes.data()));
+  return fb::GetDatabase(bytes.data());
+}
+
+void expectVec4(const fb::Vec4* v, float x, float y, float z, float w) {
+  ASSERT_NE(v, nullptr);
+  EXPECT_FLOAT_EQ(v->x(), x);
+  EXPECT_FLOAT_EQ(v->y(), y);
+  EXPECT_FLOAT_EQ(v->z(), z);
+  EXPECT_FLOAT_EQ(v->w(), w);
+}
+
+template <typename T>
+std::vector<T> toStd(const flatbuffers::Vector<T>* v) {
+  EXPECT_NE(v, nullptr);
+  return v ? std::vector<T>(v->begin(), v->end()) : std::vector<T>{};
+}
+
+std::vector<std::string> toStrings(
+    const flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>* v) {
+  std::vector<std::string> out;
+  for (const auto* s : *v) out.push_back(s->str());
+  return out;
+}
+
+TEST(Writer, HeaderAndSettingsRoundTrip) {
+  const mm::CookedDatabase db = makeDatabase();
+  const auto bytes = mm::serializeDatabase(db);
+  const fb::Database* root = verifiedRoot(bytes);
+  ASSERT_NE(root, nullptr);
+  ASSERT_NE(root->version(), nullptr);
+  EXPECT_EQ(root->version()->major(), mm::kSchemaMajor);
+  EXPECT_EQ(root->version()->minor(), mm::kSchemaMinor);
+  EXPECT_EQ(root->cooker_version()->str(), mm::kCookerVersion);
+  EXPECT_FLOAT_EQ(root->frame_rate(), 30.0f);
+  EXPECT_EQ(root->frame_count(), 2u);
+  EXPECT_EQ(root->joint_count(), 3u);
+
+  const fb::CookSettings* s = root->settings();
+  ASSERT_NE(s, nullptr);
+  EXPECT_FLOAT_EQ(s->frame_rate(), 30.0f);
+  EXPECT_FLOAT_EQ(s->unit_scale(), 0.01f);
+  EXPECT_EQ(s->root_position_window(), 15);
+  EXPECT_EQ(s->facing_window(), 31);
+  EXPECT_EQ(s->savitzky_golay_order(), 2);
+  EXPECT_FLOAT_EQ(s->contact_speed_threshold(), 0.2f);
+  EXPECT_EQ(s->contact_median_frames(), 3);
+  EXPECT_EQ(s->trailing_unmatchable_frames(), 10);
+  EXPECT_EQ(toStd(s->trajectory_times()), db.settings.trajectory_times);
+  EXPECT_EQ(toStd(s->block_weights()), db.settings.block_weights);
+}
+
+TEST(Writer, SourcesSkeletonClipsTagsRangesRoundTrip) {
+  const mm::CookedDatabase db = makeDatabase();
+  const auto bytes = mm::serializeDatabase(db);
+  const fb::Database* root = verifiedRoot(bytes);
+
+  ASSERT_EQ(root->sources()->size(), 2u);
+  const fb::Source* run = root->sources()->Get(1);
+  EXPECT_EQ(root->sources()->Get(0)->path()->str(), "walk.bvh");
+  EXPECT_EQ(root->sources()->Get(0)->format(), fb::SourceFormat::Bvh);
+  EXPECT_EQ(run->path()->str(), "run.fbx");
+  EXPECT_EQ(run->content_hash(), 0xfedcba9876543210ull);
+  EXPECT_EQ(run->size_bytes(), 98765u);
+  EXPECT_EQ(run->format(), fb::SourceFormat::Fbx);
+
+  const fb::Skeleton* sk = root->skeleton();
+  ASSERT_NE(sk, nullptr);
+  EXPECT_EQ(toStrings(sk->names()), db.skeleton.names);
+  EXPECT_EQ(toStd(sk->parents()), db.skeleton.parents);
+  ASSERT_EQ(sk->bind_translations()->size(), 3u);
+  expectVec4(sk->bind_translations()->Get(2), -0.1f, -0.4f, 0, 0);
+  ASSERT_EQ(sk->bind_rotations()->size(), 3u);
+  expectVec4(sk->bind_rotations()->Get(1), 0.5f, 0.5f, 0.5f, 0.5f);
+  expectVec4(sk->bind_rotations()->Get(2), 0, 0.6f, 0, 0.8f);  // x, y, z, w
+  ASSERT_EQ(sk->roles()->size(), 4u);
+  EXPECT_EQ(sk->roles()->Get(2)->role(), fb::Role::RightFoot);
+  EXPECT_EQ(sk->roles()->Get(2)->joint(), 2);
+  EXPECT_EQ(sk->roles()->Get(3)->role(), fb::Role::Facing);
+  EXPECT_EQ(sk->roles()->Get(3)->joint(), 0);
+  expectVec4(sk->facing_axis(), 0, 1, 0, 0);
+  EXPECT_EQ(sk->preset()->str(), "bandai");
+  EXPECT_EQ(toStd(sk->contact_joints()), db.skeleton.contact_joints);
+
+  ASSERT_EQ(root->clips()->size(), 2u);
+  const fb::Clip* walk = root->clips()->Get(0);
+  const fb::Clip* mirror = root->clips()->Get(1);
+  EXPECT_EQ(walk->name()->str(), "walk");
+  EXPECT_EQ(walk->source_index(), 0);
+  EXPECT_EQ(walk->first_frame(), 0u);
+  EXPECT_EQ(walk->frame_count(), 1u);
+  EXPECT_FLOAT_EQ(walk->source_frame_rate(), 120.0f);
+  EXPECT_EQ(walk->source_first_frame(), 7u);
+  EXPECT_EQ(walk->source_frame_count(), 4u);
+  EXPECT_FALSE(walk->mirrored());
+  EXPECT_EQ(walk->mirror_of(), -1);
+  EXPECT_EQ(walk->tag_mask(), 0x5u);
+  EXPECT_EQ(walk->take()->str(), "");
+  EXPECT_EQ(mirror->name()->str(), "walk_mirror");
+  EXPECT_EQ(mirror->source_index(), 1);
+  EXPECT_EQ(mirror->first_frame(), 1u);
+  EXPECT_TRUE(mirror->mirrored());
+  EXPECT_EQ(mirror->mirror_of(), 0);
+  EXPECT_EQ(mirror->tag_mask(), 0x2u);
+  EXPECT_EQ(mirror->take()->str(), "Take 001");
+
+  EXPECT_EQ(toStrings(root->tag_names()), db.tag_names);
+  ASSERT_EQ(root->ranges()->size(), 2u);
+  EXPECT_EQ(root->ranges()->Get(1)->first_frame(), 1u);
+  EXPECT_EQ(root->ranges()->Get(1)->frame_count(), 1u);
+  EXPECT_EQ(root->ranges()->Get(1)->tag_mask(), 0x8000000000000002ull);
+}
+
+TEST(Writer, StreamsFeaturesAndBoundsRoundTrip) {
+  const mm::CookedDatabase db = makeDatabase();
+  const auto bytes = mm::serializeDatabase(db);
+  const fb::Database* root = verifiedRoot(bytes);
+
+  ASSERT_EQ(root->local_rotations()->size(), 6u);
+  ASSERT_EQ(root->local_translations()->size(), 6u);
+  ASSERT_EQ(root->local_velocities()->size(), 6u);
+  ASSERT_EQ(root->local_angular_velocities()->size(), 6u);
+  for (unsigned i = 0; i < 6; ++i) {
+    const float f = static_cast<float>(i);
+    expectVec4(root->local_rotations()->Get(i), 2 + f, 3 + f, 4 + f, 1 + f);
+    expectVec4(root->local_translations()->Get(i), 10 + f, 11 + f, 12 + f, 0);
+    expectVec4(root->local_velocities()->Get(i), 20 + f, 21 + f, 22 + f, 0);
+    expectVec4(root->local_angular_velocities()->Get(i), 30 + f, 31 + f, 32 + f, 0);
+  }
+  ASSERT_EQ(root->root_motion()->size(), 2u);
+  const fb::RootFrame* r = root->root_motion()->Get(1);
+  expectVec4(&r->position(), 41, 0, 42, 0);
+  expectVec4(&r->rotation(), 0, 0.8f, 0, 0.6f);
+  expectVec4(&r->velocity(), 43, 44, 45, 0);
+  expectVec4(&r->angular_velocity(), 46, 47, 48, 0);
+  EXPECT_EQ(toStd(root->contacts()), db.contacts);
+
+  EXPECT_EQ(root->feature_count(), 3);
+  EXPECT_EQ(root->feature_stride(), 4);
+  EXPECT_EQ(toStd(root->features()), db.features);
+  EXPECT_EQ(toStd(root->feature_offset()), db.feature_offset);
+  EXPECT_EQ(toStd(root->feature_scale()), db.feature_scale);
+  ASSERT_EQ(root->feature_blocks()->size(), 2u);
+  const fb::FeatureBlock* b0 = root->feature_blocks()->Get(0);
+  const fb::FeatureBlock* b1 = root->feature_blocks()->Get(1);
+  EXPECT_EQ(b0->name()->str(), "left_foot_position");
+  EXPECT_EQ(b0->kind(), fb::FeatureKind::Position);
+  EXPECT_EQ(b0->joint(), 1);
+  EXPECT_EQ(b0->first_column(), 0);
+  EXPECT_EQ(b0->width(), 2);
+  EXPECT_FLOAT_EQ(b0->std(), 0.25f);
+  EXPECT_FLOAT_EQ(b0->weight(), 0.75f);
+  EXPECT_EQ(b1->name()->str(), "trajectory_direction");
+  EXPECT_EQ(b1->kind(), fb::FeatureKind::TrajectoryDirection);
+  EXPECT_EQ(b1->joint(), -1);
+  EXPECT_EQ(b1->first_column(), 2);
+  EXPECT_EQ(b1->width(), 1);
+  EXPECT_FLOAT_EQ(b1->std(), 0.5f);
+  EXPECT_FLOAT_EQ(b1->weight(), 1.5f);
+
+  EXPECT_EQ(root->bounds_small_size(), 1);
+  EXPECT_EQ(root->bounds_large_size(), 2);
+  EXPECT_EQ(toStd(root->bounds_small_min()), db.bounds_small_min);
+  EXPECT_EQ(toStd(root->bounds_small_max()), db.bounds_small_max);
+  EXPECT_EQ(toStd(root->bounds_large_min()), db.bounds_large_min);
+  EXPECT_EQ(toStd(root->bounds_large_max()), db.bounds_large_max);
+}
+
+// Fields equal to their schema default (0, false, -1) are still stored: a reader never has to
+// guess whether a value was written.
+TEST(Writer, DefaultValuedFieldsArePresent) {
+  mm::CookedDatabase db = makeDatabase();
+  db.clips[0].mirror_of = -1;
+  db.clips[0].source_index = 0;
+  const auto bytes = mm::serializeDatabase(db);
+  const auto* clip = reinterpret_cast<const flatbuffers::Table*>(verifiedRoot(bytes)->clips()->Get(0));
+  EXPECT_TRUE(clip->CheckField(fb::Clip::VT_MIRROR_OF));
+  EXPECT_TRUE(clip->CheckField(fb::Clip::VT_SOURCE_INDEX));
+  EXPECT_TRUE(clip->CheckField(fb::Clip::VT_MIRRORED));
+  const auto* root = reinterpret_cast<const flatbuffers::Table*>(verifiedRoot(bytes));
+  EXPECT_TRUE(root->CheckField(fb::Database::VT_CONTACTS));
+}
+
+template <typename Vector>
+size_t offsetOf(const std::vector<uint8_t>& bytes, const Vector* v) {
+  return static_cast<size_t>(reinterpret_cast<const uint8_t*>(v->Data()) - bytes.data());
+}
+
+TEST(Writer, GpuArraysAre16ByteAligned) {
+  // Odd sizes everywhere, so alignment cannot come out right by accident.
+  for (int extra = 0; extra < 4; ++extra) {
+    mm::CookedDatabase db = makeDatabase();
+    for (int i = 0; i < extra; ++i) {
+      db.tag_names.push_back(std::string(static_cast<size_t>(i * 3 + 1), 'x'));
+      db.contacts.push_back(static_cast<uint32_t>(i));
+      db.feature_offset.push_back(0.5f);
+    }
+    const auto bytes = mm::serializeDatabase(db);
+    const fb::Database* root = verifiedRoot(bytes);
+    EXPECT_EQ(offsetOf(bytes, root->features()) % 16, 0u);
+    EXPECT_EQ(offsetOf(bytes, root->bounds_small_min()) % 16, 0u);
+    EXPECT_EQ(offsetOf(bytes, root->bounds_small_max()) % 16, 0u);
+    EXPECT_EQ(offsetOf(bytes, root->bounds_large_min()) % 16, 0u);
+    EXPECT_EQ(offsetOf(bytes, root->bounds_large_max()) % 16, 0u);
+    EXPECT_EQ(offsetOf(bytes, root->local_rotations()) % 16, 0u);
+    EXPECT_EQ(offsetOf(bytes, root->local_translations()) % 16, 0u);
+    EXPECT_EQ(offsetOf(bytes, root->local_velocities()) % 16, 0u);
+    EXPECT_EQ(offsetOf(bytes, root->local_angular_velocities()) % 16, 0u);
+    EXPECT_EQ(offsetOf(bytes, root->root_motion()) % 16, 0u);
+    EXPECT_EQ(offsetOf(bytes, root->skeleton()->bind_rotations()) % 16, 0u);
+    EXPECT_EQ(offsetOf(bytes, root->skeleton()->bind_translations()) % 16, 0u);
+    EXPECT_EQ(bytes.size() % 16, 0u);
+  }
+}
+
+TEST(Writer, SameInputGivesIdenticalBytes) {
+  const auto a = mm::serializeDatabase(makeDatabase());
+  const auto b = mm::serializeDatabase(makeDatabase());
+  EXPECT_EQ(a, b);
+  mm::CookedDatabase changed = makeDatabase();
+  changed.features[1] = 2.75f;
+  EXPECT_NE(a, mm::serializeDatabase(changed));
+}
+
+TEST(Writer, EmptyDatabaseStillVerifies) {
+  const auto bytes = mm::serializeDatabase(mm::CookedDatabase{});
+  const fb::Database* root = verifiedRoot(bytes);
+  EXPECT_EQ(root->frame_count(), 0u);
+  ASSERT_NE(root->features(), nullptr);
+  EXPECT_EQ(root->features()->size(), 0u);
+}
+
+// --- atomic write ---
+
+class AtomicWrite : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    folder_ = fs::temp_directory_path() /
+              ("mmdb_writer_" + std::to_string(::getpid()) + "_" +
+               ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(folder_);
+    fs::create_directories(folder_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::permissions(folder_, fs::perms::owner_all, ec);
+    fs::remove_all(folder_, ec);
+  }
+  static std::string readFile(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  }
+  size_t entryCount() const {
+    return static_cast<size_t>(std::distance(fs::directory_iterator(folder_), fs::directory_iterator()));
+  }
+  fs::path folder_;
+};
+
+TEST_F(AtomicWrite, WritesAndReplaces) {
+  const fs::path out = folder_ / "out.mmdb";
+  mm::writeFileAtomically(out.string(), {'a', 'b', 'c'});
+  EXPECT_EQ(readFile(out), "abc");
+  mm::writeFileAtomically(out.string(), {'x', 'y'});
+  EXPECT_EQ(readFile(out), "xy");
+  EXPECT_EQ(entryCount(), 1u);  // no temporary file left behind
+}
+
+TEST_F(AtomicWrite, MissingFolderIsInputErrorNamingPathAndReason) {
+  const std::string out = (folder_ / "no_such_folder" / "out.mmdb").string();
+  try {
+    mm::writeFileAtomically(out, {'a'});
+    FAIL() << "expected InputError";
+  } catch (const mm::InputError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("cannot write '" + out + "'"), std::string::npos) << message;
+    EXPECT_NE(message.find("No such file or directory"), std::string::npos) << message;
+    EXPECT_NE(message.find("-o"), std::string::npos) << message;
+  }
+  EXPECT_EQ(entryCount(), 0u);
+}
+
+TEST_F(AtomicWrite, UnwritableFolderLeavesExistingFileUntouched) {
+  const fs::path out = folder_ / "out.mmdb";
+  mm::writeFileAtomically(out.string(), {'o', 'l', 'd'});
+  fs::permissions(folder_, fs::perms::owner_read | fs::perms::owner_exec);
+  if (::access(folder_.c_str(), W_OK) == 0) GTEST_SKIP() << "running as root: permissions do not apply";
+  EXPECT_THROW(mm::writeFileAtomically(out.string(), {'n', 'e', 'w'}), mm::InputError);
+  fs::permissions(folder_, fs::perms::owner_all);
+  EXPECT_EQ(readFile(out), "old");
+  EXPECT_EQ(entryCount(), 1u);
+}
+
+TEST_F(AtomicWrite, FolderAsOutputIsInputErrorAndUntouched) {
+  const fs::path out = folder_ / "a_folder";
+  fs::create_directories(out / "inside");
+  try {
+    mm::writeFileAtomically(out.string(), {'a'});
+    FAIL() << "expected InputError";
+  } catch (const mm::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("it is a folder"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(fs::is_directory(out / "inside"));
+  EXPECT_EQ(entryCount(), 1u);
+}
+
+// A write that fails half way (here: the file-size limit, which binds root too) removes the
+// temporary file and leaves the existing output as it was.
+TEST_F(AtomicWrite, FailedWriteLeavesExistingFileAndNoTemporary) {
+  const fs::path out = folder_ / "out.mmdb";
+  mm::writeFileAtomically(out.string(), {'o', 'l', 'd'});
+  struct rlimit saved {};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
+  const auto previous_handler = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit small = saved;
+  small.rlim_cur = 1024;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  std::string message;
+  try {
+    mm::writeFileAtomically(out.string(), std::vector<uint8_t>(64 * 1024, 7));
+  } catch (const mm::InputError& e) {
+    message = e.what();
+  }
+  ::setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, previous_handler);
+  EXPECT_NE(message.find("cannot write '" + out.string() + "': writing the temporary file failed"),
+            std::string::npos) << message;
+  EXPECT_EQ(readFile(out), "old");
+  EXPECT_EQ(entryCount(), 1u);
+}
+
+TEST_F(AtomicWrite, SystemFolderIsInputError) {
+  EXPECT_THROW(mm::writeFileAtomically("/proc/self/out.mmdb", {'a'}), mm::InputError);
+}
+
+// Replacing needs a writable folder, not a writable file: a read-only output is replaced.
+TEST_F(AtomicWrite, ReadOnlyExistingFileIsReplaced) {
+  const fs::path out = folder_ / "out.mmdb";
+  mm::writeFileAtomically(out.string(), {'o'});
+  fs::permissions(out, fs::perms::owner_read);
+  mm::writeFileAtomically(out.string(), {'n'});
+  EXPECT_EQ(readFile(out), "n");
+}
+
+}  // namespace
