@@ -1,0 +1,9 @@
+// The whole CPU runtime: open a database, search it, drive a character, play poses.
+#pragma once
+
+#include "mmdb/controller.h"
+#include "mmdb/database.h"
+#include "mmdb/playback.h"
+#include "mmdb/result.h"
+#include "mmdb/search.h"
+#include "mmdb/span.h"

@@ -1,0 +1,621 @@
+// Opening a database: map, identify, version, alignment, FlatBuffers verifier, semantic checks.
+#include "mmdb/database.h"
+
+#include "mmdb/mmdb_generated.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <utility>
+
+namespace mmdb {
+
+static_assert(sizeof(Float4) == sizeof(fb::Vec4) && alignof(fb::Vec4) == 16);
+static_assert(sizeof(RootFrame) == sizeof(fb::RootFrame));
+static_assert(sizeof(MatchRange) == sizeof(fb::MatchRange) &&
+              offsetof(MatchRange, tag_mask) == 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "The .mmdb views are little-endian; a big-endian port must byte-swap at load"
+#endif
+
+const char* errorCodeName(ErrorCode code) noexcept {
+  switch (code) {
+    case ErrorCode::None: return "None";
+    case ErrorCode::IoError: return "IoError";
+    case ErrorCode::NotAnMmdb: return "NotAnMmdb";
+    case ErrorCode::VersionMismatch: return "VersionMismatch";
+    case ErrorCode::Misaligned: return "Misaligned";
+    case ErrorCode::Corrupt: return "Corrupt";
+    case ErrorCode::Inconsistent: return "Inconsistent";
+    case ErrorCode::InvalidArgument: return "InvalidArgument";
+  }
+  return "Unknown";
+}
+
+namespace {
+
+template <class T>
+size_t count(const flatbuffers::Vector<T>* v) {
+  return v ? v->size() : 0;
+}
+
+template <class Out, class T>
+Span<const Out> view(const flatbuffers::Vector<T>* v) {
+  if (!v || v->size() == 0) return {};
+  return {reinterpret_cast<const Out*>(v->Data()), v->size()};
+}
+
+bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+
+std::string_view str(const flatbuffers::String* s) {
+  return s ? std::string_view(s->c_str(), s->size()) : std::string_view();
+}
+
+// --- semantic checks; each returns an Inconsistent error naming what is wrong ---------------
+
+Status checkCount(const char* what, size_t actual, uint64_t expected) {
+  if (actual == expected) return {};
+  return Error::format(ErrorCode::Inconsistent, "%s has %zu elements, expected %llu", what,
+                       actual, static_cast<unsigned long long>(expected));
+}
+
+Status checkFinite(const char* what, const flatbuffers::Vector<float>* v) {
+  for (size_t i = 0; i < count(v); ++i) {
+    if (!std::isfinite(v->Get(static_cast<flatbuffers::uoffset_t>(i))))
+      return Error::format(ErrorCode::Inconsistent, "%s[%zu] is not finite (NaN or inf)", what, i);
+  }
+  return {};
+}
+
+Status checkStreams(const fb::Database& db) {
+  const uint64_t frames = db.frame_count();
+  const uint64_t joints = db.joint_count();
+  if (!(std::isfinite(db.frame_rate()) && db.frame_rate() > 0))
+    return Error::format(ErrorCode::Inconsistent, "frame_rate %g is not a positive number",
+                         double(db.frame_rate()));
+  if (frames == 0) return Error(ErrorCode::Inconsistent, "the database has no frames");
+  if (joints == 0) return Error(ErrorCode::Inconsistent, "the database has no joints");
+  const uint64_t poses = frames * joints;
+  Status s;
+  if (!(s = checkCount("local_rotations", count(db.local_rotations()), poses))) return s;
+  if (!(s = checkCount("local_translations", count(db.local_translations()), poses))) return s;
+  if (!(s = checkCount("local_velocities", count(db.local_velocities()), poses))) return s;
+  if (!(s = checkCount("local_angular_velocities", count(db.local_angular_velocities()), poses)))
+    return s;
+  if (!(s = checkCount("root_motion", count(db.root_motion()), frames))) return s;
+  if (!(s = checkCount("contacts", count(db.contacts()), frames))) return s;
+  return {};
+}
+
+Status checkSkeleton(const fb::Database& db) {
+  const fb::Skeleton* sk = db.skeleton();
+  if (!sk) return Error(ErrorCode::Inconsistent, "the database has no skeleton");
+  const uint32_t joints = db.joint_count();
+  Status s;
+  if (!(s = checkCount("skeleton.names", count(sk->names()), joints))) return s;
+  if (!(s = checkCount("skeleton.parents", count(sk->parents()), joints))) return s;
+  if (!(s = checkCount("skeleton.bind_translations", count(sk->bind_translations()), joints)))
+    return s;
+  if (!(s = checkCount("skeleton.bind_rotations", count(sk->bind_rotations()), joints))) return s;
+  for (uint32_t j = 0; j < joints; ++j) {
+    const int32_t p = sk->parents()->Get(j);
+    if (p < -1 || p >= static_cast<int32_t>(j))
+      return Error::format(ErrorCode::Inconsistent,
+                           "joint %u (%s) has parent %d: a parent must precede its child", j,
+                           sk->names()->Get(j)->c_str(), p);
+  }
+  if (sk->roles()) {
+    for (const fb::RoleBinding* r : *sk->roles()) {
+      if (r->joint() < -1 || r->joint() >= static_cast<int32_t>(joints))
+        return Error::format(ErrorCode::Inconsistent, "role %d names joint %d of %u",
+                             int(r->role()), r->joint(), joints);
+    }
+  }
+  for (size_t i = 0; i < count(sk->contact_joints()); ++i) {
+    const int32_t j = sk->contact_joints()->Get(static_cast<flatbuffers::uoffset_t>(i));
+    if (j < 0 || j >= static_cast<int32_t>(joints))
+      return Error::format(ErrorCode::Inconsistent, "contact joint %zu is %d, of %u joints", i, j,
+                           joints);
+  }
+  if (count(sk->contact_joints()) > 32)
+    return Error(ErrorCode::Inconsistent, "more than 32 contact joints for a 32-bit mask");
+  return {};
+}
+
+Status checkClips(const fb::Database& db) {
+  const uint64_t frames = db.frame_count();
+  uint64_t previous_end = 0;
+  for (size_t i = 0; i < count(db.clips()); ++i) {
+    const fb::Clip* c = db.clips()->Get(static_cast<flatbuffers::uoffset_t>(i));
+    const uint64_t first = c->first_frame(), end = first + c->frame_count();
+    if (c->frame_count() == 0 || end > frames)
+      return Error::format(ErrorCode::Inconsistent,
+                           "clip %zu (%s) covers global frames [%llu, %llu), outside [0, %llu)", i,
+                           c->name() ? c->name()->c_str() : "", (unsigned long long)first,
+                           (unsigned long long)end, (unsigned long long)frames);
+    if (first < previous_end)
+      return Error::format(ErrorCode::Inconsistent,
+                           "clip %zu (%s) starts at global frame %llu, before the previous clip "
+                           "ends (%llu): clips must be sorted and not overlap",
+                           i, c->name() ? c->name()->c_str() : "", (unsigned long long)first,
+                           (unsigned long long)previous_end);
+    previous_end = end;
+  }
+  return {};
+}
+
+Status checkRanges(const fb::Database& db) {
+  const uint64_t frames = db.frame_count();
+  uint64_t previous_end = 0;
+  for (size_t i = 0; i < count(db.ranges()); ++i) {
+    const fb::MatchRange* r = db.ranges()->Get(static_cast<flatbuffers::uoffset_t>(i));
+    const uint64_t first = r->first_frame(), end = first + r->frame_count();
+    if (end > frames)
+      return Error::format(ErrorCode::Inconsistent,
+                           "range %zu covers global frames [%llu, %llu), outside [0, %llu)", i,
+                           (unsigned long long)first, (unsigned long long)end,
+                           (unsigned long long)frames);
+    if (first < previous_end)
+      return Error::format(ErrorCode::Inconsistent,
+                           "range %zu starts at global frame %llu, before the previous range ends "
+                           "(%llu): ranges must be sorted and not overlap",
+                           i, (unsigned long long)first, (unsigned long long)previous_end);
+    previous_end = end;
+  }
+  return {};
+}
+
+Status checkFeatureLayout(const fb::Database& db) {
+  const uint32_t n = db.feature_count(), stride = db.feature_stride();
+  if (n == 0) return Error(ErrorCode::Inconsistent, "feature_count is 0");
+  if (stride < n || stride % 4 != 0)
+    return Error::format(ErrorCode::Inconsistent,
+                         "feature_stride %u must be >= feature_count %u and a multiple of 4",
+                         stride, n);
+  Status s;
+  if (!(s = checkCount("features", count(db.features()), uint64_t(db.frame_count()) * stride)))
+    return s;
+  if (!(s = checkCount("feature_offset", count(db.feature_offset()), n))) return s;
+  if (!(s = checkCount("feature_scale", count(db.feature_scale()), n))) return s;
+  uint64_t covered = 0;  // one bit per column, features are at most 64 wide here
+  if (n > 64) return Error::format(ErrorCode::Inconsistent, "feature_count %u exceeds 64", n);
+  for (size_t i = 0; i < count(db.feature_blocks()); ++i) {
+    const fb::FeatureBlock* b = db.feature_blocks()->Get(static_cast<flatbuffers::uoffset_t>(i));
+    const uint32_t first = b->first_column(), end = first + b->width();
+    if (b->width() == 0 || end > n)
+      return Error::format(ErrorCode::Inconsistent,
+                           "feature block %zu (%s) covers columns [%u, %u), outside [0, %u)", i,
+                           b->name() ? b->name()->c_str() : "", first, end, n);
+    const uint64_t bits = (end == 64 ? ~0ull : ((1ull << end) - 1)) & ~((1ull << first) - 1);
+    if (covered & bits)
+      return Error::format(ErrorCode::Inconsistent, "feature block %zu (%s) overlaps another", i,
+                           b->name() ? b->name()->c_str() : "");
+    covered |= bits;
+    if (b->joint() < -1 || b->joint() >= static_cast<int32_t>(db.joint_count()))
+      return Error::format(ErrorCode::Inconsistent, "feature block %zu reads joint %d of %u", i,
+                           b->joint(), db.joint_count());
+  }
+  return {};
+}
+
+Status checkBounds(const fb::Database& db) {
+  const uint32_t frames = db.frame_count(), stride = db.feature_stride();
+  const uint32_t small = db.bounds_small_size(), large = db.bounds_large_size();
+  if (small == 0 || large == 0)
+    return Error(ErrorCode::Inconsistent, "bounds box sizes must be positive");
+  const uint64_t small_len = uint64_t((frames + small - 1) / small) * stride;
+  const uint64_t large_len = uint64_t((frames + large - 1) / large) * stride;
+  Status s;
+  if (!(s = checkCount("bounds_small_min", count(db.bounds_small_min()), small_len))) return s;
+  if (!(s = checkCount("bounds_small_max", count(db.bounds_small_max()), small_len))) return s;
+  if (!(s = checkCount("bounds_large_min", count(db.bounds_large_min()), large_len))) return s;
+  if (!(s = checkCount("bounds_large_max", count(db.bounds_large_max()), large_len))) return s;
+  return {};
+}
+
+Status checkValues(const fb::Database& db) {
+  Status s;
+  if (!(s = checkFinite("features", db.features()))) return s;
+  if (!(s = checkFinite("feature_offset", db.feature_offset()))) return s;
+  if (!(s = checkFinite("feature_scale", db.feature_scale()))) return s;
+  if (!(s = checkFinite("bounds_small_min", db.bounds_small_min()))) return s;
+  if (!(s = checkFinite("bounds_small_max", db.bounds_small_max()))) return s;
+  if (!(s = checkFinite("bounds_large_min", db.bounds_large_min()))) return s;
+  if (!(s = checkFinite("bounds_large_max", db.bounds_large_max()))) return s;
+  for (uint32_t i = 0; i < db.feature_scale()->size(); ++i) {
+    if (!(db.feature_scale()->Get(i) > 0))
+      return Error::format(ErrorCode::Inconsistent, "feature_scale[%u] = %g is not positive", i,
+                           double(db.feature_scale()->Get(i)));
+  }
+  return {};
+}
+
+Status checkAlignment(const fb::Database& db) {
+  struct Array {
+    const char* name;
+    const void* data;
+  };
+  auto data = [](auto* v) -> const void* { return v ? static_cast<const void*>(v->Data()) : nullptr; };
+  const Array arrays[] = {
+      {"local_rotations", data(db.local_rotations())},
+      {"local_translations", data(db.local_translations())},
+      {"local_velocities", data(db.local_velocities())},
+      {"local_angular_velocities", data(db.local_angular_velocities())},
+      {"root_motion", data(db.root_motion())},
+      {"features", data(db.features())},
+      {"bounds_small_min", data(db.bounds_small_min())},
+      {"bounds_small_max", data(db.bounds_small_max())},
+      {"bounds_large_min", data(db.bounds_large_min())},
+      {"bounds_large_max", data(db.bounds_large_max())},
+  };
+  for (const Array& a : arrays) {
+    if (a.data && !aligned16(a.data))
+      return Error::format(ErrorCode::Misaligned,
+                           "%s is not 16-byte aligned in the file: re-cook it with mmcook", a.name);
+  }
+  return {};
+}
+
+// The pruned search is exact only if every feature lies inside its boxes' min and max.
+Status checkBoundsContain(const fb::Database& db) {
+  const uint32_t frames = db.frame_count(), n = db.feature_count(), stride = db.feature_stride();
+  const uint32_t small = db.bounds_small_size(), large = db.bounds_large_size();
+  const float* x = db.features()->data();
+  const float* smin = db.bounds_small_min()->data();
+  const float* smax = db.bounds_small_max()->data();
+  const float* lmin = db.bounds_large_min()->data();
+  const float* lmax = db.bounds_large_max()->data();
+  for (uint32_t f = 0; f < frames; ++f) {
+    const float* row = x + size_t(f) * stride;
+    const size_t s = size_t(f / small) * stride, l = size_t(f / large) * stride;
+    bool inside = true;
+    for (uint32_t c = 0; c < n; ++c) {
+      const float v = row[c];
+      inside &= (smin[s + c] <= v) & (v <= smax[s + c]) & (lmin[l + c] <= v) & (v <= lmax[l + c]);
+    }
+    if (!inside)
+      return Error::format(ErrorCode::Inconsistent,
+                           "features of global frame %u lie outside their bounds boxes (small box "
+                           "%u, large box %u): re-cook the file",
+                           f, f / small, f / large);
+  }
+  return {};
+}
+
+Status checkSemantics(const fb::Database& db) {
+  Status s;
+  if (!(s = checkStreams(db))) return s;
+  if (!(s = checkSkeleton(db))) return s;
+  if (!(s = checkClips(db))) return s;
+  if (!(s = checkRanges(db))) return s;
+  if (!(s = checkFeatureLayout(db))) return s;
+  if (!(s = checkBounds(db))) return s;
+  if (!(s = checkValues(db))) return s;
+  if (!(s = checkBoundsContain(db))) return s;
+  return {};
+}
+
+// Reads the version without trusting the buffer: it must be checked before the verifier so a
+// file from another major gets the re-cook message rather than "corrupt".
+Status checkVersion(const uint8_t* bytes, size_t size) {
+  // Root table offset, then the vtable; the version is field 0 (a 4-byte struct).
+  const uint32_t root = flatbuffers::ReadScalar<uint32_t>(bytes);
+  if (uint64_t(root) + 4 > size) return Error(ErrorCode::Corrupt, "root table outside the file");
+  const int32_t vt_rel = flatbuffers::ReadScalar<int32_t>(bytes + root);
+  const int64_t vt = int64_t(root) - vt_rel;
+  if (vt < 0 || uint64_t(vt) + 4 > size) return Error(ErrorCode::Corrupt, "vtable outside the file");
+  const uint16_t vt_size = flatbuffers::ReadScalar<uint16_t>(bytes + vt);
+  const uint16_t table_size = flatbuffers::ReadScalar<uint16_t>(bytes + vt + 2);
+  if (uint64_t(vt) + vt_size > size || uint64_t(root) + table_size > size)
+    return Error(ErrorCode::Corrupt, "vtable outside the file");
+  uint16_t major = 0, minor = 0;
+  if (vt_size >= 6) {
+    const uint16_t field = flatbuffers::ReadScalar<uint16_t>(bytes + vt + 4);
+    if (field != 0) {
+      if (uint32_t(field) + 4 > table_size)
+        return Error(ErrorCode::Corrupt, "schema version outside the root table");
+      major = flatbuffers::ReadScalar<uint16_t>(bytes + root + field);
+      minor = flatbuffers::ReadScalar<uint16_t>(bytes + root + field + 2);
+    }
+  }
+  if (major != kSchemaMajor)
+    return Error::format(ErrorCode::VersionMismatch,
+                         "file has schema %u.%u, this runtime reads %u.x; re-cook it with a "
+                         "matching mmcook",
+                         unsigned(major), unsigned(minor), unsigned(kSchemaMajor));
+  return {};
+}
+
+void log(const OpenOptions& o, LogLevel level, const char* message) {
+  if (o.log) o.log(o.log_user, level, message);
+}
+
+}  // namespace
+
+Database::Database(const uint8_t* bytes, size_t size, bool mapped) noexcept
+    : bytes_(bytes), size_(size), mapped_(mapped) {}
+
+Database::Database(Database&& other) noexcept
+    : bytes_(std::exchange(other.bytes_, nullptr)),
+      size_(std::exchange(other.size_, 0)),
+      mapped_(std::exchange(other.mapped_, false)),
+      root_(std::exchange(other.root_, nullptr)) {}
+
+Database& Database::operator=(Database&& other) noexcept {
+  if (this != &other) {
+    release();
+    bytes_ = std::exchange(other.bytes_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+    mapped_ = std::exchange(other.mapped_, false);
+    root_ = std::exchange(other.root_, nullptr);
+  }
+  return *this;
+}
+
+Database::~Database() { release(); }
+
+void Database::release() noexcept {
+  if (mapped_ && bytes_) munmap(const_cast<uint8_t*>(bytes_), size_);
+  bytes_ = nullptr;
+  size_ = 0;
+  mapped_ = false;
+  root_ = nullptr;
+}
+
+Result<Database> Database::adopt(Database&& db, const OpenOptions& options) {
+  const uint8_t* bytes = db.bytes_;
+  const size_t size = db.size_;
+  auto fail = [&](const Error& e) -> Result<Database> {
+    log(options, LogLevel::Error, e.message());
+    return e;
+  };
+  if (!bytes || size < 8 + 4)
+    return fail(Error::format(ErrorCode::NotAnMmdb, "%zu bytes is too small for an .mmdb file",
+                              size));
+  if (!fb::DatabaseBufferHasIdentifier(bytes))
+    return fail(Error(ErrorCode::NotAnMmdb,
+                      "the file identifier is not \"MMDB\": this is not a motion-matching "
+                      "database"));
+  if (!aligned16(bytes))
+    return fail(Error(ErrorCode::Misaligned,
+                      "the buffer does not start on a 16-byte boundary: load it into aligned "
+                      "memory"));
+  if (size >= FLATBUFFERS_MAX_BUFFER_SIZE)
+    return fail(Error::format(ErrorCode::Corrupt, "%zu bytes exceeds the 2 GiB FlatBuffers limit",
+                              size));
+  if (Status s = checkVersion(bytes, size); !s) return fail(s);
+
+  flatbuffers::Verifier::Options vo;
+  vo.max_depth = options.max_verifier_depth;
+  vo.max_tables = options.max_verifier_tables;
+  vo.check_alignment = true;
+  flatbuffers::Verifier verifier(bytes, size, vo);
+  if (!fb::VerifyDatabaseBuffer(verifier))
+    return fail(Error(ErrorCode::Corrupt,
+                      "the FlatBuffers verifier refused the file (truncated or damaged): "
+                      "re-cook or re-copy it"));
+  const fb::Database* root = fb::GetDatabase(bytes);
+  if (Status s = checkAlignment(*root); !s) return fail(s);
+  if (Status s = checkSemantics(*root); !s) return fail(s);
+  db.root_ = root;
+  if (options.log) {
+    char line[160];
+    std::snprintf(line, sizeof(line), "opened .mmdb %u.%u: %u frames, %u joints, %u clips",
+                  unsigned(root->version()->major()), unsigned(root->version()->minor()),
+                  root->frame_count(), root->joint_count(), unsigned(count(root->clips())));
+    log(options, LogLevel::Info, line);
+  }
+  return std::move(db);
+}
+
+Result<Database> Database::fromMemory(const void* bytes, size_t size, const OpenOptions& options) {
+  return adopt(Database(static_cast<const uint8_t*>(bytes), size, false), options);
+}
+
+Result<Database> Database::open(const char* path, const OpenOptions& options) {
+  auto fail = [&](const Error& e) -> Result<Database> {
+    log(options, LogLevel::Error, e.message());
+    return e;
+  };
+  if (!path) return fail(Error(ErrorCode::InvalidArgument, "no path given"));
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return fail(Error::format(ErrorCode::IoError, "cannot open %s: %s", path, std::strerror(errno)));
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    const int err = errno;
+    ::close(fd);
+    return fail(Error::format(ErrorCode::IoError, "cannot read %s: %s", path,
+                              S_ISREG(st.st_mode) ? std::strerror(err) : "not a regular file"));
+  }
+  const size_t size = static_cast<size_t>(st.st_size);
+  if (size < 12) {
+    ::close(fd);
+    return fail(Error::format(ErrorCode::NotAnMmdb, "%s: %zu bytes is too small for an .mmdb file",
+                              path, size));
+  }
+  void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  const int err = errno;
+  ::close(fd);
+  if (map == MAP_FAILED)
+    return fail(Error::format(ErrorCode::IoError, "cannot map %s: %s", path, std::strerror(err)));
+  Result<Database> r = adopt(Database(static_cast<const uint8_t*>(map), size, true), options);
+  if (!r.ok()) {
+    // adopt's Database was destroyed and unmapped the file; prefix the path to the reason.
+    return Error::format(r.error().code(), "%.96s: %.140s", path, r.error().message());
+  }
+  return r;
+}
+
+// --- accessors ------------------------------------------------------------------------------
+
+uint16_t Database::schemaMajor() const noexcept { return root_ ? root_->version()->major() : 0; }
+uint16_t Database::schemaMinor() const noexcept { return root_ ? root_->version()->minor() : 0; }
+std::string_view Database::cookerVersion() const noexcept {
+  return root_ ? str(root_->cooker_version()) : std::string_view();
+}
+float Database::frameRate() const noexcept { return root_ ? root_->frame_rate() : 0.f; }
+uint32_t Database::frameCount() const noexcept { return root_ ? root_->frame_count() : 0; }
+uint32_t Database::jointCount() const noexcept { return root_ ? root_->joint_count() : 0; }
+
+Span<const Float4> Database::localRotations() const noexcept {
+  return root_ ? view<Float4>(root_->local_rotations()) : Span<const Float4>();
+}
+Span<const Float4> Database::localTranslations() const noexcept {
+  return root_ ? view<Float4>(root_->local_translations()) : Span<const Float4>();
+}
+Span<const Float4> Database::localVelocities() const noexcept {
+  return root_ ? view<Float4>(root_->local_velocities()) : Span<const Float4>();
+}
+Span<const Float4> Database::localAngularVelocities() const noexcept {
+  return root_ ? view<Float4>(root_->local_angular_velocities()) : Span<const Float4>();
+}
+Span<const RootFrame> Database::rootMotion() const noexcept {
+  return root_ ? view<RootFrame>(root_->root_motion()) : Span<const RootFrame>();
+}
+Span<const uint32_t> Database::contacts() const noexcept {
+  return root_ ? view<uint32_t>(root_->contacts()) : Span<const uint32_t>();
+}
+
+uint16_t Database::featureCount() const noexcept { return root_ ? root_->feature_count() : 0; }
+uint16_t Database::featureStride() const noexcept { return root_ ? root_->feature_stride() : 0; }
+Span<const float> Database::features() const noexcept {
+  return root_ ? view<float>(root_->features()) : Span<const float>();
+}
+Span<const float> Database::featureOffset() const noexcept {
+  return root_ ? view<float>(root_->feature_offset()) : Span<const float>();
+}
+Span<const float> Database::featureScale() const noexcept {
+  return root_ ? view<float>(root_->feature_scale()) : Span<const float>();
+}
+uint32_t Database::featureBlockCount() const noexcept {
+  return root_ ? uint32_t(count(root_->feature_blocks())) : 0;
+}
+FeatureBlockInfo Database::featureBlock(uint32_t index) const noexcept {
+  FeatureBlockInfo info;
+  if (index >= featureBlockCount()) return info;
+  const fb::FeatureBlock* b = root_->feature_blocks()->Get(index);
+  info.name = str(b->name());
+  info.kind = static_cast<FeatureKind>(b->kind());
+  info.joint = b->joint();
+  info.first_column = b->first_column();
+  info.width = b->width();
+  info.std = b->std();
+  info.weight = b->weight();
+  return info;
+}
+int32_t Database::findFeatureBlock(FeatureKind kind) const noexcept {
+  for (uint32_t i = 0; i < featureBlockCount(); ++i)
+    if (static_cast<FeatureKind>(root_->feature_blocks()->Get(i)->kind()) == kind)
+      return int32_t(i);
+  return -1;
+}
+
+uint16_t Database::boundsSmallSize() const noexcept { return root_ ? root_->bounds_small_size() : 0; }
+uint16_t Database::boundsLargeSize() const noexcept { return root_ ? root_->bounds_large_size() : 0; }
+Span<const float> Database::boundsSmallMin() const noexcept {
+  return root_ ? view<float>(root_->bounds_small_min()) : Span<const float>();
+}
+Span<const float> Database::boundsSmallMax() const noexcept {
+  return root_ ? view<float>(root_->bounds_small_max()) : Span<const float>();
+}
+Span<const float> Database::boundsLargeMin() const noexcept {
+  return root_ ? view<float>(root_->bounds_large_min()) : Span<const float>();
+}
+Span<const float> Database::boundsLargeMax() const noexcept {
+  return root_ ? view<float>(root_->bounds_large_max()) : Span<const float>();
+}
+
+uint32_t Database::clipCount() const noexcept { return root_ ? uint32_t(count(root_->clips())) : 0; }
+ClipInfo Database::clip(uint32_t index) const noexcept {
+  ClipInfo info;
+  if (index >= clipCount()) return info;
+  const fb::Clip* c = root_->clips()->Get(index);
+  info.name = str(c->name());
+  info.take = str(c->take());
+  info.first_frame = c->first_frame();
+  info.frame_count = c->frame_count();
+  info.tag_mask = c->tag_mask();
+  info.source_index = c->source_index();
+  info.mirror_of = c->mirror_of();
+  info.mirrored = c->mirrored();
+  info.source_frame_rate = c->source_frame_rate();
+  return info;
+}
+int32_t Database::clipOfFrame(uint32_t frame) const noexcept {
+  // Clips are sorted and disjoint (checked at open): binary search on first_frame.
+  uint32_t lo = 0, hi = clipCount();
+  while (lo < hi) {
+    const uint32_t mid = lo + (hi - lo) / 2;
+    if (root_->clips()->Get(mid)->first_frame() <= frame) lo = mid + 1; else hi = mid;
+  }
+  if (lo == 0) return -1;
+  const fb::Clip* c = root_->clips()->Get(lo - 1);
+  return frame - c->first_frame() < c->frame_count() ? int32_t(lo - 1) : -1;
+}
+int32_t Database::findClip(std::string_view name) const noexcept {
+  for (uint32_t i = 0; i < clipCount(); ++i)
+    if (str(root_->clips()->Get(i)->name()) == name) return int32_t(i);
+  return -1;
+}
+
+Span<const MatchRange> Database::ranges() const noexcept {
+  return root_ ? view<MatchRange>(root_->ranges()) : Span<const MatchRange>();
+}
+uint32_t Database::tagCount() const noexcept {
+  return root_ ? uint32_t(count(root_->tag_names())) : 0;
+}
+std::string_view Database::tagName(uint32_t bit) const noexcept {
+  return bit < tagCount() ? str(root_->tag_names()->Get(bit)) : std::string_view();
+}
+uint64_t Database::tagMask(std::string_view name) const noexcept {
+  for (uint32_t i = 0; i < tagCount() && i < 64; ++i)
+    if (str(root_->tag_names()->Get(i)) == name) return 1ull << i;
+  return 0;
+}
+
+std::string_view Database::jointName(uint32_t joint) const noexcept {
+  return joint < jointCount() ? str(root_->skeleton()->names()->Get(joint)) : std::string_view();
+}
+int32_t Database::findJoint(std::string_view name) const noexcept {
+  for (uint32_t j = 0; j < jointCount(); ++j)
+    if (str(root_->skeleton()->names()->Get(j)) == name) return int32_t(j);
+  return -1;
+}
+Span<const int32_t> Database::parents() const noexcept {
+  return root_ ? view<int32_t>(root_->skeleton()->parents()) : Span<const int32_t>();
+}
+Span<const Float4> Database::bindTranslations() const noexcept {
+  return root_ ? view<Float4>(root_->skeleton()->bind_translations()) : Span<const Float4>();
+}
+Span<const Float4> Database::bindRotations() const noexcept {
+  return root_ ? view<Float4>(root_->skeleton()->bind_rotations()) : Span<const Float4>();
+}
+int32_t Database::roleJoint(Role role) const noexcept {
+  if (!root_ || !root_->skeleton()->roles()) return -1;
+  for (const fb::RoleBinding* r : *root_->skeleton()->roles())
+    if (static_cast<Role>(r->role()) == role) return r->joint();
+  return -1;
+}
+Span<const int32_t> Database::contactJoints() const noexcept {
+  return root_ ? view<int32_t>(root_->skeleton()->contact_joints()) : Span<const int32_t>();
+}
+Float4 Database::facingAxis() const noexcept {
+  const fb::Vec4* a = root_ ? root_->skeleton()->facing_axis() : nullptr;
+  return a ? Float4{a->x(), a->y(), a->z(), a->w()} : Float4{0, 0, 1, 0};
+}
+
+Span<const float> Database::trajectoryTimes() const noexcept {
+  if (!root_ || !root_->settings()) return {};
+  return view<float>(root_->settings()->trajectory_times());
+}
+int32_t Database::defaultNeighbourhoodFrames() const noexcept {
+  return root_ ? int32_t(std::lround(root_->frame_rate() / 3.0)) : 0;
+}
+
+}  // namespace mmdb
