@@ -1,0 +1,16 @@
+// Acceleration data (DESIGN.md "The cook" step 10): per-column min and max of the normalized
+// features over boxes of consecutive global frames, for the bounds-pruned CPU search.
+#pragma once
+
+#include <vector>
+
+namespace mm {
+
+struct FeatureBounds {
+  std::vector<float> min, max;  // boxes * stride; box b covers frames [b * size, (b + 1) * size)
+};
+
+// `features` holds frame_count rows of `stride` floats; the last box may be shorter.
+FeatureBounds buildFeatureBounds(const std::vector<float>& features, int stride, int box_size);
+
+}  // namespace mm

@@ -1,0 +1,72 @@
+#include "cook/ranges.h"
+
+#include "core/errors.h"
+
+namespace mm {
+namespace {
+
+int tagBit(const std::string& tag, const std::string& clip, std::vector<std::string>& names) {
+  for (size_t i = 0; i < names.size(); ++i)
+    if (names[i] == tag) return static_cast<int>(i);
+  if (names.size() == 64)
+    throw InputError("clip " + clip + ": tag '" + tag +
+                     "' would be the 65th distinct tag; a database holds at most 64: merge tags");
+  names.push_back(tag);
+  return static_cast<int>(names.size()) - 1;
+}
+
+}  // namespace
+
+MatchableRanges buildMatchableRanges(const std::vector<ClipTagging>& clips,
+                                     int trailing_unmatchable) {
+  MatchableRanges out;
+  for (const ClipTagging& clip : clips) {
+    const int n = static_cast<int>(clip.frame_count);
+    uint64_t clip_mask = 0;
+    for (const auto& t : clip.tags) clip_mask |= uint64_t{1} << tagBit(t, clip.name, out.tag_names);
+    out.clip_tag_masks.push_back(clip_mask);
+
+    // Per clip-local frame: its mask, or not matchable.
+    std::vector<uint64_t> mask(n, clip_mask);
+    std::vector<uint8_t> matchable(n, 1);
+    for (int f = n - trailing_unmatchable; f < n; ++f)
+      if (f >= 0) matchable[f] = 0;
+    for (const SubRangeSpec& r : clip.ranges) {
+      if (r.first_frame < 0 || r.frame_count <= 0 || r.first_frame + r.frame_count > n)
+        throw InputError("clip " + clip.name + ": range of frames [" +
+                         std::to_string(r.first_frame) + ", " +
+                         std::to_string(r.first_frame + r.frame_count) +
+                         ") does not lie inside the clip's " + std::to_string(n) +
+                         " frames (clip-local, at the database rate); fix the range");
+      uint64_t add = 0;
+      for (const auto& t : r.tags) add |= uint64_t{1} << tagBit(t, clip.name, out.tag_names);
+      for (int f = r.first_frame; f < r.first_frame + r.frame_count; ++f) {
+        mask[f] |= add;
+        if (r.exclude) matchable[f] = 0;
+      }
+    }
+
+    bool any = false;
+    for (int f = 0; f < n;) {
+      if (!matchable[f]) {
+        ++f;
+        continue;
+      }
+      int end = f + 1;
+      while (end < n && matchable[end] && mask[end] == mask[f]) ++end;
+      out.ranges.push_back({clip.first_frame + static_cast<uint32_t>(f),
+                            static_cast<uint32_t>(end - f), mask[f]});
+      any = true;
+      f = end;
+    }
+    if (!any)
+      out.warnings.push_back("clip " + clip.name + " has no matchable frame left (" +
+                             std::to_string(n) + " frames, the last " +
+                             std::to_string(trailing_unmatchable) +
+                             " are never matched and excluded ranges cut the rest); the search "
+                             "will never start it");
+  }
+  return out;
+}
+
+}  // namespace mm

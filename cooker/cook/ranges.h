@@ -1,0 +1,34 @@
+// Matchable ranges and tags (DESIGN.md "The cook" step 9).
+#pragma once
+
+#include "core/cook_settings.h"
+#include "core/cooked_database.h"
+
+#include <string>
+#include <vector>
+
+namespace mm {
+
+// One cooked clip as the range builder sees it.
+struct ClipTagging {
+  std::string name;
+  uint32_t first_frame = 0;  // global
+  uint32_t frame_count = 0;
+  std::vector<std::string> tags;     // apply to the whole clip
+  std::vector<SubRangeSpec> ranges;  // clip-local frames at the database rate
+};
+
+struct MatchableRanges {
+  std::vector<std::string> tag_names;  // bit i = tag_names[i], in order of first appearance
+  std::vector<uint64_t> clip_tag_masks;
+  std::vector<CookedRange> ranges;     // maximal runs of one tag mask inside a clip, frame order
+  std::vector<std::string> warnings;
+};
+
+// Tags are numbered in order of first appearance: a clip's own tags, then its sub-ranges' tags,
+// clip after clip. Each clip's last `trailing_unmatchable` frames and its excluded sub-ranges are
+// left out. Throws InputError naming the clip for a sub-range outside it, and for a 65th tag.
+MatchableRanges buildMatchableRanges(const std::vector<ClipTagging>& clips,
+                                     int trailing_unmatchable);
+
+}  // namespace mm

@@ -1,0 +1,16 @@
+// Resampling (DESIGN.md "The cook" step 2) to the database rate.
+#pragma once
+
+#include "core/raw_clip.h"
+
+namespace mm {
+
+// floor((n - 1) * rate_out / rate_in) + 1: the frames at times f / rate_out that lie inside the
+// source's [0, (n - 1) / rate_in].
+int resampledFrameCount(int source_frames, double rate_in, double rate_out);
+
+// The clip at `rate`: output frame f samples source time f / rate; rotations slerp along the
+// shorter arc, translations interpolate linearly. Throws InputError for a rate <= 0.
+RawClip resampleClip(const RawClip& clip, double rate);
+
+}  // namespace mm

@@ -1,0 +1,91 @@
+#include "cook/root_motion.h"
+
+#include "cook/pose_math.h"
+#include "cook/savitzky_golay.h"
+#include "cook/velocities.h"
+#include "core/errors.h"
+
+#include <cmath>
+
+namespace mm {
+
+int fitFilterWindow(int configured, int frames, const std::string& clip, const char* filter,
+                    std::vector<std::string>* warnings) {
+  if (frames >= configured) return configured;
+  const int w = frames % 2 == 1 ? frames : frames - 1;
+  if (warnings)
+    warnings->push_back("clip " + clip + ": " + std::to_string(frames) +
+                        " frames is shorter than the " + filter + " window of " +
+                        std::to_string(configured) + " frames; using " + std::to_string(w));
+  return w < kMinimumFilterWindow ? kMinimumFilterWindow : w;
+}
+
+std::vector<glm::vec3> projectedFacing(const RawClip& clip, int joint, const glm::vec3& axis) {
+  const std::vector<glm::quat> rotations = worldRotationsOfJoint(clip, joint);
+  std::vector<glm::vec3> out(rotations.size());
+  glm::vec3 previous(0, 0, 1);
+  for (size_t f = 0; f < rotations.size(); ++f) {
+    glm::vec3 d = rotations[f] * axis;
+    d.y = 0;
+    const float len = glm::length(d);
+    previous = len > 1e-6f ? d / len : previous;
+    out[f] = previous;
+  }
+  return out;
+}
+
+std::vector<CookedRootFrame> RootMotionExtractor::run(const RawClip& clip,
+                                                      const std::vector<glm::vec3>& world,
+                                                      const SkeletonRoles& roles,
+                                                      std::vector<std::string>* warnings) const {
+  const int n = clip.frame_count;
+  if (n < kMinimumFilterWindow)
+    throw InputError("clip " + clip.name + " (" + clip.source_path + ") has " + std::to_string(n) +
+                     " frames at " + std::to_string(frame_rate) + " Hz; at least " +
+                     std::to_string(kMinimumFilterWindow) +
+                     " are needed: widen its frame range or leave it out");
+  const size_t joints = clip.skeleton.names.size();
+  const int pj = roles.joint(Role::RootPosition);
+
+  std::vector<glm::vec3> position(n);
+  for (int f = 0; f < n; ++f) {
+    position[f] = world[f * joints + pj];
+    position[f].y = 0;
+  }
+  const int pw = fitFilterWindow(position_window, n, clip.name, "root position", warnings);
+  position = SavitzkyGolayFilter(pw, order).apply(position);
+  for (auto& p : position) p.y = 0;
+
+  std::vector<glm::vec3> facing = projectedFacing(clip, roles.joint(Role::Facing), roles.facing_axis);
+  const int fw = fitFilterWindow(facing_window, n, clip.name, "facing", warnings);
+  facing = SavitzkyGolayFilter(fw, order).apply(facing);
+
+  std::vector<glm::quat> rotation(n);
+  for (int f = 0; f < n; ++f) {
+    const glm::vec3 d = facing[f];
+    // The smoothed facing cannot vanish unless the character spins a half turn inside the window;
+    // keep the previous yaw then.
+    rotation[f] = glm::length(glm::vec2(d.x, d.z)) > 1e-6f ? yawRotation(std::atan2(d.x, d.z))
+                  : f > 0                                  ? rotation[f - 1]
+                                                           : glm::quat(1, 0, 0, 0);
+  }
+
+  const std::vector<glm::vec3> velocity = linearVelocities(position, 1, frame_rate);
+  const std::vector<glm::vec3> angular = angularVelocities(rotation, 1, frame_rate);
+  std::vector<CookedRootFrame> root(n);
+  for (int f = 0; f < n; ++f) root[f] = {position[f], rotation[f], velocity[f], angular[f]};
+  return root;
+}
+
+void stripRootMotion(RawClip& clip, const std::vector<CookedRootFrame>& root) {
+  const size_t joints = clip.skeleton.names.size();
+  for (int f = 0; f < clip.frame_count; ++f) {
+    const glm::quat inv = glm::inverse(root[f].rotation);
+    glm::vec3& t = clip.translations[f * joints];
+    glm::quat& r = clip.rotations[f * joints];
+    t = inv * (t - root[f].position);
+    r = inv * r;
+  }
+}
+
+}  // namespace mm

@@ -1,0 +1,45 @@
+// Root motion (DESIGN.md "The cook" step 4): the simulation root's trajectory, and stripping it
+// from the skeleton's root joint so that a clip plays in place.
+#pragma once
+
+#include "cook/skeleton_presets.h"
+#include "core/cooked_database.h"
+#include "core/raw_clip.h"
+
+#include <string>
+#include <vector>
+
+namespace mm {
+
+// The smallest window a short clip may fall back to.
+inline constexpr int kMinimumFilterWindow = 5;
+
+// `configured` when the clip has that many frames, else the largest odd count that fits (at least
+// kMinimumFilterWindow). Appends a warning naming the clip and the filter when it shrinks.
+int fitFilterWindow(int configured, int frames, const std::string& clip, const char* filter,
+                    std::vector<std::string>* warnings);
+
+struct RootMotionExtractor {
+  double frame_rate = 60;      // the clip's rate, for velocities
+  int position_window = 31;    // Savitzky-Golay frames, odd
+  int facing_window = 61;
+  int order = 3;
+
+  // Position: ground projection of roles.RootPosition, smoothed. Facing: ground projection of the
+  // facing joint's axis, normalized, smoothed, normalized; rotation is the yaw that turns +Z onto
+  // it. Velocities are world-space, by central differences. `world_positions` is
+  // worldPositions(clip). Throws InputError when the clip is shorter than 5 frames.
+  std::vector<CookedRootFrame> run(const RawClip& clip, const std::vector<glm::vec3>& world_positions,
+                                   const SkeletonRoles& roles,
+                                   std::vector<std::string>* warnings) const;
+};
+
+// Ground-projected, normalized facing directions of the facing joint's `axis`; a frame where the
+// axis is vertical keeps the previous frame's direction (+Z for the first).
+std::vector<glm::vec3> projectedFacing(const RawClip& clip, int joint, const glm::vec3& axis);
+
+// Re-expresses joint 0 of every frame relative to the simulation root:
+// t' = inverse(R) * (t - p), r' = inverse(R) * r.
+void stripRootMotion(RawClip& clip, const std::vector<CookedRootFrame>& root);
+
+}  // namespace mm
