@@ -1,0 +1,21 @@
+// The TOML manifest: which clips to cook and with which settings (README "Writing a manifest").
+#pragma once
+
+#include "core/cook_settings.h"
+
+#include <string>
+#include <string_view>
+
+namespace mm {
+
+// Reads and checks a manifest file. Throws InputError naming the file and line of the first
+// problem (a syntax error, an unknown or mistyped key, a value out of range, a source file that
+// does not exist) and saying what to do.
+CookRequest readManifest(const std::string& path);
+
+// The same for text already in memory. `path` names the manifest in messages, and relative
+// source paths resolve against its folder. Every field of CookSettings that the text does not
+// set keeps its default.
+CookRequest parseManifest(std::string_view text, const std::string& path);
+
+}  // namespace mm

@@ -1,0 +1,444 @@
+// The manifest reader: every key lands in its CookRequest field, and every mistake is an
+// InputError that names the manifest, the line and the key.
+#include "core/errors.h"
+#include "manifest/manifest.h"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+class Manifest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    folder_ = fs::temp_directory_path() /
+              ("mmdb_manifest_" + std::to_string(::getpid()) + "_" +
+               ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(folder_);
+    fs::create_directories(folder_ / "clips");
+    for (const char* name : {"walk.bvh", "run.bvh", "clips/jump.fbx"})
+      std::ofstream(folder_ / name) << "not parsed by the manifest reader\n";
+    manifest_ = (folder_ / "loco.toml").string();
+  }
+  void TearDown() override { fs::remove_all(folder_); }
+
+  mm::CookRequest parse(const std::string& text) { return mm::parseManifest(text, manifest_); }
+
+  // The message of the InputError that parsing `text` throws, with the manifest path replaced
+  // by "loco.toml" so expectations read like what a user sees.
+  std::string errorOf(const std::string& text) {
+    try {
+      parse(text);
+    } catch (const mm::InputError& e) {
+      std::string message = e.what();
+      for (size_t at; (at = message.find(manifest_)) != std::string::npos;)
+        message.replace(at, manifest_.size(), "loco.toml");
+      return message;
+    }
+    ADD_FAILURE() << "no InputError for:\n" << text;
+    return {};
+  }
+
+  fs::path folder_;
+  std::string manifest_;
+};
+
+constexpr const char* kWalk = "[[clip]]\nsource = \"walk.bvh\"\n";
+
+TEST_F(Manifest, OnlyClipsKeepsEveryDefault) {
+  const mm::CookRequest request = parse(kWalk);
+  const mm::CookSettings defaults;
+  const mm::CookSettings& s = request.settings;
+  EXPECT_EQ(request.manifest_path, manifest_);
+  EXPECT_EQ(s.frame_rate, defaults.frame_rate);
+  EXPECT_EQ(s.unit_scale, defaults.unit_scale);
+  EXPECT_EQ(s.roles.preset, "");
+  EXPECT_EQ(s.roles.hips, "");
+  EXPECT_FALSE(s.roles.facing_axis.has_value());
+  EXPECT_EQ(s.weights, defaults.weights);
+  EXPECT_EQ(s.root_position_window_s, defaults.root_position_window_s);
+  EXPECT_EQ(s.facing_window_s, defaults.facing_window_s);
+  EXPECT_EQ(s.savitzky_golay_order, defaults.savitzky_golay_order);
+  EXPECT_EQ(s.contact_speed_threshold, defaults.contact_speed_threshold);
+  EXPECT_EQ(s.contact_median_s, defaults.contact_median_s);
+  EXPECT_EQ(s.trailing_unmatchable_s, defaults.trailing_unmatchable_s);
+  EXPECT_EQ(s.trajectory_times, defaults.trajectory_times);
+  EXPECT_EQ(request.mirror.patterns, mm::MirrorSettings{}.patterns);
+
+  ASSERT_EQ(request.clips.size(), 1u);
+  const mm::ClipSpec& clip = request.clips[0];
+  EXPECT_EQ(clip.name, "walk");
+  EXPECT_EQ(clip.source, (folder_ / "walk.bvh").string());
+  EXPECT_EQ(clip.source_label, "walk.bvh");
+  EXPECT_EQ(clip.take, "");
+  EXPECT_EQ(clip.source_first_frame, 0);
+  EXPECT_EQ(clip.source_frame_count, -1);
+  EXPECT_TRUE(clip.tags.empty());
+  EXPECT_FALSE(clip.mirror);
+  EXPECT_TRUE(clip.ranges.empty());
+  EXPECT_EQ(clip.manifest_line, 1);
+}
+
+TEST_F(Manifest, EveryKeyIsRead) {
+  const mm::CookRequest request = parse(R"(# every key, none at its default
+[database]
+frame_rate = 30
+unit_scale = 0.01
+trailing_unmatchable = 0.5
+trajectory_times = [0.25, 0.5, 1.5]
+
+[skeleton]
+preset = "bandai"
+hips = "Hips_J"
+left_foot = "Foot_L"
+right_foot = "Foot_R"
+left_toe = "Toes_L"
+right_toe = "Toes_R"
+root_position = "Chest"
+facing = "Pelvis"
+facing_axis = [0, 1, 0]
+
+[weights]
+foot_position = 0.5
+foot_velocity = 2
+hip_velocity = 3.5
+trajectory_position = 4
+trajectory_direction = 5
+
+[filters]
+root_position_window = 0.25
+facing_window = 2
+order = 2
+
+[contacts]
+speed_threshold = 0.3
+median = 0.2
+
+[mirror]
+patterns = [["Left*", "Right*"], ["*_Lf", "*_Rt"]]
+
+[[clip]]
+source = "walk.bvh"
+name = "walk_fast"
+take = "Take 001"
+frames = [10, 510]
+tags = ["locomotion", "fast"]
+mirror = true
+
+  [[clip.range]]
+  frames = [100, 160]
+  tags = ["turn"]
+
+  [[clip.range]]
+  seconds = [10, 12.5]
+  exclude = true
+
+[[clip]]
+source = "clips/jump.fbx"
+)");
+  const mm::CookSettings& s = request.settings;
+  EXPECT_EQ(s.frame_rate, 30.0);
+  EXPECT_EQ(s.unit_scale, 0.01);
+  EXPECT_EQ(s.trailing_unmatchable_s, 0.5);
+  EXPECT_EQ(s.trajectory_times, (std::array<double, 3>{0.25, 0.5, 1.5}));
+  EXPECT_EQ(s.roles.preset, "bandai");
+  EXPECT_EQ(s.roles.hips, "Hips_J");
+  EXPECT_EQ(s.roles.left_foot, "Foot_L");
+  EXPECT_EQ(s.roles.right_foot, "Foot_R");
+  EXPECT_EQ(s.roles.left_toe, "Toes_L");
+  EXPECT_EQ(s.roles.right_toe, "Toes_R");
+  EXPECT_EQ(s.roles.root_position, "Chest");
+  EXPECT_EQ(s.roles.facing, "Pelvis");
+  ASSERT_TRUE(s.roles.facing_axis.has_value());
+  EXPECT_EQ(*s.roles.facing_axis, glm::vec3(0, 1, 0));
+  EXPECT_EQ(s.weights[mm::kBlockFootPosition], 0.5f);
+  EXPECT_EQ(s.weights[mm::kBlockFootVelocity], 2.0f);
+  EXPECT_EQ(s.weights[mm::kBlockHipVelocity], 3.5f);
+  EXPECT_EQ(s.weights[mm::kBlockTrajectoryPosition], 4.0f);
+  EXPECT_EQ(s.weights[mm::kBlockTrajectoryDirection], 5.0f);
+  EXPECT_EQ(s.root_position_window_s, 0.25);
+  EXPECT_EQ(s.facing_window_s, 2.0);
+  EXPECT_EQ(s.savitzky_golay_order, 2);
+  EXPECT_EQ(s.contact_speed_threshold, 0.3);
+  EXPECT_EQ(s.contact_median_s, 0.2);
+  const std::vector<std::pair<std::string, std::string>> patterns{{"Left*", "Right*"},
+                                                                  {"*_Lf", "*_Rt"}};
+  EXPECT_EQ(request.mirror.patterns, patterns);
+
+  ASSERT_EQ(request.clips.size(), 2u);
+  const mm::ClipSpec& walk = request.clips[0];
+  EXPECT_EQ(walk.name, "walk_fast");
+  EXPECT_EQ(walk.source_label, "walk.bvh");
+  EXPECT_EQ(walk.take, "Take 001");
+  EXPECT_EQ(walk.source_first_frame, 10);
+  EXPECT_EQ(walk.source_frame_count, 500);
+  EXPECT_EQ(walk.tags, (std::vector<std::string>{"locomotion", "fast"}));
+  EXPECT_TRUE(walk.mirror);
+  EXPECT_EQ(walk.manifest_line, 38);
+  ASSERT_EQ(walk.ranges.size(), 2u);
+  EXPECT_EQ(walk.ranges[0].first_frame, 100);
+  EXPECT_EQ(walk.ranges[0].frame_count, 60);
+  EXPECT_EQ(walk.ranges[0].tags, std::vector<std::string>{"turn"});
+  EXPECT_FALSE(walk.ranges[0].exclude);
+  EXPECT_EQ(walk.ranges[1].first_frame, 300);  // seconds at the database rate (30 Hz)
+  EXPECT_EQ(walk.ranges[1].frame_count, 75);
+  EXPECT_TRUE(walk.ranges[1].exclude);
+  EXPECT_TRUE(walk.ranges[1].tags.empty());
+
+  const mm::ClipSpec& jump = request.clips[1];
+  EXPECT_EQ(jump.name, "jump");
+  EXPECT_EQ(jump.source, (folder_ / "clips" / "jump.fbx").string());
+  EXPECT_EQ(jump.source_label, "clips/jump.fbx");
+  EXPECT_EQ(jump.manifest_line, 54);
+}
+
+TEST_F(Manifest, IntegersAreAcceptedWhereNumbersAreExpected) {
+  const mm::CookRequest request = parse(std::string("[contacts]\nspeed_threshold = 1\n") + kWalk);
+  EXPECT_EQ(request.settings.contact_speed_threshold, 1.0);
+}
+
+TEST_F(Manifest, AbsoluteSourceIsKeptAndRelativeResolvesAgainstManifestFolder) {
+  const std::string absolute = (folder_ / "run.bvh").string();
+  manifest_ = (folder_ / "clips" / "nested.toml").string();
+  const mm::CookRequest request = parse("[[clip]]\nsource = \"" + absolute +
+                                        "\"\n[[clip]]\nsource = \"../walk.bvh\"\n");
+  EXPECT_EQ(request.clips[0].source, absolute);
+  EXPECT_EQ(request.clips[1].source, (folder_ / "walk.bvh").string());
+  EXPECT_EQ(request.clips[1].source_label, "../walk.bvh");
+}
+
+TEST_F(Manifest, MistypedKeyNamesKeyLineAndSuggestion) {
+  EXPECT_EQ(errorOf("[wieghts]\nfoot_position = 1\n"),
+            "loco.toml:1: unknown key 'wieghts' (did you mean 'weights'?); known keys at the top "
+            "level: database, skeleton, weights, filters, contacts, mirror, clip");
+  EXPECT_EQ(errorOf("[weights]\nfoot_velocity = 1\nfoot_postion = 0.5\n"),
+            "loco.toml:3: unknown key 'weights.foot_postion' (did you mean "
+            "'weights.foot_position'?); known keys in [weights]: foot_position, foot_velocity, "
+            "hip_velocity, trajectory_position, trajectory_direction");
+  EXPECT_EQ(errorOf(std::string(kWalk) + "colour = \"red\"\n"),
+            "loco.toml:3: unknown key 'clip.colour'; known keys in [clip]: source, name, take, "
+            "frames, tags, mirror, range");
+  EXPECT_EQ(errorOf(std::string(kWalk) + "[[clip.range]]\nframe = [1, 2]\ntags = [\"a\"]\n"),
+            "loco.toml:4: unknown key 'clip.range.frame' (did you mean 'clip.range.frames'?); "
+            "known keys in [clip.range]: frames, seconds, tags, exclude");
+  EXPECT_EQ(errorOf(std::string("frame_rate = 30\n") + kWalk),
+            "loco.toml:1: unknown key 'frame_rate'; known keys at the top level: database, "
+            "skeleton, weights, filters, contacts, mirror, clip");
+}
+
+TEST_F(Manifest, UnknownKeyInEveryTable) {
+  for (const char* table : {"database", "skeleton", "weights", "filters", "contacts", "mirror"}) {
+    const std::string message = errorOf(std::string("[") + table + "]\nbogus = 1\n" + kWalk);
+    EXPECT_EQ(message.rfind("loco.toml:2: unknown key '" + std::string(table) + ".bogus'", 0), 0u)
+        << message;
+  }
+}
+
+TEST_F(Manifest, SyntaxErrorNamesLine) {
+  const std::string message = errorOf("[database]\nframe_rate = = 60\n");
+  EXPECT_EQ(message.rfind("loco.toml:2: TOML syntax error: ", 0), 0u) << message;
+}
+
+TEST_F(Manifest, WrongTypes) {
+  EXPECT_EQ(errorOf(std::string("[database]\nframe_rate = \"60\"\n") + kWalk),
+            "loco.toml:2: 'database.frame_rate' must be a number, got a string");
+  EXPECT_EQ(errorOf(std::string("[filters]\norder = 3.0\n") + kWalk),
+            "loco.toml:2: 'filters.order' must be an integer, got a number");
+  EXPECT_EQ(errorOf(std::string("[skeleton]\nhips = 3\n") + kWalk),
+            "loco.toml:2: 'skeleton.hips' must be a string, got an integer");
+  EXPECT_EQ(errorOf(std::string(kWalk) + "mirror = \"yes\"\n"),
+            "loco.toml:3: 'clip.mirror' must be true or false, got a string");
+  EXPECT_EQ(errorOf(std::string(kWalk) + "tags = \"locomotion\"\n"),
+            "loco.toml:3: 'clip.tags' must be an array, got a string");
+  EXPECT_EQ(errorOf(std::string("weights = 3\n") + kWalk),
+            "loco.toml:1: 'weights' must be a table ([weights]), got an integer");
+  EXPECT_EQ(errorOf("[clip]\nsource = \"walk.bvh\"\n"),
+            "loco.toml:1: 'clip' must be an array of tables: write [[clip]] (double brackets) "
+            "above each clip");
+  EXPECT_EQ(errorOf(std::string(kWalk) + "range = 3\n"),
+            "loco.toml:3: 'clip.range' must be an array of tables: write [[clip.range]] below its "
+            "[[clip]]");
+  EXPECT_EQ(errorOf(std::string("[skeleton]\nfacing_axis = [0, \"y\", 0]\n") + kWalk),
+            "loco.toml:2: 'skeleton.facing_axis' must hold finite numbers only, got a string");
+}
+
+TEST_F(Manifest, OutOfRangeValues) {
+  EXPECT_EQ(errorOf(std::string("[database]\nframe_rate = 0\n") + kWalk),
+            "loco.toml:2: 'database.frame_rate' must be greater than 0 and at most 1000 (frames "
+            "per second), got 0");
+  EXPECT_EQ(errorOf(std::string("[database]\nframe_rate = -30\n") + kWalk),
+            "loco.toml:2: 'database.frame_rate' must be greater than 0 and at most 1000 (frames "
+            "per second), got -30");
+  EXPECT_EQ(errorOf(std::string("[database]\nframe_rate = nan\n") + kWalk),
+            "loco.toml:2: 'database.frame_rate' must be a finite number, got nan");
+  EXPECT_EQ(errorOf(std::string("[database]\nunit_scale = inf\n") + kWalk),
+            "loco.toml:2: 'database.unit_scale' must be a finite number, got inf");
+  EXPECT_EQ(errorOf(std::string("[database]\nunit_scale = 0\n") + kWalk),
+            "loco.toml:2: 'database.unit_scale' must be greater than 0 and at most 1000 (metres "
+            "per source unit), got 0");
+  EXPECT_EQ(errorOf(std::string("[database]\ntrailing_unmatchable = -0.1\n") + kWalk),
+            "loco.toml:2: 'database.trailing_unmatchable' must be at least 0 and at most 60 "
+            "(seconds), got -0.1");
+  EXPECT_EQ(errorOf(std::string("[database]\ntrajectory_times = [1, 2]\n") + kWalk),
+            "loco.toml:2: 'database.trajectory_times' must have 3 numbers, got 2");
+  EXPECT_EQ(errorOf(std::string("[database]\ntrajectory_times = [1, 0.5, 2]\n") + kWalk),
+            "loco.toml:2: 'database.trajectory_times' must be three increasing times in seconds, "
+            "above 0 and at most 10, e.g. [0.3333, 0.6667, 1.0]");
+  EXPECT_EQ(errorOf(std::string("[weights]\nfoot_position = -0.75\n") + kWalk),
+            "loco.toml:2: 'weights.foot_position' must be greater than 0 and at most 1000 (to "
+            "make a block matter less use a small weight such as 0.01), got -0.75");
+  EXPECT_EQ(errorOf(std::string("[weights]\ntrajectory_direction = 0\n") + kWalk),
+            "loco.toml:2: 'weights.trajectory_direction' must be greater than 0 and at most 1000 "
+            "(to make a block matter less use a small weight such as 0.01), got 0");
+  EXPECT_EQ(errorOf(std::string("[filters]\nfacing_window = 0\n") + kWalk),
+            "loco.toml:2: 'filters.facing_window' must be greater than 0 and at most 10 "
+            "(seconds), got 0");
+  EXPECT_EQ(errorOf(std::string("[filters]\nroot_position_window = -1\n") + kWalk),
+            "loco.toml:2: 'filters.root_position_window' must be greater than 0 and at most 10 "
+            "(seconds), got -1");
+  EXPECT_EQ(errorOf(std::string("[filters]\norder = 5\n") + kWalk),
+            "loco.toml:2: 'filters.order' (Savitzky-Golay polynomial order) must be 0 to 4, got 5");
+  EXPECT_EQ(errorOf(std::string("[contacts]\nspeed_threshold = 0\n") + kWalk),
+            "loco.toml:2: 'contacts.speed_threshold' must be greater than 0 and at most 100 "
+            "(metres per second), got 0");
+  EXPECT_EQ(errorOf(std::string("[contacts]\nmedian = -1\n") + kWalk),
+            "loco.toml:2: 'contacts.median' must be at least 0 and at most 10 (seconds), got -1");
+  EXPECT_EQ(errorOf(std::string("[skeleton]\nfacing_axis = [0, 0, 0]\n") + kWalk),
+            "loco.toml:2: 'skeleton.facing_axis' must not be zero; give the facing joint's local "
+            "axis that points forward, e.g. [0, 0, 1]");
+  EXPECT_EQ(errorOf(std::string("[skeleton]\nleft_foot = \"\"\n") + kWalk),
+            "loco.toml:2: 'skeleton.left_foot' must not be empty");
+}
+
+TEST_F(Manifest, SmallOrEvenWindowsInSecondsAreFine) {
+  const mm::CookRequest request =
+      parse(std::string("[filters]\nroot_position_window = 0.01\nfacing_window = 1\n") + kWalk);
+  EXPECT_EQ(request.settings.root_position_window_s, 0.01);
+  EXPECT_EQ(request.settings.facing_window_s, 1.0);
+}
+
+TEST_F(Manifest, MirrorPatternErrors) {
+  const std::string form =
+      "'mirror.patterns' must be pairs of name patterns with one '*' each, e.g. "
+      "[[\"Left*\", \"Right*\"], [\"*_L\", \"*_R\"]]";
+  EXPECT_EQ(errorOf(std::string("[mirror]\npatterns = [[\"Left*\"]]\n") + kWalk),
+            "loco.toml:2: " + form);
+  EXPECT_EQ(errorOf(std::string("[mirror]\npatterns = [\"Left*\", \"Right*\"]\n") + kWalk),
+            "loco.toml:2: " + form);
+  EXPECT_EQ(errorOf(std::string("[mirror]\npatterns = [[\"Left\", \"Right*\"]]\n") + kWalk),
+            "loco.toml:2: " + form + "; 'Left' needs exactly one '*' and a name part");
+  EXPECT_EQ(errorOf(std::string("[mirror]\npatterns = [[\"*_L*\", \"*_R\"]]\n") + kWalk),
+            "loco.toml:2: " + form + "; '*_L*' needs exactly one '*' and a name part");
+  EXPECT_EQ(errorOf(std::string("[mirror]\npatterns = [[\"L*\", \"L*\"]]\n") + kWalk),
+            "loco.toml:2: " + form + "; a pair must differ, got 'L*' twice");
+}
+
+TEST_F(Manifest, EmptyMirrorPatternsTurnMirroringNamesOff) {
+  const mm::CookRequest request = parse(std::string("[mirror]\npatterns = []\n") + kWalk);
+  EXPECT_TRUE(request.mirror.patterns.empty());
+}
+
+TEST_F(Manifest, ClipErrors) {
+  EXPECT_EQ(errorOf("[database]\nframe_rate = 60\n"),
+            "loco.toml:1: no clips: add a [[clip]] table with source = \"file.bvh\" for each clip");
+  EXPECT_EQ(errorOf("[[clip]]\nname = \"walk\"\n"),
+            "loco.toml:1: clip has no 'source'; add source = \"file.bvh\" (relative to the "
+            "manifest's folder)");
+  EXPECT_EQ(errorOf("[[clip]]\nsource = \"\"\n"), "loco.toml:2: 'clip.source' must not be empty");
+  EXPECT_EQ(errorOf(std::string(kWalk) + "\n[[clip]]\nsource = \"walk.bvh\"\n"),
+            "loco.toml:4: clip name 'walk' is already used by the clip on line 1; give one of "
+            "them another name with name = \"...\"");
+  EXPECT_EQ(errorOf(std::string(kWalk) + "frames = [10, 10]\n"),
+            "loco.toml:3: 'clip.frames' must be [first, end] (frames first to end - 1) with 0 <= "
+            "first < end <= 100000000, got [10, 10]");
+  EXPECT_EQ(errorOf(std::string(kWalk) + "frames = [-1, 10]\n"),
+            "loco.toml:3: 'clip.frames' must be [first, end] (frames first to end - 1) with 0 <= "
+            "first < end <= 100000000, got [-1, 10]");
+  EXPECT_EQ(errorOf(std::string(kWalk) + "frames = [0, 10.5]\n"),
+            "loco.toml:3: 'clip.frames' must be [first, end] (frames first to end - 1) with "
+            "integers, got a number");
+  EXPECT_EQ(errorOf(std::string(kWalk) + "frames = [5]\n"),
+            "loco.toml:3: 'clip.frames' must be [first, end] (frames first to end - 1), got 1 "
+            "values");
+  EXPECT_EQ(errorOf(std::string(kWalk) + "tags = [\"two words\"]\n"),
+            "loco.toml:3: 'clip.tags' must hold tag names (letters, digits, '_', '-', '.'; 1 to "
+            "64 characters), got 'two words'");
+  EXPECT_EQ(errorOf(std::string(kWalk) + "tags = [1]\n"),
+            "loco.toml:3: 'clip.tags' must hold tag names (letters, digits, '_', '-', '.'; 1 to "
+            "64 characters), got an integer");
+}
+
+TEST_F(Manifest, MissingSourceNamesLineAndResolvedPath) {
+  EXPECT_EQ(errorOf("\n[[clip]]\nsource = \"missing.bvh\"\n"),
+            "loco.toml:3: clip source 'missing.bvh' not found (looked for '" +
+                (folder_ / "missing.bvh").string() +
+                "'); fix the path, which is relative to the manifest's folder");
+  EXPECT_EQ(errorOf("[[clip]]\nsource = \"clips\"\n"),
+            "loco.toml:2: clip source 'clips' ('" + (folder_ / "clips").string() +
+                "') is not a regular file; give a motion file such as a .bvh or .fbx");
+}
+
+TEST_F(Manifest, RangeErrors) {
+  const std::string clip = kWalk;
+  EXPECT_EQ(errorOf(clip + "[[clip.range]]\ntags = [\"turn\"]\n"),
+            "loco.toml:3: a [[clip.range]] needs exactly one of 'frames = [first, end]' (frames "
+            "at the database rate, from the clip's start) or 'seconds = [start, end]'");
+  EXPECT_EQ(errorOf(clip + "[[clip.range]]\nframes = [1, 2]\nseconds = [0, 1]\nexclude = true\n"),
+            "loco.toml:3: a [[clip.range]] needs exactly one of 'frames = [first, end]' (frames "
+            "at the database rate, from the clip's start) or 'seconds = [start, end]'");
+  EXPECT_EQ(errorOf(clip + "[[clip.range]]\nframes = [1, 2]\n"),
+            "loco.toml:3: a [[clip.range]] does nothing without tags = [...] or exclude = true");
+  EXPECT_EQ(errorOf(clip + "[[clip.range]]\nseconds = [2, 1]\nexclude = true\n"),
+            "loco.toml:4: 'clip.range.seconds' must be [start, end] with 0 <= start < end, got "
+            "[2, 1]");
+  EXPECT_EQ(errorOf(clip + "[[clip.range]]\nframes = [1, 2]\nexclude = 1\n"),
+            "loco.toml:5: 'clip.range.exclude' must be true or false, got an integer");
+}
+
+TEST_F(Manifest, TooManyTags) {
+  std::string text = kWalk;
+  text += "tags = [";
+  for (int i = 0; i < 65; ++i) text += (i ? ", \"t" : "\"t") + std::to_string(i) + "\"";
+  text += "]\n";
+  EXPECT_EQ(errorOf(text),
+            "loco.toml:3: more than 64 different tags; a tag mask has 64 bits, use fewer tags");
+}
+
+TEST_F(Manifest, SixtyFourTagsAcrossClipsAreFine) {
+  std::string text;
+  for (int clip = 0; clip < 2; ++clip) {
+    text += "[[clip]]\nsource = \"walk.bvh\"\nname = \"c" + std::to_string(clip) + "\"\ntags = [";
+    for (int i = 0; i < 32; ++i)
+      text += (i ? ", \"t" : "\"t") + std::to_string(clip * 32 + i) + "\"";
+    text += "]\n";
+  }
+  EXPECT_EQ(parse(text).clips.size(), 2u);
+  EXPECT_EQ(errorOf(text + "[[clip]]\nsource = \"run.bvh\"\ntags = [\"one_more\"]\n"),
+            "loco.toml:11: more than 64 different tags; a tag mask has 64 bits, use fewer tags");
+}
+
+TEST_F(Manifest, ReadManifestFromFile) {
+  std::ofstream(manifest_) << "[database]\nframe_rate = 120\n" << kWalk;
+  const mm::CookRequest request = mm::readManifest(manifest_);
+  EXPECT_EQ(request.settings.frame_rate, 120.0);
+  EXPECT_EQ(request.clips.at(0).manifest_line, 3);
+}
+
+TEST_F(Manifest, ReadManifestMissingFile) {
+  const std::string path = (folder_ / "absent.toml").string();
+  try {
+    mm::readManifest(path);
+    FAIL() << "expected InputError";
+  } catch (const mm::InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "cannot read manifest '" + path + "': No such file or directory; check the path");
+  }
+}
+
+}  // namespace
