@@ -220,6 +220,7 @@ struct Hierarchy {
   Skeleton skeleton;
   std::vector<JointChannels> channels;
   int channel_count = 0;
+  int root_line = 0;
 };
 
 // "Xrotation" -> {axis 0, rotation}; false when the name is not a channel.
@@ -281,6 +282,7 @@ class HierarchyParser {
   Hierarchy parse() {
     in_.expect("HIERARCHY", "a BVH file starts with HIERARCHY: check that this is a BVH file");
     in_.expect("ROOT");
+    out_.root_line = in_.line();
     openJoint(-1);
     while (!stack_.empty()) {
       const std::string_view t = in_.token();
@@ -371,7 +373,8 @@ MotionHeader parseMotionHeader(Cursor& in) {
   in.expectLabel({"Frame", "Time"}, "Frame Time:");
   const std::string_view time_token = in.valueOnLine("Frame Time:");
   double frame_time = 0;
-  if (!parseWhole(time_token, frame_time) || !(frame_time > 0) || !std::isfinite(1.0 / frame_time))
+  if (!parseWhole(time_token, frame_time) || !(frame_time > 0) || !std::isfinite(frame_time) ||
+      !std::isfinite(1.0 / frame_time))
     in.fail(fmt::format("'Frame Time:' must be a positive number of seconds but found {}; fix "
                         "that line or re-export the file",
                         quoted(time_token)));
@@ -443,20 +446,33 @@ class MotionReader {
     const char* first = p;
     if (*first == '+' && first + 1 < end && first[1] != '-') ++first;
     double v = 0;
-    const auto [ptr, ec] = std::from_chars(first, end, v);
-    if (ec != std::errc() || (ptr < end && !isSpace(*ptr))) {
-      const char* stop = p;
-      while (stop < end && !isSpace(*stop)) ++stop;
+    auto [ptr, ec] = std::from_chars(first, end, v);
+    if (ec == std::errc::result_out_of_range && isUnderflow(first, ptr)) {
+      v = 0;  // far below any motion's precision
+      ec = std::errc();
+    }
+    auto token = [&] { return quoted({p, static_cast<size_t>(tokenEnd(p, end) - p)}); };
+    if (ec == std::errc::invalid_argument || (ptr < end && !isSpace(*ptr)))
       in_.fail(line, fmt::format("frame {} holds {}, which is not a number; fix the line or "
                                  "re-export the file",
-                                 frame, quoted({p, static_cast<size_t>(stop - p)})));
-    }
-    if (!std::isfinite(v) || std::fabs(v) > std::numeric_limits<float>::max())
+                                 frame, token()));
+    if (ec != std::errc() || !std::isfinite(v) || std::fabs(v) > std::numeric_limits<float>::max())
       in_.fail(line, fmt::format("frame {} holds {}, which is not a finite number; fix the line or "
                                  "re-export the file",
-                                 frame, quoted({p, static_cast<size_t>(ptr - p)})));
+                                 frame, token()));
     out = static_cast<float>(v);
     return ptr;
+  }
+
+  static const char* tokenEnd(const char* p, const char* end) {
+    while (p < end && !isSpace(*p)) ++p;
+    return p;
+  }
+
+  // An out-of-range number with a negative exponent is a tiny one, not an overflow.
+  static bool isUnderflow(const char* first, const char* last) {
+    const char* e = std::find_if(first, last, [](char c) { return c == 'e' || c == 'E'; });
+    return e + 1 < last && e[1] == '-';
   }
 
   [[noreturn]] void tooManyNumbers(const char* p, const char* end, int line, int frame, int count) {
@@ -559,7 +575,7 @@ RawClip parseBvh(std::string_view text, const std::string& path) {
   Cursor in(text, path);
   Hierarchy hierarchy = HierarchyParser(in).parse();
   if (hierarchy.channel_count == 0)
-    in.fail("no joint has CHANNELS, so there is no motion to read; re-export the file with its "
+    in.fail(hierarchy.root_line, "no joint has CHANNELS, so there is no motion to read; re-export the file with its "
             "channels");
   const MotionHeader header = parseMotionHeader(in);
 

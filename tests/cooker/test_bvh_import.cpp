@@ -6,6 +6,8 @@
 #include <assimp/Importer.hpp>
 #include <assimp/scene.h>
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <glm/gtc/quaternion.hpp>
 
@@ -13,6 +15,8 @@
 #include <cmath>
 #include <filesystem>
 #include <initializer_list>
+#include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -42,6 +46,22 @@ std::string oneJoint(const std::string& channels, const std::string& frame) {
   return "HIERARCHY\nROOT Hips\n{\n  OFFSET 1 2 3\n  CHANNELS " + channels +
          "\n}\nMOTION\nFrames: 1\nFrame Time: 0.5\n" + frame + "\n";
 }
+
+// Routes spdlog's default logger into a string for the lifetime of the object.
+class LogCapture {
+ public:
+  LogCapture() : previous_(spdlog::default_logger()) {
+    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(stream_);
+    sink->set_pattern("%l: %v");
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("capture", sink));
+  }
+  ~LogCapture() { spdlog::set_default_logger(previous_); }
+  std::string text() const { return stream_.str(); }
+
+ private:
+  std::shared_ptr<spdlog::logger> previous_;
+  std::ostringstream stream_;
+};
 
 TEST(BvhImport, TwoJointFileFromDisk) {
   const mm::RawClip clip = mm::importBvhFile(testData("two_joints.bvh"));
@@ -174,20 +194,300 @@ TEST(BvhImport, LastFrameWithoutNewline) {
 }
 
 TEST(BvhImport, MoreFramesThanDeclaredReadsThemAll) {
+  LogCapture log;
   const mm::RawClip clip = mm::parseBvh(
       "HIERARCHY\nROOT Hips\n{\nOFFSET 0 0 0\nCHANNELS 1 Xrotation\n}\n"
       "MOTION\nFrames: 2\nFrame Time: 0.5\n1\n2\n3\n4\n",
       "more.bvh");
   EXPECT_EQ(clip.frame_count, 4);
   EXPECT_EQ(clip.rotations.size(), 4u);
+  EXPECT_EQ(log.text(), "warning: more.bvh:8: declares 2 frames but holds 4; reading all 4\n");
 }
 
 TEST(BvhImport, OneFrameFewerThanDeclaredIsAccepted) {
+  LogCapture log;
   const mm::RawClip clip = mm::parseBvh(
       "HIERARCHY\nROOT Hips\n{\nOFFSET 0 0 0\nCHANNELS 1 Xrotation\n}\n"
       "MOTION\nFrames: 4\nFrame Time: 0.5\n1\n2\n3\n",
       "offbyone.bvh");
   EXPECT_EQ(clip.frame_count, 3);
+  EXPECT_EQ(log.text(),
+            "warning: offbyone.bvh:8: declares 4 frames but holds 3 (a common exporter "
+            "off-by-one); reading the 3 present\n");
+}
+
+TEST(BvhImport, MatchingFrameCountLogsNothing) {
+  LogCapture log;
+  mm::importBvhFile(testData("two_joints.bvh"));
+  EXPECT_EQ(log.text(), "");
+}
+
+TEST(BvhImport, TinyNumbersUnderflowToZero) {
+  const mm::RawClip clip = mm::parseBvh(oneJoint("1 Xposition", "1e-999"), "tiny.bvh");
+  EXPECT_EQ(clip.translation(0, 0).x, 0.0f);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bad input: InputError naming the file and the 1-based line, with what to do.
+
+// The message parseBvh throws for `text`, or "" when it throws nothing.
+std::string errorFor(const std::string& text, const std::string& path = "walk.bvh") {
+  try {
+    mm::parseBvh(text, path);
+  } catch (const mm::InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Line numbers of this file are the ones the messages below name.
+std::string walkFile(const std::string& frames_line, const std::string& frame0,
+                     const std::string& frame1 = "7 8 9 10 11 12\n") {
+  return "HIERARCHY\n"                                   // 1
+         "ROOT Hips\n"                                   // 2
+         "{\n"                                           // 3
+         "  OFFSET 0 0 0\n"                              // 4
+         "  CHANNELS 3 Xposition Yposition Zposition\n"  // 5
+         "  JOINT Spine\n"                               // 6
+         "  {\n"                                         // 7
+         "    OFFSET 0 1 0\n"                            // 8
+         "    CHANNELS 3 Zrotation Xrotation Yrotation\n"  // 9
+         "  }\n"                                         // 10
+         "}\n"                                           // 11
+         "MOTION\n"                                      // 12
+         + frames_line +                                 // 13
+         "Frame Time: 0.5\n"                             // 14
+         + frame0 + frame1;                              // 15, 16
+}
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return text.replace(at, from.size(), to);
+}
+
+const std::string kGood = walkFile("Frames: 2\n", "1 2 3 4 5 6\n");
+
+TEST(BvhImportErrors, TheBaseFileIsGood) { EXPECT_EQ(errorFor(kGood), ""); }
+
+TEST(BvhImportErrors, MisspelledKeyword) {
+  EXPECT_EQ(errorFor(replaced(kGood, "    OFFSET", "    OFSET")),
+            "walk.bvh:8: expected 'OFFSET' but found 'OFSET'; fix the hierarchy or re-export the "
+            "file");
+  EXPECT_EQ(errorFor(replaced(kGood, "  CHANNELS 3 Z", "  CHANNEL 3 Z")),
+            "walk.bvh:9: expected 'CHANNELS' but found 'CHANNEL'; fix the hierarchy or re-export "
+            "the file");
+  EXPECT_EQ(errorFor(replaced(kGood, "  JOINT", "  BONE")),
+            "walk.bvh:6: expected 'JOINT', 'End Site' or '}' but found 'BONE'; fix the hierarchy "
+            "or re-export the file");
+  EXPECT_EQ(errorFor(replaced(kGood, "MOTION", "MOTOIN")),
+            "walk.bvh:12: expected 'MOTION' after the hierarchy but found 'MOTOIN'; fix the "
+            "hierarchy or re-export the file");
+  EXPECT_EQ(errorFor(replaced(kGood, "Frames:", "Frame:")),
+            "walk.bvh:13: expected 'Frames:' but found 'Frame: 2'; fix that line or re-export the "
+            "file");
+  EXPECT_EQ(errorFor(replaced(kGood, "Frame Time:", "FrameTime:")),
+            "walk.bvh:14: expected 'Frame Time:' but found 'FrameTime: 0.5'; fix that line or "
+            "re-export the file");
+}
+
+TEST(BvhImportErrors, NotABvhFile) {
+  EXPECT_EQ(errorFor("Kaydara FBX Binary  \x00\x1a", "walk.fbx"),
+            "walk.fbx:1: expected 'HIERARCHY' but found 'Kaydara'; a BVH file starts with "
+            "HIERARCHY: check that this is a BVH file");
+  EXPECT_EQ(errorFor(""),
+            "walk.bvh:1: the file ends where 'HIERARCHY' was expected; the file is truncated: "
+            "re-export it");
+}
+
+TEST(BvhImportErrors, TruncatedInTheHierarchy) {
+  const std::string cut_in_offset = kGood.substr(0, kGood.find("1 0\n    CHANNELS") + 1);
+  EXPECT_EQ(errorFor(cut_in_offset),
+            "walk.bvh:8: the file ends inside an OFFSET; the file is truncated: re-export it");
+  const std::string cut_in_joint = kGood.substr(0, kGood.find("  }\n}"));
+  EXPECT_EQ(errorFor(cut_in_joint),
+            "walk.bvh:10: the file ends inside joint 'Spine'; the file is truncated: re-export it");
+  const std::string cut_in_channels = kGood.substr(0, kGood.find(" Yrotation\n"));
+  EXPECT_EQ(errorFor(cut_in_channels),
+            "walk.bvh:9: the file ends inside CHANNELS; the file is truncated: re-export it");
+  const std::string cut_before_motion = kGood.substr(0, kGood.find("MOTION"));
+  EXPECT_EQ(errorFor(cut_before_motion),
+            "walk.bvh:12: the file ends before MOTION; the file is truncated: re-export it");
+  const std::string cut_in_header = kGood.substr(0, kGood.find("Frame Time"));
+  EXPECT_EQ(errorFor(cut_in_header),
+            "walk.bvh:14: the file ends where 'Frame Time:' was expected; the file is truncated: "
+            "re-export it");
+}
+
+TEST(BvhImportErrors, TruncatedInAFrame) {
+  EXPECT_EQ(errorFor(walkFile("Frames: 2\n", "1 2 3 4 5 6\n", "7 8 9")),
+            "walk.bvh:16: the file ends inside frame 1 (3 of 6 numbers); the file is truncated: "
+            "re-export it");
+}
+
+TEST(BvhImportErrors, TruncatedFileOnDisk) {
+  const std::string path = testData("truncated.bvh");
+  try {
+    mm::importBvhFile(path);
+    FAIL() << "no error";
+  } catch (const mm::InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              path + ":21: the file ends inside frame 2 (4 of 9 numbers); the file is "
+                     "truncated: re-export it");
+  }
+}
+
+TEST(BvhImportErrors, FrameLineWithTooManyOrTooFewNumbers) {
+  EXPECT_EQ(errorFor(walkFile("Frames: 2\n", "1 2 3 4 5 6 7\n")),
+            "walk.bvh:15: frame 0 has 7 numbers but the hierarchy has 6 channels; each frame must "
+            "be one line with one number per channel: fix the line or re-export the file");
+  EXPECT_EQ(errorFor(walkFile("Frames: 2\n", "1 2 3 4 5 6\n", "7 8 9 10 11\n")),
+            "walk.bvh:16: frame 1 has 5 numbers but the hierarchy has 6 channels; each frame must "
+            "be one line with one number per channel: fix the line or re-export the file");
+  // A frame wrapped over two lines is reported at its first line.
+  EXPECT_EQ(errorFor(walkFile("Frames: 2\n", "1 2 3\n4 5 6\n")),
+            "walk.bvh:15: frame 0 has 3 numbers but the hierarchy has 6 channels; each frame must "
+            "be one line with one number per channel: fix the line or re-export the file");
+}
+
+TEST(BvhImportErrors, ValuesThatAreNotFiniteNumbers) {
+  const std::string tail = ", which is not a number; fix the line or re-export the file";
+  EXPECT_EQ(errorFor(walkFile("Frames: 2\n", "1 2 abc 4 5 6\n")),
+            "walk.bvh:15: frame 0 holds 'abc'" + tail);
+  EXPECT_EQ(errorFor(walkFile("Frames: 2\n", "1 2 3 4 5 6\n", "7 8 1,5 10 11 12\n")),
+            "walk.bvh:16: frame 1 holds '1,5'" + tail);
+  EXPECT_EQ(errorFor(walkFile("Frames: 2\n", "1 2 3 1.5x 5 6\n")),
+            "walk.bvh:15: frame 0 holds '1.5x'" + tail);
+  EXPECT_EQ(errorFor(walkFile("Frames: 2\n", "1 2 3 - 5 6\n")),
+            "walk.bvh:15: frame 0 holds '-'" + tail);
+  const std::string not_finite = ", which is not a finite number; fix the line or re-export the file";
+  EXPECT_EQ(errorFor(walkFile("Frames: 2\n", "1 nan 3 4 5 6\n")),
+            "walk.bvh:15: frame 0 holds 'nan'" + not_finite);
+  EXPECT_EQ(errorFor(walkFile("Frames: 2\n", "1 2 3 4 5 6\n", "7 8 9 -INF 11 12\n")),
+            "walk.bvh:16: frame 1 holds '-INF'" + not_finite);
+  EXPECT_EQ(errorFor(walkFile("Frames: 2\n", "1 2 3 4 1e999 6\n")),
+            "walk.bvh:15: frame 0 holds '1e999'" + not_finite);
+  EXPECT_EQ(errorFor(walkFile("Frames: 2\n", "1 2 3 4 1e39 6\n")),  // beyond a float
+            "walk.bvh:15: frame 0 holds '1e39'" + not_finite);
+  EXPECT_EQ(errorFor(replaced(kGood, "OFFSET 0 1 0", "OFFSET 0 nan 0")),
+            "walk.bvh:8: OFFSET needs three numbers but found 'nan'; fix the hierarchy or "
+            "re-export the file");
+}
+
+TEST(BvhImportErrors, DeclaredFrameCountBeyondTheData) {
+  EXPECT_EQ(errorFor(walkFile("Frames: 10\n", "1 2 3 4 5 6\n")),
+            "walk.bvh:13: declares 10 frames but holds 2; re-export the file or fix the "
+            "'Frames:' line");
+  // Far beyond: refused without reserving memory for the declared count.
+  EXPECT_EQ(errorFor(walkFile("Frames: 4000000000000\n", "1 2 3 4 5 6\n")),
+            "walk.bvh:13: declares 4000000000000 frames but holds 2; re-export the file or fix "
+            "the 'Frames:' line");
+  EXPECT_EQ(errorFor(walkFile("Frames: 99999999999999999999999\n", "1 2 3 4 5 6\n")),
+            "walk.bvh:13: 'Frames:' needs a whole number of frames but found "
+            "'99999999999999999999999'; fix the 'Frames:' line or re-export the file");
+  EXPECT_EQ(errorFor(walkFile("Frames: -2\n", "1 2 3 4 5 6\n")),
+            "walk.bvh:13: 'Frames:' needs a whole number of frames but found '-2'; fix the "
+            "'Frames:' line or re-export the file");
+  EXPECT_EQ(errorFor(walkFile("Frames: 2 frames\n", "1 2 3 4 5 6\n")),
+            "walk.bvh:13: unexpected 'frames' after the frame count; fix that line or re-export "
+            "the file");
+}
+
+TEST(BvhImportErrors, ZeroFrames) {
+  EXPECT_EQ(errorFor(walkFile("Frames: 0\n", "", "")),
+            "walk.bvh:13: the file holds no frames (it declares 0); re-export it with its motion");
+  EXPECT_EQ(errorFor(walkFile("Frames: 1\n", "\n", "\n")),
+            "walk.bvh:13: the file holds no frames (it declares 1); re-export it with its motion");
+}
+
+TEST(BvhImportErrors, FrameTimeMustBePositive) {
+  const std::string hint = "; fix that line or re-export the file";
+  for (const std::string bad : {"0", "-0.5", "-0", "abc", "nan", "inf", "1e-320"}) {
+    EXPECT_EQ(errorFor(replaced(kGood, "Frame Time: 0.5", "Frame Time: " + bad)),
+              "walk.bvh:14: 'Frame Time:' must be a positive number of seconds but found '" + bad +
+                  "'" + hint);
+  }
+  EXPECT_EQ(errorFor(replaced(kGood, "Frame Time: 0.5", "Frame Time:")),
+            "walk.bvh:14: expected a number after 'Frame Time:'; fix that line or re-export the "
+            "file");
+}
+
+// `depth` joints, each inside the previous one, one rotation channel each.
+std::string nested(int depth) {
+  std::string text = "HIERARCHY\nROOT J0\n{\nOFFSET 0 1 0\nCHANNELS 1 Xrotation\n";
+  for (int j = 1; j < depth; ++j)
+    text += "JOINT J" + std::to_string(j) + "\n{\nOFFSET 0 1 0\nCHANNELS 1 Xrotation\n";
+  for (int j = 0; j < depth; ++j) text += "}\n";
+  text += "MOTION\nFrames: 1\nFrame Time: 0.5\n";
+  for (int j = 0; j < depth; ++j) text += "0 ";
+  return text + "\n";
+}
+
+TEST(BvhImportErrors, HierarchyDeeperThanAnySkeleton) {
+  const mm::RawClip deepest = mm::parseBvh(nested(256), "deep.bvh");
+  EXPECT_EQ(deepest.skeleton.jointCount(), 256);
+  EXPECT_EQ(deepest.skeleton.parents[255], 254);
+  // Joint 256 (0-based) opens on line 2 + 256 * 4.
+  EXPECT_EQ(errorFor(nested(257), "deep.bvh"),
+            "deep.bvh:1026: joints nest deeper than 256 levels, more than any skeleton; the file "
+            "is damaged: re-export it");
+  // Far deeper: still an error, not a stack overflow.
+  EXPECT_NE(errorFor(nested(100000), "deep.bvh").find("nest deeper than 256"), std::string::npos);
+}
+
+TEST(BvhImportErrors, DuplicateJointNames) {
+  EXPECT_EQ(errorFor(replaced(kGood, "JOINT Spine", "JOINT Hips")),
+            "walk.bvh:6: duplicate joint name 'Hips' (first at line 2); rename one of them so "
+            "every joint is unique, then re-export");
+}
+
+TEST(BvhImportErrors, BadChannels) {
+  EXPECT_EQ(errorFor(replaced(kGood, "CHANNELS 3 Z", "CHANNELS 7 Z")),
+            "walk.bvh:9: CHANNELS needs a count from 0 to 6 but found '7'; fix the hierarchy or "
+            "re-export the file");
+  EXPECT_EQ(errorFor(replaced(kGood, "Xrotation", "Wrotation")),
+            "walk.bvh:9: expected a channel name (Xposition, Yposition, Zposition, Xrotation, "
+            "Yrotation, Zrotation) but found 'Wrotation'; CHANNELS declares 3: fix the hierarchy "
+            "or re-export the file");
+  EXPECT_EQ(errorFor(replaced(kGood, "Zrotation Xrotation", "Zrotation Zrotation")),
+            "walk.bvh:9: channel 'Zrotation' appears twice in one CHANNELS line; fix the hierarchy "
+            "or re-export the file");
+  // Fewer names than the count: the next keyword is reported where a channel was expected.
+  EXPECT_EQ(errorFor(replaced(kGood, "CHANNELS 3 Xposition", "CHANNELS 4 Xposition")),
+            "walk.bvh:6: expected a channel name (Xposition, Yposition, Zposition, Xrotation, "
+            "Yrotation, Zrotation) but found 'JOINT'; CHANNELS declares 4: fix the hierarchy or "
+            "re-export the file");
+}
+
+TEST(BvhImportErrors, NoChannelsAtAll) {
+  EXPECT_EQ(errorFor("HIERARCHY\nROOT A\n{\nOFFSET 0 0 0\nCHANNELS 0\n}\nMOTION\nFrames: 1\n"
+                     "Frame Time: 0.5\n\n"),
+            "walk.bvh:2: no joint has CHANNELS, so there is no motion to read; re-export the file "
+            "with its channels");
+}
+
+TEST(BvhImportErrors, SecondRootAndNamelessJoint) {
+  EXPECT_EQ(errorFor(replaced(kGood, "MOTION", "ROOT Other\n{\n}\nMOTION")),
+            "walk.bvh:12: a second ROOT: only one skeleton per file is supported; export one "
+            "character per file");
+  EXPECT_EQ(errorFor(replaced(kGood, "JOINT Spine", "JOINT")),
+            "walk.bvh:6: a JOINT has no name; fix the hierarchy or re-export the file");
+}
+
+TEST(BvhImportErrors, MissingFile) {
+  const std::string path = testData("no_such_file.bvh");
+  try {
+    mm::importBvhFile(path);
+    FAIL() << "no error";
+  } catch (const mm::InputError& e) {
+    EXPECT_EQ(std::string(e.what()), path + ": cannot open: No such file or directory; check the path");
+  }
+  try {
+    mm::importBvhFile(testData(""));
+    FAIL() << "no error";
+  } catch (const mm::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("not a regular file"), std::string::npos) << e.what();
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
