@@ -1,0 +1,299 @@
+// The crowd on the CPU runtime: controller, query, search, then sample, inertialize and pose
+// every character every tick, as a game's animation update would.
+#include "crowd.h"
+
+#include <mmdb/playback.h>
+#include <mmdb/search.h>
+
+#include <glm/geometric.hpp>
+#include <glm/gtc/quaternion.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+
+namespace mmdb_sample {
+
+mmdb::StickInput controller_input(const ScriptedStick& stick) {
+  const glm::vec2 velocity = desired_velocity(stick);
+  mmdb::StickInput input;
+  input.desired_velocity = {velocity.x, 0.0f, velocity.y};
+  constexpr float kReleased = 0.01f;
+  input.desired_facing = stick.magnitude > kReleased
+                             ? glm::vec3(stick.direction.x, 0.0f, stick.direction.y)
+                             : glm::vec3(0.0f);
+  return input;
+}
+
+std::vector<bool> last_matchable_frames(const mmdb::Database& db) {
+  std::vector<bool> last(db.frameCount(), false);
+  for (const mmdb::MatchRange& range : db.ranges()) {
+    if (range.frame_count > 0) last[range.first_frame + range.frame_count - 1] = true;
+  }
+  return last;
+}
+
+namespace {
+
+using SearchFunction = mmdb::Result<mmdb::SearchResult> (*)(const mmdb::Database&,
+                                                            const mmdb::SearchRequest&) noexcept;
+
+// The local pose of one skeleton: rotations, translations and their velocities per joint.
+struct Pose {
+  explicit Pose(size_t joints)
+      : rotations(joints, glm::quat(1.0f, 0.0f, 0.0f, 0.0f)),
+        translations(joints, glm::vec3(0.0f)),
+        velocities(joints, glm::vec3(0.0f)),
+        angular_velocities(joints, glm::vec3(0.0f)) {}
+  std::vector<glm::quat> rotations;
+  std::vector<glm::vec3> translations;
+  std::vector<glm::vec3> velocities;
+  std::vector<glm::vec3> angular_velocities;
+};
+
+struct Character {
+  Character(int index_, size_t joints)
+      : index(index_), time_offset(character_time_offset(index_)), offsets(joints) {}
+
+  int index;
+  double time_offset;             // into the stick script
+  mmdb::CharacterState sim;       // the controller's simulation root
+  ScriptedStick previous_stick;
+  bool playing = false;           // false until the first search picked a frame
+  uint32_t clip = 0;              // playing clip
+  float clip_time = 0.0f;         // clip-local seconds
+  uint32_t frame = 0;             // global frame playing
+  double search_timer = 0.0;      // seconds until the next periodic search
+  float since_switch = 1e6f;      // seconds since the last transition
+  Pose offsets;                   // inertialization offsets captured at the last switch
+  glm::vec3 root_position{0.0f};  // achieved: root motion of the frames played, in the world
+  glm::quat root_rotation{1.0f, 0.0f, 0.0f, 0.0f};
+};
+
+// Per-tick working memory shared by all characters, sized once.
+struct Scratch {
+  explicit Scratch(const mmdb::Database& db)
+      : query(db.featureCount()), source(db.jointCount()), destination(db.jointCount()),
+        shown(db.jointCount()), model_rotations(db.jointCount()),
+        model_translations(db.jointCount()) {}
+  std::vector<float> query;
+  Pose source, destination, shown;
+  std::vector<glm::quat> model_rotations;
+  std::vector<glm::vec3> model_translations;
+};
+
+glm::quat to_quat(const mmdb::Float4& q) { return glm::quat(q.w, q.x, q.y, q.z); }
+glm::vec3 to_vec3(const mmdb::Float4& v) { return glm::vec3(v.x, v.y, v.z); }
+
+bool report(const mmdb::Status& status, const char* what) {
+  if (status.ok()) return true;
+  std::fprintf(stderr, "mmdb_sample: %s failed: %s: %s\n", what,
+               mmdb::errorCodeName(status.code()), status.message());
+  return false;
+}
+
+class CpuCrowd {
+ public:
+  CpuCrowd(const mmdb::Database& db, const SampleOptions& options, DecisionLog& log,
+           TrajectoryTrace& trace, PlaybackStats& stats)
+      : db_(db), options_(options), log_(log), trace_(trace), stats_(stats), scratch_(db),
+        last_matchable_(last_matchable_frames(db)),
+        search_(options.exhaustive ? &mmdb::searchExhaustive : &mmdb::searchPruned) {
+    const mmdb::Span<const float> times = db.trajectoryTimes();
+    if (times.size() == mmdb::kTrajectorySamples) {
+      for (int i = 0; i < mmdb::kTrajectorySamples; ++i) settings_.times[i] = times[i];
+    }
+    const int32_t hips = db.roleJoint(mmdb::Role::Hips);
+    hips_ = hips >= 0 ? uint32_t(hips) : 0;
+    characters_.reserve(size_t(options.characters));
+    for (int i = 0; i < options.characters; ++i) characters_.emplace_back(i, db.jointCount());
+  }
+
+  int run() {
+    const long ticks = std::lround(options_.seconds / kTickSeconds);
+    for (long tick = 0; tick < ticks; ++tick) {
+      for (Character& c : characters_) {
+        if (!step(c, double(tick) * kTickSeconds)) return kExitInternal;
+      }
+    }
+    return kExitSuccess;
+  }
+
+ private:
+  bool step(Character& c, double time) {
+    const float dt = float(kTickSeconds);
+    const ScriptedStick stick = scripted_stick(time + c.time_offset);
+    const mmdb::StickInput input = controller_input(stick);
+    mmdb::updateCharacter(c.sim, input, settings_, dt);
+
+    const std::optional<SearchReason> reason = search_reason(c, stick);
+    c.previous_stick = stick;
+    if (reason && !search(c, input, *reason, time)) return false;
+    if (!show_pose(c)) return false;
+
+    if (c.index == 0 && (trace_.desired.empty() || ++trace_ticks_ % 2 == 0)) {
+      trace_.desired.emplace_back(c.sim.position.x, c.sim.position.z);
+      trace_.achieved.emplace_back(c.root_position.x, c.root_position.z);
+    }
+    integrate_root_motion(c, dt);
+    advance(c, dt);
+    return true;
+  }
+
+  std::optional<SearchReason> search_reason(const Character& c, const ScriptedStick& stick) const {
+    if (!c.playing) return SearchReason::Start;
+    const mmdb::ClipInfo clip = db_.clip(c.clip);
+    if (last_matchable_[c.frame] || c.frame + 1 >= clip.first_frame + clip.frame_count)
+      return SearchReason::RangeEnd;
+    if (stick_changed_sharply(c.previous_stick, stick)) return SearchReason::StickChanged;
+    if (c.search_timer <= 0.0) return SearchReason::Periodic;
+    return std::nullopt;
+  }
+
+  bool search(Character& c, const mmdb::StickInput& input, SearchReason reason, double time) {
+    float trajectory[mmdb::kTrajectoryFloats];
+    mmdb::predictTrajectory(c.sim, input, settings_, trajectory);
+    const int32_t playing = c.playing ? int32_t(c.frame) : -1;
+    if (!report(mmdb::buildQuery(db_, playing, trajectory, scratch_.query), "building the query"))
+      return false;
+
+    mmdb::SearchRequest request;
+    request.query = scratch_.query;
+    // At the end of what may be played the search must move, so it starts from nothing.
+    request.current_frame = reason == SearchReason::RangeEnd ? -1 : playing;
+    const auto start = std::chrono::steady_clock::now();
+    const mmdb::Result<mmdb::SearchResult> found = search_(db_, request);
+    const auto stop = std::chrono::steady_clock::now();
+    if (!found) return report(found.error(), "the search");
+    if (found->frame < 0) {
+      std::fprintf(stderr,
+                   "mmdb_sample: the database has no matchable frame to play; re-cook it with "
+                   "longer clips or fewer excluded ranges\n");
+      return false;
+    }
+    const double microseconds = std::chrono::duration<double, std::micro>(stop - start).count();
+    log_.record(time, c.index, c.playing ? int64_t(c.frame) : -1, uint32_t(found->frame),
+                found->cost, microseconds, reason);
+    c.search_timer = kSearchInterval;
+    if (!c.playing || uint32_t(found->frame) != c.frame) return jump(c, uint32_t(found->frame));
+    return true;
+  }
+
+  bool sample(uint32_t clip, float time, Pose& pose) {
+    mmdb::SamplePoseJob job;
+    job.database = &db_;
+    job.clip = clip;
+    job.time = time;
+    job.rotations = pose.rotations;
+    job.translations = pose.translations;
+    job.velocities = pose.velocities;
+    job.angular_velocities = pose.angular_velocities;
+    return report(job.Run(), "sampling a pose");
+  }
+
+  // Switches to `frame`, capturing the inertialization offsets from the pose shown now.
+  bool jump(Character& c, uint32_t frame) {
+    const mmdb::Result<mmdb::ClipTime> where = mmdb::clipTimeOfFrame(db_, frame);
+    if (!where) return report(where.error(), "locating the chosen frame");
+    if (c.playing) {
+      if (!sample(c.clip, c.clip_time, scratch_.source)) return false;
+      if (!sample(where->clip, where->time, scratch_.destination)) return false;
+      mmdb::InertializeTransitionJob job;
+      job.time_since_previous = c.since_switch;
+      job.source_rotations = scratch_.source.rotations;
+      job.source_angular_velocities = scratch_.source.angular_velocities;
+      job.source_translations = scratch_.source.translations;
+      job.source_velocities = scratch_.source.velocities;
+      job.destination_rotations = scratch_.destination.rotations;
+      job.destination_angular_velocities = scratch_.destination.angular_velocities;
+      job.destination_translations = scratch_.destination.translations;
+      job.destination_velocities = scratch_.destination.velocities;
+      job.offset_rotations = c.offsets.rotations;
+      job.offset_angular_velocities = c.offsets.angular_velocities;
+      job.offset_translations = c.offsets.translations;
+      job.offset_velocities = c.offsets.velocities;
+      if (!report(job.Run(), "inertializing a transition")) return false;
+      c.since_switch = 0.0f;
+      ++stats_.transitions;
+    }
+    c.playing = true;
+    c.clip = where->clip;
+    c.clip_time = where->time;
+    c.frame = frame;
+    return true;
+  }
+
+  // Sample, inertialize and pose the character as it would be drawn this tick.
+  bool show_pose(Character& c) {
+    Pose& shown = scratch_.shown;
+    if (!sample(c.clip, c.clip_time, shown)) return false;
+    mmdb::InertializeJob blend;
+    blend.time_since_switch = c.since_switch;
+    blend.rotations = shown.rotations;
+    blend.translations = shown.translations;
+    blend.offset_rotations = c.offsets.rotations;
+    blend.offset_angular_velocities = c.offsets.angular_velocities;
+    blend.offset_translations = c.offsets.translations;
+    blend.offset_velocities = c.offsets.velocities;
+    blend.out_rotations = shown.rotations;  // in place: allowed for this job
+    blend.out_translations = shown.translations;
+    if (!report(blend.Run(), "inertializing the pose")) return false;
+
+    mmdb::ForwardKinematicsJob fk;
+    fk.parents = db_.parents();
+    fk.local_rotations = shown.rotations;
+    fk.local_translations = shown.translations;
+    fk.model_rotations = scratch_.model_rotations;
+    fk.model_translations = scratch_.model_translations;
+    if (!report(fk.Run(), "forward kinematics")) return false;
+    stats_.hip_height_sum += scratch_.model_translations[hips_].y;
+    ++stats_.hip_height_samples;
+    return true;
+  }
+
+  // The achieved path: the played frame's root velocity, taken from its clip's world into the
+  // character's, moves the character.
+  void integrate_root_motion(Character& c, float dt) const {
+    const mmdb::RootFrame& root = db_.rootMotion()[c.frame];
+    const glm::quat clip_to_character = c.root_rotation * glm::inverse(to_quat(root.rotation));
+    c.root_position += clip_to_character * to_vec3(root.velocity) * dt;
+    const glm::vec3 spin = clip_to_character * to_vec3(root.angular_velocity) * dt;
+    const float angle = glm::length(spin);
+    if (angle > 1e-9f)
+      c.root_rotation = glm::normalize(glm::angleAxis(angle, spin / angle) * c.root_rotation);
+  }
+
+  void advance(Character& c, float dt) const {
+    const mmdb::ClipInfo clip = db_.clip(c.clip);
+    c.clip_time += dt;
+    const double key = std::floor(double(c.clip_time) * db_.frameRate() + 1e-4);
+    const uint32_t local = uint32_t(std::min(key, double(clip.frame_count - 1)));
+    c.frame = clip.first_frame + local;
+    c.since_switch += dt;
+    c.search_timer -= dt;
+  }
+
+  const mmdb::Database& db_;
+  const SampleOptions& options_;
+  DecisionLog& log_;
+  TrajectoryTrace& trace_;
+  PlaybackStats& stats_;
+  Scratch scratch_;
+  std::vector<bool> last_matchable_;
+  SearchFunction search_;
+  mmdb::ControllerSettings settings_;
+  uint32_t hips_ = 0;
+  std::vector<Character> characters_;
+  long trace_ticks_ = 0;
+};
+
+}  // namespace
+
+int run_cpu_crowd(const mmdb::Database& db, const SampleOptions& options, DecisionLog& log,
+                  TrajectoryTrace& trace, PlaybackStats& stats) {
+  CpuCrowd crowd(db, options, log, trace, stats);
+  return crowd.run();
+}
+
+}  // namespace mmdb_sample

@@ -1,0 +1,47 @@
+// The scripted crowd: every character follows the stick script at its own time offset, a
+// controller turns the stick into a trajectory, and motion matching picks the frames to play.
+#pragma once
+
+#include "decision_log.h"
+#include "sample_options.h"
+#include "stick_script.h"
+
+#include <mmdb/controller.h>
+#include <mmdb/database.h>
+
+#include <glm/vec2.hpp>
+
+#include <string>
+#include <vector>
+
+namespace mmdb_sample {
+
+inline constexpr double kTickSeconds = 1.0 / 60.0;   // the game's update rate
+inline constexpr double kSearchInterval = 0.1;       // seconds between periodic searches
+
+// Top-down (x, z) paths of character 0, for the plot.
+struct TrajectoryTrace {
+  std::vector<glm::vec2> desired;   // the controller's simulation root
+  std::vector<glm::vec2> achieved;  // root motion of the frames played, in the world
+};
+
+// What the playback of the CPU crowd saw, as a sanity check printed after the summary.
+struct PlaybackStats {
+  uint64_t transitions = 0;       // inertialized switches
+  double hip_height_sum = 0.0;    // model-space hip height, summed over characters and ticks
+  uint64_t hip_height_samples = 0;
+};
+
+// The runtime's stick input for a scripted stick: velocity from the stick, facing along it
+// (a released stick keeps the current facing).
+mmdb::StickInput controller_input(const ScriptedStick& stick);
+
+// Whether a global frame is the last frame of a matchable range: playing past it would leave
+// the frames the search may return (or the clip), so a search is forced there.
+std::vector<bool> last_matchable_frames(const mmdb::Database& db);
+
+// Runs the crowd on the CPU runtime. Returns an exit code; prints a reason to stderr on failure.
+int run_cpu_crowd(const mmdb::Database& db, const SampleOptions& options, DecisionLog& log,
+                  TrajectoryTrace& trace, PlaybackStats& stats);
+
+}  // namespace mmdb_sample

@@ -1,0 +1,60 @@
+#include "decision_log.h"
+
+#include <mmdb/database.h>
+
+namespace mmdb_sample {
+
+const char* search_reason_name(SearchReason reason) {
+  switch (reason) {
+    case SearchReason::Start: return "start";
+    case SearchReason::Periodic: return "every 0.1 s";
+    case SearchReason::StickChanged: return "stick changed";
+    case SearchReason::RangeEnd: return "end of matchable range";
+  }
+  return "?";
+}
+
+DecisionLog::DecisionLog(const mmdb::Database& db, std::FILE* out, bool print_decisions)
+    : db_(db), out_(out), print_decisions_(print_decisions) {}
+
+void DecisionLog::record(double time, int character, int64_t playing_frame,
+                         uint32_t chosen_frame, float cost, double search_microseconds,
+                         SearchReason reason) {
+  record(time, character, playing_frame, chosen_frame, cost, reason);
+  ++timed_searches_;
+  microseconds_sum_ += search_microseconds;
+}
+
+void DecisionLog::record(double time, int character, int64_t playing_frame,
+                         uint32_t chosen_frame, float cost, SearchReason reason) {
+  ++searches_;
+  cost_sum_ += cost;
+  if (int64_t(chosen_frame) == playing_frame) return;
+  const bool start = playing_frame < 0;
+  if (!start) ++jumps_;
+  if (!print_decisions_) return;
+  const int32_t clip_index = db_.clipOfFrame(chosen_frame);
+  const mmdb::ClipInfo clip = clip_index >= 0 ? db_.clip(uint32_t(clip_index)) : mmdb::ClipInfo{};
+  const uint32_t local_frame = chosen_frame - clip.first_frame;
+  std::fprintf(out_,
+               "t=%7.2f s  char %2d  %s global frame %6u (clip '%.*s' local frame %5u)  "
+               "cost %8.3f  [%s]\n",
+               time, character, start ? "start at" : "jump to", chosen_frame,
+               int(clip.name.size()), clip.name.data(), local_frame, cost,
+               search_reason_name(reason));
+}
+
+void DecisionLog::print_summary(std::string_view method, double simulated_seconds,
+                                int characters) const {
+  const double jumps_per_second =
+      simulated_seconds > 0.0 ? double(jumps_) / (simulated_seconds * characters) : 0.0;
+  const double mean_cost = searches_ ? cost_sum_ / double(searches_) : 0.0;
+  const double mean_us = timed_searches_ ? microseconds_sum_ / double(timed_searches_) : 0.0;
+  std::fprintf(out_,
+               "summary: %llu searches (%.*s), %.2f jumps/s per character, mean cost %.3f, "
+               "mean search %.1f us\n",
+               static_cast<unsigned long long>(searches_), int(method.size()), method.data(),
+               jumps_per_second, mean_cost, mean_us);
+}
+
+}  // namespace mmdb_sample

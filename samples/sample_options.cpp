@@ -1,0 +1,106 @@
+#include "sample_options.h"
+
+#include <charconv>
+#include <cmath>
+#include <string_view>
+
+namespace mmdb_sample {
+namespace {
+
+constexpr int kMaxCharacters = 100000;
+constexpr double kMaxSeconds = 3600.0;
+
+bool parse_int(std::string_view text, int& value) {
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  return ec == std::errc() && ptr == end;
+}
+
+bool parse_double(const std::string& text, double& value) {
+  try {
+    std::size_t used = 0;
+    value = std::stod(text, &used);
+    return used == text.size() && std::isfinite(value);
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+std::string usage_text(const char* program) {
+  return std::string("Usage: ") + program + " DATABASE.mmdb [options]\n"
+         "Plays a scripted stick path through a motion-matching database, as a game would.\n"
+         "\n"
+         "Options:\n"
+         "  --characters N     characters to simulate, each at its own point of the script (1)\n"
+         "  --seconds S        simulated seconds at 60 Hz (20)\n"
+         "  --exhaustive       exhaustive search instead of the bounds-pruned one\n"
+         "  --quiet-decisions  print the summary only, not each decision\n"
+         "  --svg FILE         plot of desired vs achieved trajectory of character 0 (sample.svg)\n"
+         "  --gpu              run the crowd on the GPU (Vulkan compute) instead of the CPU\n"
+         "  -h, --help         this text\n"
+         "\n"
+         "Exit codes: 0 success, 1 the database cannot be used (or no GPU), 2 bad usage.\n";
+}
+
+bool parse_options(int argc, const char* const* argv, SampleOptions& options,
+                   std::string& error) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&](std::string& out) {
+      if (i + 1 >= argc) {
+        error = arg + " needs a value";
+        return false;
+      }
+      out = argv[++i];
+      return true;
+    };
+    std::string text;
+    if (arg == "-h" || arg == "--help") {
+      options.help = true;
+    } else if (arg == "--characters") {
+      if (!value(text)) return false;
+      if (!parse_int(text, options.characters) || options.characters < 1 ||
+          options.characters > kMaxCharacters) {
+        error = "--characters wants a whole number from 1 to " + std::to_string(kMaxCharacters) +
+                ", got '" + text + "'";
+        return false;
+      }
+    } else if (arg == "--seconds") {
+      if (!value(text)) return false;
+      if (!parse_double(text, options.seconds) || options.seconds <= 0.0 ||
+          options.seconds > kMaxSeconds) {
+        error = "--seconds wants a number of seconds above 0 and at most 3600, got '" + text + "'";
+        return false;
+      }
+    } else if (arg == "--svg") {
+      if (!value(options.svg_path)) return false;
+      if (options.svg_path.empty()) {
+        error = "--svg wants a file name";
+        return false;
+      }
+    } else if (arg == "--exhaustive") {
+      options.exhaustive = true;
+    } else if (arg == "--quiet-decisions") {
+      options.quiet_decisions = true;
+    } else if (arg == "--gpu") {
+      options.gpu = true;
+    } else if (!arg.empty() && arg[0] == '-') {
+      error = "unknown option '" + arg + "' (see --help)";
+      return false;
+    } else if (options.database_path.empty()) {
+      options.database_path = arg;
+    } else {
+      error = "one database only: got '" + options.database_path + "' and '" + arg + "'";
+      return false;
+    }
+  }
+  if (!options.help && options.database_path.empty()) {
+    error = "no database given: pass the .mmdb file that mmcook wrote";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace mmdb_sample

@@ -1,0 +1,30 @@
+// Command line of mmdb_sample. Parsed by hand: the sample links the runtime only, as a game
+// would, and needs none of the cooker's dependencies.
+#pragma once
+
+#include <string>
+
+namespace mmdb_sample {
+
+struct SampleOptions {
+  std::string database_path;
+  int characters = 1;
+  double seconds = 20.0;
+  bool exhaustive = false;       // exhaustive CPU search instead of the bounds-pruned one
+  bool quiet_decisions = false;  // print the summary only
+  std::string svg_path = "sample.svg";
+  bool gpu = false;              // run the crowd through the Vulkan compute runtime
+  bool help = false;
+};
+
+// Exit codes, as mmcook's: 0 success, 1 bad input (the database, or no GPU for --gpu),
+// 2 bad usage, 3 internal error (the runtime refused a call the sample made).
+enum ExitCode : int { kExitSuccess = 0, kExitBadInput = 1, kExitBadUsage = 2, kExitInternal = 3 };
+
+// Parses argv. Returns false and sets `error` (one line saying what is wrong) on bad usage.
+bool parse_options(int argc, const char* const* argv, SampleOptions& options, std::string& error);
+
+// The --help text.
+std::string usage_text(const char* program);
+
+}  // namespace mmdb_sample

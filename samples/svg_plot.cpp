@@ -1,0 +1,194 @@
+#include "svg_plot.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iomanip>
+#include <limits>
+#include <sstream>
+
+namespace mmdb_sample {
+namespace {
+
+constexpr double kWidth = 800.0;
+constexpr double kHeight = 640.0;
+constexpr double kMarginLeft = 70.0;
+constexpr double kMarginRight = 190.0;  // room for the legend
+constexpr double kMarginTop = 50.0;
+constexpr double kMarginBottom = 60.0;
+
+struct Bounds {
+  double min_x, max_x, min_y, max_y;
+};
+
+Bounds data_bounds(const std::vector<PlotSeries>& series) {
+  Bounds b{std::numeric_limits<double>::max(), std::numeric_limits<double>::lowest(),
+           std::numeric_limits<double>::max(), std::numeric_limits<double>::lowest()};
+  for (const PlotSeries& s : series) {
+    for (const glm::vec2& p : s.points) {
+      if (!std::isfinite(p.x) || !std::isfinite(p.y)) continue;
+      b.min_x = std::min(b.min_x, double(p.x));
+      b.max_x = std::max(b.max_x, double(p.x));
+      b.min_y = std::min(b.min_y, double(p.y));
+      b.max_y = std::max(b.max_y, double(p.y));
+    }
+  }
+  if (b.min_x > b.max_x) b = {-1.0, 1.0, -1.0, 1.0};  // nothing to draw: a unit view
+  // At least a metre of extent on each axis, and a little air around the data.
+  const double pad_x = std::max(0.5, 0.05 * (b.max_x - b.min_x));
+  const double pad_y = std::max(0.5, 0.05 * (b.max_y - b.min_y));
+  return {b.min_x - pad_x, b.max_x + pad_x, b.min_y - pad_y, b.max_y + pad_y};
+}
+
+// A "nice" tick spacing (1, 2 or 5 times a power of ten) giving about `target` intervals.
+double tick_step(double extent, int target) {
+  const double raw = extent / target;
+  const double power = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0}) {
+    if (m * power >= raw) return m * power;
+  }
+  return 10.0 * power;
+}
+
+std::string escape_xml(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+// Maps data coordinates to the page with one scale for both axes, centred in the plot area.
+class Mapping {
+ public:
+  Mapping(const Bounds& b, bool y_down) : b_(b), y_down_(y_down) {
+    const double area_w = kWidth - kMarginLeft - kMarginRight;
+    const double area_h = kHeight - kMarginTop - kMarginBottom;
+    scale_ = std::min(area_w / (b.max_x - b.min_x), area_h / (b.max_y - b.min_y));
+    offset_x_ = kMarginLeft + 0.5 * (area_w - scale_ * (b.max_x - b.min_x));
+    offset_y_ = kMarginTop + 0.5 * (area_h - scale_ * (b.max_y - b.min_y));
+  }
+  double x(double v) const { return offset_x_ + (v - b_.min_x) * scale_; }
+  double y(double v) const {
+    const double from_top = y_down_ ? v - b_.min_y : b_.max_y - v;
+    return offset_y_ + from_top * scale_;
+  }
+  double left() const { return x(b_.min_x); }
+  double right() const { return x(b_.max_x); }
+  double top() const { return std::min(y(b_.min_y), y(b_.max_y)); }
+  double bottom() const { return std::max(y(b_.min_y), y(b_.max_y)); }
+
+ private:
+  Bounds b_;
+  bool y_down_;
+  double scale_, offset_x_, offset_y_;
+};
+
+void write_grid(std::ostream& out, const Bounds& b, const Mapping& m) {
+  const double step = tick_step(std::max(b.max_x - b.min_x, b.max_y - b.min_y), 8);
+  out << "<g stroke=\"#dddddd\" stroke-width=\"1\">\n";
+  for (double v = std::ceil(b.min_x / step) * step; v <= b.max_x; v += step)
+    out << "<line x1=\"" << m.x(v) << "\" y1=\"" << m.top() << "\" x2=\"" << m.x(v)
+        << "\" y2=\"" << m.bottom() << "\"/>\n";
+  for (double v = std::ceil(b.min_y / step) * step; v <= b.max_y; v += step)
+    out << "<line x1=\"" << m.left() << "\" y1=\"" << m.y(v) << "\" x2=\"" << m.right()
+        << "\" y2=\"" << m.y(v) << "\"/>\n";
+  out << "</g>\n";
+  out << "<rect x=\"" << m.left() << "\" y=\"" << m.top() << "\" width=\"" << m.right() - m.left()
+      << "\" height=\"" << m.bottom() - m.top() << "\" fill=\"none\" stroke=\"#444444\"/>\n";
+  out << "<g font-family=\"sans-serif\" font-size=\"12\" fill=\"#333333\">\n";
+  // "+ 0.0" turns -0 into 0 in the labels.
+  for (double v = std::ceil(b.min_x / step) * step; v <= b.max_x; v += step)
+    out << "<text x=\"" << m.x(v) << "\" y=\"" << m.bottom() + 16
+        << "\" text-anchor=\"middle\">" << std::round(v / step) * step + 0.0 << "</text>\n";
+  for (double v = std::ceil(b.min_y / step) * step; v <= b.max_y; v += step)
+    out << "<text x=\"" << m.left() - 6 << "\" y=\"" << m.y(v) + 4
+        << "\" text-anchor=\"end\">" << std::round(v / step) * step + 0.0 << "</text>\n";
+  out << "</g>\n";
+}
+
+void write_labels(std::ostream& out, const PlotLabels& labels, const Mapping& m) {
+  out << "<g font-family=\"sans-serif\" fill=\"#222222\">\n";
+  out << "<text x=\"" << kWidth / 2 << "\" y=\"28\" font-size=\"18\" text-anchor=\"middle\">"
+      << escape_xml(labels.title) << "</text>\n";
+  out << "<text x=\"" << 0.5 * (m.left() + m.right()) << "\" y=\"" << m.bottom() + 40
+      << "\" font-size=\"14\" text-anchor=\"middle\">" << escape_xml(labels.x_axis)
+      << "</text>\n";
+  const double cy = 0.5 * (m.top() + m.bottom());
+  out << "<text x=\"20\" y=\"" << cy << "\" font-size=\"14\" text-anchor=\"middle\" "
+      << "transform=\"rotate(-90 20 " << cy << ")\">" << escape_xml(labels.y_axis)
+      << "</text>\n";
+  out << "</g>\n";
+}
+
+void write_series(std::ostream& out, const PlotSeries& s, const Mapping& m) {
+  out << "<polyline fill=\"none\" stroke=\"" << escape_xml(s.colour)
+      << "\" stroke-width=\"2\" stroke-linejoin=\"round\" points=\"";
+  bool first = true;
+  for (const glm::vec2& p : s.points) {
+    if (!std::isfinite(p.x) || !std::isfinite(p.y)) continue;
+    out << (first ? "" : " ") << m.x(p.x) << ',' << m.y(p.y);
+    first = false;
+  }
+  out << "\"/>\n";
+  // Mark where the path starts, so the direction of travel can be read.
+  if (!s.points.empty())
+    out << "<circle cx=\"" << m.x(s.points.front().x) << "\" cy=\"" << m.y(s.points.front().y)
+        << "\" r=\"4\" fill=\"" << escape_xml(s.colour) << "\"/>\n";
+}
+
+void write_legend(std::ostream& out, const std::vector<PlotSeries>& series) {
+  const double x = kWidth - kMarginRight + 15;
+  double y = kMarginTop + 10;
+  out << "<g font-family=\"sans-serif\" font-size=\"13\" fill=\"#222222\">\n";
+  for (const PlotSeries& s : series) {
+    out << "<line x1=\"" << x << "\" y1=\"" << y << "\" x2=\"" << x + 24 << "\" y2=\"" << y
+        << "\" stroke=\"" << escape_xml(s.colour) << "\" stroke-width=\"3\"/>\n";
+    out << "<text x=\"" << x + 30 << "\" y=\"" << y + 4 << "\">" << escape_xml(s.name)
+        << "</text>\n";
+    y += 22;
+  }
+  out << "<text x=\"" << x << "\" y=\"" << y + 4 << "\" fill=\"#555555\">dot: start</text>\n";
+  out << "</g>\n";
+}
+
+}  // namespace
+
+void write_svg_plot(std::ostream& out, const std::vector<PlotSeries>& series,
+                    const PlotLabels& labels) {
+  const Bounds bounds = data_bounds(series);
+  const Mapping mapping(bounds, labels.y_down);
+  out << std::fixed << std::setprecision(2);
+  out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth << "\" height=\""
+      << kHeight << "\" viewBox=\"0 0 " << kWidth << ' ' << kHeight << "\">\n";
+  out << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  write_grid(out, bounds, mapping);
+  for (const PlotSeries& s : series) write_series(out, s, mapping);
+  write_labels(out, labels, mapping);
+  write_legend(out, series);
+  out << "</svg>\n";
+}
+
+bool write_svg_plot_file(const std::string& path, const std::vector<PlotSeries>& series,
+                         const PlotLabels& labels, std::string& error) {
+  std::ostringstream text;
+  write_svg_plot(text, series, labels);
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  if (file) file << text.str();
+  if (file) file.flush();
+  if (!file) {
+    error = "cannot write '" + path + "': " + std::strerror(errno);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace mmdb_sample

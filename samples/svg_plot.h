@@ -1,0 +1,36 @@
+// A minimal SVG line plot: a few named polylines on equal-scale axes with a grid, tick labels,
+// a legend and a title. Enough to look at trajectories in a browser; nothing more.
+#pragma once
+
+#include <glm/vec2.hpp>
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace mmdb_sample {
+
+struct PlotSeries {
+  std::string name;    // legend text
+  std::string colour;  // any SVG colour, e.g. "#1f77b4"
+  std::vector<glm::vec2> points;
+};
+
+struct PlotLabels {
+  std::string title;
+  std::string x_axis;  // e.g. "x (m)"
+  std::string y_axis;
+  bool y_down = false;  // true: larger y is drawn lower on the page (screen convention)
+};
+
+// Writes the plot as a complete SVG document. Both axes use the same scale, so shapes are not
+// distorted. Series with no points are listed in the legend but draw nothing.
+void write_svg_plot(std::ostream& out, const std::vector<PlotSeries>& series,
+                    const PlotLabels& labels);
+
+// Writes the plot to a file; returns false (and leaves `error` set) when the file cannot be
+// written.
+bool write_svg_plot_file(const std::string& path, const std::vector<PlotSeries>& series,
+                         const PlotLabels& labels, std::string& error);
+
+}  // namespace mmdb_sample
