@@ -4,6 +4,8 @@
 
 #include "core/raw_clip.h"
 
+#include <glm/mat3x3.hpp>
+
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,7 +36,15 @@ struct SourceInfo {
   std::vector<SourceTake> takes;
   Skeleton skeleton;
   double declared_unit_scale = 0;
+  std::vector<std::string> notes;  // conventions applied: units, axes, collapsed nodes, warnings
 };
 SourceInfo inspectSourceFile(const std::string& path);
+SourceInfo inspectAssimpFile(const std::string& path);
+
+// The rotation that takes an FBX file's axis system (GlobalSettings UpAxis, FrontAxis, CoordAxis:
+// 0 = X, 1 = Y, 2 = Z, and their signs) to ours: X = coord axis, Y = up, Z = front. Identity for
+// an invalid combination. Its determinant is -1 for a left-handed file.
+glm::dmat3 axisConversionToYUp(int up_axis, int up_sign, int front_axis, int front_sign,
+                               int coord_axis, int coord_sign);
 
 }  // namespace mm
