@@ -26,12 +26,30 @@ mmdb::StickInput controller_input(const ScriptedStick& stick) {
   return input;
 }
 
-std::vector<bool> last_matchable_frames(const mmdb::Database& db) {
-  std::vector<bool> last(db.frameCount(), false);
+void RootMotionPath::integrate(const mmdb::Database& db, uint32_t frame, float dt) {
+  const mmdb::RootFrame& root = db.rootMotion()[frame];
+  const glm::quat clip_rotation(root.rotation.w, root.rotation.x, root.rotation.y,
+                                root.rotation.z);
+  const glm::quat clip_to_character = rotation * glm::inverse(clip_rotation);
+  const glm::vec3 velocity(root.velocity.x, root.velocity.y, root.velocity.z);
+  const glm::vec3 angular(root.angular_velocity.x, root.angular_velocity.y,
+                          root.angular_velocity.z);
+  position += clip_to_character * velocity * dt;
+  const glm::vec3 spin = clip_to_character * angular * dt;
+  const float angle = glm::length(spin);
+  if (angle > 1e-9f) rotation = glm::normalize(glm::angleAxis(angle, spin / angle) * rotation);
+}
+
+std::vector<bool> forced_search_frames(const mmdb::Database& db) {
+  std::vector<bool> forced(db.frameCount(), false);
   for (const mmdb::MatchRange& range : db.ranges()) {
-    if (range.frame_count > 0) last[range.first_frame + range.frame_count - 1] = true;
+    if (range.frame_count > 0) forced[range.first_frame + range.frame_count - 1] = true;
   }
-  return last;
+  for (uint32_t i = 0; i < db.clipCount(); ++i) {
+    const mmdb::ClipInfo clip = db.clip(i);
+    if (clip.frame_count > 0) forced[clip.first_frame + clip.frame_count - 1] = true;
+  }
+  return forced;
 }
 
 namespace {
@@ -67,8 +85,7 @@ struct Character {
   double search_timer = 0.0;      // seconds until the next periodic search
   float since_switch = 1e6f;      // seconds since the last transition
   Pose offsets;                   // inertialization offsets captured at the last switch
-  glm::vec3 root_position{0.0f};  // achieved: root motion of the frames played, in the world
-  glm::quat root_rotation{1.0f, 0.0f, 0.0f, 0.0f};
+  RootMotionPath achieved;        // where the frames played took the character
 };
 
 // Per-tick working memory shared by all characters, sized once.
@@ -83,9 +100,6 @@ struct Scratch {
   std::vector<glm::vec3> model_translations;
 };
 
-glm::quat to_quat(const mmdb::Float4& q) { return glm::quat(q.w, q.x, q.y, q.z); }
-glm::vec3 to_vec3(const mmdb::Float4& v) { return glm::vec3(v.x, v.y, v.z); }
-
 bool report(const mmdb::Status& status, const char* what) {
   if (status.ok()) return true;
   std::fprintf(stderr, "mmdb_sample: %s failed: %s: %s\n", what,
@@ -98,7 +112,7 @@ class CpuCrowd {
   CpuCrowd(const mmdb::Database& db, const SampleOptions& options, DecisionLog& log,
            TrajectoryTrace& trace, PlaybackStats& stats)
       : db_(db), options_(options), log_(log), trace_(trace), stats_(stats), scratch_(db),
-        last_matchable_(last_matchable_frames(db)),
+        forced_search_(forced_search_frames(db)),
         search_(options.exhaustive ? &mmdb::searchExhaustive : &mmdb::searchPruned) {
     const mmdb::Span<const float> times = db.trajectoryTimes();
     if (times.size() == mmdb::kTrajectorySamples) {
@@ -134,18 +148,16 @@ class CpuCrowd {
 
     if (c.index == 0 && (trace_.desired.empty() || ++trace_ticks_ % 2 == 0)) {
       trace_.desired.emplace_back(c.sim.position.x, c.sim.position.z);
-      trace_.achieved.emplace_back(c.root_position.x, c.root_position.z);
+      trace_.achieved.emplace_back(c.achieved.position.x, c.achieved.position.z);
     }
-    integrate_root_motion(c, dt);
+    c.achieved.integrate(db_, c.frame, dt);
     advance(c, dt);
     return true;
   }
 
   std::optional<SearchReason> search_reason(const Character& c, const ScriptedStick& stick) const {
     if (!c.playing) return SearchReason::Start;
-    const mmdb::ClipInfo clip = db_.clip(c.clip);
-    if (last_matchable_[c.frame] || c.frame + 1 >= clip.first_frame + clip.frame_count)
-      return SearchReason::RangeEnd;
+    if (forced_search_[c.frame]) return SearchReason::RangeEnd;
     if (stick_changed_sharply(c.previous_stick, stick)) return SearchReason::StickChanged;
     if (c.search_timer <= 0.0) return SearchReason::Periodic;
     return std::nullopt;
@@ -252,18 +264,6 @@ class CpuCrowd {
     return true;
   }
 
-  // The achieved path: the played frame's root velocity, taken from its clip's world into the
-  // character's, moves the character.
-  void integrate_root_motion(Character& c, float dt) const {
-    const mmdb::RootFrame& root = db_.rootMotion()[c.frame];
-    const glm::quat clip_to_character = c.root_rotation * glm::inverse(to_quat(root.rotation));
-    c.root_position += clip_to_character * to_vec3(root.velocity) * dt;
-    const glm::vec3 spin = clip_to_character * to_vec3(root.angular_velocity) * dt;
-    const float angle = glm::length(spin);
-    if (angle > 1e-9f)
-      c.root_rotation = glm::normalize(glm::angleAxis(angle, spin / angle) * c.root_rotation);
-  }
-
   void advance(Character& c, float dt) const {
     const mmdb::ClipInfo clip = db_.clip(c.clip);
     c.clip_time += dt;
@@ -280,7 +280,7 @@ class CpuCrowd {
   TrajectoryTrace& trace_;
   PlaybackStats& stats_;
   Scratch scratch_;
-  std::vector<bool> last_matchable_;
+  std::vector<bool> forced_search_;
   SearchFunction search_;
   mmdb::ControllerSettings settings_;
   uint32_t hips_ = 0;

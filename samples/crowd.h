@@ -9,7 +9,9 @@
 #include <mmdb/controller.h>
 #include <mmdb/database.h>
 
+#include <glm/gtc/quaternion.hpp>
 #include <glm/vec2.hpp>
+#include <glm/vec3.hpp>
 
 #include <string>
 #include <vector>
@@ -36,9 +38,19 @@ struct PlaybackStats {
 // (a released stick keeps the current facing).
 mmdb::StickInput controller_input(const ScriptedStick& stick);
 
-// Whether a global frame is the last frame of a matchable range: playing past it would leave
-// the frames the search may return (or the clip), so a search is forced there.
-std::vector<bool> last_matchable_frames(const mmdb::Database& db);
+// Per global frame: whether a character playing it must search now, because it is the last
+// frame of a matchable range (playing on leaves what the search may return) or of its clip.
+std::vector<bool> forced_search_frames(const mmdb::Database& db);
+
+// The achieved path of a character: where the root motion of the frames it played took it.
+struct RootMotionPath {
+  glm::vec3 position{0.0f};
+  glm::quat rotation{1.0f, 0.0f, 0.0f, 0.0f};
+
+  // Moves by dt seconds of global frame `frame`'s root velocity, taken from its clip's world
+  // into the character's.
+  void integrate(const mmdb::Database& db, uint32_t frame, float dt);
+};
 
 // Runs the crowd on the CPU runtime. Returns an exit code; prints a reason to stderr on failure.
 int run_cpu_crowd(const mmdb::Database& db, const SampleOptions& options, DecisionLog& log,

@@ -20,18 +20,24 @@ DecisionLog::DecisionLog(const mmdb::Database& db, std::FILE* out, bool print_de
 void DecisionLog::record(double time, int character, int64_t playing_frame,
                          uint32_t chosen_frame, float cost, double search_microseconds,
                          SearchReason reason) {
-  record(time, character, playing_frame, chosen_frame, cost, reason);
-  ++timed_searches_;
-  microseconds_sum_ += search_microseconds;
+  const Outcome outcome = playing_frame < 0                       ? Outcome::Start
+                          : int64_t(chosen_frame) == playing_frame ? Outcome::Kept
+                                                                   : Outcome::Jump;
+  record(time, character, outcome, chosen_frame, cost, reason);
+  add_search_time(search_microseconds, 1);
 }
 
-void DecisionLog::record(double time, int character, int64_t playing_frame,
-                         uint32_t chosen_frame, float cost, SearchReason reason) {
+void DecisionLog::add_search_time(double microseconds, uint64_t searches) {
+  timed_searches_ += searches;
+  microseconds_sum_ += microseconds;
+}
+
+void DecisionLog::record(double time, int character, Outcome outcome, uint32_t chosen_frame,
+                         float cost, SearchReason reason) {
   ++searches_;
   cost_sum_ += cost;
-  if (int64_t(chosen_frame) == playing_frame) return;
-  const bool start = playing_frame < 0;
-  if (!start) ++jumps_;
+  if (outcome == Outcome::Kept) return;
+  if (outcome == Outcome::Jump) ++jumps_;
   if (!print_decisions_) return;
   const int32_t clip_index = db_.clipOfFrame(chosen_frame);
   const mmdb::ClipInfo clip = clip_index >= 0 ? db_.clip(uint32_t(clip_index)) : mmdb::ClipInfo{};
@@ -39,7 +45,7 @@ void DecisionLog::record(double time, int character, int64_t playing_frame,
   std::fprintf(out_,
                "t=%7.2f s  char %2d  %s global frame %6u (clip '%.*s' local frame %5u)  "
                "cost %8.3f  [%s]\n",
-               time, character, start ? "start at" : "jump to", chosen_frame,
+               time, character, outcome == Outcome::Start ? "start at" : "jump to", chosen_frame,
                int(clip.name.size()), clip.name.data(), local_frame, cost,
                search_reason_name(reason));
 }

@@ -23,14 +23,18 @@ class DecisionLog {
   // print_decisions = false counts without printing (--quiet-decisions).
   DecisionLog(const mmdb::Database& db, std::FILE* out, bool print_decisions);
 
-  // One search: the global frame playing when it ran (-1 before the first), the global frame it
-  // chose and its cost. A search that keeps the playing frame counts but prints nothing; the
-  // first one prints as a start, not a jump.
+  // One search on the CPU: the global frame playing when it ran (-1 before the first), the
+  // global frame it chose, its cost and how long it took.
   void record(double time, int character, int64_t playing_frame, uint32_t chosen_frame,
               float cost, double search_microseconds, SearchReason reason);
-  // A search that ran on the GPU, whose duration is timed per pass, not per search.
-  void record(double time, int character, int64_t playing_frame, uint32_t chosen_frame,
-              float cost, SearchReason reason);
+  // One search whose outcome is already known (the GPU reports it): kept the playing frame,
+  // started playing (the first search) or jumped to `chosen_frame` (global). A kept frame
+  // counts but prints nothing.
+  enum class Outcome { Kept, Start, Jump };
+  void record(double time, int character, Outcome outcome, uint32_t chosen_frame, float cost,
+              SearchReason reason);
+  // Search time measured for a batch of searches (a GPU match pass): adds to the mean.
+  void add_search_time(double microseconds, uint64_t searches);
 
   // "summary: N searches (method), X jumps/s per character, mean cost C, mean search T us",
   // jumps counted over `simulated_seconds` for each of `characters`.

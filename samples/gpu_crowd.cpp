@@ -1,0 +1,184 @@
+#include "gpu_crowd.h"
+
+#include <mmdb/gpu/crowd.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+
+namespace mmdb_sample {
+namespace {
+
+constexpr std::array<const char*, mmdb::gpu::kPassCount> kPassNames{
+    "build_query", "match", "resolve", "sample", "inertialize", "fk"};
+
+mmdb::gpu::Float4 facing_quaternion(const glm::vec2& direction) {
+  const glm::quat q = mmdb::facingRotation(glm::vec3(direction.x, 0.0f, direction.y));
+  return {q.x, q.y, q.z, q.w};
+}
+
+// The per-character host side: what the stick said last tick and why the next search runs.
+struct HostCharacter {
+  ScriptedStick previous_stick;
+  mmdb::gpu::Float4 facing{0.0f, 0.0f, 0.0f, 1.0f};  // kept while the stick is released
+  bool at_range_end = false;
+  SearchReason reason = SearchReason::Periodic;
+};
+
+class GpuCrowdRun {
+ public:
+  GpuCrowdRun(const mmdb::Database& db, const SampleOptions& options, DecisionLog& log,
+              TrajectoryTrace& trace, mmdb::gpu::Crowd& crowd)
+      : db_(db), options_(options), log_(log), trace_(trace), crowd_(crowd),
+        forced_search_(forced_search_frames(db)), host_(size_t(options.characters)),
+        inputs_(size_t(options.characters)) {}
+
+  int run() {
+    const long ticks = std::lround(options_.seconds / kTickSeconds);
+    for (long tick = 0; tick < ticks; ++tick) {
+      const double time = double(tick) * kTickSeconds;
+      write_inputs(time, tick == 0);
+      if (crowd_.stepAndWait(float(kTickSeconds)) != VK_SUCCESS) {
+        std::fprintf(stderr, "mmdb_sample: a GPU step failed (device lost or out of memory)\n");
+        return kExitInternal;
+      }
+      if (!read_decisions(time)) return kExitInternal;
+      add_timings();
+      if (tick % 2 == 0 && !trace_character_zero()) return kExitInternal;
+    }
+    print_timings();
+    return kExitSuccess;
+  }
+
+ private:
+  void write_inputs(double time, bool first) {
+    for (size_t i = 0; i < host_.size(); ++i) {
+      HostCharacter& h = host_[i];
+      const ScriptedStick stick = scripted_stick(time + character_time_offset(int(i)));
+      mmdb::gpu::CharacterInput& in = inputs_[i];
+      in = {};
+      const glm::vec2 velocity = desired_velocity(stick);
+      in.desired_velocity = {velocity.x, 0.0f, velocity.y, 0.0f};
+      if (stick.magnitude > 0.01f) h.facing = facing_quaternion(stick.direction);
+      in.desired_rotation = h.facing;
+      h.reason = SearchReason::Periodic;
+      if (h.at_range_end) {
+        h.reason = SearchReason::RangeEnd;
+      } else if (!first && stick_changed_sharply(h.previous_stick, stick)) {
+        h.reason = SearchReason::StickChanged;
+      }
+      in.force_search = h.reason == SearchReason::Periodic ? 0u : 1u;
+      h.previous_stick = stick;
+    }
+    crowd_.setInputs(inputs_.data(), inputs_.size());
+  }
+
+  bool read_decisions(double time) {
+    const std::vector<mmdb::gpu::Decision> decisions = crowd_.readDecisions();
+    if (decisions.size() != host_.size()) {
+      std::fprintf(stderr, "mmdb_sample: reading the GPU decisions back failed\n");
+      return false;
+    }
+    searches_this_step_ = 0;
+    for (size_t i = 0; i < decisions.size(); ++i) {
+      const mmdb::gpu::Decision& d = decisions[i];
+      if (d.searched) {
+        using Outcome = DecisionLog::Outcome;
+        log_.record(time, int(i), d.switched ? Outcome::Jump : Outcome::Kept, d.frame, d.cost,
+                    host_[i].reason);
+        ++searches_this_step_;
+      }
+      host_[i].at_range_end = d.playing < forced_search_.size() && forced_search_[d.playing];
+    }
+    playing_zero_ = decisions[0].playing;
+    return true;
+  }
+
+  void add_timings() {
+    const mmdb::gpu::PassTimings timings = crowd_.readTimings();
+    if (!timings.valid) return;
+    for (uint32_t p = 0; p < mmdb::gpu::kPassCount; ++p) pass_ms_[p] += timings.ms[p];
+    total_ms_ += timings.total_ms;
+    ++timed_steps_;
+    const auto match = size_t(mmdb::gpu::Pass::Match);
+    if (searches_this_step_ > 0) log_.add_search_time(timings.ms[match] * 1000.0,
+                                                      searches_this_step_);
+  }
+
+  bool trace_character_zero() {
+    const std::vector<mmdb::gpu::CharacterState> states = crowd_.readCharacters();
+    if (states.empty()) {
+      std::fprintf(stderr, "mmdb_sample: reading the GPU character states back failed\n");
+      return false;
+    }
+    // Two ticks of root motion per traced point (the trace is every other tick).
+    achieved_.integrate(db_, playing_zero_, float(2.0 * kTickSeconds));
+    trace_.desired.emplace_back(states[0].sim_position.x, states[0].sim_position.z);
+    trace_.achieved.emplace_back(achieved_.position.x, achieved_.position.z);
+    return true;
+  }
+
+  void print_timings() const {
+    if (timed_steps_ == 0) {
+      std::printf("gpu passes: no timestamps on this queue\n");
+      return;
+    }
+    std::printf("gpu passes, mean ms per step over %llu steps, %d characters:",
+                static_cast<unsigned long long>(timed_steps_), options_.characters);
+    for (uint32_t p = 0; p < mmdb::gpu::kPassCount; ++p)
+      std::printf(" %s %.4f", kPassNames[p], pass_ms_[p] / double(timed_steps_));
+    std::printf(", total %.4f\n", total_ms_ / double(timed_steps_));
+  }
+
+  const mmdb::Database& db_;
+  const SampleOptions& options_;
+  DecisionLog& log_;
+  TrajectoryTrace& trace_;
+  mmdb::gpu::Crowd& crowd_;
+  std::vector<bool> forced_search_;
+  std::vector<HostCharacter> host_;
+  std::vector<mmdb::gpu::CharacterInput> inputs_;
+  uint64_t searches_this_step_ = 0;
+  uint32_t playing_zero_ = 0;
+  RootMotionPath achieved_;
+  std::array<double, mmdb::gpu::kPassCount> pass_ms_{};
+  double total_ms_ = 0.0;
+  uint64_t timed_steps_ = 0;
+};
+
+}  // namespace
+
+int run_gpu_crowd(const mmdb::Database& db, const SampleOptions& options, DecisionLog& log,
+                  TrajectoryTrace& trace) {
+  auto context = mmdb::gpu::Context::createHeadless({});
+  if (!context) {
+    std::fprintf(stderr,
+                 "mmdb_sample: --gpu needs a Vulkan device and none could be used: %s\n"
+                 "Install a Vulkan driver (on Debian, mesa-vulkan-drivers runs Vulkan on the "
+                 "CPU) or run without --gpu.\n",
+                 context.error().message.c_str());
+    return kExitBadInput;
+  }
+  const mmdb::gpu::Context& ctx = *context.value();
+  std::printf("gpu: %s, subgroup size %u\n", ctx.info().name.c_str(), ctx.info().subgroup_size);
+
+  auto view = mmdb::gpu::DatabaseView::fromFlatbuffer(*db.flatbuffer());
+  if (!view) {
+    std::fprintf(stderr, "mmdb_sample: the database does not fit the GPU passes: %s\n",
+                 view.error().message.c_str());
+    return kExitBadInput;
+  }
+  mmdb::gpu::CrowdSettings settings;
+  settings.search_interval = float(kSearchInterval);
+  auto crowd = mmdb::gpu::Crowd::create(ctx, view.value(), uint32_t(options.characters),
+                                        settings);
+  if (!crowd) {
+    std::fprintf(stderr, "mmdb_sample: creating the GPU crowd failed: %s\n",
+                 crowd.error().message.c_str());
+    return kExitBadInput;
+  }
+  GpuCrowdRun run(db, options, log, trace, *crowd.value());
+  return run.run();
+}
+
+}  // namespace mmdb_sample
