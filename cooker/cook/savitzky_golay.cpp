@@ -50,8 +50,10 @@ std::vector<double> fitWeights(int window, int order, int at) {
 }  // namespace
 
 int oddWindowFrames(double seconds, double rate) {
-  const double frames = seconds * rate;
-  const int w = 2 * static_cast<int>(std::lround((frames - 1) / 2)) + 1;
+  // Ties go to the smaller window, whose half-width is then the same time as at 60 Hz (61 frames
+  // at 60 Hz -> 121 at 120 Hz); the epsilon absorbs rounding in seconds * rate.
+  const double half = (seconds * rate - 1) / 2;
+  const int w = 2 * static_cast<int>(std::ceil(half - 0.5 - 1e-9)) + 1;
   return w < 1 ? 1 : w;
 }
 

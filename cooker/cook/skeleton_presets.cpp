@@ -114,8 +114,23 @@ std::vector<std::string> SkeletonRoles::describe(const Skeleton& skeleton) const
   return lines;
 }
 
+[[noreturn]] static void throwMissingJoint(const Skeleton& skeleton, Role role, const std::string& name,
+                                   const SkeletonPreset* from, const std::string& what) {
+  throw InputError(what + ": role " + roleName(role) + " names joint '" + name +
+                   "', which the skeleton does not have" +
+                   (from ? " (from preset " + from->name + ")" : "") + "; set roles." +
+                   roleName(role) +
+                   " in the manifest to one of the skeleton's joints: " + jointList(skeleton));
+}
+
 SkeletonRoles resolveRoles(const Skeleton& skeleton, const RoleSettings& settings,
                            const std::string& what) {
+  // A joint named by the settings must exist whatever the preset.
+  for (int r = 0; r < kRoleCount; ++r) {
+    const std::string& o = overrideFor(settings, static_cast<Role>(r));
+    if (!o.empty() && skeleton.find(o) < 0)
+      throwMissingJoint(skeleton, static_cast<Role>(r), o, nullptr, what);
+  }
   const SkeletonPreset* preset = nullptr;
   if (!settings.preset.empty()) {
     preset = findPreset(settings.preset);
@@ -151,12 +166,7 @@ SkeletonRoles resolveRoles(const Skeleton& skeleton, const RoleSettings& setting
     const std::string& o = overrideFor(settings, role);
     const std::string& name = o.empty() && preset ? preset->joints[r] : o;
     const int j = skeleton.find(name);
-    if (j < 0)
-      throw InputError(what + ": role " + roleName(role) + " names joint '" + name +
-                       "', which the skeleton does not have" +
-                       (preset && o.empty() ? " (from preset " + preset->name + ")" : "") +
-                       "; set roles." + roleName(role) +
-                       " in the manifest to one of the skeleton's joints: " + jointList(skeleton));
+    if (j < 0) throwMissingJoint(skeleton, role, name, o.empty() ? preset : nullptr, what);
     roles.joints[r] = j;
   }
   const glm::vec3 axis =
