@@ -1,0 +1,244 @@
+// Known answers for the sample's own parts: the stick script, the SVG writer, the command line.
+#include "sample_options.h"
+#include "stick_script.h"
+#include "svg_plot.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <regex>
+#include <sstream>
+#include <vector>
+
+namespace mmdb_sample {
+namespace {
+
+constexpr double kTick = 1.0 / 60.0;
+
+TEST(StickScript, SegmentsGiveTheScriptedStick) {
+  EXPECT_DOUBLE_EQ(stick_script_duration(), 19.0);
+
+  const ScriptedStick stand = scripted_stick(0.5);
+  EXPECT_EQ(stand.segment, "stand");
+  EXPECT_FLOAT_EQ(stand.magnitude, 0.0f);
+
+  const ScriptedStick walk = scripted_stick(2.0);
+  EXPECT_EQ(walk.segment, "walk forward");
+  EXPECT_FLOAT_EQ(walk.magnitude, 1.0f);
+  EXPECT_FALSE(walk.run);
+  EXPECT_NEAR(walk.direction.x, 0.0f, 1e-6f);
+  EXPECT_NEAR(walk.direction.y, 1.0f, 1e-6f);
+
+  // Half-way through the left turn the stick points 45 degrees left of +Z, towards +X.
+  const ScriptedStick turn = scripted_stick(1.5 + 3.0 + 1.0);
+  EXPECT_EQ(turn.segment, "walk, turn left");
+  EXPECT_NEAR(turn.direction.x, std::sqrt(0.5f), 1e-5f);
+  EXPECT_NEAR(turn.direction.y, std::sqrt(0.5f), 1e-5f);
+
+  const ScriptedStick run = scripted_stick(1.5 + 3.0 + 2.0 + 2.0 + 1.0);
+  EXPECT_EQ(run.segment, "run");
+  EXPECT_TRUE(run.run);
+  EXPECT_NEAR(run.direction.x, -1.0f, 1e-5f);
+}
+
+TEST(StickScript, LoopsAndAcceptsNegativeTimes) {
+  for (double t : {0.25, 3.3, 7.7, 12.1, 18.9}) {
+    const ScriptedStick a = scripted_stick(t);
+    const ScriptedStick b = scripted_stick(t + stick_script_duration());
+    const ScriptedStick c = scripted_stick(t - stick_script_duration());
+    EXPECT_EQ(a.segment, b.segment) << t;
+    EXPECT_EQ(a.segment, c.segment) << t;
+    EXPECT_NEAR(a.direction.x, b.direction.x, 1e-5f) << t;
+    EXPECT_NEAR(a.direction.y, c.direction.y, 1e-5f) << t;
+  }
+}
+
+TEST(StickScript, DesiredVelocityUsesWalkAndRunSpeeds) {
+  ScriptedStick stick;
+  stick.direction = {0.6f, 0.8f};
+  stick.magnitude = 0.5f;
+  glm::vec2 v = desired_velocity(stick);
+  EXPECT_NEAR(v.x, 0.6f * 0.5f * 1.75f, 1e-6f);
+  EXPECT_NEAR(v.y, 0.8f * 0.5f * 1.75f, 1e-6f);
+  stick.run = true;
+  stick.magnitude = 1.0f;
+  v = desired_velocity(stick);
+  EXPECT_NEAR(v.x, 0.6f * 4.0f, 1e-6f);
+  EXPECT_NEAR(v.y, 0.8f * 4.0f, 1e-6f);
+}
+
+TEST(StickScript, SharpChangeThresholds) {
+  ScriptedStick a;
+  a.direction = {0.0f, 1.0f};
+  a.magnitude = 1.0f;
+  ScriptedStick b = a;
+  EXPECT_FALSE(stick_changed_sharply(a, b));
+  const auto at_degrees = [](double degrees) {
+    const double r = degrees * 3.14159265358979323846 / 180.0;
+    return glm::vec2(float(std::sin(r)), float(std::cos(r)));
+  };
+  b.direction = at_degrees(29.0);
+  EXPECT_FALSE(stick_changed_sharply(a, b));
+  b.direction = at_degrees(31.0);
+  EXPECT_TRUE(stick_changed_sharply(a, b));
+  b = a;
+  b.magnitude = 0.75f;
+  EXPECT_FALSE(stick_changed_sharply(a, b));
+  b.magnitude = 0.65f;
+  EXPECT_TRUE(stick_changed_sharply(a, b));
+  b = a;
+  b.run = true;
+  EXPECT_TRUE(stick_changed_sharply(a, b));
+  // A released stick's direction means nothing.
+  a.magnitude = b.magnitude = 0.0f;
+  b.run = false;
+  b.direction = at_degrees(180.0);
+  EXPECT_FALSE(stick_changed_sharply(a, b));
+}
+
+TEST(StickScript, SharpChangesHappenOnlyAtSegmentBoundaries) {
+  // Per loop at 60 Hz: stand->walk, turn left->sharp right, ->run, ->stop, ->walk back, ->stop.
+  // The smooth turns never trigger; the loop's wrap (stop -> stand) neither.
+  int sharp = 0;
+  ScriptedStick previous = scripted_stick(0.0);
+  const int ticks = int(std::lround(stick_script_duration() / kTick));
+  for (int i = 1; i <= ticks; ++i) {
+    const ScriptedStick now = scripted_stick(i * kTick);
+    if (stick_changed_sharply(previous, now)) ++sharp;
+    previous = now;
+  }
+  EXPECT_EQ(sharp, 6);
+}
+
+TEST(StickScript, CharactersAreSpreadOverTheScript) {
+  EXPECT_DOUBLE_EQ(character_time_offset(0), 0.0);
+  std::vector<double> offsets;
+  for (int i = 0; i < 20; ++i) {
+    const double t = character_time_offset(i);
+    EXPECT_GE(t, 0.0);
+    EXPECT_LT(t, stick_script_duration());
+    for (double other : offsets) EXPECT_GT(std::abs(t - other), 0.1) << i;
+    offsets.push_back(t);
+  }
+}
+
+std::vector<std::pair<double, double>> polyline_points(const std::string& svg, int index) {
+  const std::regex polyline("<polyline [^>]*points=\"([^\"]*)\"");
+  auto it = std::sregex_iterator(svg.begin(), svg.end(), polyline);
+  for (int i = 0; i < index && it != std::sregex_iterator(); ++i) ++it;
+  std::vector<std::pair<double, double>> points;
+  if (it == std::sregex_iterator()) return points;
+  std::istringstream in((*it)[1].str());
+  double x = 0, y = 0;
+  char comma = 0;
+  while (in >> x >> comma >> y) points.emplace_back(x, y);
+  return points;
+}
+
+TEST(SvgPlot, WritesTwoPolylinesWithLegendAndEscapedText) {
+  std::vector<PlotSeries> series{
+      {"desired", "#1f77b4", {{0.0f, 0.0f}, {1.0f, 2.0f}, {2.0f, 4.0f}}},
+      {"achieved <root> & co", "#d62728", {{0.0f, 0.0f}, {1.0f, 1.0f}}},
+  };
+  PlotLabels labels{"Top \"view\"", "x (m)", "z (m)", false};
+  std::ostringstream out;
+  write_svg_plot(out, series, labels);
+  const std::string svg = out.str();
+  EXPECT_EQ(svg.rfind("<svg ", 0), 0u);
+  EXPECT_EQ(svg.substr(svg.size() - 7), "</svg>\n");
+  EXPECT_EQ(polyline_points(svg, 0).size(), 3u);
+  EXPECT_EQ(polyline_points(svg, 1).size(), 2u);
+  EXPECT_TRUE(polyline_points(svg, 2).empty());
+  EXPECT_NE(svg.find(">desired</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">achieved &lt;root&gt; &amp; co</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">Top &quot;view&quot;</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">x (m)</text>"), std::string::npos);
+}
+
+TEST(SvgPlot, EqualScaleAndAxisDirection) {
+  const std::vector<PlotSeries> series{{"a", "black", {{0.0f, 0.0f}, {4.0f, 2.0f}}}};
+  for (bool y_down : {false, true}) {
+    std::ostringstream out;
+    write_svg_plot(out, series, {"t", "x", "y", y_down});
+    const auto p = polyline_points(out.str(), 0);
+    ASSERT_EQ(p.size(), 2u);
+    const double dx = p[1].first - p[0].first;
+    const double dy = p[1].second - p[0].second;
+    EXPECT_GT(dx, 0.0);
+    EXPECT_NEAR(std::abs(dy), dx / 2.0, 0.02);  // one scale for both axes
+    EXPECT_EQ(dy > 0.0, y_down);                // page y grows downwards
+  }
+}
+
+TEST(SvgPlot, SkipsNonFinitePointsAndHandlesNoData) {
+  const float nan = std::nanf("");
+  std::vector<PlotSeries> series{{"a", "black", {{0.0f, 0.0f}, {nan, 1.0f}, {1.0f, 1.0f}}},
+                                 {"empty", "red", {}}};
+  std::ostringstream out;
+  write_svg_plot(out, series, {"t", "x", "y", false});
+  EXPECT_EQ(polyline_points(out.str(), 0).size(), 2u);
+  EXPECT_EQ(out.str().find("nan"), std::string::npos);
+
+  std::ostringstream nothing;
+  write_svg_plot(nothing, {}, {"t", "x", "y", false});
+  EXPECT_EQ(nothing.str().rfind("<svg ", 0), 0u);
+}
+
+TEST(SvgPlot, ReportsAnUnwritableFile) {
+  std::string error;
+  EXPECT_FALSE(write_svg_plot_file("/nonexistent-dir/plot.svg", {}, {}, error));
+  EXPECT_NE(error.find("/nonexistent-dir/plot.svg"), std::string::npos) << error;
+}
+
+bool parse(std::vector<const char*> args, SampleOptions& options, std::string& error) {
+  args.insert(args.begin(), "mmdb_sample");
+  return parse_options(int(args.size()), args.data(), options, error);
+}
+
+TEST(SampleOptions, DefaultsAndEveryOption) {
+  SampleOptions o;
+  std::string error;
+  ASSERT_TRUE(parse({"db.mmdb"}, o, error)) << error;
+  EXPECT_EQ(o.database_path, "db.mmdb");
+  EXPECT_EQ(o.characters, 1);
+  EXPECT_DOUBLE_EQ(o.seconds, 20.0);
+  EXPECT_EQ(o.svg_path, "sample.svg");
+  EXPECT_FALSE(o.exhaustive || o.quiet_decisions || o.gpu || o.help);
+
+  o = {};
+  ASSERT_TRUE(parse({"--characters", "8", "--seconds", "2.5", "--exhaustive", "db.mmdb",
+                     "--quiet-decisions", "--svg", "out.svg", "--gpu"},
+                    o, error))
+      << error;
+  EXPECT_EQ(o.characters, 8);
+  EXPECT_DOUBLE_EQ(o.seconds, 2.5);
+  EXPECT_TRUE(o.exhaustive && o.quiet_decisions && o.gpu);
+  EXPECT_EQ(o.svg_path, "out.svg");
+
+  o = {};
+  ASSERT_TRUE(parse({"--help"}, o, error));
+  EXPECT_TRUE(o.help);
+}
+
+TEST(SampleOptions, BadUsageSaysWhatIsWrong) {
+  const std::vector<std::pair<std::vector<const char*>, std::string>> cases{
+      {{}, "no database given"},
+      {{"a.mmdb", "b.mmdb"}, "one database only"},
+      {{"a.mmdb", "--characters", "0"}, "--characters wants"},
+      {{"a.mmdb", "--characters", "3x"}, "--characters wants"},
+      {{"a.mmdb", "--seconds", "-1"}, "--seconds wants"},
+      {{"a.mmdb", "--seconds", "nan"}, "--seconds wants"},
+      {{"a.mmdb", "--seconds"}, "--seconds needs a value"},
+      {{"a.mmdb", "--svg", ""}, "--svg wants a file name"},
+      {{"a.mmdb", "--fast"}, "unknown option '--fast'"},
+  };
+  for (const auto& [args, message] : cases) {
+    SampleOptions o;
+    std::string error;
+    EXPECT_FALSE(parse(args, o, error)) << message;
+    EXPECT_NE(error.find(message), std::string::npos) << error;
+  }
+}
+
+}  // namespace
+}  // namespace mmdb_sample
