@@ -1,0 +1,264 @@
+// Root motion, stripping, velocities, contacts and features of synthetic clips whose answers are
+// known in closed form: a straight walk and a walk around a circle.
+#include "cook/clip_stages.h"
+#include "cook/features.h"
+#include "cook/pose_math.h"
+#include "cook/root_motion.h"
+#include "cook/skeleton_presets.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace mm {
+namespace {
+
+constexpr double kRate = 60;
+constexpr int kJoints = 6;  // Hips, Spine2, LeftFoot, LeftToeBase, RightFoot, RightToeBase
+const glm::vec3 kToeOffset(0, -0.05f, 0.1f);
+
+RawClip emptyClip(int frames) {
+  RawClip c;
+  c.name = "synthetic";
+  c.source_path = "synthetic.bvh";
+  c.skeleton.names = {"Hips", "Spine2", "LeftFoot", "LeftToeBase", "RightFoot", "RightToeBase"};
+  c.skeleton.parents = {-1, 0, 0, 2, 0, 4};
+  c.skeleton.offsets = {{0, 0.9f, 0}, {0, 0.3f, 0}, {0.1f, -0.8f, 0},
+                        kToeOffset,   {-0.1f, -0.8f, 0}, kToeOffset};
+  c.skeleton.bind_rotations.assign(kJoints, glm::quat(1, 0, 0, 0));
+  c.frame_rate = kRate;
+  c.frame_count = frames;
+  c.rotations.assign(frames * kJoints, glm::quat(1, 0, 0, 0));
+  c.translations.resize(frames * kJoints);
+  for (int f = 0; f < frames; ++f)
+    for (int j = 0; j < kJoints; ++j) c.translations[f * kJoints + j] = c.skeleton.offsets[j];
+  return c;
+}
+
+SkeletonRoles roles(const RawClip& c) { return resolveRoles(c.skeleton, {}, c.name); }
+
+// ---- straight walk ---------------------------------------------------------------------------
+// Hips move along +Z at v. Each foot stands still for 30 frames, then swings 30 frames at 2v:
+// left stands on frames 60k .. 60k+30, right half a cycle later.
+constexpr float kSpeed = 1.2f;
+constexpr int kWalkFrames = 241;
+
+float footZ(int frame) {
+  const int k = frame / 60, phase = frame % 60;
+  const float base = kSpeed * k;
+  return phase <= 30 ? base : base + 2 * kSpeed * (phase - 30) / 60.0f;
+}
+
+RawClip straightWalk() {
+  RawClip c = emptyClip(kWalkFrames);
+  for (int f = 0; f < kWalkFrames; ++f) {
+    const float hip_z = kSpeed * f / 60.0f;
+    glm::vec3* t = &c.translations[f * kJoints];
+    t[0] = {0, 0.9f, hip_z};
+    t[2] = {0.1f, -0.8f, footZ(f) - hip_z};
+    t[4] = {-0.1f, -0.8f, footZ(f + 30) - 0.5f * kSpeed - hip_z};
+  }
+  return c;
+}
+
+TEST(CookMotion, StraightWalkRootFollowsTheHipsExactly) {
+  const RawClip clip = straightWalk();
+  const ClipMotion m = cookClipMotion(clip, roles(clip), ClipStageSettings{});
+  ASSERT_EQ(m.root.size(), static_cast<size_t>(kWalkFrames));
+  for (int f = 0; f < kWalkFrames; ++f) {
+    const CookedRootFrame& r = m.root[f];
+    // Savitzky-Golay keeps a straight line, ends included.
+    EXPECT_NEAR(r.position.x, 0, 1e-5) << f;
+    EXPECT_EQ(r.position.y, 0) << f;
+    EXPECT_NEAR(r.position.z, kSpeed * f / 60.0, 2e-5) << f;
+    EXPECT_EQ(r.rotation, glm::quat(1, 0, 0, 0)) << f;
+    EXPECT_NEAR(r.velocity.z, kSpeed, 2e-4) << f;
+    EXPECT_NEAR(r.velocity.x, 0, 2e-4) << f;
+    EXPECT_EQ(r.angular_velocity, glm::vec3(0)) << f;
+  }
+}
+
+TEST(CookMotion, StraightWalkIsStrippedToPlayInPlace) {
+  const RawClip clip = straightWalk();
+  const ClipMotion m = cookClipMotion(clip, roles(clip), ClipStageSettings{});
+  for (int f = 0; f < kWalkFrames; ++f) {
+    EXPECT_NEAR(m.clip.translations[f * kJoints].z, 0, 2e-5) << f;
+    EXPECT_NEAR(m.clip.translations[f * kJoints].y, 0.9f, 1e-6) << f;
+    // The hips no longer move locally.
+    EXPECT_NEAR(glm::length(m.velocities[f * kJoints]), 0, 3e-3) << f;
+  }
+}
+
+TEST(CookMotion, StraightWalkFeatures) {
+  const RawClip clip = straightWalk();
+  const ClipMotion m = cookClipMotion(clip, roles(clip), ClipStageSettings{});
+  for (int f = 0; f < kWalkFrames; ++f) {
+    const float* row = &m.features[f * kFeatureCount];
+    const float hip_z = kSpeed * f / 60.0f;
+    // Foot positions relative to the root.
+    EXPECT_NEAR(row[0], 0.1f, 1e-5);
+    EXPECT_NEAR(row[1], 0.1f, 1e-5);
+    EXPECT_NEAR(row[2], footZ(f) - hip_z, 3e-5) << f;
+    EXPECT_NEAR(row[3], -0.1f, 1e-5);
+    EXPECT_NEAR(row[5], footZ(f + 30) - 0.5f * kSpeed - hip_z, 3e-5) << f;
+    // Foot velocities: 0 standing, 2v swinging (away from the phase changes).
+    const int phase = f % 60;
+    if (f > 0 && f < kWalkFrames - 1 && phase != 0 && phase != 30) {
+      EXPECT_NEAR(row[8], phase < 30 ? 0 : 2 * kSpeed, 3e-3) << f;
+    }
+    // Hip velocity is the root's.
+    EXPECT_NEAR(row[12], 0, 1e-4);
+    EXPECT_NEAR(row[14], kSpeed, 3e-3) << f;
+    // Trajectory: (0, v t) at 1/3, 2/3, 1 s, clamped to the last frame near the end.
+    for (int s = 0; s < 3; ++s) {
+      const int ahead = std::min(f + 20 * (s + 1), kWalkFrames - 1) - f;
+      EXPECT_NEAR(row[15 + 2 * s], 0, 1e-5) << f;
+      EXPECT_NEAR(row[16 + 2 * s], kSpeed * ahead / 60.0f, 3e-5) << f << " " << s;
+      EXPECT_EQ(row[21 + 2 * s], 0) << f;
+      EXPECT_EQ(row[22 + 2 * s], 1) << f;
+    }
+  }
+}
+
+TEST(CookMotion, StraightWalkContactsAlternate) {
+  const RawClip clip = straightWalk();
+  const ClipMotion m = cookClipMotion(clip, roles(clip), ClipStageSettings{});
+  // The raw test (toe speed < 0.15) is true on frames 60k+1 .. 60k+29 for the left toe (the two
+  // phase-change frames have central differences of v); the 6-frame median extends each run by
+  // one frame at its end: 60k+1 .. 60k+30. Right toe: half a cycle later.
+  for (int f = 3; f < kWalkFrames - 3; ++f) {
+    const int left = f % 60, right = (f + 30) % 60;
+    EXPECT_EQ((m.contacts[f] & 1u) != 0, left >= 1 && left <= 30) << f;
+    EXPECT_EQ((m.contacts[f] & 2u) != 0, right >= 1 && right <= 30) << f;
+  }
+}
+
+TEST(CookMotion, FacingCheckPrefersTheAxisThatFollowsTravel) {
+  const RawClip clip = straightWalk();
+  const ClipMotion m = cookClipMotion(clip, roles(clip), ClipStageSettings{});
+  EXPECT_EQ(m.facing.moving_frames, kWalkFrames);
+  EXPECT_NEAR(m.facing.configured_sum, kWalkFrames, 1e-3);
+  EXPECT_NEAR(m.facing.candidate_sum[4], kWalkFrames, 1e-3);   // +Z
+  EXPECT_NEAR(m.facing.candidate_sum[5], -kWalkFrames, 1e-3);  // -Z
+  EXPECT_NEAR(m.facing.candidate_sum[0], 0, 1e-3);             // +X is sideways
+}
+
+// ---- circle ----------------------------------------------------------------------------------
+// The hips turn at w about +Y and move forward at w r along the facing: position
+// (r (1 - cos wt), 0.9, r sin wt), yaw w t. The feet hang from the hips.
+constexpr double kOmega = 2.0, kRadius = 0.8;
+constexpr int kCircleFrames = 481;
+
+RawClip circleWalk() {
+  RawClip c = emptyClip(kCircleFrames);
+  for (int f = 0; f < kCircleFrames; ++f) {
+    const double a = kOmega * f / kRate;
+    c.translations[f * kJoints] = glm::vec3(kRadius * (1 - std::cos(a)), 0.9, kRadius * std::sin(a));
+    c.rotations[f * kJoints] = yawRotation(static_cast<float>(a));
+  }
+  return c;
+}
+
+// Interior response of the cubic Savitzky-Golay filter of 2m+1 frames to cos(w t), from the
+// closed-form weights c_k = (3(3m^2+3m-1) - 15k^2) / ((4m^2-1)(2m+3)).
+double savitzkyGolayGain(int m, double omega_step) {
+  double h = 0;
+  for (int k = -m; k <= m; ++k)
+    h += (3.0 * (3 * m * m + 3 * m - 1) - 15.0 * k * k) / ((4.0 * m * m - 1) * (2 * m + 3)) *
+         std::cos(omega_step * k);
+  return h;
+}
+
+TEST(CookMotion, CircleRootTurnsAtTheTurnRate) {
+  const RawClip clip = circleWalk();
+  const ClipMotion m = cookClipMotion(clip, roles(clip), ClipStageSettings{});
+  const double step = kOmega / kRate, h = savitzkyGolayGain(15, step);
+  const double r = kRadius * h;  // the smoothed circle is a little smaller
+  for (int f = 61; f < kCircleFrames - 61; ++f) {
+    const double a = kOmega * f / kRate;
+    const CookedRootFrame& root = m.root[f];
+    EXPECT_NEAR(root.position.x, kRadius - r * std::cos(a), 3e-6) << f;
+    EXPECT_NEAR(root.position.z, r * std::sin(a), 3e-6) << f;
+    const glm::vec3 facing = root.rotation * glm::vec3(0, 0, 1);
+    EXPECT_NEAR(facing.x, std::sin(a), 2e-6) << f;
+    EXPECT_NEAR(facing.z, std::cos(a), 2e-6) << f;
+    EXPECT_NEAR(glm::length(root.rotation), 1.0f, 1e-7);
+    EXPECT_EQ(root.rotation.x, 0);
+    EXPECT_EQ(root.rotation.z, 0);
+    EXPECT_NEAR(root.angular_velocity.y, kOmega, 1e-4) << f;
+    EXPECT_NEAR(root.angular_velocity.x, 0, 1e-7);
+    // Central difference of a circle: chord over two steps.
+    EXPECT_NEAR(glm::length(root.velocity), r * std::sin(step) / (1 / kRate), 3e-5) << f;
+  }
+}
+
+TEST(CookMotion, CircleFeaturesLieOnTheChord) {
+  const RawClip clip = circleWalk();
+  const ClipMotion m = cookClipMotion(clip, roles(clip), ClipStageSettings{});
+  const double step = kOmega / kRate, h = savitzkyGolayGain(15, step), r = kRadius * h;
+  for (int f = 31; f < kCircleFrames - 31 - 60; ++f) {
+    const float* row = &m.features[f * kFeatureCount];
+    for (int s = 0; s < 3; ++s) {
+      const double a = kOmega * (s + 1) / 3.0;  // turned by w t after t = 1/3, 2/3, 1 s
+      EXPECT_NEAR(row[15 + 2 * s], r * (1 - std::cos(a)), 5e-6) << f << " " << s;
+      EXPECT_NEAR(row[16 + 2 * s], r * std::sin(a), 5e-6) << f << " " << s;
+      EXPECT_NEAR(row[21 + 2 * s], std::sin(a), 5e-6) << f << " " << s;
+      EXPECT_NEAR(row[22 + 2 * s], std::cos(a), 5e-6) << f << " " << s;
+    }
+    // The hips sit r (1 - h) outside the smoothed circle and ride it: the root's chord speed
+    // plus the turn acting on that lever.
+    const double hip_speed = r * std::sin(step) * kRate + kOmega * kRadius * (1 - h);
+    EXPECT_NEAR(row[12], 0, 3e-5) << f;
+    EXPECT_NEAR(row[14], hip_speed, 3e-5) << f;
+  }
+}
+
+TEST(CookMotion, StrippingThenRootTransformGivesTheWorldBack) {
+  const RawClip clip = circleWalk();
+  const ClipMotion m = cookClipMotion(clip, roles(clip), ClipStageSettings{});
+  const std::vector<glm::vec3> world = worldPositions(clip);
+  std::vector<glm::quat> r(kJoints);
+  std::vector<glm::vec3> p(kJoints);
+  for (int f = 0; f < kCircleFrames; f += 7) {
+    forwardKinematics(m.clip.skeleton.parents, &m.clip.rotations[f * kJoints],
+                      &m.clip.translations[f * kJoints], r.data(), p.data(), m.root[f].rotation,
+                      m.root[f].position);
+    for (int j = 0; j < kJoints; ++j)
+      EXPECT_NEAR(glm::length(p[j] - world[f * kJoints + j]), 0, 1e-5) << f << " " << j;
+  }
+}
+
+// ---- short clips -----------------------------------------------------------------------------
+
+TEST(CookMotion, ShortClipShrinksWindowsAndWarns) {
+  RawClip clip = straightWalk();
+  clip.frame_count = 20;
+  clip.rotations.resize(20 * kJoints);
+  clip.translations.resize(20 * kJoints);
+  const ClipMotion m = cookClipMotion(clip, roles(clip), ClipStageSettings{});
+  ASSERT_EQ(m.warnings.size(), 2u);
+  EXPECT_NE(m.warnings[0].find("root position window of 31 frames; using 19"), std::string::npos)
+      << m.warnings[0];
+  EXPECT_NE(m.warnings[1].find("facing window of 61"), std::string::npos);
+  EXPECT_NEAR(m.root[10].position.z, kSpeed * 10 / 60.0, 2e-5);
+}
+
+TEST(CookMotion, SettingsBecomeFramesAtTheDatabaseRate) {
+  CookSettings s;
+  s.frame_rate = 30;
+  const ClipStageSettings c = clipStageSettings(s);
+  EXPECT_EQ(c.root_position_window, 15);
+  EXPECT_EQ(c.facing_window, 31);
+  EXPECT_EQ(c.contact_median_frames, 3);
+  EXPECT_EQ(c.trailing_unmatchable_frames, 10);
+  EXPECT_EQ(c.trajectory_frames, (std::array<int, 3>{10, 20, 30}));
+  const ClipStageSettings d = clipStageSettings(CookSettings{});
+  EXPECT_EQ(d.root_position_window, 31);
+  EXPECT_EQ(d.facing_window, 61);
+  EXPECT_EQ(d.contact_median_frames, 6);
+  EXPECT_EQ(d.trailing_unmatchable_frames, 20);
+  EXPECT_EQ(d.trajectory_frames, (std::array<int, 3>{20, 40, 60}));
+}
+
+}  // namespace
+}  // namespace mm
