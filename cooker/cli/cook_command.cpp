@@ -1,0 +1,205 @@
+#include "cli/cook_command.h"
+
+#include "cook/cook_database.h"
+#include "core/cook_settings.h"
+#include "core/errors.h"
+#include "manifest/manifest.h"
+#include "write/database_writer.h"
+
+#include <mmdb/database.h>
+
+#include <spdlog/spdlog.h>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <set>
+
+namespace mm {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool isManifest(const std::string& path) {
+  std::string ext = fs::path(path).extension().string();
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return ext == ".toml";
+}
+
+// "cooking 12/105 clips" on one line of a terminal; nothing when stderr is a file or a pipe.
+class ProgressLine {
+ public:
+  explicit ProgressLine(bool enabled) : enabled_(enabled && ::isatty(STDERR_FILENO)) {}
+  ~ProgressLine() { clear(); }
+  CookProgress callback() {
+    if (!enabled_) return {};
+    return [this](int done, int total) {
+      std::lock_guard lock(mutex_);
+      std::fprintf(stderr, "\rcooking %d/%d clips", done, total);
+      std::fflush(stderr);
+      shown_ = true;
+    };
+  }
+  void clear() {
+    std::lock_guard lock(mutex_);
+    if (shown_) std::fprintf(stderr, "\r\033[K");
+    shown_ = false;
+  }
+
+ private:
+  bool enabled_;
+  bool shown_ = false;
+  std::mutex mutex_;
+};
+
+std::string humanBytes(uint64_t bytes) {
+  char buffer[64];
+  if (bytes >= (uint64_t{1} << 20))
+    std::snprintf(buffer, sizeof(buffer), "%.1f MiB (%llu bytes)", bytes / 1048576.0,
+                  static_cast<unsigned long long>(bytes));
+  else
+    std::snprintf(buffer, sizeof(buffer), "%llu bytes", static_cast<unsigned long long>(bytes));
+  return buffer;
+}
+
+// Checks the bytes with the runtime's loader before anything is written: a file that fails here
+// is a cooker bug, never a user's.
+void verifyBytes(const std::vector<uint8_t>& bytes, const CookedDatabase& db) {
+  // The loader needs 16-byte aligned bytes, as a mapped file is.
+  struct AlignedFree {
+    void operator()(uint8_t* p) const { ::operator delete[](p, std::align_val_t{16}); }
+  };
+  std::unique_ptr<uint8_t[], AlignedFree> copy(
+      static_cast<uint8_t*>(::operator new[](bytes.size(), std::align_val_t{16})));
+  std::memcpy(copy.get(), bytes.data(), bytes.size());
+  auto opened = mmdb::Database::fromMemory(copy.get(), bytes.size());
+  if (!opened)
+    throw std::runtime_error(std::string("verification failed: the runtime refuses the cooked "
+                                         "database: ") +
+                             mmdb::errorCodeName(opened.error().code()) + ": " +
+                             opened.error().message());
+  const mmdb::Database& loaded = opened.value();
+  if (loaded.frameCount() != db.frame_count || loaded.jointCount() != db.joint_count ||
+      loaded.clipCount() != db.clips.size() || loaded.ranges().size() != db.ranges.size() ||
+      loaded.featureCount() != db.feature_count)
+    throw std::runtime_error("verification failed: the reloaded counts differ from the cook's");
+}
+
+// Reopens the written file: it must be the bytes we wrote and open in the runtime.
+void verifyWrittenFile(const std::string& path, const std::vector<uint8_t>& bytes) {
+  auto opened = mmdb::Database::open(path.c_str());
+  if (!opened)
+    throw std::runtime_error("verification failed: '" + path + "' does not reopen: " +
+                             mmdb::errorCodeName(opened.error().code()) + ": " +
+                             opened.error().message());
+  const auto written = opened.value().bytes();
+  if (written.size() != bytes.size() || std::memcmp(written.data(), bytes.data(), bytes.size()))
+    throw std::runtime_error("verification failed: '" + path +
+                             "' on disk differs from the bytes written");
+}
+
+void printSummary(const CookCommandOptions& options, const CookRequest& request,
+                  const CookedDatabase& db, const CookReport& report, uint64_t file_bytes,
+                  double seconds) {
+  int mirrored = 0;
+  for (const CookedClip& clip : db.clips) mirrored += clip.mirrored ? 1 : 0;
+  uint64_t matchable = 0;
+  for (const CookedRange& range : db.ranges) matchable += range.frame_count;
+  const double duration = db.frame_rate > 0 ? db.frame_count / db.frame_rate : 0.0;
+
+  std::printf("cooked %s\n", options.output.c_str());
+  std::printf("  clips        %zu (%d mirrored) from %zu sources\n", db.clips.size(), mirrored,
+              db.sources.size());
+  std::printf("  frames       %u at %g Hz (%.2f s); %lld source frames read\n", db.frame_count,
+              db.frame_rate, duration, report.source_frames);
+  std::printf("  matchable    %llu frames in %zu ranges\n",
+              static_cast<unsigned long long>(matchable), db.ranges.size());
+  std::printf("  skeleton     %u joints, preset %s\n", db.joint_count,
+              report.preset.empty() ? "(none: roles given)" : report.preset.c_str());
+  for (const std::string& line : report.role_lines) std::printf("    %s\n", line.c_str());
+  std::printf("  unit scale   %g m per source unit (%s)\n", report.unit_scale,
+              report.unit_scale_origin.c_str());
+  std::string tags;
+  for (const std::string& tag : db.tag_names) tags += (tags.empty() ? "" : ", ") + tag;
+  std::printf("  tags         %s\n", tags.empty() ? "(none)" : tags.c_str());
+  std::printf("  warnings     %zu\n", report.warnings.size());
+  std::printf("  file size    %s\n", humanBytes(file_bytes).c_str());
+  std::printf("  time         %.2f s%s\n", seconds, options.verify ? ", verified" : "");
+  std::printf("  from         %s\n",
+              request.manifest_path.empty() ? "command line (default settings)"
+                                            : request.manifest_path.c_str());
+}
+
+}  // namespace
+
+CookRequest quickRequest(const std::vector<std::string>& files) {
+  CookRequest request;
+  std::map<std::string, std::string> file_by_name;
+  for (const std::string& file : files) {
+    std::error_code ec;
+    if (!fs::is_regular_file(file, ec))
+      throw InputError("cannot read '" + file + "': " +
+                       (fs::exists(file, ec) ? "it is not a regular file"
+                                             : "No such file or directory") +
+                       "; check the path");
+    ClipSpec clip;
+    clip.name = fs::path(file).stem().string();
+    clip.source = file;
+    clip.source_label = file;
+    const auto [it, inserted] = file_by_name.emplace(clip.name, file);
+    if (!inserted)
+      throw InputError("'" + it->second + "' and '" + file + "' would both be clip '" +
+                       clip.name + "'; rename one, or write a manifest that names each clip");
+    request.clips.push_back(std::move(clip));
+  }
+  return request;
+}
+
+int runCookCommand(const CookCommandOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  if (options.inputs.empty()) throw UsageError("cook needs a manifest or motion files");
+  const size_t manifests = static_cast<size_t>(
+      std::count_if(options.inputs.begin(), options.inputs.end(), isManifest));
+  if (manifests > 0 && options.inputs.size() > 1)
+    throw UsageError("give one manifest (.toml) or motion files, not both or several manifests; "
+                     "list extra clips in the manifest as [[clip]] tables");
+  if (options.jobs < 0) throw UsageError("--jobs must be 0 (all cores) or more");
+  if (options.output.empty()) throw UsageError("cook needs an output path: -o OUT.mmdb");
+
+  CookRequest request =
+      manifests ? readManifest(options.inputs[0]) : quickRequest(options.inputs);
+  request.jobs = options.jobs;
+
+  CookReport report;
+  CookedDatabase db;
+  {
+    ProgressLine progress(!options.quiet);
+    db = cookDatabase(request, &report, progress.callback());
+  }
+  const std::vector<uint8_t> bytes = serializeDatabase(db);
+  if (options.verify) verifyBytes(bytes, db);
+  writeFileAtomically(options.output, bytes);
+  if (options.verify) {
+    try {
+      verifyWrittenFile(options.output, bytes);
+    } catch (...) {
+      std::error_code ec;
+      fs::remove(options.output, ec);  // never leave a file that failed its check
+      throw;
+    }
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  spdlog::debug("wrote {} ({} bytes)", options.output, bytes.size());
+  if (!options.quiet) printSummary(options, request, db, report, bytes.size(), seconds);
+  return kExitOk;
+}
+
+}  // namespace mm

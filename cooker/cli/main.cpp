@@ -1,0 +1,101 @@
+// mmcook: cooks motion capture into a motion-matching database and inspects the result.
+// Exit codes: 0 ok, 1 bad input, 2 bad usage, 3 internal error (README.md "Exit codes").
+#include "cli/cook_command.h"
+#include "cli/inspect.h"
+#include "core/cooked_database.h"
+#include "core/errors.h"
+
+#include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <exception>
+#include <iostream>
+
+namespace {
+
+void setUpLogging(bool quiet, bool verbose) {
+  auto logger = spdlog::stderr_color_mt("mmcook");
+  logger->set_pattern("%^%l%$: %v");
+  logger->set_level(quiet ? spdlog::level::err
+                          : verbose ? spdlog::level::debug : spdlog::level::info);
+  spdlog::set_default_logger(logger);
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"mmcook: cooks motion capture (BVH, FBX) into a motion-matching database (.mmdb)",
+               "mmcook"};
+  app.set_version_flag("--version", mm::kCookerVersion);
+  app.require_subcommand(1);
+  bool quiet = false;
+  bool verbose = false;
+  app.add_flag("-q,--quiet", quiet, "Print errors only")->configurable(false);
+  app.add_flag("-v,--verbose", verbose, "Print debug messages");
+
+  mm::CookCommandOptions cook;
+  CLI::App* cook_cmd = app.add_subcommand(
+      "cook", "Cook a manifest (MANIFEST.toml) or motion files with default settings");
+  cook_cmd->add_option("inputs", cook.inputs, "One manifest, or motion files (.bvh, .fbx, ...)")
+      ->required();
+  cook_cmd->add_option("-o,--output", cook.output, "The database to write (OUT.mmdb)")->required();
+  cook_cmd->add_option("-j,--jobs", cook.jobs, "Threads to cook with; 0 = all cores")
+      ->capture_default_str();
+  cook_cmd->add_flag("--verify", cook.verify,
+                     "Reopen the written file with the runtime and check it");
+  cook_cmd->add_flag("-q,--quiet", quiet, "Print errors only");
+  cook_cmd->add_flag("-v,--verbose", verbose, "Print debug messages");
+
+  std::string inspect_path;
+  bool json = false;
+  CLI::App* inspect_cmd = app.add_subcommand("inspect", "Print what an .mmdb file holds");
+  inspect_cmd->add_option("file", inspect_path, "The .mmdb file")->required();
+  inspect_cmd->add_flag("--json", json, "Print JSON instead of text");
+
+  std::string source_path;
+  CLI::App* source_cmd = app.add_subcommand(
+      "inspect-source", "Print the takes, joints and frame ranges of a motion file");
+  source_cmd->add_option("file", source_path, "A motion file (.bvh, .fbx, ...)")->required();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);  // prints help, the version or the parse error
+    return code == 0 ? mm::kExitOk : mm::kExitUsage;
+  }
+  if (quiet && verbose) throw mm::UsageError("--quiet and --verbose do not go together");
+  cook.quiet = quiet;
+  setUpLogging(quiet, verbose);
+
+  if (*cook_cmd) return mm::runCookCommand(cook);
+  if (*inspect_cmd) {
+    mm::inspectDatabase(inspect_path, json, std::cout);
+    return mm::kExitOk;
+  }
+  mm::inspectSource(source_path, std::cout);
+  return mm::kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const mm::InputError& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return mm::kExitBadInput;
+  } catch (const mm::UsageError& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "error: %s\nRun with --help for more information.\n", e.what());
+    return mm::kExitUsage;
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "internal error: %s\nThis is a bug in mmcook; please report it with the "
+                 "input that caused it.\n", e.what());
+    return mm::kExitInternal;
+  } catch (...) {
+    std::fprintf(stderr, "internal error: unknown exception\n");
+    return mm::kExitInternal;
+  }
+}

@@ -1,0 +1,689 @@
+// mmcook end to end: the real executable on generated motion files, checking exit codes, the
+// exact error text a user sees, and that a failed cook never creates or touches an output file.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// ---------------------------------------------------------------------------------------------
+// Motion files
+
+struct WalkOptions {
+  int frames = 240;           // at 30 Hz
+  double turn = 0.6;          // amplitude of the heading change, radians
+  double speed = 120.0;       // mean speed, cm/s
+  bool still = false;         // no motion at all (every feature block has zero spread)
+  std::string left_foot = "LeftFoot";
+  std::string extra_joint;    // appended under the hips when not empty
+};
+
+// A BVH in centimetres with the Geno/LAFAN1-resolved joint names (Hips, Spine2, LeftFoot,
+// LeftToeBase, ...): a character walking a curve at a varying speed, legs swinging.
+std::string walkBvh(const WalkOptions& o) {
+  std::ostringstream out;
+  const auto joint = [&](const std::string& indent, const std::string& name, double x, double y,
+                         double z) {
+    out << indent << "JOINT " << name << "\n" << indent << "{\n"
+        << indent << "  OFFSET " << x << " " << y << " " << z << "\n"
+        << indent << "  CHANNELS 3 Zrotation Xrotation Yrotation\n";
+  };
+  const auto end = [&](const std::string& indent, double x, double y, double z) {
+    out << indent << "End Site\n" << indent << "{\n" << indent << "  OFFSET " << x << " " << y
+        << " " << z << "\n" << indent << "}\n";
+  };
+  out << "HIERARCHY\nROOT Hips\n{\n  OFFSET 0 0 0\n"
+      << "  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n";
+  joint("  ", "Spine", 0, 10, 0);
+  joint("    ", "Spine1", 0, 10, 0);
+  joint("      ", "Spine2", 0, 10, 0);
+  end("        ", 0, 10, 0);
+  out << "      }\n    }\n  }\n";
+  for (const int side : {1, -1}) {
+    const std::string s = side > 0 ? "Left" : "Right";
+    joint("  ", s + "UpLeg", 10.0 * side, -5, 0);
+    joint("    ", s + "Leg", 0, -42, 0);
+    joint("      ", side > 0 ? o.left_foot : "RightFoot", 0, -40, 0);
+    joint("        ", s + "ToeBase", 0, -5, 12);
+    end("          ", 0, 0, 5);
+    out << "        }\n      }\n    }\n  }\n";
+  }
+  if (!o.extra_joint.empty()) {
+    joint("  ", o.extra_joint, 0, 5, 5);
+    end("    ", 0, 1, 0);
+    out << "  }\n";
+  }
+  const int channels = 6 + 3 * 11 + (o.extra_joint.empty() ? 0 : 3);
+  out << "}\nMOTION\nFrames: " << o.frames << "\nFrame Time: 0.0333333\n";
+  double x = 0, z = 0, phase = 0;
+  const double dt = 1.0 / 30.0;
+  for (int f = 0; f < o.frames; ++f) {
+    const double t = f * dt;
+    const double heading = o.still ? 0 : o.turn * std::sin(0.4 * t);
+    const double speed = o.still ? 0 : o.speed * (1.0 + 0.4 * std::sin(0.9 * t));
+    x += speed * dt * std::sin(heading);
+    z += speed * dt * std::cos(heading);
+    phase += o.still ? 0 : 2 * M_PI * 1.8 * dt * speed / o.speed;
+    const double deg = 180.0 / M_PI;
+    std::vector<double> v(static_cast<size_t>(channels), 0.0);
+    v[0] = x;
+    v[1] = 92 + (o.still ? 0 : 2 * std::sin(2 * phase));
+    v[2] = z;
+    v[5] = heading * deg;                      // hips yaw (Y rotation, last of Z X Y)
+    const size_t left_up = 6 + 3 * 3;          // after Hips, Spine, Spine1, Spine2
+    const size_t right_up = left_up + 3 * 4;
+    if (!o.still) {
+      v[left_up + 1] = 25 * std::sin(phase);              // hip swing (X rotation)
+      v[left_up + 4] = 30 * std::max(0.0, std::sin(phase + 1.2));  // knee
+      v[right_up + 1] = -25 * std::sin(phase);
+      v[right_up + 4] = 30 * std::max(0.0, std::sin(phase + 1.2 + M_PI));
+      v[left_up + 7] = 10 * std::cos(phase);              // ankle
+      v[right_up + 7] = -10 * std::cos(phase);
+    }
+    for (size_t c = 0; c < v.size(); ++c) out << (c ? " " : "") << v[c];
+    out << "\n";
+  }
+  return out.str();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Running mmcook
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string quoted(const std::string& arg) {
+  std::string out = "'";
+  for (char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string readFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    folder_ = fs::temp_directory_path() /
+              ("mmdb_cli_" + std::to_string(::getpid()) + "_" +
+               ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(folder_);
+    fs::create_directories(folder_);
+  }
+  void TearDown() override { fs::remove_all(folder_); }
+
+  // Runs mmcook in the test's folder, so messages name files as written here.
+  CliRun mmcook(const std::vector<std::string>& args) {
+    std::string command = "cd " + quoted(folder_.string()) + " && " + quoted(MMCOOK_PATH);
+    for (const std::string& arg : args) command += " " + quoted(arg);
+    command += " > stdout.txt 2> stderr.txt";
+    const int status = std::system(command.c_str());
+    CliRun run;
+    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    run.out = readFile(folder_ / "stdout.txt");
+    run.err = readFile(folder_ / "stderr.txt");
+    fs::remove(folder_ / "stdout.txt");
+    fs::remove(folder_ / "stderr.txt");
+    return run;
+  }
+
+  void write(const std::string& name, const std::string& text) {
+    std::ofstream(folder_ / name, std::ios::binary) << text;
+  }
+
+  // A failing cook: exit 1, exactly `message` on stderr after the warnings, no output created,
+  // an existing output left as it was.
+  void expectCookFails(const std::vector<std::string>& inputs, const std::string& message) {
+    std::vector<std::string> args{"cook"};
+    args.insert(args.end(), inputs.begin(), inputs.end());
+    args.insert(args.end(), {"-o", "new.mmdb"});
+    const CliRun fresh = mmcook(args);
+    EXPECT_EQ(fresh.exit_code, 1) << fresh.err;
+    const std::string expected = "error: " + message + "\n";
+    ASSERT_GE(fresh.err.size(), expected.size()) << fresh.err;
+    EXPECT_EQ(fresh.err.substr(fresh.err.size() - expected.size()), expected);
+    EXPECT_EQ(fresh.out, "");
+    EXPECT_FALSE(fs::exists(folder_ / "new.mmdb"));
+
+    write("old.mmdb", "previous contents");
+    args[args.size() - 1] = "old.mmdb";
+    const CliRun over = mmcook(args);
+    EXPECT_EQ(over.exit_code, 1) << over.err;
+    EXPECT_EQ(readFile(folder_ / "old.mmdb"), "previous contents");
+    for (const auto& entry : fs::directory_iterator(folder_))
+      EXPECT_EQ(entry.path().string().find(".tmp."), std::string::npos) << entry.path();
+  }
+
+  // A walk and a turn that cook with the defaults.
+  void writeGoodClips() {
+    write("walk.bvh", walkBvh({}));
+    WalkOptions turn;
+    turn.turn = 1.2;
+    turn.speed = 90;
+    turn.frames = 180;
+    write("turn.bvh", walkBvh(turn));
+  }
+
+  fs::path folder_;
+};
+
+constexpr const char* kManifest = R"(# A small locomotion database
+[database]
+frame_rate = 60
+
+[skeleton]
+preset = "geno"
+
+[[clip]]
+source = "walk.bvh"
+tags = ["locomotion"]
+mirror = true
+
+  [[clip.range]]
+  seconds = [2, 3]
+  tags = ["turn"]
+
+[[clip]]
+source = "turn.bvh"
+name = "turning"
+frames = [10, 170]
+tags = ["locomotion"]
+)";
+
+// ---------------------------------------------------------------------------------------------
+// A tiny JSON reader, enough to check that `inspect --json` is valid JSON and read fields back.
+
+struct Json;
+using JsonObject = std::map<std::string, Json>;
+using JsonArray = std::vector<Json>;
+struct Json {
+  std::variant<std::nullptr_t, bool, double, std::string, JsonArray, JsonObject> value;
+  const Json& operator[](const std::string& key) const { return std::get<JsonObject>(value).at(key); }
+  const Json& operator[](size_t i) const { return std::get<JsonArray>(value).at(i); }
+  double number() const { return std::get<double>(value); }
+  const std::string& string() const { return std::get<std::string>(value); }
+  size_t size() const { return std::get<JsonArray>(value).size(); }
+};
+
+class JsonReader {
+ public:
+  explicit JsonReader(const std::string& text) : s_(text) {}
+  Json document() {
+    Json j = value();
+    space();
+    if (i_ != s_.size()) throw std::runtime_error("text after the JSON value");
+    return j;
+  }
+
+ private:
+  void space() {
+    while (i_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[i_]))) ++i_;
+  }
+  char peek() {
+    space();
+    if (i_ >= s_.size()) throw std::runtime_error("unexpected end");
+    return s_[i_];
+  }
+  void expect(char c) {
+    if (peek() != c) throw std::runtime_error(std::string("expected ") + c + " at " + std::to_string(i_));
+    ++i_;
+  }
+  bool literal(const char* word) {
+    const std::string w(word);
+    if (s_.compare(i_, w.size(), w) != 0) return false;
+    i_ += w.size();
+    return true;
+  }
+  std::string string() {
+    expect('"');
+    std::string out;
+    while (true) {
+      if (i_ >= s_.size()) throw std::runtime_error("unterminated string");
+      const char c = s_[i_++];
+      if (c == '"') return out;
+      if (static_cast<unsigned char>(c) < 0x20) throw std::runtime_error("control character in string");
+      if (c != '\\') {
+        out += c;
+        continue;
+      }
+      const char e = s_.at(i_++);
+      if (e == 'u') {
+        const unsigned code = static_cast<unsigned>(std::stoul(s_.substr(i_, 4), nullptr, 16));
+        i_ += 4;
+        out += code < 0x80 ? static_cast<char>(code) : '?';
+      } else {
+        const std::string from = "\"\\/bfnrt", to = "\"\\/\b\f\n\r\t";
+        const size_t k = from.find(e);
+        if (k == std::string::npos) throw std::runtime_error("bad escape");
+        out += to[k];
+      }
+    }
+  }
+  Json value() {
+    const char c = peek();
+    if (c == '{') {
+      ++i_;
+      JsonObject object;
+      if (peek() == '}') return ++i_, Json{object};
+      while (true) {
+        std::string key = string();
+        expect(':');
+        object.emplace(std::move(key), value());
+        if (peek() == ',') { ++i_; continue; }
+        expect('}');
+        return Json{object};
+      }
+    }
+    if (c == '[') {
+      ++i_;
+      JsonArray array;
+      if (peek() == ']') return ++i_, Json{array};
+      while (true) {
+        array.push_back(value());
+        if (peek() == ',') { ++i_; continue; }
+        expect(']');
+        return Json{array};
+      }
+    }
+    if (c == '"') return Json{string()};
+    if (literal("true")) return Json{true};
+    if (literal("false")) return Json{false};
+    if (literal("null")) return Json{nullptr};
+    size_t used = 0;
+    const double number = std::stod(s_.substr(i_, 64), &used);
+    if (used == 0) throw std::runtime_error("bad value");
+    i_ += used;
+    return Json{number};
+  }
+  const std::string& s_;
+  size_t i_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Success paths
+
+TEST_F(Cli, QuickFormCooksMotionFilesWithDefaults) {
+  writeGoodClips();
+  const CliRun run = mmcook({"cook", "walk.bvh", "turn.bvh", "-o", "out.mmdb"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_TRUE(fs::exists(folder_ / "out.mmdb"));
+  EXPECT_NE(run.out.find("cooked out.mmdb\n"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("  clips        2 (0 mirrored) from 2 sources\n"), std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("preset geno"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("  unit scale   0.01 m per source unit"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("  from         command line (default settings)\n"), std::string::npos);
+}
+
+TEST_F(Cli, ManifestCookVerifiesAndInspects) {
+  writeGoodClips();
+  write("loco.toml", kManifest);
+  const CliRun cook = mmcook({"cook", "loco.toml", "-o", "out.mmdb", "--verify"});
+  ASSERT_EQ(cook.exit_code, 0) << cook.err;
+  EXPECT_NE(cook.out.find("  clips        3 (1 mirrored) from 2 sources\n"), std::string::npos)
+      << cook.out;
+  EXPECT_NE(cook.out.find(", verified\n"), std::string::npos) << cook.out;
+  EXPECT_NE(cook.out.find("  tags         "), std::string::npos);
+
+  const CliRun inspect = mmcook({"inspect", "out.mmdb"});
+  ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+  EXPECT_NE(inspect.out.find("schema      1.0\n"), std::string::npos) << inspect.out;
+  EXPECT_NE(inspect.out.find("cooker      mmcook 1.0.0\n"), std::string::npos) << inspect.out;
+  EXPECT_NE(inspect.out.find("skeleton    preset geno"), std::string::npos) << inspect.out;
+  EXPECT_NE(inspect.out.find("  [0] walk.bvh  bvh, "), std::string::npos) << inspect.out;
+  EXPECT_NE(inspect.out.find(" turning "), std::string::npos) << inspect.out;
+  EXPECT_NE(inspect.out.find("sections (bytes)\n"), std::string::npos) << inspect.out;
+  EXPECT_EQ(inspect.err, "");
+}
+
+TEST_F(Cli, InspectJsonIsValidAndCarriesTheFileFields) {
+  writeGoodClips();
+  write("loco.toml", kManifest);
+  ASSERT_EQ(mmcook({"cook", "loco.toml", "-o", "out.mmdb", "--quiet"}).exit_code, 0);
+  const CliRun run = mmcook({"inspect", "out.mmdb", "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  Json doc;
+  try {
+    doc = JsonReader(run.out).document();
+  } catch (const std::exception& e) {
+    FAIL() << "not JSON (" << e.what() << "):\n" << run.out;
+  }
+  EXPECT_EQ(doc["schema_version"]["major"].number(), 1);
+  EXPECT_EQ(doc["schema_version"]["minor"].number(), 0);
+  EXPECT_EQ(doc["cooker_version"].string(), "mmcook 1.0.0");
+  EXPECT_EQ(doc["frame_rate"].number(), 60);
+  EXPECT_EQ(doc["file_size"].number(), static_cast<double>(fs::file_size(folder_ / "out.mmdb")));
+  EXPECT_EQ(doc["feature_count"].number(), 27);
+  EXPECT_EQ(doc["skeleton"]["preset"].string(), "geno");
+  EXPECT_EQ(doc["skeleton"]["roles"]["left_foot"]["name"].string(), "LeftFoot");
+  ASSERT_EQ(doc["clips"].size(), 3u);
+  EXPECT_EQ(doc["clips"][0]["name"].string(), "walk");
+  EXPECT_EQ(doc["clips"][0]["first_frame"].number(), 0);
+  EXPECT_EQ(doc["clips"][0]["tags"][0].string(), "locomotion");
+  double frames = 0;
+  for (size_t c = 0; c < doc["clips"].size(); ++c) frames += doc["clips"][c]["frame_count"].number();
+  EXPECT_EQ(doc["frame_count"].number(), frames);
+  EXPECT_EQ(doc["sources"][0]["path"].string(), "walk.bvh");
+  EXPECT_EQ(doc["sources"][0]["content_hash"].string().size(), 16u);
+  EXPECT_EQ(doc["sources"][1]["size_bytes"].number(),
+            static_cast<double>(fs::file_size(folder_ / "turn.bvh")));
+  EXPECT_EQ(doc["sections"]["features"]["bytes"].number(), frames * doc["feature_stride"].number() * 4);
+  EXPECT_EQ(doc["feature_blocks"].size(), 7u);
+  EXPECT_GT(doc["ranges"].size(), 0u);
+}
+
+TEST_F(Cli, JobsDoNotChangeTheBytes) {
+  writeGoodClips();
+  write("loco.toml", kManifest);
+  ASSERT_EQ(mmcook({"cook", "loco.toml", "-o", "one.mmdb", "--jobs", "1"}).exit_code, 0);
+  ASSERT_EQ(mmcook({"cook", "loco.toml", "-o", "two.mmdb", "--jobs", "2"}).exit_code, 0);
+  ASSERT_EQ(mmcook({"cook", "loco.toml", "-o", "all.mmdb"}).exit_code, 0);
+  const std::string one = readFile(folder_ / "one.mmdb");
+  EXPECT_GT(one.size(), 1000u);
+  EXPECT_TRUE(one == readFile(folder_ / "two.mmdb"));
+  EXPECT_TRUE(one == readFile(folder_ / "all.mmdb"));
+}
+
+TEST_F(Cli, QuietPrintsNothingOnSuccess) {
+  writeGoodClips();
+  const CliRun run = mmcook({"cook", "walk.bvh", "-o", "out.mmdb", "--quiet"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, "");
+  EXPECT_EQ(run.err, "");
+}
+
+TEST_F(Cli, InspectSourceListsTakesAndJoints) {
+  write("walk.bvh", walkBvh({}));
+  const CliRun run = mmcook({"inspect-source", "walk.bvh"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("file        walk.bvh (BVH)\n"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("240 frames at 30 Hz (0..239)"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("joints      15 "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("LeftToeBase"), std::string::npos) << run.out;
+}
+
+TEST_F(Cli, VersionAndHelp) {
+  const CliRun version = mmcook({"--version"});
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_EQ(version.out, "mmcook 1.0.0\n");
+  const CliRun help = mmcook({"cook", "--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("--verify"), std::string::npos) << help.out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bad usage: exit 2
+
+TEST_F(Cli, BadUsageExitsWithTwo) {
+  write("walk.bvh", walkBvh({}));
+  write("loco.toml", "[[clip]]\nsource = \"walk.bvh\"\n");
+  EXPECT_EQ(mmcook({}).exit_code, 2);
+  EXPECT_EQ(mmcook({"bake"}).exit_code, 2);
+  EXPECT_EQ(mmcook({"cook", "walk.bvh"}).exit_code, 2);  // no -o
+  EXPECT_EQ(mmcook({"cook", "-o", "out.mmdb"}).exit_code, 2);
+  EXPECT_EQ(mmcook({"cook", "walk.bvh", "-o", "out.mmdb", "--jobs", "two"}).exit_code, 2);
+  EXPECT_EQ(mmcook({"cook", "walk.bvh", "-o", "out.mmdb", "--colour"}).exit_code, 2);
+  EXPECT_EQ(mmcook({"inspect"}).exit_code, 2);
+  const CliRun mixed = mmcook({"cook", "loco.toml", "walk.bvh", "-o", "out.mmdb"});
+  EXPECT_EQ(mixed.exit_code, 2);
+  EXPECT_EQ(mixed.err,
+            "error: give one manifest (.toml) or motion files, not both or several manifests; "
+            "list extra clips in the manifest as [[clip]] tables\nRun with --help for more "
+            "information.\n");
+  const CliRun both = mmcook({"cook", "walk.bvh", "-o", "out.mmdb", "--quiet", "--verbose"});
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_FALSE(fs::exists(folder_ / "out.mmdb"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bad input: exit 1 with the exact message; no output file, an existing one untouched
+
+// The lines of walkBvh's output, to damage one of them.
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+std::string joinLines(const std::vector<std::string>& v) {
+  std::string out;
+  for (const std::string& line : v) out += line + "\n";
+  return out;
+}
+// 1-based line number of the first line that starts with `prefix`.
+int lineOf(const std::string& text, const std::string& prefix) {
+  const auto v = lines(text);
+  for (size_t i = 0; i < v.size(); ++i)
+    if (v[i].rfind(prefix, 0) == 0) return static_cast<int>(i + 1);
+  return -1;
+}
+
+TEST_F(Cli, TruncatedBvh) {
+  const std::string good = walkBvh({});
+  const std::string cut = good.substr(0, good.size() - 40);  // inside the last frame
+  write("cut.bvh", cut);
+  const int last_line = static_cast<int>(lines(cut).size());
+  const auto numbers = [&] {
+    std::istringstream in(lines(cut).back());
+    return static_cast<int>(std::distance(std::istream_iterator<std::string>(in),
+                                          std::istream_iterator<std::string>()));
+  }();
+  expectCookFails({"cut.bvh"}, "cut.bvh:" + std::to_string(last_line) +
+                                   ": the file ends inside frame 239 (" + std::to_string(numbers) +
+                                   " of 39 numbers); the file is truncated: re-export it");
+}
+
+TEST_F(Cli, ChannelCountMismatch) {
+  auto v = lines(walkBvh({}));
+  const int line = lineOf(joinLines(v), "Frame Time:") + 3;  // frame 2
+  v[static_cast<size_t>(line - 1)] += " 0";
+  write("extra.bvh", joinLines(v));
+  expectCookFails({"extra.bvh"},
+                  "extra.bvh:" + std::to_string(line) +
+                      ": frame 2 has 40 numbers but the hierarchy has 39 channels; each frame "
+                      "must be one line with one number per channel: fix the line or re-export "
+                      "the file");
+}
+
+TEST_F(Cli, NotANumberInAFrame) {
+  auto v = lines(walkBvh({}));
+  const int line = lineOf(joinLines(v), "Frame Time:") + 1;  // frame 0
+  v[static_cast<size_t>(line - 1)] = "nan" + v[static_cast<size_t>(line - 1)].substr(1);
+  write("nan.bvh", joinLines(v));
+  expectCookFails({"nan.bvh"}, "nan.bvh:" + std::to_string(line) +
+                                   ": frame 0 holds 'nan', which is not a finite number; fix the "
+                                   "line or re-export the file");
+}
+
+TEST_F(Cli, GiantDeclaredFrameCount) {
+  std::string text = walkBvh({});
+  const int line = lineOf(text, "Frames:");
+  text.replace(text.find("Frames: 240"), 11, "Frames: 4000000000000");
+  write("giant.bvh", text);
+  expectCookFails({"giant.bvh"}, "giant.bvh:" + std::to_string(line) +
+                                     ": declares 4000000000000 frames but holds 240; re-export "
+                                     "the file or fix the 'Frames:' line");
+}
+
+TEST_F(Cli, ZeroFrames) {
+  WalkOptions none;
+  none.frames = 0;
+  const std::string text = walkBvh(none);
+  write("empty.bvh", text);
+  expectCookFails({"empty.bvh"}, "empty.bvh:" + std::to_string(lineOf(text, "Frames:")) +
+                                     ": the file holds no frames (it declares 0); re-export it "
+                                     "with its motion");
+}
+
+TEST_F(Cli, DeepHierarchy) {
+  std::string text = "HIERARCHY\nROOT J0\n{\nOFFSET 0 1 0\nCHANNELS 1 Xrotation\n";
+  for (int j = 1; j < 300; ++j)
+    text += "JOINT J" + std::to_string(j) + "\n{\nOFFSET 0 1 0\nCHANNELS 1 Xrotation\n";
+  for (int j = 0; j < 300; ++j) text += "}\n";
+  text += "MOTION\nFrames: 1\nFrame Time: 0.5\n" + std::string(600, ' ') + "\n";
+  write("deep.bvh", text);
+  expectCookFails({"deep.bvh"}, "deep.bvh:1026: joints nest deeper than 256 levels, more than "
+                                "any skeleton; the file is damaged: re-export it");
+}
+
+TEST_F(Cli, DuplicateJoints) {
+  WalkOptions o;
+  o.extra_joint = "Spine";
+  const std::string text = walkBvh(o);
+  write("dup.bvh", text);
+  const auto v = lines(text);
+  std::vector<int> at;
+  for (size_t i = 0; i < v.size(); ++i)
+    if (v[i] == "  JOINT Spine") at.push_back(static_cast<int>(i + 1));
+  ASSERT_EQ(at.size(), 2u);
+  expectCookFails({"dup.bvh"}, "dup.bvh:" + std::to_string(at[1]) +
+                                   ": duplicate joint name 'Spine' (first at line " +
+                                   std::to_string(at[0]) +
+                                   "); rename one of them so every joint is unique, then "
+                                   "re-export");
+}
+
+TEST_F(Cli, MissingInputFile) {
+  expectCookFails({"nowhere.bvh"}, "cannot read 'nowhere.bvh': No such file or directory; check "
+                                   "the path");
+}
+
+TEST_F(Cli, TwoInputsWithOneName) {
+  fs::create_directories(folder_ / "a");
+  fs::create_directories(folder_ / "b");
+  write("a/walk.bvh", walkBvh({}));
+  write("b/walk.bvh", walkBvh({}));
+  expectCookFails({"a/walk.bvh", "b/walk.bvh"},
+                  "'a/walk.bvh' and 'b/walk.bvh' would both be clip 'walk'; rename one, or write "
+                  "a manifest that names each clip");
+}
+
+TEST_F(Cli, MistypedManifestKey) {
+  writeGoodClips();
+  write("loco.toml", "[database]\nframe_rate = 60\n\n[weights]\nfoot_postion = 0.5\n"
+                     "[[clip]]\nsource = \"walk.bvh\"\n");
+  expectCookFails({"loco.toml"},
+                  "loco.toml:5: unknown key 'weights.foot_postion' (did you mean "
+                  "'weights.foot_position'?); known keys in [weights]: foot_position, "
+                  "foot_velocity, hip_velocity, trajectory_position, trajectory_direction");
+}
+
+TEST_F(Cli, ManifestSourceMissing) {
+  write("loco.toml", "[[clip]]\nsource = \"walk.bvh\"\n");
+  expectCookFails({"loco.toml"}, "loco.toml:2: clip source 'walk.bvh' not found (looked for "
+                                 "'walk.bvh'); fix the path, which is relative to the manifest's "
+                                 "folder");
+}
+
+TEST_F(Cli, UnwritableOutputPath) {
+  writeGoodClips();
+  const CliRun run = mmcook({"cook", "walk.bvh", "-o", "no_such_folder/out.mmdb"});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(run.err, "error: cannot write 'no_such_folder/out.mmdb': cannot create a temporary "
+                     "file beside it: No such file or directory; check that the folder exists, is "
+                     "writable and has free space, or choose another output path with -o\n");
+  EXPECT_EQ(run.out, "");
+  fs::create_directories(folder_ / "out_is_a_folder");
+  const CliRun folder = mmcook({"cook", "walk.bvh", "-o", "out_is_a_folder"});
+  EXPECT_EQ(folder.exit_code, 1);
+  EXPECT_EQ(folder.err, "error: cannot write 'out_is_a_folder': it is a folder: Is a directory; "
+                        "check that the folder exists, is writable and has free space, or choose "
+                        "another output path with -o\n");
+  EXPECT_TRUE(fs::is_directory(folder_ / "out_is_a_folder"));
+}
+
+TEST_F(Cli, InspectRefusesForeignAndDamagedFiles) {
+  write("notes.mmdb", "these are not the bytes of a database");
+  const CliRun foreign = mmcook({"inspect", "notes.mmdb"});
+  EXPECT_EQ(foreign.exit_code, 1);
+  EXPECT_EQ(foreign.err.rfind("error: cannot inspect 'notes.mmdb': NotAnMmdb: ", 0), 0u)
+      << foreign.err;
+  EXPECT_EQ(foreign.out, "");
+
+  const CliRun missing = mmcook({"inspect", "absent.mmdb"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_EQ(missing.err.rfind("error: cannot inspect 'absent.mmdb': IoError: ", 0), 0u)
+      << missing.err;
+
+  writeGoodClips();
+  ASSERT_EQ(mmcook({"cook", "walk.bvh", "-o", "good.mmdb", "-q"}).exit_code, 0);
+  const std::string bytes = readFile(folder_ / "good.mmdb");
+  write("cut.mmdb", bytes.substr(0, bytes.size() / 2));
+  const CliRun cut = mmcook({"inspect", "cut.mmdb", "--json"});
+  EXPECT_EQ(cut.exit_code, 1);
+  EXPECT_EQ(cut.err.rfind("error: cannot inspect 'cut.mmdb': ", 0), 0u) << cut.err;
+  EXPECT_EQ(cut.out, "");
+}
+
+TEST_F(Cli, MissingRoleJointListsTheJoints) {
+  write("walk.bvh", walkBvh({}));
+  write("loco.toml", "[skeleton]\npreset = \"geno\"\nleft_foot = \"LeftAnkle\"\n"
+                     "[[clip]]\nsource = \"walk.bvh\"\n");
+  const std::string joints =
+      "Hips, Spine, Spine1, Spine2, LeftUpLeg, LeftLeg, LeftFoot, LeftToeBase, RightUpLeg, "
+      "RightLeg, RightFoot, RightToeBase";
+  const CliRun run = mmcook({"cook", "loco.toml", "-o", "out.mmdb"});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("role left_foot names joint 'LeftAnkle', which the skeleton does not "
+                         "have"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find(joints), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("walk"), std::string::npos) << run.err;
+  EXPECT_FALSE(fs::exists(folder_ / "out.mmdb"));
+}
+
+TEST_F(Cli, NoPresetFitsListsTheJoints) {
+  WalkOptions o;
+  o.left_foot = "LFoot";
+  write("odd.bvh", walkBvh(o));
+  const CliRun run = mmcook({"cook", "odd.bvh", "-o", "out.mmdb"});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("no skeleton preset fits this skeleton; tried lafan1 (no LeftFoot)"),
+            std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("LeftLeg, LFoot, LeftToeBase"), std::string::npos) << run.err;
+  EXPECT_FALSE(fs::exists(folder_ / "out.mmdb"));
+}
+
+TEST_F(Cli, ClipsWithDifferentSkeletons) {
+  write("walk.bvh", walkBvh({}));
+  WalkOptions o;
+  o.extra_joint = "Prop";
+  write("prop.bvh", walkBvh(o));
+  const CliRun run = mmcook({"cook", "walk.bvh", "prop.bvh", "-o", "out.mmdb"});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("prop"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("Prop"), std::string::npos) << run.err;
+  EXPECT_FALSE(fs::exists(folder_ / "out.mmdb"));
+}
+
+TEST_F(Cli, ZeroSpreadBlockNamesTheBlock) {
+  WalkOptions o;
+  o.still = true;
+  write("still.bvh", walkBvh(o));
+  const CliRun run = mmcook({"cook", "still.bvh", "-o", "out.mmdb"});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("error: feature block "), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find(" never changes "), std::string::npos) << run.err;
+  EXPECT_FALSE(fs::exists(folder_ / "out.mmdb"));
+}
+
+}  // namespace
