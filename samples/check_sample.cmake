@@ -7,6 +7,8 @@
 # EXPECT=ok: exit 0, at least one decision line naming the global and clip-local frame, the
 # summary line, and an SVG that starts with <svg, ends with </svg> and holds two polylines.
 # EXPECT=bad_database: exit 1 and a message saying why the database cannot be used.
+# EXPECT=gpu: as ok, plus the per-pass GPU timings line; without a Vulkan device, exit 1 with a
+# message saying so, and the test reports itself skipped.
 
 foreach(var SAMPLE DATABASE EXPECT)
   if(NOT DEFINED ${var})
@@ -42,8 +44,15 @@ if(EXPECT STREQUAL "bad_database")
   return()
 endif()
 
+if(EXPECT STREQUAL "gpu" AND rc EQUAL 1 AND err MATCHES "--gpu needs a Vulkan device")
+  message(STATUS "no Vulkan device, skipped")
+  return()
+endif()
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "mmdb_sample exited with '${rc}', expected 0")
+endif()
+if(EXPECT STREQUAL "gpu" AND NOT out MATCHES "gpu passes, mean ms per step over [0-9]+ steps")
+  message(FATAL_ERROR "no 'gpu passes, mean ms per step ...' line in the output")
 endif()
 set(decision_line "t= *[0-9.]+ s  char +[0-9]+  jump to global frame +[0-9]+ ")
 string(APPEND decision_line "\\(clip '[^']+' local frame +[0-9]+\\)  cost +[0-9.]+")
