@@ -71,21 +71,34 @@ SCRIPT = [
 
 
 def gait(speed):
-    """Cycle frequency (Hz) and thigh swing amplitude (radians) for a ground speed."""
+    """Cycle frequency (Hz) and foot reach (m) in front of and behind the hip for a speed."""
     if speed < 1e-4:
         return 0.9, 0.0
     frequency = 0.75 + 0.2 * speed
-    stride = speed / frequency               # ground covered per full cycle
-    reach = min(0.95, stride / 4.0 / LEG_LENGTH_M)  # foot swings +-stride/4 about the hip
-    return frequency, math.asin(reach)
+    stride = speed / frequency  # ground covered per full cycle
+    # Half the cycle in stance: the planted foot travels from +reach to -reach under the hip
+    # while the body covers half a stride.
+    return frequency, min(0.9 * LEG_LENGTH_M, stride / 4.0)
 
 
-def leg_angles(phase, amplitude, running):
-    """Thigh and knee flexion (radians, forward positive) for one leg at a gait phase."""
-    thigh = amplitude * math.sin(phase)
-    swing = max(0.0, math.cos(phase))        # the leg moves forward while cos(phase) > 0
-    knee = amplitude * (1.6 if running else 1.1) * swing * swing + 0.1 * amplitude
-    return thigh, knee
+def leg_angles(phase, reach, running):
+    """Thigh and knee flexion (radians, forward positive) for one leg at a gait phase.
+
+    Swing (cos(phase) > 0): the foot eases forward from -reach to +reach with the knee bent.
+    Stance: the straight leg carries the foot back linearly, so it stays planted while the body
+    moves at constant speed.
+    """
+    u = math.atan2(math.sin(phase), math.cos(phase))  # -pi .. pi
+    if abs(u) <= math.pi / 2:
+        foot = reach * math.sin(u)
+        knee_bend = (1.6 if running else 1.1) * math.cos(u) ** 2
+    else:
+        stance = (u - math.pi / 2) if u > 0 else (u + 1.5 * math.pi)  # 0 .. pi
+        foot = reach * (1.0 - 2.0 * stance / math.pi)
+        knee_bend = 0.0
+    thigh = math.asin(foot / LEG_LENGTH_M)
+    amplitude = math.asin(reach / LEG_LENGTH_M)
+    return thigh, amplitude * knee_bend
 
 
 def leg_height(thigh, knee):
@@ -105,20 +118,21 @@ def frames():
         count = int(round(seconds * FPS))
         for i in range(count):
             speed = start_speed + (end_speed - start_speed) * (i + 1) / count
-            frequency, amplitude = gait(speed)
+            frequency, reach = gait(speed)
             phase += 2.0 * math.pi * frequency * dt
             heading += yaw_rate * dt
             rad = math.radians(heading)
             x += math.sin(rad) * speed * dt / UNIT
             z += math.cos(rad) * speed * dt / UNIT
-            out.append(pose(x, z, heading, phase, amplitude, speed))
+            out.append(pose(x, z, heading, phase, reach, speed))
     return out
 
 
-def pose(x, z, heading, phase, amplitude, speed):
+def pose(x, z, heading, phase, reach, speed):
     running = speed > 2.5
-    left = leg_angles(phase, amplitude, running)
-    right = leg_angles(phase + math.pi, amplitude, running)
+    left = leg_angles(phase, reach, running)
+    right = leg_angles(phase + math.pi, reach, running)
+    amplitude = math.asin(reach / LEG_LENGTH_M)
     y = max(leg_height(*left), leg_height(*right))
     lean = math.degrees(0.04 * speed)  # lean into the motion
     channels = [x, y, z, 0.0, heading, lean]
