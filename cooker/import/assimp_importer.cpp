@@ -76,7 +76,7 @@ const aiScene* readScene(Assimp::Importer& importer, const std::string& path) {
   const aiScene* scene = importer.ReadFile(path, 0);
   if (!scene || !scene->mRootNode) {
     const char* reason = importer.GetErrorString();
-    throw InputError(path + ": cannot read " + fileName(path) + ": " +
+    throw InputError(path + ": Assimp cannot read " + fileName(path) + ": " +
                      (reason && *reason ? reason : "unknown format") +
                      ". The file may be truncated or corrupt: re-export it from the animation "
                      "tool (binary FBX 7.x works best) or convert it to BVH");
@@ -534,20 +534,24 @@ struct TakeTiming {
   int frame_count = 1;
 };
 
+// The rate of evenly spaced keys (baked motion capture), or 0 when the keys are sparse or
+// uneven (hand-keyed animation), which says nothing about a frame rate.
 double keySpacingRate(const aiAnimation& anim, double tps) {
+  constexpr unsigned kMinKeys = 8;
   const aiNodeAnim* densest = nullptr;
   for (unsigned c = 0; c < anim.mNumChannels; ++c)
     if (!densest || anim.mChannels[c]->mNumRotationKeys > densest->mNumRotationKeys)
       densest = anim.mChannels[c];
-  if (!densest || densest->mNumRotationKeys < 3) return 0;
-  std::vector<double> gaps;
-  for (unsigned k = 1; k < densest->mNumRotationKeys; ++k)
-    gaps.push_back(densest->mRotationKeys[k].mTime - densest->mRotationKeys[k - 1].mTime);
-  std::nth_element(gaps.begin(), gaps.begin() + gaps.size() / 2, gaps.end());
-  const double gap = gaps[gaps.size() / 2];
-  if (gap <= 0) return 0;
-  const double rate = tps / gap;
-  return (rate >= 1.0 && rate <= 1000.0) ? std::round(rate * 1000.0) / 1000.0 : 0.0;
+  if (!densest || densest->mNumRotationKeys < kMinKeys) return 0;
+  double lo = 0, hi = 0;
+  for (unsigned k = 1; k < densest->mNumRotationKeys; ++k) {
+    const double gap = densest->mRotationKeys[k].mTime - densest->mRotationKeys[k - 1].mTime;
+    lo = k == 1 ? gap : std::min(lo, gap);
+    hi = k == 1 ? gap : std::max(hi, gap);
+  }
+  if (lo <= 0 || hi > lo * 1.01) return 0;
+  const double rate = tps / (0.5 * (lo + hi));
+  return (rate >= 10.0 && rate <= 1000.0) ? std::round(rate * 1000.0) / 1000.0 : 0.0;
 }
 
 TakeTiming takeTiming(const aiAnimation& anim, double declared_rate) {

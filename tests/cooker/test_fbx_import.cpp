@@ -1,0 +1,428 @@
+// Assimp import (FBX and others): known answers on scenes built here and written as glTF, the
+// Debian assimp test models, broken files, and the shared corpus (Geno, CMU FBX) when present.
+#include "core/errors.h"
+#include "import/importer.h"
+
+#include <assimp/Exporter.hpp>
+#include <assimp/scene.h>
+#include <gtest/gtest.h>
+
+#include <glm/gtc/quaternion.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kShared = MMDB_SHARED_DATA;
+const std::string kAssimpModels = "/usr/share/assimp/models/FBX";
+
+// A fresh folder under the system temp folder, removed at the end of the test.
+class TempDir {
+ public:
+  TempDir() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    path_ = fs::temp_directory_path() /
+            ("mmdb_fbx_" + std::string(info->test_suite_name()) + "_" + info->name());
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  fs::path path_;
+};
+
+std::string expectInputError(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const mm::InputError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no InputError";
+  return {};
+}
+
+std::vector<glm::vec3> worldPositions(const mm::Skeleton& s, const glm::quat* r, const glm::vec3* t) {
+  std::vector<glm::vec3> p(s.names.size());
+  std::vector<glm::quat> wr(s.names.size());
+  for (size_t j = 0; j < s.names.size(); ++j) {
+    const int parent = s.parents[j];
+    wr[j] = parent < 0 ? r[j] : wr[parent] * r[j];
+    p[j] = parent < 0 ? t[j] : p[parent] + wr[parent] * t[j];
+  }
+  return p;
+}
+
+std::vector<glm::vec3> bindWorldPositions(const mm::Skeleton& s) {
+  return worldPositions(s, s.bind_rotations.data(), s.offsets.data());
+}
+
+// Angle of the rotation between a and b, accurate for small angles (unlike acos of a dot).
+float angleBetween(const glm::quat& a, const glm::quat& b) {
+  const glm::quat d = glm::conjugate(a) * b;
+  return 2.0f * std::atan2(glm::length(glm::vec3(d.x, d.y, d.z)), std::abs(d.w));
+}
+
+// --- Scenes built here --------------------------------------------------------------------------
+
+aiNode* addChild(aiNode* parent, const char* name, const aiVector3D& offset) {
+  auto* node = new aiNode(name);
+  node->mParent = parent;
+  aiMatrix4x4::Translation(offset, node->mTransformation);
+  parent->addChildren(1, &node);
+  return node;
+}
+
+aiNodeAnim* makeChannel(const char* node, std::vector<aiVectorKey> positions,
+                        std::vector<aiQuatKey> rotations) {
+  auto* ch = new aiNodeAnim();
+  ch->mNodeName = node;
+  ch->mNumPositionKeys = static_cast<unsigned>(positions.size());
+  ch->mPositionKeys = new aiVectorKey[positions.size()];
+  std::copy(positions.begin(), positions.end(), ch->mPositionKeys);
+  ch->mNumRotationKeys = static_cast<unsigned>(rotations.size());
+  ch->mRotationKeys = new aiQuatKey[rotations.size()];
+  std::copy(rotations.begin(), rotations.end(), ch->mRotationKeys);
+  ch->mNumScalingKeys = 1;
+  ch->mScalingKeys = new aiVectorKey[1]{{0.0, aiVector3D(1, 1, 1)}};
+  return ch;
+}
+
+// RootNode -> Armature (static, scale `armature_scale`) -> Hips -> LeftUpLeg, RightUpLeg,
+// Spine -> Head, plus an unanimated "Prop" beside Armature. Keys at 30 ticks per second: Hips
+// moves +150 units along Z and turns 90 deg about Y over one second; LeftUpLeg turns about X with
+// keys at other times than Hips'; RightUpLeg and Head have constant channels; Spine has none and
+// is bent 30 deg about Z in its bind pose.
+aiScene* makeWalkScene(float armature_scale) {
+  auto* s = new aiScene();
+  s->mRootNode = new aiNode("RootNode");
+  aiNode* armature = addChild(s->mRootNode, "Armature", aiVector3D(0, 0, 0));
+  aiMatrix4x4::Scaling(aiVector3D(armature_scale), armature->mTransformation);
+  addChild(s->mRootNode, "Prop", aiVector3D(5, 0, 0));
+  aiNode* hips = addChild(armature, "Hips", aiVector3D(0, 90, 0));
+  addChild(hips, "LeftUpLeg", aiVector3D(10, 0, 0));
+  addChild(hips, "RightUpLeg", aiVector3D(-10, 0, 0));
+  aiNode* spine = addChild(hips, "Spine", aiVector3D(0, 10, 0));
+  const float h = std::sqrt(0.5f);
+  const float c30 = std::cos(glm::radians(15.0f)), s30 = std::sin(glm::radians(15.0f));
+  spine->mTransformation = aiMatrix4x4(aiVector3D(1, 1, 1), aiQuaternion(c30, 0, 0, s30), aiVector3D(0, 10, 0));
+  addChild(spine, "Head", aiVector3D(0, 50, 0));
+
+  s->mNumAnimations = 1;
+  s->mAnimations = new aiAnimation*[1];
+  auto* a = new aiAnimation();
+  s->mAnimations[0] = a;
+  a->mName = "Walk";
+  a->mTicksPerSecond = 30;
+  a->mDuration = 30;
+  a->mNumChannels = 4;
+  a->mChannels = new aiNodeAnim*[4];
+  a->mChannels[0] = makeChannel("Hips", {{0.0, aiVector3D(0, 90, 0)}, {30.0, aiVector3D(0, 90, 150)}},
+                                {{0.0, aiQuaternion(1, 0, 0, 0)}, {30.0, aiQuaternion(h, 0, h, 0)}});
+  a->mChannels[1] = makeChannel("LeftUpLeg", {{0.0, aiVector3D(10, 0, 0)}},
+                                {{0.0, aiQuaternion(1, 0, 0, 0)},
+                                 {10.0, aiQuaternion(h, h, 0, 0)},
+                                 {30.0, aiQuaternion(1, 0, 0, 0)}});
+  a->mChannels[2] = makeChannel("RightUpLeg", {{0.0, aiVector3D(-10, 0, 0)}}, {{0.0, aiQuaternion(1, 0, 0, 0)}});
+  a->mChannels[3] = makeChannel("Head", {{0.0, aiVector3D(0, 50, 0)}}, {{0.0, aiQuaternion(1, 0, 0, 0)}});
+  return s;
+}
+
+std::string writeGltf(const aiScene* scene, const std::string& path) {
+  Assimp::Exporter exporter;
+  EXPECT_EQ(exporter.Export(scene, "gltf2", path), AI_SUCCESS) << exporter.GetErrorString();
+  return path;
+}
+
+TEST(AxisConversion, YUpIsIdentity) {
+  EXPECT_EQ(mm::axisConversionToYUp(1, 1, 2, 1, 0, 1), glm::dmat3(1.0));
+}
+
+TEST(AxisConversion, ZUpTurnsZIntoYAndMinusYIntoZ) {
+  // 3ds Max: Z up, -Y front, X right.
+  const glm::dmat3 m = mm::axisConversionToYUp(2, 1, 1, -1, 0, 1);
+  EXPECT_EQ(m * glm::dvec3(0, 0, 1), glm::dvec3(0, 1, 0));
+  EXPECT_EQ(m * glm::dvec3(0, -1, 0), glm::dvec3(0, 0, 1));
+  EXPECT_EQ(m * glm::dvec3(1, 0, 0), glm::dvec3(1, 0, 0));
+  EXPECT_DOUBLE_EQ(glm::determinant(m), 1.0);
+}
+
+TEST(AxisConversion, LeftHandedFileIsAReflectionAndBadAxesAreIgnored) {
+  EXPECT_DOUBLE_EQ(glm::determinant(mm::axisConversionToYUp(1, 1, 2, -1, 0, 1)), -1.0);
+  EXPECT_EQ(mm::axisConversionToYUp(1, 1, 1, 1, 0, 1), glm::dmat3(1.0));
+  EXPECT_EQ(mm::axisConversionToYUp(3, 1, 2, 1, 0, 1), glm::dmat3(1.0));
+}
+
+TEST(AssimpImport, SamplesKeysAtTheSourceRateWithInterpolation) {
+  TempDir dir;
+  std::unique_ptr<aiScene> scene(makeWalkScene(0.01f));
+  const std::string path = writeGltf(scene.get(), dir.file("walk.gltf"));
+  const mm::RawClip clip = mm::importAssimpFile(path, "");
+
+  // Static one-child Armature composed away; the unanimated Prop left out; Spine kept as the
+  // parent of an animated joint.
+  ASSERT_EQ(clip.skeleton.names,
+            (std::vector<std::string>{"Hips", "LeftUpLeg", "RightUpLeg", "Spine", "Head"}));
+  EXPECT_EQ(clip.skeleton.parents, (std::vector<int>{-1, 0, 0, 0, 3}));
+  EXPECT_EQ(clip.take, "Walk");
+  EXPECT_EQ(clip.name, "walk");
+  // Two keys per channel at most: no spacing to read a rate from, so 30 fps over one second.
+  EXPECT_DOUBLE_EQ(clip.frame_rate, 30.0);
+  ASSERT_EQ(clip.frame_count, 31);
+  EXPECT_NEAR(clip.declared_unit_scale, 0.01, 1e-9);  // glTF metres times the armature's 0.01
+  ASSERT_EQ(clip.rotations.size(), 31u * 5);
+
+  // Halfway: Hips at z = 75, turned 45 degrees about Y.
+  const glm::vec3 mid = clip.translation(15, 0);
+  EXPECT_NEAR(mid.x, 0, 1e-4);
+  EXPECT_NEAR(mid.y, 90, 1e-4);
+  EXPECT_NEAR(mid.z, 75, 1e-4);
+  const glm::quat expected_mid = glm::angleAxis(glm::radians(45.0f), glm::vec3(0, 1, 0));
+  EXPECT_LT(angleBetween(clip.rotation(15, 0), expected_mid), 1e-4f);
+  const glm::vec3 end = clip.translation(30, 0);
+  EXPECT_NEAR(end.z, 150, 1e-4);
+
+  // LeftUpLeg's own key times: 90 deg about X at 1/3 s (frame 10), 45 deg at frame 5 and frame 20.
+  EXPECT_LT(angleBetween(clip.rotation(10, 1), glm::angleAxis(glm::radians(90.0f), glm::vec3(1, 0, 0))), 1e-4f);
+  EXPECT_LT(angleBetween(clip.rotation(5, 1), glm::angleAxis(glm::radians(45.0f), glm::vec3(1, 0, 0))), 1e-4f);
+  EXPECT_LT(angleBetween(clip.rotation(20, 1), glm::angleAxis(glm::radians(45.0f), glm::vec3(1, 0, 0))), 1e-4f);
+  // Spine has no channel: it holds its bind transform.
+  const glm::quat spine_bind = glm::angleAxis(glm::radians(30.0f), glm::vec3(0, 0, 1));
+  EXPECT_LT(angleBetween(clip.skeleton.bind_rotations[3], spine_bind), 1e-5f);
+  for (int f = 0; f < clip.frame_count; ++f) {
+    EXPECT_NEAR(clip.translation(f, 3).y, 10, 1e-4);
+    EXPECT_LT(angleBetween(clip.rotation(f, 3), spine_bind), 1e-5f);
+  }
+}
+
+TEST(AssimpImport, ScaleAboveTheSkeletonBecomesTheUnit) {
+  TempDir dir;
+  std::unique_ptr<aiScene> scene(makeWalkScene(0.01f));  // an armature in centimetres
+  const mm::RawClip clip = mm::importAssimpFile(writeGltf(scene.get(), dir.file("cm.gltf")), "");
+  EXPECT_NEAR(clip.declared_unit_scale, 0.01, 1e-9);
+  // Values stay in the armature's units.
+  EXPECT_NEAR(clip.skeleton.offsets[0].y, 90, 1e-3);
+  EXPECT_NEAR(clip.skeleton.offsets[1].x, 10, 1e-3);
+  EXPECT_NEAR(clip.translation(30, 0).z, 150, 1e-3);
+}
+
+TEST(AssimpImport, ImplausibleDeclaredScaleIsDropped) {
+  TempDir dir;
+  std::unique_ptr<aiScene> scene(makeWalkScene(1.0f));
+  // glTF is in metres, so this 60-unit skeleton would be 60 m tall: not a character.
+  const mm::RawClip clip = mm::importAssimpFile(writeGltf(scene.get(), dir.file("huge.gltf")), "");
+  EXPECT_EQ(clip.declared_unit_scale, 0.0);
+  const mm::SourceInfo info = mm::inspectSourceFile(dir.file("huge.gltf"));
+  bool noted = false;
+  for (const auto& n : info.notes) noted = noted || n.find("ignoring it") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
+TEST(AssimpImport, TakeByNameIndexOrSuffixAndUnknownTakeListsTakes) {
+  TempDir dir;
+  std::unique_ptr<aiScene> scene(makeWalkScene(1.0f));
+  const std::string path = writeGltf(scene.get(), dir.file("walk.gltf"));
+  EXPECT_EQ(mm::importAssimpFile(path, "Walk").take, "Walk");
+  EXPECT_EQ(mm::importAssimpFile(path, "0").take, "Walk");
+  const std::string msg = expectInputError([&] { mm::importAssimpFile(path, "Run"); });
+  EXPECT_NE(msg.find("walk.gltf"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("no take 'Run'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("0: 'Walk'"), std::string::npos) << msg;
+  EXPECT_NE(expectInputError([&] { mm::importAssimpFile(path, "1"); }).find("0: 'Walk'"),
+            std::string::npos);
+}
+
+TEST(AssimpImport, InspectListsTakesJointsAndUnit) {
+  TempDir dir;
+  std::unique_ptr<aiScene> scene(makeWalkScene(0.01f));
+  const std::string path = writeGltf(scene.get(), dir.file("walk.gltf"));
+  const mm::SourceInfo info = mm::inspectSourceFile(path);
+  EXPECT_EQ(info.format, "GLTF");
+  ASSERT_EQ(info.takes.size(), 1u);
+  EXPECT_EQ(info.takes[0].name, "Walk");
+  EXPECT_DOUBLE_EQ(info.takes[0].frame_rate, 30.0);
+  EXPECT_EQ(info.takes[0].frame_count, 31);
+  EXPECT_DOUBLE_EQ(info.takes[0].duration_s, 1.0);
+  EXPECT_EQ(info.skeleton.names,
+            (std::vector<std::string>{"Hips", "LeftUpLeg", "RightUpLeg", "Spine", "Head"}));
+  EXPECT_EQ(info.skeleton.parents, (std::vector<int>{-1, 0, 0, 0, 3}));
+  EXPECT_NEAR(info.declared_unit_scale, 0.01, 1e-9);
+}
+
+TEST(AssimpImport, MissingAndCorruptFilesNameTheFileAndTheReason) {
+  TempDir dir;
+  const std::string missing = dir.file("nope.fbx");
+  EXPECT_NE(expectInputError([&] { mm::importClipFile(missing, ""); }).find("nope.fbx: file not found"),
+            std::string::npos);
+
+  const std::string garbage = dir.file("garbage.fbx");
+  std::ofstream(garbage) << "this is not an FBX file\n";
+  const std::string msg = expectInputError([&] { mm::importClipFile(garbage, ""); });
+  EXPECT_NE(msg.find("Assimp cannot read garbage.fbx: "), std::string::npos) << msg;
+  EXPECT_NE(msg.find("re-export"), std::string::npos) << msg;
+}
+
+TEST(AssimpImport, TruncatedFbxGivesAssimpsReason) {
+  const std::string source = kAssimpModels + "/huesitos.fbx";
+  if (!fs::exists(source)) GTEST_SKIP() << "assimp-testmodels not installed (" << source << ")";
+  TempDir dir;
+  const std::string cut = dir.file("huesitos_cut.fbx");
+  fs::copy_file(source, cut);
+  fs::resize_file(cut, fs::file_size(cut) / 3);
+  const std::string msg = expectInputError([&] { mm::importClipFile(cut, ""); });
+  EXPECT_NE(msg.find(cut + ": Assimp cannot read huesitos_cut.fbx: FBX-"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("truncated or corrupt"), std::string::npos) << msg;
+  EXPECT_NE(expectInputError([&] { mm::inspectSourceFile(cut); }).find("huesitos_cut.fbx"),
+            std::string::npos);
+}
+
+TEST(AssimpImport, DebianTestModelsImportOrFailWithAReason) {
+  if (!fs::exists(kAssimpModels)) GTEST_SKIP() << "assimp-testmodels not installed (" << kAssimpModels << ")";
+  // Animated skeletons import.
+  {
+    const mm::RawClip clip = mm::importClipFile(kAssimpModels + "/animation_with_skeleton.fbx", "");
+    // The Armature has two bone chains below it, so it stays the root joint.
+    EXPECT_EQ(clip.skeleton.jointCount(), 15);
+    EXPECT_EQ(clip.skeleton.names[0], "Armature");
+    EXPECT_EQ(clip.take, "Armature|ArmatureAction");
+    EXPECT_DOUBLE_EQ(clip.frame_rate, 24.0);
+    EXPECT_EQ(clip.frame_count, 21);
+  }
+  {
+    const mm::RawClip clip = mm::importClipFile(kAssimpModels + "/huesitos.fbx", "Action");
+    EXPECT_EQ(clip.skeleton.jointCount(), 9);
+    EXPECT_EQ(clip.skeleton.names[0], "Bone");  // the static Armature is composed away
+    EXPECT_DOUBLE_EQ(clip.frame_rate, 25.0);
+    EXPECT_EQ(clip.frame_count, 40);
+    EXPECT_NEAR(clip.declared_unit_scale, 1.0, 1e-6);  // centimetres times the armature's 100
+    for (const auto& name : clip.skeleton.names)
+      EXPECT_EQ(name.find("$AssimpFbx$"), std::string::npos) << name;
+  }
+  // Meshes without animation: a clear "no animation".
+  for (const char* name : {"box.fbx", "spider.fbx", "phong_cube.fbx", "cubes_with_names.fbx"}) {
+    const std::string msg = expectInputError([&] { mm::importClipFile(kAssimpModels + "/" + name, ""); });
+    EXPECT_NE(msg.find(std::string(name) + " has no animation"), std::string::npos) << msg;
+    const mm::SourceInfo info = mm::inspectSourceFile(kAssimpModels + "/" + name);
+    EXPECT_TRUE(info.takes.empty());
+    EXPECT_EQ(info.skeleton.jointCount(), 0);
+  }
+  // A file Assimp 5.2 itself cannot tokenize.
+  const std::string msg = expectInputError([&] { mm::importClipFile(kAssimpModels + "/transparentTest.fbx", ""); });
+  EXPECT_NE(msg.find("Assimp cannot read transparentTest.fbx: FBX-Tokenize"), std::string::npos) << msg;
+}
+
+TEST(ImportDispatch, BvhGoesToTheBvhImporterWithOneTake) {
+  TempDir dir;
+  const std::string path = dir.file("two.bvh");
+  std::ofstream(path) << "HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 6 Xposition Yposition "
+                         "Zposition Zrotation Xrotation Yrotation\n End Site\n {\n  OFFSET 0 1 0\n }\n}\n"
+                         "MOTION\nFrames: 2\nFrame Time: 0.5\n0 1 2 0 0 0\n3 4 5 0 0 0\n";
+  const mm::RawClip clip = mm::importClipFile(path, "");
+  EXPECT_EQ(clip.frame_count, 2);
+  EXPECT_EQ(mm::importClipFile(path, "0").frame_count, 2);
+  EXPECT_NE(expectInputError([&] { mm::importClipFile(path, "Walk"); }).find("single take"),
+            std::string::npos);
+  const mm::SourceInfo info = mm::inspectSourceFile(path);
+  EXPECT_EQ(info.format, "BVH");
+  ASSERT_EQ(info.takes.size(), 1u);
+  EXPECT_EQ(info.takes[0].frame_count, 2);
+  EXPECT_DOUBLE_EQ(info.takes[0].frame_rate, 2.0);
+  EXPECT_DOUBLE_EQ(info.takes[0].duration_s, 0.5);
+  EXPECT_EQ(info.skeleton.names, std::vector<std::string>{"Hips"});
+}
+
+// --- Shared corpus ------------------------------------------------------------------------------
+
+TEST(SharedCorpus, GenoBvhAndFbxHaveTheSameSkeletonAndPose) {
+  const std::string bvh = kShared + "/geno/Geno_bind.bvh";
+  const std::string fbx = kShared + "/geno/Geno_bind.fbx";
+  if (!fs::exists(bvh) || !fs::exists(fbx)) GTEST_SKIP() << "shared corpus absent (" << kShared << "/geno)";
+  const mm::RawClip b = mm::importClipFile(bvh, "");
+  const mm::SourceInfo f = mm::inspectSourceFile(fbx);
+  // The bind file has no take: its pose is the skeleton's bind pose.
+  EXPECT_TRUE(f.takes.empty());
+  EXPECT_NE(expectInputError([&] { mm::importClipFile(fbx, ""); }).find("no animation"), std::string::npos);
+
+  const double bvh_unit = 0.01;  // the Geno BVH is in centimetres
+  EXPECT_NEAR(f.declared_unit_scale, 0.01, 1e-9);
+  ASSERT_EQ(b.skeleton.names, f.skeleton.names);
+  EXPECT_EQ(b.skeleton.parents, f.skeleton.parents);
+  for (int j = 0; j < b.skeleton.jointCount(); ++j) {
+    const glm::vec3 d = b.skeleton.offsets[j] * float(bvh_unit) - f.skeleton.offsets[j] * float(f.declared_unit_scale);
+    EXPECT_LT(glm::length(d), 1e-4f) << b.skeleton.names[j];
+  }
+  const auto bvh_world = worldPositions(b.skeleton, &b.rotations[0], &b.translations[0]);
+  const auto fbx_world = bindWorldPositions(f.skeleton);
+  for (int j = 0; j < b.skeleton.jointCount(); ++j) {
+    const glm::vec3 d = bvh_world[j] * float(bvh_unit) - fbx_world[j] * float(f.declared_unit_scale);
+    EXPECT_LT(glm::length(d), 1e-4f) << b.skeleton.names[j];
+  }
+}
+
+TEST(SharedCorpus, GenoCharacterSkeletonMatchesTheBindFile) {
+  const std::string character = kShared + "/geno/Geno.fbx";
+  const std::string bind = kShared + "/geno/Geno_bind.fbx";
+  if (!fs::exists(character) || !fs::exists(bind)) GTEST_SKIP() << "shared corpus absent (" << kShared << "/geno)";
+  const mm::SourceInfo c = mm::inspectSourceFile(character);
+  const mm::SourceInfo b = mm::inspectSourceFile(bind);
+  EXPECT_EQ(c.skeleton.names, b.skeleton.names);
+  EXPECT_EQ(c.skeleton.parents, b.skeleton.parents);
+}
+
+TEST(SharedCorpus, CmuFbxWalkMovesAtWalkingSpeed) {
+  const std::string path = kShared + "/cmu-fbx/07_01_cmu.fbx";
+  if (!fs::exists(path)) GTEST_SKIP() << "shared corpus absent (" << path << ")";
+  const mm::RawClip clip = mm::importClipFile(path, "");
+  EXPECT_EQ(clip.take, "07_01|07_01");
+  EXPECT_DOUBLE_EQ(clip.frame_rate, 120.0);
+  EXPECT_EQ(clip.frame_count, 317);
+  ASSERT_EQ(clip.skeleton.names[0], "Hips");  // the Blender armature object is composed away
+  for (const char* name : {"LeftFoot", "RightFoot", "LeftToeBase", "RightToeBase", "Spine1", "LHipJoint"})
+    EXPECT_GE(clip.skeleton.find(name), 0) << name;
+  // The armature's x100 over centimetres claims metres, but the values are raw CMU units.
+  EXPECT_EQ(clip.declared_unit_scale, 0.0);
+  const double unit = 2.54 / 45.0;
+  // Standing hip height about 0.9 m in CMU units.
+  EXPECT_NEAR(clip.translation(0, 0).y * unit, 0.9, 0.1);
+  double distance = 0, moving_time = 0;
+  for (int f = 1; f < clip.frame_count; ++f) {
+    const glm::vec3 d = clip.translation(f, 0) - clip.translation(f - 1, 0);
+    const double step = std::hypot(d.x, d.z) * unit;
+    if (step * clip.frame_rate > 0.2) {
+      distance += step;
+      moving_time += 1.0 / clip.frame_rate;
+    }
+  }
+  ASSERT_GT(moving_time, 1.0);
+  const double speed = distance / moving_time;
+  EXPECT_GT(speed, 0.8);
+  EXPECT_LT(speed, 2.0);
+}
+
+TEST(SharedCorpus, EveryCmuFbxImports) {
+  const std::string dir = kShared + "/cmu-fbx";
+  if (!fs::exists(dir)) GTEST_SKIP() << "shared corpus absent (" << dir << ")";
+  int files = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().extension() != ".fbx") continue;
+    ++files;
+    const mm::RawClip clip = mm::importClipFile(entry.path().string(), "");
+    EXPECT_EQ(clip.skeleton.jointCount(), 31) << entry.path();
+    EXPECT_GT(clip.frame_count, 100) << entry.path();
+    EXPECT_EQ(clip.rotations.size(), size_t(clip.frame_count) * 31) << entry.path();
+  }
+  EXPECT_GT(files, 0);
+}
+
+}  // namespace
