@@ -145,10 +145,13 @@ Status InertializeTransitionJob::Run() const noexcept {
     glm::vec3 translation = offset_translations[j], velocity = offset_velocities[j];
     decayOffset(translation, velocity, halflife, time_since_previous);
 
-    offset_rotations[j] = glm::normalize(
+    const glm::quat offset = glm::normalize(
         shortest(previous * source_rotations[j] * glm::inverse(destination_rotations[j])));
-    offset_angular_velocities[j] =
-        (angular + source_angular_velocities[j]) - destination_angular_velocities[j];
+    // Angular velocity shown = offset velocity + offset rotation applied to the pose's velocity
+    // (as InertializeJob shows it), so keep that sum unchanged across the switch.
+    offset_angular_velocities[j] = (angular + previous * source_angular_velocities[j]) -
+                                   offset * destination_angular_velocities[j];
+    offset_rotations[j] = offset;
     offset_translations[j] = (source_translations[j] + translation) - destination_translations[j];
     offset_velocities[j] = (source_velocities[j] + velocity) - destination_velocities[j];
   }

@@ -53,8 +53,10 @@ void decayOffset(glm::vec3& x, glm::vec3& v, float halflife, float t) noexcept;
 // so that showing destination + offset is continuous in position and velocity:
 //   rotation offset    = (decayed previous offset * source rotation) * inverse(destination),
 //                        on the shorter arc;
-//   angular velocity   = (decayed previous offset + source) - destination, and the same for
-//   translations and velocities.
+//   angular velocity   = (decayed previous angular offset + decayed previous rotation offset
+//                        * source angular velocity) - rotation offset * destination angular
+//                        velocity, so the shown angular velocity (InertializeJob) is unchanged;
+//   translation        = (source + decayed previous offset) - destination, same for velocity.
 // The offset spans are read (previous switch) and written (this switch) in place; for the
 // first switch pass identity/zero offsets (or any offsets with a large time_since_previous).
 struct InertializeTransitionJob {
@@ -80,6 +82,7 @@ struct InertializeTransitionJob {
 // Every frame: the pose to show = the pose sampled now + the captured offsets decayed by the
 // time since the switch (evaluated analytically, so no per-frame state is integrated):
 //   rotation = decayed rotation offset * rotation, translation = translation + decayed offset.
+// The rotation offset decays as a rotation vector (scaled axis) with its angular velocity.
 // Outputs may alias the pose inputs.
 struct InertializeJob {
   float halflife = kDefaultInertializationHalflife;

@@ -1,0 +1,213 @@
+#include "synthetic_database.h"
+
+#include "write/database_writer.h"
+
+#include <glm/gtc/quaternion.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <stdexcept>
+#include <string>
+
+namespace mmtest {
+namespace {
+
+constexpr uint16_t kFeatures = 27;
+constexpr uint16_t kStride = 28;
+constexpr uint32_t kTrailing = 20;
+
+void addBlocks(mm::CookedDatabase& db) {
+  struct B {
+    const char* name;
+    mm::FeatureKind kind;
+    int joint;
+    uint16_t first, width;
+    float weight;
+  };
+  const B blocks[] = {
+      {"left_foot_position", mm::FeatureKind::Position, 2, 0, 3, 0.75f},
+      {"right_foot_position", mm::FeatureKind::Position, 3, 3, 3, 0.75f},
+      {"left_foot_velocity", mm::FeatureKind::Velocity, 2, 6, 3, 1.f},
+      {"right_foot_velocity", mm::FeatureKind::Velocity, 3, 9, 3, 1.f},
+      {"hip_velocity", mm::FeatureKind::Velocity, 0, 12, 3, 1.f},
+      {"trajectory_position", mm::FeatureKind::TrajectoryPosition, -1, 15, 6, 1.f},
+      {"trajectory_direction", mm::FeatureKind::TrajectoryDirection, -1, 21, 6, 1.5f},
+  };
+  for (const B& b : blocks) {
+    mm::CookedFeatureBlock fb;
+    fb.name = b.name;
+    fb.kind = b.kind;
+    fb.joint = std::min<int>(b.joint, int(db.joint_count) - 1);
+    if (b.kind == mm::FeatureKind::TrajectoryPosition ||
+        b.kind == mm::FeatureKind::TrajectoryDirection)
+      fb.joint = -1;
+    fb.first_column = b.first;
+    fb.width = b.width;
+    fb.std = 0.5f + 0.1f * b.first;
+    fb.weight = b.weight;
+    db.feature_blocks.push_back(fb);
+    db.settings.block_weights.push_back(b.weight);
+  }
+}
+
+void addSkeleton(mm::CookedDatabase& db, uint32_t joints) {
+  mm::CookedSkeleton& sk = db.skeleton;
+  for (uint32_t j = 0; j < joints; ++j) {
+    sk.names.push_back(j == 0 ? "Hips" : "Joint" + std::to_string(j));
+    // 0 is the root; odd joints chain off their predecessor, even ones branch from the root.
+    sk.parents.push_back(j == 0 ? -1 : (j % 2 == 1 ? int(j) - 1 : 0));
+    sk.bind_translations.push_back(glm::vec3(0.f, j == 0 ? 0.9f : -0.2f, 0.05f * float(j)));
+    sk.bind_rotations.push_back(glm::quat(1, 0, 0, 0));
+  }
+  sk.roles = {{mm::Role::Hips, 0}, {mm::Role::RootPosition, 0}, {mm::Role::Facing, 0}};
+  if (joints > 1) sk.roles.push_back({mm::Role::LeftFoot, int(std::min<uint32_t>(2, joints - 1))});
+  sk.contact_joints = {int(joints - 1)};
+  sk.preset = "synthetic";
+}
+
+}  // namespace
+
+void computeBounds(mm::CookedDatabase& db) {
+  const uint32_t frames = db.frame_count, stride = db.feature_stride, n = db.feature_count;
+  auto boxes = [&](uint32_t size, std::vector<float>& lo, std::vector<float>& hi) {
+    const uint32_t count = (frames + size - 1) / size;
+    lo.assign(size_t(count) * stride, 0.f);
+    hi.assign(size_t(count) * stride, 0.f);
+    for (uint32_t b = 0; b < count; ++b) {
+      for (uint32_t c = 0; c < n; ++c) {
+        float mn = INFINITY, mx = -INFINITY;
+        for (uint32_t f = b * size; f < std::min(frames, (b + 1) * size); ++f) {
+          mn = std::min(mn, db.features[size_t(f) * stride + c]);
+          mx = std::max(mx, db.features[size_t(f) * stride + c]);
+        }
+        lo[size_t(b) * stride + c] = mn;
+        hi[size_t(b) * stride + c] = mx;
+      }
+    }
+  };
+  boxes(db.bounds_small_size, db.bounds_small_min, db.bounds_small_max);
+  boxes(db.bounds_large_size, db.bounds_large_min, db.bounds_large_max);
+}
+
+mm::CookedDatabase makeSyntheticDatabase(const SyntheticSpec& spec) {
+  mm::CookedDatabase db;
+  std::mt19937 rng(spec.seed);
+  std::uniform_real_distribution<float> unit(-1.f, 1.f);
+  db.frame_rate = spec.frame_rate;
+  db.settings.frame_rate = spec.frame_rate;
+  db.joint_count = spec.joints;
+  db.frame_count = spec.clips * spec.frames_per_clip;
+  db.feature_count = kFeatures;
+  db.feature_stride = kStride;
+  db.tag_names = {"locomotion", "idle", "jump"};
+  db.sources.push_back({"synthetic.bvh", 0x1234, 1000, mm::SourceFormat::Bvh});
+  addSkeleton(db, spec.joints);
+  addBlocks(db);
+
+  // Per column: a smooth curve with column-specific frequencies; per clip: its own phases.
+  float freq[kFeatures], amp[kFeatures];
+  for (int c = 0; c < kFeatures; ++c) {
+    freq[c] = 0.5f + 2.5f * (0.5f + 0.5f * unit(rng));
+    amp[c] = 0.6f + 0.8f * (0.5f + 0.5f * unit(rng));
+  }
+  for (int c = 0; c < kFeatures; ++c) {
+    db.feature_offset.push_back(0.1f * float(c) - 1.f);
+    db.feature_scale.push_back(0.2f + 0.05f * float(c));
+  }
+
+  const size_t frames = db.frame_count, joints = spec.joints;
+  db.features.assign(frames * kStride, 0.f);
+  db.local_rotations.resize(frames * joints);
+  db.local_translations.resize(frames * joints);
+  db.local_velocities.resize(frames * joints);
+  db.local_angular_velocities.resize(frames * joints);
+  db.root_motion.resize(frames);
+  db.contacts.resize(frames);
+
+  for (uint32_t k = 0; k < spec.clips; ++k) {
+    mm::CookedClip clip;
+    clip.name = "clip_" + std::to_string(k);
+    clip.first_frame = k * spec.frames_per_clip;
+    clip.frame_count = spec.frames_per_clip;
+    clip.source_frame_rate = 30;
+    clip.source_frame_count = spec.frames_per_clip / 2;
+    clip.tag_mask = (k % 2 == 0) ? 1u : 2u;
+    db.clips.push_back(clip);
+
+    float phase[kFeatures];
+    for (int c = 0; c < kFeatures; ++c) phase[c] = 3.14159f * unit(rng);
+    const float yaw_rate = 0.5f * unit(rng);
+    for (uint32_t i = 0; i < spec.frames_per_clip; ++i) {
+      const size_t f = clip.first_frame + i;
+      const float t = float(i) / spec.frame_rate;
+      for (int c = 0; c < kFeatures; ++c)
+        db.features[f * kStride + c] =
+            amp[c] * std::sin(freq[c] * t + phase[c]) + spec.noise * unit(rng);
+      for (size_t j = 0; j < joints; ++j) {
+        const float w = 0.7f + 0.3f * float(j);
+        const float angle = 0.4f * std::sin(w * t + float(k));
+        const size_t e = f * joints + j;
+        db.local_rotations[e] = glm::angleAxis(angle, glm::normalize(glm::vec3(0.2f, 1.f, 0.1f * float(j))));
+        db.local_translations[e] = glm::vec3(0.1f * std::sin(t + float(j)), 0.9f - 0.2f * float(j), 0.05f * float(j));
+        db.local_velocities[e] = glm::vec3(0.1f * std::cos(t + float(j)), 0.f, 0.f);
+        db.local_angular_velocities[e] =
+            0.4f * w * std::cos(w * t + float(k)) * glm::normalize(glm::vec3(0.2f, 1.f, 0.1f * float(j)));
+      }
+      mm::CookedRootFrame& r = db.root_motion[f];
+      const float yaw = yaw_rate * t;
+      r.rotation = glm::angleAxis(yaw, glm::vec3(0, 1, 0));
+      r.position = glm::vec3(1.2f * t * std::sin(yaw), 0.f, 1.2f * t * std::cos(yaw));
+      r.velocity = glm::vec3(1.2f * std::sin(yaw), 0.f, 1.2f * std::cos(yaw));
+      r.angular_velocity = glm::vec3(0.f, yaw_rate, 0.f);
+      db.contacts[f] = (i / 15) % 2;
+    }
+
+    // Matchable: all but the trailing frames; clip 0's second half is also "jump".
+    const uint32_t matchable = spec.frames_per_clip > kTrailing ? spec.frames_per_clip - kTrailing : 0;
+    if (matchable == 0) continue;
+    if (k == 0 && matchable >= 2) {
+      const uint32_t half = matchable / 2;
+      db.ranges.push_back({clip.first_frame, half, clip.tag_mask});
+      db.ranges.push_back({clip.first_frame + half, matchable - half, clip.tag_mask | 4u});
+    } else {
+      db.ranges.push_back({clip.first_frame, matchable, clip.tag_mask});
+    }
+  }
+  computeBounds(db);
+  return db;
+}
+
+void AlignedBytes::Free::operator()(uint8_t* p) const { std::free(p); }
+
+AlignedBytes::AlignedBytes(const void* data, size_t size) : size_(size) {
+  void* p = nullptr;
+  if (posix_memalign(&p, 64, std::max<size_t>(size, 1)) != 0) throw std::bad_alloc();
+  data_.reset(static_cast<uint8_t*>(p));
+  if (size) std::memcpy(p, data, size);
+}
+
+AlignedBytes::AlignedBytes(const std::vector<uint8_t>& bytes)
+    : AlignedBytes(bytes.data(), bytes.size()) {}
+
+AlignedBytes serializeAligned(const mm::CookedDatabase& db) {
+  return AlignedBytes(mm::serializeDatabase(db));
+}
+
+void writeFile(const char* path, const void* data, size_t size) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(static_cast<const char*>(data), std::streamsize(size));
+  if (!out) throw std::runtime_error(std::string("cannot write ") + path);
+}
+
+std::vector<uint8_t> readFile(const char* path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(std::string("cannot read ") + path);
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace mmtest

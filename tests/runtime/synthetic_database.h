@@ -1,0 +1,56 @@
+// Synthetic cooked databases for runtime tests and benchmarks: smooth features with known
+// structure, several clips, tagged ranges, exact bounds. Deterministic for a given spec.
+#pragma once
+
+#include "core/cooked_database.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace mmtest {
+
+struct SyntheticSpec {
+  uint32_t clips = 6;
+  uint32_t frames_per_clip = 240;
+  uint32_t joints = 4;  // a chain off the root, plus a second branch from joint 0
+  float frame_rate = 60;
+  uint32_t seed = 1;
+  float noise = 0.02f;  // per-frame jitter on top of the smooth curves (normalized units)
+};
+
+// Tags: bit 0 "locomotion" (even clips), bit 1 "idle" (odd clips), bit 2 "jump" (the second
+// half of clip 0's matchable part, a separate range). Each clip's last 20 frames are not
+// matchable. Clip i is named "clip_<i>".
+mm::CookedDatabase makeSyntheticDatabase(const SyntheticSpec& spec);
+
+// Recomputes exact per-box min/max of the stored features (what the cook does).
+void computeBounds(mm::CookedDatabase& db);
+
+// Bytes on a 64-byte boundary (FlatBuffers data must start 16-aligned for the runtime).
+class AlignedBytes {
+ public:
+  AlignedBytes() = default;
+  explicit AlignedBytes(const std::vector<uint8_t>& bytes);
+  AlignedBytes(const void* data, size_t size);
+  uint8_t* data() { return data_.get(); }
+  const uint8_t* data() const { return data_.get(); }
+  size_t size() const { return size_; }
+
+ private:
+  struct Free {
+    void operator()(uint8_t* p) const;
+  };
+  std::unique_ptr<uint8_t[], Free> data_;
+  size_t size_ = 0;
+};
+
+// serializeDatabase() into aligned memory.
+AlignedBytes serializeAligned(const mm::CookedDatabase& db);
+
+// Writes bytes to a file (plain, not atomic: test scratch files).
+void writeFile(const char* path, const void* data, size_t size);
+std::vector<uint8_t> readFile(const char* path);
+
+}  // namespace mmtest

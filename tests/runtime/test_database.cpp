@@ -1,0 +1,299 @@
+// Database::open / fromMemory: views match what was cooked, and every kind of bad file is
+// refused with the right code and a message that says what is wrong.
+#include "golden_spec.h"
+#include "synthetic_database.h"
+#include "test_util.h"
+
+#include <mmdb/database.h>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+using mmdb::Database;
+using mmdb::ErrorCode;
+using mmtest::AlignedBytes;
+
+mm::CookedDatabase small() {
+  mmtest::SyntheticSpec spec;
+  spec.clips = 4;
+  spec.frames_per_clip = 100;
+  return mmtest::makeSyntheticDatabase(spec);
+}
+
+mmdb::Result<Database> openCooked(const mm::CookedDatabase& db, AlignedBytes& storage) {
+  storage = mmtest::serializeAligned(db);
+  return Database::fromMemory(storage.data(), storage.size());
+}
+
+void expectViewsMatch(const Database& d, const mm::CookedDatabase& c) {
+  ASSERT_TRUE(d.valid());
+  EXPECT_EQ(d.schemaMajor(), 1);
+  EXPECT_EQ(d.frameCount(), c.frame_count);
+  EXPECT_EQ(d.jointCount(), c.joint_count);
+  EXPECT_FLOAT_EQ(d.frameRate(), c.frame_rate);
+  EXPECT_EQ(d.featureCount(), c.feature_count);
+  EXPECT_EQ(d.featureStride(), c.feature_stride);
+  ASSERT_EQ(d.features().size(), c.features.size());
+  EXPECT_EQ(0, std::memcmp(d.features().data(), c.features.data(), c.features.size() * 4));
+  ASSERT_EQ(d.localRotations().size(), c.local_rotations.size());
+  for (size_t i = 0; i < c.local_rotations.size(); i += 7) {
+    EXPECT_EQ(d.localRotations()[i].x, c.local_rotations[i].x);
+    EXPECT_EQ(d.localRotations()[i].w, c.local_rotations[i].w);
+    EXPECT_EQ(d.localTranslations()[i].y, c.local_translations[i].y);
+    EXPECT_EQ(d.localTranslations()[i].w, 0.f);
+    EXPECT_EQ(d.localAngularVelocities()[i].z, c.local_angular_velocities[i].z);
+  }
+  ASSERT_EQ(d.rootMotion().size(), c.frame_count);
+  EXPECT_EQ(d.rootMotion()[5].position.z, c.root_motion[5].position.z);
+  EXPECT_EQ(d.rootMotion()[5].rotation.y, c.root_motion[5].rotation.y);
+  EXPECT_EQ(d.contacts()[30], c.contacts[30]);
+  ASSERT_EQ(d.clipCount(), c.clips.size());
+  for (uint32_t i = 0; i < d.clipCount(); ++i) {
+    EXPECT_EQ(d.clip(i).name, c.clips[i].name);
+    EXPECT_EQ(d.clip(i).first_frame, c.clips[i].first_frame);
+    EXPECT_EQ(d.clip(i).frame_count, c.clips[i].frame_count);
+    EXPECT_EQ(d.clip(i).tag_mask, c.clips[i].tag_mask);
+  }
+  ASSERT_EQ(d.ranges().size(), c.ranges.size());
+  for (size_t i = 0; i < c.ranges.size(); ++i) {
+    EXPECT_EQ(d.ranges()[i].first_frame, c.ranges[i].first_frame);
+    EXPECT_EQ(d.ranges()[i].frame_count, c.ranges[i].frame_count);
+    EXPECT_EQ(d.ranges()[i].tag_mask, c.ranges[i].tag_mask);
+  }
+  EXPECT_EQ(d.tagCount(), 3u);
+  EXPECT_EQ(d.tagName(2), "jump");
+  EXPECT_EQ(d.tagMask("idle"), 2u);
+  EXPECT_EQ(d.tagMask("swim"), 0u);
+  EXPECT_EQ(d.jointName(0), "Hips");
+  EXPECT_EQ(d.findJoint("Joint2"), 2);
+  EXPECT_EQ(d.parents()[1], 0);
+  EXPECT_EQ(d.roleJoint(mmdb::Role::Hips), 0);
+  EXPECT_EQ(d.roleJoint(mmdb::Role::RightToe), -1);
+  ASSERT_EQ(d.featureBlockCount(), 7u);
+  EXPECT_EQ(d.featureBlock(5).name, "trajectory_position");
+  EXPECT_EQ(d.featureBlock(5).first_column, 15);
+  EXPECT_EQ(d.findFeatureBlock(mmdb::FeatureKind::TrajectoryDirection), 6);
+  EXPECT_FLOAT_EQ(d.featureBlock(6).weight, 1.5f);
+  EXPECT_EQ(d.defaultNeighbourhoodFrames(), 20);
+  ASSERT_EQ(d.trajectoryTimes().size(), 3u);
+  EXPECT_FLOAT_EQ(d.trajectoryTimes()[2], 1.f);
+  // Every GPU array is 16-aligned inside the buffer.
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(d.features().data()) % 16, 0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(d.rootMotion().data()) % 16, 0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(d.boundsLargeMax().data()) % 16, 0u);
+}
+
+TEST(Database, FromMemoryGivesZeroCopyViewsOfEveryStream) {
+  const mm::CookedDatabase c = small();
+  AlignedBytes bytes;
+  auto r = openCooked(c, bytes);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  expectViewsMatch(r.value(), c);
+  // Zero copy: the views point into the caller's bytes.
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(r.value().features().data());
+  EXPECT_GE(p, bytes.data());
+  EXPECT_LT(p, bytes.data() + bytes.size());
+}
+
+TEST(Database, OpenMapsTheFile) {
+  const mm::CookedDatabase c = small();
+  const AlignedBytes bytes = mmtest::serializeAligned(c);
+  const std::string path = mmtest::scratchPath("open.mmdb");
+  mmtest::writeFile(path.c_str(), bytes.data(), bytes.size());
+  auto r = Database::open(path.c_str());
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  expectViewsMatch(r.value(), c);
+  // Moving keeps the mapping alive; the moved-from database is empty.
+  Database moved = std::move(r.value());
+  EXPECT_FALSE(r.value().valid());
+  EXPECT_EQ(r.value().frameCount(), 0u);
+  EXPECT_EQ(moved.frameCount(), c.frame_count);
+  std::remove(path.c_str());
+}
+
+TEST(Database, ClipOfFrameFindsTheClipOrNone) {
+  AlignedBytes bytes;
+  auto r = openCooked(small(), bytes);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.value().clipOfFrame(0), 0);
+  EXPECT_EQ(r.value().clipOfFrame(99), 0);
+  EXPECT_EQ(r.value().clipOfFrame(100), 1);
+  EXPECT_EQ(r.value().clipOfFrame(399), 3);
+  EXPECT_EQ(r.value().clipOfFrame(400), -1);
+  EXPECT_EQ(r.value().findClip("clip_2"), 2);
+  EXPECT_EQ(r.value().findClip("nope"), -1);
+}
+
+TEST(Database, LogCallbackHearsOpenAndErrors) {
+  std::vector<std::string> lines;
+  mmdb::OpenOptions options;
+  options.log_user = &lines;
+  options.log = [](void* user, mmdb::LogLevel, const char* message) {
+    static_cast<std::vector<std::string>*>(user)->push_back(message);
+  };
+  AlignedBytes bytes = mmtest::serializeAligned(small());
+  ASSERT_TRUE(Database::fromMemory(bytes.data(), bytes.size(), options).ok());
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("400 frames"), std::string::npos) << lines[0];
+  EXPECT_FALSE(Database::fromMemory(bytes.data(), 10, options).ok());
+  EXPECT_EQ(lines.size(), 2u);
+}
+
+TEST(Database, MissingFileIsAnIoErrorNamingThePath) {
+  auto r = Database::open("/nonexistent/dir/x.mmdb");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code(), ErrorCode::IoError);
+  EXPECT_NE(std::string(r.error().message()).find("/nonexistent/dir/x.mmdb"), std::string::npos);
+  auto d = Database::open("/tmp");
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.error().code(), ErrorCode::IoError);
+}
+
+TEST(Database, NotAnMmdb) {
+  alignas(16) char text[64] = "this is a text file, not a database at all.........";
+  auto r = Database::fromMemory(text, sizeof(text));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code(), ErrorCode::NotAnMmdb);
+  auto tiny = Database::fromMemory(text, 4);
+  EXPECT_EQ(tiny.error().code(), ErrorCode::NotAnMmdb);
+  auto none = Database::fromMemory(nullptr, 0);
+  EXPECT_EQ(none.error().code(), ErrorCode::NotAnMmdb);
+}
+
+TEST(Database, MisalignedBufferIsRefused) {
+  const AlignedBytes bytes = mmtest::serializeAligned(small());
+  std::vector<uint8_t> shifted(bytes.size() + 16);
+  uint8_t* base = shifted.data() + (16 - reinterpret_cast<uintptr_t>(shifted.data()) % 16) % 16;
+  std::memcpy(base + 4, bytes.data(), bytes.size());
+  auto r = Database::fromMemory(base + 4, bytes.size());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code(), ErrorCode::Misaligned);
+  EXPECT_NE(std::string(r.error().message()).find("16-byte"), std::string::npos);
+}
+
+// Patches the schema version in place (the writer's struct field in the root table).
+void patchVersion(AlignedBytes& bytes, uint16_t major, uint16_t minor) {
+  const Database probe = std::move(Database::fromMemory(bytes.data(), bytes.size()).value());
+  ASSERT_TRUE(probe.valid());
+  const uint8_t* root = bytes.data() + *reinterpret_cast<const uint32_t*>(bytes.data());
+  const int32_t vt_rel = *reinterpret_cast<const int32_t*>(root);
+  const uint8_t* vt = root - vt_rel;
+  const uint16_t field = *reinterpret_cast<const uint16_t*>(vt + 4);
+  ASSERT_NE(field, 0);
+  uint8_t* version = bytes.data() + (root - bytes.data()) + field;
+  ASSERT_EQ(*reinterpret_cast<uint16_t*>(version), 1);
+  std::memcpy(version, &major, 2);
+  std::memcpy(version + 2, &minor, 2);
+}
+
+TEST(Database, AnotherMajorVersionIsRefusedWithReCookMessage) {
+  AlignedBytes bytes = mmtest::serializeAligned(small());
+  patchVersion(bytes, 2, 0);
+  auto r = Database::fromMemory(bytes.data(), bytes.size());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code(), ErrorCode::VersionMismatch);
+  EXPECT_STREQ(r.error().message(),
+               "file has schema 2.0, this runtime reads 1.x; re-cook it with a matching mmcook");
+}
+
+TEST(Database, ANewerMinorVersionOpens) {
+  AlignedBytes bytes = mmtest::serializeAligned(small());
+  patchVersion(bytes, 1, 7);
+  auto r = Database::fromMemory(bytes.data(), bytes.size());
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r.value().schemaMinor(), 7);
+}
+
+// --- semantic checks: each damaged CookedDatabase is refused as Inconsistent -----------------
+
+struct Damage {
+  const char* name;
+  void (*apply)(mm::CookedDatabase&);
+  const char* expected;  // a piece of the message
+};
+
+const Damage kDamages[] = {
+    {"rotations short", [](mm::CookedDatabase& d) { d.local_rotations.pop_back(); },
+     "local_rotations has"},
+    {"velocities short", [](mm::CookedDatabase& d) { d.local_velocities.pop_back(); },
+     "local_velocities has"},
+    {"root motion short", [](mm::CookedDatabase& d) { d.root_motion.pop_back(); }, "root_motion"},
+    {"contacts short", [](mm::CookedDatabase& d) { d.contacts.pop_back(); }, "contacts"},
+    {"features short",
+     [](mm::CookedDatabase& d) { d.features.resize(d.features.size() - 28); }, "features has"},
+    {"stride not multiple of 4",
+     [](mm::CookedDatabase& d) {
+       d.feature_stride = 30;
+       d.features.assign(size_t(d.frame_count) * 30, 0.f);
+       mmtest::computeBounds(d);
+     },
+     "multiple of 4"},
+    {"count over stride", [](mm::CookedDatabase& d) { d.feature_count = 29; }, "feature_stride"},
+    {"offset size", [](mm::CookedDatabase& d) { d.feature_offset.pop_back(); }, "feature_offset"},
+    {"scale zero", [](mm::CookedDatabase& d) { d.feature_scale[3] = 0.f; }, "feature_scale[3]"},
+    {"scale NaN", [](mm::CookedDatabase& d) { d.feature_scale[2] = NAN; }, "feature_scale[2]"},
+    {"feature NaN", [](mm::CookedDatabase& d) { d.features[28 * 5 + 2] = NAN; }, "features[142]"},
+    {"feature inf", [](mm::CookedDatabase& d) { d.features[7] = INFINITY; }, "not finite"},
+    {"bounds NaN", [](mm::CookedDatabase& d) { d.bounds_small_max[3] = NAN; }, "bounds_small_max"},
+    {"bounds size", [](mm::CookedDatabase& d) { d.bounds_large_min.resize(28); },
+     "bounds_large_min"},
+    {"bounds do not contain",
+     [](mm::CookedDatabase& d) { d.bounds_small_max[28 * 2 + 1] -= 1.f; }, "outside their bounds"},
+    {"parent after child", [](mm::CookedDatabase& d) { d.skeleton.parents[1] = 2; },
+     "must precede"},
+    {"names short", [](mm::CookedDatabase& d) { d.skeleton.names.pop_back(); }, "skeleton.names"},
+    {"clip past end", [](mm::CookedDatabase& d) { d.clips.back().frame_count += 1; },
+     "outside [0, 400)"},
+    {"clips overlap", [](mm::CookedDatabase& d) { d.clips[2].first_frame -= 1; }, "sorted"},
+    {"range past end", [](mm::CookedDatabase& d) { d.ranges.back().frame_count += 100; },
+     "range"},
+    {"ranges unsorted", [](mm::CookedDatabase& d) { std::swap(d.ranges[0], d.ranges[2]); },
+     "sorted"},
+    {"block past columns", [](mm::CookedDatabase& d) { d.feature_blocks[6].width = 7; },
+     "trajectory_direction"},
+    {"blocks overlap", [](mm::CookedDatabase& d) { d.feature_blocks[1].first_column = 2; },
+     "overlaps"},
+    {"no frames",
+     [](mm::CookedDatabase& d) {
+       d.frame_count = 0;
+     },
+     ""},
+    {"zero rate", [](mm::CookedDatabase& d) { d.frame_rate = 0; }, "frame_rate"},
+    {"contact joint", [](mm::CookedDatabase& d) { d.skeleton.contact_joints = {9}; },
+     "contact joint"},
+};
+
+TEST(Database, SemanticChecksRefuseInconsistentFiles) {
+  for (const Damage& damage : kDamages) {
+    SCOPED_TRACE(damage.name);
+    mm::CookedDatabase c = small();
+    damage.apply(c);
+    AlignedBytes bytes;
+    auto r = openCooked(c, bytes);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code(), ErrorCode::Inconsistent) << r.error().message();
+    EXPECT_NE(std::string(r.error().message()).find(damage.expected), std::string::npos)
+        << r.error().message();
+  }
+}
+
+// --- the regression file of schema 1.0 ---------------------------------------------------------
+
+TEST(Database, OpensTheSchema1_0RegressionFileWithItsValues) {
+  const std::string path = std::string(MMDB_TEST_DATA) + "/mmdb/mmdb-1.0.mmdb";
+  auto r = Database::open(path.c_str());
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  const Database& d = r.value();
+  EXPECT_EQ(d.schemaMajor(), 1);
+  EXPECT_EQ(d.schemaMinor(), 0);
+  // The file was made from goldenSpec(); it must read back exactly as that database.
+  expectViewsMatch(d, mmtest::makeSyntheticDatabase(mmtest::goldenSpec()));
+}
+
+}  // namespace

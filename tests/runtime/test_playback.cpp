@@ -1,0 +1,379 @@
+// Pose sampling, inertialization and forward kinematics with known answers; every invalid field
+// of each job is refused.
+#include "synthetic_database.h"
+
+#include <mmdb/database.h>
+#include <mmdb/playback.h>
+
+#include <gtest/gtest.h>
+
+#include <glm/gtc/quaternion.hpp>
+
+#include <cmath>
+#include <vector>
+
+namespace {
+
+using mmdb::Database;
+
+// Angle of the rotation between two orientations (atan2: exact near zero, unlike acos).
+float angleBetween(const glm::quat& a, const glm::quat& b) {
+  const glm::quat d = glm::normalize(a) * glm::inverse(glm::normalize(b));
+  return 2.f * std::atan2(glm::length(glm::vec3(d.x, d.y, d.z)), std::abs(d.w));
+}
+
+class Playback : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    mmtest::SyntheticSpec spec;
+    spec.clips = 3;
+    spec.frames_per_clip = 60;
+    spec.joints = 4;
+    cooked_ = mmtest::makeSyntheticDatabase(spec);
+    bytes_ = mmtest::serializeAligned(cooked_);
+    auto r = Database::fromMemory(bytes_.data(), bytes_.size());
+    ASSERT_TRUE(r.ok()) << r.error().message();
+    db_ = std::move(r.value());
+    rotations_.resize(4);
+    translations_.resize(4);
+    velocities_.resize(4);
+    angular_.resize(4);
+  }
+  mmdb::SamplePoseJob job(uint32_t clip, float time) {
+    mmdb::SamplePoseJob j;
+    j.database = &db_;
+    j.clip = clip;
+    j.time = time;
+    j.rotations = rotations_;
+    j.translations = translations_;
+    j.velocities = velocities_;
+    j.angular_velocities = angular_;
+    return j;
+  }
+  mm::CookedDatabase cooked_;
+  mmtest::AlignedBytes bytes_;
+  Database db_;
+  std::vector<glm::quat> rotations_;
+  std::vector<glm::vec3> translations_, velocities_, angular_;
+};
+
+TEST_F(Playback, SamplingAtAKeyGivesTheStoredPose) {
+  ASSERT_TRUE(job(1, 10.f / 60).Run().ok());
+  for (size_t j = 0; j < 4; ++j) {
+    const size_t e = (60 + 10) * 4 + j;
+    EXPECT_LT(angleBetween(rotations_[j], cooked_.local_rotations[e]), 1e-3f);
+    EXPECT_NEAR(glm::length(translations_[j] - cooked_.local_translations[e]), 0.f, 1e-6f);
+    EXPECT_NEAR(glm::length(velocities_[j] - cooked_.local_velocities[e]), 0.f, 1e-6f);
+    EXPECT_NEAR(glm::length(angular_[j] - cooked_.local_angular_velocities[e]), 0.f, 1e-6f);
+  }
+}
+
+TEST_F(Playback, SamplingBetweenKeysBlends) {
+  ASSERT_TRUE(job(0, 20.25f / 60).Run().ok());
+  for (size_t j = 0; j < 4; ++j) {
+    const glm::quat a = cooked_.local_rotations[20 * 4 + j], b = cooked_.local_rotations[21 * 4 + j];
+    EXPECT_LT(angleBetween(rotations_[j], glm::slerp(a, b, 0.25f)), 1e-3f);
+    const glm::vec3 ta = cooked_.local_translations[20 * 4 + j];
+    const glm::vec3 tb = cooked_.local_translations[21 * 4 + j];
+    EXPECT_NEAR(glm::length(translations_[j] - (ta + 0.25f * (tb - ta))), 0.f, 1e-5f);
+  }
+}
+
+TEST_F(Playback, SamplingNeverCrossesClipEnds) {
+  // Past the end of clip 1: its last frame (119), not clip 2's first (120).
+  ASSERT_TRUE(job(1, 100.f).Run().ok());
+  EXPECT_LT(angleBetween(rotations_[2], cooked_.local_rotations[119 * 4 + 2]), 1e-3f);
+  ASSERT_TRUE(job(1, 59.5f / 60).Run().ok());
+  EXPECT_LT(angleBetween(rotations_[2], cooked_.local_rotations[119 * 4 + 2]), 1e-3f);
+  // Before the start: its first frame.
+  ASSERT_TRUE(job(2, -1.f).Run().ok());
+  EXPECT_LT(angleBetween(rotations_[1], cooked_.local_rotations[120 * 4 + 1]), 1e-3f);
+}
+
+TEST_F(Playback, ClipTimeOfAGlobalFrame) {
+  auto t = mmdb::clipTimeOfFrame(db_, 75);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t.value().clip, 1u);
+  EXPECT_FLOAT_EQ(t.value().time, 15.f / 60);
+  EXPECT_FALSE(mmdb::clipTimeOfFrame(db_, 180).ok());
+}
+
+TEST_F(Playback, SampleJobRefusesEveryInvalidField) {
+  EXPECT_TRUE(job(0, 0.f).Validate().ok());
+  auto j = job(0, 0.f);
+  j.database = nullptr;
+  EXPECT_FALSE(j.Validate().ok());
+  j = job(3, 0.f);
+  EXPECT_FALSE(j.Validate().ok());
+  j = job(0, NAN);
+  EXPECT_FALSE(j.Run().ok());
+  std::vector<glm::quat> short_rot(3);
+  std::vector<glm::vec3> short_vec(3);
+  j = job(0, 0.f);
+  j.rotations = short_rot;
+  EXPECT_FALSE(j.Run().ok());
+  j = job(0, 0.f);
+  j.translations = short_vec;
+  EXPECT_FALSE(j.Run().ok());
+  j = job(0, 0.f);
+  j.velocities = short_vec;
+  EXPECT_FALSE(j.Run().ok());
+  j = job(0, 0.f);
+  j.angular_velocities = short_vec;
+  EXPECT_EQ(j.Run().code(), mmdb::ErrorCode::InvalidArgument);
+  j = job(0, 0.f);
+  j.velocities = {};
+  j.angular_velocities = {};
+  EXPECT_TRUE(j.Run().ok());  // velocities are optional
+}
+
+// --- inertialization ---------------------------------------------------------------------------
+
+// A pose moving at constant velocity: x(t) = x0 + v t, q(t) = exp(w t) q0.
+struct Motion {
+  glm::quat q0;
+  glm::vec3 w, x0, v;
+  glm::quat rotation(float t) const {
+    const float a = glm::length(w) * t;
+    return a > 0 ? glm::angleAxis(a, glm::normalize(w)) * q0 : q0;
+  }
+  glm::vec3 position(float t) const { return x0 + v * t; }
+};
+
+struct Offsets {
+  std::vector<glm::quat> q{glm::quat(1, 0, 0, 0)};
+  std::vector<glm::vec3> w{glm::vec3(0)}, x{glm::vec3(0)}, v{glm::vec3(0)};
+};
+
+void transition(Offsets& o, const Motion& src, float src_t, const Motion& dst, float dst_t,
+                float since_previous) {
+  const glm::quat sq = src.rotation(src_t), dq = dst.rotation(dst_t);
+  const glm::vec3 sx = src.position(src_t), dx = dst.position(dst_t);
+  mmdb::InertializeTransitionJob job;
+  job.time_since_previous = since_previous;
+  job.source_rotations = mmdb::Span<const glm::quat>(&sq, 1);
+  job.source_angular_velocities = mmdb::Span<const glm::vec3>(&src.w, 1);
+  job.source_translations = mmdb::Span<const glm::vec3>(&sx, 1);
+  job.source_velocities = mmdb::Span<const glm::vec3>(&src.v, 1);
+  job.destination_rotations = mmdb::Span<const glm::quat>(&dq, 1);
+  job.destination_angular_velocities = mmdb::Span<const glm::vec3>(&dst.w, 1);
+  job.destination_translations = mmdb::Span<const glm::vec3>(&dx, 1);
+  job.destination_velocities = mmdb::Span<const glm::vec3>(&dst.v, 1);
+  job.offset_rotations = o.q;
+  job.offset_angular_velocities = o.w;
+  job.offset_translations = o.x;
+  job.offset_velocities = o.v;
+  ASSERT_TRUE(job.Run().ok());
+}
+
+// What is shown `t` seconds after the switch while playing `m` from `m_t0`.
+void shown(const Offsets& o, const Motion& m, float m_t0, float t, glm::quat& q, glm::vec3& x) {
+  const glm::quat in_q = m.rotation(m_t0 + t);
+  const glm::vec3 in_x = m.position(m_t0 + t);
+  mmdb::InertializeJob job;
+  job.time_since_switch = t;
+  job.rotations = mmdb::Span<const glm::quat>(&in_q, 1);
+  job.translations = mmdb::Span<const glm::vec3>(&in_x, 1);
+  job.offset_rotations = o.q;
+  job.offset_angular_velocities = o.w;
+  job.offset_translations = o.x;
+  job.offset_velocities = o.v;
+  job.out_rotations = mmdb::Span<glm::quat>(&q, 1);
+  job.out_translations = mmdb::Span<glm::vec3>(&x, 1);
+  ASSERT_TRUE(job.Run().ok());
+}
+
+const Motion kSource{glm::angleAxis(0.3f, glm::vec3(0, 1, 0)), {0.f, 0.8f, 0.f},
+                     {0.1f, 0.9f, 0.2f}, {1.f, 0.f, 0.5f}};
+const Motion kDestination{glm::angleAxis(0.1f, glm::normalize(glm::vec3(1, 1, 0))), {0.f, 0.5f, 0.1f},
+                          {-0.2f, 0.95f, 0.f}, {0.f, 0.2f, 1.5f}};
+
+TEST(Inertialization, KeepsPositionAndVelocityContinuousAtTheSwitch) {
+  Offsets o;
+  transition(o, kSource, 0.f, kDestination, 0.f, 0.f);
+  glm::quat q0, q1;
+  glm::vec3 x0, x1;
+  shown(o, kDestination, 0.f, 0.f, q0, x0);
+  // Position: what shows right after the switch is what showed before it.
+  EXPECT_NEAR(glm::length(x0 - kSource.position(0)), 0.f, 1e-6f);
+  EXPECT_LT(angleBetween(q0, kSource.rotation(0)), 1e-3f);
+  // Velocity: the shown motion leaves at the source's velocity (one-sided second-order
+  // difference, since the offset accelerates hard right after the switch).
+  const float eps = 1e-3f;
+  glm::quat q2;
+  glm::vec3 x2;
+  shown(o, kDestination, 0.f, eps, q1, x1);
+  shown(o, kDestination, 0.f, 2 * eps, q2, x2);
+  const glm::vec3 velocity = (-3.f * x0 + 4.f * x1 - x2) / (2 * eps);
+  EXPECT_NEAR(glm::length(velocity - kSource.v), 0.f, 1e-2f) << velocity.x << " " << velocity.z;
+  // Angular velocity, the same way on rotation vectors relative to the start.
+  auto rotvec = [&](const glm::quat& q) {
+    const glm::quat d = q * glm::inverse(q0);
+    const glm::quat s = d.w < 0 ? -d : d;
+    const glm::vec3 v(s.x, s.y, s.z);  // small angles: acos(w) would lose them in float
+    const float sin_half = glm::length(v);
+    return sin_half > 0 ? v * (2.f * std::atan2(sin_half, s.w) / sin_half) : glm::vec3(0.f);
+  };
+  const glm::vec3 angular = (4.f * rotvec(q1) - rotvec(q2)) / (2 * eps);
+  EXPECT_NEAR(glm::length(angular - kSource.w), 0.f, 0.05f)
+      << angular.x << " " << angular.y << " " << angular.z;
+}
+
+TEST(Inertialization, ConvergesToTheDestination) {
+  Offsets o;
+  transition(o, kSource, 0.f, kDestination, 0.f, 0.f);
+  glm::quat q;
+  glm::vec3 x;
+  float previous_error = 1e9f;
+  for (float t : {0.1f, 0.2f, 0.4f, 0.8f, 1.6f}) {
+    shown(o, kDestination, 0.f, t, q, x);
+    const float error = glm::length(x - kDestination.position(t));
+    EXPECT_LT(error, previous_error + 1e-6f);
+    previous_error = error;
+  }
+  EXPECT_LT(previous_error, 1e-3f);
+  EXPECT_LT(angleBetween(q, kDestination.rotation(1.6f)), 2e-3f);
+}
+
+TEST(Inertialization, DecayMatchesTheClosedForm) {
+  // x(t) = e^(-y t) (x0 + (v0 + x0 y) t), halflife 0.1 s.
+  glm::vec3 x(1.f, -2.f, 0.5f), v(0.3f, 0.f, -1.f);
+  const glm::vec3 x0 = x, v0 = v;
+  const float y = 2.f * std::log(2.f) / 0.1f, t = 0.13f;
+  mmdb::decayOffset(x, v, 0.1f, t);
+  const glm::vec3 expected = std::exp(-y * t) * (x0 + (v0 + x0 * y) * t);
+  EXPECT_NEAR(glm::length(x - expected), 0.f, 1e-5f);
+  // Decaying in two steps equals one step (it is exact).
+  glm::vec3 a = x0, va = v0;
+  mmdb::decayOffset(a, va, 0.1f, 0.05f);
+  mmdb::decayOffset(a, va, 0.1f, 0.08f);
+  EXPECT_NEAR(glm::length(a - x), 0.f, 1e-5f);
+  EXPECT_NEAR(glm::length(va - v), 0.f, 1e-5f);
+}
+
+TEST(Inertialization, ASwitchDuringASwitchFoldsTheRemainingOffsetIn) {
+  Offsets o;
+  transition(o, kSource, 0.f, kDestination, 0.f, 0.f);
+  // 0.05 s later, switch again to a third motion.
+  const float tau = 0.05f;
+  glm::quat before_q;
+  glm::vec3 before_x;
+  shown(o, kDestination, 0.f, tau, before_q, before_x);
+  const Motion third{glm::angleAxis(-0.4f, glm::vec3(0, 1, 0)), {0.f, -0.3f, 0.f},
+                     {0.3f, 1.f, -0.1f}, {-1.f, 0.f, 0.f}};
+  transition(o, kDestination, tau, third, 0.f, tau);
+  glm::quat after_q;
+  glm::vec3 after_x;
+  shown(o, third, 0.f, 0.f, after_q, after_x);
+  EXPECT_NEAR(glm::length(after_x - before_x), 0.f, 1e-5f);
+  EXPECT_LT(angleBetween(after_q, before_q), 1e-3f);
+  // And velocity: the shown motion before the switch vs after it.
+  const float eps = 1e-3f;
+  glm::quat q_minus, q_plus;
+  glm::vec3 x_minus, x_plus;
+  Offsets first;
+  transition(first, kSource, 0.f, kDestination, 0.f, 0.f);
+  shown(first, kDestination, 0.f, tau - eps, q_minus, x_minus);
+  shown(o, third, 0.f, eps, q_plus, x_plus);
+  const glm::vec3 v_before = (before_x - x_minus) / eps, v_after = (x_plus - after_x) / eps;
+  EXPECT_NEAR(glm::length(v_before - v_after), 0.f, 5e-2f);
+}
+
+TEST(Inertialization, JobsRefuseInvalidFields) {
+  Offsets o;
+  const glm::quat q(1, 0, 0, 0);
+  const glm::vec3 z(0);
+  mmdb::InertializeTransitionJob t;
+  t.source_rotations = mmdb::Span<const glm::quat>(&q, 1);
+  t.source_angular_velocities = t.source_translations = t.source_velocities =
+      mmdb::Span<const glm::vec3>(&z, 1);
+  t.destination_rotations = t.source_rotations;
+  t.destination_angular_velocities = t.destination_translations = t.destination_velocities =
+      t.source_velocities;
+  t.offset_rotations = o.q;
+  t.offset_angular_velocities = o.w;
+  t.offset_translations = o.x;
+  t.offset_velocities = o.v;
+  EXPECT_TRUE(t.Validate().ok());
+  auto bad = t;
+  bad.halflife = 0.f;
+  EXPECT_FALSE(bad.Validate().ok());
+  bad = t;
+  bad.time_since_previous = -1.f;
+  EXPECT_FALSE(bad.Validate().ok());
+  bad = t;
+  bad.source_velocities = {};
+  EXPECT_FALSE(bad.Validate().ok());
+  bad = t;
+  bad.destination_rotations = {};
+  EXPECT_FALSE(bad.Run().ok());
+
+  glm::quat out_q;
+  glm::vec3 out_x;
+  mmdb::InertializeJob i;
+  i.rotations = mmdb::Span<const glm::quat>(&q, 1);
+  i.translations = mmdb::Span<const glm::vec3>(&z, 1);
+  i.offset_rotations = o.q;
+  i.offset_angular_velocities = o.w;
+  i.offset_translations = o.x;
+  i.offset_velocities = o.v;
+  i.out_rotations = mmdb::Span<glm::quat>(&out_q, 1);
+  i.out_translations = mmdb::Span<glm::vec3>(&out_x, 1);
+  EXPECT_TRUE(i.Validate().ok());
+  auto ibad = i;
+  ibad.time_since_switch = NAN;
+  EXPECT_FALSE(ibad.Validate().ok());
+  ibad = i;
+  ibad.halflife = -0.1f;
+  EXPECT_FALSE(ibad.Validate().ok());
+  ibad = i;
+  ibad.out_translations = {};
+  EXPECT_FALSE(ibad.Run().ok());
+  ibad = i;
+  ibad.offset_velocities = {};
+  EXPECT_FALSE(ibad.Run().ok());
+}
+
+// --- forward kinematics ------------------------------------------------------------------------
+
+TEST(ForwardKinematics, ChainsParentTransforms) {
+  const int32_t parents[] = {-1, 0, 1};
+  const glm::quat quarter = glm::angleAxis(1.5707963f, glm::vec3(0, 1, 0));  // +Z -> +X
+  const glm::quat local_q[] = {quarter, quarter, glm::quat(1, 0, 0, 0)};
+  const glm::vec3 local_x[] = {{0, 1, 0}, {0, 0, 1}, {0, 0, 2}};
+  glm::quat model_q[3];
+  glm::vec3 model_x[3];
+  mmdb::ForwardKinematicsJob job;
+  job.parents = parents;
+  job.local_rotations = local_q;
+  job.local_translations = local_x;
+  job.root_position = {10, 0, 0};
+  job.model_rotations = model_q;
+  job.model_translations = model_x;
+  ASSERT_TRUE(job.Run().ok());
+  EXPECT_NEAR(glm::length(model_x[0] - glm::vec3(10, 1, 0)), 0.f, 1e-6f);
+  // Joint 1: (0, 0, 1) turned a quarter -> (1, 0, 0).
+  EXPECT_NEAR(glm::length(model_x[1] - glm::vec3(11, 1, 0)), 0.f, 1e-6f);
+  // Joint 2: (0, 0, 2) turned a half -> (0, 0, -2).
+  EXPECT_NEAR(glm::length(model_x[2] - glm::vec3(11, 1, -2)), 0.f, 1e-5f);
+  EXPECT_LT(angleBetween(model_q[2], quarter * quarter), 1e-3f);
+  // Every invalid field.
+  auto bad = job;
+  const int32_t bad_parents[] = {-1, 2, 1};
+  bad.parents = bad_parents;
+  EXPECT_FALSE(bad.Run().ok());
+  bad = job;
+  bad.local_rotations = {};
+  EXPECT_FALSE(bad.Validate().ok());
+  bad = job;
+  bad.local_translations = {};
+  EXPECT_FALSE(bad.Validate().ok());
+  bad = job;
+  bad.model_rotations = {};
+  EXPECT_FALSE(bad.Validate().ok());
+  bad = job;
+  bad.model_translations = {};
+  EXPECT_FALSE(bad.Validate().ok());
+}
+
+}  // namespace
