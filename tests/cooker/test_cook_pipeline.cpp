@@ -1,0 +1,389 @@
+// The whole cook on BVH files written by the test (known motion), and on the Bandai Namco corpus
+// when it is present.
+#include "cook/cook_database.h"
+#include "cook/features.h"
+#include "core/errors.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+namespace mm {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A Geno-named skeleton in centimetres, 30 frames per second.
+// Per frame: hips position (cm) and yaw (degrees); feet positions relative to the hips (cm).
+struct BvhFrame {
+  glm::vec3 hips;
+  float yaw_deg;
+  glm::vec3 left_foot, right_foot;
+};
+
+std::string bvhText(const std::vector<BvhFrame>& frames, bool extra_joint = false) {
+  std::ostringstream o;
+  o << "HIERARCHY\nROOT Hips\n{\n  OFFSET 0 0 0\n"
+       "  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n"
+       "  JOINT Spine2\n  {\n    OFFSET 0 30 0\n    CHANNELS 3 Zrotation Xrotation Yrotation\n"
+       "    End Site\n    {\n      OFFSET 0 10 0\n    }\n  }\n";
+  for (const char* side : {"Left", "Right"}) {
+    o << "  JOINT " << side << "Foot\n  {\n    OFFSET 0 -80 0\n"
+      << "    CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n"
+      << "    JOINT " << side << "ToeBase\n    {\n      OFFSET 0 -5 10\n"
+      << "      CHANNELS 3 Zrotation Xrotation Yrotation\n"
+      << "      End Site\n      {\n        OFFSET 0 0 5\n      }\n    }\n  }\n";
+  }
+  if (extra_joint)
+    o << "  JOINT Tail\n  {\n    OFFSET 0 0 -10\n    CHANNELS 3 Zrotation Xrotation Yrotation\n"
+         "    End Site\n    {\n      OFFSET 0 0 -5\n    }\n  }\n";
+  o << "}\nMOTION\nFrames: " << frames.size() << "\nFrame Time: 0.0333333\n";
+  for (const auto& f : frames) {
+    o << f.hips.x << " " << f.hips.y << " " << f.hips.z << " 0 0 " << f.yaw_deg << " 0 0 0 ";
+    o << f.left_foot.x << " " << f.left_foot.y << " " << f.left_foot.z << " 0 0 0 0 0 0 ";
+    o << f.right_foot.x << " " << f.right_foot.y << " " << f.right_foot.z << " 0 0 0 0 0 0";
+    if (extra_joint) o << " 0 0 0";
+    o << "\n";
+  }
+  return o.str();
+}
+
+// Straight walk at `speed` m/s along +Z: each foot stands for half of a 1 s cycle, then swings.
+std::vector<BvhFrame> walkFrames(int count, float speed) {
+  std::vector<BvhFrame> frames;
+  auto foot = [&](int f) {
+    const int k = f / 30, phase = f % 30;
+    const float base = 100 * speed * k;
+    return phase <= 15 ? base : base + 2 * 100 * speed * (phase - 15) / 30.0f;
+  };
+  for (int f = 0; f < count; ++f) {
+    const float hz = 100 * speed * f / 30.0f;
+    frames.push_back({{0, 90, hz}, 0, {10, -80, foot(f) - hz}, {-10, -80, foot(f + 15) - 50 * speed - hz}});
+  }
+  return frames;
+}
+
+// A turn at `omega` rad/s on a circle of `radius` m, feet swinging forward and back.
+std::vector<BvhFrame> circleFrames(int count, double omega, double radius) {
+  std::vector<BvhFrame> frames;
+  for (int f = 0; f < count; ++f) {
+    const double a = omega * f / 30.0;
+    const float swing = static_cast<float>(20 * std::sin(2 * M_PI * f / 30.0));
+    frames.push_back({{static_cast<float>(100 * radius * (1 - std::cos(a))), 90,
+                       static_cast<float>(100 * radius * std::sin(a))},
+                      static_cast<float>(a * 180 / M_PI),
+                      {10, -80, swing},
+                      {-10, -80, -swing}});
+  }
+  return frames;
+}
+
+class CookPipeline : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("mmdb_cook_pipeline_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+            "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string write(const std::string& name, const std::string& text) {
+    const fs::path p = dir_ / name;
+    std::ofstream(p) << text;
+    return p.string();
+  }
+
+  CookRequest threeClips() {
+    CookRequest r;
+    ClipSpec walk;
+    walk.source = write("walk.bvh", bvhText(walkFrames(121, 1.2f)));
+    walk.source_label = "walk.bvh";
+    walk.tags = {"locomotion"};
+    walk.ranges = {{30, 40, {"fast"}, false}};
+    ClipSpec circle;
+    circle.name = "turn";
+    circle.source = write("circle.bvh", bvhText(circleFrames(151, 1.0, 1.5)));
+    circle.tags = {"locomotion", "turn"};
+    circle.mirror = true;
+    ClipSpec part = walk;
+    part.name = "walk_part";
+    part.source_first_frame = 10;
+    part.source_frame_count = 61;
+    part.tags = {};
+    part.ranges = {{0, 10, {}, true}};
+    r.clips = {walk, circle, part};
+    return r;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(CookPipeline, FillsEveryField) {
+  CookReport report;
+  std::vector<std::pair<int, int>> calls;
+  const CookedDatabase db = cookDatabase(threeClips(), &report, [&](int done, int total) {
+    calls.emplace_back(done, total);
+  });
+  EXPECT_EQ(report.preset, "geno");
+  EXPECT_DOUBLE_EQ(report.unit_scale, 0.01);
+  EXPECT_EQ(report.unit_scale_origin, "preset");
+  EXPECT_EQ(report.source_frames, 121 + 151 + 61);
+  EXPECT_EQ(report.role_lines[3], "left_toe: LeftToeBase (joint 3)");
+  ASSERT_EQ(calls.size(), 3u);
+  EXPECT_EQ(calls.back(), std::make_pair(3, 3));
+
+  // 30 -> 60 Hz: 2n - 1 frames; the mirrored turn follows the turn.
+  ASSERT_EQ(db.clips.size(), 4u);
+  const std::vector<std::string> names = {"walk", "turn", "turn#mirror", "walk_part"};
+  const std::vector<uint32_t> counts = {241, 301, 301, 121};
+  uint32_t first = 0;
+  for (size_t c = 0; c < 4; ++c) {
+    EXPECT_EQ(db.clips[c].name, names[c]);
+    EXPECT_EQ(db.clips[c].frame_count, counts[c]);
+    EXPECT_EQ(db.clips[c].first_frame, first);
+    EXPECT_FLOAT_EQ(db.clips[c].source_frame_rate, 30);
+    first += counts[c];
+  }
+  EXPECT_EQ(db.frame_count, first);
+  EXPECT_TRUE(db.clips[2].mirrored);
+  EXPECT_EQ(db.clips[2].mirror_of, 1);
+  EXPECT_EQ(db.clips[3].source_first_frame, 10u);
+  EXPECT_EQ(db.clips[3].source_frame_count, 61u);
+  EXPECT_EQ(db.clips[3].source_index, 0);
+  EXPECT_EQ(db.clips[1].source_index, 1);
+  ASSERT_EQ(db.sources.size(), 2u);
+  EXPECT_EQ(db.sources[0].path, "walk.bvh");
+  EXPECT_EQ(db.sources[0].size_bytes, fs::file_size(dir_ / "walk.bvh"));
+  EXPECT_EQ(db.sources[0].format, SourceFormat::Bvh);
+  EXPECT_NE(db.sources[0].content_hash, db.sources[1].content_hash);
+
+  // Tags in order of first appearance; "mirrored" after the turn's own.
+  EXPECT_EQ(db.tag_names, (std::vector<std::string>{"locomotion", "fast", "turn", "mirrored"}));
+  EXPECT_EQ(db.clips[0].tag_mask, 1u);
+  EXPECT_EQ(db.clips[2].tag_mask, 1u | 4u | 8u);
+  // walk: [0,30) 1, [30,70) 1|2, [70,221) 1; turn [241, 522); mirror [542, 823);
+  // walk_part: [853, 853 + 121 - 20).
+  ASSERT_EQ(db.ranges.size(), 6u);
+  EXPECT_EQ(db.ranges[1].first_frame, 30u);
+  EXPECT_EQ(db.ranges[1].frame_count, 40u);
+  EXPECT_EQ(db.ranges[1].tag_mask, 3u);
+  EXPECT_EQ(db.ranges[2].frame_count, 151u);
+  EXPECT_EQ(db.ranges[4].first_frame, 542u);
+  EXPECT_EQ(db.ranges[5].first_frame, 843u + 10u);
+  EXPECT_EQ(db.ranges[5].frame_count, 121u - 10u - 20u);
+
+  const size_t n = db.frame_count, j = db.joint_count;
+  EXPECT_EQ(j, 6u);
+  EXPECT_EQ(db.local_rotations.size(), n * j);
+  EXPECT_EQ(db.local_translations.size(), n * j);
+  EXPECT_EQ(db.local_velocities.size(), n * j);
+  EXPECT_EQ(db.local_angular_velocities.size(), n * j);
+  EXPECT_EQ(db.root_motion.size(), n);
+  EXPECT_EQ(db.contacts.size(), n);
+  EXPECT_EQ(db.features.size(), n * 28);
+  EXPECT_EQ(db.feature_offset.size(), 27u);
+  EXPECT_EQ(db.feature_blocks.size(), 7u);
+  EXPECT_EQ(db.bounds_small_min.size(), (n + 15) / 16 * 28);
+  EXPECT_EQ(db.bounds_large_max.size(), (n + 63) / 64 * 28);
+  for (size_t f = 0; f < n; ++f) EXPECT_EQ(db.features[f * 28 + 27], 0.0f);
+
+  EXPECT_EQ(db.skeleton.preset, "geno");
+  EXPECT_EQ(db.skeleton.contact_joints, (std::vector<int>{3, 5}));
+  EXPECT_NEAR(db.skeleton.bind_translations[1].y, 0.3f, 1e-6);
+  EXPECT_EQ(db.skeleton.roles.size(), 7u);
+  EXPECT_EQ(db.settings.root_position_window, 31);
+  EXPECT_EQ(db.settings.facing_window, 61);
+  EXPECT_EQ(db.settings.contact_median_frames, 6);
+  EXPECT_EQ(db.settings.trailing_unmatchable_frames, 20);
+  EXPECT_EQ(db.settings.block_weights,
+            (std::vector<float>{0.75f, 0.75f, 1, 1, 1, 1, 1.5f}));
+
+  // The walk moves at 1.2 m/s along +Z; mid-clip trajectory sample at +1 s is 1.2 m ahead.
+  EXPECT_NEAR(db.root_motion[100].velocity.z, 1.2f, 1e-3);
+  const float* row = &db.features[100 * 28];
+  EXPECT_NEAR(row[20] * db.feature_scale[20] + db.feature_offset[20], 1.2f, 1e-3);
+  // The mirrored turn turns the other way.
+  EXPECT_NEAR(db.root_motion[241 + 150].angular_velocity.y, 1.0f, 1e-3);
+  EXPECT_NEAR(db.root_motion[542 + 150].angular_velocity.y, -1.0f, 1e-3);
+}
+
+bool sameBytes(const void* a, const void* b, size_t n) { return n == 0 || std::memcmp(a, b, n) == 0; }
+template <typename T>
+bool same(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() && sameBytes(a.data(), b.data(), a.size() * sizeof(T));
+}
+
+TEST_F(CookPipeline, SameResultForAnyThreadCount) {
+  CookRequest r = threeClips();
+  for (int copy = 0; copy < 3; ++copy) {  // more clips than threads
+    ClipSpec c = r.clips[copy % 2];
+    c.name = "copy" + std::to_string(copy);
+    r.clips.push_back(c);
+  }
+  r.jobs = 1;
+  const CookedDatabase a = cookDatabase(r);
+  for (int jobs : {2, 3, 0}) {
+    r.jobs = jobs;
+    const CookedDatabase b = cookDatabase(r);
+    EXPECT_TRUE(same(a.local_rotations, b.local_rotations)) << jobs;
+    EXPECT_TRUE(same(a.local_translations, b.local_translations)) << jobs;
+    EXPECT_TRUE(same(a.local_velocities, b.local_velocities)) << jobs;
+    EXPECT_TRUE(same(a.local_angular_velocities, b.local_angular_velocities)) << jobs;
+    EXPECT_TRUE(same(a.root_motion, b.root_motion)) << jobs;
+    EXPECT_TRUE(same(a.contacts, b.contacts)) << jobs;
+    EXPECT_TRUE(same(a.features, b.features)) << jobs;
+    EXPECT_TRUE(same(a.feature_offset, b.feature_offset)) << jobs;
+    EXPECT_TRUE(same(a.feature_scale, b.feature_scale)) << jobs;
+    EXPECT_TRUE(same(a.bounds_small_min, b.bounds_small_min)) << jobs;
+    EXPECT_TRUE(same(a.bounds_large_max, b.bounds_large_max)) << jobs;
+    EXPECT_EQ(a.tag_names, b.tag_names);
+    ASSERT_EQ(a.ranges.size(), b.ranges.size());
+    for (size_t i = 0; i < a.ranges.size(); ++i) {
+      EXPECT_EQ(a.ranges[i].first_frame, b.ranges[i].first_frame);
+      EXPECT_EQ(a.ranges[i].tag_mask, b.ranges[i].tag_mask);
+    }
+    ASSERT_EQ(a.clips.size(), b.clips.size());
+    for (size_t i = 0; i < a.clips.size(); ++i) EXPECT_EQ(a.clips[i].name, b.clips[i].name);
+    for (size_t i = 0; i < a.sources.size(); ++i)
+      EXPECT_EQ(a.sources[i].content_hash, b.sources[i].content_hash);
+    for (size_t i = 0; i < a.feature_blocks.size(); ++i)
+      EXPECT_EQ(a.feature_blocks[i].std, b.feature_blocks[i].std);
+  }
+}
+
+std::string cookError(const CookRequest& r) {
+  try {
+    cookDatabase(r);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no InputError)";
+}
+
+TEST_F(CookPipeline, DifferentSkeletonsAreAnErrorNamingBothClipsAndTheJoint) {
+  CookRequest r = threeClips();
+  r.clips[2].source = write("tail.bvh", bvhText(walkFrames(61, 1.0f), true));
+  r.clips[2].name = "tailed";
+  r.clips[2].source_first_frame = 0;
+  r.clips[2].source_frame_count = -1;
+  const std::string e = cookError(r);
+  EXPECT_NE(e.find("clip walk"), std::string::npos) << e;
+  EXPECT_NE(e.find("clip tailed"), std::string::npos) << e;
+  EXPECT_NE(e.find("'Tail'"), std::string::npos) << e;
+}
+
+TEST_F(CookPipeline, SourceRangeOutsideTheFileIsAnError) {
+  CookRequest r = threeClips();
+  r.clips[2].source_first_frame = 100;
+  r.clips[2].source_frame_count = 50;
+  r.clips[2].manifest_line = 12;
+  const std::string e = cookError(r);
+  EXPECT_NE(e.find("clip walk_part"), std::string::npos) << e;
+  EXPECT_NE(e.find("manifest line 12"), std::string::npos) << e;
+  EXPECT_NE(e.find("[100, 150)"), std::string::npos) << e;
+}
+
+TEST_F(CookPipeline, StandingStillHasNoSpreadToNormalize) {
+  CookRequest r;
+  ClipSpec still;
+  still.source = write("still.bvh", bvhText(std::vector<BvhFrame>(60, {{0, 90, 0}, 0, {10, -80, 0}, {-10, -80, 0}})));
+  r.clips = {still};
+  const std::string e = cookError(r);
+  EXPECT_NE(e.find("feature block left_foot_position never changes"), std::string::npos) << e;
+}
+
+TEST_F(CookPipeline, BackwardFacingAxisIsReportedWithTheBetterAxis) {
+  CookRequest r = threeClips();
+  r.settings.roles.facing_axis = glm::vec3(0, 0, -1);
+  CookReport report;
+  cookDatabase(r, &report);
+  bool found = false;
+  for (const auto& w : report.warnings)
+    if (w.find("against the direction of travel") != std::string::npos &&
+        w.find("local +Z") != std::string::npos)
+      found = true;
+  EXPECT_TRUE(found);
+  CookReport fine;
+  cookDatabase(threeClips(), &fine);
+  for (const auto& w : fine.warnings) EXPECT_EQ(w.find("direction of travel"), std::string::npos) << w;
+}
+
+TEST_F(CookPipeline, ZeroWeightIsRejectedBeforeCooking) {
+  CookRequest r = threeClips();
+  r.settings.weights[kBlockHipVelocity] = 0;
+  EXPECT_NE(cookError(r).find("weight hip_velocity is 0"), std::string::npos);
+}
+
+// ---- real data -------------------------------------------------------------------------------
+
+TEST(CookPipelineBandai, WalksRunsAndFeetAreSane) {
+  const fs::path dir = fs::path(MMDB_SHARED_DATA) / "bandai-1";
+  if (!fs::exists(dir)) GTEST_SKIP() << "no Bandai Namco corpus at " << dir;
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".bvh") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  CookRequest r;
+  for (const auto& f : files) {
+    ClipSpec c;
+    c.source = f.string();
+    r.clips.push_back(c);
+  }
+  r.jobs = 2;
+  CookReport report;
+  const CookedDatabase db = cookDatabase(r, &report);
+  EXPECT_EQ(report.preset, "bandai");
+  EXPECT_DOUBLE_EQ(report.unit_scale, 0.01);
+  for (const auto& w : report.warnings) EXPECT_EQ(w.find("direction of travel"), std::string::npos) << w;
+
+  // Mean horizontal root speed over the middle half of each clip, per motion kind.
+  std::map<std::string, std::vector<double>> speeds;
+  long long single_left = 0, single_right = 0, walk_frames = 0;
+  for (const auto& c : db.clips) {
+    const std::string kind = c.name.substr(10, c.name.find('_', 10) - 10);  // dataset-1_<kind>_
+    double sum = 0;
+    const uint32_t a = c.first_frame + c.frame_count / 4, b = c.first_frame + 3 * c.frame_count / 4;
+    for (uint32_t f = a; f < b; ++f)
+      sum += glm::length(glm::vec2(db.root_motion[f].velocity.x, db.root_motion[f].velocity.z));
+    speeds[kind].push_back(sum / (b - a));
+    if (kind == "walk")
+      for (uint32_t f = a; f < b; ++f, ++walk_frames) {
+        single_left += db.contacts[f] == 1u;
+        single_right += db.contacts[f] == 2u;
+      }
+  }
+  auto mean = [](const std::vector<double>& v) {
+    double s = 0;
+    for (double x : v) s += x;
+    return s / v.size();
+  };
+  ASSERT_EQ(speeds["walk"].size(), 30u);  // two takes per style
+  // Styles such as "old" and "tired" walk slowly; on average a walk is 0.8 to 2 m/s.
+  for (double s : speeds["walk"]) {
+    EXPECT_GT(s, 0.3);
+    EXPECT_LT(s, 2.0);
+  }
+  EXPECT_GT(mean(speeds["walk"]), 0.8);
+  EXPECT_LT(mean(speeds["walk"]), 2.0);
+  EXPECT_GT(mean(speeds["run"]), mean(speeds["walk"]) * 1.3);
+  EXPECT_GT(mean(speeds["dash"]), mean(speeds["run"]));
+  // Walking: each foot alone on the ground for a good part of the time.
+  EXPECT_GT(single_left, walk_frames / 5);
+  EXPECT_GT(single_right, walk_frames / 5);
+  std::printf("bandai-1: %u frames; mean root speed walk %.2f, run %.2f, dash %.2f m/s; single "
+              "support left %.0f%%, right %.0f%% of walk frames\n",
+              db.frame_count, mean(speeds["walk"]), mean(speeds["run"]), mean(speeds["dash"]),
+              100.0 * single_left / walk_frames, 100.0 * single_right / walk_frames);
+}
+
+}  // namespace
+}  // namespace mm
