@@ -100,6 +100,29 @@ struct Scratch {
   std::vector<glm::vec3> model_translations;
 };
 
+// The controller predicts the trajectory in its own frame (the simulation root). The query must
+// describe it from where the animated character is and faces, as in Holden's controller: when
+// the character drifts from the simulation, the trajectory then bends back towards it and the
+// search picks motion that corrects the drift.
+void express_in_character_frame(const mmdb::CharacterState& sim, const RootMotionPath& character,
+                                float trajectory[mmdb::kTrajectoryFloats]) {
+  const glm::quat to_character = glm::inverse(character.rotation);
+  constexpr int kDirections = 2 * mmdb::kTrajectorySamples;
+  for (int i = 0; i < mmdb::kTrajectorySamples; ++i) {
+    float* position = trajectory + 2 * i;
+    float* direction = trajectory + kDirections + 2 * i;
+    const glm::vec3 world =
+        sim.position + sim.rotation * glm::vec3(position[0], 0.0f, position[1]);
+    const glm::vec3 local = to_character * (world - character.position);
+    position[0] = local.x;
+    position[1] = local.z;
+    const glm::vec3 facing =
+        to_character * (sim.rotation * glm::vec3(direction[0], 0.0f, direction[1]));
+    direction[0] = facing.x;
+    direction[1] = facing.z;
+  }
+}
+
 bool report(const mmdb::Status& status, const char* what) {
   if (status.ok()) return true;
   std::fprintf(stderr, "mmdb_sample: %s failed: %s: %s\n", what,
@@ -166,6 +189,7 @@ class CpuCrowd {
   bool search(Character& c, const mmdb::StickInput& input, SearchReason reason, double time) {
     float trajectory[mmdb::kTrajectoryFloats];
     mmdb::predictTrajectory(c.sim, input, settings_, trajectory);
+    express_in_character_frame(c.sim, c.achieved, trajectory);
     const int32_t playing = c.playing ? int32_t(c.frame) : -1;
     if (!report(mmdb::buildQuery(db_, playing, trajectory, scratch_.query), "building the query"))
       return false;

@@ -12,26 +12,21 @@ namespace {
 constexpr std::array<const char*, mmdb::gpu::kPassCount> kPassNames{
     "build_query", "match", "resolve", "sample", "inertialize", "fk"};
 
-mmdb::gpu::Float4 facing_quaternion(const glm::vec2& direction) {
-  const glm::quat q = mmdb::facingRotation(glm::vec3(direction.x, 0.0f, direction.y));
-  return {q.x, q.y, q.z, q.w};
+SearchReason sample_reason(mmdb::gpu::SearchReason reason) {
+  switch (reason) {
+    case mmdb::gpu::SearchReason::Start: return SearchReason::Start;
+    case mmdb::gpu::SearchReason::RangeEnd: return SearchReason::RangeEnd;
+    case mmdb::gpu::SearchReason::Forced: return SearchReason::StickChanged;  // the only force
+    default: return SearchReason::Periodic;
+  }
 }
-
-// The per-character host side: what the stick said last tick and why the next search runs.
-struct HostCharacter {
-  ScriptedStick previous_stick;
-  mmdb::gpu::Float4 facing{0.0f, 0.0f, 0.0f, 1.0f};  // kept while the stick is released
-  bool at_range_end = false;
-  SearchReason reason = SearchReason::Periodic;
-};
 
 class GpuCrowdRun {
  public:
   GpuCrowdRun(const mmdb::Database& db, const SampleOptions& options, DecisionLog& log,
               TrajectoryTrace& trace, mmdb::gpu::Crowd& crowd)
       : db_(db), options_(options), log_(log), trace_(trace), crowd_(crowd),
-        forced_search_(forced_search_frames(db)), host_(size_t(options.characters)),
-        inputs_(size_t(options.characters)) {}
+        previous_sticks_(size_t(options.characters)), inputs_(size_t(options.characters)) {}
 
   int run() {
     const long ticks = std::lround(options_.seconds / kTickSeconds);
@@ -51,44 +46,45 @@ class GpuCrowdRun {
   }
 
  private:
+  // The same inputs as the CPU crowd: stick velocity, facing along the stick (zero keeps it),
+  // and a forced search when the stick turned sharply. Range ends and the first search are the
+  // GPU's own decisions, as they are the CPU crowd's.
   void write_inputs(double time, bool first) {
-    for (size_t i = 0; i < host_.size(); ++i) {
-      HostCharacter& h = host_[i];
+    for (size_t i = 0; i < inputs_.size(); ++i) {
       const ScriptedStick stick = scripted_stick(time + character_time_offset(int(i)));
+      const mmdb::StickInput input = controller_input(stick);
       mmdb::gpu::CharacterInput& in = inputs_[i];
       in = {};
-      const glm::vec2 velocity = desired_velocity(stick);
-      in.desired_velocity = {velocity.x, 0.0f, velocity.y, 0.0f};
-      if (stick.magnitude > 0.01f) h.facing = facing_quaternion(stick.direction);
-      in.desired_rotation = h.facing;
-      h.reason = SearchReason::Periodic;
-      if (h.at_range_end) {
-        h.reason = SearchReason::RangeEnd;
-      } else if (!first && stick_changed_sharply(h.previous_stick, stick)) {
-        h.reason = SearchReason::StickChanged;
-      }
-      in.force_search = h.reason == SearchReason::Periodic ? 0u : 1u;
-      h.previous_stick = stick;
+      in.desired_velocity = {input.desired_velocity.x, 0.0f, input.desired_velocity.z, 0.0f};
+      in.desired_facing = {input.desired_facing.x, 0.0f, input.desired_facing.z, 0.0f};
+      in.force_search = !first && stick_changed_sharply(previous_sticks_[i], stick) ? 1u : 0u;
+      previous_sticks_[i] = stick;
     }
     crowd_.setInputs(inputs_.data(), inputs_.size());
   }
 
   bool read_decisions(double time) {
     const std::vector<mmdb::gpu::Decision> decisions = crowd_.readDecisions();
-    if (decisions.size() != host_.size()) {
+    if (decisions.size() != inputs_.size()) {
       std::fprintf(stderr, "mmdb_sample: reading the GPU decisions back failed\n");
       return false;
     }
     searches_this_step_ = 0;
     for (size_t i = 0; i < decisions.size(); ++i) {
       const mmdb::gpu::Decision& d = decisions[i];
-      if (d.searched) {
-        using Outcome = DecisionLog::Outcome;
-        log_.record(time, int(i), d.switched ? Outcome::Jump : Outcome::Kept, d.frame, d.cost,
-                    host_[i].reason);
-        ++searches_this_step_;
+      if (d.reason == mmdb::gpu::SearchReason::None) continue;
+      if (d.frame == mmdb::gpu::kNoFrame) {
+        std::fprintf(stderr,
+                     "mmdb_sample: the database has no matchable frame to play; re-cook it with "
+                     "longer clips or fewer excluded ranges\n");
+        return false;
       }
-      host_[i].at_range_end = d.playing < forced_search_.size() && forced_search_[d.playing];
+      using Outcome = DecisionLog::Outcome;
+      const Outcome outcome = d.reason == mmdb::gpu::SearchReason::Start ? Outcome::Start
+                              : d.switched                               ? Outcome::Jump
+                                                                         : Outcome::Kept;
+      log_.record(time, int(i), outcome, d.frame, d.cost, sample_reason(d.reason));
+      ++searches_this_step_;
     }
     playing_zero_ = decisions[0].playing;
     return true;
@@ -135,8 +131,7 @@ class GpuCrowdRun {
   DecisionLog& log_;
   TrajectoryTrace& trace_;
   mmdb::gpu::Crowd& crowd_;
-  std::vector<bool> forced_search_;
-  std::vector<HostCharacter> host_;
+  std::vector<ScriptedStick> previous_sticks_;
   std::vector<mmdb::gpu::CharacterInput> inputs_;
   uint64_t searches_this_step_ = 0;
   uint32_t playing_zero_ = 0;
@@ -162,7 +157,7 @@ int run_gpu_crowd(const mmdb::Database& db, const SampleOptions& options, Decisi
   const mmdb::gpu::Context& ctx = *context.value();
   std::printf("gpu: %s, subgroup size %u\n", ctx.info().name.c_str(), ctx.info().subgroup_size);
 
-  auto view = mmdb::gpu::DatabaseView::fromFlatbuffer(*db.flatbuffer());
+  auto view = mmdb::gpu::DatabaseView::fromDatabase(db);
   if (!view) {
     std::fprintf(stderr, "mmdb_sample: the database does not fit the GPU passes: %s\n",
                  view.error().message.c_str());
@@ -170,6 +165,7 @@ int run_gpu_crowd(const mmdb::Database& db, const SampleOptions& options, Decisi
   }
   mmdb::gpu::CrowdSettings settings;
   settings.search_interval = float(kSearchInterval);
+  settings.stagger_phases = 0;  // search when the CPU crowd does, so the two runs compare
   auto crowd = mmdb::gpu::Crowd::create(ctx, view.value(), uint32_t(options.characters),
                                         settings);
   if (!crowd) {

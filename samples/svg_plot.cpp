@@ -12,12 +12,14 @@
 namespace mmdb_sample {
 namespace {
 
-constexpr double kWidth = 800.0;
-constexpr double kHeight = 640.0;
+constexpr double kAreaWidth = 600.0;      // the plot area; its height follows the data's aspect
+constexpr double kMaxAreaHeight = 600.0;
+constexpr double kMinAreaHeight = 200.0;
 constexpr double kMarginLeft = 70.0;
-constexpr double kMarginRight = 190.0;  // room for the legend
+constexpr double kMarginRight = 250.0;  // room for the legend
 constexpr double kMarginTop = 50.0;
 constexpr double kMarginBottom = 60.0;
+constexpr double kWidth = kMarginLeft + kAreaWidth + kMarginRight;
 
 struct Bounds {
   double min_x, max_x, min_y, max_y;
@@ -66,16 +68,20 @@ std::string escape_xml(const std::string& text) {
   return out;
 }
 
-// Maps data coordinates to the page with one scale for both axes, centred in the plot area.
+// Maps data coordinates to the page with one scale for both axes, centred in the plot area,
+// whose height follows the data's aspect ratio within limits.
 class Mapping {
  public:
   Mapping(const Bounds& b, bool y_down) : b_(b), y_down_(y_down) {
-    const double area_w = kWidth - kMarginLeft - kMarginRight;
-    const double area_h = kHeight - kMarginTop - kMarginBottom;
-    scale_ = std::min(area_w / (b.max_x - b.min_x), area_h / (b.max_y - b.min_y));
-    offset_x_ = kMarginLeft + 0.5 * (area_w - scale_ * (b.max_x - b.min_x));
-    offset_y_ = kMarginTop + 0.5 * (area_h - scale_ * (b.max_y - b.min_y));
+    const double extent_x = b.max_x - b.min_x;
+    const double extent_y = b.max_y - b.min_y;
+    scale_ = std::min(kAreaWidth / extent_x, kMaxAreaHeight / extent_y);
+    const double area_h = std::max(kMinAreaHeight, scale_ * extent_y);
+    page_height_ = kMarginTop + area_h + kMarginBottom;
+    offset_x_ = kMarginLeft + 0.5 * (kAreaWidth - scale_ * extent_x);
+    offset_y_ = kMarginTop + 0.5 * (area_h - scale_ * extent_y);
   }
+  double page_height() const { return page_height_; }
   double x(double v) const { return offset_x_ + (v - b_.min_x) * scale_; }
   double y(double v) const {
     const double from_top = y_down_ ? v - b_.min_y : b_.max_y - v;
@@ -89,7 +95,7 @@ class Mapping {
  private:
   Bounds b_;
   bool y_down_;
-  double scale_, offset_x_, offset_y_;
+  double scale_, offset_x_, offset_y_, page_height_;
 };
 
 void write_grid(std::ostream& out, const Bounds& b, const Mapping& m) {
@@ -105,13 +111,16 @@ void write_grid(std::ostream& out, const Bounds& b, const Mapping& m) {
   out << "<rect x=\"" << m.left() << "\" y=\"" << m.top() << "\" width=\"" << m.right() - m.left()
       << "\" height=\"" << m.bottom() - m.top() << "\" fill=\"none\" stroke=\"#444444\"/>\n";
   out << "<g font-family=\"sans-serif\" font-size=\"12\" fill=\"#333333\">\n";
-  // "+ 0.0" turns -0 into 0 in the labels.
+  // As many decimals as the step needs; "+ 0.0" turns -0 into 0.
+  const int decimals = std::max(0, -int(std::floor(std::log10(step) + 1e-9)));
+  out << std::setprecision(decimals);
   for (double v = std::ceil(b.min_x / step) * step; v <= b.max_x; v += step)
     out << "<text x=\"" << m.x(v) << "\" y=\"" << m.bottom() + 16
         << "\" text-anchor=\"middle\">" << std::round(v / step) * step + 0.0 << "</text>\n";
   for (double v = std::ceil(b.min_y / step) * step; v <= b.max_y; v += step)
     out << "<text x=\"" << m.left() - 6 << "\" y=\"" << m.y(v) + 4
         << "\" text-anchor=\"end\">" << std::round(v / step) * step + 0.0 << "</text>\n";
+  out << std::setprecision(2);
   out << "</g>\n";
 }
 
@@ -167,8 +176,9 @@ void write_svg_plot(std::ostream& out, const std::vector<PlotSeries>& series,
   const Bounds bounds = data_bounds(series);
   const Mapping mapping(bounds, labels.y_down);
   out << std::fixed << std::setprecision(2);
+  const double height = mapping.page_height();
   out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth << "\" height=\""
-      << kHeight << "\" viewBox=\"0 0 " << kWidth << ' ' << kHeight << "\">\n";
+      << height << "\" viewBox=\"0 0 " << kWidth << ' ' << height << "\">\n";
   out << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   write_grid(out, bounds, mapping);
   for (const PlotSeries& s : series) write_series(out, s, mapping);
