@@ -103,17 +103,22 @@ struct Scratch {
 // The controller predicts the trajectory in its own frame (the simulation root). The query must
 // describe it from where the animated character is and faces, as in Holden's controller: when
 // the character drifts from the simulation, the trajectory then bends back towards it and the
-// search picks motion that corrects the drift.
+// search picks motion that corrects the drift. The position gap it asks to close is capped, so
+// a database that cannot keep up (no run in it) is not queried with ever longer trajectories.
 void express_in_character_frame(const mmdb::CharacterState& sim, const RootMotionPath& character,
                                 float trajectory[mmdb::kTrajectoryFloats]) {
+  constexpr float kMaxGap = 0.5f;  // metres
+  glm::vec3 gap = sim.position - character.position;
+  gap.y = 0.0f;
+  const float gap_length = glm::length(gap);
+  if (gap_length > kMaxGap) gap *= kMaxGap / gap_length;
   const glm::quat to_character = glm::inverse(character.rotation);
   constexpr int kDirections = 2 * mmdb::kTrajectorySamples;
   for (int i = 0; i < mmdb::kTrajectorySamples; ++i) {
     float* position = trajectory + 2 * i;
     float* direction = trajectory + kDirections + 2 * i;
-    const glm::vec3 world =
-        sim.position + sim.rotation * glm::vec3(position[0], 0.0f, position[1]);
-    const glm::vec3 local = to_character * (world - character.position);
+    const glm::vec3 ahead = sim.rotation * glm::vec3(position[0], 0.0f, position[1]);
+    const glm::vec3 local = to_character * (gap + ahead);
     position[0] = local.x;
     position[1] = local.z;
     const glm::vec3 facing =

@@ -13,6 +13,7 @@
 #include <mmdb/database.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 namespace mmdb_sample {
@@ -40,7 +41,10 @@ bool write_plot(const SampleOptions& options, const TrajectoryTrace& trace) {
       {"achieved (root motion played)", "#d62728", trace.achieved},
   };
   PlotLabels labels;
-  labels.title = "Character 0, seen from above: " + std::to_string(int(options.seconds)) +
+  const std::string file = std::filesystem::path(options.database_path).filename().string();
+  char seconds[32];
+  std::snprintf(seconds, sizeof(seconds), "%g", options.seconds);
+  labels.title = "Character 0 on " + file + ", seen from above: " + seconds +
                  " s of the stick script";
   labels.x_axis = "x (m)";
   labels.y_axis = "z (m), downwards";
