@@ -15,13 +15,15 @@ std::vector<double> fitWeights(int window, int order, int at) {
   std::vector<double> x(window);
   for (int k = 0; k < window; ++k) x[k] = (k - at) / half;
   // Normal matrix N = A^T A, augmented with the identity to invert it by Gauss-Jordan.
+  // Power sums: N[r][c] = sum_k x_k^(r + c).
+  std::vector<double> power_sum(2 * m - 1, 0.0);
+  for (int k = 0; k < window; ++k) {
+    double p = 1;
+    for (int e = 0; e < 2 * m - 1; ++e, p *= x[k]) power_sum[e] += p;
+  }
   std::vector<std::vector<double>> n(m, std::vector<double>(2 * m, 0.0));
   for (int r = 0; r < m; ++r) {
-    for (int c = 0; c < m; ++c) {
-      double s = 0;
-      for (int k = 0; k < window; ++k) s += std::pow(x[k], r + c);
-      n[r][c] = s;
-    }
+    for (int c = 0; c < m; ++c) n[r][c] = power_sum[r + c];
     n[r][m + r] = 1;
   }
   for (int c = 0; c < m; ++c) {
