@@ -8,6 +8,7 @@
 #include <glm/geometric.hpp>
 #include <glm/gtc/quaternion.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -15,8 +16,8 @@
 
 namespace mmdb_sample {
 
-mmdb::StickInput controller_input(const ScriptedStick& stick) {
-  const glm::vec2 velocity = desired_velocity(stick);
+mmdb::StickInput controller_input(const ScriptedStick& stick, const LocomotionSpeeds& speeds) {
+  const glm::vec2 velocity = desired_velocity(stick, speeds);
   mmdb::StickInput input;
   input.desired_velocity = {velocity.x, 0.0f, velocity.y};
   constexpr float kReleased = 0.01f;
@@ -38,6 +39,25 @@ void RootMotionPath::integrate(const mmdb::Database& db, uint32_t frame, float d
   const glm::vec3 spin = clip_to_character * angular * dt;
   const float angle = glm::length(spin);
   if (angle > 1e-9f) rotation = glm::normalize(glm::angleAxis(angle, spin / angle) * rotation);
+}
+
+LocomotionSpeeds speeds_for_database(const mmdb::Database& db, float& top_speed) {
+  std::vector<float> speeds;
+  const mmdb::Span<const mmdb::RootFrame> roots = db.rootMotion();
+  for (const mmdb::MatchRange& range : db.ranges()) {
+    for (uint32_t f = range.first_frame; f < range.first_frame + range.frame_count; ++f)
+      speeds.push_back(std::hypot(roots[f].velocity.x, roots[f].velocity.z));
+  }
+  LocomotionSpeeds result;
+  top_speed = 0.0f;
+  if (speeds.empty()) return result;
+  const auto percentile = speeds.begin() + std::ptrdiff_t(0.95 * double(speeds.size() - 1));
+  std::nth_element(speeds.begin(), percentile, speeds.end());
+  top_speed = *percentile;
+  constexpr float kSlowest = 0.2f;  // m/s: the stick still asks for some motion
+  result.run = std::clamp(top_speed, kSlowest, result.run);
+  result.walk = std::min(result.walk, 0.6f * result.run);
+  return result;
 }
 
 std::vector<bool> forced_search_frames(const mmdb::Database& db) {
@@ -137,9 +157,10 @@ bool report(const mmdb::Status& status, const char* what) {
 
 class CpuCrowd {
  public:
-  CpuCrowd(const mmdb::Database& db, const SampleOptions& options, DecisionLog& log,
-           TrajectoryTrace& trace, PlaybackStats& stats)
-      : db_(db), options_(options), log_(log), trace_(trace), stats_(stats), scratch_(db),
+  CpuCrowd(const mmdb::Database& db, const SampleOptions& options,
+           const LocomotionSpeeds& speeds, DecisionLog& log, TrajectoryTrace& trace,
+           PlaybackStats& stats)
+      : db_(db), options_(options), speeds_(speeds), log_(log), trace_(trace), stats_(stats), scratch_(db),
         forced_search_(forced_search_frames(db)),
         search_(options.exhaustive ? &mmdb::searchExhaustive : &mmdb::searchPruned) {
     const mmdb::Span<const float> times = db.trajectoryTimes();
@@ -166,7 +187,7 @@ class CpuCrowd {
   bool step(Character& c, double time) {
     const float dt = float(kTickSeconds);
     const ScriptedStick stick = scripted_stick(time + c.time_offset);
-    const mmdb::StickInput input = controller_input(stick);
+    const mmdb::StickInput input = controller_input(stick, speeds_);
     mmdb::updateCharacter(c.sim, input, settings_, dt);
 
     const std::optional<SearchReason> reason = search_reason(c, stick);
@@ -305,6 +326,7 @@ class CpuCrowd {
 
   const mmdb::Database& db_;
   const SampleOptions& options_;
+  LocomotionSpeeds speeds_;
   DecisionLog& log_;
   TrajectoryTrace& trace_;
   PlaybackStats& stats_;
@@ -319,9 +341,10 @@ class CpuCrowd {
 
 }  // namespace
 
-int run_cpu_crowd(const mmdb::Database& db, const SampleOptions& options, DecisionLog& log,
-                  TrajectoryTrace& trace, PlaybackStats& stats) {
-  CpuCrowd crowd(db, options, log, trace, stats);
+int run_cpu_crowd(const mmdb::Database& db, const SampleOptions& options,
+                  const LocomotionSpeeds& speeds, DecisionLog& log, TrajectoryTrace& trace,
+                  PlaybackStats& stats) {
+  CpuCrowd crowd(db, options, speeds, log, trace, stats);
   return crowd.run();
 }
 

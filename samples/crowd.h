@@ -34,9 +34,14 @@ struct PlaybackStats {
   uint64_t hip_height_samples = 0;
 };
 
-// The runtime's stick input for a scripted stick: velocity from the stick, facing along it
-// (a released stick keeps the current facing).
-mmdb::StickInput controller_input(const ScriptedStick& stick);
+// The runtime's stick input for a scripted stick: velocity from the stick at these speeds,
+// facing along it (a released stick keeps the current facing).
+mmdb::StickInput controller_input(const ScriptedStick& stick, const LocomotionSpeeds& speeds);
+
+// Stick speeds the database can follow: the reference's walk and run speeds, the run capped at
+// the 95th percentile of the root speed over matchable frames and the walk at 60% of the run.
+// `top_speed` receives that percentile.
+LocomotionSpeeds speeds_for_database(const mmdb::Database& db, float& top_speed);
 
 // Per global frame: whether a character playing it must search now, because it is the last
 // frame of a matchable range (playing on leaves what the search may return) or of its clip.
@@ -53,7 +58,8 @@ struct RootMotionPath {
 };
 
 // Runs the crowd on the CPU runtime. Returns an exit code; prints a reason to stderr on failure.
-int run_cpu_crowd(const mmdb::Database& db, const SampleOptions& options, DecisionLog& log,
-                  TrajectoryTrace& trace, PlaybackStats& stats);
+int run_cpu_crowd(const mmdb::Database& db, const SampleOptions& options,
+                  const LocomotionSpeeds& speeds, DecisionLog& log, TrajectoryTrace& trace,
+                  PlaybackStats& stats);
 
 }  // namespace mmdb_sample

@@ -23,9 +23,10 @@ SearchReason sample_reason(mmdb::gpu::SearchReason reason) {
 
 class GpuCrowdRun {
  public:
-  GpuCrowdRun(const mmdb::Database& db, const SampleOptions& options, DecisionLog& log,
-              TrajectoryTrace& trace, mmdb::gpu::Crowd& crowd)
-      : db_(db), options_(options), log_(log), trace_(trace), crowd_(crowd),
+  GpuCrowdRun(const mmdb::Database& db, const SampleOptions& options,
+              const LocomotionSpeeds& speeds, DecisionLog& log, TrajectoryTrace& trace,
+              mmdb::gpu::Crowd& crowd)
+      : db_(db), options_(options), speeds_(speeds), log_(log), trace_(trace), crowd_(crowd),
         previous_sticks_(size_t(options.characters)), inputs_(size_t(options.characters)) {}
 
   int run() {
@@ -52,7 +53,7 @@ class GpuCrowdRun {
   void write_inputs(double time, bool first) {
     for (size_t i = 0; i < inputs_.size(); ++i) {
       const ScriptedStick stick = scripted_stick(time + character_time_offset(int(i)));
-      const mmdb::StickInput input = controller_input(stick);
+      const mmdb::StickInput input = controller_input(stick, speeds_);
       mmdb::gpu::CharacterInput& in = inputs_[i];
       in = {};
       in.desired_velocity = {input.desired_velocity.x, 0.0f, input.desired_velocity.z, 0.0f};
@@ -128,6 +129,7 @@ class GpuCrowdRun {
 
   const mmdb::Database& db_;
   const SampleOptions& options_;
+  LocomotionSpeeds speeds_;
   DecisionLog& log_;
   TrajectoryTrace& trace_;
   mmdb::gpu::Crowd& crowd_;
@@ -143,8 +145,8 @@ class GpuCrowdRun {
 
 }  // namespace
 
-int run_gpu_crowd(const mmdb::Database& db, const SampleOptions& options, DecisionLog& log,
-                  TrajectoryTrace& trace) {
+int run_gpu_crowd(const mmdb::Database& db, const SampleOptions& options,
+                  const LocomotionSpeeds& speeds, DecisionLog& log, TrajectoryTrace& trace) {
   auto context = mmdb::gpu::Context::createHeadless({});
   if (!context) {
     std::fprintf(stderr,
@@ -173,7 +175,7 @@ int run_gpu_crowd(const mmdb::Database& db, const SampleOptions& options, Decisi
                  crowd.error().message.c_str());
     return kExitBadInput;
   }
-  GpuCrowdRun run(db, options, log, trace, *crowd.value());
+  GpuCrowdRun run(db, options, speeds, log, trace, *crowd.value());
   return run.run();
 }
 

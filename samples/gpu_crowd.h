@@ -9,7 +9,7 @@ namespace mmdb_sample {
 // Runs the crowd on a headless Vulkan device and prints the mean time of each pass. Returns
 // kExitBadInput, with a message on stderr, when there is no usable Vulkan device or the
 // database does not fit the GPU passes.
-int run_gpu_crowd(const mmdb::Database& db, const SampleOptions& options, DecisionLog& log,
-                  TrajectoryTrace& trace);
+int run_gpu_crowd(const mmdb::Database& db, const SampleOptions& options,
+                  const LocomotionSpeeds& speeds, DecisionLog& log, TrajectoryTrace& trace);
 
 }  // namespace mmdb_sample

@@ -69,12 +69,17 @@ int run(const SampleOptions& options) {
   const mmdb::Database& db = opened.value();
   print_database(db, options.database_path.c_str());
 
+  float top_speed = 0.0f;
+  const LocomotionSpeeds speeds = speeds_for_database(db, top_speed);
+  std::printf("stick: walk %.2f m/s, run %.2f m/s (95%% of matchable frames move at most %.2f "
+              "m/s)\n",
+              double(speeds.walk), double(speeds.run), double(top_speed));
   DecisionLog log(db, stdout, !options.quiet_decisions);
   TrajectoryTrace trace;
   if (options.gpu) {
 #if MMDB_SAMPLE_HAS_GPU
     print_run(options, "GPU");
-    const int status = run_gpu_crowd(db, options, log, trace);
+    const int status = run_gpu_crowd(db, options, speeds, log, trace);
     if (status != kExitSuccess) return status;
     log.print_summary("gpu", options.seconds, options.characters);
 #else
@@ -86,7 +91,7 @@ int run(const SampleOptions& options) {
     const char* method = options.exhaustive ? "exhaustive" : "pruned";
     print_run(options, method);
     PlaybackStats stats;
-    const int status = run_cpu_crowd(db, options, log, trace, stats);
+    const int status = run_cpu_crowd(db, options, speeds, log, trace, stats);
     if (status != kExitSuccess) return status;
     log.print_summary(method, options.seconds, options.characters);
     std::printf("playback: %llu inertialized transitions, mean hip height %.3f m\n",
