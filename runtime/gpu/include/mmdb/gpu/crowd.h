@@ -1,0 +1,172 @@
+// Motion matching for a crowd on the GPU: the database goes to device-local buffers once, and each
+// frame six compute passes run for every character:
+//
+//   1 build_query  controller springs (stick -> trajectory), search timer, query features
+//   2 match        a workgroup per searching character: exhaustive search of the allowed ranges
+//   3 resolve      act on the winner (inertialized switch), advance playback time
+//   4 sample       local pose at start_frame + time * rate (slerp / lerp, clamped at clip end)
+//   5 inertialize  add the decaying transition offsets (characters below threshold skipped)
+//   6 fk           local pose -> model space
+//
+// Semantics are those of the CPU runtime's functions (DESIGN.md "The runtime"), one step being:
+//   updateCharacter(dt); search when nothing plays yet (Start, unseeded), at the last frame of a
+//   matchable range or clip (RangeEnd, unseeded), when forced, or when the search timer ran out
+//   (seeded); buildQuery + searchExhaustive; on a new winner an InertializeTransitionJob and a
+//   jump to the winner's clip time; SamplePoseJob at the clip time; InertializeJob; FK; then the
+//   clip time, the time since the switch and the timer move on by dt. Typical use:
+//
+//   auto db = mmdb::Database::open("walk.mmdb");
+//   auto ctx = mmdb::gpu::Context::createHeadless({});          // or Context::wrap(engine...)
+//   auto view = mmdb::gpu::DatabaseView::fromDatabase(db.value());
+//   auto crowd = mmdb::gpu::Crowd::create(*ctx.value(), view.value(), 250, {});
+//   each frame:  crowd->setStick(i, x, z) ...;  crowd->step(cmd, dt);   // caller submits cmd
+//   or, for tools: crowd->stepAndWait(dt); crowd->readModelPoses();
+//
+// Nothing is allocated per frame: step() records into the caller's command buffer (inputs go in
+// with vkCmdUpdateBuffer), barriers between passes included. Reads copy back and wait; they are
+// for tools and tests. A Crowd is used from one thread; one step may be in flight at a time. C++17.
+#pragma once
+
+#include "mmdb/gpu/context.h"
+#include "mmdb/gpu/layout.h"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace mmdb {
+class Database;
+}
+
+namespace mmdb::gpu {
+
+// The streams the passes read, as views into the mapped file (no copies), plus the few derived
+// numbers. Valid while the file stays mapped.
+struct DatabaseView {
+  uint32_t frame_count = 0;
+  uint32_t joint_count = 0;
+  uint32_t feature_count = 0;
+  uint32_t feature_stride = 0;        // floats per row, a multiple of 4
+  float frame_rate = 60;
+  const float* features = nullptr;    // frame_count * feature_stride
+  const void* ranges = nullptr;       // range_count MatchRange structs (16 bytes each)
+  uint32_t range_count = 0;
+  const Float4* rotations = nullptr;  // frame_count * joint_count, each of the four
+  const Float4* translations = nullptr;
+  const Float4* velocities = nullptr;
+  const Float4* angular_velocities = nullptr;
+  const float* feature_offset = nullptr;  // feature_count
+  const float* feature_scale = nullptr;   // feature_count
+  std::vector<int32_t> parents;           // joint_count
+  std::vector<uint32_t> clip_starts;      // clip first frames, then frame_count
+  uint32_t trajectory_position_column = 15;
+  uint32_t trajectory_direction_column = 21;
+  std::array<float, 3> trajectory_times{1.f / 3, 2.f / 3, 1.f};
+
+  // From an opened (verified) database. Errors name what the passes cannot handle: a row wider
+  // than 128 floats, trajectory blocks other than 3 samples of (x, z), clips that do not tile
+  // the frames.
+  static Result<DatabaseView> fromDatabase(const mmdb::Database& db);
+};
+
+struct CrowdSettings {
+  float search_interval = 0.1f;       // seconds between searches (10 Hz)
+  uint32_t stagger_phases = 6;        // character c's first periodic search comes (c % n) / n of an
+                                      // interval late, spreading the crowd's searches (0: off)
+  float transition_cost = 0.0f;       // added to every candidate but the frame playing
+  uint32_t ignore_surrounding = 0;    // frames around the playing one skipped; 0: 1/3 s at the rate
+  float inertialization_halflife = 0.1f;
+  float inertialization_threshold = 1e-5f;  // offsets bounded below this (rad, m) are skipped
+  float controller_halflife = 0.27f;  // trajectory springs (Holden's default)
+  float max_speed = 1.75f;            // m/s at full stick (setStick)
+  bool timestamps = true;             // per-pass GPU times (when the queue supports them)
+  bool shared_memory_reduction = false;  // reduce the match without subgroup operations
+};
+
+enum class Pass : uint32_t { BuildQuery = 0, Match, Resolve, Sample, Inertialize, Fk };
+inline constexpr uint32_t kPassCount = 6;
+
+// GPU milliseconds of each pass of the last completed step (timestamp queries).
+struct PassTimings {
+  std::array<double, kPassCount> ms{};
+  double total_ms = 0;
+  bool valid = false;
+};
+
+// What a character decided in the last step.
+struct Decision {
+  SearchReason reason = SearchReason::None;  // None: did not search this step
+  bool switched = false;   // started an inertialized transition to `frame`
+  uint32_t frame = 0;      // the last search's winner (global), kNoFrame when it found none
+  float cost = 0;          // its cost
+  uint32_t playing = 0;    // global frame playing after the step
+};
+
+class Crowd {
+ public:
+  // Uploads the database (each stream with one copy through a staging buffer) and creates the
+  // buffers, pipelines and descriptors. Characters start at the origin facing +Z with nothing
+  // playing: their first step searches (SearchReason::Start). `db`'s arrays are read only here.
+  static Result<std::unique_ptr<Crowd>> create(const Context& context, const DatabaseView& db,
+                                               uint32_t character_count, const CrowdSettings& settings = {});
+  ~Crowd();
+  Crowd(const Crowd&) = delete;
+  Crowd& operator=(const Crowd&) = delete;
+
+  uint32_t characterCount() const { return count_; }
+  const PassParams& params() const { return params_; }
+
+  // Inputs of the next step (kept on the host, recorded by step()).
+  // World XZ stick, length <= 1: velocity max_speed * stick, facing along it (a stick under
+  // 0.01 keeps the facing).
+  void setStick(uint32_t character, float x, float z);
+  void setInput(uint32_t character, const CharacterInput& input);
+  void setInputs(const CharacterInput* inputs, size_t count);
+  void setTagFilter(uint32_t character, uint64_t required, uint64_t excluded);
+  void forceSearch(uint32_t character);  // a seeded search in the next step only
+  const std::vector<CharacterInput>& inputs() const { return inputs_; }
+
+  // Records one frame (all six passes, barriers, timestamps) into `cmd`, which the caller
+  // submits. Clears one-shot forced searches.
+  void step(VkCommandBuffer cmd, float dt);
+  // step() on an internal command buffer, submitted and waited for.
+  VkResult stepAndWait(float dt);
+  // Records a single pass with `dt` (tests, tools); barriers before and after it.
+  void recordPass(VkCommandBuffer cmd, Pass pass, float dt);
+  VkResult passAndWait(Pass pass, float dt);
+
+  // Copies back (waits). Empty on failure.
+  std::vector<Decision> readDecisions() const;
+  std::vector<CharacterState> readCharacters() const;
+  std::vector<MatchResult> readResults() const;
+  std::vector<float> readQueries() const;           // feature_stride floats per character
+  std::vector<JointPose> readLocalPoses() const;    // joint_count per character
+  std::vector<ModelJoint> readModelPoses() const;
+  std::vector<JointOffset> readOffsets() const;
+  PassTimings readTimings() const;                  // of the last completed step
+
+  // Overwrite GPU state (tools, tests). Sizes must match the read functions'.
+  VkResult writeCharacters(const std::vector<CharacterState>& states);
+  VkResult writeResults(const std::vector<MatchResult>& results);
+  VkResult writeQueries(const std::vector<float>& queries);
+  VkResult writeLocalPoses(const std::vector<JointPose>& poses);
+  VkResult writeOffsets(const std::vector<JointOffset>& offsets);
+
+  // Bytes of the database streams now on the device.
+  uint64_t deviceDatabaseBytes() const { return database_bytes_; }
+
+ private:
+  struct Impl;
+  explicit Crowd(const Context& context);
+  const Context& ctx_;
+  std::unique_ptr<Impl> impl_;
+  uint32_t count_ = 0;
+  PassParams params_;
+  CrowdSettings settings_;
+  std::vector<CharacterInput> inputs_;
+  uint64_t database_bytes_ = 0;
+};
+
+}  // namespace mmdb::gpu

@@ -1,0 +1,37 @@
+#version 450
+// Pass 6, a thread per character: forward kinematics of the shown local pose to model space,
+// relative to the character's simulation root (mmdb::ForwardKinematicsJob with an identity
+// root); parents precede their children. Then the playback clock moves on by dt: clip time,
+// the frame playing, the time since the switch and the search timer.
+#include "common.glsl"
+
+layout(local_size_x = 64) in;
+
+void main() {
+  uint c = gl_GlobalInvocationID.x;
+  if (c >= params.character_count) return;
+  uint base = c * params.joint_count;
+  for (uint j = 0u; j < params.joint_count; ++j) {
+    JointPose local = local_poses[base + j];
+    int p = parents[j];
+    vec4 parent_rotation = p < 0 ? vec4(0.0, 0.0, 0.0, 1.0) : model_poses[base + uint(p)].rotation;
+    vec3 parent_position = p < 0 ? vec3(0.0) : model_poses[base + uint(p)].position.xyz;
+    ModelJoint m;
+    m.position = vec4(parent_position + quat_rotate(parent_rotation, local.translation.xyz), 1.0);
+    m.rotation = normalize(quat_mul(parent_rotation, local.rotation));
+    model_poses[base + j] = m;
+  }
+
+  Character ch = characters[c];
+  if ((ch.flags & kCharacterPlaying) != 0u) {
+    ch.clip_time += params.dt;
+    precise float key = floor(ch.clip_time * params.frame_rate + 1e-4);  // no fused multiply-add
+    ch.current_frame = ch.clip_first + uint(min(key, float(ch.clip_count - 1u)));
+  }
+  ch.since_switch += params.dt;
+  ch.search_timer -= params.dt;
+  characters[c].clip_time = ch.clip_time;
+  characters[c].current_frame = ch.current_frame;
+  characters[c].since_switch = ch.since_switch;
+  characters[c].search_timer = ch.search_timer;
+}

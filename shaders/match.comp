@@ -1,0 +1,96 @@
+#version 450
+// Pass 2, a workgroup per character: the exhaustive search over the matchable ranges the
+// character's tag filter allows. 256 threads stride over the frames of each range, each keeping
+// its best (cost, frame); the bests are reduced across the subgroup, then through shared memory.
+// Rules (mmdb::searchExhaustive's): the frame playing seeds the search (periodic and forced
+// searches; starts and range ends are unseeded) and a candidate wins only when strictly cheaper;
+// frames with |frame - playing| < ignore_surrounding are skipped when seeded; every candidate pays
+// the transition cost; equal costs go to the lowest global frame, so the winner does not depend
+// on the subgroup size. Costs accumulate column by column in file order, without fused
+// multiply-adds, so they are the same floats the CPU computes.
+#ifndef MMDB_NO_SUBGROUP
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#endif
+#include "common.glsl"
+
+layout(local_size_x = 256) in;
+
+const uint kMaxStride = 128u;
+shared vec4 query[kMaxStride / 4u];
+shared float best_costs[256];
+shared uint best_keys[256];
+
+// Keys are frame + 1; key 0 is the seed (the frame playing), so it wins every tie it is in.
+bool better(float cost, uint key, float best_cost, uint best_key) {
+  return cost < best_cost || (cost == best_cost && key < best_key);
+}
+
+float row_cost(uint frame, float initial, float bound) {
+  precise float cost = initial;
+  uint row = frame * (params.feature_stride / 4u);
+  for (uint i = 0u; i < params.feature_stride / 4u; ++i) {
+    precise vec4 d = query[i] - features[row + i];
+    cost += d.x * d.x;
+    cost += d.y * d.y;
+    cost += d.z * d.z;
+    cost += d.w * d.w;
+    if (cost > bound) return cost;  // partial sums only grow: it cannot win
+  }
+  return cost;
+}
+
+void main() {
+  uint c = gl_WorkGroupID.x;
+  uint tid = gl_LocalInvocationID.x;
+  uint reason = results[c].reason;
+  if (reason == kReasonNone) return;  // uniform across the workgroup
+  bool seeded = reason >= kReasonForced;
+
+  uint vec_count = params.feature_stride / 4u;
+  if (tid < vec_count) query[tid] = queries[c * vec_count + tid];
+  barrier();
+
+  uint current = characters[c].current_frame;
+  float seed = seeded ? row_cost(current, 0.0, infinity()) : infinity();
+  float best_cost = seed;
+  uint best_key = 0u;
+  uvec4 tags = inputs[c].tags;
+
+  for (uint r = 0u; r < params.range_count; ++r) {
+    uvec4 range = ranges[r];
+    if ((range.z & tags.x) != tags.x || (range.w & tags.y) != tags.y) continue;
+    if ((range.z & tags.z) != 0u || (range.w & tags.w) != 0u) continue;
+    for (uint f = range.x + tid; f < range.x + range.y; f += 256u) {
+      uint distance = f > current ? f - current : current - f;
+      if (seeded && distance < params.ignore_surrounding) continue;
+      float cost = row_cost(f, params.transition_cost, best_cost);
+      if (better(cost, f + 1u, best_cost, best_key)) { best_cost = cost; best_key = f + 1u; }
+    }
+  }
+
+#ifndef MMDB_NO_SUBGROUP
+  float group_cost = subgroupMin(best_cost);
+  uint group_key = subgroupMin(best_cost == group_cost ? best_key : 0xFFFFFFFFu);
+  if (subgroupElect()) {
+    best_costs[gl_SubgroupID] = group_cost;
+    best_keys[gl_SubgroupID] = group_key;
+  }
+  uint entries = gl_NumSubgroups;
+#else
+  best_costs[tid] = best_cost;
+  best_keys[tid] = best_key;
+  uint entries = 256u;
+#endif
+  barrier();
+  if (tid == 0u) {
+    float cost = best_costs[0];
+    uint key = best_keys[0];
+    for (uint i = 1u; i < entries; ++i) {
+      if (better(best_costs[i], best_keys[i], cost, key)) { cost = best_costs[i]; key = best_keys[i]; }
+    }
+    results[c].frame = key == 0u ? (seeded ? current : 0xFFFFFFFFu) : key - 1u;
+    results[c].cost = cost;
+    results[c].seed_cost = seed;
+  }
+}

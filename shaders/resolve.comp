@@ -1,0 +1,81 @@
+#version 450
+// Pass 3, a thread per character: act on the search's decision. A winner other than the frame
+// playing (or a first winner) switches playback to it; when something was playing, the switch is
+// inertialized (mmdb::InertializeTransitionJob): per joint, the offsets between the pose showing
+// now (the sample at the current time plus the previous offsets decayed to now) and the winner's
+// pose are captured, so the shown pose stays continuous in position and velocity.
+#include "common.glsl"
+
+layout(local_size_x = 64) in;
+
+void capture_offsets(inout Character ch, uint winner_first, uint winner_count, float winner_time, uint c) {
+  float bound_x = 0.0, bound_v = 0.0;
+  for (uint j = 0u; j < params.joint_count; ++j) {
+    uint index = c * params.joint_count + j;
+    JointOffset o = offsets[index];
+    vec3 rx = o.rotation.xyz, rv = o.angular_velocity.xyz;
+    vec3 tx = o.translation.xyz, tv = o.velocity.xyz;
+    decay_offset(rx, rv, params.inertialization_halflife, ch.since_switch);
+    decay_offset(tx, tv, params.inertialization_halflife, ch.since_switch);
+    JointPose src = sample_joint(ch.clip_first, ch.clip_count, ch.clip_time, j);
+    JointPose dst = sample_joint(winner_first, winner_count, winner_time, j);
+
+    vec4 previous = quat_from_scaled_angle_axis(rx);
+    vec4 offset = normalize(quat_abs(quat_mul(quat_mul(previous, src.rotation), quat_inv(dst.rotation))));
+    o.rotation = vec4(quat_to_scaled_angle_axis(offset), 0.0);
+    // The shown angular velocity (offset rate + offset rotation applied to the pose's) is kept.
+    o.angular_velocity = vec4((rv + quat_rotate(previous, src.angular_velocity.xyz)) -
+                              quat_rotate(offset, dst.angular_velocity.xyz), 0.0);
+    o.translation = vec4((src.translation.xyz + tx) - dst.translation.xyz, 0.0);
+    o.velocity = vec4((src.velocity.xyz + tv) - dst.velocity.xyz, 0.0);
+    offsets[index] = o;
+    bound_x = max(bound_x, max(length(o.rotation.xyz), length(o.translation.xyz)));
+    bound_v = max(bound_v, max(length(o.angular_velocity.xyz), length(o.velocity.xyz)));
+  }
+  ch.offset_bound_x = bound_x;
+  ch.offset_bound_v = bound_v;
+}
+
+void main() {
+  uint c = gl_GlobalInvocationID.x;
+  if (c >= params.character_count) return;
+  Character ch = characters[c];
+  MatchResult result = results[c];
+  uint flags = ch.flags & kCharacterPlaying;
+
+  if (result.reason != kReasonNone) {
+    flags |= kCharacterSearched;
+    ch.search_count += 1u;
+    ch.search_timer = params.search_interval;
+    if (result.reason == kReasonStart && params.stagger_phases > 1u)  // spread the crowd's searches
+      ch.search_timer += params.search_interval * float(c % params.stagger_phases) / float(params.stagger_phases);
+    ch.last_winner = result.frame;
+    ch.last_cost = result.cost;
+    bool playing = (ch.flags & kCharacterPlaying) != 0u;
+    if (result.frame != 0xFFFFFFFFu && (!playing || result.frame != ch.current_frame)) {
+      uvec2 clip = clip_of(result.frame);
+      float time = float(result.frame - clip.x) / params.frame_rate;
+      if (playing) {
+        capture_offsets(ch, clip.x, clip.y, time, c);
+        ch.since_switch = 0.0;
+        flags |= kCharacterSwitched;
+      }
+      ch.clip_first = clip.x;
+      ch.clip_count = clip.y;
+      ch.clip_time = time;
+      ch.current_frame = result.frame;
+      flags |= kCharacterPlaying;
+    }
+  }
+
+  // Upper bound over joints of the decaying offsets, x(t) = e^-yt (x0 + (v0 + y x0) t), and of
+  // their rate; below the threshold the inertialize pass skips the character.
+  float y = spring_y(params.inertialization_halflife);
+  float t = ch.since_switch;
+  float j1 = ch.offset_bound_v + y * ch.offset_bound_x;
+  float bound = exp(-y * t) * max(ch.offset_bound_x + j1 * t, ch.offset_bound_v + j1 * y * t);
+  if (bound > params.inertialization_threshold) flags |= kCharacterInertializing;
+
+  ch.flags = flags;
+  characters[c] = ch;
+}

@@ -1,0 +1,16 @@
+#version 450
+// Pass 4, a thread per (character, joint): sample the local pose of the playing clip at its
+// clip-local time (mmdb::SamplePoseJob): key = time * rate clamped to the clip, rotations slerp
+// along the shorter arc, translations and velocities lerp.
+#include "common.glsl"
+
+layout(local_size_x = 64) in;
+
+void main() {
+  uint index = gl_GlobalInvocationID.x;
+  if (index >= params.character_count * params.joint_count) return;
+  uint c = index / params.joint_count;
+  Character ch = characters[c];
+  if ((ch.flags & kCharacterPlaying) == 0u) return;
+  local_poses[index] = sample_joint(ch.clip_first, ch.clip_count, ch.clip_time, index % params.joint_count);
+}

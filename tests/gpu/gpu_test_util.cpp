@@ -1,0 +1,79 @@
+#include "gpu_test_util.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace mmgpu {
+namespace {
+
+struct Env {
+  std::unique_ptr<mmdb::gpu::Context> context;
+  std::string error;
+  std::vector<std::string> messages;
+};
+
+Env& env() {
+  static Env* e = [] {
+    auto* created = new Env();
+    mmdb::gpu::ContextOptions options;
+    options.validation = true;
+    options.on_message = [created](mmdb::gpu::MessageSeverity severity, const char* message) {
+      if (severity == mmdb::gpu::MessageSeverity::Warning || severity == mmdb::gpu::MessageSeverity::Error)
+        created->messages.push_back(message);
+    };
+    auto ctx = mmdb::gpu::Context::createHeadless(options);
+    if (ctx) {
+      created->context = std::move(ctx.value());
+    } else {
+      created->error = ctx.error().message;
+    }
+    return created;
+  }();
+  return *e;
+}
+
+}  // namespace
+
+mmdb::gpu::Context* context() { return env().context.get(); }
+const std::string& contextError() { return env().error; }
+std::vector<std::string>& validationMessages() { return env().messages; }
+
+std::unique_ptr<TestDatabase> makeTestDatabase(const mmtest::SyntheticSpec& spec) {
+  auto t = std::make_unique<TestDatabase>();
+  t->bytes = mmtest::serializeAligned(mmtest::makeSyntheticDatabase(spec));
+  auto opened = mmdb::Database::fromMemory(t->bytes.data(), t->bytes.size());
+  if (!opened) {
+    ADD_FAILURE() << "synthetic database does not open: " << opened.error().message();
+    return nullptr;
+  }
+  t->db = std::move(opened.value());
+  auto view = mmdb::gpu::DatabaseView::fromDatabase(t->db);
+  if (!view) {
+    ADD_FAILURE() << view.error().message;
+    return nullptr;
+  }
+  t->view = std::move(view.value());
+  return t;
+}
+
+void GpuTest::SetUp() {
+  if (!context()) GTEST_SKIP() << "no Vulkan device: " << contextError();
+  messages_before_ = validationMessages().size();
+}
+
+void GpuTest::TearDown() {
+  const auto& messages = validationMessages();
+  for (size_t i = messages_before_; i < messages.size(); ++i) ADD_FAILURE() << "validation: " << messages[i];
+}
+
+float quatDistance(const glm::quat& a, const glm::quat& b) {
+  const glm::quat c = glm::dot(a, b) < 0 ? -b : b;
+  return std::max({std::fabs(a.x - c.x), std::fabs(a.y - c.y), std::fabs(a.z - c.z), std::fabs(a.w - c.w)});
+}
+
+float vecDistance(const glm::vec3& a, const glm::vec3& b) {
+  return std::max({std::fabs(a.x - b.x), std::fabs(a.y - b.y), std::fabs(a.z - b.z)});
+}
+
+}  // namespace mmgpu

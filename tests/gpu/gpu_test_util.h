@@ -1,0 +1,52 @@
+// Shared set-up of the GPU tests: one headless Vulkan context with the validation layer on (any
+// validation message fails the test that caused it), synthetic databases, glm conversions.
+#pragma once
+
+#include "synthetic_database.h"
+
+#include <mmdb/database.h>
+#include <mmdb/gpu/crowd.h>
+
+#include <glm/gtc/quaternion.hpp>
+#include <glm/vec3.hpp>
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mmgpu {
+
+// The process-wide context; null when no Vulkan device exists (tests skip with the reason).
+mmdb::gpu::Context* context();
+const std::string& contextError();
+std::vector<std::string>& validationMessages();
+
+// A synthetic database in memory, opened by the runtime, with its GPU view.
+struct TestDatabase {
+  mmtest::AlignedBytes bytes;
+  mmdb::Database db;
+  mmdb::gpu::DatabaseView view;
+};
+std::unique_ptr<TestDatabase> makeTestDatabase(const mmtest::SyntheticSpec& spec);
+
+// Fails on validation messages raised during the test; skips without a device.
+class GpuTest : public ::testing::Test {
+ protected:
+  void SetUp() override;
+  void TearDown() override;
+
+ private:
+  size_t messages_before_ = 0;
+};
+
+inline glm::quat toQuat(const mmdb::gpu::Float4& q) { return glm::quat(q.w, q.x, q.y, q.z); }
+inline glm::vec3 toVec3(const mmdb::gpu::Float4& v) { return glm::vec3(v.x, v.y, v.z); }
+inline mmdb::gpu::Float4 toFloat4(const glm::quat& q) { return {q.x, q.y, q.z, q.w}; }
+inline mmdb::gpu::Float4 toFloat4(const glm::vec3& v, float w = 0) { return {v.x, v.y, v.z, w}; }
+
+// Max component difference of two quaternions taken on the same hemisphere.
+float quatDistance(const glm::quat& a, const glm::quat& b);
+float vecDistance(const glm::vec3& a, const glm::vec3& b);
+
+}  // namespace mmgpu

@@ -1,0 +1,527 @@
+// Each compute pass against its CPU twin in the runtime, on random states: the GPU state is
+// written, one pass runs, and its outputs are compared with what the runtime's functions give
+// for the same inputs. Winners and costs of the match must be identical; poses agree to 1e-5.
+#include "gpu_test_util.h"
+
+#include <mmdb/controller.h>
+#include <mmdb/playback.h>
+#include <mmdb/search.h>
+
+#include <cmath>
+#include <random>
+
+namespace mmgpu {
+namespace {
+
+using mmdb::gpu::CharacterInput;
+using mmdb::gpu::CharacterState;
+using mmdb::gpu::JointOffset;
+using mmdb::gpu::JointPose;
+using mmdb::gpu::MatchResult;
+using mmdb::gpu::Pass;
+using mmdb::gpu::SearchReason;
+
+constexpr float kDt = 1.f / 60;
+constexpr float kPoseTolerance = 1e-5f;
+constexpr uint32_t kCharacters = 48;
+
+class PassTest : public GpuTest {
+ protected:
+  void SetUp() override {
+    GpuTest::SetUp();
+    if (IsSkipped()) return;
+    mmtest::SyntheticSpec spec;
+    spec.clips = 6;
+    spec.frames_per_clip = 180;
+    spec.joints = 7;
+    db_ = makeTestDatabase(spec);
+    ASSERT_TRUE(db_);
+  }
+  std::unique_ptr<mmdb::gpu::Crowd> makeCrowd(const mmdb::gpu::CrowdSettings& settings = {}) {
+    auto crowd = mmdb::gpu::Crowd::create(*context(), db_->view, kCharacters, settings);
+    EXPECT_TRUE(crowd) << crowd.error().message;
+    return crowd ? std::move(crowd.value()) : nullptr;
+  }
+  const mmdb::Database& db() const { return db_->db; }
+
+  float uniform(float lo, float hi) { return std::uniform_real_distribution<float>(lo, hi)(rng_); }
+  uint32_t below(uint32_t n) { return std::uniform_int_distribution<uint32_t>(0, n - 1)(rng_); }
+  glm::vec3 randomVec(float scale) { return {uniform(-scale, scale), uniform(-scale, scale), uniform(-scale, scale)}; }
+  glm::quat randomQuat() {
+    glm::quat q(uniform(-1, 1), uniform(-1, 1), uniform(-1, 1), uniform(-1, 1));
+    return glm::normalize(q);
+  }
+
+  // A character playing a random clip at a random clip time, with a random controller state.
+  CharacterState randomPlaying() {
+    CharacterState s;
+    const mmdb::ClipInfo clip = db().clip(below(db().clipCount()));
+    s.clip_first = clip.first_frame;
+    s.clip_count = clip.frame_count;
+    s.clip_time = uniform(0, float(clip.frame_count - 1) / db().frameRate());
+    const float key = std::floor(s.clip_time * db().frameRate() + 1e-4f);
+    s.current_frame = clip.first_frame + uint32_t(std::min(key, float(clip.frame_count - 1)));
+    s.flags = mmdb::gpu::kCharacterPlaying;
+    s.since_switch = uniform(0, 0.6f);
+    s.search_timer = uniform(-0.05f, 0.1f);
+    s.sim_position = toFloat4(glm::vec3(uniform(-5, 5), 0, uniform(-5, 5)));
+    s.sim_velocity = toFloat4(glm::vec3(uniform(-2, 2), 0, uniform(-2, 2)));
+    s.sim_acceleration = toFloat4(glm::vec3(uniform(-3, 3), 0, uniform(-3, 3)));
+    const float yaw = uniform(-3.1f, 3.1f);
+    s.sim_rotation = {0, std::sin(yaw / 2), 0, std::cos(yaw / 2)};
+    s.sim_angular_velocity = toFloat4(glm::vec3(0, uniform(-2, 2), 0));
+    return s;
+  }
+
+  std::vector<float> sample(uint32_t first, float time, std::vector<glm::quat>& r, std::vector<glm::vec3>& t,
+                            std::vector<glm::vec3>& v, std::vector<glm::vec3>& w) {
+    const size_t n = db().jointCount();
+    r.assign(n, glm::quat());
+    t.assign(n, glm::vec3());
+    v.assign(n, glm::vec3());
+    w.assign(n, glm::vec3());
+    mmdb::SamplePoseJob job;
+    job.database = &db();
+    job.clip = uint32_t(db().clipOfFrame(first));
+    job.time = time;
+    job.rotations = r;
+    job.translations = t;
+    job.velocities = v;
+    job.angular_velocities = w;
+    EXPECT_TRUE(job.Run().ok());
+    return {};
+  }
+
+  std::mt19937 rng_{20261130};
+  std::unique_ptr<TestDatabase> db_;
+};
+
+mmdb::StickInput stickOf(const CharacterInput& in) {
+  mmdb::StickInput stick;
+  stick.desired_velocity = toVec3(in.desired_velocity);
+  stick.desired_facing = toVec3(in.desired_facing);
+  return stick;
+}
+
+bool lastOfRange(const mmdb::Database& db, uint32_t frame) {
+  for (const mmdb::MatchRange& r : db.ranges())
+    if (r.first_frame + r.frame_count == frame + 1) return true;
+  return false;
+}
+
+TEST_F(PassTest, BuildQueryMatchesTheControllerAndBuildQuery) {
+  auto crowd = makeCrowd();
+  ASSERT_TRUE(crowd);
+  std::vector<CharacterState> states(kCharacters);
+  for (uint32_t i = 0; i < kCharacters; ++i) {
+    states[i] = randomPlaying();
+    if (i % 7 == 0) states[i].flags = 0;  // nothing playing yet
+    if (i % 11 == 1) {                     // at the last frame of a matchable range
+      const mmdb::MatchRange& r = db().ranges()[below(uint32_t(db().ranges().size()))];
+      states[i].current_frame = r.first_frame + r.frame_count - 1;
+    }
+    CharacterInput in;
+    in.desired_velocity = toFloat4(glm::vec3(uniform(-1.75f, 1.75f), uniform(-1, 1), uniform(-1.75f, 1.75f)));
+    in.desired_facing = i % 5 == 0 ? mmdb::gpu::Float4{} : toFloat4(glm::vec3(uniform(-1, 1), 0, uniform(-1, 1)));
+    in.force_search = i % 4 == 0;
+    crowd->setInput(i, in);
+  }
+  ASSERT_EQ(crowd->writeCharacters(states), VK_SUCCESS);
+  ASSERT_EQ(crowd->passAndWait(Pass::BuildQuery, kDt), VK_SUCCESS);
+  const auto after = crowd->readCharacters();
+  const auto results = crowd->readResults();
+  const auto queries = crowd->readQueries();
+  ASSERT_EQ(after.size(), kCharacters);
+
+  mmdb::ControllerSettings settings;
+  uint32_t searched = 0;
+  for (uint32_t i = 0; i < kCharacters; ++i) {
+    SCOPED_TRACE("character " + std::to_string(i));
+    const CharacterState& s = states[i];
+    const mmdb::StickInput stick = stickOf(crowd->inputs()[i]);
+    mmdb::CharacterState sim;
+    sim.position = toVec3(s.sim_position);
+    sim.velocity = toVec3(s.sim_velocity);
+    sim.acceleration = toVec3(s.sim_acceleration);
+    sim.rotation = toQuat(s.sim_rotation);
+    sim.angular_velocity = toVec3(s.sim_angular_velocity);
+    mmdb::updateCharacter(sim, stick, settings, kDt);
+    EXPECT_LT(vecDistance(sim.position, toVec3(after[i].sim_position)), 1e-5f);
+    EXPECT_LT(vecDistance(sim.velocity, toVec3(after[i].sim_velocity)), 1e-5f);
+    EXPECT_LT(vecDistance(sim.acceleration, toVec3(after[i].sim_acceleration)), 1e-4f);
+    EXPECT_LT(quatDistance(sim.rotation, toQuat(after[i].sim_rotation)), 1e-5f);
+    EXPECT_LT(vecDistance(sim.angular_velocity, toVec3(after[i].sim_angular_velocity)), 1e-4f);
+
+    const bool playing = s.flags & mmdb::gpu::kCharacterPlaying;
+    const mmdb::ClipInfo clip = db().clip(uint32_t(db().clipOfFrame(s.current_frame)));
+    SearchReason expected = SearchReason::None;
+    if (!playing) expected = SearchReason::Start;
+    else if (lastOfRange(db(), s.current_frame) || s.current_frame + 1 >= clip.first_frame + clip.frame_count)
+      expected = SearchReason::RangeEnd;
+    else if (crowd->inputs()[i].force_search) expected = SearchReason::Forced;
+    else if (s.search_timer <= 0) expected = SearchReason::Periodic;
+    ASSERT_EQ(SearchReason(results[i].reason), expected);
+    if (expected == SearchReason::None) continue;
+    ++searched;
+
+    float trajectory[mmdb::kTrajectoryFloats];
+    mmdb::predictTrajectory(sim, stick, settings, trajectory);
+    std::vector<float> query(db().featureCount());
+    ASSERT_TRUE(mmdb::buildQuery(db(), playing ? int32_t(s.current_frame) : -1, trajectory, query).ok());
+    const float* gpu = queries.data() + size_t(i) * db().featureStride();
+    for (uint32_t c = 0; c < db().featureCount(); ++c) {
+      if (c < 15) {
+        EXPECT_EQ(gpu[c], query[c]) << "pose column " << c << " is a copy of the row";
+      } else {
+        EXPECT_NEAR(gpu[c], query[c], 2e-5f * std::max(1.f, std::fabs(query[c]))) << "column " << c;
+      }
+    }
+    for (uint32_t c = db().featureCount(); c < db().featureStride(); ++c) EXPECT_EQ(gpu[c], 0.f);
+  }
+  EXPECT_GT(searched, kCharacters / 3);
+}
+
+struct MatchCase {
+  bool shared_memory;
+  float transition_cost;
+};
+
+class MatchTest : public PassTest, public ::testing::WithParamInterface<MatchCase> {};
+
+TEST_P(MatchTest, WinnersAndCostsEqualTheExhaustiveSearch) {
+  mmdb::gpu::CrowdSettings settings;
+  settings.shared_memory_reduction = GetParam().shared_memory;
+  settings.transition_cost = GetParam().transition_cost;
+  auto crowd = makeCrowd(settings);
+  ASSERT_TRUE(crowd);
+  const uint64_t locomotion = db().tagMask("locomotion"), idle = db().tagMask("idle"), jump = db().tagMask("jump");
+  ASSERT_NE(locomotion, 0u);
+  const mmdb::TagFilter filters[] = {{0, 0}, {locomotion, 0}, {0, idle}, {jump, 0}, {1ull << 40, 0}, {0, locomotion | idle}};
+  const SearchReason reasons[] = {SearchReason::Periodic, SearchReason::Forced, SearchReason::Start,
+                                  SearchReason::RangeEnd, SearchReason::None};
+
+  for (int round = 0; round < 3; ++round) {
+    std::vector<CharacterState> states(kCharacters);
+    std::vector<MatchResult> results(kCharacters);
+    std::vector<float> queries(size_t(kCharacters) * db().featureStride(), 0.f);
+    for (uint32_t i = 0; i < kCharacters; ++i) {
+      states[i] = randomPlaying();
+      results[i] = {12345, -1.f, uint32_t(reasons[(i + round) % 5]), 0};
+      // A query near a random row, so the winner is a real decision, not a coin toss.
+      const uint32_t near = below(db().frameCount());
+      for (uint32_t c = 0; c < db().featureCount(); ++c)
+        queries[size_t(i) * db().featureStride() + c] = db().featureRow(near)[c] + uniform(-0.4f, 0.4f);
+      const mmdb::TagFilter& f = filters[(i / 5 + round) % 6];
+      crowd->setTagFilter(i, f.required, f.excluded);
+    }
+    ASSERT_EQ(crowd->writeCharacters(states), VK_SUCCESS);
+    ASSERT_EQ(crowd->writeResults(results), VK_SUCCESS);
+    ASSERT_EQ(crowd->writeQueries(queries), VK_SUCCESS);
+    ASSERT_EQ(crowd->passAndWait(Pass::Match, kDt), VK_SUCCESS);
+    const auto out = crowd->readResults();
+    ASSERT_EQ(out.size(), kCharacters);
+    for (uint32_t i = 0; i < kCharacters; ++i) {
+      SCOPED_TRACE("round " + std::to_string(round) + " character " + std::to_string(i));
+      const SearchReason reason = SearchReason(results[i].reason);
+      if (reason == SearchReason::None) {
+        EXPECT_EQ(out[i].frame, 12345u);
+        continue;
+      }
+      const bool seeded = reason == SearchReason::Periodic || reason == SearchReason::Forced;
+      mmdb::SearchRequest request;
+      request.query = mmdb::Span<const float>(queries.data() + size_t(i) * db().featureStride(), db().featureCount());
+      request.current_frame = seeded ? int32_t(states[i].current_frame) : -1;
+      request.transition_cost = GetParam().transition_cost;
+      request.filter = filters[(i / 5 + round) % 6];
+      auto cpu = mmdb::searchExhaustive(db(), request);
+      ASSERT_TRUE(cpu) << cpu.error().message();
+      EXPECT_EQ(out[i].frame, cpu->frame < 0 ? mmdb::gpu::kNoFrame : uint32_t(cpu->frame));
+      EXPECT_EQ(out[i].cost, cpu->cost) << "costs accumulate in the same order, without fused multiply-adds";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Reductions, MatchTest,
+                         ::testing::Values(MatchCase{false, 0.f}, MatchCase{true, 0.f}, MatchCase{false, 0.35f},
+                                           MatchCase{true, 0.35f}),
+                         [](const auto& info) {
+                           return std::string(info.param.shared_memory ? "SharedMemory" : "Subgroup") +
+                                  (info.param.transition_cost > 0 ? "WithTransitionCost" : "");
+                         });
+
+TEST_F(PassTest, MatchTiesGoToTheLowestFrame) {
+  // Two identical rows: the query equals both, so only the tie rule decides.
+  mmtest::SyntheticSpec spec;
+  spec.clips = 2;
+  spec.frames_per_clip = 300;
+  spec.joints = 2;
+  auto cooked = mmtest::makeSyntheticDatabase(spec);
+  const uint32_t a = 37, b = 400, stride = cooked.feature_stride;
+  for (uint32_t c = 0; c < stride; ++c) cooked.features[size_t(b) * stride + c] = cooked.features[size_t(a) * stride + c];
+  mmtest::computeBounds(cooked);
+  TestDatabase t;
+  t.bytes = mmtest::serializeAligned(cooked);
+  auto opened = mmdb::Database::fromMemory(t.bytes.data(), t.bytes.size());
+  ASSERT_TRUE(opened) << opened.error().message();
+  t.db = std::move(opened.value());
+  t.view = mmdb::gpu::DatabaseView::fromDatabase(t.db).value();
+  auto crowd = mmdb::gpu::Crowd::create(*context(), t.view, 3);
+  ASSERT_TRUE(crowd) << crowd.error().message;
+  std::vector<float> queries(3 * stride);
+  for (uint32_t i = 0; i < 3; ++i)
+    for (uint32_t c = 0; c < stride; ++c) queries[i * stride + c] = cooked.features[size_t(b) * stride + c];
+  std::vector<CharacterState> states(3);
+  for (auto& s : states) {
+    s.flags = mmdb::gpu::kCharacterPlaying;
+    s.clip_first = 0;
+    s.clip_count = 300;
+  }
+  states[0].current_frame = 200;  // neither copy is near: the lower one wins
+  states[1].current_frame = 45;   // frame 37 is within 20: the copy at 400 wins
+  states[2].current_frame = 400;  // playing a copy: only strictly cheaper wins, so it stays
+  std::vector<MatchResult> results(3, MatchResult{0, 0, uint32_t(SearchReason::Periodic), 0});
+  ASSERT_EQ(crowd.value()->writeCharacters(states), VK_SUCCESS);
+  ASSERT_EQ(crowd.value()->writeResults(results), VK_SUCCESS);
+  ASSERT_EQ(crowd.value()->writeQueries(queries), VK_SUCCESS);
+  ASSERT_EQ(crowd.value()->passAndWait(Pass::Match, kDt), VK_SUCCESS);
+  const auto out = crowd.value()->readResults();
+  EXPECT_EQ(out[0].frame, a);
+  EXPECT_EQ(out[1].frame, b);
+  EXPECT_EQ(out[2].frame, b);
+  EXPECT_EQ(out[0].cost, 0.f);
+}
+
+TEST_F(PassTest, ResolveCapturesTheTransitionJobsOffsets) {
+  auto crowd = makeCrowd();
+  ASSERT_TRUE(crowd);
+  const size_t joints = db().jointCount();
+  std::vector<CharacterState> states(kCharacters);
+  std::vector<MatchResult> results(kCharacters);
+  std::vector<JointOffset> offsets(kCharacters * joints);
+  for (uint32_t i = 0; i < kCharacters; ++i) {
+    states[i] = randomPlaying();
+    if (i % 9 == 0) states[i].flags = 0;
+    const uint32_t kind = i % 4;  // 0: no search, 1: keeps playing, 2: switches, 3: found nothing
+    uint32_t winner = below(db().frameCount());
+    if (kind == 1) winner = states[i].current_frame;
+    if (kind == 3) winner = mmdb::gpu::kNoFrame;
+    results[i] = {winner, 1.5f, uint32_t(kind == 0 ? SearchReason::None : SearchReason::Periodic), 2.f};
+    for (size_t j = 0; j < joints; ++j) {
+      JointOffset& o = offsets[i * joints + j];
+      o.rotation = toFloat4(randomVec(0.6f));
+      o.angular_velocity = toFloat4(randomVec(3));
+      o.translation = toFloat4(randomVec(0.2f));
+      o.velocity = toFloat4(randomVec(1));
+    }
+  }
+  ASSERT_EQ(crowd->writeCharacters(states), VK_SUCCESS);
+  ASSERT_EQ(crowd->writeResults(results), VK_SUCCESS);
+  ASSERT_EQ(crowd->writeOffsets(offsets), VK_SUCCESS);
+  ASSERT_EQ(crowd->passAndWait(Pass::Resolve, kDt), VK_SUCCESS);
+  const auto after = crowd->readCharacters();
+  const auto captured = crowd->readOffsets();
+
+  uint32_t switches = 0;
+  for (uint32_t i = 0; i < kCharacters; ++i) {
+    SCOPED_TRACE("character " + std::to_string(i));
+    const CharacterState& s = states[i];
+    const bool playing = s.flags & mmdb::gpu::kCharacterPlaying;
+    const bool searched = results[i].reason != 0;
+    const uint32_t winner = results[i].frame;
+    const bool jumps = searched && winner != mmdb::gpu::kNoFrame && (!playing || winner != s.current_frame);
+    EXPECT_EQ(bool(after[i].flags & mmdb::gpu::kCharacterSearched), searched);
+    EXPECT_EQ(bool(after[i].flags & mmdb::gpu::kCharacterSwitched), jumps && playing);
+    if (searched) {
+      EXPECT_EQ(after[i].search_timer, crowd->params().search_interval);
+    }
+    if (!jumps) {
+      EXPECT_EQ(after[i].current_frame, s.current_frame);
+      EXPECT_EQ(after[i].clip_time, s.clip_time);
+      for (size_t j = 0; j < joints; ++j)
+        EXPECT_EQ(captured[i * joints + j].translation.x, offsets[i * joints + j].translation.x);
+      continue;
+    }
+    const auto where = mmdb::clipTimeOfFrame(db(), winner).value();
+    EXPECT_EQ(after[i].current_frame, winner);
+    EXPECT_EQ(after[i].clip_first, db().clip(where.clip).first_frame);
+    EXPECT_NEAR(after[i].clip_time, where.time, 1e-6f);
+    EXPECT_TRUE(after[i].flags & mmdb::gpu::kCharacterPlaying);
+    if (!playing) continue;
+    ++switches;
+    EXPECT_EQ(after[i].since_switch, 0.f);
+
+    std::vector<glm::quat> sr, dr, off_r(joints);
+    std::vector<glm::vec3> st, sv, sw, dt, dv, dw, off_w(joints), off_t(joints), off_v(joints);
+    sample(s.clip_first, s.clip_time, sr, st, sv, sw);
+    sample(winner, where.time, dr, dt, dv, dw);
+    for (size_t j = 0; j < joints; ++j) {
+      const JointOffset& o = offsets[i * joints + j];
+      const glm::vec3 axis = toVec3(o.rotation);
+      const float angle = glm::length(axis);
+      off_r[j] = angle > 0 ? glm::angleAxis(angle, axis / angle) : glm::quat(1, 0, 0, 0);
+      off_w[j] = toVec3(o.angular_velocity);
+      off_t[j] = toVec3(o.translation);
+      off_v[j] = toVec3(o.velocity);
+    }
+    mmdb::InertializeTransitionJob job;
+    job.time_since_previous = s.since_switch;
+    job.source_rotations = sr;
+    job.source_angular_velocities = sw;
+    job.source_translations = st;
+    job.source_velocities = sv;
+    job.destination_rotations = dr;
+    job.destination_angular_velocities = dw;
+    job.destination_translations = dt;
+    job.destination_velocities = dv;
+    job.offset_rotations = off_r;
+    job.offset_angular_velocities = off_w;
+    job.offset_translations = off_t;
+    job.offset_velocities = off_v;
+    ASSERT_TRUE(job.Run().ok());
+    for (size_t j = 0; j < joints; ++j) {
+      const JointOffset& g = captured[i * joints + j];
+      const glm::vec3 axis = toVec3(g.rotation);
+      const float angle = glm::length(axis);
+      const glm::quat gq = angle > 0 ? glm::angleAxis(angle, axis / angle) : glm::quat(1, 0, 0, 0);
+      EXPECT_LT(quatDistance(gq, off_r[j]), kPoseTolerance) << "joint " << j;
+      EXPECT_LT(vecDistance(toVec3(g.angular_velocity), off_w[j]), 1e-4f) << "joint " << j;
+      EXPECT_LT(vecDistance(toVec3(g.translation), off_t[j]), kPoseTolerance) << "joint " << j;
+      EXPECT_LT(vecDistance(toVec3(g.velocity), off_v[j]), 1e-4f) << "joint " << j;
+    }
+  }
+  EXPECT_GT(switches, 4u);
+}
+
+TEST_F(PassTest, SampleMatchesSamplePoseJob) {
+  auto crowd = makeCrowd();
+  ASSERT_TRUE(crowd);
+  std::vector<CharacterState> states(kCharacters);
+  for (uint32_t i = 0; i < kCharacters; ++i) {
+    states[i] = randomPlaying();
+    if (i % 6 == 0) states[i].clip_time += 10.f;  // past the clip's end: clamps
+    if (i % 6 == 1) states[i].clip_time = float(i % 5) / db().frameRate();  // on a key
+  }
+  ASSERT_EQ(crowd->writeCharacters(states), VK_SUCCESS);
+  ASSERT_EQ(crowd->passAndWait(Pass::Sample, kDt), VK_SUCCESS);
+  const auto poses = crowd->readLocalPoses();
+  const size_t joints = db().jointCount();
+  for (uint32_t i = 0; i < kCharacters; ++i) {
+    std::vector<glm::quat> r;
+    std::vector<glm::vec3> t, v, w;
+    sample(states[i].clip_first, states[i].clip_time, r, t, v, w);
+    for (size_t j = 0; j < joints; ++j) {
+      const JointPose& p = poses[i * joints + j];
+      EXPECT_LT(quatDistance(toQuat(p.rotation), r[j]), kPoseTolerance) << i << "/" << j;
+      EXPECT_LT(vecDistance(toVec3(p.translation), t[j]), kPoseTolerance) << i << "/" << j;
+      EXPECT_LT(vecDistance(toVec3(p.velocity), v[j]), kPoseTolerance * 10) << i << "/" << j;
+      EXPECT_LT(vecDistance(toVec3(p.angular_velocity), w[j]), kPoseTolerance * 10) << i << "/" << j;
+    }
+  }
+}
+
+TEST_F(PassTest, InertializeMatchesInertializeJobAndSkipsDecayedCharacters) {
+  auto crowd = makeCrowd();
+  ASSERT_TRUE(crowd);
+  const size_t joints = db().jointCount();
+  std::vector<CharacterState> states(kCharacters);
+  std::vector<JointOffset> offsets(kCharacters * joints);
+  std::vector<JointPose> poses(kCharacters * joints);
+  for (uint32_t i = 0; i < kCharacters; ++i) {
+    states[i] = randomPlaying();
+    states[i].since_switch = uniform(0, 0.5f);
+    if (i % 5 != 0) states[i].flags |= mmdb::gpu::kCharacterInertializing;
+    for (size_t j = 0; j < joints; ++j) {
+      offsets[i * joints + j] = {toFloat4(randomVec(0.6f)), toFloat4(randomVec(3)), toFloat4(randomVec(0.2f)),
+                                 toFloat4(randomVec(1))};
+      poses[i * joints + j] = {toFloat4(randomQuat()), toFloat4(randomVec(1)), toFloat4(randomVec(1)), toFloat4(randomVec(2))};
+    }
+  }
+  ASSERT_EQ(crowd->writeCharacters(states), VK_SUCCESS);
+  ASSERT_EQ(crowd->writeOffsets(offsets), VK_SUCCESS);
+  ASSERT_EQ(crowd->writeLocalPoses(poses), VK_SUCCESS);
+  ASSERT_EQ(crowd->passAndWait(Pass::Inertialize, kDt), VK_SUCCESS);
+  const auto out = crowd->readLocalPoses();
+  for (uint32_t i = 0; i < kCharacters; ++i) {
+    SCOPED_TRACE("character " + std::to_string(i));
+    if (!(states[i].flags & mmdb::gpu::kCharacterInertializing)) {
+      for (size_t j = 0; j < joints; ++j) EXPECT_EQ(out[i * joints + j].translation.x, poses[i * joints + j].translation.x);
+      continue;
+    }
+    std::vector<glm::quat> r(joints), off_r(joints), out_r(joints);
+    std::vector<glm::vec3> t(joints), off_w(joints), off_t(joints), off_v(joints), out_t(joints);
+    for (size_t j = 0; j < joints; ++j) {
+      r[j] = toQuat(poses[i * joints + j].rotation);
+      t[j] = toVec3(poses[i * joints + j].translation);
+      const glm::vec3 axis = toVec3(offsets[i * joints + j].rotation);
+      off_r[j] = glm::angleAxis(glm::length(axis), glm::normalize(axis));
+      off_w[j] = toVec3(offsets[i * joints + j].angular_velocity);
+      off_t[j] = toVec3(offsets[i * joints + j].translation);
+      off_v[j] = toVec3(offsets[i * joints + j].velocity);
+    }
+    mmdb::InertializeJob job;
+    job.time_since_switch = states[i].since_switch;
+    job.rotations = r;
+    job.translations = t;
+    job.offset_rotations = off_r;
+    job.offset_angular_velocities = off_w;
+    job.offset_translations = off_t;
+    job.offset_velocities = off_v;
+    job.out_rotations = out_r;
+    job.out_translations = out_t;
+    ASSERT_TRUE(job.Run().ok());
+    for (size_t j = 0; j < joints; ++j) {
+      const JointPose& g = out[i * joints + j];
+      EXPECT_LT(quatDistance(toQuat(g.rotation), out_r[j]), kPoseTolerance) << "joint " << j;
+      EXPECT_LT(vecDistance(toVec3(g.translation), out_t[j]), kPoseTolerance) << "joint " << j;
+      glm::vec3 x = off_t[j], v = off_v[j];
+      mmdb::decayOffset(x, v, crowd->params().inertialization_halflife, states[i].since_switch);
+      EXPECT_LT(vecDistance(toVec3(g.velocity), toVec3(poses[i * joints + j].velocity) + v), 1e-4f) << "joint " << j;
+    }
+  }
+}
+
+TEST_F(PassTest, FkMatchesForwardKinematicsJobAndAdvancesTheClock) {
+  auto crowd = makeCrowd();
+  ASSERT_TRUE(crowd);
+  const size_t joints = db().jointCount();
+  std::vector<CharacterState> states(kCharacters);
+  std::vector<JointPose> poses(kCharacters * joints);
+  for (uint32_t i = 0; i < kCharacters; ++i) {
+    states[i] = randomPlaying();
+    for (size_t j = 0; j < joints; ++j) poses[i * joints + j] = {toFloat4(randomQuat()), toFloat4(randomVec(0.5f)), {}, {}};
+  }
+  ASSERT_EQ(crowd->writeCharacters(states), VK_SUCCESS);
+  ASSERT_EQ(crowd->writeLocalPoses(poses), VK_SUCCESS);
+  ASSERT_EQ(crowd->passAndWait(Pass::Fk, kDt), VK_SUCCESS);
+  const auto model = crowd->readModelPoses();
+  const auto after = crowd->readCharacters();
+  for (uint32_t i = 0; i < kCharacters; ++i) {
+    SCOPED_TRACE("character " + std::to_string(i));
+    std::vector<glm::quat> r(joints), mr(joints);
+    std::vector<glm::vec3> t(joints), mt(joints);
+    for (size_t j = 0; j < joints; ++j) {
+      r[j] = toQuat(poses[i * joints + j].rotation);
+      t[j] = toVec3(poses[i * joints + j].translation);
+    }
+    mmdb::ForwardKinematicsJob fk;
+    fk.parents = db().parents();
+    fk.local_rotations = r;
+    fk.local_translations = t;
+    fk.model_rotations = mr;
+    fk.model_translations = mt;
+    ASSERT_TRUE(fk.Run().ok());
+    for (size_t j = 0; j < joints; ++j) {
+      EXPECT_LT(quatDistance(toQuat(model[i * joints + j].rotation), mr[j]), kPoseTolerance) << "joint " << j;
+      EXPECT_LT(vecDistance(toVec3(model[i * joints + j].position), mt[j]), kPoseTolerance) << "joint " << j;
+    }
+    const float time = states[i].clip_time + kDt;
+    const float key = std::floor(time * db().frameRate() + 1e-4f);
+    EXPECT_EQ(after[i].clip_time, time);
+    EXPECT_EQ(after[i].current_frame, states[i].clip_first + uint32_t(std::min(key, float(states[i].clip_count - 1))));
+    EXPECT_EQ(after[i].since_switch, states[i].since_switch + kDt);
+    EXPECT_EQ(after[i].search_timer, states[i].search_timer - kDt);
+  }
+}
+
+}  // namespace
+}  // namespace mmgpu
