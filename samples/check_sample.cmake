@@ -7,6 +7,8 @@
 # EXPECT=ok: exit 0, at least one decision line naming the global and clip-local frame, the
 # summary line, and an SVG that starts with <svg, ends with </svg> and holds two polylines.
 # EXPECT=bad_database: exit 1 and a message saying why the database cannot be used.
+# EXPECT=pruned_equals_exhaustive: runs twice, the second time with --exhaustive, and checks
+# that both print the same decisions (the two searches return the same frame and cost).
 # EXPECT=gpu: as ok, plus the per-pass GPU timings line; without a Vulkan device, exit 1 with a
 # message saying so, and the test reports itself skipped.
 
@@ -20,6 +22,36 @@ endforeach()
 if(FAKE_MMDB)
   string(REPEAT "x" 256 filler)
   file(WRITE "${DATABASE}" "garbMMDB${filler}")
+endif()
+
+if(EXPECT STREQUAL "pruned_equals_exhaustive")
+  foreach(method pruned exhaustive)
+    set(command "${SAMPLE}" "${DATABASE}" ${ARGS})
+    if(method STREQUAL "exhaustive")
+      list(APPEND command --exhaustive)
+    endif()
+    execute_process(COMMAND ${command} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                    ERROR_VARIABLE err TIMEOUT 120)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "the ${method} run exited with '${rc}': ${err}")
+    endif()
+    string(REGEX MATCHALL "t=[^\n]*" lines "${out}")
+    list(LENGTH lines count)
+    if(count EQUAL 0)
+      message(FATAL_ERROR "the ${method} run printed no decision")
+    endif()
+    set(${method}_lines "${lines}")
+    message(STATUS "${method}: ${count} decisions")
+  endforeach()
+  if(NOT pruned_lines STREQUAL exhaustive_lines)
+    foreach(line IN ZIP_LISTS pruned_lines exhaustive_lines)
+      if(NOT line_0 STREQUAL line_1)
+        message(FATAL_ERROR "first difference:\n  pruned:     ${line_0}\n  exhaustive: ${line_1}")
+      endif()
+    endforeach()
+    message(FATAL_ERROR "the pruned and exhaustive runs printed different numbers of decisions")
+  endif()
+  return()
 endif()
 
 set(command "${SAMPLE}" "${DATABASE}")

@@ -160,8 +160,8 @@ class CpuCrowd {
   CpuCrowd(const mmdb::Database& db, const SampleOptions& options,
            const LocomotionSpeeds& speeds, DecisionLog& log, TrajectoryTrace& trace,
            PlaybackStats& stats)
-      : db_(db), options_(options), speeds_(speeds), log_(log), trace_(trace), stats_(stats), scratch_(db),
-        forced_search_(forced_search_frames(db)),
+      : db_(db), options_(options), speeds_(speeds), log_(log), trace_(trace), stats_(stats),
+        scratch_(db), forced_search_(forced_search_frames(db)),
         search_(options.exhaustive ? &mmdb::searchExhaustive : &mmdb::searchPruned) {
     const mmdb::Span<const float> times = db.trajectoryTimes();
     if (times.size() == mmdb::kTrajectorySamples) {
