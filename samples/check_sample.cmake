@@ -9,6 +9,7 @@
 # EXPECT=bad_database: exit 1 and a message saying why the database cannot be used.
 # EXPECT=pruned_equals_exhaustive: runs twice, the second time with --exhaustive, and checks
 # that both print the same decisions (the two searches return the same frame and cost).
+# EXPECT=no_gpu: --gpu where no Vulkan driver can be loaded: exit 1 and a message saying so.
 # EXPECT=gpu: as ok, plus the per-pass GPU timings line; without a Vulkan device, exit 1 with a
 # message saying so, and the test reports itself skipped.
 
@@ -76,6 +77,17 @@ if(EXPECT STREQUAL "bad_database")
   return()
 endif()
 
+if(EXPECT STREQUAL "no_gpu")
+  if(NOT rc EQUAL 1)
+    message(FATAL_ERROR "expected exit code 1 without a Vulkan device, got '${rc}'")
+  endif()
+  set(no_device "--gpu needs a Vulkan device and none could be used: [^\n]+\nInstall a Vulkan")
+  if(NOT err MATCHES "${no_device}")
+    message(FATAL_ERROR "expected '--gpu needs a Vulkan device and none could be used: <why>' "
+                        "and what to install on stderr")
+  endif()
+  return()
+endif()
 if(EXPECT STREQUAL "gpu" AND rc EQUAL 1 AND err MATCHES "--gpu needs a Vulkan device")
   message(STATUS "no Vulkan device, skipped")
   return()
