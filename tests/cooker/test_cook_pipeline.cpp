@@ -387,3 +387,48 @@ TEST(CookPipelineBandai, WalksRunsAndFeetAreSane) {
 
 }  // namespace
 }  // namespace mm
+
+namespace mm {
+namespace {
+
+double meanMovingSpeed(const CookedDatabase& db) {
+  double sum = 0;
+  long long n = 0;
+  for (const auto& r : db.root_motion) {
+    const double s = glm::length(glm::vec2(r.velocity.x, r.velocity.z));
+    if (s > 0.3) sum += s, ++n;
+  }
+  return n ? sum / n : 0;
+}
+
+TEST(CookPipelineCmu, RawAndMetreCopiesAgree) {
+  const fs::path dir = fs::path(MMDB_SHARED_DATA) / "cmu-bvh";
+  if (!fs::exists(dir)) GTEST_SKIP() << "no CMU BVH corpus at " << dir;
+  CookRequest raw, metres;
+  for (const char* name : {"131_01", "131_02"}) {
+    ClipSpec c;
+    c.source = (dir / (std::string(name) + ".bvh")).string();
+    raw.clips.push_back(c);
+    c.source = (dir / ("scaled_" + std::string(name) + ".bvh")).string();
+    metres.clips.push_back(c);
+  }
+  metres.settings.unit_scale = 1;
+  CookReport raw_report, metres_report;
+  const CookedDatabase a = cookDatabase(raw, &raw_report);
+  const CookedDatabase b = cookDatabase(metres, &metres_report);
+  EXPECT_EQ(raw_report.preset, "cmu");
+  EXPECT_NEAR(raw_report.unit_scale, 2.54 / 45, 1e-12);
+  EXPECT_EQ(metres_report.unit_scale_origin, "manifest");
+  for (const auto& w : raw_report.warnings) ADD_FAILURE() << w;
+  for (const auto& w : metres_report.warnings) ADD_FAILURE() << w;
+  EXPECT_NEAR(a.frame_count, b.frame_count, 2);  // the metre copies have one more frame each
+  const double va = meanMovingSpeed(a), vb = meanMovingSpeed(b);
+  EXPECT_GT(va, 0.6);
+  EXPECT_LT(va, 2.0);
+  EXPECT_NEAR(va, vb, 0.02 * va);
+  std::printf("cmu 131: %u frames at 60 Hz, mean moving root speed %.3f m/s (raw), %.3f (metres)\n",
+              a.frame_count, va, vb);
+}
+
+}  // namespace
+}  // namespace mm
