@@ -15,10 +15,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -208,6 +213,170 @@ glm::vec3 parseOffset(Cursor& in) {
   return offset;
 }
 
+// Eight characters, as a little-endian word: the first character is the lowest byte.
+uint64_t loadEight(const char* p) {
+  uint64_t word;
+  std::memcpy(&word, p, sizeof word);
+  return word;
+}
+
+// How many of the word's bytes, from the lowest, are decimal digits (0 to 8).
+int digitRunLength(uint64_t word) {
+  // A byte's high bit ends up set when it is below '0' (borrow) or above '9' (+0x46 reaches
+  // 0x80). Bytes before the first non-digit neither borrow nor carry, so its flag is exact.
+  const uint64_t non_digit =
+      ((word - 0x3030303030303030) | (word + 0x4646464646464646)) & 0x8080808080808080;
+  return non_digit ? std::countr_zero(non_digit) / 8 : 8;
+}
+
+// The value of the word's lowest `run` bytes (1 to 8 digits), most significant first.
+uint64_t digitRunValue(uint64_t word, int run) {
+  // The run's digits in the top bytes, zeros below: as a number, leading zeros.
+  uint64_t digits = (word - 0x3030303030303030) << (8 * (8 - run));
+  digits = (digits * 10 + (digits >> 8)) & 0x00FF00FF00FF00FF;      // pairs: 0..99
+  digits = (digits * 100 + (digits >> 16)) & 0x0000FFFF0000FFFF;   // quads: 0..9999
+  digits = (digits * 10000 + (digits >> 32)) & 0x00000000FFFFFFFF;  // eight: 0..99999999
+  return digits;
+}
+
+// Reads a run of up to eight decimal digits from `p` without a branch per digit; `p` must have
+// eight readable bytes. Appends the run to `mantissa` and returns its length (0 to 8).
+int readDigitRun(const char* p, uint64_t& mantissa) {
+  static constexpr uint64_t kScale[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000,
+                                        100000000};
+  const uint64_t word = loadEight(p);
+  const int run = digitRunLength(word);
+  if (run > 0) mantissa = mantissa * kScale[run] + digitRunValue(word, run);
+  return run;
+}
+
+// The common number, "-130.536": at most seven digits around an optional '.', all within the
+// eight bytes after the sign, read as one word with the '.' squeezed out. `s` (after the sign)
+// must have nine readable bytes. Returns the end of the digits, or nullptr for any other shape.
+const char* readShortDigits(const char* s, uint64_t& mantissa, int& exponent) {
+  uint64_t word = loadEight(s);
+  const int whole = digitRunLength(word);
+  if (whole == 8) return nullptr;
+  int total = whole;
+  const bool dot = s[whole] == '.';
+  if (dot) {
+    const uint64_t below_dot = (uint64_t{1} << (8 * whole)) - 1;
+    word = (word & below_dot) | ((word >> 8) & ~below_dot);
+    total = digitRunLength(word);  // at most 7: the top byte is now zero
+    if (total == 7 && static_cast<unsigned>(s[8] - '0') < 10) return nullptr;
+  }
+  if (total == 0) return nullptr;
+  mantissa = digitRunValue(word, total);
+  exponent = whole - total;
+  return s + total + dot;
+}
+
+// Reads a run of decimal digits into `mantissa`, counting them in `count`. False when more than
+// 19 digits (the mantissa could overflow).
+[[gnu::always_inline]] inline bool readDigits(const char*& s, const char* end, uint64_t& mantissa,
+                                            int& count) {
+  while (end - s >= 8) {
+    const int run = readDigitRun(s, mantissa);
+    s += run;
+    count += run;
+    if (count > 19) return false;
+    if (run < 8) return true;
+  }
+  for (; s < end && static_cast<unsigned>(*s - '0') < 10; ++s) {
+    if (++count > 19) return false;
+    mantissa = mantissa * 10 + static_cast<unsigned>(*s - '0');
+  }
+  return true;
+}
+
+// Mocap numbers are short decimals ("-130.536", "5.1072e-06"). When the digits fit in 2^53 and
+// the power of ten in 10^22, the value is the digits (exact in a double) times a power of ten;
+// multiplying by 10^-k instead of dividing by 10^k (a divide costs more than the rest of the
+// parse) leaves the double within 2^-52 of the exact value, so the float we keep is the nearest
+// float or, at worst, its neighbour. Anything else returns nullptr and goes to std::from_chars.
+// Returns the end of the number.
+const char* parseShortDecimal(const char* p, const char* end, double& out) {
+  static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                      1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                      1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  static constexpr double kNegativePow10[] = {1e0,   1e-1,  1e-2,  1e-3,  1e-4,  1e-5,
+                                              1e-6,  1e-7,  1e-8,  1e-9,  1e-10, 1e-11,
+                                              1e-12, 1e-13, 1e-14, 1e-15, 1e-16, 1e-17,
+                                              1e-18, 1e-19, 1e-20, 1e-21, 1e-22};
+  constexpr uint64_t kMantissaLimit = uint64_t{1} << 53;
+  static constexpr double kSign[] = {1.0, -1.0};
+  if (p == end) return nullptr;
+  // Signs are as often '-' as not: no branch on them.
+  const bool negative = *p == '-';
+  const char* s = p + (negative | (*p == '+'));
+  uint64_t mantissa = 0;
+  int exponent = 0;
+  if (const char* digits_end = end - s >= 9 ? readShortDigits(s, mantissa, exponent) : nullptr) {
+    s = digits_end;
+  } else {
+    mantissa = 0;
+    int count = 0;
+    if (!readDigits(s, end, mantissa, count)) return nullptr;
+    if (s < end && *s == '.') {
+      ++s;
+      const int whole_digits = count;
+      if (!readDigits(s, end, mantissa, count)) return nullptr;
+      exponent = whole_digits - count;
+    }
+    if (count == 0) return nullptr;
+  }
+  if (s < end && (*s == 'e' || *s == 'E')) {
+    ++s;
+    const bool negative_exponent = s < end && *s == '-';
+    if (s < end && (*s == '-' || *s == '+')) ++s;
+    const char* exponent_start = s;
+    int e = 0;
+    for (; s < end && static_cast<unsigned>(*s - '0') < 10; ++s)
+      if (e < 10000) e = e * 10 + (*s - '0');
+    if (s == exponent_start) return nullptr;
+    exponent += negative_exponent ? -e : e;
+  }
+  if (mantissa > kMantissaLimit || exponent < -22 || exponent > 22) return nullptr;
+  double v = static_cast<double>(mantissa);
+  v *= exponent < 0 ? kNegativePow10[-exponent] : kPow10[exponent];
+  out = v * kSign[negative];
+  return s;
+}
+
+// sin and cos of `x` radians: quadrant reduction in double, then short polynomials on
+// [-pi/4, pi/4] (the Cephes single-precision coefficients). Within a few float ulps of
+// std::sin/std::cos, and several times faster than two libm calls per rotation channel.
+void sinCos(float x, float& sin_out, float& cos_out) {
+  constexpr double kTwoOverPi = 0.63661977236758134308;
+  constexpr double kHalfPi = 1.57079632679489661923;
+  if (!(std::fabs(x) < 1e6f)) {  // never for motion; keeps the quadrant in range
+    sin_out = std::sin(x);
+    cos_out = std::cos(x);
+    return;
+  }
+  static constexpr float kSign[] = {1.0f, -1.0f};
+  const double scaled = static_cast<double>(x) * kTwoOverPi;
+  const int64_t quadrant = static_cast<int64_t>(scaled + std::copysign(0.5, scaled));
+  const float r = static_cast<float>(static_cast<double>(x) - static_cast<double>(quadrant) * kHalfPi);
+  const float r2 = r * r;
+  const float s = r + r * r2 * (-1.6666654611e-1f + r2 * (8.3321608736e-3f + r2 * -1.9515295891e-4f));
+  const float c = 1.0f - 0.5f * r2 +
+                  r2 * r2 * (4.166664568298827e-2f + r2 * (-1.388731625493765e-3f + r2 * 2.443315711809948e-5f));
+  // Quadrant q: sin(x) = sin(r + q pi/2), without branches (q is as random as the angles).
+  const bool odd = quadrant & 1;
+  sin_out = (odd ? c : s) * kSign[(quadrant >> 1) & 1];
+  cos_out = (odd ? s : c) * kSign[((quadrant + 1) >> 1) & 1];
+}
+
+// q * (cos + sin * axis): the general product with the zero terms left out.
+glm::quat timesAxisRotation(const glm::quat& q, int axis, float s, float c) {
+  switch (axis) {
+    case 0: return {q.w * c - q.x * s, q.x * c + q.w * s, q.y * c + q.z * s, q.z * c - q.y * s};
+    case 1: return {q.w * c - q.y * s, q.x * c - q.z * s, q.y * c + q.w * s, q.z * c + q.x * s};
+    default: return {q.w * c - q.z * s, q.x * c + q.y * s, q.y * c - q.x * s, q.z * c + q.w * s};
+  }
+}
+
 // Where a joint's channels sit in a frame line. Axes 0..2 = X, Y, Z.
 struct JointChannels {
   int rotation_count = 0;
@@ -391,7 +560,11 @@ MotionHeader parseMotionHeader(Cursor& in) {
 class MotionReader {
  public:
   MotionReader(Cursor& in, const Hierarchy& h, RawClip& clip)
-      : in_(in), h_(h), clip_(clip), values_(static_cast<size_t>(h.channel_count)) {}
+      : in_(in),
+        h_(h),
+        clip_(clip),
+        values_(static_cast<size_t>(h.channel_count)),
+        starts_(static_cast<size_t>(h.channel_count)) {}
 
   int read(int64_t declared_frames) {
     const char* p = in_.pos();
@@ -400,34 +573,19 @@ class MotionReader {
     reserve(declared_frames, static_cast<size_t>(end - p));
     const int channels = h_.channel_count;
     int frames = 0;
-    for (;;) {
-      while (p < end && isBlank(*p)) ++p;
-      if (p == end) break;
-      if (*p == '\n') {  // blank line
-        ++p;
-        ++line;
-        continue;
+    for (; p < end; ++line) {
+      const char* eol = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
+      if (!eol) eol = end;
+      const int count = findNumbers(p, eol, end);
+      if (count > 0) {  // else a blank line
+        if (count != channels) badCount(count, eol == end, line, frames);
+        // Token starts are known: the numbers parse independently of each other.
+        for (int c = 0; c < channels; ++c)
+          parseNumber(starts_[static_cast<size_t>(c)], end, line, frames, values_[static_cast<size_t>(c)]);
+        storeFrame();
+        ++frames;
       }
-      int count = 0;
-      for (;;) {
-        while (p < end && isBlank(*p)) ++p;
-        if (p == end || *p == '\n') break;
-        if (count == channels) tooManyNumbers(p, end, line, frames, count);
-        p = parseNumber(p, end, line, frames, values_[static_cast<size_t>(count++)]);
-      }
-      if (count < channels) {
-        if (p == end)
-          in_.fail(line, fmt::format("the file ends inside frame {} ({} of {} numbers); {}",
-                                     frames, count, channels, kHintTruncated));
-        in_.fail(line, fmt::format("frame {} has {} numbers but the hierarchy has {} channels; {}",
-                                   frames, count, channels, kHintFrames));
-      }
-      storeFrame();
-      ++frames;
-      if (p < end) {
-        ++p;
-        ++line;
-      }
+      p = eol == end ? end : eol + 1;
     }
     return frames;
   }
@@ -442,7 +600,17 @@ class MotionReader {
     clip_.translations.reserve(std::min(frames * joints, kMaxSamples));
   }
 
-  const char* parseNumber(const char* p, const char* end, int line, int frame, float& out) {
+  void parseNumber(const char* p, const char* end, int line, int frame, float& out) {
+    double v = 0;
+    const char* stop = parseShortDecimal(p, end, v);
+    if (stop && (stop == end || isSpace(*stop))) [[likely]]
+      out = static_cast<float>(v);
+    else
+      out = parseOtherNumber(p, end, line, frame);
+  }
+
+  // Long, odd or bad numbers: std::from_chars, then the checks.
+  [[gnu::noinline]] float parseOtherNumber(const char* p, const char* end, int line, int frame) {
     const char* first = p;
     if (*first == '+' && first + 1 < end && first[1] != '-') ++first;
     double v = 0;
@@ -460,8 +628,7 @@ class MotionReader {
       in_.fail(line, fmt::format("frame {} holds {}, which is not a finite number; fix the line or "
                                  "re-export the file",
                                  frame, token()));
-    out = static_cast<float>(v);
-    return ptr;
+    return static_cast<float>(v);
   }
 
   static const char* tokenEnd(const char* p, const char* end) {
@@ -475,15 +642,50 @@ class MotionReader {
     return e + 1 < last && e[1] == '-';
   }
 
-  [[noreturn]] void tooManyNumbers(const char* p, const char* end, int line, int frame, int count) {
-    for (;;) {  // count the rest of the line for the message
-      while (p < end && isBlank(*p)) ++p;
-      if (p == end || *p == '\n') break;
-      ++count;
-      while (p < end && !isSpace(*p)) ++p;
-    }
+  [[noreturn]] void badCount(int count, bool at_end, int line, int frame) {
+    const int channels = h_.channel_count;
+    if (count < channels && at_end)
+      in_.fail(line, fmt::format("the file ends inside frame {} ({} of {} numbers); {}", frame,
+                                 count, channels, kHintTruncated));
     in_.fail(line, fmt::format("frame {} has {} numbers but the hierarchy has {} channels; {}",
-                               frame, count, h_.channel_count, kHintFrames));
+                               frame, count, channels, kHintFrames));
+  }
+
+  // Finds where each number of the line [begin, eol) starts, sixteen bytes at a time; keeps the
+  // first channel_count starts and returns how many there are.
+  int findNumbers(const char* begin, const char* eol, const char* end) {
+    const int channels = h_.channel_count;
+    int count = 0;
+    uint32_t previous_separator = 1;
+    for (const char* block = begin; block < eol; block += 16) {
+      const auto n = static_cast<int>(std::min<ptrdiff_t>(16, eol - block));
+      uint32_t separator = separatorMask(block, n, end) | (0xFFFFu << n & 0xFFFFu);
+      uint32_t starts = ~separator & ((separator << 1) | previous_separator) & 0xFFFFu;
+      previous_separator = separator >> 15;
+      for (; starts; starts &= starts - 1, ++count)
+        if (count < channels) starts_[static_cast<size_t>(count)] = block + std::countr_zero(starts);
+    }
+    return count;
+  }
+
+  // Bit i set when block[i] separates numbers (space, tab, CR, VT, FF); only bits below n count.
+  static uint32_t separatorMask(const char* block, int n, const char* end) {
+#if defined(__SSE2__)
+    if (end - block >= 16) {
+      const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block));
+      const __m128i space = _mm_cmpeq_epi8(bytes, _mm_set1_epi8(' '));
+      // '\t'..'\r' are 9..13 ('\n' never occurs inside a line): byte - 9 <= 4, unsigned.
+      const __m128i shifted = _mm_sub_epi8(bytes, _mm_set1_epi8(9));
+      const __m128i control = _mm_cmpeq_epi8(_mm_min_epu8(shifted, _mm_set1_epi8(4)), shifted);
+      return static_cast<uint32_t>(_mm_movemask_epi8(_mm_or_si128(space, control)));
+    }
+#else
+    (void)end;
+#endif
+    uint32_t mask = 0;
+    for (int i = 0; i < n; ++i)
+      if (isBlank(block[i])) mask |= 1u << i;
+    return mask;
   }
 
   void storeFrame() {
@@ -499,9 +701,9 @@ class MotionReader {
       glm::quat q(1.0f, 0.0f, 0.0f, 0.0f);
       for (int r = 0; r < jc.rotation_count; ++r) {  // listed order: R = R0 * R1 * R2
         const float half = values_[static_cast<size_t>(jc.rotation_column[r])] * kHalfDegreeInRadians;
-        glm::quat axis_rotation(std::cos(half), 0.0f, 0.0f, 0.0f);
-        axis_rotation[jc.rotation_axis[r]] = std::sin(half);
-        q = q * axis_rotation;
+        float sin_half = 0, cos_half = 1;
+        sinCos(half, sin_half, cos_half);
+        q = timesAxisRotation(q, jc.rotation_axis[r], sin_half, cos_half);
       }
       glm::vec3 t = h_.skeleton.offsets[j];
       for (int axis = 0; axis < 3; ++axis)
@@ -515,6 +717,7 @@ class MotionReader {
   const Hierarchy& h_;
   RawClip& clip_;
   std::vector<float> values_;  // one frame line
+  std::vector<const char*> starts_;  // where its numbers start
 };
 
 void checkFrameCount(const Cursor& in, const MotionHeader& h, int frames) {

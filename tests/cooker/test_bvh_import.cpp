@@ -12,6 +12,9 @@
 #include <glm/gtc/quaternion.hpp>
 
 #include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <cstdio>
 #include <cmath>
 #include <filesystem>
 #include <initializer_list>
@@ -220,6 +223,47 @@ TEST(BvhImport, MatchingFrameCountLogsNothing) {
   LogCapture log;
   mm::importBvhFile(testData("two_joints.bvh"));
   EXPECT_EQ(log.text(), "");
+}
+
+// Every number form, through the whole frame scanner: each value must be the nearest float to
+// the decimal, or its neighbour (the float rounded from std::from_chars' double, within 1 ulp).
+TEST(BvhImport, NumbersMatchFromChars) {
+  std::vector<std::string> numbers = {
+      "0", "-0", "1", "-1", "+3", "5.", ".5", "-.25", "0.000001", "-0.0000001", "000123.5",
+      "123456789", "12345678.9", "1234567.89", "-130.536", "5.1072e-06", "-2.5E+01", "1e-5",
+      "1E5", "3.40282e+38", "-1.17549e-38", "0.1234567", "0.12345678", "9999999.", "99999999",
+      "1234567890123456789", "12345678901234567890123", "0.30000000000000004", "7e22", "7e-22",
+      "4.9e-45", "123.456e3", "-9.87654321e-3", "1.0000000", "180", "-179.99999"};
+  // Deterministic spread of magnitudes and printed precisions.
+  uint64_t state = 12345;
+  char buffer[64];
+  for (int i = 0; i < 4000; ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    const double mantissa = static_cast<double>(state >> 11) / static_cast<double>(1ull << 53);
+    const int magnitude = static_cast<int>((state >> 3) % 12) - 6;
+    const double value = (mantissa - 0.5) * std::pow(10.0, magnitude);
+    const int digits = static_cast<int>((state >> 7) % 10);
+    const char* format = (i % 3 == 0) ? "%.*f" : (i % 3 == 1) ? "%.*g" : "%.*e";
+    std::snprintf(buffer, sizeof buffer, format, digits, value);
+    numbers.push_back(buffer);
+  }
+  std::string text =
+      "HIERARCHY\nROOT Hips\n{\nOFFSET 0 0 0\nCHANNELS 1 Xposition\n}\nMOTION\nFrames: " +
+      std::to_string(numbers.size()) + "\nFrame Time: 0.5\n";
+  for (const std::string& n : numbers) text += n + (n.size() % 2 ? "\n" : " \t\r\n");
+  const mm::RawClip clip = mm::parseBvh(text, "numbers.bvh");
+  ASSERT_EQ(clip.frame_count, static_cast<int>(numbers.size()));
+  for (size_t i = 0; i < numbers.size(); ++i) {
+    const std::string& n = numbers[i];
+    double expected = 0;
+    const char* first = n.data() + (n[0] == '+');
+    std::from_chars(first, n.data() + n.size(), expected);
+    const float nearest = static_cast<float>(expected);
+    const float got = clip.translation(static_cast<int>(i), 0).x;
+    EXPECT_TRUE(got == nearest || got == std::nextafter(nearest, 0.0f) ||
+                got == std::nextafter(nearest, 2.0f * nearest))
+        << n << " read as " << got << ", nearest float " << nearest;
+  }
 }
 
 TEST(BvhImport, TinyNumbersUnderflowToZero) {
