@@ -1,6 +1,7 @@
-// Exhaustive and bounds-pruned search. Both accumulate every candidate's cost with rowCost(), so
-// they agree bit for bit; the pruned search skips a box only when boxBound() >= best, and
-// boxBound() <= rowCost() holds in float for every frame in the box (see boxBound).
+// Exhaustive and bounds-pruned search. Both accumulate every candidate's cost with rowCost() (or
+// blockCosts(), which computes the same floats), so they agree bit for bit; the pruned search
+// skips a box only when a partial sum of its bound reaches best, and the bound <= rowCost()
+// holds in float for every frame in the box (see boxBoundBelow).
 #include "mmdb/search.h"
 
 #include <algorithm>
@@ -20,18 +21,39 @@ inline float rowCost(const float* query, const float* row, uint32_t n, float sta
   return acc;
 }
 
-// A lower bound of rowCost() for any row inside [lo, hi] per column. Per column the distance
+// rowCost() of kBlock consecutive rows at once. Each row keeps its own accumulator and the same
+// column order, so every cost is bit-identical to rowCost(); interleaving rows only hides the
+// latency of the dependent additions.
+constexpr uint32_t kBlock = 8;
+inline void blockCosts(const float* query, const float* rows, uint32_t stride, uint32_t n,
+                       float start, float* out) noexcept {
+  float acc[kBlock];
+  for (uint32_t k = 0; k < kBlock; ++k) acc[k] = start;
+  for (uint32_t c = 0; c < n; ++c) {
+    const float q = query[c];
+    for (uint32_t k = 0; k < kBlock; ++k) {
+      const float d = q - rows[size_t(k) * stride + c];
+      acc[k] += d * d;
+    }
+  }
+  for (uint32_t k = 0; k < kBlock; ++k) out[k] = acc[k];
+}
+
+// Whether a lower bound of rowCost() for any row inside [lo, hi] per column. Per column the distance
 // to the box is at most |query - row| after rounding (float subtraction is monotone and
 // symmetric), so each squared term, and each partial sum in the same order, is no larger.
-inline float boxBound(const float* query, const float* lo, const float* hi, uint32_t n,
-                      float start) noexcept {
+// The partial sums only grow, so it may stop as soon as one reaches `best` (the box is pruned).
+inline bool boxBoundBelow(const float* query, const float* lo, const float* hi, uint32_t n,
+                          float start, float best) noexcept {
   float acc = start;
   for (uint32_t c = 0; c < n; ++c) {
     const float q = query[c];
-    const float d = q > hi[c] ? q - hi[c] : (q < lo[c] ? lo[c] - q : 0.f);
+    // lo <= hi (open checks every feature lies inside its boxes), so at most one is positive.
+    const float d = std::max(std::max(lo[c] - q, q - hi[c]), 0.f);
     acc += d * d;
+    if (acc >= best) return false;
   }
-  return acc;
+  return true;
 }
 
 struct Scan {
@@ -56,6 +78,23 @@ struct Scan {
       best_cost = cost;
       best_frame = frame;
     }
+  }
+  // Frames [first, end) in increasing order, kBlock rows at a time where they fit.
+  void considerRun(uint32_t first, uint32_t end) noexcept {
+    uint32_t f = first;
+    float costs[kBlock];
+    for (; f + kBlock <= end; f += kBlock) {
+      blockCosts(query, features + size_t(f) * stride, stride, n, transition, costs);
+      for (uint32_t k = 0; k < kBlock; ++k) {
+        if (nearCurrent(f + k)) continue;
+        ++evaluated;
+        if (costs[k] < best_cost) {
+          best_cost = costs[k];
+          best_frame = f + k;
+        }
+      }
+    }
+    for (; f < end; ++f) consider(f);
   }
 };
 
@@ -118,8 +157,7 @@ Result<SearchResult> searchExhaustive(const Database& db, const SearchRequest& r
   Scan scan = startScan(db, request);
   for (const MatchRange& range : db.ranges()) {
     if (!request.filter.passes(range.tag_mask)) continue;
-    const uint32_t end = range.first_frame + range.frame_count;
-    for (uint32_t f = range.first_frame; f < end; ++f) scan.consider(f);
+    scan.considerRun(range.first_frame, range.first_frame + range.frame_count);
   }
   return finish(scan, request);
 }
@@ -144,8 +182,8 @@ Result<SearchResult> searchPruned(const Database& db, const SearchRequest& reque
       const uint32_t lb = f / large;
       const uint32_t large_end = std::min(end, (lb + 1) * large);
       const size_t lrow = size_t(lb) * stride;
-      if (boxBound(scan.query, large_min + lrow, large_max + lrow, n, scan.transition) >=
-          scan.best_cost) {
+      if (!boxBoundBelow(scan.query, large_min + lrow, large_max + lrow, n, scan.transition,
+                         scan.best_cost)) {
         f = large_end;
         continue;
       }
@@ -153,12 +191,13 @@ Result<SearchResult> searchPruned(const Database& db, const SearchRequest& reque
         const uint32_t sb = f / small;
         const uint32_t small_end = std::min(large_end, (sb + 1) * small);
         const size_t srow = size_t(sb) * stride;
-        if (boxBound(scan.query, small_min + srow, small_max + srow, n, scan.transition) >=
-            scan.best_cost) {
+        if (!boxBoundBelow(scan.query, small_min + srow, small_max + srow, n, scan.transition,
+                           scan.best_cost)) {
           f = small_end;
           continue;
         }
-        for (; f < small_end; ++f) scan.consider(f);
+        scan.considerRun(f, small_end);
+        f = small_end;
       }
     }
   }

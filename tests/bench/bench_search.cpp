@@ -1,0 +1,182 @@
+// Runtime search benchmarks: open time against file size; time per query of the exhaustive and
+// the bounds-pruned search on a synthetic million-frame database (and on bandai-1 cooked, when
+// the corpus and the cooker are there); the exhaustive scan as a fraction of this machine's
+// streaming read bandwidth over a buffer of the same size, measured in the same run.
+//
+//   ./bench_search --benchmark_counters_tabular=true
+#include "synthetic_database.h"
+
+#include <mmdb/database.h>
+#include <mmdb/search.h>
+
+#include <benchmark/benchmark.h>
+
+#include <ctime>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Loaded {
+  mmtest::AlignedBytes bytes;
+  mmdb::Database db;
+  std::string path;  // the same bytes on disk, for the open benchmark
+  std::vector<std::vector<float>> queries;
+  std::vector<int32_t> current;
+};
+
+// Queries a game would ask: a row of the database (the pose playing) with its columns moved by
+// noise, searched from a playing frame elsewhere.
+void makeQueries(Loaded& l, uint32_t count, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> noise(0.f, 0.3f);
+  for (uint32_t i = 0; i < count; ++i) {
+    const uint32_t f = rng() % l.db.frameCount();
+    auto row = l.db.featureRow(f);
+    std::vector<float> q(row.begin(), row.end());
+    for (float& v : q) v += noise(rng);
+    l.queries.push_back(std::move(q));
+    l.current.push_back(int32_t(rng() % l.db.frameCount()));
+  }
+}
+
+std::unique_ptr<Loaded> loadSynthetic(uint32_t frames) {
+  auto l = std::make_unique<Loaded>();
+  mmtest::SyntheticSpec spec;
+  spec.frames_per_clip = 1000;
+  spec.clips = frames / spec.frames_per_clip;
+  spec.joints = 1;
+  l->bytes = mmtest::serializeAligned(mmtest::makeSyntheticDatabase(spec));
+  auto r = mmdb::Database::fromMemory(l->bytes.data(), l->bytes.size());
+  if (!r.ok()) {
+    std::fprintf(stderr, "synthetic database does not open: %s\n", r.error().message());
+    std::exit(1);
+  }
+  l->db = std::move(r.value());
+  l->path = "/tmp/bench_search_" + std::to_string(frames) + ".mmdb";
+  mmtest::writeFile(l->path.c_str(), l->bytes.data(), l->bytes.size());
+  makeQueries(*l, 256, 7);
+  return l;
+}
+
+Loaded& synthetic(uint32_t frames) {
+  static std::map<uint32_t, std::unique_ptr<Loaded>> cache;
+  auto& slot = cache[frames];
+  if (!slot) slot = loadSynthetic(frames);
+  return *slot;
+}
+
+// CPU time of this thread: the benchmark's rate counters use CPU time too, and on a shared
+// machine wall time measures the neighbours.
+double cpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
+// Streaming read bandwidth (bytes/s, per CPU second) over a buffer of `bytes`, best of a few
+// passes.
+double streamBandwidth(size_t bytes) {
+  std::vector<float> buffer(bytes / sizeof(float), 1.f);
+  double best = 0;
+  for (int pass = 0; pass < 5; ++pass) {
+    const double t0 = cpuSeconds();
+    float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    for (size_t i = 0; i + 4 <= buffer.size(); i += 4) {
+      s0 += buffer[i];
+      s1 += buffer[i + 1];
+      s2 += buffer[i + 2];
+      s3 += buffer[i + 3];
+    }
+    benchmark::DoNotOptimize(s0 + s1 + s2 + s3);
+    const double s = cpuSeconds() - t0;
+    best = std::max(best, double(bytes) / s);
+  }
+  return best;
+}
+
+void runSearch(benchmark::State& state, Loaded& l, bool pruned) {
+  const double bandwidth = streamBandwidth(l.db.features().size_bytes());
+  size_t i = 0;
+  uint64_t evaluated = 0, mismatches = 0, searches = 0;
+  for (auto _ : state) {
+    mmdb::SearchRequest request;
+    request.query = l.queries[i % l.queries.size()];
+    request.current_frame = l.current[i % l.current.size()];
+    ++i;
+    auto r = pruned ? mmdb::searchPruned(l.db, request) : mmdb::searchExhaustive(l.db, request);
+    benchmark::DoNotOptimize(r);
+    evaluated += r.value().evaluated;
+    ++searches;
+  }
+  // Same winners, checked after the timed loop on every query used.
+  for (size_t q = 0; q < std::min(i, l.queries.size()); ++q) {
+    mmdb::SearchRequest request;
+    request.query = l.queries[q];
+    request.current_frame = l.current[q];
+    const auto a = mmdb::searchExhaustive(l.db, request).value();
+    const auto b = mmdb::searchPruned(l.db, request).value();
+    if (a.frame != b.frame || a.cost != b.cost) ++mismatches;
+  }
+  const double scanned = double(l.db.features().size_bytes()) * double(searches);
+  state.counters["rows_per_query"] = double(evaluated) / double(searches);
+  state.counters["frames"] = double(l.db.frameCount());
+  state.counters["mismatches"] = double(mismatches);
+  if (!pruned) {
+    // Fraction of streaming bandwidth reached by the exhaustive scan (features bytes / time).
+    state.counters["stream_GBps"] = bandwidth / 1e9;
+    state.counters["bw_fraction"] =
+        benchmark::Counter(scanned / bandwidth, benchmark::Counter::kIsRate);
+  }
+  if (mismatches) state.SkipWithError("pruned and exhaustive searches disagree");
+}
+
+void BM_SearchExhaustive(benchmark::State& state) {
+  runSearch(state, synthetic(uint32_t(state.range(0))), false);
+}
+void BM_SearchPruned(benchmark::State& state) {
+  runSearch(state, synthetic(uint32_t(state.range(0))), true);
+}
+BENCHMARK(BM_SearchExhaustive)->Arg(1000000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SearchPruned)->Arg(1000000)->Unit(benchmark::kMillisecond);
+
+// Streaming read over a buffer the size of the million-frame feature array: the baseline.
+void BM_StreamRead(benchmark::State& state) {
+  const size_t bytes = size_t(state.range(0)) * 28 * sizeof(float);
+  std::vector<float> buffer(bytes / sizeof(float), 1.f);
+  for (auto _ : state) {
+    float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    for (size_t i = 0; i + 4 <= buffer.size(); i += 4) {
+      s0 += buffer[i];
+      s1 += buffer[i + 1];
+      s2 += buffer[i + 2];
+      s3 += buffer[i + 3];
+    }
+    benchmark::DoNotOptimize(s0 + s1 + s2 + s3);
+  }
+  state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(bytes));
+}
+BENCHMARK(BM_StreamRead)->Arg(1000000)->Unit(benchmark::kMillisecond);
+
+// Open = mmap + identifier/version/alignment + verifier + semantic checks (the NaN and bounds
+// scans read the features once). The file is in the page cache.
+void BM_Open(benchmark::State& state) {
+  Loaded& l = synthetic(uint32_t(state.range(0)));
+  for (auto _ : state) {
+    auto r = mmdb::Database::open(l.path.c_str());
+    if (!r.ok()) state.SkipWithError(r.error().message());
+    benchmark::DoNotOptimize(r);
+  }
+  state.counters["file_MB"] = double(l.bytes.size()) / 1e6;
+  state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(l.bytes.size()));
+}
+BENCHMARK(BM_Open)->Arg(10000)->Arg(100000)->Arg(1000000)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
