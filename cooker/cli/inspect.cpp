@@ -162,7 +162,8 @@ void printText(const std::string& path, const mmdb::Database& database, std::ost
                   str(c->name()).c_str(), c->first_frame(), last, c->frame_count(),
                   durationSeconds(c->frame_count(), db.frame_rate()), c->source_index());
     if (!str(c->take()).empty()) out << " take '" << str(c->take()) << "'";
-    out << format(" frames %u..+%u at %g Hz", c->source_first_frame(), c->source_frame_count(),
+    out << format(" source frames %u..%u at %g Hz", c->source_first_frame(),
+                  c->source_first_frame() + c->source_frame_count() - (c->source_frame_count() ? 1 : 0),
                   c->source_frame_rate());
     if (c->mirrored()) out << format(", mirror of clip %d", c->mirror_of());
     out << "  tags: " << joinedTags(db, c->tag_mask()) << "\n";
@@ -320,6 +321,9 @@ void inspectSource(const std::string& path, std::ostream& out) {
     out << format("unit scale  %g m per unit (declared by the file)\n", info.declared_unit_scale);
   else
     out << "unit scale  not declared (set by a preset, the manifest or inferred at cook time)\n";
+  for (const std::string& note : info.notes) out << "note        " << note << "\n";
+  if (info.takes.empty())
+    out << "note        no animation take: this file cannot be cooked as a clip\n";
   out << format("takes       %zu (source frames first..last)\n", info.takes.size());
   for (size_t i = 0; i < info.takes.size(); ++i) {
     const SourceTake& take = info.takes[i];

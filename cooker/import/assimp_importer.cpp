@@ -638,7 +638,7 @@ unsigned chooseTake(const aiScene& scene, const std::string& path, const std::st
 
 // Metres per value unit, or 0 when the declared one is implausible for a character.
 double checkedUnitScale(double declared, const std::vector<glm::vec3>& bind_world,
-                        const std::string& path, std::vector<std::string>& notes) {
+                        std::vector<std::string>& warnings) {
   if (declared <= 0 || bind_world.size() < 2) return declared;
   glm::vec3 lo = bind_world[0], hi = bind_world[0];
   for (const auto& p : bind_world) lo = glm::min(lo, p), hi = glm::max(hi, p);
@@ -649,8 +649,7 @@ double checkedUnitScale(double declared, const std::vector<glm::vec3>& bind_worl
       "the file declares {:g} m per unit, which makes the skeleton {:.3g} m across; ignoring it "
       "(the cook takes the scale from the manifest, the preset or the hip height)",
       declared, size_m);
-  spdlog::warn("{}: {}", path, msg);
-  notes.push_back(msg);
+  warnings.push_back(msg);
   return 0.0;
 }
 
@@ -684,7 +683,8 @@ void keepRotationsContinuous(RawClip& clip) {
 
 struct ImportedTake {
   RawClip clip;
-  std::vector<std::string> notes;
+  std::vector<std::string> notes;     // conventions applied
+  std::vector<std::string> warnings;  // what a user may have to fix
 };
 
 // Builds the skeleton (bind pose) and, when `anim` is given, samples every frame.
@@ -708,7 +708,7 @@ ImportedTake buildClip(const NodeTable& table, const SceneConventions& conv,
   if (std::abs(unit - 1.0) > 1e-6)
     out.notes.push_back(fmt::format("scale {:g} above the skeleton folded into the unit", unit));
   const double declared = conv.metres_per_file_unit * unit;
-  clip.declared_unit_scale = checkedUnitScale(declared, worldPositions(clip.skeleton), path, out.notes);
+  clip.declared_unit_scale = checkedUnitScale(declared, worldPositions(clip.skeleton), out.warnings);
 
   if (anim) {
     const TakeTiming timing = takeTiming(*anim, conv.frame_rate);
@@ -767,7 +767,9 @@ RawClip importAssimpFile(const std::string& path, const std::string& take) {
   ImportedTake imported = buildClip(table, conv, sel, &anim, path, true);
   imported.clip.take = takeName(*scene, index);
   for (const auto& n : sel.notes) spdlog::debug("{}: {}", path, n);
+  for (const auto& n : imported.notes) spdlog::debug("{}: {}", path, n);
   for (const auto& n : notes) spdlog::warn("{}: {}", path, n);
+  for (const auto& n : imported.warnings) spdlog::warn("{}: {}", path, n);
   return std::move(imported.clip);
 }
 
@@ -804,6 +806,7 @@ SourceInfo inspectAssimpFile(const std::string& path) {
   info.skeleton = std::move(imported.clip.skeleton);
   info.declared_unit_scale = imported.clip.declared_unit_scale;
   info.notes.insert(info.notes.end(), imported.notes.begin(), imported.notes.end());
+  info.notes.insert(info.notes.end(), imported.warnings.begin(), imported.warnings.end());
   return info;
 }
 

@@ -1,5 +1,6 @@
 // Assimp import (FBX and others): known answers on scenes built here and written as glTF, the
 // Debian assimp test models, broken files, and the shared corpus (Geno, CMU FBX) when present.
+#include "cook/cook_database.h"
 #include "core/errors.h"
 #include "import/importer.h"
 
@@ -12,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <filesystem>
@@ -342,6 +344,61 @@ TEST(ImportDispatch, BvhGoesToTheBvhImporterWithOneTake) {
   EXPECT_EQ(info.skeleton.names, std::vector<std::string>{"Hips"});
 }
 
+// --- Through mmcook ----------------------------------------------------------------------------
+
+struct RunResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr
+};
+
+RunResult runMmcook(const std::string& args, const TempDir& dir) {
+  const std::string log = dir.file("mmcook.log");
+  const std::string command = "'" + std::string(MMCOOK_PATH) + "' " + args + " > '" + log + "' 2>&1";
+  const int status = std::system(command.c_str());
+  RunResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(log);
+  r.output.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return r;
+}
+
+TEST(Mmcook, CorruptFbxExitsWithBadInput) {
+  TempDir dir;
+  const std::string garbage = dir.file("broken.fbx");
+  std::ofstream(garbage) << "Kaydara FBX Binary  \0 cut short";
+  const RunResult r = runMmcook("cook '" + garbage + "' -o '" + dir.file("out.mmdb") + "'", dir);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("Assimp cannot read broken.fbx"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir.file("out.mmdb")));
+  EXPECT_EQ(runMmcook("inspect-source '" + garbage + "'", dir).exit_code, 1);
+}
+
+TEST(Mmcook, TruncatedTestModelExitsWithBadInput) {
+  const std::string source = kAssimpModels + "/animation_with_skeleton.fbx";
+  if (!fs::exists(source)) GTEST_SKIP() << "assimp-testmodels not installed (" << source << ")";
+  TempDir dir;
+  const std::string cut = dir.file("cut.fbx");
+  fs::copy_file(source, cut);
+  fs::resize_file(cut, fs::file_size(cut) / 2);
+  const RunResult r = runMmcook("cook '" + cut + "' -o '" + dir.file("out.mmdb") + "'", dir);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("Assimp cannot read cut.fbx: FBX-"), std::string::npos) << r.output;
+}
+
+TEST(Mmcook, InspectSourceShowsTakesJointsAndNotes) {
+  TempDir dir;
+  std::unique_ptr<aiScene> scene(makeWalkScene(0.01f));
+  const std::string path = writeGltf(scene.get(), dir.file("walk.gltf"));
+  const RunResult r = runMmcook("inspect-source '" + path + "'", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("'Walk'"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("31 frames at 30 Hz"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("LeftUpLeg"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("0.01 m per unit"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("note        static node 'Armature' above the skeleton"), std::string::npos)
+      << r.output;
+}
+
 // --- Shared corpus ------------------------------------------------------------------------------
 
 TEST(SharedCorpus, GenoBvhAndFbxHaveTheSameSkeletonAndPose) {
@@ -408,6 +465,32 @@ TEST(SharedCorpus, CmuFbxWalkMovesAtWalkingSpeed) {
   const double speed = distance / moving_time;
   EXPECT_GT(speed, 0.8);
   EXPECT_LT(speed, 2.0);
+}
+
+TEST(SharedCorpus, CmuFbxWalkCooksAtWalkingSpeed) {
+  const std::string path = kShared + "/cmu-fbx/07_01_cmu.fbx";
+  if (!fs::exists(path)) GTEST_SKIP() << "shared corpus absent (" << path << ")";
+  mm::CookRequest request;
+  mm::ClipSpec spec;
+  spec.source = path;
+  spec.source_label = path;
+  request.clips.push_back(spec);
+  request.jobs = 1;
+  mm::CookReport report;
+  const mm::CookedDatabase db = mm::cookDatabase(request, &report);
+  // The CMU FBX names are the MotionBuilder-friendly CMU ones; the file's own scale is dropped.
+  EXPECT_EQ(report.preset, "cmu-motionbuilder");
+  EXPECT_EQ(report.unit_scale_origin, "preset");
+  EXPECT_NEAR(report.unit_scale, 2.54 / 45.0, 1e-9);
+  double speed_sum = 0;
+  int moving = 0;
+  for (const auto& root : db.root_motion) {
+    const double speed = glm::length(root.velocity);
+    if (speed > 0.2) speed_sum += speed, ++moving;
+  }
+  ASSERT_GT(moving, 60);
+  EXPECT_GT(speed_sum / moving, 0.8);
+  EXPECT_LT(speed_sum / moving, 2.0);
 }
 
 TEST(SharedCorpus, EveryCmuFbxImports) {
