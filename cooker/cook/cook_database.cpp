@@ -264,8 +264,7 @@ CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
                            " m with a unit scale of " + std::to_string(w.unit.scale) + " (" +
                            w.unit.origin + "); if the character is an adult, set unit_scale to "
                            "about " + std::to_string(w.unit.scale * kStandingHipHeight / hip));
-    RawClip clip = resampleClip(raw, settings.frame_rate);
-    raw = RawClip();
+    RawClip clip = resampleClip(std::move(raw), settings.frame_rate);
     if (spec.mirror) {
       RawClip mirrored = mirrorClip(clip, request.mirror);
       mirrored.name = clip.name + "#mirror";
@@ -280,15 +279,20 @@ CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
     }
   });
 
-  // Everything below runs in manifest order on one thread.
+  // Everything below runs in manifest order on one thread. Warnings are logged as soon as they
+  // are known in that order, so a later error does not hide them.
+  auto warn = [&report](const std::string& w) {
+    spdlog::warn("{}", w);
+    report.warnings.push_back(w);
+  };
   for (const auto& w : work) {
     report.source_frames += w.source_frames;
-    append(report.warnings, w.warnings);
+    for (const auto& text : w.warnings) warn(text);
   }
   report.unit_scale = work[0].unit.scale;
   report.unit_scale_origin = work[0].unit.origin;
   spdlog::info("unit scale: {} m per source unit ({})", report.unit_scale, report.unit_scale_origin);
-  if (auto facing = facingWarning(work, roles, skeleton)) report.warnings.push_back(*facing);
+  if (auto facing = facingWarning(work, roles, skeleton)) warn(*facing);
 
   CookedDatabase db;
   db.sources = std::move(sources);
@@ -343,7 +347,7 @@ CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
   db.tag_names = std::move(ranges.tag_names);
   db.ranges = std::move(ranges.ranges);
   for (size_t c = 0; c < db.clips.size(); ++c) db.clips[c].tag_mask = ranges.clip_tag_masks[c];
-  append(report.warnings, ranges.warnings);
+  for (const auto& text : ranges.warnings) warn(text);
 
   db.bounds_small_size = 16;
   db.bounds_large_size = 64;
@@ -377,7 +381,6 @@ CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
   cs.block_weights.clear();
   for (const auto& b : db.feature_blocks) cs.block_weights.push_back(b.weight);
 
-  for (const auto& w : report.warnings) spdlog::warn("{}", w);
   if (report_out) *report_out = std::move(report);
   return db;
 }

@@ -11,6 +11,6 @@ int resampledFrameCount(int source_frames, double rate_in, double rate_out);
 
 // The clip at `rate`: output frame f samples source time f / rate; rotations slerp along the
 // shorter arc, translations interpolate linearly. Throws InputError for a rate <= 0.
-RawClip resampleClip(const RawClip& clip, double rate);
+RawClip resampleClip(RawClip clip, double rate);
 
 }  // namespace mm
