@@ -476,6 +476,12 @@ TEST_F(PassTest, InertializeMatchesInertializeJobAndSkipsDecayedCharacters) {
       glm::vec3 x = off_t[j], v = off_v[j];
       mmdb::decayOffset(x, v, crowd->params().inertialization_halflife, states[i].since_switch);
       EXPECT_LT(vecDistance(toVec3(g.velocity), toVec3(poses[i * joints + j].velocity) + v), 1e-4f) << "joint " << j;
+      // Shown angular velocity: offset rate + offset rotation applied to the pose's.
+      glm::vec3 rx = toVec3(offsets[i * joints + j].rotation), rv = off_w[j];
+      mmdb::decayOffset(rx, rv, crowd->params().inertialization_halflife, states[i].since_switch);
+      const glm::quat offset = glm::angleAxis(glm::length(rx), glm::normalize(rx));
+      const glm::vec3 shown = rv + offset * toVec3(poses[i * joints + j].angular_velocity);
+      EXPECT_LT(vecDistance(toVec3(g.angular_velocity), shown), 1e-4f) << "joint " << j;
     }
   }
 }
