@@ -48,6 +48,16 @@ std::vector<SkeletonPreset> makeBuiltinPresets() {
                      {0, 0, 1},
                      kCmuUnit,
                      {{"LHipJoint", "RHipJoint"}}});
+  // The CMU FBX exports (Blender, x100 armature over raw CMU units) use the naming above too.
+  // Mixamo: every name in the "mixamorig:" namespace; the hips' bind frame is the world's and
+  // files are in centimetres.
+  presets.push_back({"mixamo",
+                     {"mixamorig:Hips", "mixamorig:LeftFoot", "mixamorig:RightFoot",
+                      "mixamorig:LeftToeBase", "mixamorig:RightToeBase", "mixamorig:Spine2",
+                      "mixamorig:Hips"},
+                     {0, 0, 1},
+                     0.01,
+                     {}});
   return presets;
 }
 

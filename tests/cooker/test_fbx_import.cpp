@@ -1,6 +1,7 @@
 // Assimp import (FBX and others): known answers on scenes built here and written as glTF, the
 // Debian assimp test models, broken files, and the shared corpus (Geno, CMU FBX) when present.
 #include "cook/cook_database.h"
+#include "cook/skeleton_presets.h"
 #include "core/errors.h"
 #include "import/importer.h"
 
@@ -342,6 +343,37 @@ TEST(ImportDispatch, BvhGoesToTheBvhImporterWithOneTake) {
   EXPECT_DOUBLE_EQ(info.takes[0].frame_rate, 2.0);
   EXPECT_DOUBLE_EQ(info.takes[0].duration_s, 0.5);
   EXPECT_EQ(info.skeleton.names, std::vector<std::string>{"Hips"});
+}
+
+TEST(SkeletonPresets, MixamoNamesPickTheMixamoPreset) {
+  mm::Skeleton s;
+  const std::vector<std::string> names = {
+      "mixamorig:Hips",      "mixamorig:Spine",        "mixamorig:Spine1",      "mixamorig:Spine2",
+      "mixamorig:LeftUpLeg", "mixamorig:LeftLeg",      "mixamorig:LeftFoot",    "mixamorig:LeftToeBase",
+      "mixamorig:RightUpLeg", "mixamorig:RightLeg",    "mixamorig:RightFoot",   "mixamorig:RightToeBase"};
+  const std::vector<int> parents = {-1, 0, 1, 2, 0, 4, 5, 6, 0, 8, 9, 10};
+  for (size_t j = 0; j < names.size(); ++j) {
+    s.names.push_back(names[j]);
+    s.parents.push_back(parents[j]);
+    s.offsets.emplace_back(0, 10, 0);
+    s.bind_rotations.emplace_back(1, 0, 0, 0);
+  }
+  const mm::SkeletonRoles roles = mm::resolveRoles(s, {}, "mixamo clip");
+  EXPECT_EQ(roles.preset, "mixamo");
+  EXPECT_EQ(roles.joint(mm::Role::LeftToe), 7);
+  EXPECT_EQ(roles.joint(mm::Role::RightFoot), 10);
+  EXPECT_EQ(roles.joint(mm::Role::RootPosition), 3);
+  EXPECT_DOUBLE_EQ(roles.preset_unit_scale, 0.01);
+  EXPECT_EQ(roles.facing_axis, glm::vec3(0, 0, 1));
+}
+
+TEST(SkeletonPresets, CmuFbxNamesPickTheMotionBuilderCmuPreset) {
+  const std::string path = kShared + "/cmu-fbx/07_01_cmu.fbx";
+  if (!fs::exists(path)) GTEST_SKIP() << "shared corpus absent (" << path << ")";
+  const mm::SourceInfo info = mm::inspectSourceFile(path);
+  const mm::SkeletonRoles roles = mm::resolveRoles(info.skeleton, {}, "07_01");
+  EXPECT_EQ(roles.preset, "cmu-motionbuilder");
+  EXPECT_EQ(info.skeleton.names[roles.joint(mm::Role::LeftToe)], "LeftToeBase");
 }
 
 // --- Through mmcook ----------------------------------------------------------------------------
