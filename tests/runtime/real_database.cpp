@@ -1,0 +1,85 @@
+#include "real_database.h"
+
+#include "cook/cook_database.h"
+#include "write/database_writer.h"
+
+#include <mmdb/controller.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <memory>
+#include <random>
+
+namespace mmtest {
+
+namespace fs = std::filesystem;
+
+const RealDatabase* bandaiDatabase(std::string* why_absent) {
+  static std::unique_ptr<RealDatabase> cached;
+  static bool tried = false;
+  const fs::path dir = fs::path(MMDB_SHARED_DATA) / "bandai-1";
+  if (!tried) {
+    tried = true;
+    if (!fs::exists(dir)) {
+      if (why_absent) *why_absent = "no Bandai Namco corpus at " + dir.string();
+      return nullptr;
+    }
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(dir))
+      if (e.path().extension() == ".bvh") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    mm::CookRequest request;
+    for (const auto& f : files) {
+      mm::ClipSpec clip;
+      clip.source = f.string();
+      clip.source_label = f.filename().string();
+      request.clips.push_back(clip);
+    }
+    request.jobs = 2;
+    auto real = std::make_unique<RealDatabase>();
+    real->bytes = serializeAligned(mm::cookDatabase(request));
+    auto opened = mmdb::Database::fromMemory(real->bytes.data(), real->bytes.size());
+    if (!opened.ok()) {
+      if (why_absent) *why_absent = std::string("bandai-1 cooked but did not open: ") +
+                                    opened.error().message();
+      return nullptr;
+    }
+    real->db = std::move(opened.value());
+    cached = std::move(real);
+  }
+  if (!cached && why_absent && why_absent->empty())
+    *why_absent = "no Bandai Namco corpus at " + dir.string();
+  return cached.get();
+}
+
+void makeGameQueries(const mmdb::Database& db, uint32_t count, uint32_t seed,
+                     std::vector<std::vector<float>>& queries, std::vector<int32_t>& current) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> unit(0.f, 1.f);
+  const mmdb::ControllerSettings settings;
+  for (uint32_t i = 0; i < count; ++i) {
+    const uint32_t f = rng() % db.frameCount();
+    const mmdb::RootFrame& root = db.rootMotion()[f];
+    mmdb::CharacterState state;
+    state.velocity = {root.velocity.x, 0.f, root.velocity.z};
+    state.rotation = glm::quat(root.rotation.w, root.rotation.x, root.rotation.y, root.rotation.z);
+    state.angular_velocity = {root.angular_velocity.x, root.angular_velocity.y,
+                              root.angular_velocity.z};
+    // Stick: a direction and a speed from standing to a dash, facing where it points or a
+    // strafe direction.
+    const float heading = 6.2831853f * unit(rng), speed = 4.f * unit(rng) * unit(rng);
+    mmdb::StickInput stick;
+    stick.desired_velocity = {speed * std::sin(heading), 0.f, speed * std::cos(heading)};
+    const float facing = unit(rng) < 0.7f ? heading : 6.2831853f * unit(rng);
+    stick.desired_facing = {std::sin(facing), 0.f, std::cos(facing)};
+    float trajectory[mmdb::kTrajectoryFloats];
+    mmdb::predictTrajectory(state, stick, settings, trajectory);
+    std::vector<float> q(db.featureCount());
+    (void)mmdb::buildQuery(db, int32_t(f), trajectory, mmdb::Span<float>(q));
+    queries.push_back(std::move(q));
+    current.push_back(int32_t(f));
+  }
+}
+
+}  // namespace mmtest

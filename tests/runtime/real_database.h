@@ -1,0 +1,27 @@
+// A database cooked from the Bandai Namco corpus (../shared/data/bandai-1), for tests and
+// benchmarks that need real motion. Cooked once per process.
+#pragma once
+
+#include "synthetic_database.h"
+
+#include <mmdb/database.h>
+
+#include <string>
+#include <vector>
+
+namespace mmtest {
+
+struct RealDatabase {
+  mmtest::AlignedBytes bytes;
+  mmdb::Database db;
+};
+
+// nullptr when the corpus is absent (why: the folder looked at, in *why_absent).
+const RealDatabase* bandaiDatabase(std::string* why_absent);
+
+// Queries a game asks: the pose part of a playing row and a trajectory predicted by the
+// controller from that frame's root motion and a random stick. current[i] is the playing frame.
+void makeGameQueries(const mmdb::Database& db, uint32_t count, uint32_t seed,
+                     std::vector<std::vector<float>>& queries, std::vector<int32_t>& current);
+
+}  // namespace mmtest
