@@ -176,6 +176,7 @@ int runCookCommand(const CookCommandOptions& options) {
   CookRequest request =
       manifests ? readManifest(options.inputs[0]) : quickRequest(options.inputs);
   request.jobs = options.jobs;
+  checkWritable(options.output);  // fail before the cook, not after it
 
   CookReport report;
   CookedDatabase db;

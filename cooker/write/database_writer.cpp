@@ -204,16 +204,27 @@ void syncFolderOf(const std::string& path) {
   ::close(fd);
 }
 
-}  // namespace
-
-void writeFileAtomically(const std::string& path, const std::vector<uint8_t>& bytes) {
+int openTemporaryBeside(const std::string& path, std::string& temp_path) {
   struct stat info {};
   if (::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode))
     failWrite(path, "it is a folder", EISDIR);
-
-  std::string temp_path;
   const int fd = createTemporaryBeside(path, temp_path);
   if (fd < 0) failWrite(path, "cannot create a temporary file beside it", errno);
+  return fd;
+}
+
+}  // namespace
+
+void checkWritable(const std::string& path) {
+  std::string temp_path;
+  const int fd = openTemporaryBeside(path, temp_path);
+  ::close(fd);
+  ::unlink(temp_path.c_str());
+}
+
+void writeFileAtomically(const std::string& path, const std::vector<uint8_t>& bytes) {
+  std::string temp_path;
+  const int fd = openTemporaryBeside(path, temp_path);
 
   const auto abandon = [&](const std::string& step, int error) {
     ::close(fd);

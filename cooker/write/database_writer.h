@@ -22,4 +22,9 @@ std::vector<uint8_t> serializeDatabase(const CookedDatabase& db);
 // file at `path` is untouched and no temporary file is left behind.
 void writeFileAtomically(const std::string& path, const std::vector<uint8_t>& bytes);
 
+// Checks, before a long cook, that writeFileAtomically(path, ...) can create its temporary file
+// (the folder exists and is writable, `path` is not a folder). Throws the same InputError it
+// would; leaves nothing behind.
+void checkWritable(const std::string& path);
+
 }  // namespace mm

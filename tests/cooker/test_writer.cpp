@@ -446,6 +446,23 @@ TEST_F(AtomicWrite, SystemFolderIsInputError) {
   EXPECT_THROW(mm::writeFileAtomically("/proc/self/out.mmdb", {'a'}), mm::InputError);
 }
 
+TEST_F(AtomicWrite, CheckWritableLeavesNothingBehind) {
+  mm::checkWritable((folder_ / "out.mmdb").string());
+  EXPECT_EQ(entryCount(), 0u);
+  const std::string missing = (folder_ / "missing" / "out.mmdb").string();
+  try {
+    mm::checkWritable(missing);
+    FAIL() << "expected InputError";
+  } catch (const mm::InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "cannot write '" + missing + "': cannot create a temporary file beside it: No such "
+              "file or directory; check that the folder exists, is writable and has free space, "
+              "or choose another output path with -o");
+  }
+  EXPECT_THROW(mm::checkWritable(folder_.string()), mm::InputError);
+  EXPECT_EQ(entryCount(), 0u);
+}
+
 // Replacing needs a writable folder, not a writable file: a read-only output is replaced.
 TEST_F(AtomicWrite, ReadOnlyExistingFileIsReplaced) {
   const fs::path out = folder_ / "out.mmdb";
