@@ -5,6 +5,7 @@
 #include "cook/velocities.h"
 #include "core/errors.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace mm {
@@ -53,11 +54,15 @@ std::vector<CookedRootFrame> RootMotionExtractor::run(const RawClip& clip,
     position[f].y = 0;
   }
   const int pw = fitFilterWindow(position_window, n, clip.name, "root position", warnings);
+  const int fw = fitFilterWindow(facing_window, n, clip.name, "facing", warnings);
+  if (std::min(pw, fw) <= order)
+    throw InputError("clip " + clip.name + " (" + clip.source_path + ") has " + std::to_string(n) +
+                     " frames, too few for a Savitzky-Golay filter of order " +
+                     std::to_string(order) + ": lower savitzky_golay_order or leave the clip out");
   position = SavitzkyGolayFilter(pw, order).apply(position);
   for (auto& p : position) p.y = 0;
 
   std::vector<glm::vec3> facing = projectedFacing(clip, roles.joint(Role::Facing), roles.facing_axis);
-  const int fw = fitFilterWindow(facing_window, n, clip.name, "facing", warnings);
   facing = SavitzkyGolayFilter(fw, order).apply(facing);
 
   std::vector<glm::quat> rotation(n);

@@ -5,6 +5,7 @@
 #include "cook/pose_math.h"
 #include "cook/root_motion.h"
 #include "cook/skeleton_presets.h"
+#include "core/errors.h"
 
 #include <gtest/gtest.h>
 
@@ -258,6 +259,39 @@ TEST(CookMotion, SettingsBecomeFramesAtTheDatabaseRate) {
   EXPECT_EQ(d.contact_median_frames, 6);
   EXPECT_EQ(d.trailing_unmatchable_frames, 20);
   EXPECT_EQ(d.trajectory_frames, (std::array<int, 3>{20, 40, 60}));
+}
+
+}  // namespace
+}  // namespace mm
+
+namespace mm {
+namespace {
+
+TEST(CookMotion, ClipsTooShortForTheFilterAreErrorsNamingThem) {
+  RawClip clip = straightWalk();
+  clip.frame_count = 4;
+  clip.rotations.resize(4 * kJoints);
+  clip.translations.resize(4 * kJoints);
+  try {
+    cookClipMotion(clip, roles(clip), ClipStageSettings{});
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("clip synthetic (synthetic.bvh) has 4 frames"),
+              std::string::npos)
+        << e.what();
+  }
+  clip = straightWalk();
+  clip.frame_count = 6;
+  clip.rotations.resize(6 * kJoints);
+  clip.translations.resize(6 * kJoints);
+  ClipStageSettings high_order;
+  high_order.order = 5;
+  try {
+    cookClipMotion(clip, roles(clip), high_order);
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("order 5"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
