@@ -23,6 +23,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cerrno>
 #include <charconv>
@@ -296,15 +297,21 @@ const char* readShortDigits(const char* s, uint64_t& mantissa, int& exponent) {
 // float or, at worst, its neighbour. Anything else returns nullptr and goes to std::from_chars.
 // Returns the end of the number.
 const char* parseShortDecimal(const char* p, const char* end, double& out) {
-  static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                      1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-                                      1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-  static constexpr double kNegativePow10[] = {1e0,   1e-1,  1e-2,  1e-3,  1e-4,  1e-5,
-                                              1e-6,  1e-7,  1e-8,  1e-9,  1e-10, 1e-11,
-                                              1e-12, 1e-13, 1e-14, 1e-15, 1e-16, 1e-17,
-                                              1e-18, 1e-19, 1e-20, 1e-21, 1e-22};
+  // Powers of ten from 10^-22 to 10^22, positive then negated: one multiply applies both.
+  static constexpr auto kScale = [] {
+    std::array<std::array<double, 45>, 2> scale{};
+    double up = 1, down = 1;
+    scale[0][22] = 1;
+    for (int e = 1; e <= 22; ++e) {
+      up *= 10;  // exact up to 10^22
+      down = 1 / up;
+      scale[0][22 + e] = up;
+      scale[0][22 - e] = down;
+    }
+    for (int e = 0; e < 45; ++e) scale[1][e] = -scale[0][e];
+    return scale;
+  }();
   constexpr uint64_t kMantissaLimit = uint64_t{1} << 53;
-  static constexpr double kSign[] = {1.0, -1.0};
   if (p == end) return nullptr;
   // Signs are as often '-' as not: no branch on them.
   const bool negative = *p == '-';
@@ -337,9 +344,7 @@ const char* parseShortDecimal(const char* p, const char* end, double& out) {
     exponent += negative_exponent ? -e : e;
   }
   if (mantissa > kMantissaLimit || exponent < -22 || exponent > 22) return nullptr;
-  double v = static_cast<double>(mantissa);
-  v *= exponent < 0 ? kNegativePow10[-exponent] : kPow10[exponent];
-  out = v * kSign[negative];
+  out = static_cast<double>(mantissa) * kScale[negative][exponent + 22];
   return s;
 }
 
@@ -366,6 +371,48 @@ void sinCos(float x, float& sin_out, float& cos_out) {
   const bool odd = quadrant & 1;
   sin_out = (odd ? c : s) * kSign[(quadrant >> 1) & 1];
   cos_out = (odd ? s : c) * kSign[((quadrant + 1) >> 1) & 1];
+}
+
+// sinCos over n angles (n a multiple of 4), four at a time where SSE2 is there: the same
+// polynomials, with the quadrant reduction done in float (pi/2 in three parts, exact products
+// for |x| < 8192; larger angles take the scalar path).
+void sinCosBatch(const float* x, float* sin_out, float* cos_out, size_t n) {
+  size_t i = 0;
+#if defined(__SSE2__)
+  const __m128 two_over_pi = _mm_set1_ps(0.63661977236758134308f);
+  const __m128 abs_mask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
+  for (; i < n; i += 4) {
+    const __m128 v = _mm_loadu_ps(x + i);
+    if (_mm_movemask_ps(_mm_cmpge_ps(_mm_and_ps(v, abs_mask), _mm_set1_ps(8192.0f))) != 0) {
+      for (size_t k = i; k < i + 4; ++k) sinCos(x[k], sin_out[k], cos_out[k]);
+      continue;
+    }
+    const __m128i quadrant = _mm_cvtps_epi32(_mm_mul_ps(v, two_over_pi));  // round to nearest
+    const __m128 q = _mm_cvtepi32_ps(quadrant);
+    __m128 r = _mm_sub_ps(v, _mm_mul_ps(q, _mm_set1_ps(1.5703125f)));
+    r = _mm_sub_ps(r, _mm_mul_ps(q, _mm_set1_ps(4.837512969970703125e-4f)));
+    r = _mm_sub_ps(r, _mm_mul_ps(q, _mm_set1_ps(7.54978995489188216e-8f)));
+    const __m128 r2 = _mm_mul_ps(r, r);
+    __m128 sp = _mm_add_ps(_mm_mul_ps(r2, _mm_set1_ps(-1.9515295891e-4f)), _mm_set1_ps(8.3321608736e-3f));
+    sp = _mm_add_ps(_mm_mul_ps(sp, r2), _mm_set1_ps(-1.6666654611e-1f));
+    const __m128 sr = _mm_add_ps(r, _mm_mul_ps(_mm_mul_ps(r, r2), sp));
+    __m128 cp = _mm_add_ps(_mm_mul_ps(r2, _mm_set1_ps(2.443315711809948e-5f)), _mm_set1_ps(-1.388731625493765e-3f));
+    cp = _mm_add_ps(_mm_mul_ps(cp, r2), _mm_set1_ps(4.166664568298827e-2f));
+    const __m128 cr = _mm_add_ps(_mm_sub_ps(_mm_set1_ps(1.0f), _mm_mul_ps(_mm_set1_ps(0.5f), r2)),
+                                 _mm_mul_ps(_mm_mul_ps(r2, r2), cp));
+    // Odd quadrants swap sine and cosine; bit 1 of q (of q + 1) negates the sine (the cosine).
+    const __m128 odd = _mm_castsi128_ps(
+        _mm_cmpeq_epi32(_mm_and_si128(quadrant, _mm_set1_epi32(1)), _mm_set1_epi32(1)));
+    const __m128 sin_sign = _mm_castsi128_ps(_mm_slli_epi32(_mm_and_si128(quadrant, _mm_set1_epi32(2)), 30));
+    const __m128 cos_sign = _mm_castsi128_ps(_mm_slli_epi32(
+        _mm_and_si128(_mm_add_epi32(quadrant, _mm_set1_epi32(1)), _mm_set1_epi32(2)), 30));
+    const __m128 sin_v = _mm_or_ps(_mm_and_ps(odd, cr), _mm_andnot_ps(odd, sr));
+    const __m128 cos_v = _mm_or_ps(_mm_and_ps(odd, sr), _mm_andnot_ps(odd, cr));
+    _mm_storeu_ps(sin_out + i, _mm_xor_ps(sin_v, sin_sign));
+    _mm_storeu_ps(cos_out + i, _mm_xor_ps(cos_v, cos_sign));
+  }
+#endif
+  for (; i < n; ++i) sinCos(x[i], sin_out[i], cos_out[i]);
 }
 
 // q * (cos + sin * axis): the general product with the zero terms left out.
@@ -564,7 +611,11 @@ class MotionReader {
         h_(h),
         clip_(clip),
         values_(static_cast<size_t>(h.channel_count)),
-        starts_(static_cast<size_t>(h.channel_count)) {}
+        starts_(static_cast<size_t>(h.channel_count)),
+        rotation_columns_(rotationColumns(h)),
+        half_((rotation_columns_.size() + 3) / 4 * 4),
+        sin_(half_.size()),
+        cos_(half_.size()) {}
 
   int read(int64_t declared_frames) {
     const char* p = in_.pos();
@@ -574,9 +625,8 @@ class MotionReader {
     const int channels = h_.channel_count;
     int frames = 0;
     for (; p < end; ++line) {
-      const char* eol = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
-      if (!eol) eol = end;
-      const int count = findNumbers(p, eol, end);
+      const char* eol = end;
+      const int count = scanLine(p, end, eol);
       if (count > 0) {  // else a blank line
         if (count != channels) badCount(count, eol == end, line, frames);
         // Token starts are known: the numbers parse independently of each other.
@@ -651,60 +701,76 @@ class MotionReader {
                                frame, count, channels, kHintFrames));
   }
 
-  // Finds where each number of the line [begin, eol) starts, sixteen bytes at a time; keeps the
-  // first channel_count starts and returns how many there are.
-  int findNumbers(const char* begin, const char* eol, const char* end) {
+  // Finds the end of the line that starts at `begin` (its '\n', or `end`) and where each of its
+  // numbers starts, 64 bytes at a time. Keeps the first channel_count starts; returns how many.
+  int scanLine(const char* begin, const char* end, const char*& eol) {
     const int channels = h_.channel_count;
     int count = 0;
-    uint32_t previous_separator = 1;
-    for (const char* block = begin; block < eol; block += 16) {
-      const auto n = static_cast<int>(std::min<ptrdiff_t>(16, eol - block));
-      uint32_t separator = separatorMask(block, n, end) | (0xFFFFu << n & 0xFFFFu);
-      uint32_t starts = ~separator & ((separator << 1) | previous_separator) & 0xFFFFu;
-      previous_separator = separator >> 15;
+    uint64_t previous_separator = 1;
+    for (const char* block = begin;; block += 64) {
+      uint64_t separator = 0, newline = 0;
+      classify(block, end, separator, newline);
+      if (newline) separator |= ~uint64_t{0} << std::countr_zero(newline);  // past the line
+      uint64_t starts = ~separator & ((separator << 1) | previous_separator);
+      previous_separator = separator >> 63;
       for (; starts; starts &= starts - 1, ++count)
         if (count < channels) starts_[static_cast<size_t>(count)] = block + std::countr_zero(starts);
+      if (newline) {
+        eol = std::min(block + std::countr_zero(newline), end);
+        return count;
+      }
     }
-    return count;
   }
 
-  // Bit i set when block[i] separates numbers (space, tab, CR, VT, FF); only bits below n count.
-  static uint32_t separatorMask(const char* block, int n, const char* end) {
+  // For the 64 bytes at `block`: bit i of `separator` when block[i] separates numbers (space,
+  // tab, CR, VT, FF, '\n'), of `newline` when it is '\n'. Bytes at or past `end` count as '\n'.
+  static void classify(const char* block, const char* end, uint64_t& separator, uint64_t& newline) {
+    if (end - block < 64) {  // the file's last bytes: classify a padded copy
+      char padded[64];
+      std::memset(padded, '\n', sizeof padded);
+      std::memcpy(padded, block, static_cast<size_t>(end - block));
+      classify(padded, padded + sizeof padded, separator, newline);
+      return;
+    }
 #if defined(__SSE2__)
-    if (end - block >= 16) {
-      const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block));
+    for (int part = 0; part < 4; ++part) {
+      const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 16 * part));
       const __m128i space = _mm_cmpeq_epi8(bytes, _mm_set1_epi8(' '));
-      // '\t'..'\r' are 9..13 ('\n' never occurs inside a line): byte - 9 <= 4, unsigned.
+      // '\t', '\n', '\v', '\f', '\r' are 9..13: byte - 9 <= 4, unsigned.
       const __m128i shifted = _mm_sub_epi8(bytes, _mm_set1_epi8(9));
       const __m128i control = _mm_cmpeq_epi8(_mm_min_epu8(shifted, _mm_set1_epi8(4)), shifted);
-      return static_cast<uint32_t>(_mm_movemask_epi8(_mm_or_si128(space, control)));
+      const auto sep = static_cast<uint16_t>(_mm_movemask_epi8(_mm_or_si128(space, control)));
+      const auto nl = static_cast<uint16_t>(
+          _mm_movemask_epi8(_mm_cmpeq_epi8(bytes, _mm_set1_epi8('\n'))));
+      separator |= uint64_t{sep} << (16 * part);
+      newline |= uint64_t{nl} << (16 * part);
     }
 #else
-    (void)end;
+    for (int i = 0; i < 64; ++i) {
+      separator |= uint64_t{isSpace(block[i])} << i;
+      newline |= uint64_t{block[i] == '\n'} << i;
+    }
 #endif
-    uint32_t mask = 0;
-    for (int i = 0; i < n; ++i)
-      if (isBlank(block[i])) mask |= 1u << i;
-    return mask;
   }
 
   void storeFrame() {
     const size_t joints = h_.skeleton.names.size();
     if (clip_.rotations.size() + joints > kMaxSamples)
       in_.fail("the clip holds more frames times joints than a cook can handle; split the file");
+    // Sines and cosines first, in one independent run, then the products that need them.
+    constexpr float kHalfDegreeInRadians = 3.14159265358979323846f / 360.0f;
+    for (size_t i = 0; i < rotation_columns_.size(); ++i)
+      half_[i] = values_[rotation_columns_[i]] * kHalfDegreeInRadians;
+    sinCosBatch(half_.data(), sin_.data(), cos_.data(), half_.size());
     const size_t base = clip_.rotations.size();
     clip_.rotations.resize(base + joints);
     clip_.translations.resize(base + joints);
-    constexpr float kHalfDegreeInRadians = 3.14159265358979323846f / 360.0f;
+    size_t i = 0;
     for (size_t j = 0; j < joints; ++j) {
       const JointChannels& jc = h_.channels[j];
       glm::quat q(1.0f, 0.0f, 0.0f, 0.0f);
-      for (int r = 0; r < jc.rotation_count; ++r) {  // listed order: R = R0 * R1 * R2
-        const float half = values_[static_cast<size_t>(jc.rotation_column[r])] * kHalfDegreeInRadians;
-        float sin_half = 0, cos_half = 1;
-        sinCos(half, sin_half, cos_half);
-        q = timesAxisRotation(q, jc.rotation_axis[r], sin_half, cos_half);
-      }
+      for (int r = 0; r < jc.rotation_count; ++r, ++i)  // listed order: R = R0 * R1 * R2
+        q = timesAxisRotation(q, jc.rotation_axis[r], sin_[i], cos_[i]);
       glm::vec3 t = h_.skeleton.offsets[j];
       for (int axis = 0; axis < 3; ++axis)
         if (jc.position_column[axis] >= 0) t[axis] = values_[static_cast<size_t>(jc.position_column[axis])];
@@ -713,11 +779,22 @@ class MotionReader {
     }
   }
 
+  // The rotation channels' columns, joint by joint in listed order.
+  static std::vector<size_t> rotationColumns(const Hierarchy& h) {
+    std::vector<size_t> columns;
+    for (const JointChannels& jc : h.channels)
+      for (int r = 0; r < jc.rotation_count; ++r)
+        columns.push_back(static_cast<size_t>(jc.rotation_column[r]));
+    return columns;
+  }
+
   Cursor& in_;
   const Hierarchy& h_;
   RawClip& clip_;
   std::vector<float> values_;  // one frame line
   std::vector<const char*> starts_;  // where its numbers start
+  std::vector<size_t> rotation_columns_;
+  std::vector<float> half_, sin_, cos_;  // half angles per rotation channel, padded to 4
 };
 
 void checkFrameCount(const Cursor& in, const MotionHeader& h, int frames) {

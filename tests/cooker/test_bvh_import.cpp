@@ -266,6 +266,31 @@ TEST(BvhImport, NumbersMatchFromChars) {
   }
 }
 
+// Rotations over the whole range of angles (and far outside it) against libm in double.
+TEST(BvhImport, RotationsMatchLibmOverAllAngles) {
+  std::vector<float> degrees;
+  for (int i = -4000; i <= 4000; ++i) degrees.push_back(static_cast<float>(i) * 0.4537f);
+  for (float big : {1e4f, -3.3e5f, 9.9e5f, 2e6f, -4.7e7f, 1e9f}) degrees.push_back(big);
+  std::string text =
+      "HIERARCHY\nROOT Hips\n{\nOFFSET 0 0 0\nCHANNELS 3 Xrotation Yrotation Zrotation\n}\n"
+      "MOTION\nFrames: " + std::to_string(degrees.size()) + "\nFrame Time: 0.5\n";
+  char buffer[128];
+  for (float d : degrees) {
+    std::snprintf(buffer, sizeof buffer, "%.9g 0 0\n", d);
+    text += buffer;
+  }
+  const mm::RawClip clip = mm::parseBvh(text, "angles.bvh");
+  ASSERT_EQ(clip.frame_count, static_cast<int>(degrees.size()));
+  for (size_t f = 0; f < degrees.size(); ++f) {
+    const float half = degrees[f] * (3.14159265358979323846f / 360.0f);
+    const glm::quat& q = clip.rotation(static_cast<int>(f), 0);
+    EXPECT_NEAR(q.w, std::cos(static_cast<double>(half)), 1e-6) << degrees[f];
+    EXPECT_NEAR(q.x, std::sin(static_cast<double>(half)), 1e-6) << degrees[f];
+    EXPECT_EQ(q.y, 0.0f);
+    EXPECT_EQ(q.z, 0.0f);
+  }
+}
+
 TEST(BvhImport, TinyNumbersUnderflowToZero) {
   const mm::RawClip clip = mm::parseBvh(oneJoint("1 Xposition", "1e-999"), "tiny.bvh");
   EXPECT_EQ(clip.translation(0, 0).x, 0.0f);
