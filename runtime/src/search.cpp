@@ -1,7 +1,7 @@
 // Exhaustive and bounds-pruned search. Both accumulate every candidate's cost with rowCost() (or
 // blockCosts(), which computes the same floats), so they agree bit for bit; the pruned search
-// skips a box only when a partial sum of its bound reaches best, and the bound <= rowCost()
-// holds in float for every frame in the box (see boxBoundBelow).
+// skips a box only when its bound reaches best, and the bound <= rowCost() holds in float for
+// every frame in the box (see boxTerm).
 #include "mmdb/search.h"
 
 #include <algorithm>
@@ -39,22 +39,59 @@ inline void blockCosts(const float* query, const float* rows, uint32_t stride, u
   for (uint32_t k = 0; k < kBlock; ++k) out[k] = acc[k];
 }
 
-// Whether a lower bound of rowCost() for any row inside [lo, hi] per column. Per column the distance
+// A lower bound of rowCost() for any row inside [lo, hi] per column. Per column the distance
 // to the box is at most |query - row| after rounding (float subtraction is monotone and
 // symmetric), so each squared term, and each partial sum in the same order, is no larger.
-// The partial sums only grow, so it may stop as soon as one reaches `best` (the box is pruned).
-inline bool boxBoundBelow(const float* query, const float* lo, const float* hi, uint32_t n,
-                          float start, float best) noexcept {
-  float acc = start;
+inline float boxTerm(float q, float lo, float hi) noexcept {
+  // lo <= hi (open checks every feature lies inside its boxes), so at most one is positive.
+  const float d = std::max(std::max(lo - q, q - hi), 0.f);
+  return d * d;
+}
+
+// Bounds of K consecutive boxes (rows `stride` apart), each summed in column order like
+// boxBound of one box would be; interleaved only to overlap the additions.
+template <uint32_t K>
+inline void boxBounds(const float* query, const float* lo, const float* hi, uint32_t stride,
+                      uint32_t n, float start, float* out) noexcept {
+  float acc[K];
+  for (uint32_t k = 0; k < K; ++k) acc[k] = start;
   for (uint32_t c = 0; c < n; ++c) {
     const float q = query[c];
-    // lo <= hi (open checks every feature lies inside its boxes), so at most one is positive.
-    const float d = std::max(std::max(lo[c] - q, q - hi[c]), 0.f);
-    acc += d * d;
-    if (acc >= best) return false;
+    for (uint32_t k = 0; k < K; ++k)
+      acc[k] += boxTerm(q, lo[size_t(k) * stride + c], hi[size_t(k) * stride + c]);
   }
-  return true;
+  for (uint32_t k = 0; k < K; ++k) out[k] = acc[k];
 }
+
+// Box bounds computed K boxes at a time, ahead of the scan (a bound does not depend on the
+// best cost, so comparing it later with a smaller best is still sound). No allocation.
+template <uint32_t K>
+struct BoundWindow {
+  const float* query;
+  const float* lo;
+  const float* hi;
+  uint32_t stride, n, boxes;
+  float start;
+  uint32_t first = 0, count = 0;
+  float bound[K];
+
+  float get(uint32_t box) noexcept {
+    if (box - first >= count) fill(box);  // unsigned: also refills when box < first
+    return bound[box - first];
+  }
+  void fill(uint32_t box) noexcept {
+    first = box;
+    count = std::min(K, boxes - box);
+    const size_t row = size_t(box) * stride;
+    if (count == K) {
+      boxBounds<K>(query, lo + row, hi + row, stride, n, start, bound);
+      return;
+    }
+    for (uint32_t k = 0; k < count; ++k)
+      boxBounds<1>(query, lo + row + size_t(k) * stride, hi + row + size_t(k) * stride, stride,
+                   n, start, bound + k);
+  }
+};
 
 struct Scan {
   const float* query;
@@ -167,10 +204,11 @@ Result<SearchResult> searchPruned(const Database& db, const SearchRequest& reque
   Scan scan = startScan(db, request);
   const uint32_t n = scan.n, stride = scan.stride;
   const uint32_t small = db.boundsSmallSize(), large = db.boundsLargeSize();
-  const float* small_min = db.boundsSmallMin().data();
-  const float* small_max = db.boundsSmallMax().data();
-  const float* large_min = db.boundsLargeMin().data();
-  const float* large_max = db.boundsLargeMax().data();
+  const uint32_t frames = db.frameCount();
+  BoundWindow<8> large_bounds{scan.query, db.boundsLargeMin().data(), db.boundsLargeMax().data(),
+                              stride, n, (frames + large - 1) / large, scan.transition};
+  BoundWindow<4> small_bounds{scan.query, db.boundsSmallMin().data(), db.boundsSmallMax().data(),
+                              stride, n, (frames + small - 1) / small, scan.transition};
 
   // Ranges are sorted, so frames are visited in increasing order as in the exhaustive scan: a
   // skipped frame could only tie a best found earlier, which has the lower index.
@@ -181,22 +219,14 @@ Result<SearchResult> searchPruned(const Database& db, const SearchRequest& reque
     while (f < end) {
       const uint32_t lb = f / large;
       const uint32_t large_end = std::min(end, (lb + 1) * large);
-      const size_t lrow = size_t(lb) * stride;
-      if (!boxBoundBelow(scan.query, large_min + lrow, large_max + lrow, n, scan.transition,
-                         scan.best_cost)) {
+      if (large_bounds.get(lb) >= scan.best_cost) {
         f = large_end;
         continue;
       }
       while (f < large_end) {
         const uint32_t sb = f / small;
         const uint32_t small_end = std::min(large_end, (sb + 1) * small);
-        const size_t srow = size_t(sb) * stride;
-        if (!boxBoundBelow(scan.query, small_min + srow, small_max + srow, n, scan.transition,
-                           scan.best_cost)) {
-          f = small_end;
-          continue;
-        }
-        scan.considerRun(f, small_end);
+        if (small_bounds.get(sb) < scan.best_cost) scan.considerRun(f, small_end);
         f = small_end;
       }
     }
