@@ -300,27 +300,35 @@ Status checkSemantics(const fb::Database& db) {
   return {};
 }
 
+// An unaligned little-endian read (the offsets come from an untrusted buffer).
+template <class T>
+T load(const uint8_t* p) {
+  T value;
+  std::memcpy(&value, p, sizeof(T));
+  return value;
+}
+
 // Reads the version without trusting the buffer: it must be checked before the verifier so a
 // file from another major gets the re-cook message rather than "corrupt".
 Status checkVersion(const uint8_t* bytes, size_t size) {
   // Root table offset, then the vtable; the version is field 0 (a 4-byte struct).
-  const uint32_t root = flatbuffers::ReadScalar<uint32_t>(bytes);
+  const uint32_t root = load<uint32_t>(bytes);
   if (uint64_t(root) + 4 > size) return Error(ErrorCode::Corrupt, "root table outside the file");
-  const int32_t vt_rel = flatbuffers::ReadScalar<int32_t>(bytes + root);
+  const int32_t vt_rel = load<int32_t>(bytes + root);
   const int64_t vt = int64_t(root) - vt_rel;
   if (vt < 0 || uint64_t(vt) + 4 > size) return Error(ErrorCode::Corrupt, "vtable outside the file");
-  const uint16_t vt_size = flatbuffers::ReadScalar<uint16_t>(bytes + vt);
-  const uint16_t table_size = flatbuffers::ReadScalar<uint16_t>(bytes + vt + 2);
+  const uint16_t vt_size = load<uint16_t>(bytes + vt);
+  const uint16_t table_size = load<uint16_t>(bytes + vt + 2);
   if (uint64_t(vt) + vt_size > size || uint64_t(root) + table_size > size)
     return Error(ErrorCode::Corrupt, "vtable outside the file");
   uint16_t major = 0, minor = 0;
   if (vt_size >= 6) {
-    const uint16_t field = flatbuffers::ReadScalar<uint16_t>(bytes + vt + 4);
+    const uint16_t field = load<uint16_t>(bytes + vt + 4);
     if (field != 0) {
       if (uint32_t(field) + 4 > table_size)
         return Error(ErrorCode::Corrupt, "schema version outside the root table");
-      major = flatbuffers::ReadScalar<uint16_t>(bytes + root + field);
-      minor = flatbuffers::ReadScalar<uint16_t>(bytes + root + field + 2);
+      major = load<uint16_t>(bytes + root + field);
+      minor = load<uint16_t>(bytes + root + field + 2);
     }
   }
   if (major != kSchemaMajor)
