@@ -75,6 +75,10 @@ struct BoundWindow {
   uint32_t first = 0, count = 0;
   float bound[K];
 
+  BoundWindow(const float* query_, const float* lo_, const float* hi_, uint32_t stride_,
+              uint32_t n_, uint32_t boxes_, float start_) noexcept
+      : query(query_), lo(lo_), hi(hi_), stride(stride_), n(n_), boxes(boxes_), start(start_) {}
+
   float get(uint32_t box) noexcept {
     if (box - first >= count) fill(box);  // unsigned: also refills when box < first
     return bound[box - first];
@@ -205,10 +209,10 @@ Result<SearchResult> searchPruned(const Database& db, const SearchRequest& reque
   const uint32_t n = scan.n, stride = scan.stride;
   const uint32_t small = db.boundsSmallSize(), large = db.boundsLargeSize();
   const uint32_t frames = db.frameCount();
-  BoundWindow<8> large_bounds{scan.query, db.boundsLargeMin().data(), db.boundsLargeMax().data(),
-                              stride, n, (frames + large - 1) / large, scan.transition};
-  BoundWindow<4> small_bounds{scan.query, db.boundsSmallMin().data(), db.boundsSmallMax().data(),
-                              stride, n, (frames + small - 1) / small, scan.transition};
+  BoundWindow<8> large_bounds(scan.query, db.boundsLargeMin().data(), db.boundsLargeMax().data(),
+                              stride, n, (frames + large - 1) / large, scan.transition);
+  BoundWindow<4> small_bounds(scan.query, db.boundsSmallMin().data(), db.boundsSmallMax().data(),
+                              stride, n, (frames + small - 1) / small, scan.transition);
 
   // Ranges are sorted, so frames are visited in increasing order as in the exhaustive scan: a
   // skipped frame could only tie a best found earlier, which has the lower index.
