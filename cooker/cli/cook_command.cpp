@@ -42,9 +42,10 @@ class ProgressLine {
     if (!enabled_) return {};
     return [this](int done, int total) {
       std::lock_guard lock(mutex_);
-      std::fprintf(stderr, "\rcooking %d/%d clips", done, total);
+      std::fprintf(stderr, "\rcooking %d/%d clips\033[K", done, total);
+      if (done == total) std::fprintf(stderr, "\r\033[K");
       std::fflush(stderr);
-      shown_ = true;
+      shown_ = done != total;
     };
   }
   void clear() {

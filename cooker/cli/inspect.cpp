@@ -111,7 +111,7 @@ std::vector<Section> sections(const fb::Database& db) {
   };
 }
 
-double durationSeconds(uint32_t frames, float rate) { return rate > 0 ? frames / rate : 0.0; }
+double durationSeconds(uint32_t frames, float rate) { return rate > 0 ? double(frames) / rate : 0.0; }
 
 void printText(const std::string& path, const mmdb::Database& database, std::ostream& out) {
   const fb::Database& db = *database.flatbuffer();
@@ -162,7 +162,7 @@ void printText(const std::string& path, const mmdb::Database& database, std::ost
                   str(c->name()).c_str(), c->first_frame(), last, c->frame_count(),
                   durationSeconds(c->frame_count(), db.frame_rate()), c->source_index());
     if (!str(c->take()).empty()) out << " take '" << str(c->take()) << "'";
-    out << format(" source frames %u..%u at %g Hz", c->source_first_frame(),
+    out << format(", source frames %u..%u at %g Hz", c->source_first_frame(),
                   c->source_first_frame() + c->source_frame_count() - (c->source_frame_count() ? 1 : 0),
                   c->source_frame_rate());
     if (c->mirrored()) out << format(", mirror of clip %d", c->mirror_of());

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 namespace mm {
 
@@ -73,6 +74,22 @@ JsonWriter& JsonWriter::value(double number) {
   } else {
     char buffer[32];
     std::snprintf(buffer, sizeof(buffer), "%.9g", number);
+    out_ << buffer;
+  }
+  done_ = stack_.empty();
+  return *this;
+}
+
+JsonWriter& JsonWriter::value(float number) {
+  beforeValue();
+  if (!std::isfinite(number)) {
+    out_ << "null";
+  } else {
+    char buffer[32];
+    for (int precision = 6; precision <= 9; ++precision) {
+      std::snprintf(buffer, sizeof(buffer), "%.*g", precision, static_cast<double>(number));
+      if (std::strtof(buffer, nullptr) == number) break;
+    }
     out_ << buffer;
   }
   done_ = stack_.empty();

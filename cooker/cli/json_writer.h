@@ -25,7 +25,7 @@ class JsonWriter {
   JsonWriter& value(const char* text) { return value(std::string_view(text)); }
   JsonWriter& value(const std::string& text) { return value(std::string_view(text)); }
   JsonWriter& value(double number);
-  JsonWriter& value(float number) { return value(static_cast<double>(number)); }
+  JsonWriter& value(float number);  // the shortest text that reads back as the same float
   JsonWriter& value(int64_t number);
   JsonWriter& value(uint64_t number);
   JsonWriter& value(int number) { return value(static_cast<int64_t>(number)); }

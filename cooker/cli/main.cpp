@@ -9,6 +9,8 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -17,7 +19,8 @@ namespace {
 
 void setUpLogging(bool quiet, bool verbose) {
   auto logger = spdlog::stderr_color_mt("mmcook");
-  logger->set_pattern("%^%l%$: %v");
+  // On a terminal a message first erases the progress line it may interrupt.
+  logger->set_pattern(::isatty(STDERR_FILENO) ? "\r\033[K%^%l%$: %v" : "%^%l%$: %v");
   logger->set_level(quiet ? spdlog::level::err
                           : verbose ? spdlog::level::debug : spdlog::level::info);
   spdlog::set_default_logger(logger);

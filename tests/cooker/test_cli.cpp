@@ -1,5 +1,7 @@
 // mmcook end to end: the real executable on generated motion files, checking exit codes, the
 // exact error text a user sees, and that a failed cook never creates or touches an output file.
+#include "cli/json_writer.h"
+
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
@@ -318,6 +320,39 @@ class JsonReader {
   const std::string& s_;
   size_t i_ = 0;
 };
+
+TEST(JsonWriter, EscapesAndNestsIntoValidJson) {
+  std::ostringstream out;
+  {
+    mm::JsonWriter json(out);
+    json.beginObject();
+    json.field("quote\"back\\slash", std::string("tab\tnew\nline\x01\x7f"));
+    json.field("latin1", std::string("caf\xe9"));
+    json.field("utf8", std::string("caf\xc3\xa9"));
+    json.field("float", 0.15f).field("double", 0.1).field("nan", std::nan(""));
+    json.field("big", uint64_t{18446744073709551615ull}).field("negative", -3);
+    json.key("empty").beginArray().endArray();
+    json.key("list").beginArray().value(true).null().beginObject().endObject().endArray();
+    json.endObject();
+  }
+  EXPECT_EQ(out.str(),
+            "{\n"
+            "  \"quote\\\"back\\\\slash\": \"tab\\tnew\\nline\\u0001\\u007f\",\n"
+            "  \"latin1\": \"caf\\ufffd\",\n"
+            "  \"utf8\": \"caf\xc3\xa9\",\n"
+            "  \"float\": 0.15,\n"
+            "  \"double\": 0.1,\n"
+            "  \"nan\": null,\n"
+            "  \"big\": 18446744073709551615,\n"
+            "  \"negative\": -3,\n"
+            "  \"empty\": [],\n"
+            "  \"list\": [\n"
+            "    true,\n"
+            "    null,\n"
+            "    {}\n"
+            "  ]\n"
+            "}\n");
+}
 
 // ---------------------------------------------------------------------------------------------
 // Success paths
