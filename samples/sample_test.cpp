@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <regex>
 #include <sstream>
 #include <vector>
 
@@ -122,13 +121,19 @@ TEST(StickScript, CharactersAreSpreadOverTheScript) {
   }
 }
 
+// The points of the index-th <polyline> of an SVG document, in page coordinates.
 std::vector<std::pair<double, double>> polyline_points(const std::string& svg, int index) {
-  const std::regex polyline("<polyline [^>]*points=\"([^\"]*)\"");
-  auto it = std::sregex_iterator(svg.begin(), svg.end(), polyline);
-  for (int i = 0; i < index && it != std::sregex_iterator(); ++i) ++it;
+  size_t at = 0;
+  for (int i = 0; i <= index; ++i) {
+    at = svg.find("<polyline ", at);
+    if (at == std::string::npos) return {};
+    if (i < index) ++at;
+  }
+  const std::string key = "points=\"";
+  const size_t begin = svg.find(key, at) + key.size();
+  const size_t end = svg.find('"', begin);
+  std::istringstream in(svg.substr(begin, end - begin));
   std::vector<std::pair<double, double>> points;
-  if (it == std::sregex_iterator()) return points;
-  std::istringstream in((*it)[1].str());
   double x = 0, y = 0;
   char comma = 0;
   while (in >> x >> comma >> y) points.emplace_back(x, y);
