@@ -327,6 +327,15 @@ CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
     append(db.contacts, m.contacts);
     append(raw_features, m.features);
   };
+  size_t total_frames = 0;
+  for (const auto& w : work)
+    total_frames += w.motion.clip.frame_count + (w.mirror ? w.mirror->clip.frame_count : 0);
+  for (auto* v : {&db.local_translations, &db.local_velocities, &db.local_angular_velocities})
+    v->reserve(total_frames * joints);
+  db.local_rotations.reserve(total_frames * joints);
+  db.root_motion.reserve(total_frames);
+  db.contacts.reserve(total_frames);
+  raw_features.reserve(total_frames * kFeatureCount);
   for (int i = 0; i < clip_count; ++i) {
     const int original = static_cast<int>(db.clips.size());
     add(work[i].motion, i, work[i], -1);
