@@ -216,6 +216,40 @@ TEST_F(CookPipeline, FillsEveryField) {
   EXPECT_NEAR(db.root_motion[542 + 150].angular_velocity.y, -1.0f, 1e-3);
 }
 
+TEST_F(CookPipeline, MirroredClipIsTheReflectionOfItsOriginal) {
+  const CookedDatabase db = cookDatabase(threeClips());
+  const CookedClip& turn = db.clips[1];
+  const CookedClip& mirror = db.clips[2];
+  ASSERT_EQ(mirror.mirror_of, 1);
+  ASSERT_EQ(turn.frame_count, mirror.frame_count);
+  auto raw = [&](uint32_t frame, int column) {
+    return db.features[frame * 28 + column] * db.feature_scale[column] + db.feature_offset[column];
+  };
+  // Column c of the mirror is sign * column from[c] of the original: left and right swap, x flips.
+  int from[27];
+  float sign[27];
+  for (int c = 0; c < 27; ++c) {
+    from[c] = c;
+    sign[c] = 1;
+  }
+  for (int c = 0; c < 3; ++c) {
+    from[c] = c + 3, from[c + 3] = c, from[c + 6] = c + 9, from[c + 9] = c + 6;
+  }
+  for (int c : {0, 3, 6, 9, 12}) sign[c] = -1;
+  for (int c = 15; c < 27; c += 2) sign[c] = -1;
+  for (uint32_t f = 0; f < turn.frame_count; ++f) {
+    const uint32_t a = turn.first_frame + f, b = mirror.first_frame + f;
+    const CookedRootFrame &ra = db.root_motion[a], &rb = db.root_motion[b];
+    EXPECT_NEAR(rb.position.x, -ra.position.x, 1e-5) << f;
+    EXPECT_NEAR(rb.position.z, ra.position.z, 1e-5) << f;
+    EXPECT_NEAR(rb.angular_velocity.y, -ra.angular_velocity.y, 1e-4) << f;
+    for (int c = 0; c < 27; ++c)
+      EXPECT_NEAR(raw(b, c), sign[c] * raw(a, from[c]), 1e-4) << "frame " << f << " column " << c;
+    const uint32_t swapped = ((db.contacts[a] & 1u) << 1) | ((db.contacts[a] & 2u) >> 1);
+    EXPECT_EQ(db.contacts[b], swapped) << f;
+  }
+}
+
 bool sameBytes(const void* a, const void* b, size_t n) { return n == 0 || std::memcmp(a, b, n) == 0; }
 template <typename T>
 bool same(const std::vector<T>& a, const std::vector<T>& b) {
