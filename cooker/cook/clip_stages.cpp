@@ -8,6 +8,8 @@
 #include "cook/velocities.h"
 #include "core/errors.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -15,7 +17,7 @@ namespace mm {
 
 ClipStageSettings clipStageSettings(const CookSettings& s) {
   if (!(s.frame_rate > 0) || !std::isfinite(s.frame_rate))
-    throw InputError("frame_rate must be above 0 Hz (it is " + std::to_string(s.frame_rate) + ")");
+    throw InputError("frame_rate must be above 0 Hz (it is " + fmt::format("{:g}", s.frame_rate) + ")");
   if (s.savitzky_golay_order < 0 || s.savitzky_golay_order > 6)
     throw InputError("savitzky_golay_order must be 0 to 6 (it is " +
                      std::to_string(s.savitzky_golay_order) + ")");
@@ -27,7 +29,7 @@ ClipStageSettings clipStageSettings(const CookSettings& s) {
   for (int w : {c.root_position_window, c.facing_window})
     if (w <= c.order || w < 5)
       throw InputError("a Savitzky-Golay window of " + std::to_string(w) + " frames at " +
-                       std::to_string(s.frame_rate) + " Hz is too short for order " +
+                       fmt::format("{:g}", s.frame_rate) + " Hz is too short for order " +
                        std::to_string(c.order) + " (at least 5 frames and more than the order): "
                        "lengthen root_position_window or facing_window");
   if (!(s.contact_speed_threshold > 0))
@@ -75,8 +77,26 @@ FacingAgreement measureFacing(const RawClip& clip, const std::vector<CookedRootF
 
 }  // namespace
 
+namespace {
+
+bool finite(const glm::vec3& v) { return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z); }
+bool finite(const glm::quat& q) { return std::isfinite(q.w) && finite(glm::vec3(q.x, q.y, q.z)); }
+
+void checkFinite(const RawClip& clip, double rate) {
+  const size_t joints = clip.skeleton.names.size();
+  for (size_t i = 0; i < clip.rotations.size(); ++i)
+    if (!finite(clip.rotations[i]) || !finite(clip.translations[i]))
+      throw InputError("clip " + clip.name + " (" + clip.source_path + "), frame " +
+                       std::to_string(i / joints) + " (clip-local, at " + fmt::format("{:g}", rate) +
+                       " Hz), joint " + clip.skeleton.names[i % joints] +
+                       ": the source holds NaN or infinite values; fix them or cut that part out");
+}
+
+}  // namespace
+
 ClipMotion cookClipMotion(RawClip clip, const SkeletonRoles& roles,
                           const ClipStageSettings& settings) {
+  checkFinite(clip, settings.frame_rate);
   ClipMotion m;
   const size_t joints = clip.skeleton.names.size();
   const std::vector<glm::vec3> world = worldPositions(clip);
@@ -109,6 +129,15 @@ ClipMotion cookClipMotion(RawClip clip, const SkeletonRoles& roles,
   FeatureBuilder features;
   features.trajectory_frames = settings.trajectory_frames;
   m.features = features.run(clip, m.velocities, m.angular_velocities, m.root, roles);
+  // A degenerate pose must not poison the whole database's normalization.
+  for (size_t i = 0; i < m.features.size(); ++i)
+    if (!std::isfinite(m.features[i]))
+      throw InputError("clip " + clip.name + " (" + clip.source_path + "), frame " +
+                       std::to_string(i / kFeatureCount) + " (clip-local, at " +
+                       fmt::format("{:g}", settings.frame_rate) + " Hz): feature column " +
+                       std::to_string(i % kFeatureCount) +
+                       " is not a finite number (degenerate motion near that time): fix or cut "
+                       "that part out");
   m.clip = std::move(clip);
   return m;
 }

@@ -5,6 +5,8 @@
 #include "cook/velocities.h"
 #include "core/errors.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -42,7 +44,7 @@ std::vector<CookedRootFrame> RootMotionExtractor::run(const RawClip& clip,
   const int n = clip.frame_count;
   if (n < kMinimumFilterWindow)
     throw InputError("clip " + clip.name + " (" + clip.source_path + ") has " + std::to_string(n) +
-                     " frames at " + std::to_string(frame_rate) + " Hz; at least " +
+                     " frames at " + fmt::format("{:g}", frame_rate) + " Hz; at least " +
                      std::to_string(kMinimumFilterWindow) +
                      " are needed: widen its frame range or leave it out");
   const size_t joints = clip.skeleton.names.size();

@@ -296,3 +296,22 @@ TEST(CookMotion, ClipsTooShortForTheFilterAreErrorsNamingThem) {
 
 }  // namespace
 }  // namespace mm
+
+namespace mm {
+namespace {
+
+TEST(CookMotion, NonFiniteSourceValuesAreErrorsNamingClipAndFrame) {
+  RawClip clip = straightWalk();
+  clip.translations[100 * kJoints + 2].x = std::nanf("");  // the left foot at frame 100
+  try {
+    cookClipMotion(clip, roles(clip), ClipStageSettings{});
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("clip synthetic (synthetic.bvh), frame 100 (clip-local, at 60 Hz), joint LeftFoot"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace mm
