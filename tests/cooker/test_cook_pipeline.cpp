@@ -250,6 +250,25 @@ TEST_F(CookPipeline, MirroredClipIsTheReflectionOfItsOriginal) {
   }
 }
 
+TEST_F(CookPipeline, WithoutAPresetTheUnitComesFromTheHipHeight) {
+  CookRequest r = threeClips();
+  RoleSettings& roles = r.settings.roles;
+  roles.hips = roles.facing = "Hips";
+  roles.root_position = "Spine2";
+  roles.left_foot = "LeftFoot";
+  roles.right_foot = "RightFoot";
+  roles.left_toe = "LeftToeBase";
+  roles.right_toe = "RightToeBase";
+  CookReport report;
+  const CookedDatabase db = cookDatabase(r, &report);
+  EXPECT_EQ(report.preset, "");
+  EXPECT_EQ(report.unit_scale_origin, "inferred from hip height");
+  // Hips 90 units up, toes at 90 - 80 - 5 = 5: 85 units make 0.9 m.
+  EXPECT_NEAR(report.unit_scale, 0.9 / 85, 1e-7);
+  EXPECT_NEAR(db.settings.unit_scale, 0.9f / 85, 1e-7);
+  EXPECT_NEAR(db.root_motion[100].velocity.z, 1.2f * 0.9f / 0.85f, 2e-3);
+}
+
 bool sameBytes(const void* a, const void* b, size_t n) { return n == 0 || std::memcmp(a, b, n) == 0; }
 template <typename T>
 bool same(const std::vector<T>& a, const std::vector<T>& b) {
