@@ -271,10 +271,8 @@ JointSelection selectJoints(const NodeTable& table, std::vector<char> marked,
   // pivot helper) is composed into that child instead of becoming a joint.
   auto childrenInSet = [&](int node) {
     std::vector<int> kids;
-    for (unsigned c = 0; c < table.nodes[node]->mNumChildren; ++c) {
-      auto it = table.by_name.find(table.nodes[node]->mChildren[c]->mName.C_Str());
-      if (it != table.by_name.end() && in[it->second]) kids.push_back(it->second);
-    }
+    for (int i = node + 1; i < n; ++i)
+      if (table.parent[i] == node && in[i]) kids.push_back(i);
     return kids;
   };
   for (auto kids = childrenInSet(top);

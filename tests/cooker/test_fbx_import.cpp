@@ -232,6 +232,45 @@ TEST(AssimpImport, ImplausibleDeclaredScaleIsDropped) {
   EXPECT_TRUE(noted);
 }
 
+TEST(AssimpImport, PivotHelperNodesAreComposedIntoTheirJoint) {
+  // What Assimp makes of an FBX joint with pivots when it keeps them: a chain of helper nodes
+  // above the joint, some animated themselves.
+  auto* s = new aiScene();
+  std::unique_ptr<aiScene> owner(s);
+  s->mRootNode = new aiNode("RootNode");
+  aiNode* translation = addChild(s->mRootNode, "Hips_$AssimpFbx$_Translation", aiVector3D(0, 90, 0));
+  aiNode* pre = addChild(translation, "Hips_$AssimpFbx$_PreRotation", aiVector3D(0, 0, 0));
+  const float h = std::sqrt(0.5f);
+  pre->mTransformation = aiMatrix4x4(aiVector3D(1, 1, 1), aiQuaternion(h, h, 0, 0), aiVector3D(0, 0, 0));
+  aiNode* hips = addChild(pre, "Hips", aiVector3D(0, 0, 0));
+  addChild(hips, "Spine", aiVector3D(0, 10, 0));
+  s->mNumAnimations = 1;
+  s->mAnimations = new aiAnimation*[1];
+  auto* a = new aiAnimation();
+  s->mAnimations[0] = a;
+  a->mName = "Take";
+  a->mTicksPerSecond = 30;
+  a->mNumChannels = 3;
+  a->mChannels = new aiNodeAnim*[3];
+  a->mChannels[2] = makeChannel("Spine", {{0.0, aiVector3D(0, 10, 0)}}, {{0.0, aiQuaternion(1, 0, 0, 0)}});
+  a->mChannels[0] = makeChannel("Hips_$AssimpFbx$_Translation",
+                                {{0.0, aiVector3D(0, 90, 0)}, {30.0, aiVector3D(30, 90, 0)}},
+                                {{0.0, aiQuaternion(1, 0, 0, 0)}});
+  a->mChannels[1] = makeChannel("Hips", {{0.0, aiVector3D(0, 0, 0)}},
+                                {{0.0, aiQuaternion(1, 0, 0, 0)}, {30.0, aiQuaternion(h, 0, 0, h)}});
+  TempDir dir;
+  const mm::RawClip clip = mm::importAssimpFile(writeGltf(s, dir.file("pivots.gltf")), "");
+  ASSERT_EQ(clip.skeleton.names, (std::vector<std::string>{"Hips", "Spine"}));
+  EXPECT_EQ(clip.skeleton.parents, (std::vector<int>{-1, 0}));
+  // The translation helper's motion moves Hips; the pre-rotation composes with Hips' own.
+  EXPECT_LT(glm::length(clip.translation(30, 0) - glm::vec3(30, 90, 0)), 1e-4f);
+  const glm::quat pre_rotation = glm::angleAxis(glm::radians(90.0f), glm::vec3(1, 0, 0));
+  EXPECT_LT(angleBetween(clip.rotation(0, 0), pre_rotation), 1e-5f);
+  EXPECT_LT(angleBetween(clip.rotation(30, 0), pre_rotation * glm::angleAxis(glm::radians(90.0f), glm::vec3(0, 0, 1))),
+            1e-5f);
+  EXPECT_LT(glm::length(clip.skeleton.offsets[1] - glm::vec3(0, 10, 0)), 1e-5f);
+}
+
 TEST(AssimpImport, TakeByNameIndexOrSuffixAndUnknownTakeListsTakes) {
   TempDir dir;
   std::unique_ptr<aiScene> scene(makeWalkScene(1.0f));

@@ -293,4 +293,10 @@ TEST(MirrorCook, BandaiWalkMirrorsExactly) {
   expectMirroredFeatures(path, "bandai walk");
 }
 
+TEST(MirrorCook, CmuFbxWalkMirrorsExactly) {
+  const std::string path = kShared + "/cmu-fbx/07_01_cmu.fbx";
+  if (!fs::exists(path)) GTEST_SKIP() << "shared corpus absent (" << path << ")";
+  expectMirroredFeatures(path, "CMU FBX walk");
+}
+
 }  // namespace
