@@ -7,7 +7,7 @@ namespace mmdb_sample {
 const char* search_reason_name(SearchReason reason) {
   switch (reason) {
     case SearchReason::Start: return "start";
-    case SearchReason::Periodic: return "every 0.1 s";
+    case SearchReason::Periodic: return "0.1 s timer";
     case SearchReason::StickChanged: return "stick changed";
     case SearchReason::RangeEnd: return "end of matchable range";
   }
