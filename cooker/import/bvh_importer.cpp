@@ -235,7 +235,7 @@ uint64_t digitRunValue(uint64_t word, int run) {
   // The run's digits in the top bytes, zeros below: as a number, leading zeros.
   uint64_t digits = (word - 0x3030303030303030) << (8 * (8 - run));
   digits = (digits * 10 + (digits >> 8)) & 0x00FF00FF00FF00FF;      // pairs: 0..99
-  digits = (digits * 100 + (digits >> 16)) & 0x0000FFFF0000FFFF;   // quads: 0..9999
+  digits = (digits * 100 + (digits >> 16)) & 0x0000FFFF0000FFFF;    // quads: 0..9999
   digits = (digits * 10000 + (digits >> 32)) & 0x00000000FFFFFFFF;  // eight: 0..99999999
   return digits;
 }
@@ -243,8 +243,8 @@ uint64_t digitRunValue(uint64_t word, int run) {
 // Reads a run of up to eight decimal digits from `p` without a branch per digit; `p` must have
 // eight readable bytes. Appends the run to `mantissa` and returns its length (0 to 8).
 int readDigitRun(const char* p, uint64_t& mantissa) {
-  static constexpr uint64_t kScale[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000,
-                                        100000000};
+  static constexpr uint64_t kScale[] = {1,      10,      100,      1000,     10000,
+                                        100000, 1000000, 10000000, 100000000};
   const uint64_t word = loadEight(p);
   const int run = digitRunLength(word);
   if (run > 0) mantissa = mantissa * kScale[run] + digitRunValue(word, run);
@@ -275,7 +275,7 @@ const char* readShortDigits(const char* s, uint64_t& mantissa, int& exponent) {
 // Reads a run of decimal digits into `mantissa`, counting them in `count`. False when more than
 // 19 digits (the mantissa could overflow).
 [[gnu::always_inline]] inline bool readDigits(const char*& s, const char* end, uint64_t& mantissa,
-                                            int& count) {
+                                              int& count) {
   while (end - s >= 8) {
     const int run = readDigitRun(s, mantissa);
     s += run;
@@ -362,11 +362,15 @@ void sinCos(float x, float& sin_out, float& cos_out) {
   static constexpr float kSign[] = {1.0f, -1.0f};
   const double scaled = static_cast<double>(x) * kTwoOverPi;
   const int64_t quadrant = static_cast<int64_t>(scaled + std::copysign(0.5, scaled));
-  const float r = static_cast<float>(static_cast<double>(x) - static_cast<double>(quadrant) * kHalfPi);
+  const float r =
+      static_cast<float>(static_cast<double>(x) - static_cast<double>(quadrant) * kHalfPi);
   const float r2 = r * r;
-  const float s = r + r * r2 * (-1.6666654611e-1f + r2 * (8.3321608736e-3f + r2 * -1.9515295891e-4f));
-  const float c = 1.0f - 0.5f * r2 +
-                  r2 * r2 * (4.166664568298827e-2f + r2 * (-1.388731625493765e-3f + r2 * 2.443315711809948e-5f));
+  const float s =
+      r + r * r2 * (-1.6666654611e-1f + r2 * (8.3321608736e-3f + r2 * -1.9515295891e-4f));
+  const float c =
+      1.0f - 0.5f * r2 +
+      r2 * r2 *
+          (4.166664568298827e-2f + r2 * (-1.388731625493765e-3f + r2 * 2.443315711809948e-5f));
   // Quadrant q: sin(x) = sin(r + q pi/2), without branches (q is as random as the angles).
   const bool odd = quadrant & 1;
   sin_out = (odd ? c : s) * kSign[(quadrant >> 1) & 1];
@@ -393,17 +397,20 @@ void sinCosBatch(const float* x, float* sin_out, float* cos_out, size_t n) {
     r = _mm_sub_ps(r, _mm_mul_ps(q, _mm_set1_ps(4.837512969970703125e-4f)));
     r = _mm_sub_ps(r, _mm_mul_ps(q, _mm_set1_ps(7.54978995489188216e-8f)));
     const __m128 r2 = _mm_mul_ps(r, r);
-    __m128 sp = _mm_add_ps(_mm_mul_ps(r2, _mm_set1_ps(-1.9515295891e-4f)), _mm_set1_ps(8.3321608736e-3f));
+    __m128 sp =
+        _mm_add_ps(_mm_mul_ps(r2, _mm_set1_ps(-1.9515295891e-4f)), _mm_set1_ps(8.3321608736e-3f));
     sp = _mm_add_ps(_mm_mul_ps(sp, r2), _mm_set1_ps(-1.6666654611e-1f));
     const __m128 sr = _mm_add_ps(r, _mm_mul_ps(_mm_mul_ps(r, r2), sp));
-    __m128 cp = _mm_add_ps(_mm_mul_ps(r2, _mm_set1_ps(2.443315711809948e-5f)), _mm_set1_ps(-1.388731625493765e-3f));
+    __m128 cp = _mm_add_ps(_mm_mul_ps(r2, _mm_set1_ps(2.443315711809948e-5f)),
+                           _mm_set1_ps(-1.388731625493765e-3f));
     cp = _mm_add_ps(_mm_mul_ps(cp, r2), _mm_set1_ps(4.166664568298827e-2f));
     const __m128 cr = _mm_add_ps(_mm_sub_ps(_mm_set1_ps(1.0f), _mm_mul_ps(_mm_set1_ps(0.5f), r2)),
                                  _mm_mul_ps(_mm_mul_ps(r2, r2), cp));
     // Odd quadrants swap sine and cosine; bit 1 of q (of q + 1) negates the sine (the cosine).
     const __m128 odd = _mm_castsi128_ps(
         _mm_cmpeq_epi32(_mm_and_si128(quadrant, _mm_set1_epi32(1)), _mm_set1_epi32(1)));
-    const __m128 sin_sign = _mm_castsi128_ps(_mm_slli_epi32(_mm_and_si128(quadrant, _mm_set1_epi32(2)), 30));
+    const __m128 sin_sign =
+        _mm_castsi128_ps(_mm_slli_epi32(_mm_and_si128(quadrant, _mm_set1_epi32(2)), 30));
     const __m128 cos_sign = _mm_castsi128_ps(_mm_slli_epi32(
         _mm_and_si128(_mm_add_epi32(quadrant, _mm_set1_epi32(1)), _mm_set1_epi32(2)), 30));
     const __m128 sin_v = _mm_or_ps(_mm_and_ps(odd, cr), _mm_andnot_ps(odd, sr));
@@ -461,7 +468,8 @@ JointChannels parseChannels(Cursor& in, int& next_column) {
   in.expect("CHANNELS");
   const std::string_view count_token = in.token();
   int count = -1;
-  if (count_token.empty()) in.fail(fmt::format("the file ends inside CHANNELS; {}", kHintTruncated));
+  if (count_token.empty())
+    in.fail(fmt::format("the file ends inside CHANNELS; {}", kHintTruncated));
   if (!parseWhole(count_token, count) || count < 0 || count > kMaxChannelsPerJoint)
     in.fail(fmt::format("CHANNELS needs a count from 0 to 6 but found {}; {}", quoted(count_token),
                         kHintHierarchy));
@@ -526,9 +534,10 @@ class HierarchyParser {
     if (name.empty())
       in_.fail(fmt::format("a {} has no name; {}", parent < 0 ? "ROOT" : "JOINT", kHintHierarchy));
     if (stack_.size() >= kMaxDepth)
-      in_.fail(fmt::format("joints nest deeper than {} levels, more than any skeleton; the file is "
-                           "damaged: re-export it",
-                           kMaxDepth));
+      in_.fail(
+          fmt::format("joints nest deeper than {} levels, more than any skeleton; the file is "
+                      "damaged: re-export it",
+                      kMaxDepth));
     const auto [it, inserted] = first_line_.emplace(name, line);
     if (!inserted)
       in_.fail(line, fmt::format("duplicate joint name '{}' (first at line {}); rename one of them "
@@ -571,8 +580,9 @@ struct MotionHeader {
 MotionHeader parseMotionHeader(Cursor& in) {
   const std::string_view t = in.token();
   if (equalsNoCase(t, "ROOT"))
-    in.fail("a second ROOT: only one skeleton per file is supported; export one character per "
-            "file");
+    in.fail(
+        "a second ROOT: only one skeleton per file is supported; export one character per "
+        "file");
   if (t.empty()) in.fail(fmt::format("the file ends before MOTION; {}", kHintTruncated));
   if (!equalsNoCase(t, "MOTION"))
     in.fail(fmt::format("expected 'MOTION' after the hierarchy but found {}; {}", quoted(t),
@@ -582,18 +592,20 @@ MotionHeader parseMotionHeader(Cursor& in) {
   h.frames_line = in.line();
   const std::string_view frames = in.valueOnLine("Frames:");
   if (!parseWhole(frames, h.declared_frames) || h.declared_frames < 0)
-    in.fail(fmt::format("'Frames:' needs a whole number of frames but found {}; fix the 'Frames:' "
-                        "line or re-export the file",
-                        quoted(frames)));
+    in.fail(
+        fmt::format("'Frames:' needs a whole number of frames but found {}; fix the 'Frames:' "
+                    "line or re-export the file",
+                    quoted(frames)));
   in.endOfLine("the frame count");
   in.expectLabel({"Frame", "Time"}, "Frame Time:");
   const std::string_view time_token = in.valueOnLine("Frame Time:");
   double frame_time = 0;
   if (!parseWhole(time_token, frame_time) || !(frame_time > 0) || !std::isfinite(frame_time) ||
       !std::isfinite(1.0 / frame_time))
-    in.fail(fmt::format("'Frame Time:' must be a positive number of seconds but found {}; fix "
-                        "that line or re-export the file",
-                        quoted(time_token)));
+    in.fail(
+        fmt::format("'Frame Time:' must be a positive number of seconds but found {}; fix "
+                    "that line or re-export the file",
+                    quoted(time_token)));
   in.endOfLine("the frame time");
   h.frame_rate = 1.0 / frame_time;
   // 0.0333333 means 30 fps: snap a rate within the printed precision of a whole number.
@@ -631,7 +643,8 @@ class MotionReader {
         if (count != channels) badCount(count, eol == end, line, frames);
         // Token starts are known: the numbers parse independently of each other.
         for (int c = 0; c < channels; ++c)
-          parseNumber(starts_[static_cast<size_t>(c)], end, line, frames, values_[static_cast<size_t>(c)]);
+          parseNumber(starts_[static_cast<size_t>(c)], end, line, frames,
+                      values_[static_cast<size_t>(c)]);
         storeFrame();
         ++frames;
       }
@@ -714,7 +727,8 @@ class MotionReader {
       uint64_t starts = ~separator & ((separator << 1) | previous_separator);
       previous_separator = separator >> 63;
       for (; starts; starts &= starts - 1, ++count)
-        if (count < channels) starts_[static_cast<size_t>(count)] = block + std::countr_zero(starts);
+        if (count < channels)
+          starts_[static_cast<size_t>(count)] = block + std::countr_zero(starts);
       if (newline) {
         eol = std::min(block + std::countr_zero(newline), end);
         return count;
@@ -740,8 +754,8 @@ class MotionReader {
       const __m128i shifted = _mm_sub_epi8(bytes, _mm_set1_epi8(9));
       const __m128i control = _mm_cmpeq_epi8(_mm_min_epu8(shifted, _mm_set1_epi8(4)), shifted);
       const auto sep = static_cast<uint16_t>(_mm_movemask_epi8(_mm_or_si128(space, control)));
-      const auto nl = static_cast<uint16_t>(
-          _mm_movemask_epi8(_mm_cmpeq_epi8(bytes, _mm_set1_epi8('\n'))));
+      const auto nl =
+          static_cast<uint16_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, _mm_set1_epi8('\n'))));
       separator |= uint64_t{sep} << (16 * part);
       newline |= uint64_t{nl} << (16 * part);
     }
@@ -773,7 +787,8 @@ class MotionReader {
         q = timesAxisRotation(q, jc.rotation_axis[r], sin_[i], cos_[i]);
       glm::vec3 t = h_.skeleton.offsets[j];
       for (int axis = 0; axis < 3; ++axis)
-        if (jc.position_column[axis] >= 0) t[axis] = values_[static_cast<size_t>(jc.position_column[axis])];
+        if (jc.position_column[axis] >= 0)
+          t[axis] = values_[static_cast<size_t>(jc.position_column[axis])];
       clip_.rotations[base + j] = q;
       clip_.translations[base + j] = t;
     }
@@ -791,7 +806,7 @@ class MotionReader {
   Cursor& in_;
   const Hierarchy& h_;
   RawClip& clip_;
-  std::vector<float> values_;  // one frame line
+  std::vector<float> values_;        // one frame line
   std::vector<const char*> starts_;  // where its numbers start
   std::vector<size_t> rotation_columns_;
   std::vector<float> half_, sin_, cos_;  // half angles per rotation channel, padded to 4
@@ -807,9 +822,10 @@ void checkFrameCount(const Cursor& in, const MotionHeader& h, int frames) {
     spdlog::warn("{}:{}: declares {} frames but holds {}; reading all {}", path, h.frames_line,
                  h.declared_frames, frames, frames);
   } else if (frames + 1 == h.declared_frames) {
-    spdlog::warn("{}:{}: declares {} frames but holds {} (a common exporter off-by-one); reading "
-                 "the {} present",
-                 path, h.frames_line, h.declared_frames, frames, frames);
+    spdlog::warn(
+        "{}:{}: declares {} frames but holds {} (a common exporter off-by-one); reading "
+        "the {} present",
+        path, h.frames_line, h.declared_frames, frames, frames);
   } else if (frames < h.declared_frames) {
     in.fail(h.frames_line, fmt::format("declares {} frames but holds {}; re-export the file or fix "
                                        "the 'Frames:' line",
@@ -823,7 +839,8 @@ class MappedFile {
   explicit MappedFile(const std::string& path) {
     fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd_ < 0)
-      throw InputError(fmt::format("{}: cannot open: {}; check the path", path, std::strerror(errno)));
+      throw InputError(
+          fmt::format("{}: cannot open: {}; check the path", path, std::strerror(errno)));
     struct stat st {};
     if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode))
       throw InputError(fmt::format("{}: not a regular file; give the path of a .bvh file", path));
@@ -855,7 +872,8 @@ RawClip parseBvh(std::string_view text, const std::string& path) {
   Cursor in(text, path);
   Hierarchy hierarchy = HierarchyParser(in).parse();
   if (hierarchy.channel_count == 0)
-    in.fail(hierarchy.root_line, "no joint has CHANNELS, so there is no motion to read; re-export the file with its "
+    in.fail(hierarchy.root_line,
+            "no joint has CHANNELS, so there is no motion to read; re-export the file with its "
             "channels");
   const MotionHeader header = parseMotionHeader(in);
 

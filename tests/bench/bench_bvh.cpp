@@ -112,8 +112,8 @@ void BM_AssimpImportMemory(benchmark::State& state) {
   const Corpus& c = corpus();
   for (auto _ : state) {
     for (const std::string& text : c.texts) {
-      const aiScene* scene = aiImportFileFromMemory(text.data(), static_cast<unsigned>(text.size()),
-                                                    0, "bvh");
+      const aiScene* scene =
+          aiImportFileFromMemory(text.data(), static_cast<unsigned>(text.size()), 0, "bvh");
       if (!scene || scene->mNumAnimations == 0) {
         state.SkipWithError(aiGetErrorString());
         return;
@@ -146,7 +146,8 @@ class RatioReporter : public benchmark::ConsoleReporter {
   void printRatios() const {
     const auto assimp = rates_.find("BM_AssimpImportMemory");
     std::printf("\nCorpus: %s, %.1f MB\n", corpus().description.c_str(), corpus().bytes / 1e6);
-    for (const auto& [name, rate] : rates_) std::printf("%-24s %9.1f MB/s\n", name.c_str(), rate / 1e6);
+    for (const auto& [name, rate] : rates_)
+      std::printf("%-24s %9.1f MB/s\n", name.c_str(), rate / 1e6);
     if (assimp == rates_.end() || assimp->second <= 0) return;
     for (const char* name : {"BM_MmcookParseMemory", "BM_MmcookImportDisk"}) {
       const auto it = rates_.find(name);

@@ -42,7 +42,9 @@ void expectVec(const glm::vec3& actual, float x, float y, float z) {
   EXPECT_FLOAT_EQ(actual.z, z);
 }
 
-std::string testData(const std::string& name) { return std::string(MMDB_TEST_DATA) + "/bvh/" + name; }
+std::string testData(const std::string& name) {
+  return std::string(MMDB_TEST_DATA) + "/bvh/" + name;
+}
 
 // A one-joint file whose single frame line is `frame` under the given CHANNELS line.
 std::string oneJoint(const std::string& channels, const std::string& frame) {
@@ -120,18 +122,18 @@ TEST(BvhImport, CrlfTabsLowercaseKeywordsAndExponents) {
 
 TEST(BvhImport, ChannelOrderDecidesTheProduct) {
   // Z then X: R = Rz(90) * Rx(90).
-  const mm::RawClip zx = mm::parseBvh(
-      oneJoint("3 Zrotation Xrotation Yrotation", "90 90 0"), "zxy.bvh");
+  const mm::RawClip zx =
+      mm::parseBvh(oneJoint("3 Zrotation Xrotation Yrotation", "90 90 0"), "zxy.bvh");
   expectQuat(zx.rotation(0, 0), 0.5f, 0.5f, 0.5f, 0.5f);
   // X then Z with the same angles: R = Rx(90) * Rz(90).
-  const mm::RawClip xz = mm::parseBvh(
-      oneJoint("3 Xrotation Yrotation Zrotation", "90 0 90"), "xyz.bvh");
+  const mm::RawClip xz =
+      mm::parseBvh(oneJoint("3 Xrotation Yrotation Zrotation", "90 0 90"), "xyz.bvh");
   expectQuat(xz.rotation(0, 0), 0.5f, 0.5f, -0.5f, 0.5f);
 }
 
 TEST(BvhImport, GeneralAnglesMatchAxisAngleProduct) {
-  const mm::RawClip clip = mm::parseBvh(
-      oneJoint("3 Yrotation Zrotation Xrotation", "-33.5 71.25 160"), "yzx.bvh");
+  const mm::RawClip clip =
+      mm::parseBvh(oneJoint("3 Yrotation Zrotation Xrotation", "-33.5 71.25 160"), "yzx.bvh");
   const glm::quat expected = glm::angleAxis(glm::radians(-33.5f), glm::vec3(0, 1, 0)) *
                              glm::angleAxis(glm::radians(71.25f), glm::vec3(0, 0, 1)) *
                              glm::angleAxis(glm::radians(160.0f), glm::vec3(1, 0, 0));
@@ -228,12 +230,42 @@ TEST(BvhImport, MatchingFrameCountLogsNothing) {
 // Every number form, through the whole frame scanner: each value must be the nearest float to
 // the decimal, or its neighbour (the float rounded from std::from_chars' double, within 1 ulp).
 TEST(BvhImport, NumbersMatchFromChars) {
-  std::vector<std::string> numbers = {
-      "0", "-0", "1", "-1", "+3", "5.", ".5", "-.25", "0.000001", "-0.0000001", "000123.5",
-      "123456789", "12345678.9", "1234567.89", "-130.536", "5.1072e-06", "-2.5E+01", "1e-5",
-      "1E5", "3.40282e+38", "-1.17549e-38", "0.1234567", "0.12345678", "9999999.", "99999999",
-      "1234567890123456789", "12345678901234567890123", "0.30000000000000004", "7e22", "7e-22",
-      "4.9e-45", "123.456e3", "-9.87654321e-3", "1.0000000", "180", "-179.99999"};
+  std::vector<std::string> numbers = {"0",
+                                      "-0",
+                                      "1",
+                                      "-1",
+                                      "+3",
+                                      "5.",
+                                      ".5",
+                                      "-.25",
+                                      "0.000001",
+                                      "-0.0000001",
+                                      "000123.5",
+                                      "123456789",
+                                      "12345678.9",
+                                      "1234567.89",
+                                      "-130.536",
+                                      "5.1072e-06",
+                                      "-2.5E+01",
+                                      "1e-5",
+                                      "1E5",
+                                      "3.40282e+38",
+                                      "-1.17549e-38",
+                                      "0.1234567",
+                                      "0.12345678",
+                                      "9999999.",
+                                      "99999999",
+                                      "1234567890123456789",
+                                      "12345678901234567890123",
+                                      "0.30000000000000004",
+                                      "7e22",
+                                      "7e-22",
+                                      "4.9e-45",
+                                      "123.456e3",
+                                      "-9.87654321e-3",
+                                      "1.0000000",
+                                      "180",
+                                      "-179.99999"};
   // Deterministic spread of magnitudes and printed precisions.
   uint64_t state = 12345;
   char buffer[64];
@@ -273,7 +305,8 @@ TEST(BvhImport, RotationsMatchLibmOverAllAngles) {
   for (float big : {1e4f, -3.3e5f, 9.9e5f, 2e6f, -4.7e7f, 1e9f}) degrees.push_back(big);
   std::string text =
       "HIERARCHY\nROOT Hips\n{\nOFFSET 0 0 0\nCHANNELS 3 Xrotation Yrotation Zrotation\n}\n"
-      "MOTION\nFrames: " + std::to_string(degrees.size()) + "\nFrame Time: 0.5\n";
+      "MOTION\nFrames: " +
+      std::to_string(degrees.size()) + "\nFrame Time: 0.5\n";
   char buffer[128];
   for (float d : degrees) {
     std::snprintf(buffer, sizeof buffer, "%.9g 0 0\n", d);
@@ -312,21 +345,21 @@ std::string errorFor(const std::string& text, const std::string& path = "walk.bv
 // Line numbers of this file are the ones the messages below name.
 std::string walkFile(const std::string& frames_line, const std::string& frame0,
                      const std::string& frame1 = "7 8 9 10 11 12\n") {
-  return "HIERARCHY\n"                                   // 1
-         "ROOT Hips\n"                                   // 2
-         "{\n"                                           // 3
-         "  OFFSET 0 0 0\n"                              // 4
-         "  CHANNELS 3 Xposition Yposition Zposition\n"  // 5
-         "  JOINT Spine\n"                               // 6
-         "  {\n"                                         // 7
-         "    OFFSET 0 1 0\n"                            // 8
+  return "HIERARCHY\n"                                     // 1
+         "ROOT Hips\n"                                     // 2
+         "{\n"                                             // 3
+         "  OFFSET 0 0 0\n"                                // 4
+         "  CHANNELS 3 Xposition Yposition Zposition\n"    // 5
+         "  JOINT Spine\n"                                 // 6
+         "  {\n"                                           // 7
+         "    OFFSET 0 1 0\n"                              // 8
          "    CHANNELS 3 Zrotation Xrotation Yrotation\n"  // 9
-         "  }\n"                                         // 10
-         "}\n"                                           // 11
-         "MOTION\n"                                      // 12
-         + frames_line +                                 // 13
-         "Frame Time: 0.5\n"                             // 14
-         + frame0 + frame1;                              // 15, 16
+         "  }\n"                                           // 10
+         "}\n"                                             // 11
+         "MOTION\n"                                        // 12
+         + frames_line +                                   // 13
+         "Frame Time: 0.5\n"                               // 14
+         + frame0 + frame1;                                // 15, 16
 }
 
 std::string replaced(std::string text, const std::string& from, const std::string& to) {
@@ -401,8 +434,9 @@ TEST(BvhImportErrors, TruncatedFileOnDisk) {
     FAIL() << "no error";
   } catch (const mm::InputError& e) {
     EXPECT_EQ(std::string(e.what()),
-              path + ":21: the file ends inside frame 2 (4 of 9 numbers); the file is "
-                     "truncated: re-export it");
+              path +
+                  ":21: the file ends inside frame 2 (4 of 9 numbers); the file is "
+                  "truncated: re-export it");
   }
 }
 
@@ -429,7 +463,8 @@ TEST(BvhImportErrors, ValuesThatAreNotFiniteNumbers) {
             "walk.bvh:15: frame 0 holds '1.5x'" + tail);
   EXPECT_EQ(errorFor(walkFile("Frames: 2\n", "1 2 3 - 5 6\n")),
             "walk.bvh:15: frame 0 holds '-'" + tail);
-  const std::string not_finite = ", which is not a finite number; fix the line or re-export the file";
+  const std::string not_finite =
+      ", which is not a finite number; fix the line or re-export the file";
   EXPECT_EQ(errorFor(walkFile("Frames: 2\n", "1 nan 3 4 5 6\n")),
             "walk.bvh:15: frame 0 holds 'nan'" + not_finite);
   EXPECT_EQ(errorFor(walkFile("Frames: 2\n", "1 2 3 4 5 6\n", "7 8 9 -INF 11 12\n")),
@@ -549,7 +584,8 @@ TEST(BvhImportErrors, MissingFile) {
     mm::importBvhFile(path);
     FAIL() << "no error";
   } catch (const mm::InputError& e) {
-    EXPECT_EQ(std::string(e.what()), path + ": cannot open: No such file or directory; check the path");
+    EXPECT_EQ(std::string(e.what()),
+              path + ": cannot open: No such file or directory; check the path");
   }
   try {
     mm::importBvhFile(testData(""));
