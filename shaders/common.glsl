@@ -86,6 +86,9 @@ layout(std430, set = 0, binding = 12) buffer Results { MatchResult results[]; };
 layout(std430, set = 0, binding = 13) buffer Offsets { JointOffset offsets[]; };    // [character * joint_count + joint]
 layout(std430, set = 0, binding = 14) buffer LocalPoses { JointPose local_poses[]; };
 layout(std430, set = 0, binding = 15) buffer ModelPoses { ModelJoint model_poses[]; };
+// Per-column min / max of the features over boxes of bounds_size frames (rows at feature_stride).
+layout(std430, set = 0, binding = 16) readonly buffer BoundsMin { vec4 bounds_min[]; };
+layout(std430, set = 0, binding = 17) readonly buffer BoundsMax { vec4 bounds_max[]; };
 
 layout(push_constant) uniform Params {
   uint character_count;
@@ -105,7 +108,8 @@ layout(push_constant) uniform Params {
   float inertialization_threshold;
   float controller_halflife;  // position and rotation springs
   uint stagger_phases;        // character c's first periodic search is delayed (c % n) / n intervals
-  uint pad0, pad1, pad2;
+  uint bounds_size;           // frames per bounds box; 0: no pruning (exhaustive match)
+  uint pad1, pad2;
   vec4 trajectory_times;      // xyz: seconds ahead of the three trajectory samples
 } params;
 

@@ -20,6 +20,8 @@ const uint kMaxStride = 128u;
 shared vec4 query[kMaxStride / 4u];
 shared float best_costs[256];
 shared uint best_keys[256];
+shared float box_bounds[256];
+shared uint workgroup_best;  // float bits of the best cost so far (costs are >= 0: uint order)
 
 // Keys are frame + 1; key 0 is the seed (the frame playing), so it wins every tie it is in.
 bool better(float cost, uint key, float best_cost, uint best_key) {
@@ -40,6 +42,20 @@ float row_cost(uint frame, float initial, float bound) {
   return cost;
 }
 
+float box_bound(uint box) {
+  precise float bound = params.transition_cost;
+  uint row = box * (params.feature_stride / 4u);
+  for (uint i = 0u; i < params.feature_stride / 4u; ++i) {
+    vec4 q = query[i], lo = bounds_min[row + i], hi = bounds_max[row + i];
+    precise vec4 d = mix(mix(vec4(0.0), lo - q, lessThan(q, lo)), q - hi, greaterThan(q, hi));
+    bound += d.x * d.x;
+    bound += d.y * d.y;
+    bound += d.z * d.z;
+    bound += d.w * d.w;
+  }
+  return bound;
+}
+
 void main() {
   uint c = gl_WorkGroupID.x;
   uint tid = gl_LocalInvocationID.x;
@@ -57,15 +73,35 @@ void main() {
   uint best_key = 0u;
   uvec4 tags = inputs[c].tags;
 
-  for (uint r = 0u; r < params.range_count; ++r) {
+  if (tid == 0u) workgroup_best = floatBitsToUint(seed);
+  barrier();
+  const bool pruning = params.bounds_size != 0u;
+  for (uint r = 0u; r < params.range_count; ++r) {  // uniform: every thread walks the same ranges
     uvec4 range = ranges[r];
     if ((range.z & tags.x) != tags.x || (range.w & tags.y) != tags.y) continue;
     if ((range.z & tags.z) != 0u || (range.w & tags.w) != 0u) continue;
-    for (uint f = range.x + tid; f < range.x + range.y; f += 256u) {
+    uint end = range.x + range.y;
+    for (uint chunk = range.x; chunk < end; chunk += 256u) {
+      uint first_box = chunk / max(params.bounds_size, 1u);
+      if (pruning) {
+        uint box_count = (min(chunk + 255u, end - 1u) / params.bounds_size) - first_box + 1u;
+        if (tid < box_count) box_bounds[tid] = box_bound(first_box + tid);
+        barrier();
+      }
+      uint f = chunk + tid;
       uint distance = f > current ? f - current : current - f;
-      if (seeded && distance < params.ignore_surrounding) continue;
-      float cost = row_cost(f, params.transition_cost, best_cost);
-      if (better(cost, f + 1u, best_cost, best_key)) { best_cost = cost; best_key = f + 1u; }
+      if (f < end && !(seeded && distance < params.ignore_surrounding)) {
+        float limit = min(best_cost, uintBitsToFloat(workgroup_best));
+        if (!pruning || !(box_bounds[f / params.bounds_size - first_box] > limit)) {
+          float cost = row_cost(f, params.transition_cost, limit);
+          if (cost <= limit && better(cost, f + 1u, best_cost, best_key)) {  // not cut short
+            best_cost = cost;
+            best_key = f + 1u;
+            if (pruning) atomicMin(workgroup_best, floatBitsToUint(cost));
+          }
+        }
+      }
+      if (pruning) barrier();  // box_bounds is rewritten by the next chunk
     }
   }
 

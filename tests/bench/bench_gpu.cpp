@@ -8,11 +8,12 @@
 // --bandwidth-gbs=<GB/s>); `floor_fraction` = floor / measured match time.
 //
 //   ./bench_gpu [--device=<name substring or index>] [--bandwidth-gbs=4800] [--mmdb=<file>]
-//               [--max-work=<rows>] --benchmark_counters_tabular=true
+//               [--max-work=<rows>] [--exhaustive] --benchmark_counters_tabular=true
 //
 // --device (or MMDB_VK_DEVICE) picks the Vulkan device; the default is the best type (discrete
 // first). On a CPU device (lavapipe) configurations whose match pass reads more than --max-work
-// rows (default 2e7 there, unlimited on GPUs) are skipped.
+// rows (default 2e7 there, unlimited on GPUs) are skipped. --exhaustive turns the match pass's
+// bounds pruning off (the A/B baseline of the pruning).
 #include "cook/cook_database.h"
 #include "synthetic_database.h"
 
@@ -41,6 +42,7 @@ struct Options {
   double bandwidth_gbs = 0;  // 0: measure
   std::string mmdb;
   double max_work = -1;      // rows; -1: by device type
+  bool exhaustive = false;   // match without the bounds (pruning off)
 };
 Options g_options;
 
@@ -215,7 +217,9 @@ void BM_GpuFrame(benchmark::State& state, const std::string& db_name, uint32_t c
   if (max_work > 0 && rows > max_work) return state.SkipWithError("over --max-work on this device");
   if (ctx.info().timestamp_period_ns <= 0) return state.SkipWithError("the queue has no timestamps");
 
-  auto created = mmdb::gpu::Crowd::create(ctx, l->view, characters);
+  mmdb::gpu::CrowdSettings settings;
+  settings.bounds_pruning = !g_options.exhaustive;
+  auto created = mmdb::gpu::Crowd::create(ctx, l->view, characters, settings);
   if (!created) return state.SkipWithError(created.error().message.c_str());
   mmdb::gpu::Crowd& crowd = *created.value();
   for (uint32_t i = 0; i < characters; ++i) crowd.setStick(i, 0.3f * float(i % 3), 0.8f);
@@ -265,6 +269,7 @@ void parseOptions(int& argc, char** argv) {
     else if (!value("--bandwidth-gbs=").empty()) g_options.bandwidth_gbs = std::atof(value("--bandwidth-gbs=").c_str());
     else if (!value("--mmdb=").empty()) g_options.mmdb = value("--mmdb=");
     else if (!value("--max-work=").empty()) g_options.max_work = std::atof(value("--max-work=").c_str());
+    else if (a == "--exhaustive") g_options.exhaustive = true;
     else argv[out++] = argv[i];
   }
   argc = out;

@@ -54,7 +54,8 @@ TEST_F(ContextTest, UploadsEveryStreamOnce) {
   ASSERT_TRUE(crowd) << crowd.error().message;
   const uint64_t poses = uint64_t(t->db.frameCount()) * t->db.jointCount() * 16;
   const uint64_t expected = t->db.features().size_bytes() + t->db.ranges().size() * 16 + 4 * poses +
-                            (t->db.clipCount() + 1) * 4 + 2 * t->db.featureCount() * 4 + t->db.jointCount() * 4;
+                            (t->db.clipCount() + 1) * 4 + 2 * t->db.featureCount() * 4 + t->db.jointCount() * 4 +
+                            t->db.boundsSmallMin().size_bytes() + t->db.boundsSmallMax().size_bytes();
   EXPECT_EQ(crowd.value()->deviceDatabaseBytes(), expected);
 }
 

@@ -183,6 +183,7 @@ TEST_F(PassTest, BuildQueryMatchesTheControllerAndBuildQuery) {
 
 struct MatchCase {
   bool shared_memory;
+  bool bounds;
   float transition_cost;
 };
 
@@ -192,7 +193,9 @@ TEST_P(MatchTest, WinnersAndCostsEqualTheExhaustiveSearch) {
   mmdb::gpu::CrowdSettings settings;
   settings.shared_memory_reduction = GetParam().shared_memory;
   settings.transition_cost = GetParam().transition_cost;
+  settings.bounds_pruning = GetParam().bounds;
   auto crowd = makeCrowd(settings);
+  ASSERT_EQ(crowd->params().bounds_size, GetParam().bounds ? db().boundsSmallSize() : 0u);
   ASSERT_TRUE(crowd);
   const uint64_t locomotion = db().tagMask("locomotion"), idle = db().tagMask("idle"), jump = db().tagMask("jump");
   ASSERT_NE(locomotion, 0u);
@@ -242,10 +245,12 @@ TEST_P(MatchTest, WinnersAndCostsEqualTheExhaustiveSearch) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Reductions, MatchTest,
-                         ::testing::Values(MatchCase{false, 0.f}, MatchCase{true, 0.f}, MatchCase{false, 0.35f},
-                                           MatchCase{true, 0.35f}),
+                         ::testing::Values(MatchCase{false, false, 0.f}, MatchCase{true, false, 0.f},
+                                           MatchCase{false, true, 0.f}, MatchCase{true, true, 0.f},
+                                           MatchCase{false, false, 0.35f}, MatchCase{true, true, 0.35f}),
                          [](const auto& info) {
                            return std::string(info.param.shared_memory ? "SharedMemory" : "Subgroup") +
+                                  (info.param.bounds ? "Pruned" : "Exhaustive") +
                                   (info.param.transition_cost > 0 ? "WithTransitionCost" : "");
                          });
 

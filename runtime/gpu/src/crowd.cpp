@@ -20,7 +20,7 @@ namespace {
 enum Binding : uint32_t {
   kFeatures = 0, kRanges, kRotations, kTranslations, kVelocities, kAngularVelocities, kClipStarts,
   kNormalization, kParents, kCharacters, kInputs, kQueries, kResults, kOffsets, kLocalPoses, kModelPoses,
-  kBindingCount
+  kBoundsMin, kBoundsMax, kBindingCount
 };
 
 constexpr uint32_t kMaxFeatureStride = 128;     // match.comp's shared query
@@ -163,6 +163,14 @@ Result<DatabaseView> DatabaseView::fromDatabase(const mmdb::Database& db) {
   v.feature_offset = db.featureOffset().data();
   v.feature_scale = db.featureScale().data();
   v.parents.assign(db.parents().begin(), db.parents().end());
+  const uint32_t box = db.boundsSmallSize();
+  if (box >= 2 && db.boundsSmallMin().size() == size_t((v.frame_count + box - 1) / box) * v.feature_stride &&
+      db.boundsSmallMax().size() == db.boundsSmallMin().size()) {
+    v.bounds_size = box;
+    v.bounds_rows = (v.frame_count + box - 1) / box;
+    v.bounds_min = db.boundsSmallMin().data();
+    v.bounds_max = db.boundsSmallMax().data();
+  }
   uint32_t expected = 0;
   for (uint32_t i = 0; i < db.clipCount(); ++i) {
     const mmdb::ClipInfo clip = db.clip(i);
@@ -218,6 +226,7 @@ Result<std::unique_ptr<Crowd>> Crowd::create(const Context& ctx, const DatabaseV
   p.inertialization_threshold = settings.inertialization_threshold;
   p.controller_halflife = settings.controller_halflife;
   p.stagger_phases = settings.stagger_phases;
+  p.bounds_size = settings.bounds_pruning && db.bounds_min ? db.bounds_size : 0;
   p.trajectory_times = {db.trajectory_times[0], db.trajectory_times[1], db.trajectory_times[2], 0};
 
   // Buffers: the database streams, then the per-character state.
@@ -238,9 +247,15 @@ Result<std::unique_ptr<Crowd>> Crowd::create(const Context& ctx, const DatabaseV
   sources[kClipStarts] = {db.clip_starts.data(), db.clip_starts.size() * sizeof(uint32_t)};
   sources[kNormalization] = {normalization.data(), normalization.size() * sizeof(float)};
   sources[kParents] = {db.parents.data(), db.parents.size() * sizeof(int32_t)};
+  const VkDeviceSize bounds_bytes = p.bounds_size ? VkDeviceSize(db.bounds_rows) * db.feature_stride * sizeof(float) : 0;
+  sources[kBoundsMin] = {db.bounds_min, bounds_bytes};
+  sources[kBoundsMax] = {db.bounds_max, bounds_bytes};
   const VkDeviceSize per_joint = VkDeviceSize(count) * db.joint_count;
   std::array<VkDeviceSize, kBindingCount> sizes{};
-  for (uint32_t b = 0; b < kParents + 1; ++b) sizes[b] = sources[b].bytes;
+  auto isDatabaseStream = [](uint32_t b) { return b <= kParents || b == kBoundsMin || b == kBoundsMax; };
+  for (uint32_t b = 0; b < kBindingCount; ++b) {
+    if (isDatabaseStream(b)) sizes[b] = sources[b].bytes;
+  }
   sizes[kCharacters] = count * sizeof(CharacterState);
   sizes[kInputs] = count * sizeof(CharacterInput);
   sizes[kQueries] = VkDeviceSize(count) * db.feature_stride * sizeof(float);
@@ -263,7 +278,7 @@ Result<std::unique_ptr<Crowd>> Crowd::create(const Context& ctx, const DatabaseV
                                VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
     if (!buffer) return buffer.error();
     im.buffers[b] = buffer.value();
-    if (b <= kParents) {
+    if (isDatabaseStream(b)) {
       VkResult r = upload(ctx, staging.value(), im.buffers[b], sources[b].data, sources[b].bytes);
       if (r != VK_SUCCESS) return Error{vkError("uploading the database", r)};
       crowd->database_bytes_ += sources[b].bytes;

@@ -59,6 +59,10 @@ struct DatabaseView {
   const Float4* angular_velocities = nullptr;
   const float* feature_offset = nullptr;  // feature_count
   const float* feature_scale = nullptr;   // feature_count
+  const float* bounds_min = nullptr;      // bounds_rows rows at feature_stride: per-column min
+  const float* bounds_max = nullptr;      // ... and max of the features over bounds_size frames
+  uint32_t bounds_size = 0;               // 0: no bounds (the match pass is exhaustive)
+  uint32_t bounds_rows = 0;
   std::vector<int32_t> parents;           // joint_count
   std::vector<uint32_t> clip_starts;      // clip first frames, then frame_count
   uint32_t trajectory_position_column = 15;
@@ -83,6 +87,8 @@ struct CrowdSettings {
   float max_speed = 1.75f;            // m/s at full stick (setStick)
   bool timestamps = true;             // per-pass GPU times (when the queue supports them)
   bool shared_memory_reduction = false;  // reduce the match without subgroup operations
+  bool bounds_pruning = true;         // skip boxes of frames whose cost bound cannot win (the
+                                      // file's small boxes, as searchPruned); same winners
 };
 
 enum class Pass : uint32_t { BuildQuery = 0, Match, Resolve, Sample, Inertialize, Fk };

@@ -113,7 +113,8 @@ struct PassParams {
   float inertialization_threshold = 1e-5f;
   float controller_halflife = 0.27f;
   uint32_t stagger_phases = 6;
-  uint32_t pad[3] = {0, 0, 0};
+  uint32_t bounds_size = 16;  // frames per bounds box the match prunes with; 0: exhaustive
+  uint32_t pad[2] = {0, 0};
   Float4 trajectory_times{1.f / 3, 2.f / 3, 1.f, 0};
 };
 static_assert(sizeof(PassParams) == 96, "push constants");
