@@ -343,6 +343,16 @@ void log(const OpenOptions& o, LogLevel level, const char* message) {
   if (o.log) o.log(o.log_user, level, message);
 }
 
+void logOpened(const OpenOptions& o, const fb::Database& root, const char* path) {
+  if (!o.log) return;
+  char line[320];
+  std::snprintf(line, sizeof(line), "opened %s.mmdb %u.%u: %u frames, %u joints, %u clips",
+                path ? path : "", unsigned(root.version()->major()),
+                unsigned(root.version()->minor()), root.frame_count(), root.joint_count(),
+                unsigned(count(root.clips())));
+  log(o, LogLevel::Info, line);
+}
+
 }  // namespace
 
 Database::Database(const uint8_t* bytes, size_t size, bool mapped) noexcept
@@ -411,13 +421,7 @@ Result<Database> Database::adopt(Database&& db, const OpenOptions& options) {
   if (Status s = checkAlignment(*root); !s) return fail(s);
   if (Status s = checkSemantics(*root); !s) return fail(s);
   db.root_ = root;
-  if (options.log) {
-    char line[160];
-    std::snprintf(line, sizeof(line), "opened .mmdb %u.%u: %u frames, %u joints, %u clips",
-                  unsigned(root->version()->major()), unsigned(root->version()->minor()),
-                  root->frame_count(), root->joint_count(), unsigned(count(root->clips())));
-    log(options, LogLevel::Info, line);
-  }
+  logOpened(options, *root, nullptr);
   return std::move(db);
 }
 
@@ -452,10 +456,18 @@ Result<Database> Database::open(const char* path, const OpenOptions& options) {
   ::close(fd);
   if (map == MAP_FAILED)
     return fail(Error::format(ErrorCode::IoError, "cannot map %s: %s", path, std::strerror(err)));
-  Result<Database> r = adopt(Database(static_cast<const uint8_t*>(map), size, true), options);
+  // Validate quietly, then log once with the path in the message.
+  OpenOptions quiet = options;
+  quiet.log = nullptr;
+  Result<Database> r = adopt(Database(static_cast<const uint8_t*>(map), size, true), quiet);
   if (!r.ok()) {
     // adopt's Database was destroyed and unmapped the file; prefix the path to the reason.
-    return Error::format(r.error().code(), "%.96s: %.140s", path, r.error().message());
+    return fail(Error::format(r.error().code(), "%.96s: %.140s", path, r.error().message()));
+  }
+  if (options.log) {
+    char named[112];
+    std::snprintf(named, sizeof(named), "%.96s as ", path);
+    logOpened(options, *r.value().flatbuffer(), named);
   }
   return r;
 }

@@ -143,6 +143,19 @@ TEST(Database, LogCallbackHearsOpenAndErrors) {
   EXPECT_NE(lines[0].find("400 frames"), std::string::npos) << lines[0];
   EXPECT_FALSE(Database::fromMemory(bytes.data(), 10, options).ok());
   EXPECT_EQ(lines.size(), 2u);
+  // Through a path: one line each, naming the file.
+  const std::string path = mmtest::scratchPath("logged.mmdb");
+  mmtest::writeFile(path.c_str(), bytes.data(), bytes.size());
+  ASSERT_TRUE(Database::open(path.c_str(), options).ok());
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[2].find("opened " + path), 0u) << lines[2];
+  mmtest::writeFile(path.c_str(), bytes.data(), bytes.size() / 2);
+  auto cut = Database::open(path.c_str(), options);
+  ASSERT_FALSE(cut.ok());
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[3], cut.error().message());
+  EXPECT_EQ(lines[3].find(path + ": "), 0u) << lines[3];
+  std::remove(path.c_str());
 }
 
 TEST(Database, MissingFileIsAnIoErrorNamingThePath) {
