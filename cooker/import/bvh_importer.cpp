@@ -44,8 +44,12 @@ namespace {
 constexpr size_t kMaxDepth = 256;  // deeper than any skeleton: the file is damaged
 constexpr int kMaxChannelsPerJoint = 6;
 constexpr double kRateSnapTolerance = 1e-4;  // relative; Frame Time is printed with ~7 digits
-// frames x joints: far beyond any real clip, and keeps frame counts within int
-constexpr size_t kMaxSamples = static_cast<size_t>(std::numeric_limits<int>::max());
+// Frames x joints. An hour at 120 fps of a 100-joint skeleton is 43 M; past 2^27 (3.7 GB of
+// output) the file is refused rather than exhausting memory.
+constexpr size_t kMaxSamples = size_t{1} << 27;
+// Reserved up front at most (450 MB); a larger clip grows as its frames are actually read, so
+// joints without channels cannot turn a few bytes into a huge reservation.
+constexpr size_t kMaxReservedSamples = size_t{1} << 24;
 
 const char* const kHintHierarchy = "fix the hierarchy or re-export the file";
 const char* const kHintTruncated = "the file is truncated: re-export it";
@@ -649,7 +653,7 @@ class MotionReader {
         for (int c = 0; c < channels; ++c)
           parseNumber(starts_[static_cast<size_t>(c)], end, line, frames,
                       values_[static_cast<size_t>(c)]);
-        storeFrame();
+        storeFrame(line);
         ++frames;
       }
       p = eol == end ? end : eol + 1;
@@ -663,8 +667,8 @@ class MotionReader {
     const size_t joints = h_.skeleton.names.size();
     const size_t most = bytes_left / (2 * static_cast<size_t>(h_.channel_count)) + 1;
     const size_t frames = std::min(static_cast<size_t>(declared_frames), most);
-    clip_.rotations.reserve(std::min(frames * joints, kMaxSamples));
-    clip_.translations.reserve(std::min(frames * joints, kMaxSamples));
+    clip_.rotations.reserve(std::min(frames * joints, kMaxReservedSamples));
+    clip_.translations.reserve(std::min(frames * joints, kMaxReservedSamples));
   }
 
   void parseNumber(const char* p, const char* end, int line, int frame, float& out) {
@@ -771,10 +775,13 @@ class MotionReader {
 #endif
   }
 
-  void storeFrame() {
+  void storeFrame(int line) {
     const size_t joints = h_.skeleton.names.size();
     if (clip_.rotations.size() + joints > kMaxSamples)
-      in_.fail("the clip holds more frames times joints than a cook can handle; split the file");
+      in_.fail(line,
+               fmt::format("the clip holds more than {} joint samples (frames x joints), more "
+                           "than a cook can hold; split the file into shorter clips",
+                           kMaxSamples));
     // Sines and cosines first, in one independent run, then the products that need them.
     constexpr float kHalfDegreeInRadians = 3.14159265358979323846f / 360.0f;
     for (size_t i = 0; i < rotation_columns_.size(); ++i)
