@@ -296,20 +296,23 @@ Result<std::unique_ptr<Crowd>> Crowd::create(const Context& ctx, const DatabaseV
   VkDescriptorSetLayoutCreateInfo dslci{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
   dslci.bindingCount = kBindingCount;
   dslci.pBindings = bindings.data();
-  vkCreateDescriptorSetLayout(im.device, &dslci, nullptr, &im.set_layout);
+  if (vkCreateDescriptorSetLayout(im.device, &dslci, nullptr, &im.set_layout) != VK_SUCCESS)
+    return Error{"vkCreateDescriptorSetLayout failed"};
   VkPushConstantRange push{VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PassParams)};
   VkPipelineLayoutCreateInfo plci{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
   plci.setLayoutCount = 1;
   plci.pSetLayouts = &im.set_layout;
   plci.pushConstantRangeCount = 1;
   plci.pPushConstantRanges = &push;
-  vkCreatePipelineLayout(im.device, &plci, nullptr, &im.pipeline_layout);
+  if (vkCreatePipelineLayout(im.device, &plci, nullptr, &im.pipeline_layout) != VK_SUCCESS)
+    return Error{"vkCreatePipelineLayout failed"};
   VkDescriptorPoolSize pool_size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kBindingCount};
   VkDescriptorPoolCreateInfo dpci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
   dpci.maxSets = 1;
   dpci.poolSizeCount = 1;
   dpci.pPoolSizes = &pool_size;
-  vkCreateDescriptorPool(im.device, &dpci, nullptr, &im.pool);
+  if (vkCreateDescriptorPool(im.device, &dpci, nullptr, &im.pool) != VK_SUCCESS)
+    return Error{"vkCreateDescriptorPool failed"};
   VkDescriptorSetAllocateInfo dsai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
   dsai.descriptorPool = im.pool;
   dsai.descriptorSetCount = 1;
@@ -423,21 +426,25 @@ void Crowd::recordPass(VkCommandBuffer cmd, Pass pass, float dt) {
   computeBarrier(cmd, kAnyStage, VK_ACCESS_SHADER_WRITE_BIT, kAnyStage, kAnyAccess);
 }
 
+void Crowd::recordInputs(VkCommandBuffer cmd) {
+  // Inputs travel inside the command buffer (vkCmdUpdateBuffer takes at most 64 KiB per call).
+  computeBarrier(cmd, kAnyStage, kAnyAccess, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
+  const VkDeviceSize bytes = inputs_.size() * sizeof(CharacterInput);
+  for (VkDeviceSize done = 0; done < bytes; done += 65536) {
+    vkCmdUpdateBuffer(cmd, impl_->buffers[kInputs].buffer, done, std::min<VkDeviceSize>(65536, bytes - done),
+                      reinterpret_cast<const uint8_t*>(inputs_.data()) + done);
+  }
+  computeBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                 VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
+}
+
 void Crowd::step(VkCommandBuffer cmd, float dt) {
   Impl& im = *impl_;
   if (im.timestamps) {
     vkCmdResetQueryPool(cmd, im.queries, 0, kTimestampCount);
     vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, im.queries, 0);
   }
-  // Inputs travel inside the command buffer (vkCmdUpdateBuffer takes at most 64 KiB per call).
-  computeBarrier(cmd, kAnyStage, kAnyAccess, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
-  const VkDeviceSize bytes = inputs_.size() * sizeof(CharacterInput);
-  for (VkDeviceSize done = 0; done < bytes; done += 65536) {
-    vkCmdUpdateBuffer(cmd, im.buffers[kInputs].buffer, done, std::min<VkDeviceSize>(65536, bytes - done),
-                      reinterpret_cast<const uint8_t*>(inputs_.data()) + done);
-  }
-  computeBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
-                 VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
+  recordInputs(cmd);
   for (auto& in : inputs_) in.force_search = 0;
   for (uint32_t i = 0; i < kPassCount; ++i) {
     recordPass(cmd, Pass(i), dt);
@@ -452,12 +459,7 @@ VkResult Crowd::stepAndWait(float dt) {
 VkResult Crowd::passAndWait(Pass pass, float dt) {
   return ctx_.submitAndWait([&](VkCommandBuffer cmd) {
     computeBarrier(cmd, kAnyStage, kAnyAccess, kAnyStage, kAnyAccess);
-    if (pass == Pass::BuildQuery || pass == Pass::Match) {  // the passes that read the inputs
-      vkCmdUpdateBuffer(cmd, impl_->buffers[kInputs].buffer, 0,
-                        std::min<VkDeviceSize>(65536, inputs_.size() * sizeof(CharacterInput)), inputs_.data());
-      computeBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
-                     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
-    }
+    if (pass == Pass::BuildQuery || pass == Pass::Match) recordInputs(cmd);  // the passes that read them
     recordPass(cmd, pass, dt);
   });
 }

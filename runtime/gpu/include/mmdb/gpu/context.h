@@ -62,6 +62,9 @@ class Context {
   static Result<std::unique_ptr<Context>> createHeadless(const ContextOptions& options = {});
 
   // Borrow an engine's objects; the Context never destroys them. The queue must support compute.
+  // The Context submits to that queue only in submitAndWait() (uploads at creation, reads and
+  // writes of GPU state, stepAndWait): the engine must not use the queue from another thread
+  // meanwhile. A frame's step() only records into the engine's command buffer.
   static std::unique_ptr<Context> wrap(VkInstance instance, VkPhysicalDevice physical_device,
                                        VkDevice device, VkQueue queue, uint32_t queue_family);
 

@@ -166,6 +166,7 @@ class Crowd {
  private:
   struct Impl;
   explicit Crowd(const Context& context);
+  void recordInputs(VkCommandBuffer cmd);
   const Context& ctx_;
   std::unique_ptr<Impl> impl_;
   uint32_t count_ = 0;
