@@ -51,7 +51,8 @@ constexpr double kMaxPlausibleHeightM = 10.0;
 
 std::string lowerExtension(const std::string& path) {
   std::string ext = std::filesystem::path(path).extension().string();
-  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : ext)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return ext;
 }
 
@@ -65,8 +66,9 @@ std::string fileName(const std::string& path) {
 const aiScene* readScene(Assimp::Importer& importer, const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
-    throw InputError(path + ": file not found; check the path (relative paths are resolved "
-                            "against the manifest's folder or the working directory)");
+    throw InputError(path +
+                     ": file not found; check the path (relative paths are resolved "
+                     "against the manifest's folder or the working directory)");
   // Fold FBX pivot helper nodes into their joints where Assimp can.
   importer.SetPropertyBool(AI_CONFIG_IMPORT_FBX_PRESERVE_PIVOTS, false);
   importer.SetPropertyBool(AI_CONFIG_IMPORT_FBX_READ_CAMERAS, false);
@@ -120,8 +122,10 @@ double fbxTimeModeRate(int mode) {
     case 3: return 60.0;
     case 4: return 50.0;
     case 5: return 48.0;
-    case 6: case 7: return 30.0;
-    case 8: case 9: return 30000.0 / 1001.0;
+    case 6:
+    case 7: return 30.0;
+    case 8:
+    case 9: return 30000.0 / 1001.0;
     case 10: return 25.0;
     case 11: return 24.0;
     case 12: return 1000.0;
@@ -161,9 +165,9 @@ SceneConventions readConventions(const aiScene& scene, const std::string& path) 
     metaNumber(scene, "CoordAxisSign", coord_sign);
     c.to_y_up = axisConversionToYUp(up, up_sign, front, front_sign, coord, coord_sign);
     if (c.to_y_up != glm::dmat3(1.0))
-      c.notes.push_back("axes converted to Y up (file: up axis " + std::to_string(up) +
-                        " sign " + std::to_string(up_sign) + ", front axis " +
-                        std::to_string(front) + " sign " + std::to_string(front_sign) + ")");
+      c.notes.push_back("axes converted to Y up (file: up axis " + std::to_string(up) + " sign " +
+                        std::to_string(up_sign) + ", front axis " + std::to_string(front) +
+                        " sign " + std::to_string(front_sign) + ")");
   }
   int mode = 0;
   double custom = 0;
@@ -196,19 +200,23 @@ NodeTable flattenNodes(const aiNode* root) {
     t.nodes.push_back(node);
     t.parent.push_back(parent);
     t.by_name.emplace(node->mName.C_Str(), index);
-    for (unsigned i = node->mNumChildren; i-- > 0;) stack.push_back({node->mChildren[i], index});
+    for (unsigned i = node->mNumChildren; i-- > 0;)
+      stack.push_back({node->mChildren[i], index});
   }
   return t;
 }
 
-bool isPivotHelper(const std::string& name) { return name.find("_$AssimpFbx$_") != std::string::npos; }
+bool isPivotHelper(const std::string& name) {
+  return name.find("_$AssimpFbx$_") != std::string::npos;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Choosing the joints
 
 bool channelIsStatic(const aiNodeAnim& ch) {
   auto same3 = [](const aiVector3D& a, const aiVector3D& b) {
-    return std::abs(a.x - b.x) < 1e-5f && std::abs(a.y - b.y) < 1e-5f && std::abs(a.z - b.z) < 1e-5f;
+    return std::abs(a.x - b.x) < 1e-5f && std::abs(a.y - b.y) < 1e-5f &&
+           std::abs(a.z - b.z) < 1e-5f;
   };
   for (unsigned k = 1; k < ch.mNumPositionKeys; ++k)
     if (!same3(ch.mPositionKeys[k].mValue, ch.mPositionKeys[0].mValue)) return false;
@@ -224,8 +232,8 @@ bool channelIsStatic(const aiNodeAnim& ch) {
 }
 
 struct JointSelection {
-  std::vector<int> joint_nodes;     // node indices, parents first
-  std::vector<int> joint_parents;   // index into joint_nodes, -1 for the top joint
+  std::vector<int> joint_nodes;    // node indices, parents first
+  std::vector<int> joint_parents;  // index into joint_nodes, -1 for the top joint
   std::vector<std::string> notes;
 };
 
@@ -245,7 +253,8 @@ JointSelection selectJoints(const NodeTable& table, std::vector<char> marked,
   // Marked nodes and their ancestors; RootNode (index 0) only when it is animated itself.
   std::vector<char> in(n, 0);
   for (int i = 0; i < n; ++i)
-    for (int j = i; j > 0 && marked[i] && !in[j]; j = table.parent[j]) in[j] = 1;
+    for (int j = i; j > 0 && marked[i] && !in[j]; j = table.parent[j])
+      in[j] = 1;
   in[0] = marked[0];
 
   // Keep the biggest tree; animated cameras or props beside the character are dropped.
@@ -291,7 +300,8 @@ JointSelection selectJoints(const NodeTable& table, std::vector<char> marked,
     under_top[i] = i == top || (table.parent[i] >= 0 && under_top[table.parent[i]]);
     if (!under_top[i] || !in[i] || isPivotHelper(table.nodes[i]->mName.C_Str())) continue;
     int p = table.parent[i];
-    while (i != top && joint_of[p] < 0) p = table.parent[p];
+    while (i != top && joint_of[p] < 0)
+      p = table.parent[p];
     joint_of[i] = static_cast<int>(sel.joint_nodes.size());
     sel.joint_nodes.push_back(i);
     sel.joint_parents.push_back(i == top ? -1 : joint_of[p]);
@@ -316,8 +326,10 @@ JointSelection jointsForTake(const NodeTable& table, const aiAnimation& anim,
     channel_of[it->second] = ch;
   }
   if (!unknown.empty())
-    notes.push_back(std::to_string(unknown.size()) + " channel(s) drive no node and are ignored "
-                    "(first: '" + unknown.front() + "')");
+    notes.push_back(std::to_string(unknown.size()) +
+                    " channel(s) drive no node and are ignored "
+                    "(first: '" +
+                    unknown.front() + "')");
   return selectJoints(table, marked, [&](int node) {
     return !channel_of[node] || channelIsStatic(*channel_of[node]);
   });
@@ -337,9 +349,8 @@ JointSelection jointsWithoutAnimation(const aiScene& scene, const NodeTable& tab
     const int p = table.parent[i];
     marked[i] = bone || (p > 0 && marked[p] && table.nodes[i]->mNumMeshes == 0);
   }
-  return selectJoints(table, marked, [&](int node) {
-    return !bones.count(table.nodes[node]->mName.C_Str());
-  });
+  return selectJoints(table, marked,
+                      [&](int node) { return !bones.count(table.nodes[node]->mName.C_Str()); });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -352,7 +363,8 @@ glm::dmat4 toGlm(const aiMatrix4x4& m) {
   // aiMatrix4x4 is row-major with translation in the last column; glm is column-major.
   glm::dmat4 r;
   for (int row = 0; row < 4; ++row)
-    for (int col = 0; col < 4; ++col) r[col][row] = m[row][col];
+    for (int col = 0; col < 4; ++col)
+      r[col][row] = m[row][col];
   return r;
 }
 
@@ -369,7 +381,8 @@ glm::dmat4 compose(const glm::dvec3& t, const glm::dquat& r, const glm::dvec3& s
 template <typename Key>
 unsigned findKey(const Key* keys, unsigned count, double t, unsigned& cursor) {
   if (cursor >= count || keys[cursor].mTime > t) cursor = 0;
-  while (cursor + 1 < count && keys[cursor + 1].mTime <= t) ++cursor;
+  while (cursor + 1 < count && keys[cursor + 1].mTime <= t)
+    ++cursor;
   return cursor;
 }
 
@@ -436,11 +449,13 @@ class PoseEvaluator {
     const int n = static_cast<int>(table.nodes.size());
     needed_.assign(n, 0);
     for (int node : sel.joint_nodes)
-      for (int a = node; a >= 0 && !needed_[a]; a = table.parent[a]) needed_[a] = 1;
+      for (int a = node; a >= 0 && !needed_[a]; a = table.parent[a])
+        needed_[a] = 1;
     channel_.assign(n, nullptr);
     cursor_.assign(n, {});
     bind_.resize(n);
-    for (int i = 0; i < n; ++i) bind_[i] = decomposeNode(*table.nodes[i]);
+    for (int i = 0; i < n; ++i)
+      bind_[i] = decomposeNode(*table.nodes[i]);
     if (anim)
       for (unsigned c = 0; c < anim->mNumChannels; ++c) {
         auto it = table.by_name.find(anim->mChannels[c]->mNodeName.C_Str());
@@ -609,13 +624,16 @@ std::string takeList(const aiScene& scene) {
 unsigned chooseTake(const aiScene& scene, const std::string& path, const std::string& take) {
   const unsigned count = scene.mNumAnimations;
   if (take.empty()) {
-    spdlog::info("{}: cooking take 0 '{}' (the file has {} take{}; choose another with take = "
-                 "name or index)", path, takeName(scene, 0), count, count == 1 ? "" : "s");
+    spdlog::info(
+        "{}: cooking take 0 '{}' (the file has {} take{}; choose another with take = "
+        "name or index)",
+        path, takeName(scene, 0), count, count == 1 ? "" : "s");
     return 0;
   }
   for (unsigned i = 0; i < count; ++i)
     if (takeName(scene, i) == take) return i;
-  if (std::all_of(take.begin(), take.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }) &&
+  if (std::all_of(take.begin(), take.end(),
+                  [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }) &&
       take.size() < 9) {
     const unsigned index = static_cast<unsigned>(std::stoul(take));
     if (index < count) return index;
@@ -625,7 +643,10 @@ unsigned chooseTake(const aiScene& scene, const std::string& path, const std::st
     const std::string name = takeName(scene, i);
     const size_t bar = name.rfind('|');
     if (bar != std::string::npos && name.substr(bar + 1) == take) {
-      if (found >= 0) { found = -2; break; }
+      if (found >= 0) {
+        found = -2;
+        break;
+      }
       found = static_cast<int>(i);
     }
   }
@@ -639,10 +660,12 @@ double checkedUnitScale(double declared, const std::vector<glm::vec3>& bind_worl
                         std::vector<std::string>& warnings) {
   if (declared <= 0 || bind_world.size() < 2) return declared;
   glm::vec3 lo = bind_world[0], hi = bind_world[0];
-  for (const auto& p : bind_world) lo = glm::min(lo, p), hi = glm::max(hi, p);
+  for (const auto& p : bind_world)
+    lo = glm::min(lo, p), hi = glm::max(hi, p);
   const glm::vec3 ext = hi - lo;
   const double size_m = std::max({ext.x, ext.y, ext.z}) * declared;
-  if (size_m <= 0 || (size_m >= kMinPlausibleHeightM && size_m <= kMaxPlausibleHeightM)) return declared;
+  if (size_m <= 0 || (size_m >= kMinPlausibleHeightM && size_m <= kMaxPlausibleHeightM))
+    return declared;
   const std::string msg = fmt::format(
       "the file declares {:g} m per unit, which makes the skeleton {:.3g} m across; ignoring it "
       "(the cook takes the scale from the manifest, the preset or the hip height)",
@@ -696,7 +719,8 @@ ImportedTake buildClip(const NodeTable& table, const SceneConventions& conv,
   PoseEvaluator eval(table, sel, anim, conv.to_y_up);
   eval.evaluate(0.0, true);
   const double unit = eval.topScale();
-  for (int node : sel.joint_nodes) clip.skeleton.names.push_back(table.nodes[node]->mName.C_Str());
+  for (int node : sel.joint_nodes)
+    clip.skeleton.names.push_back(table.nodes[node]->mName.C_Str());
   clip.skeleton.parents = sel.joint_parents;
   bool odd_scale = false;
   eval.localPose(unit, clip.skeleton.bind_rotations, clip.skeleton.offsets, &odd_scale);
@@ -706,7 +730,8 @@ ImportedTake buildClip(const NodeTable& table, const SceneConventions& conv,
   if (std::abs(unit - 1.0) > 1e-6)
     out.notes.push_back(fmt::format("scale {:g} above the skeleton folded into the unit", unit));
   const double declared = conv.metres_per_file_unit * unit;
-  clip.declared_unit_scale = checkedUnitScale(declared, worldPositions(clip.skeleton), out.warnings);
+  clip.declared_unit_scale =
+      checkedUnitScale(declared, worldPositions(clip.skeleton), out.warnings);
 
   if (anim) {
     const TakeTiming timing = takeTiming(*anim, conv.frame_rate);
@@ -725,8 +750,9 @@ ImportedTake buildClip(const NodeTable& table, const SceneConventions& conv,
     }
   }
   if (odd_scale)
-    out.notes.push_back("some joints carry a non-unit or mirroring scale; positions keep it, "
-                        "rotations drop it");
+    out.notes.push_back(
+        "some joints carry a non-unit or mirroring scale; positions keep it, "
+        "rotations drop it");
   return out;
 }
 
@@ -750,7 +776,8 @@ RawClip importAssimpFile(const std::string& path, const std::string& take) {
   Assimp::Importer importer;
   const aiScene* scene = readScene(importer, path);
   if (scene->mNumAnimations == 0)
-    throw InputError(path + ": " + fileName(path) + " has no animation (no take); it holds at most "
+    throw InputError(path + ": " + fileName(path) +
+                     " has no animation (no take); it holds at most "
                      "a skeleton or a mesh. Export the motion with its animation take, or use "
                      "`mmcook inspect-source` to see what the file holds");
   const unsigned index = chooseTake(*scene, path, take);
@@ -764,10 +791,14 @@ RawClip importAssimpFile(const std::string& path, const std::string& take) {
                      "' animates no node of the scene; re-export it with its skeleton");
   ImportedTake imported = buildClip(table, conv, sel, &anim, path, true);
   imported.clip.take = takeName(*scene, index);
-  for (const auto& n : sel.notes) spdlog::debug("{}: {}", path, n);
-  for (const auto& n : imported.notes) spdlog::debug("{}: {}", path, n);
-  for (const auto& n : notes) spdlog::warn("{}: {}", path, n);
-  for (const auto& n : imported.warnings) spdlog::warn("{}: {}", path, n);
+  for (const auto& n : sel.notes)
+    spdlog::debug("{}: {}", path, n);
+  for (const auto& n : imported.notes)
+    spdlog::debug("{}: {}", path, n);
+  for (const auto& n : notes)
+    spdlog::warn("{}: {}", path, n);
+  for (const auto& n : imported.warnings)
+    spdlog::warn("{}: {}", path, n);
   return std::move(imported.clip);
 }
 
@@ -779,18 +810,19 @@ SourceInfo inspectAssimpFile(const std::string& path) {
   SourceInfo info;
   info.path = path;
   std::string ext = lowerExtension(path);
-  for (char& c : ext) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (char& c : ext)
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   info.format = ext.empty() ? "unknown" : ext.substr(1);
   info.notes = conv.notes;
   for (unsigned i = 0; i < scene->mNumAnimations; ++i) {
     const TakeTiming t = takeTiming(*scene->mAnimations[i], conv.frame_rate);
-    info.takes.push_back({takeName(*scene, i), t.frame_rate, t.frame_count,
-                          (t.frame_count - 1) / t.frame_rate});
+    info.takes.push_back(
+        {takeName(*scene, i), t.frame_rate, t.frame_count, (t.frame_count - 1) / t.frame_rate});
   }
   std::vector<std::string> notes;
   const aiAnimation* first = scene->mNumAnimations ? scene->mAnimations[0] : nullptr;
-  const JointSelection sel = first ? jointsForTake(table, *first, notes)
-                                   : jointsWithoutAnimation(*scene, table);
+  const JointSelection sel =
+      first ? jointsForTake(table, *first, notes) : jointsWithoutAnimation(*scene, table);
   info.notes.insert(info.notes.end(), sel.notes.begin(), sel.notes.end());
   info.notes.insert(info.notes.end(), notes.begin(), notes.end());
   if (sel.joint_nodes.empty()) {

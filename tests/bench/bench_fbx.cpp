@@ -52,8 +52,8 @@ const Corpus& corpus() {
 
 void setCounters(benchmark::State& state, const Corpus& c) {
   state.SetBytesProcessed(state.iterations() * c.bytes);
-  state.counters["frames/s"] = benchmark::Counter(static_cast<double>(state.iterations() * c.frames),
-                                                  benchmark::Counter::kIsRate);
+  state.counters["frames/s"] = benchmark::Counter(
+      static_cast<double>(state.iterations() * c.frames), benchmark::Counter::kIsRate);
 }
 
 // Baseline: Assimp reads the same files with the importer's settings and nothing else.
@@ -103,7 +103,12 @@ void BM_CookFbxCorpus(benchmark::State& state) {
   setCounters(state, c);
 }
 // CPU time of the whole process, so the threaded run counts every thread's work.
-BENCHMARK(BM_CookFbxCorpus)->Arg(1)->Arg(0)->ArgName("jobs")->MeasureProcessCPUTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CookFbxCorpus)
+    ->Arg(1)
+    ->Arg(0)
+    ->ArgName("jobs")
+    ->MeasureProcessCPUTime()
+    ->Unit(benchmark::kMillisecond);
 
 // Collects each benchmark's time per iteration to print the ratios at the end.
 class RatioReporter : public benchmark::ConsoleReporter {
@@ -119,7 +124,8 @@ class RatioReporter : public benchmark::ConsoleReporter {
     const auto base = seconds_.find("BM_AssimpParseOnly");
     if (base == seconds_.end()) return;
     for (const auto& [name, t] : seconds_)
-      std::printf("%-32s %6.2fx the CPU time of Assimp's parse alone\n", name.c_str(), t / base->second);
+      std::printf("%-32s %6.2fx the CPU time of Assimp's parse alone\n", name.c_str(),
+                  t / base->second);
   }
 
  private:

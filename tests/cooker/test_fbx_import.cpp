@@ -56,7 +56,8 @@ std::string expectInputError(const std::function<void()>& f) {
   return {};
 }
 
-std::vector<glm::vec3> worldPositions(const mm::Skeleton& s, const glm::quat* r, const glm::vec3* t) {
+std::vector<glm::vec3> worldPositions(const mm::Skeleton& s, const glm::quat* r,
+                                      const glm::vec3* t) {
   std::vector<glm::vec3> p(s.names.size());
   std::vector<glm::quat> wr(s.names.size());
   for (size_t j = 0; j < s.names.size(); ++j) {
@@ -119,7 +120,8 @@ aiScene* makeWalkScene(float armature_scale) {
   aiNode* spine = addChild(hips, "Spine", aiVector3D(0, 10, 0));
   const float h = std::sqrt(0.5f);
   const float c30 = std::cos(glm::radians(15.0f)), s30 = std::sin(glm::radians(15.0f));
-  spine->mTransformation = aiMatrix4x4(aiVector3D(1, 1, 1), aiQuaternion(c30, 0, 0, s30), aiVector3D(0, 10, 0));
+  spine->mTransformation =
+      aiMatrix4x4(aiVector3D(1, 1, 1), aiQuaternion(c30, 0, 0, s30), aiVector3D(0, 10, 0));
   addChild(spine, "Head", aiVector3D(0, 50, 0));
 
   s->mNumAnimations = 1;
@@ -131,14 +133,17 @@ aiScene* makeWalkScene(float armature_scale) {
   a->mDuration = 30;
   a->mNumChannels = 4;
   a->mChannels = new aiNodeAnim*[4];
-  a->mChannels[0] = makeChannel("Hips", {{0.0, aiVector3D(0, 90, 0)}, {30.0, aiVector3D(0, 90, 150)}},
-                                {{0.0, aiQuaternion(1, 0, 0, 0)}, {30.0, aiQuaternion(h, 0, h, 0)}});
+  a->mChannels[0] =
+      makeChannel("Hips", {{0.0, aiVector3D(0, 90, 0)}, {30.0, aiVector3D(0, 90, 150)}},
+                  {{0.0, aiQuaternion(1, 0, 0, 0)}, {30.0, aiQuaternion(h, 0, h, 0)}});
   a->mChannels[1] = makeChannel("LeftUpLeg", {{0.0, aiVector3D(10, 0, 0)}},
                                 {{0.0, aiQuaternion(1, 0, 0, 0)},
                                  {10.0, aiQuaternion(h, h, 0, 0)},
                                  {30.0, aiQuaternion(1, 0, 0, 0)}});
-  a->mChannels[2] = makeChannel("RightUpLeg", {{0.0, aiVector3D(-10, 0, 0)}}, {{0.0, aiQuaternion(1, 0, 0, 0)}});
-  a->mChannels[3] = makeChannel("Head", {{0.0, aiVector3D(0, 50, 0)}}, {{0.0, aiQuaternion(1, 0, 0, 0)}});
+  a->mChannels[2] =
+      makeChannel("RightUpLeg", {{0.0, aiVector3D(-10, 0, 0)}}, {{0.0, aiQuaternion(1, 0, 0, 0)}});
+  a->mChannels[3] =
+      makeChannel("Head", {{0.0, aiVector3D(0, 50, 0)}}, {{0.0, aiQuaternion(1, 0, 0, 0)}});
   return s;
 }
 
@@ -197,9 +202,15 @@ TEST(AssimpImport, SamplesKeysAtTheSourceRateWithInterpolation) {
   EXPECT_NEAR(end.z, 150, 1e-4);
 
   // LeftUpLeg's own key times: 90 deg about X at 1/3 s (frame 10), 45 deg at frame 5 and frame 20.
-  EXPECT_LT(angleBetween(clip.rotation(10, 1), glm::angleAxis(glm::radians(90.0f), glm::vec3(1, 0, 0))), 1e-4f);
-  EXPECT_LT(angleBetween(clip.rotation(5, 1), glm::angleAxis(glm::radians(45.0f), glm::vec3(1, 0, 0))), 1e-4f);
-  EXPECT_LT(angleBetween(clip.rotation(20, 1), glm::angleAxis(glm::radians(45.0f), glm::vec3(1, 0, 0))), 1e-4f);
+  EXPECT_LT(
+      angleBetween(clip.rotation(10, 1), glm::angleAxis(glm::radians(90.0f), glm::vec3(1, 0, 0))),
+      1e-4f);
+  EXPECT_LT(
+      angleBetween(clip.rotation(5, 1), glm::angleAxis(glm::radians(45.0f), glm::vec3(1, 0, 0))),
+      1e-4f);
+  EXPECT_LT(
+      angleBetween(clip.rotation(20, 1), glm::angleAxis(glm::radians(45.0f), glm::vec3(1, 0, 0))),
+      1e-4f);
   // Spine has no channel: it holds its bind transform.
   const glm::quat spine_bind = glm::angleAxis(glm::radians(30.0f), glm::vec3(0, 0, 1));
   EXPECT_LT(angleBetween(clip.skeleton.bind_rotations[3], spine_bind), 1e-5f);
@@ -228,7 +239,8 @@ TEST(AssimpImport, ImplausibleDeclaredScaleIsDropped) {
   EXPECT_EQ(clip.declared_unit_scale, 0.0);
   const mm::SourceInfo info = mm::inspectSourceFile(dir.file("huge.gltf"));
   bool noted = false;
-  for (const auto& n : info.notes) noted = noted || n.find("ignoring it") != std::string::npos;
+  for (const auto& n : info.notes)
+    noted = noted || n.find("ignoring it") != std::string::npos;
   EXPECT_TRUE(noted);
 }
 
@@ -238,10 +250,12 @@ TEST(AssimpImport, PivotHelperNodesAreComposedIntoTheirJoint) {
   auto* s = new aiScene();
   std::unique_ptr<aiScene> owner(s);
   s->mRootNode = new aiNode("RootNode");
-  aiNode* translation = addChild(s->mRootNode, "Hips_$AssimpFbx$_Translation", aiVector3D(0, 90, 0));
+  aiNode* translation =
+      addChild(s->mRootNode, "Hips_$AssimpFbx$_Translation", aiVector3D(0, 90, 0));
   aiNode* pre = addChild(translation, "Hips_$AssimpFbx$_PreRotation", aiVector3D(0, 0, 0));
   const float h = std::sqrt(0.5f);
-  pre->mTransformation = aiMatrix4x4(aiVector3D(1, 1, 1), aiQuaternion(h, h, 0, 0), aiVector3D(0, 0, 0));
+  pre->mTransformation =
+      aiMatrix4x4(aiVector3D(1, 1, 1), aiQuaternion(h, h, 0, 0), aiVector3D(0, 0, 0));
   aiNode* hips = addChild(pre, "Hips", aiVector3D(0, 0, 0));
   addChild(hips, "Spine", aiVector3D(0, 10, 0));
   s->mNumAnimations = 1;
@@ -252,12 +266,14 @@ TEST(AssimpImport, PivotHelperNodesAreComposedIntoTheirJoint) {
   a->mTicksPerSecond = 30;
   a->mNumChannels = 3;
   a->mChannels = new aiNodeAnim*[3];
-  a->mChannels[2] = makeChannel("Spine", {{0.0, aiVector3D(0, 10, 0)}}, {{0.0, aiQuaternion(1, 0, 0, 0)}});
+  a->mChannels[2] =
+      makeChannel("Spine", {{0.0, aiVector3D(0, 10, 0)}}, {{0.0, aiQuaternion(1, 0, 0, 0)}});
   a->mChannels[0] = makeChannel("Hips_$AssimpFbx$_Translation",
                                 {{0.0, aiVector3D(0, 90, 0)}, {30.0, aiVector3D(30, 90, 0)}},
                                 {{0.0, aiQuaternion(1, 0, 0, 0)}});
-  a->mChannels[1] = makeChannel("Hips", {{0.0, aiVector3D(0, 0, 0)}},
-                                {{0.0, aiQuaternion(1, 0, 0, 0)}, {30.0, aiQuaternion(h, 0, 0, h)}});
+  a->mChannels[1] =
+      makeChannel("Hips", {{0.0, aiVector3D(0, 0, 0)}},
+                  {{0.0, aiQuaternion(1, 0, 0, 0)}, {30.0, aiQuaternion(h, 0, 0, h)}});
   TempDir dir;
   const mm::RawClip clip = mm::importAssimpFile(writeGltf(s, dir.file("pivots.gltf")), "");
   ASSERT_EQ(clip.skeleton.names, (std::vector<std::string>{"Hips", "Spine"}));
@@ -266,7 +282,8 @@ TEST(AssimpImport, PivotHelperNodesAreComposedIntoTheirJoint) {
   EXPECT_LT(glm::length(clip.translation(30, 0) - glm::vec3(30, 90, 0)), 1e-4f);
   const glm::quat pre_rotation = glm::angleAxis(glm::radians(90.0f), glm::vec3(1, 0, 0));
   EXPECT_LT(angleBetween(clip.rotation(0, 0), pre_rotation), 1e-5f);
-  EXPECT_LT(angleBetween(clip.rotation(30, 0), pre_rotation * glm::angleAxis(glm::radians(90.0f), glm::vec3(0, 0, 1))),
+  EXPECT_LT(angleBetween(clip.rotation(30, 0),
+                         pre_rotation * glm::angleAxis(glm::radians(90.0f), glm::vec3(0, 0, 1))),
             1e-5f);
   EXPECT_LT(glm::length(clip.skeleton.offsets[1] - glm::vec3(0, 10, 0)), 1e-5f);
 }
@@ -305,8 +322,9 @@ TEST(AssimpImport, InspectListsTakesJointsAndUnit) {
 TEST(AssimpImport, MissingAndCorruptFilesNameTheFileAndTheReason) {
   TempDir dir;
   const std::string missing = dir.file("nope.fbx");
-  EXPECT_NE(expectInputError([&] { mm::importClipFile(missing, ""); }).find("nope.fbx: file not found"),
-            std::string::npos);
+  EXPECT_NE(
+      expectInputError([&] { mm::importClipFile(missing, ""); }).find("nope.fbx: file not found"),
+      std::string::npos);
 
   const std::string garbage = dir.file("garbage.fbx");
   std::ofstream(garbage) << "this is not an FBX file\n";
@@ -323,14 +341,16 @@ TEST(AssimpImport, TruncatedFbxGivesAssimpsReason) {
   fs::copy_file(source, cut);
   fs::resize_file(cut, fs::file_size(cut) / 3);
   const std::string msg = expectInputError([&] { mm::importClipFile(cut, ""); });
-  EXPECT_NE(msg.find(cut + ": Assimp cannot read huesitos_cut.fbx: FBX-"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(cut + ": Assimp cannot read huesitos_cut.fbx: FBX-"), std::string::npos)
+      << msg;
   EXPECT_NE(msg.find("truncated or corrupt"), std::string::npos) << msg;
   EXPECT_NE(expectInputError([&] { mm::inspectSourceFile(cut); }).find("huesitos_cut.fbx"),
             std::string::npos);
 }
 
 TEST(AssimpImport, DebianTestModelsImportOrFailWithAReason) {
-  if (!fs::exists(kAssimpModels)) GTEST_SKIP() << "assimp-testmodels not installed (" << kAssimpModels << ")";
+  if (!fs::exists(kAssimpModels))
+    GTEST_SKIP() << "assimp-testmodels not installed (" << kAssimpModels << ")";
   // Animated skeletons import.
   {
     const mm::RawClip clip = mm::importClipFile(kAssimpModels + "/animation_with_skeleton.fbx", "");
@@ -353,23 +373,27 @@ TEST(AssimpImport, DebianTestModelsImportOrFailWithAReason) {
   }
   // Meshes without animation: a clear "no animation".
   for (const char* name : {"box.fbx", "spider.fbx", "phong_cube.fbx", "cubes_with_names.fbx"}) {
-    const std::string msg = expectInputError([&] { mm::importClipFile(kAssimpModels + "/" + name, ""); });
+    const std::string msg =
+        expectInputError([&] { mm::importClipFile(kAssimpModels + "/" + name, ""); });
     EXPECT_NE(msg.find(std::string(name) + " has no animation"), std::string::npos) << msg;
     const mm::SourceInfo info = mm::inspectSourceFile(kAssimpModels + "/" + name);
     EXPECT_TRUE(info.takes.empty());
     EXPECT_EQ(info.skeleton.jointCount(), 0);
   }
   // A file Assimp 5.2 itself cannot tokenize.
-  const std::string msg = expectInputError([&] { mm::importClipFile(kAssimpModels + "/transparentTest.fbx", ""); });
-  EXPECT_NE(msg.find("Assimp cannot read transparentTest.fbx: FBX-Tokenize"), std::string::npos) << msg;
+  const std::string msg =
+      expectInputError([&] { mm::importClipFile(kAssimpModels + "/transparentTest.fbx", ""); });
+  EXPECT_NE(msg.find("Assimp cannot read transparentTest.fbx: FBX-Tokenize"), std::string::npos)
+      << msg;
 }
 
 TEST(ImportDispatch, BvhGoesToTheBvhImporterWithOneTake) {
   TempDir dir;
   const std::string path = dir.file("two.bvh");
-  std::ofstream(path) << "HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 6 Xposition Yposition "
-                         "Zposition Zrotation Xrotation Yrotation\n End Site\n {\n  OFFSET 0 1 0\n }\n}\n"
-                         "MOTION\nFrames: 2\nFrame Time: 0.5\n0 1 2 0 0 0\n3 4 5 0 0 0\n";
+  std::ofstream(path)
+      << "HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 6 Xposition Yposition "
+         "Zposition Zrotation Xrotation Yrotation\n End Site\n {\n  OFFSET 0 1 0\n }\n}\n"
+         "MOTION\nFrames: 2\nFrame Time: 0.5\n0 1 2 0 0 0\n3 4 5 0 0 0\n";
   const mm::RawClip clip = mm::importClipFile(path, "");
   EXPECT_EQ(clip.frame_count, 2);
   EXPECT_EQ(mm::importClipFile(path, "0").frame_count, 2);
@@ -387,9 +411,10 @@ TEST(ImportDispatch, BvhGoesToTheBvhImporterWithOneTake) {
 TEST(SkeletonPresets, MixamoNamesPickTheMixamoPreset) {
   mm::Skeleton s;
   const std::vector<std::string> names = {
-      "mixamorig:Hips",      "mixamorig:Spine",        "mixamorig:Spine1",      "mixamorig:Spine2",
-      "mixamorig:LeftUpLeg", "mixamorig:LeftLeg",      "mixamorig:LeftFoot",    "mixamorig:LeftToeBase",
-      "mixamorig:RightUpLeg", "mixamorig:RightLeg",    "mixamorig:RightFoot",   "mixamorig:RightToeBase"};
+      "mixamorig:Hips",     "mixamorig:Spine",       "mixamorig:Spine1",
+      "mixamorig:Spine2",   "mixamorig:LeftUpLeg",   "mixamorig:LeftLeg",
+      "mixamorig:LeftFoot", "mixamorig:LeftToeBase", "mixamorig:RightUpLeg",
+      "mixamorig:RightLeg", "mixamorig:RightFoot",   "mixamorig:RightToeBase"};
   const std::vector<int> parents = {-1, 0, 1, 2, 0, 4, 5, 6, 0, 8, 9, 10};
   for (size_t j = 0; j < names.size(); ++j) {
     s.names.push_back(names[j]);
@@ -424,7 +449,8 @@ struct RunResult {
 
 RunResult runMmcook(const std::string& args, const TempDir& dir) {
   const std::string log = dir.file("mmcook.log");
-  const std::string command = "'" + std::string(MMCOOK_PATH) + "' " + args + " > '" + log + "' 2>&1";
+  const std::string command =
+      "'" + std::string(MMCOOK_PATH) + "' " + args + " > '" + log + "' 2>&1";
   const int status = std::system(command.c_str());
   RunResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -466,7 +492,8 @@ TEST(Mmcook, InspectSourceShowsTakesJointsAndNotes) {
   EXPECT_NE(r.output.find("31 frames at 30 Hz"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("LeftUpLeg"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("0.01 m per unit"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("note        static node 'Armature' above the skeleton"), std::string::npos)
+  EXPECT_NE(r.output.find("note        static node 'Armature' above the skeleton"),
+            std::string::npos)
       << r.output;
 }
 
@@ -475,25 +502,29 @@ TEST(Mmcook, InspectSourceShowsTakesJointsAndNotes) {
 TEST(SharedCorpus, GenoBvhAndFbxHaveTheSameSkeletonAndPose) {
   const std::string bvh = kShared + "/geno/Geno_bind.bvh";
   const std::string fbx = kShared + "/geno/Geno_bind.fbx";
-  if (!fs::exists(bvh) || !fs::exists(fbx)) GTEST_SKIP() << "shared corpus absent (" << kShared << "/geno)";
+  if (!fs::exists(bvh) || !fs::exists(fbx))
+    GTEST_SKIP() << "shared corpus absent (" << kShared << "/geno)";
   const mm::RawClip b = mm::importClipFile(bvh, "");
   const mm::SourceInfo f = mm::inspectSourceFile(fbx);
   // The bind file has no take: its pose is the skeleton's bind pose.
   EXPECT_TRUE(f.takes.empty());
-  EXPECT_NE(expectInputError([&] { mm::importClipFile(fbx, ""); }).find("no animation"), std::string::npos);
+  EXPECT_NE(expectInputError([&] { mm::importClipFile(fbx, ""); }).find("no animation"),
+            std::string::npos);
 
   const double bvh_unit = 0.01;  // the Geno BVH is in centimetres
   EXPECT_NEAR(f.declared_unit_scale, 0.01, 1e-9);
   ASSERT_EQ(b.skeleton.names, f.skeleton.names);
   EXPECT_EQ(b.skeleton.parents, f.skeleton.parents);
   for (int j = 0; j < b.skeleton.jointCount(); ++j) {
-    const glm::vec3 d = b.skeleton.offsets[j] * float(bvh_unit) - f.skeleton.offsets[j] * float(f.declared_unit_scale);
+    const glm::vec3 d = b.skeleton.offsets[j] * float(bvh_unit) -
+                        f.skeleton.offsets[j] * float(f.declared_unit_scale);
     EXPECT_LT(glm::length(d), 1e-4f) << b.skeleton.names[j];
   }
   const auto bvh_world = worldPositions(b.skeleton, &b.rotations[0], &b.translations[0]);
   const auto fbx_world = bindWorldPositions(f.skeleton);
   for (int j = 0; j < b.skeleton.jointCount(); ++j) {
-    const glm::vec3 d = bvh_world[j] * float(bvh_unit) - fbx_world[j] * float(f.declared_unit_scale);
+    const glm::vec3 d =
+        bvh_world[j] * float(bvh_unit) - fbx_world[j] * float(f.declared_unit_scale);
     EXPECT_LT(glm::length(d), 1e-4f) << b.skeleton.names[j];
   }
 }
@@ -501,7 +532,8 @@ TEST(SharedCorpus, GenoBvhAndFbxHaveTheSameSkeletonAndPose) {
 TEST(SharedCorpus, GenoCharacterSkeletonMatchesTheBindFile) {
   const std::string character = kShared + "/geno/Geno.fbx";
   const std::string bind = kShared + "/geno/Geno_bind.fbx";
-  if (!fs::exists(character) || !fs::exists(bind)) GTEST_SKIP() << "shared corpus absent (" << kShared << "/geno)";
+  if (!fs::exists(character) || !fs::exists(bind))
+    GTEST_SKIP() << "shared corpus absent (" << kShared << "/geno)";
   const mm::SourceInfo c = mm::inspectSourceFile(character);
   const mm::SourceInfo b = mm::inspectSourceFile(bind);
   EXPECT_EQ(c.skeleton.names, b.skeleton.names);
@@ -516,7 +548,8 @@ TEST(SharedCorpus, CmuFbxWalkMovesAtWalkingSpeed) {
   EXPECT_DOUBLE_EQ(clip.frame_rate, 120.0);
   EXPECT_EQ(clip.frame_count, 317);
   ASSERT_EQ(clip.skeleton.names[0], "Hips");  // the Blender armature object is composed away
-  for (const char* name : {"LeftFoot", "RightFoot", "LeftToeBase", "RightToeBase", "Spine1", "LHipJoint"})
+  for (const char* name :
+       {"LeftFoot", "RightFoot", "LeftToeBase", "RightToeBase", "Spine1", "LHipJoint"})
     EXPECT_GE(clip.skeleton.find(name), 0) << name;
   // The armature's x100 over centimetres claims metres, but the values are raw CMU units.
   EXPECT_EQ(clip.declared_unit_scale, 0.0);

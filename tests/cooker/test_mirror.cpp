@@ -34,15 +34,18 @@ mm::Skeleton chainSkeleton(const std::vector<std::string>& names) {
   return s;
 }
 
-std::vector<std::string> mappedNames(const mm::Skeleton& s, const mm::MirrorSettings& settings = {}) {
+std::vector<std::string> mappedNames(const mm::Skeleton& s,
+                                     const mm::MirrorSettings& settings = {}) {
   const std::vector<int> map = mm::mirrorJointMap(s, settings);
   std::vector<std::string> out;
-  for (int k : map) out.push_back(s.names[k]);
+  for (int k : map)
+    out.push_back(s.names[k]);
   return out;
 }
 
 TEST(MirrorJointMap, LeftRightWords) {
-  const auto s = chainSkeleton({"Hips", "LeftUpLeg", "RightUpLeg", "Spine", "RightFoot", "LeftFoot"});
+  const auto s =
+      chainSkeleton({"Hips", "LeftUpLeg", "RightUpLeg", "Spine", "RightFoot", "LeftFoot"});
   EXPECT_EQ(mappedNames(s), (std::vector<std::string>{"Hips", "RightUpLeg", "LeftUpLeg", "Spine",
                                                       "LeftFoot", "RightFoot"}));
 }
@@ -55,7 +58,8 @@ TEST(MirrorJointMap, UnderscoreSuffixesBothCases) {
 
 TEST(MirrorJointMap, SingleLetterPrefixesOnlyWhenTheCounterpartExists) {
   // CMU: LHipJoint/RHipJoint, lhand/rhand; LowerBack and lowerneck have no "R" twin.
-  const auto s = chainSkeleton({"Hips", "LHipJoint", "RHipJoint", "LowerBack", "lhand", "rhand", "lowerneck"});
+  const auto s =
+      chainSkeleton({"Hips", "LHipJoint", "RHipJoint", "LowerBack", "lhand", "rhand", "lowerneck"});
   EXPECT_EQ(mappedNames(s), (std::vector<std::string>{"Hips", "RHipJoint", "LHipJoint", "LowerBack",
                                                       "rhand", "lhand", "lowerneck"}));
 }
@@ -71,7 +75,8 @@ TEST(MirrorJointMap, PresetPairsCatchWhatPatternsMiss) {
   none.patterns.clear();
   const auto s = chainSkeleton({"Hips", "LHipJoint", "RHipJoint", "Other"});
   // The CMU presets list LHipJoint/RHipJoint explicitly.
-  EXPECT_EQ(mappedNames(s, none), (std::vector<std::string>{"Hips", "RHipJoint", "LHipJoint", "Other"}));
+  EXPECT_EQ(mappedNames(s, none),
+            (std::vector<std::string>{"Hips", "RHipJoint", "LHipJoint", "Other"}));
 }
 
 TEST(MirrorJointMap, FirstPatternWinsAndConflictsAreErrors) {
@@ -91,7 +96,8 @@ TEST(MirrorJointMap, FirstPatternWinsAndConflictsAreErrors) {
     mm::mirrorJointMap(bad, suffixes_first);
     ADD_FAILURE() << "no InputError";
   } catch (const mm::InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("'RightArm_L' pairs with 'LeftArm_L', but 'LeftArm_L' pairs with 'LeftArm_R'"),
+    EXPECT_NE(std::string(e.what()).find(
+                  "'RightArm_L' pairs with 'LeftArm_L', but 'LeftArm_L' pairs with 'LeftArm_R'"),
               std::string::npos)
         << e.what();
   }
@@ -132,17 +138,20 @@ mm::RawClip syntheticClip(int frames) {
   std::mt19937 rng(7);
   mm::RawClip c;
   mm::Skeleton& s = c.skeleton;
-  s.names = {"Hips", "Spine", "LeftArm", "LeftHand", "RightArm", "RightHand", "LeftLeg", "RightLeg"};
+  s.names = {"Hips",     "Spine",     "LeftArm", "LeftHand",
+             "RightArm", "RightHand", "LeftLeg", "RightLeg"};
   s.parents = {-1, 0, 1, 2, 1, 4, 0, 0};
-  s.offsets = {{0.1f, 0.9f, 0.05f}, {0, 0.3f, 0}, {0.2f, 0.1f, 0}, {0.3f, 0, 0.01f},
+  s.offsets = {{0.1f, 0.9f, 0.05f},   {0, 0.3f, 0},  {0.2f, 0.1f, 0},   {0.3f, 0, 0.01f},
                {-0.21f, 0.1f, 0.02f}, {-0.3f, 0, 0}, {0.1f, -0.05f, 0}, {-0.1f, -0.04f, 0.01f}};
-  for (size_t j = 0; j < s.names.size(); ++j) s.bind_rotations.push_back(randomRotation(rng, 2.0f));
+  for (size_t j = 0; j < s.names.size(); ++j)
+    s.bind_rotations.push_back(randomRotation(rng, 2.0f));
   c.frame_rate = 30;
   c.frame_count = frames;
   for (int f = 0; f < frames; ++f)
     for (size_t j = 0; j < s.names.size(); ++j) {
       c.rotations.push_back(glm::normalize(s.bind_rotations[j] * randomRotation(rng, 1.0f)));
-      c.translations.push_back(s.offsets[j] + (j == 0 ? glm::vec3(0.3f * f, 0.01f * f, -0.2f * f) : glm::vec3(0)));
+      c.translations.push_back(s.offsets[j] +
+                               (j == 0 ? glm::vec3(0.3f * f, 0.01f * f, -0.2f * f) : glm::vec3(0)));
     }
   return c;
 }
@@ -168,13 +177,15 @@ TEST(MirrorClip, WorldPositionsAreTheSwappedReflection) {
   EXPECT_EQ(map, (std::vector<int>{0, 1, 4, 5, 2, 3, 7, 6}));
   EXPECT_EQ(m.skeleton.names, c.skeleton.names);
   const size_t n = c.skeleton.names.size();
-  const World bind = worldOf(c.skeleton, c.skeleton.bind_rotations.data(), c.skeleton.offsets.data());
+  const World bind =
+      worldOf(c.skeleton, c.skeleton.bind_rotations.data(), c.skeleton.offsets.data());
   for (int f = 0; f < c.frame_count; ++f) {
     const World a = worldOf(c.skeleton, &c.rotations[f * n], &c.translations[f * n]);
     const World b = worldOf(m.skeleton, &m.rotations[f * n], &m.translations[f * n]);
     for (size_t j = 0; j < n; ++j) {
       const glm::dvec3 expected(-a.p[map[j]].x, a.p[map[j]].y, a.p[map[j]].z);
-      EXPECT_LT(glm::length(b.p[j] - expected), 1e-5) << "frame " << f << " joint " << c.skeleton.names[j];
+      EXPECT_LT(glm::length(b.p[j] - expected), 1e-5)
+          << "frame " << f << " joint " << c.skeleton.names[j];
       // What a skinned mesh sees: the deformation R * B^-1 is the reflected counterpart's.
       const glm::dquat da = a.r[map[j]] * glm::conjugate(bind.r[map[j]]);
       const glm::dquat db = b.r[j] * glm::conjugate(bind.r[j]);
@@ -200,13 +211,18 @@ TEST(MirrorClip, MirroringTwiceGivesTheOriginal) {
 std::string writeWalkBvh(const fs::path& path, int frames) {
   std::ostringstream h;
   auto leg = [&](const char* side, float x) {
-    h << "  JOINT " << side << "UpLeg\n  {\n   OFFSET " << x << " -5 0\n   CHANNELS 3 Zrotation Xrotation Yrotation\n"
-      << "   JOINT " << side << "Leg\n   {\n    OFFSET 0 -42 0\n    CHANNELS 3 Zrotation Xrotation Yrotation\n"
-      << "    JOINT " << side << "Foot\n    {\n     OFFSET 0 -40 0\n     CHANNELS 3 Zrotation Xrotation Yrotation\n"
-      << "     JOINT " << side << "ToeBase\n     {\n      OFFSET 0 -6 12\n      CHANNELS 3 Zrotation Xrotation Yrotation\n"
+    h << "  JOINT " << side << "UpLeg\n  {\n   OFFSET " << x
+      << " -5 0\n   CHANNELS 3 Zrotation Xrotation Yrotation\n"
+      << "   JOINT " << side
+      << "Leg\n   {\n    OFFSET 0 -42 0\n    CHANNELS 3 Zrotation Xrotation Yrotation\n"
+      << "    JOINT " << side
+      << "Foot\n    {\n     OFFSET 0 -40 0\n     CHANNELS 3 Zrotation Xrotation Yrotation\n"
+      << "     JOINT " << side
+      << "ToeBase\n     {\n      OFFSET 0 -6 12\n      CHANNELS 3 Zrotation Xrotation Yrotation\n"
       << "      End Site\n      {\n       OFFSET 0 0 5\n      }\n     }\n    }\n   }\n  }\n";
   };
-  h << "HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n"
+  h << "HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 6 Xposition Yposition Zposition "
+       "Zrotation Xrotation Yrotation\n"
     << " JOINT Spine\n {\n  OFFSET 0 10 0\n  CHANNELS 3 Zrotation Xrotation Yrotation\n"
     << "  JOINT Spine1\n  {\n   OFFSET 0 10 0\n   CHANNELS 3 Zrotation Xrotation Yrotation\n"
     << "   JOINT Spine2\n   {\n    OFFSET 0 10 0\n    CHANNELS 3 Zrotation Xrotation Yrotation\n"
@@ -219,15 +235,17 @@ std::string writeWalkBvh(const fs::path& path, int frames) {
     const double t = f / 60.0;
     const double step = std::sin(2 * pi * 1.0 * t);
     const double yaw = 25 * std::sin(2 * pi * 0.2 * t + 0.4);
-    h << 40 * std::sin(2 * pi * 0.15 * t) + 3 * std::sin(2 * pi * t) << ' ' << 92 + 2 * std::sin(4 * pi * t) << ' '
-      << 130 * t << ' ' << 3 * std::sin(2 * pi * t) << ' ' << 2 * std::cos(4 * pi * t) << ' ' << yaw;
+    h << 40 * std::sin(2 * pi * 0.15 * t) + 3 * std::sin(2 * pi * t) << ' '
+      << 92 + 2 * std::sin(4 * pi * t) << ' ' << 130 * t << ' ' << 3 * std::sin(2 * pi * t) << ' '
+      << 2 * std::cos(4 * pi * t) << ' ' << yaw;
     h << " 2 3 " << 4 * std::sin(2 * pi * 0.5 * t) << " 1 2 3 0 1 2";  // Spine, Spine1, Spine2
     for (int side = 0; side < 2; ++side) {
       const double s = side == 0 ? step : -step;
-      h << ' ' << 2 + side << ' ' << 30 * s << ' ' << 5 * s;              // UpLeg
-      h << ' ' << 0 << ' ' << 25 + 25 * std::sin(2 * pi * t + (side ? pi : 0) + 1) << ' ' << 0;  // Leg
-      h << ' ' << 1 << ' ' << -10 * s << ' ' << 2;                        // Foot
-      h << ' ' << 0 << ' ' << 10 * std::max(0.0, s) << ' ' << 0;          // ToeBase
+      h << ' ' << 2 + side << ' ' << 30 * s << ' ' << 5 * s;  // UpLeg
+      h << ' ' << 0 << ' ' << 25 + 25 * std::sin(2 * pi * t + (side ? pi : 0) + 1) << ' '
+        << 0;                                                     // Leg
+      h << ' ' << 1 << ' ' << -10 * s << ' ' << 2;                // Foot
+      h << ' ' << 0 << ' ' << 10 * std::max(0.0, s) << ' ' << 0;  // ToeBase
     }
     h << '\n';
   }
@@ -252,17 +270,20 @@ void expectMirroredFeatures(const std::string& source, const std::string& what) 
   const uint32_t n = db.clips[0].frame_count;
   const uint32_t stride = db.feature_stride;
   auto raw = [&](uint32_t frame, int column) {
-    return db.features[frame * stride + column] * db.feature_scale[column] + db.feature_offset[column];
+    return db.features[frame * stride + column] * db.feature_scale[column] +
+           db.feature_offset[column];
   };
   // Columns: left foot position 0-2, right 3-5, left foot velocity 6-8, right 9-11, hip velocity
   // 12-14, trajectory positions (x, z) 15-20, trajectory directions (x, z) 21-26.
   std::vector<int> counterpart(27), sign(27, 1);
-  for (int c = 0; c < 27; ++c) counterpart[c] = c;
+  for (int c = 0; c < 27; ++c)
+    counterpart[c] = c;
   for (int c = 0; c < 3; ++c) {
     counterpart[c] = c + 3, counterpart[c + 3] = c;
     counterpart[c + 6] = c + 9, counterpart[c + 9] = c + 6;
   }
-  for (int c : {0, 3, 6, 9, 12, 15, 17, 19, 21, 23, 25}) sign[c] = -1;
+  for (int c : {0, 3, 6, 9, 12, 15, 17, 19, 21, 23, 25})
+    sign[c] = -1;
   float worst = 0;
   for (uint32_t f = 0; f < n; ++f)
     for (int c = 0; c < 27; ++c) {
