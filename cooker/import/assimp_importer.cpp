@@ -1,10 +1,11 @@
 // FBX and the other formats Assimp reads -> RawClip.
 //
 // Conventions (DESIGN.md "The cook" step 1):
-//  - Joints are the nodes an animation channel drives and their ancestors. Mesh, camera, light
-//    and helper nodes that drive nothing are left out. A file without animation (a character or a
-//    bind pose) has no clip to import, but inspection still lists its skeleton: every node that is
-//    not a mesh, camera or light.
+//  - Joints are the nodes an animation channel (of any take) drives and their ancestors, so every
+//    take of a file has the same skeleton. Mesh, camera, light and helper nodes that drive nothing
+//    are left out. A file without animation (a character or a bind pose) has no clip to import,
+//    but inspection still lists its skeleton: the skinned meshes' bones, their ancestors and the
+//    mesh-less nodes below bones (end joints).
 //  - Nodes above the top joint (Assimp's "RootNode", an armature object, a static unit node) are
 //    composed into the top joint, so the skeleton starts where an artist would say it does. A top
 //    node with one child joint and no motion of its own counts as such a node.
@@ -309,30 +310,30 @@ JointSelection selectJoints(const NodeTable& table, std::vector<char> marked,
   return sel;
 }
 
-JointSelection jointsForTake(const NodeTable& table, const aiAnimation& anim,
-                             std::vector<std::string>& notes) {
+// Every take of a file gets the same skeleton: the nodes any take animates, with their
+// ancestors. A take without a channel for some joint holds that joint's bind transform.
+JointSelection jointsForAnimations(const aiScene& scene, const NodeTable& table,
+                                   std::vector<std::string>& notes) {
   const int n = static_cast<int>(table.nodes.size());
-  std::vector<char> marked(n, 0);
-  std::vector<const aiNodeAnim*> channel_of(n, nullptr);
+  std::vector<char> marked(n, 0), moving(n, 0);
   std::vector<std::string> unknown;
-  for (unsigned c = 0; c < anim.mNumChannels; ++c) {
-    const aiNodeAnim* ch = anim.mChannels[c];
-    auto it = table.by_name.find(ch->mNodeName.C_Str());
-    if (it == table.by_name.end()) {
-      unknown.push_back(ch->mNodeName.C_Str());
-      continue;
+  for (unsigned a = 0; a < scene.mNumAnimations; ++a) {
+    const aiAnimation& anim = *scene.mAnimations[a];
+    for (unsigned c = 0; c < anim.mNumChannels; ++c) {
+      const aiNodeAnim* ch = anim.mChannels[c];
+      auto it = table.by_name.find(ch->mNodeName.C_Str());
+      if (it == table.by_name.end()) {
+        unknown.push_back(ch->mNodeName.C_Str());
+        continue;
+      }
+      marked[it->second] = 1;
+      moving[it->second] = moving[it->second] || !channelIsStatic(*ch);
     }
-    marked[it->second] = 1;
-    channel_of[it->second] = ch;
   }
   if (!unknown.empty())
-    notes.push_back(std::to_string(unknown.size()) +
-                    " channel(s) drive no node and are ignored "
-                    "(first: '" +
-                    unknown.front() + "')");
-  return selectJoints(table, marked, [&](int node) {
-    return !channel_of[node] || channelIsStatic(*channel_of[node]);
-  });
+    notes.push_back(std::to_string(unknown.size()) + " channel(s) drive no node and are ignored " +
+                    "(first: '" + unknown.front() + "')");
+  return selectJoints(table, marked, [&](int node) { return !moving[node]; });
 }
 
 // Without animation the skeleton is what skinned meshes bind to: their bones, the bones'
@@ -785,7 +786,7 @@ RawClip importAssimpFile(const std::string& path, const std::string& take) {
   const SceneConventions conv = readConventions(*scene, path);
   const NodeTable table = flattenNodes(scene->mRootNode);
   std::vector<std::string> notes;
-  const JointSelection sel = jointsForTake(table, anim, notes);
+  const JointSelection sel = jointsForAnimations(*scene, table, notes);
   if (sel.joint_nodes.empty())
     throw InputError(path + ": take '" + takeName(*scene, index) +
                      "' animates no node of the scene; re-export it with its skeleton");
@@ -822,7 +823,7 @@ SourceInfo inspectAssimpFile(const std::string& path) {
   std::vector<std::string> notes;
   const aiAnimation* first = scene->mNumAnimations ? scene->mAnimations[0] : nullptr;
   const JointSelection sel =
-      first ? jointsForTake(table, *first, notes) : jointsWithoutAnimation(*scene, table);
+      first ? jointsForAnimations(*scene, table, notes) : jointsWithoutAnimation(*scene, table);
   info.notes.insert(info.notes.end(), sel.notes.begin(), sel.notes.end());
   info.notes.insert(info.notes.end(), notes.begin(), notes.end());
   if (sel.joint_nodes.empty()) {

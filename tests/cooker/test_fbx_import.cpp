@@ -288,6 +288,42 @@ TEST(AssimpImport, PivotHelperNodesAreComposedIntoTheirJoint) {
   EXPECT_LT(glm::length(clip.skeleton.offsets[1] - glm::vec3(0, 10, 0)), 1e-5f);
 }
 
+TEST(AssimpImport, EveryTakeOfAFileHasTheSameSkeleton) {
+  std::unique_ptr<aiScene> scene(makeWalkScene(0.01f));
+  // A second take that animates the hips only.
+  auto** both = new aiAnimation* [2] { scene->mAnimations[0], new aiAnimation() };
+  delete[] scene->mAnimations;
+  scene->mAnimations = both;
+  scene->mNumAnimations = 2;
+  aiAnimation* idle = both[1];
+  idle->mName = "Idle";
+  idle->mTicksPerSecond = 30;
+  idle->mDuration = 15;
+  idle->mNumChannels = 1;
+  idle->mChannels = new aiNodeAnim* [1] {
+    makeChannel("Hips", {{0.0, aiVector3D(0, 90, 0)}, {15.0, aiVector3D(0, 91, 0)}},
+                {{0.0, aiQuaternion(1, 0, 0, 0)}})
+  };
+  TempDir dir;
+  const std::string path = writeGltf(scene.get(), dir.file("two_takes.gltf"));
+  const mm::RawClip walk = mm::importAssimpFile(path, "Walk");
+  const mm::RawClip still = mm::importAssimpFile(path, "Idle");
+  EXPECT_EQ(still.take, "Idle");
+  EXPECT_EQ(still.skeleton.names, walk.skeleton.names);
+  EXPECT_EQ(still.skeleton.parents, walk.skeleton.parents);
+  ASSERT_EQ(still.frame_count, 16);
+  // LeftUpLeg is not animated by Idle: it holds its bind pose.
+  const int leg = still.skeleton.find("LeftUpLeg");
+  ASSERT_GE(leg, 0);
+  for (int f = 0; f < still.frame_count; ++f)
+    EXPECT_LT(angleBetween(still.rotation(f, leg), glm::quat(1, 0, 0, 0)), 1e-5f);
+  EXPECT_NEAR(still.translation(15, 0).y, 91, 1e-4);
+  const mm::SourceInfo info = mm::inspectSourceFile(path);
+  ASSERT_EQ(info.takes.size(), 2u);
+  EXPECT_EQ(info.takes[1].name, "Idle");
+  EXPECT_EQ(info.takes[1].frame_count, 16);
+}
+
 TEST(AssimpImport, TakeByNameIndexOrSuffixAndUnknownTakeListsTakes) {
   TempDir dir;
   std::unique_ptr<aiScene> scene(makeWalkScene(1.0f));
