@@ -186,7 +186,7 @@ std::optional<std::string> facingWarning(const std::vector<CookedClipWork>& work
   std::snprintf(buf, sizeof buf,
                 "the facing axis %s of joint %s points against the direction of travel on "
                 "average over %lld moving frames (mean cosine %.2f); its local %s would follow it "
-                "(mean cosine %.2f): set roles.facing_axis = %s in the manifest",
+                "(mean cosine %.2f): set facing_axis = %s under [skeleton] in the manifest",
                 axisText(roles.facing_axis).c_str(),
                 skeleton.names[roles.joint(Role::Facing)].c_str(), total.moving_frames,
                 total.configured_sum / frames, kAxisNames[best], total.candidate_sum[best] / frames,

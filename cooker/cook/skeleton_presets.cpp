@@ -128,7 +128,7 @@ std::vector<std::string> SkeletonRoles::describe(const Skeleton& skeleton) const
                                    const SkeletonPreset* from, const std::string& what) {
   throw InputError(what + ": role " + roleName(role) + " names joint '" + name +
                    "', which the skeleton does not have" +
-                   (from ? " (from preset " + from->name + ")" : "") + "; set roles." +
+                   (from ? " (from preset " + from->name + ")" : "") + "; set [skeleton] " +
                    roleName(role) +
                    " in the manifest to one of the skeleton's joints: " + jointList(skeleton));
 }
@@ -161,8 +161,8 @@ SkeletonRoles resolveRoles(const Skeleton& skeleton, const RoleSettings& setting
         tried += (tried.empty() ? "" : ", ") + p.name + " (no " + p.joints[r] + ")";
       }
       throw InputError(what + ": no skeleton preset fits this skeleton; tried " + tried +
-                       ". Name the joints in the manifest's roles (hips, left_foot, right_foot, "
-                       "left_toe, right_toe, root_position, facing). The skeleton's joints are: " +
+                       ". Name the joints under [skeleton] in the manifest (hips, left_foot, "
+                       "right_foot, left_toe, right_toe, root_position, facing). The skeleton's joints are: " +
                        jointList(skeleton));
     }
   }

@@ -23,7 +23,7 @@ double inferUnitScale(const RawClip& clip, int hips, int left_toe, int right_toe
   if (!(h > 0) || !std::isfinite(h))
     throw InputError(clip.name + ": cannot infer the unit from the standing hip height (the hips, " +
                      clip.skeleton.names[hips] + ", are not above the toes in the first frame); "
-                     "set unit_scale (metres per source unit) in the manifest");
+                     "set unit_scale (metres per source unit) under [database] in the manifest");
   return kStandingHipHeight / h;
 }
 
