@@ -14,13 +14,15 @@ struct Env {
 };
 
 Env& env() {
-  static Env* e = [] {
-    auto* created = new Env();
+  // Destroyed at exit, so the device and instance are released before leak checks run.
+  static std::unique_ptr<Env> e = [] {
+    auto created = std::make_unique<Env>();
+    Env* self = created.get();
     mmdb::gpu::ContextOptions options;
     options.validation = true;
-    options.on_message = [created](mmdb::gpu::MessageSeverity severity, const char* message) {
+    options.on_message = [self](mmdb::gpu::MessageSeverity severity, const char* message) {
       if (severity == mmdb::gpu::MessageSeverity::Warning || severity == mmdb::gpu::MessageSeverity::Error)
-        created->messages.push_back(message);
+        self->messages.push_back(message);
     };
     auto ctx = mmdb::gpu::Context::createHeadless(options);
     if (ctx) {
