@@ -68,7 +68,8 @@ void main() {
   if (!playing) reason = kReasonStart;
   else if (last_of_range(frame) || frame + 1u >= ch.clip_first + ch.clip_count) reason = kReasonRangeEnd;
   else if (inp.control.x != 0u) reason = kReasonForced;
-  else if (ch.search_timer <= 0.0) reason = kReasonPeriodic;
+  // Due within 1e-5 s of zero: float decrements of 1/60 s from 0.1 s must land on the 6th frame.
+  else if (ch.search_timer <= 1e-5) reason = kReasonPeriodic;
   results[c].reason = reason;
   if (reason == kReasonNone) return;
 

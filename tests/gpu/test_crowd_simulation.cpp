@@ -58,7 +58,7 @@ class CpuCharacter {
     if (!playing_) reason_ = SearchReason::Start;
     else if (lastOfRange(frame_) || frame_ + 1 >= clip.first_frame + clip.frame_count) reason_ = SearchReason::RangeEnd;
     else if (forced) reason_ = SearchReason::Forced;
-    else if (timer_ <= 0) reason_ = SearchReason::Periodic;
+    else if (timer_ <= 1e-5f) reason_ = SearchReason::Periodic;
     if (reason_ == SearchReason::None) return;
     float trajectory[mmdb::kTrajectoryFloats];
     mmdb::predictTrajectory(sim_, stick, settings_, trajectory);
@@ -270,6 +270,34 @@ TEST_F(CrowdSimulationTest, SixtyFourCharactersDecideAndPoseAsOnTheCpu) {
   EXPECT_GT(searches, uint64_t(kCharacters) * kFrames / 8);
   EXPECT_GT(switches, 100u);
   EXPECT_LE(near_ties, searches / 1000 + 1);
+}
+
+TEST_F(CrowdSimulationTest, StaggeredTimersSpreadTheSearchesOverFrames) {
+  mmtest::SyntheticSpec spec;
+  spec.clips = 4;
+  spec.frames_per_clip = 600;
+  spec.joints = 2;
+  auto t = makeTestDatabase(spec);
+  ASSERT_TRUE(t);
+  auto created = mmdb::gpu::Crowd::create(*context(), t->view, 60);
+  ASSERT_TRUE(created) << created.error().message;
+  mmdb::gpu::Crowd& crowd = *created.value();
+  for (int frame = 0; frame < 30; ++frame) {
+    ASSERT_EQ(crowd.stepAndWait(kDt), VK_SUCCESS);
+    const auto decisions = crowd.readDecisions();
+    int periodic = 0, start = 0;
+    for (const auto& d : decisions) {
+      periodic += d.reason == SearchReason::Periodic;
+      start += d.reason == SearchReason::Start;
+    }
+    if (frame == 0) {
+      EXPECT_EQ(start, 60) << "everyone starts with a search";
+    } else if (frame >= 12) {
+      // 0.1 s at 60 Hz is 6 frames and 6 phases: 10 periodic searches a frame, not 60 every 6th.
+      EXPECT_GE(periodic, 7) << "frame " << frame;
+      EXPECT_LE(periodic, 13) << "frame " << frame;
+    }
+  }
 }
 
 }  // namespace

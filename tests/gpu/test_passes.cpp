@@ -159,7 +159,7 @@ TEST_F(PassTest, BuildQueryMatchesTheControllerAndBuildQuery) {
     else if (lastOfRange(db(), s.current_frame) || s.current_frame + 1 >= clip.first_frame + clip.frame_count)
       expected = SearchReason::RangeEnd;
     else if (crowd->inputs()[i].force_search) expected = SearchReason::Forced;
-    else if (s.search_timer <= 0) expected = SearchReason::Periodic;
+    else if (s.search_timer <= 1e-5f) expected = SearchReason::Periodic;
     ASSERT_EQ(SearchReason(results[i].reason), expected);
     if (expected == SearchReason::None) continue;
     ++searched;

@@ -76,7 +76,8 @@ struct DatabaseView {
 };
 
 struct CrowdSettings {
-  float search_interval = 0.1f;       // seconds between searches (10 Hz)
+  float search_interval = 0.1f;       // seconds between searches (10 Hz); the float timer is due
+                                      // within 1e-5 s of zero, so 0.1 s at 60 Hz is every 6th frame
   uint32_t stagger_phases = 6;        // character c's first periodic search comes (c % n) / n of an
                                       // interval late, spreading the crowd's searches (0: off)
   float transition_cost = 0.0f;       // added to every candidate but the frame playing
