@@ -12,17 +12,16 @@
 
 namespace mm {
 
-// Feature blocks in column order. Weights are indexed by this enum.
+// The manifest's five feature weights, in column order. The file has seven blocks (left and
+// right foot are separate blocks for position and for velocity); both feet share a weight.
 enum FeatureBlockId : int {
-  kBlockFootPosition = 0,       // left foot position (3) + right foot position (3)... see note
-  kBlockFootVelocity,
+  kBlockFootPosition = 0,  // left and right foot positions
+  kBlockFootVelocity,      // left and right foot velocities
   kBlockHipVelocity,
   kBlockTrajectoryPosition,
   kBlockTrajectoryDirection,
   kWeightCount
 };
-// Note: the file has seven blocks (left and right foot are separate blocks for position and for
-// velocity) but the manifest has five weights: both feet share the foot weights.
 
 // Skeleton roles; an empty string means "from the preset or auto-detected".
 struct RoleSettings {
