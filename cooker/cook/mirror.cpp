@@ -10,6 +10,7 @@
 #include "cook/mirror.h"
 
 #include "core/errors.h"
+#include "core/pose_space.h"
 #include "cook/skeleton_presets.h"
 
 #include <glm/gtc/quaternion.hpp>
@@ -154,14 +155,9 @@ RawClip mirrorClip(const RawClip& clip, const MirrorSettings& settings) {
       mirrored_p[j] = reflectPosition(world_p[k]);
     }
     for (size_t j = 0; j < n; ++j) {
-      const int p = s.parents[j];
-      glm::dquat r = mirrored_r[j];
-      glm::dvec3 t = mirrored_p[j];
-      if (p >= 0) {
-        const glm::dquat inv_parent = glm::conjugate(mirrored_r[p]);
-        r = inv_parent * r;
-        t = inv_parent * (mirrored_p[j] - mirrored_p[p]);
-      }
+      glm::dquat r;
+      glm::dvec3 t;
+      localFromWorld(mirrored_r.data(), mirrored_p.data(), j, s.parents[j], r, t);
       glm::quat q(glm::normalize(r));
       // Keep the sign of the source frame's quaternion family so differences stay short.
       if (f > 0 && glm::dot(q, out.rotations[base - n + j]) < 0) q = -q;

@@ -24,6 +24,7 @@
 #include "import/importer.h"
 
 #include "core/errors.h"
+#include "core/pose_space.h"
 
 #include <assimp/Importer.hpp>
 #include <assimp/config.h>
@@ -510,14 +511,9 @@ class PoseEvaluator {
       if (odd_scale && (mirrored || std::abs(s / unit - 1.0) > 1e-3)) *odd_scale = true;
     }
     for (size_t j = 0; j < count; ++j) {
-      const int p = sel_.joint_parents[j];
-      glm::dquat r = world_r_[j];
-      glm::dvec3 t = world_p_[j];
-      if (p >= 0) {
-        const glm::dquat inv = glm::conjugate(world_r_[p]);
-        r = inv * r;
-        t = inv * (world_p_[j] - world_p_[p]);
-      }
+      glm::dquat r;
+      glm::dvec3 t;
+      localFromWorld(world_r_.data(), world_p_.data(), j, sel_.joint_parents[j], r, t);
       rotations.push_back(glm::quat(glm::normalize(r)));
       translations.push_back(glm::vec3(t));
     }
