@@ -5,7 +5,10 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build g++ clang libclang-rt-14-dev pkg-config   # toolchain (clang for the fuzzers)
-  libassimp-dev libmeshoptimizer-dev libglm-dev               # import and math
+  llvm                                                        # llvm-symbolizer: sanitizer reports
+                                                              # and their suppressions by function
+  libassimp-dev zlib1g-dev libmeshoptimizer-dev libglm-dev     # import (Assimp's CMake package
+                                                              # links zlib, not pulled in) and math
   flatbuffers-compiler libflatbuffers-dev                     # the .mmdb file
   libcli11-dev libspdlog-dev libtomlplusplus-dev              # the mmcook command line
   libvulkan-dev glslc vulkan-validationlayers mesa-vulkan-drivers  # GPU part; lavapipe runs it on the CPU
