@@ -2,7 +2,13 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
+
+#if MMDB_KEEP_VULKAN_LIBRARIES_LOADED
+#include <dlfcn.h>
+#include <link.h>
+#endif
 
 namespace mmdb::gpu {
 namespace {
@@ -18,6 +24,30 @@ int typeRank(VkPhysicalDeviceType type) {
     default: return 4;
   }
 }
+
+#if MMDB_KEEP_VULKAN_LIBRARIES_LOADED
+// Sanitizer builds only. The loader unloads driver and layer libraries when the instance is
+// destroyed; LeakSanitizer checks at exit, later. A block such a library still referenced from its
+// globals then reads as a direct leak whose frames lie in no loaded module, so no suppression by
+// library name can match it (Mesa's overlay and nullhw layers do this). Marking every library
+// loaded now as never-unloaded keeps its globals and name until exit: its blocks stay reachable,
+// and its own leaks match the suppressions by name. Leaks of ours are reported as before.
+void keepLoadedLibrariesUntilExit() {
+  std::vector<std::string> paths;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* out) {
+        if (info->dlpi_name && info->dlpi_name[0])
+          static_cast<std::vector<std::string>*>(out)->push_back(info->dlpi_name);
+        return 0;
+      },
+      &paths);
+  for (const std::string& path : paths) {  // outside the iteration, which holds the loader's lock
+    if (void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE)) dlclose(handle);
+  }
+}
+#else
+void keepLoadedLibrariesUntilExit() {}
+#endif
 
 bool hasLayer(const char* name) {
   uint32_t count = 0;
@@ -109,6 +139,7 @@ Result<std::unique_ptr<Context>> Context::createHeadless(const ContextOptions& o
   ici.ppEnabledExtensionNames = extensions.data();
   VkResult r = vkCreateInstance(&ici, nullptr, &ctx->instance_);
   if (r != VK_SUCCESS) return Error{vkError("vkCreateInstance (is a Vulkan loader and driver installed?)", r)};
+  keepLoadedLibrariesUntilExit();  // the layers and drivers are loaded now
   if (options.validation) {
     auto create = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
         vkGetInstanceProcAddr(ctx->instance_, "vkCreateDebugUtilsMessengerEXT"));
@@ -143,6 +174,7 @@ Result<std::unique_ptr<Context>> Context::createHeadless(const ContextOptions& o
   dci.pQueueCreateInfos = &qci;
   r = vkCreateDevice(ctx->physical_, &dci, nullptr, &ctx->device_);
   if (r != VK_SUCCESS) return Error{vkError("vkCreateDevice", r)};
+  keepLoadedLibrariesUntilExit();  // and whatever the driver loaded for the device
   vkGetDeviceQueue(ctx->device_, ctx->family_, 0, &ctx->queue_);
   ctx->queryInfo();
   return ctx;
