@@ -610,7 +610,7 @@ std::vector<fs::path> bvhFilesIn(const fs::path& dir) {
 
 TEST(BvhImportCorpus, BandaiAllFiles) {
   const fs::path dir = sharedData() / "bandai-1";
-  if (!fs::is_directory(dir)) GTEST_SKIP() << "no shared corpus at " << dir << "; skipping";
+  if (!fs::is_directory(dir)) GTEST_SKIP() << "no motion corpus at " << dir;
   const auto files = bvhFilesIn(dir);
   ASSERT_EQ(files.size(), 105u);
   for (const fs::path& file : files) {
@@ -629,7 +629,7 @@ TEST(BvhImportCorpus, BandaiAllFiles) {
 
 TEST(BvhImportCorpus, CmuSubject131) {
   const fs::path dir = sharedData() / "cmu-bvh";
-  if (!fs::is_directory(dir)) GTEST_SKIP() << "no shared corpus at " << dir << "; skipping";
+  if (!fs::is_directory(dir)) GTEST_SKIP() << "no motion corpus at " << dir;
   for (const fs::path& file : bvhFilesIn(dir)) {
     SCOPED_TRACE(file.string());
     const mm::RawClip clip = mm::importBvhFile(file.string());
@@ -647,7 +647,7 @@ TEST(BvhImportCorpus, CmuSubject131) {
 
 TEST(BvhImportCorpus, AgreesWithAssimp) {
   const fs::path file = sharedData() / "bandai-1" / "dataset-1_walk_active_001.bvh";
-  if (!fs::exists(file)) GTEST_SKIP() << "no shared corpus file " << file << "; skipping";
+  if (!fs::exists(file)) GTEST_SKIP() << "no motion corpus at " << file;
   const mm::RawClip clip = mm::importBvhFile(file.string());
   Assimp::Importer importer;
   const aiScene* scene = importer.ReadFile(file.string(), 0);

@@ -380,7 +380,7 @@ TEST_F(CookPipeline, ZeroWeightIsRejectedBeforeCooking) {
 
 TEST(CookPipelineBandai, WalksRunsAndFeetAreSane) {
   const fs::path dir = fs::path(MMDB_SHARED_DATA) / "bandai-1";
-  if (!fs::exists(dir)) GTEST_SKIP() << "no Bandai Namco corpus at " << dir;
+  if (!fs::exists(dir)) GTEST_SKIP() << "no motion corpus at " << dir;
   std::vector<fs::path> files;
   for (const auto& e : fs::directory_iterator(dir))
     if (e.path().extension() == ".bvh") files.push_back(e.path());
@@ -456,7 +456,7 @@ double meanMovingSpeed(const CookedDatabase& db) {
 
 TEST(CookPipelineCmu, RawAndMetreCopiesAgree) {
   const fs::path dir = fs::path(MMDB_SHARED_DATA) / "cmu-bvh";
-  if (!fs::exists(dir)) GTEST_SKIP() << "no CMU BVH corpus at " << dir;
+  if (!fs::exists(dir)) GTEST_SKIP() << "no motion corpus at " << dir;
   CookRequest raw, metres;
   for (const char* name : {"131_01", "131_02"}) {
     ClipSpec c;

@@ -469,7 +469,7 @@ TEST(SkeletonPresets, MixamoNamesPickTheMixamoPreset) {
 
 TEST(SkeletonPresets, CmuFbxNamesPickTheMotionBuilderCmuPreset) {
   const std::string path = kShared + "/cmu-fbx/07_01_cmu.fbx";
-  if (!fs::exists(path)) GTEST_SKIP() << "shared corpus absent (" << path << ")";
+  if (!fs::exists(path)) GTEST_SKIP() << "no motion corpus at " << path;
   const mm::SourceInfo info = mm::inspectSourceFile(path);
   const mm::SkeletonRoles roles = mm::resolveRoles(info.skeleton, {}, "07_01");
   EXPECT_EQ(roles.preset, "cmu-motionbuilder");
@@ -539,7 +539,7 @@ TEST(SharedCorpus, GenoBvhAndFbxHaveTheSameSkeletonAndPose) {
   const std::string bvh = kShared + "/geno/Geno_bind.bvh";
   const std::string fbx = kShared + "/geno/Geno_bind.fbx";
   if (!fs::exists(bvh) || !fs::exists(fbx))
-    GTEST_SKIP() << "shared corpus absent (" << kShared << "/geno)";
+    GTEST_SKIP() << "no motion corpus at " << kShared << "/geno";
   const mm::RawClip b = mm::importClipFile(bvh, "");
   const mm::SourceInfo f = mm::inspectSourceFile(fbx);
   // The bind file has no take: its pose is the skeleton's bind pose.
@@ -569,7 +569,7 @@ TEST(SharedCorpus, GenoCharacterSkeletonMatchesTheBindFile) {
   const std::string character = kShared + "/geno/Geno.fbx";
   const std::string bind = kShared + "/geno/Geno_bind.fbx";
   if (!fs::exists(character) || !fs::exists(bind))
-    GTEST_SKIP() << "shared corpus absent (" << kShared << "/geno)";
+    GTEST_SKIP() << "no motion corpus at " << kShared << "/geno";
   const mm::SourceInfo c = mm::inspectSourceFile(character);
   const mm::SourceInfo b = mm::inspectSourceFile(bind);
   EXPECT_EQ(c.skeleton.names, b.skeleton.names);
@@ -578,7 +578,7 @@ TEST(SharedCorpus, GenoCharacterSkeletonMatchesTheBindFile) {
 
 TEST(SharedCorpus, CmuFbxWalkMovesAtWalkingSpeed) {
   const std::string path = kShared + "/cmu-fbx/07_01_cmu.fbx";
-  if (!fs::exists(path)) GTEST_SKIP() << "shared corpus absent (" << path << ")";
+  if (!fs::exists(path)) GTEST_SKIP() << "no motion corpus at " << path;
   const mm::RawClip clip = mm::importClipFile(path, "");
   EXPECT_EQ(clip.take, "07_01|07_01");
   EXPECT_DOUBLE_EQ(clip.frame_rate, 120.0);
@@ -609,7 +609,7 @@ TEST(SharedCorpus, CmuFbxWalkMovesAtWalkingSpeed) {
 
 TEST(SharedCorpus, CmuFbxWalkCooksAtWalkingSpeed) {
   const std::string path = kShared + "/cmu-fbx/07_01_cmu.fbx";
-  if (!fs::exists(path)) GTEST_SKIP() << "shared corpus absent (" << path << ")";
+  if (!fs::exists(path)) GTEST_SKIP() << "no motion corpus at " << path;
   mm::CookRequest request;
   mm::ClipSpec spec;
   spec.source = path;
@@ -635,7 +635,7 @@ TEST(SharedCorpus, CmuFbxWalkCooksAtWalkingSpeed) {
 
 TEST(SharedCorpus, EveryCmuFbxImports) {
   const std::string dir = kShared + "/cmu-fbx";
-  if (!fs::exists(dir)) GTEST_SKIP() << "shared corpus absent (" << dir << ")";
+  if (!fs::exists(dir)) GTEST_SKIP() << "no motion corpus at " << dir;
   int files = 0;
   for (const auto& entry : fs::directory_iterator(dir)) {
     if (entry.path().extension() != ".fbx") continue;

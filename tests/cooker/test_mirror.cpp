@@ -310,13 +310,13 @@ TEST(MirrorCook, MirroredFeaturesAreTheReflectionOfTheOriginals) {
 
 TEST(MirrorCook, BandaiWalkMirrorsExactly) {
   const std::string path = kShared + "/bandai-1/dataset-1_walk_normal_001.bvh";
-  if (!fs::exists(path)) GTEST_SKIP() << "shared corpus absent (" << path << ")";
+  if (!fs::exists(path)) GTEST_SKIP() << "no motion corpus at " << path;
   expectMirroredFeatures(path, "bandai walk");
 }
 
 TEST(MirrorCook, CmuFbxWalkMirrorsExactly) {
   const std::string path = kShared + "/cmu-fbx/07_01_cmu.fbx";
-  if (!fs::exists(path)) GTEST_SKIP() << "shared corpus absent (" << path << ")";
+  if (!fs::exists(path)) GTEST_SKIP() << "no motion corpus at " << path;
   expectMirroredFeatures(path, "CMU FBX walk");
 }
 

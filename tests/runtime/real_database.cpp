@@ -22,7 +22,7 @@ const RealDatabase* bandaiDatabase(std::string* why_absent) {
   if (!tried) {
     tried = true;
     if (!fs::exists(dir)) {
-      if (why_absent) *why_absent = "no Bandai Namco corpus at " + dir.string();
+      if (why_absent) *why_absent = "no motion corpus at " + dir.string();
       return nullptr;
     }
     std::vector<fs::path> files;
@@ -49,7 +49,7 @@ const RealDatabase* bandaiDatabase(std::string* why_absent) {
     cached = std::move(real);
   }
   if (!cached && why_absent && why_absent->empty())
-    *why_absent = "no Bandai Namco corpus at " + dir.string();
+    *why_absent = "no motion corpus at " + dir.string();
   return cached.get();
 }
 
