@@ -1,5 +1,7 @@
 #include "cli/cook_command.h"
 
+#include "cli/build_outputs.h"
+
 #include "cook/cook_database.h"
 #include "core/cook_settings.h"
 #include "core/errors.h"
@@ -178,6 +180,7 @@ int runCookCommand(const CookCommandOptions& options) {
       manifests ? readManifest(options.inputs[0]) : quickRequest(options.inputs);
   request.jobs = options.jobs;
   checkWritable(options.output);  // fail before the cook, not after it
+  if (!options.depfile.empty()) checkWritable(options.depfile);
 
   CookReport report;
   CookedDatabase db;
@@ -187,7 +190,13 @@ int runCookCommand(const CookCommandOptions& options) {
   }
   const std::vector<uint8_t> bytes = serializeDatabase(db);
   if (options.verify) verifyBytes(bytes, db);
-  writeFileAtomically(options.output, bytes);
+  // Unchanged bytes leave the file and its time alone, so a build skips what depends on it.
+  const bool unchanged = fileHoldsBytes(options.output, bytes);
+  if (!unchanged) writeFileAtomically(options.output, bytes);
+  if (!options.depfile.empty()) {
+    const std::string text = depfileText(options.output, request);
+    writeFileAtomically(options.depfile, std::vector<uint8_t>(text.begin(), text.end()));
+  }
   if (options.verify) {
     try {
       verifyWrittenFile(options.output, bytes);
@@ -199,7 +208,8 @@ int runCookCommand(const CookCommandOptions& options) {
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  spdlog::debug("wrote {} ({} bytes)", options.output, bytes.size());
+  spdlog::debug("{} {} ({} bytes)", unchanged ? "unchanged:" : "wrote", options.output,
+                bytes.size());
   if (!options.quiet) printSummary(options, request, db, report, bytes.size(), seconds);
   return kExitOk;
 }

@@ -14,6 +14,7 @@ struct CookCommandOptions {
   int jobs = 0;          // 0 = all cores
   bool verify = false;   // reopen the written file with the runtime and check it
   bool quiet = false;    // no summary, no progress
+  std::string depfile;   // when set, a Makefile-syntax depfile of the output's inputs goes here
 };
 
 // Throws UsageError for a bad combination of inputs, InputError for anything in the inputs, and

@@ -44,6 +44,9 @@ int run(int argc, char** argv) {
   cook_cmd->add_option("-o,--output", cook.output, "The database to write (OUT.mmdb)")->required();
   cook_cmd->add_option("-j,--jobs", cook.jobs, "Threads to cook with; 0 = all cores")
       ->capture_default_str();
+  cook_cmd->add_option("--depfile", cook.depfile,
+                       "Also write a Makefile-syntax depfile of the output's inputs (for Ninja "
+                       "and Make)");
   cook_cmd->add_flag("--verify", cook.verify,
                      "Reopen the written file with the runtime and check it");
   cook_cmd->add_flag("-q,--quiet", quiet, "Print errors only");
