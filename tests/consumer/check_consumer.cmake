@@ -35,6 +35,7 @@ function(build_expect what)  # what: "nothing" or "cook"
   elseif(what STREQUAL "cook" AND NOT out MATCHES "Cooking loco.mmdb")
     message(FATAL_ERROR "expected a cook, the build did:\n${out}")
   endif()
+  set(out "${out}" PARENT_SCOPE)
 endfunction()
 if(MODE STREQUAL "cook")
   set(src ${WORK}/cook_inputs)  # copies, since the test edits them
