@@ -1,4 +1,4 @@
-// Acceleration data (DESIGN.md "The cook" step 10): per-column min and max of the normalized
+// Acceleration data (docs/cook.md "Bounds"): per-column min and max of the normalized
 // features over boxes of consecutive global frames, for the bounds-pruned CPU search.
 #pragma once
 

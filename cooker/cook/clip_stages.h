@@ -1,4 +1,4 @@
-// The per-clip part of the cook (DESIGN.md "The cook" steps 4-7) on a clip already in metres and
+// The per-clip part of the cook (docs/cook.md "Order of the stages", 5-8) on a clip already in metres and
 // at the database rate: root motion, stripping, velocities, contacts and raw features.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Foot contacts (DESIGN.md "The cook" step 6): a toe touches the ground while its world speed is
+// Foot contacts (docs/cook.md "Contacts"): a toe touches the ground while its world speed is
 // under a threshold, cleaned up by a median filter over a short window.
 #pragma once
 

@@ -164,7 +164,7 @@ std::string axisText(const glm::vec3& a) {
   return buf;
 }
 
-// DESIGN.md "Constants": the facing axis must follow the direction of travel.
+// docs/cook.md "The facing-axis check": the facing axis must follow the direction of travel.
 std::optional<std::string> facingWarning(const std::vector<CookedClipWork>& work,
                                          const SkeletonRoles& roles, const Skeleton& skeleton) {
   FacingAgreement total;

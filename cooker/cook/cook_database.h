@@ -1,4 +1,4 @@
-// The whole cook: import every clip, run the stages of DESIGN.md "The cook" in parallel over
+// The whole cook: import every clip, run the stages of docs/cook.md "Order of the stages" in parallel over
 // clips, then normalize, build ranges and bounds over the whole database. Deterministic: the
 // result does not depend on request.jobs.
 #pragma once

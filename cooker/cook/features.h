@@ -1,4 +1,4 @@
-// Matching features (DESIGN.md "The cook" step 7): 27 floats per frame in the simulation root's
+// Matching features (docs/cook.md "Features"): 27 floats per frame in the simulation root's
 // frame, in seven blocks.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Mirroring (DESIGN.md "The cook" step 3 and "Constants"): reflect a clip across the character's
+// Mirroring (docs/cook.md "Mirror"): reflect a clip across the character's
 // X = 0 plane and swap left and right joints.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Block-weighted normalization (DESIGN.md "The cook" step 8) over the whole database.
+// Block-weighted normalization (docs/cook.md "Normalization") over the whole database.
 #pragma once
 
 #include "core/cooked_database.h"

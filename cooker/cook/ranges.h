@@ -1,4 +1,4 @@
-// Matchable ranges and tags (DESIGN.md "The cook" step 9).
+// Matchable ranges and tags (docs/cook.md "Ranges and tags").
 #pragma once
 
 #include "core/cook_settings.h"

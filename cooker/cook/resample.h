@@ -1,4 +1,4 @@
-// Resampling (DESIGN.md "The cook" step 2) to the database rate.
+// Resampling (docs/cook.md "Resample") to the database rate.
 #pragma once
 
 #include "core/raw_clip.h"

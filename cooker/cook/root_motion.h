@@ -1,4 +1,4 @@
-// Root motion (DESIGN.md "The cook" step 4): the simulation root's trajectory, and stripping it
+// Root motion (docs/cook.md "Root motion"): the simulation root's trajectory, and stripping it
 // from the skeleton's root joint so that a clip plays in place.
 #pragma once
 

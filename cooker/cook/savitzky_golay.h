@@ -1,4 +1,4 @@
-// Savitzky-Golay smoothing (DESIGN.md "The cook" step 4): each sample is replaced by the value at
+// Savitzky-Golay smoothing (docs/cook.md "Root motion"): each sample is replaced by the value at
 // that sample of the least-squares polynomial fitted over a window around it. Near the ends the
 // window is clamped inside the signal (it keeps its length and the polynomial is evaluated off
 // centre), like scipy's savgol_filter(mode='interp') that the reference uses. Polynomials up to

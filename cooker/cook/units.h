@@ -1,4 +1,4 @@
-// Units (DESIGN.md "Constants"): every length is converted to metres before any other stage.
+// Units (docs/cook.md "Units"): every length is converted to metres before any other stage.
 #pragma once
 
 #include "core/raw_clip.h"

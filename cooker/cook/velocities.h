@@ -1,4 +1,4 @@
-// Velocities (DESIGN.md "The cook" step 5) by central differences at the database rate. The two
+// Velocities (docs/cook.md "Velocities") by central differences at the database rate. The two
 // end frames are extrapolated as in the reference: v[0] = v[1] - (v[3] - v[2]) and
 // v[n-1] = v[n-2] + (v[n-2] - v[n-3]). Clips of 2 or 3 frames use one-sided differences.
 #pragma once

@@ -1,6 +1,6 @@
 // FBX and the other formats Assimp reads -> RawClip.
 //
-// Conventions (DESIGN.md "The cook" step 1):
+// Conventions (docs/cook.md "Import"):
 //  - Joints are the nodes an animation channel (of any take) drives and their ancestors, so every
 //    take of a file has the same skeleton. Mesh, camera, light and helper nodes that drive nothing
 //    are left out. A file without animation (a character or a bind pose) has no clip to import,

@@ -1,6 +1,6 @@
 // CPU motion-matching search: the reference the GPU match pass is compared against.
 //
-// Rules (Holden's reference, DESIGN.md "The runtime"):
+// Rules (Holden's reference, docs/runtime.md "Search"):
 //  1. The query is featureCount() normalized floats (normalizeQuery() turns raw features into
 //     that, buildQuery() in controller.h makes one from the playing row and a trajectory).
 //  2. cost(frame) = transition_cost + sum over columns c, in column order, of
@@ -62,7 +62,7 @@ Status validateSearch(const Database& db, const SearchRequest& request) noexcept
 Result<SearchResult> searchExhaustive(const Database& db, const SearchRequest& request) noexcept;
 Result<SearchResult> searchPruned(const Database& db, const SearchRequest& request) noexcept;
 
-// raw (featureCount() floats, in the feature units of DESIGN.md "Features") ->
+// raw (featureCount() floats, in the feature units of docs/format.md "Features") ->
 // normalized = (raw - featureOffset()) / featureScale(). InvalidArgument on a size mismatch.
 Status normalizeQuery(const Database& db, Span<const float> raw, Span<float> normalized) noexcept;
 // The inverse: raw = normalized * scale + offset.

@@ -8,7 +8,7 @@
 //   5 inertialize  add the decaying transition offsets (characters below threshold skipped)
 //   6 fk           local pose -> model space
 //
-// Semantics are those of the CPU runtime's functions (DESIGN.md "The runtime"), one step being:
+// Semantics are those of the CPU runtime's functions (docs/runtime.md "The GPU crowd"), one step being:
 //   updateCharacter(dt); search when nothing plays yet (Start, unseeded), at the last frame of a
 //   matchable range or clip (RangeEnd, unseeded), when forced, or when the search timer ran out
 //   (seeded); buildQuery + searchExhaustive; on a new winner an InertializeTransitionJob and a
