@@ -4,9 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -445,6 +447,47 @@ TEST_F(Cli, QuietPrintsNothingOnSuccess) {
   EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(run.out, "");
   EXPECT_EQ(run.err, "");
+}
+
+// --depfile names the manifest, every source and mmcook itself, as absolute paths, so a build
+// system re-cooks when any of them changes.
+TEST_F(Cli, DepfileListsTheManifestEverySourceAndTheCooker) {
+  writeGoodClips();
+  write("loco.toml", kManifest);
+  const CliRun run = mmcook({"cook", "loco.toml", "-o", "out.mmdb", "--depfile", "out.mmdb.d"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const std::string folder = fs::canonical(folder_).string();
+  const std::string expected = folder + "/out.mmdb: \\\n  " + folder + "/loco.toml \\\n  " +
+                               folder + "/walk.bvh \\\n  " + folder + "/turn.bvh \\\n  " +
+                               fs::canonical(MMCOOK_PATH).string() + "\n";
+  EXPECT_EQ(readFile(folder_ / "out.mmdb.d"), expected);
+}
+
+TEST_F(Cli, DepfileInAMissingFolderFailsBeforeTheCook) {
+  writeGoodClips();
+  const CliRun run = mmcook({"cook", "walk.bvh", "-o", "out.mmdb", "--depfile", "no/out.d"});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("no/out.d"), std::string::npos) << run.err;
+  EXPECT_FALSE(fs::exists(folder_ / "out.mmdb"));
+}
+
+// Identical bytes are not rewritten: the file keeps its modification time (and inode), so a
+// build's restat skips what depends on it. Different bytes replace it.
+TEST_F(Cli, AnUnchangedOutputIsNotRewritten) {
+  writeGoodClips();
+  ASSERT_EQ(mmcook({"cook", "walk.bvh", "-o", "out.mmdb"}).exit_code, 0);
+  struct stat before {};
+  ASSERT_EQ(::stat((folder_ / "out.mmdb").c_str(), &before), 0);
+  const auto old_time = fs::file_time_type::clock::now() - std::chrono::hours(1);
+  fs::last_write_time(folder_ / "out.mmdb", old_time);
+  ASSERT_EQ(mmcook({"cook", "walk.bvh", "-o", "out.mmdb", "--verify"}).exit_code, 0);
+  struct stat after {};
+  ASSERT_EQ(::stat((folder_ / "out.mmdb").c_str(), &after), 0);
+  EXPECT_EQ(after.st_ino, before.st_ino);
+  EXPECT_EQ(fs::last_write_time(folder_ / "out.mmdb"), old_time);
+
+  ASSERT_EQ(mmcook({"cook", "walk.bvh", "turn.bvh", "-o", "out.mmdb"}).exit_code, 0);
+  EXPECT_NE(fs::last_write_time(folder_ / "out.mmdb"), old_time);
 }
 
 TEST_F(Cli, InspectSourceListsTakesAndJoints) {
