@@ -10,6 +10,13 @@ endif()
 if(TARGET mmcook)
   list(APPEND targets mmcook)
 endif()
+# Exported under the names the build tree's aliases use: mmdb::runtime, mmdb::gpu, ...
+set_target_properties(mmdb_runtime PROPERTIES EXPORT_NAME runtime)
+set_target_properties(mmdb_schema PROPERTIES EXPORT_NAME schema)
+if(TARGET mmdb_gpu)
+  set_target_properties(mmdb_gpu PROPERTIES EXPORT_NAME gpu)
+  set_target_properties(mmdb_shaders PROPERTIES EXPORT_NAME shaders)
+endif()
 install(TARGETS ${targets} EXPORT mmdbTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
