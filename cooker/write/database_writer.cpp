@@ -215,7 +215,25 @@ int openTemporaryBeside(const std::string& path, std::string& temp_path) {
   return fd;
 }
 
-}  // namespace
+// An unnamed file in the folder of `path` (Linux O_TMPFILE): it has no name until it is linked
+// into place, so a cook killed while writing it leaves nothing behind. -1 where the file system
+// does not support it.
+int openUnnamedBeside(const std::string& path) {
+#ifdef O_TMPFILE
+  std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  if (folder.empty()) folder = ".";
+  return ::open(folder.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+#else
+  (void)path;
+  return -1;
+#endif
+}
+
+// Gives the unnamed file `fd` the name `temp_path` (through /proc, which needs no privilege).
+bool linkUnnamed(int fd, const std::string& temp_path) {
+  const std::string proc = "/proc/self/fd/" + std::to_string(fd);
+  return ::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, temp_path.c_str(), AT_SYMLINK_FOLLOW) == 0;
+}
 
 // Removes `<path>.tmp.<pid>.<n>` files that a cook killed before it could rename or remove them
 // left behind, when process <pid> no longer runs. A temporary of a live process is kept.
@@ -242,37 +260,22 @@ void removeStaleTemporaries(const std::string& path) {
   }
 }
 
+}  // namespace
+
 void checkWritable(const std::string& path) {
-  std::string temp_path;
-  const int fd = openTemporaryBeside(path, temp_path);
-  ::close(fd);
-  ::unlink(temp_path.c_str());
+  struct stat info {};
+  if (::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode))
+    failWrite(path, "it is a folder", EISDIR);
+  if (const int unnamed = openUnnamedBeside(path); unnamed >= 0) {
+    ::close(unnamed);  // nothing was named, so nothing can be left behind
+  } else {
+    std::string temp_path;
+    const int fd = openTemporaryBeside(path, temp_path);
+    ::close(fd);
+    ::unlink(temp_path.c_str());
+  }
   removeStaleTemporaries(path);
 }
-
-namespace {
-
-// An unnamed file in the folder of `path` (Linux O_TMPFILE): it has no name until it is linked
-// into place, so a cook killed while writing it leaves nothing behind. -1 where the file system
-// does not support it.
-int openUnnamedBeside(const std::string& path) {
-#ifdef O_TMPFILE
-  std::filesystem::path folder = std::filesystem::path(path).parent_path();
-  if (folder.empty()) folder = ".";
-  return ::open(folder.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
-#else
-  (void)path;
-  return -1;
-#endif
-}
-
-// Gives the unnamed file `fd` the name `temp_path` (through /proc, which needs no privilege).
-bool linkUnnamed(int fd, const std::string& temp_path) {
-  const std::string proc = "/proc/self/fd/" + std::to_string(fd);
-  return ::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, temp_path.c_str(), AT_SYMLINK_FOLLOW) == 0;
-}
-
-}  // namespace
 
 void writeFileAtomically(const std::string& path, const std::vector<uint8_t>& bytes) {
   struct stat info {};
