@@ -177,7 +177,7 @@ class CpuCrowd {
     const long ticks = std::lround(options_.seconds / kTickSeconds);
     for (long tick = 0; tick < ticks; ++tick) {
       for (Character& c : characters_) {
-        if (!step(c, double(tick) * kTickSeconds)) return kExitInternal;
+        if (!step(c, double(tick) * kTickSeconds)) return failure_;
       }
     }
     return kExitSuccess;
@@ -227,12 +227,10 @@ class CpuCrowd {
     const auto start = std::chrono::steady_clock::now();
     const mmdb::Result<mmdb::SearchResult> found = search_(db_, request);
     const auto stop = std::chrono::steady_clock::now();
-    if (!found) return report(found.error(), "the search");
-    if (found->frame < 0) {
-      std::fprintf(stderr,
-                   "mmdb_sample: the database has no matchable frame to play; re-cook it with "
-                   "longer clips or fewer excluded ranges\n");
-      return false;
+    if (!found) {
+      // NoMatch is the file's doing (nothing matchable, or features changed under the mapping).
+      if (found.error().code() == mmdb::ErrorCode::NoMatch) failure_ = kExitBadInput;
+      return report(found.error(), "the search");
     }
     const double microseconds = std::chrono::duration<double, std::micro>(stop - start).count();
     log_.record(time, c.index, c.playing ? int64_t(c.frame) : -1, uint32_t(found->frame),
@@ -336,6 +334,7 @@ class CpuCrowd {
   mmdb::ControllerSettings settings_;
   uint32_t hips_ = 0;
   std::vector<Character> characters_;
+  int failure_ = kExitInternal;  // a failed step's exit code: 1 when the file is to blame
   long trace_ticks_ = 0;
 };
 

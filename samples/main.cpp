@@ -68,6 +68,12 @@ int run(const SampleOptions& options) {
   }
   const mmdb::Database& db = opened.value();
   print_database(db, options.database_path.c_str());
+  if (db.ranges().empty()) {
+    std::fprintf(stderr, "mmdb_sample: '%s' has no matchable frame to play; re-cook it with "
+                         "longer clips or fewer excluded ranges\n",
+                 options.database_path.c_str());
+    return kExitBadInput;
+  }
 
   float top_speed = 0.0f;
   const LocomotionSpeeds speeds = speeds_for_database(db, top_speed);

@@ -5,6 +5,8 @@
 #include "cook/cook_database.h"
 #include "core/cook_settings.h"
 #include "core/errors.h"
+#include "core/input_file.h"
+#include "core/limits.h"
 #include "manifest/manifest.h"
 #include "write/database_writer.h"
 
@@ -25,6 +27,8 @@
 #include <set>
 
 namespace mm {
+static_assert(kMaxDatabaseBytes == mmdb::kMaxFileBytes, "the cooker's limit is the runtime's");
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -146,12 +150,7 @@ CookRequest quickRequest(const std::vector<std::string>& files) {
   CookRequest request;
   std::map<std::string, std::string> file_by_name;
   for (const std::string& file : files) {
-    std::error_code ec;
-    if (!fs::is_regular_file(file, ec))
-      throw InputError("cannot read '" + file + "': " +
-                       (fs::exists(file, ec) ? "it is not a regular file"
-                                             : "No such file or directory") +
-                       "; check the path");
+    requireRegularFile(file, "check the path");
     ClipSpec clip;
     clip.name = fs::path(file).stem().string();
     clip.source = file;
@@ -179,8 +178,14 @@ int runCookCommand(const CookCommandOptions& options) {
   CookRequest request =
       manifests ? readManifest(options.inputs[0]) : quickRequest(options.inputs);
   request.jobs = options.jobs;
-  checkWritable(options.output);  // fail before the cook, not after it
-  if (!options.depfile.empty()) checkWritable(options.depfile);
+  std::vector<std::string> inputs = options.inputs;
+  for (const ClipSpec& clip : request.clips) inputs.push_back(clip.source);
+  checkOutputPath(options.output, inputs);  // never replace an input, a device or a FIFO
+  checkWritable(options.output);            // fail before the cook, not after it
+  if (!options.depfile.empty()) {
+    checkOutputPath(options.depfile, inputs);
+    checkWritable(options.depfile);
+  }
 
   CookReport report;
   CookedDatabase db;
@@ -189,6 +194,11 @@ int runCookCommand(const CookCommandOptions& options) {
     db = cookDatabase(request, &report, progress.callback());
   }
   const std::vector<uint8_t> bytes = serializeDatabase(db);
+  if (bytes.size() > kMaxDatabaseBytes)  // the cook's estimate stops this earlier; a last guard
+    throw InputError(options.output + ": the database is " + std::to_string(bytes.size()) +
+                     " bytes, over the " + std::to_string(kMaxDatabaseBytes) +
+                     " bytes (2 GiB) an .mmdb file may hold; split the clips into several "
+                     "databases (several manifests)");
   if (options.verify) verifyBytes(bytes, db);
   // Unchanged bytes leave the file and its time alone, so a build skips what depends on it.
   const bool unchanged = fileHoldsBytes(options.output, bytes);

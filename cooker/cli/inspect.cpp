@@ -30,11 +30,25 @@ uint32_t count(const flatbuffers::Vector<T>* v) {
   return v ? v->size() : 0;
 }
 
+// The elements of an optional vector: none when the field is absent. Every optional field of
+// the file (database.h lists them) is read through this or a null check.
+template <typename T>
+struct Items {
+  using Iterator = typename flatbuffers::Vector<T>::const_iterator;
+  const flatbuffers::Vector<T>* v;
+  Iterator begin() const { return v ? v->begin() : Iterator(); }
+  Iterator end() const { return v ? v->end() : Iterator(); }
+};
+template <typename T>
+Items<T> items(const flatbuffers::Vector<T>* v) {
+  return {v};
+}
+
 std::vector<std::string> tagNames(const fb::Database& db, uint64_t mask) {
   std::vector<std::string> out;
   for (uint32_t bit = 0; bit < 64; ++bit)
     if (mask & (uint64_t{1} << bit))
-      out.push_back(bit < count(db.tag_names()) ? db.tag_names()->Get(bit)->str()
+      out.push_back(bit < count(db.tag_names()) ? str(db.tag_names()->Get(bit))
                                                 : "bit" + std::to_string(bit));
   return out;
 }
@@ -77,9 +91,14 @@ const char* roleName(fb::Role role) {
 }
 
 std::string jointName(const fb::Database& db, int joint) {
-  const auto* names = db.skeleton()->names();
-  return joint >= 0 && static_cast<uint32_t>(joint) < count(names) ? names->Get(joint)->str()
+  const auto* names = db.skeleton() ? db.skeleton()->names() : nullptr;
+  return joint >= 0 && static_cast<uint32_t>(joint) < count(names) ? str(names->Get(joint))
                                                                     : "-";
+}
+
+// The facing axis, or its default (+Z) when the file has none.
+fb::Vec4 facingAxis(const fb::Skeleton& sk) {
+  return sk.facing_axis() ? *sk.facing_axis() : fb::Vec4(0, 0, 1, 0);
 }
 
 struct Section {
@@ -106,8 +125,10 @@ std::vector<Section> sections(const fb::Database& db) {
       {"bounds_large_min", count(db.bounds_large_min()), sizeof(float)},
       {"bounds_large_max", count(db.bounds_large_max()), sizeof(float)},
       {"ranges", count(db.ranges()), sizeof(fb::MatchRange)},
-      {"skeleton.bind_translations", count(db.skeleton()->bind_translations()), sizeof(fb::Vec4)},
-      {"skeleton.bind_rotations", count(db.skeleton()->bind_rotations()), sizeof(fb::Vec4)},
+      {"skeleton.bind_translations", db.skeleton() ? count(db.skeleton()->bind_translations()) : 0,
+       sizeof(fb::Vec4)},
+      {"skeleton.bind_rotations", db.skeleton() ? count(db.skeleton()->bind_rotations()) : 0,
+       sizeof(fb::Vec4)},
   };
 }
 
@@ -115,6 +136,7 @@ double durationSeconds(uint32_t frames, float rate) { return rate > 0 ? double(f
 
 void printText(const std::string& path, const mmdb::Database& database, std::ostream& out) {
   const fb::Database& db = *database.flatbuffer();
+  // settings and skeleton are required at open; their vectors and the rest may be absent.
   const fb::CookSettings& s = *db.settings();
   const fb::Skeleton& sk = *db.skeleton();
   out << "file        " << path << " (" << database.bytes().size() << " bytes)\n";
@@ -132,13 +154,13 @@ void printText(const std::string& path, const mmdb::Database& database, std::ost
                 s.unit_scale(), s.root_position_window(), s.facing_window(),
                 s.savitzky_golay_order(), s.contact_speed_threshold(), s.contact_median_frames(),
                 s.trailing_unmatchable_frames());
-  for (float t : *s.trajectory_times()) out << format(" %g", t);
+  for (float t : items(s.trajectory_times())) out << format(" %g", t);
   out << " s\n";
 
   out << "skeleton    preset " << (str(sk.preset()).empty() ? "(none)" : str(sk.preset()))
-      << format(", facing axis (%g, %g, %g)\n", sk.facing_axis()->x(), sk.facing_axis()->y(),
-                sk.facing_axis()->z());
-  for (const fb::RoleBinding* role : *sk.roles())
+      << format(", facing axis (%g, %g, %g)%s\n", facingAxis(sk).x(), facingAxis(sk).y(),
+                facingAxis(sk).z(), sk.facing_axis() ? "" : " (absent: default)");
+  for (const fb::RoleBinding* role : items(sk.roles()))
     out << format("  %-14s %s (joint %d)\n", roleName(role->role()),
                   jointName(db, role->joint()).c_str(), role->joint());
   out << "  contacts      ";
@@ -171,20 +193,20 @@ void printText(const std::string& path, const mmdb::Database& database, std::ost
 
   out << "tags        ";
   for (uint32_t i = 0; i < count(db.tag_names()); ++i)
-    out << (i ? ", " : "") << format("bit %u = %s", i, db.tag_names()->Get(i)->c_str());
+    out << (i ? ", " : "") << format("bit %u = %s", i, str(db.tag_names()->Get(i)).c_str());
   out << (count(db.tag_names()) ? "\n" : "(none)\n");
 
   uint64_t matchable = 0;
-  for (const fb::MatchRange* r : *db.ranges()) matchable += r->frame_count();
+  for (const fb::MatchRange* r : items(db.ranges())) matchable += r->frame_count();
   out << format("matchable   %" PRIu64 " of %u frames in %u ranges (global frames first..last)\n",
                 matchable, db.frame_count(), count(db.ranges()));
-  for (const fb::MatchRange* r : *db.ranges())
+  for (const fb::MatchRange* r : items(db.ranges()))
     out << format("  %7u..%-7u (%u frames)  tags: %s\n", r->first_frame(),
                   r->first_frame() + r->frame_count() - 1, r->frame_count(),
                   joinedTags(db, r->tag_mask()).c_str());
 
   out << "feature blocks (columns, std in raw units, weight)\n";
-  for (const fb::FeatureBlock* b : *db.feature_blocks())
+  for (const fb::FeatureBlock* b : items(db.feature_blocks()))
     out << format("  %-24s %-20s joint %-3d columns %2u..%-2u std %-10.6g weight %g\n",
                   str(b->name()).c_str(), kindName(b->kind()), b->joint(), b->first_column(),
                   b->first_column() + b->width() - 1, b->std(), b->weight());
@@ -227,10 +249,10 @@ void printJson(const std::string& path, const mmdb::Database& database, std::ost
   json.field("contact_median_frames", unsigned{s.contact_median_frames()});
   json.field("trailing_unmatchable_frames", unsigned{s.trailing_unmatchable_frames()});
   json.key("trajectory_times").beginArray();
-  for (float t : *s.trajectory_times()) json.value(t);
+  for (float t : items(s.trajectory_times())) json.value(t);
   json.endArray();
   json.key("block_weights").beginArray();
-  for (float w : *s.block_weights()) json.value(w);
+  for (float w : items(s.block_weights())) json.value(w);
   json.endArray();
   json.endObject();
 
@@ -238,29 +260,30 @@ void printJson(const std::string& path, const mmdb::Database& database, std::ost
   json.field("preset", str(sk.preset()));
   json.key("joints").beginArray();
   for (uint32_t j = 0; j < count(sk.names()); ++j)
-    json.beginObject().field("name", sk.names()->Get(j)->str()).field("parent", sk.parents()->Get(j)).endObject();
+    json.beginObject().field("name", str(sk.names()->Get(j)))
+        .field("parent", j < count(sk.parents()) ? sk.parents()->Get(j) : -1).endObject();
   json.endArray();
   json.key("roles").beginObject();
-  for (const fb::RoleBinding* role : *sk.roles())
+  for (const fb::RoleBinding* role : items(sk.roles()))
     json.key(roleName(role->role())).beginObject().field("joint", role->joint())
         .field("name", jointName(db, role->joint())).endObject();
   json.endObject();
-  json.key("facing_axis").beginArray().value(sk.facing_axis()->x()).value(sk.facing_axis()->y())
-      .value(sk.facing_axis()->z()).endArray();
+  json.key("facing_axis").beginArray().value(facingAxis(sk).x()).value(facingAxis(sk).y())
+      .value(facingAxis(sk).z()).endArray();
   json.key("contact_joints").beginArray();
-  for (int32_t j : *sk.contact_joints()) json.value(jointName(db, j));
+  for (int32_t j : items(sk.contact_joints())) json.value(jointName(db, j));
   json.endArray();
   json.endObject();
 
   json.key("sources").beginArray();
-  for (const fb::Source* src : *db.sources())
+  for (const fb::Source* src : items(db.sources()))
     json.beginObject().field("path", str(src->path())).field("format", formatName(src->format()))
         .field("size_bytes", src->size_bytes())
         .field("content_hash", format("%016" PRIx64, src->content_hash())).endObject();
   json.endArray();
 
   json.key("clips").beginArray();
-  for (const fb::Clip* c : *db.clips()) {
+  for (const fb::Clip* c : items(db.clips())) {
     json.beginObject().field("name", str(c->name())).field("first_frame", c->first_frame())
         .field("frame_count", c->frame_count()).field("source_index", c->source_index())
         .field("take", str(c->take())).field("source_frame_rate", c->source_frame_rate())
@@ -273,11 +296,11 @@ void printJson(const std::string& path, const mmdb::Database& database, std::ost
   json.endArray();
 
   json.key("tag_names").beginArray();
-  for (const auto* tag : *db.tag_names()) json.value(tag->str());
+  for (const auto* tag : items(db.tag_names())) json.value(str(tag));
   json.endArray();
 
   json.key("ranges").beginArray();
-  for (const fb::MatchRange* r : *db.ranges()) {
+  for (const fb::MatchRange* r : items(db.ranges())) {
     json.beginObject().field("first_frame", r->first_frame()).field("frame_count", r->frame_count());
     writeTags(json, db, r->tag_mask());
     json.endObject();
@@ -285,7 +308,7 @@ void printJson(const std::string& path, const mmdb::Database& database, std::ost
   json.endArray();
 
   json.key("feature_blocks").beginArray();
-  for (const fb::FeatureBlock* b : *db.feature_blocks())
+  for (const fb::FeatureBlock* b : items(db.feature_blocks()))
     json.beginObject().field("name", str(b->name())).field("kind", kindName(b->kind()))
         .field("joint", b->joint()).field("first_column", unsigned{b->first_column()})
         .field("width", unsigned{b->width()}).field("std", b->std()).field("weight", b->weight())

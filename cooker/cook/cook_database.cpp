@@ -10,6 +10,7 @@
 #include "cook/skeleton_presets.h"
 #include "cook/units.h"
 #include "core/errors.h"
+#include "core/limits.h"
 #include "import/importer.h"
 
 #include <spdlog/spdlog.h>
@@ -24,6 +25,8 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+
+#include <unistd.h>
 
 namespace mm {
 namespace {
@@ -69,6 +72,16 @@ CookedSource hashSource(const std::string& path, const std::string& label) {
 RawClip loadClip(const ClipSpec& spec) {
   RawClip clip = importClipFile(spec.source, spec.take);
   validateSkeleton(clip.skeleton, where(spec));
+  // Any importer: the rate and length must be usable before anything is resampled.
+  if (!(clip.frame_rate >= kMinFrameRate && clip.frame_rate <= kMaxFrameRate))
+    throw InputError(fmt::format("{}: the source runs at {:g} Hz; mmcook reads {:g} to {:g} Hz: "
+                                 "re-export it at another rate",
+                                 where(spec), clip.frame_rate, kMinFrameRate, kMaxFrameRate));
+  const double seconds = (clip.frame_count - 1) / clip.frame_rate;
+  if (seconds > kMaxClipSeconds)
+    throw InputError(fmt::format("{}: the source lasts {:g} s, over the {:g} s (24 hours) limit "
+                                 "of a clip; split it into shorter clips",
+                                 where(spec), seconds, kMaxClipSeconds));
   clip.name = clipName(spec);
   const int n = clip.frame_count;
   const int first = spec.source_first_frame;
@@ -114,6 +127,12 @@ void checkSameSkeleton(const Skeleton& a, const std::string& a_clip, const Skele
 // Runs work(i) for i in [0, count) on `jobs` threads. Work is taken in index order, and after a
 // failure no new index is started, so every index below the first failing one has run: the error
 // rethrown (the lowest failing index) is the same for any thread count.
+// Physical memory of the machine, or 0 when unknown.
+uint64_t physicalMemoryBytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : 0;
+}
+
 template <typename Work>
 void parallelFor(int count, int jobs, Work work) {
   std::vector<std::exception_ptr> errors(count);
@@ -153,7 +172,8 @@ void checkWeights(const CookSettings& s) {
                                                    "trajectory_position", "trajectory_direction"};
   for (int w = 0; w < kWeightCount; ++w)
     if (!(s.weights[w] > 0) || !std::isfinite(s.weights[w]))
-      throw InputError("weight " + std::string(kNames[w]) + " is " + std::to_string(s.weights[w]) +
+      throw InputError("weight " + std::string(kNames[w]) + " is " +
+                       fmt::format("{:g}", s.weights[w]) +
                        "; weights must be above 0 (use a small weight to make a block matter "
                        "little)");
 }
@@ -240,6 +260,10 @@ CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
   std::vector<CookedSource> sources(source_paths.size());
 
   std::vector<CookedClipWork> work(clip_count);
+  // The database's estimated size, summed as clips are imported and before each is resampled:
+  // a cook that would exceed the file limit, or the machine's memory, stops here.
+  std::atomic<uint64_t> estimated_bytes{0};
+  const uint64_t memory = physicalMemoryBytes();
   std::mutex progress_mutex;
   int done = 0;
   const int jobs = request.jobs > 0 ? request.jobs
@@ -251,6 +275,23 @@ CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
     if (i == 0) first.reset();
     if (i > 0) checkSameSkeleton(skeleton, first_where, raw.skeleton, where(spec));
     if (hashing_clip[source_of[i]] == i) sources[source_of[i]] = hashSource(spec.source, spec.source_label);
+    const uint64_t frames =
+        uint64_t(resampledFrameCount(raw.frame_count, raw.frame_rate, settings.frame_rate)) *
+        (spec.mirror ? 2 : 1);
+    const uint64_t total =
+        estimated_bytes += estimatedDatabaseBytes(frames, raw.skeleton.names.size());
+    if (total > kMaxDatabaseBytes)
+      throw InputError(fmt::format(
+          "{}: with this clip the database would be about {} bytes ({:.2f} GiB), over the {} "
+          "bytes (2 GiB) an .mmdb file may hold; split the clips into several databases "
+          "(several manifests), or cook at a lower frame_rate",
+          where(spec), total, double(total) / (1u << 30), kMaxDatabaseBytes));
+    if (memory > 0 && total * kCookMemoryPerFileByte > memory)
+      throw InputError(fmt::format(
+          "{}: with this clip the cook needs about {} bytes of memory ({:.1f} GiB), more than "
+          "this machine's {} bytes; split the clips into several databases (several manifests)",
+          where(spec), total * kCookMemoryPerFileByte,
+          double(total * kCookMemoryPerFileByte) / (1u << 30), memory));
     w.source_rate = raw.frame_rate;
     w.source_frames = raw.frame_count;
     w.take = raw.take.empty() ? spec.take : raw.take;

@@ -24,6 +24,8 @@
 #include "import/importer.h"
 
 #include "core/errors.h"
+#include "core/input_file.h"
+#include "core/limits.h"
 #include "core/pose_space.h"
 
 #include <assimp/Importer.hpp>
@@ -66,11 +68,14 @@ std::string fileName(const std::string& path) {
 // Reading the scene
 
 const aiScene* readScene(Assimp::Importer& importer, const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
+  bool missing = false;
+  const std::string problem = regularFileProblem(path, &missing);
+  if (missing)
     throw InputError(path +
                      ": file not found; check the path (relative paths are resolved "
                      "against the manifest's folder or the working directory)");
+  if (!problem.empty())  // checked before Assimp opens it: a FIFO or a device never ends
+    throw InputError(path + ": cannot open: " + problem + "; give the path of a motion file");
   // Fold FBX pivot helper nodes into their joints where Assimp can.
   importer.SetPropertyBool(AI_CONFIG_IMPORT_FBX_PRESERVE_PIVOTS, false);
   importer.SetPropertyBool(AI_CONFIG_IMPORT_FBX_READ_CAMERAS, false);
@@ -202,8 +207,9 @@ NodeTable flattenNodes(const aiNode* root) {
     t.nodes.push_back(node);
     t.parent.push_back(parent);
     t.by_name.emplace(node->mName.C_Str(), index);
-    for (unsigned i = node->mNumChildren; i-- > 0;)
-      stack.push_back({node->mChildren[i], index});
+    // Some importers (RAW) leave null entries in a node's children: skip them.
+    for (unsigned i = node->mChildren ? node->mNumChildren : 0; i-- > 0;)
+      if (node->mChildren[i]) stack.push_back({node->mChildren[i], index});
   }
   return t;
 }
@@ -564,7 +570,9 @@ double keySpacingRate(const aiAnimation& anim, double tps) {
   return (rate >= 10.0 && rate <= 1000.0) ? std::round(rate * 1000.0) / 1000.0 : 0.0;
 }
 
-TakeTiming takeTiming(const aiAnimation& anim, double declared_rate) {
+// `where` names the file and take in messages. Times, rates and the frame count are checked
+// against core/limits.h before any frame is allocated.
+TakeTiming takeTiming(const aiAnimation& anim, double declared_rate, const std::string& where) {
   TakeTiming t;
   bool any = false;
   double lo = 0, hi = 0;
@@ -601,6 +609,19 @@ TakeTiming takeTiming(const aiAnimation& anim, double declared_rate) {
     t.ticks_per_second = t.frame_rate;
   }
   const double seconds = (hi - lo) / t.ticks_per_second;
+  if (!std::isfinite(lo) || !std::isfinite(hi) || !std::isfinite(seconds) || seconds < 0)
+    throw InputError(fmt::format("{}: key times run from {:g} to {:g} ticks at {:g} ticks per "
+                                 "second, which is not a usable time span; re-export the take",
+                                 where, lo, hi, t.ticks_per_second));
+  if (!(t.frame_rate >= kMinFrameRate && t.frame_rate <= kMaxFrameRate))
+    throw InputError(fmt::format("{}: the frame rate is {:g} Hz; mmcook reads {:g} to {:g} Hz: "
+                                 "re-export the take at another rate",
+                                 where, t.frame_rate, kMinFrameRate, kMaxFrameRate));
+  if (seconds > kMaxClipSeconds)
+    throw InputError(fmt::format("{}: the take lasts {:g} s (key times {:g} to {:g} ticks at {:g} "
+                                 "per second), over the {:g} s (24 hours) limit of a clip; check "
+                                 "the key times or split the take",
+                                 where, seconds, lo, hi, t.ticks_per_second, kMaxClipSeconds));
   t.frame_count = static_cast<int>(std::floor(seconds * t.frame_rate + 1e-6)) + 1;
   return t;
 }
@@ -731,11 +752,17 @@ ImportedTake buildClip(const NodeTable& table, const SceneConventions& conv,
       checkedUnitScale(declared, worldPositions(clip.skeleton), out.warnings);
 
   if (anim) {
-    const TakeTiming timing = takeTiming(*anim, conv.frame_rate);
+    const TakeTiming timing =
+        takeTiming(*anim, conv.frame_rate, path + ": take '" + anim->mName.C_Str() + "'");
     clip.frame_rate = timing.frame_rate;
     clip.frame_count = timing.frame_count;
     if (sample_frames) {
       const size_t n = clip.skeleton.names.size() * static_cast<size_t>(timing.frame_count);
+      if (n > kMaxClipSamples)
+        throw InputError(fmt::format("{}: the take has {} frames of {} joints, more than the {} "
+                                     "joint samples a clip may hold; split the take",
+                                     path, timing.frame_count, clip.skeleton.names.size(),
+                                     kMaxClipSamples));
       clip.rotations.reserve(n);
       clip.translations.reserve(n);
       for (int f = 0; f < timing.frame_count; ++f) {
@@ -812,7 +839,8 @@ SourceInfo inspectAssimpFile(const std::string& path) {
   info.format = ext.empty() ? "unknown" : ext.substr(1);
   info.notes = conv.notes;
   for (unsigned i = 0; i < scene->mNumAnimations; ++i) {
-    const TakeTiming t = takeTiming(*scene->mAnimations[i], conv.frame_rate);
+    const TakeTiming t = takeTiming(*scene->mAnimations[i], conv.frame_rate,
+                                    path + ": take '" + takeName(*scene, i) + "'");
     info.takes.push_back(
         {takeName(*scene, i), t.frame_rate, t.frame_count, (t.frame_count - 1) / t.frame_rate});
   }

@@ -12,6 +12,8 @@
 // an error. A frame rate within 0.01 % of a whole number is that number (0.0333333 s is 30 fps).
 // Numbers too small for a double (1e-400) read as 0.
 #include "core/errors.h"
+#include "core/input_file.h"
+#include "core/limits.h"
 #include "import/importer.h"
 
 #include <fcntl.h>
@@ -44,9 +46,8 @@ namespace {
 constexpr size_t kMaxDepth = 256;  // deeper than any skeleton: the file is damaged
 constexpr int kMaxChannelsPerJoint = 6;
 constexpr double kRateSnapTolerance = 1e-4;  // relative; Frame Time is printed with ~7 digits
-// Frames x joints. An hour at 120 fps of a 100-joint skeleton is 43 M; past 2^27 (3.7 GB of
-// output) the file is refused rather than exhausting memory.
-constexpr size_t kMaxSamples = size_t{1} << 27;
+// Frames x joints (core/limits.h): past it the file is refused rather than exhausting memory.
+constexpr size_t kMaxSamples = kMaxClipSamples;
 // Reserved up front at most (450 MB); a larger clip grows as its frames are actually read, so
 // joints without channels cannot turn a few bytes into a huge reservation.
 constexpr size_t kMaxReservedSamples = size_t{1} << 24;
@@ -70,9 +71,9 @@ bool equalsNoCase(std::string_view a, std::string_view b) {
   return true;
 }
 
-// A token as it may appear in a message: short, printable.
+// A token as it may appear in a message: a few printable characters of it, never more.
 std::string quoted(std::string_view token) {
-  constexpr size_t kMax = 40;
+  constexpr size_t kMax = 16;
   std::string out = "'";
   for (size_t i = 0; i < token.size() && i < kMax; ++i) {
     const auto c = static_cast<unsigned char>(token[i]);
@@ -512,7 +513,13 @@ class HierarchyParser {
   explicit HierarchyParser(Cursor& in) : in_(in) {}
 
   Hierarchy parse() {
-    in_.expect("HIERARCHY", "a BVH file starts with HIERARCHY: check that this is a BVH file");
+    // Not a BVH file at all: say so without quoting what it holds.
+    const std::string_view first = in_.token();
+    if (first.empty())
+      in_.fail(fmt::format("the file ends where 'HIERARCHY' was expected; {}", kHintTruncated));
+    if (!equalsNoCase(first, "HIERARCHY"))
+      in_.fail("the file does not start with 'HIERARCHY', so it is not a BVH file (or it is "
+               "damaged); check the path, or re-export the file as BVH");
     in_.expect("ROOT");
     out_.root_line = in_.line();
     openJoint(-1);
@@ -614,6 +621,11 @@ MotionHeader parseMotionHeader(Cursor& in) {
         fmt::format("'Frame Time:' must be a positive number of seconds but found {}; fix "
                     "that line or re-export the file",
                     quoted(time_token)));
+  if (frame_time < 1 / kMaxFrameRate - 1e-12 || frame_time > 1 / kMinFrameRate)
+    in.fail(fmt::format("'Frame Time:' is {:g} s, a rate of {:g} Hz; mmcook reads {:g} to {:g} Hz "
+                        "(a Frame Time of {:g} to {:g} s): fix that line or re-export the file",
+                        frame_time, 1.0 / frame_time, kMinFrameRate, kMaxFrameRate,
+                        1 / kMaxFrameRate, 1 / kMinFrameRate));
   in.endOfLine("the frame time");
   h.frame_rate = 1.0 / frame_time;
   // 0.0333333 means 30 fps: snap a rate within the printed precision of a whole number.
@@ -848,7 +860,8 @@ void checkFrameCount(const Cursor& in, const MotionHeader& h, int frames) {
 class MappedFile {
  public:
   explicit MappedFile(const std::string& path) {
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    requireRegularFile(path, "check the path");  // before open: a FIFO blocks it
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd_ < 0)
       throw InputError(
           fmt::format("{}: cannot open: {}; check the path", path, std::strerror(errno)));
@@ -881,6 +894,10 @@ class MappedFile {
 
 RawClip parseBvh(std::string_view text, const std::string& path) {
   Cursor in(text, path);
+  // Lines that end in CR alone (classic Mac OS) would make the whole file one line.
+  if (text.find('\r') != std::string_view::npos && text.find('\n') == std::string_view::npos)
+    in.fail("the lines end with CR alone (classic Mac OS line ends); convert them to LF or CR LF "
+            "line ends, e.g. with tr '\\r' '\\n', or re-export the file");
   Hierarchy hierarchy = HierarchyParser(in).parse();
   if (hierarchy.channel_count == 0)
     in.fail(hierarchy.root_line,

@@ -3,6 +3,8 @@
 #include "manifest/manifest.h"
 
 #include "core/errors.h"
+#include "core/input_file.h"
+#include "core/limits.h"
 
 #include <glm/geometric.hpp>
 #include <toml++/toml.h>
@@ -13,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 #include <span>
@@ -37,6 +40,8 @@ constexpr std::string_view kClipKeys[]{"source", "name", "take", "frames", "tags
 constexpr std::string_view kRangeKeys[]{"frames", "seconds", "tags", "exclude"};
 
 constexpr int kMaxTags = 64;  // a tag is one bit of a 64-bit mask
+// Weights are stored as floats: below this a weight would be 0 or denormal.
+constexpr double kMinWeight = 1e-6;
 constexpr int kMaxSavitzkyGolayOrder = 4;  // below the smallest window a short clip gets (5)
 
 size_t editDistance(std::string_view a, std::string_view b) {
@@ -78,6 +83,14 @@ std::string typeName(const toml::node& node) {
   }
 }
 
+// A TOML number as a double. toml++'s value<double>() refuses an integer it cannot represent
+// exactly (beyond 2^53), so integers are converted here, rounding like any float literal.
+double toDouble(const toml::node& node) {
+  if (const auto* i = node.as_integer()) return static_cast<double>(i->get());
+  if (const auto* f = node.as_floating_point()) return f->get();
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
 std::string formatNumber(double value) {
   std::ostringstream out;
   out << value;
@@ -94,7 +107,7 @@ bool isTagName(std::string_view tag) {
 
 class ManifestParser {
  public:
-  explicit ManifestParser(const std::string& path) : path_(path) {
+  ManifestParser(const std::string& path, const SourceCheck& check) : path_(path), check_(check) {
     folder_ = fs::path(path).parent_path();
   }
 
@@ -167,7 +180,7 @@ class ManifestParser {
     if (!node) return std::nullopt;
     if (!node->is_number())
       fail(*node, "'" + prefix + std::string(key) + "' must be a number, got " + typeName(*node));
-    const double value = *node->value<double>();
+    const double value = toDouble(*node);
     if (!std::isfinite(value))
       fail(*node, "'" + prefix + std::string(key) + "' must be a finite number, got " +
                       formatNumber(value));
@@ -241,9 +254,11 @@ class ManifestParser {
                                 std::to_string(values->size()));
     std::vector<double> out;
     for (const toml::node& element : *values) {
-      if (!element.is_number() || !std::isfinite(*element.value<double>()))
-        fail(*table.get(key), name + " must hold finite numbers only, got " + typeName(element));
-      out.push_back(*element.value<double>());
+      if (!element.is_number() || !std::isfinite(toDouble(element)))
+        fail(*table.get(key), name + " must hold finite numbers only, got " +
+                                  (element.is_number() ? formatNumber(toDouble(element))
+                                                       : typeName(element)));
+      out.push_back(toDouble(element));
     }
     return out;
   }
@@ -292,7 +307,9 @@ class ManifestParser {
     if (!t) return;
     CookSettings& s = request_.settings;
     const std::string p = "database.";
-    if (auto v = rangedNumber(*t, "frame_rate", p, 0, true, 1000, "frames per second")) s.frame_rate = *v;
+    if (auto v = rangedNumber(*t, "frame_rate", p, kMinFrameRate, false, kMaxFrameRate,
+                              "frames per second"))
+      s.frame_rate = *v;
     if (auto v = rangedNumber(*t, "unit_scale", p, 0, true, 1000, "metres per source unit")) s.unit_scale = *v;
     if (auto v = rangedNumber(*t, "trailing_unmatchable", p, 0, false, 60, "seconds"))
       s.trailing_unmatchable_s = *v;
@@ -336,7 +353,7 @@ class ManifestParser {
                                   kBlockTrajectoryPosition, kBlockTrajectoryDirection};
     size_t i = 0;
     for (std::string_view key : kWeightKeys) {
-      if (auto v = rangedNumber(*t, key, "weights.", 0, true, 1000,
+      if (auto v = rangedNumber(*t, key, "weights.", kMinWeight, false, 1000,
                                 "to make a block matter less use a small weight such as 0.01"))
         request_.settings.weights[ids[i]] = static_cast<float>(*v);
       ++i;
@@ -403,14 +420,25 @@ class ManifestParser {
                   "clip");
     if (clips->empty())
       fail(*node, "no clips: add a [[clip]] table with source = \"file.bvh\" for each clip");
-    std::map<std::string, int> lines_by_name;
+    // Names of the database's clips, mirrored copies ("walk#mirror") included: line, mirrored.
+    std::map<std::string, std::pair<int, bool>> owners;
     for (const toml::node& element : *clips) {
       ClipSpec clip = readClip(*element.as_table());
-      const auto [it, inserted] = lines_by_name.emplace(clip.name, clip.manifest_line);
-      if (!inserted)
-        failAt(clip.manifest_line, "clip name '" + clip.name + "' is already used by the clip on "
-                                   "line " + std::to_string(it->second) +
-                                   "; give one of them another name with name = \"...\"");
+      auto claim = [&](const std::string& name, bool mirrored) {
+        const auto [it, inserted] =
+            owners.emplace(name, std::make_pair(clip.manifest_line, mirrored));
+        if (inserted) return;
+        const bool mirror_involved = mirrored || it->second.second;
+        failAt(clip.manifest_line,
+               "clip name '" + name + "'" + (mirrored ? " of the mirrored copy" : "") +
+                   " is already used by " +
+                   (it->second.second ? "the mirrored copy of the clip" : "the clip") +
+                   " on line " + std::to_string(it->second.first) +
+                   "; give one of them another name with name = \"...\"" +
+                   (mirror_involved ? " (a mirrored copy of clip 'x' is named 'x#mirror')" : ""));
+      };
+      claim(clip.name, false);
+      if (clip.mirror) claim(clip.name + "#mirror", true);
       request_.clips.push_back(std::move(clip));
     }
   }
@@ -479,18 +507,20 @@ class ManifestParser {
     fs::path resolved(source);
     if (resolved.is_relative()) resolved = folder_ / resolved;
     resolved = resolved.lexically_normal();
-    std::error_code ec;
-    const fs::file_status status = fs::status(resolved, ec);
-    if (!fs::exists(status))
+    bool missing = false;
+    const std::string problem = check_ ? check_(resolved.string(), missing)
+                                       : regularFileProblem(resolved.string(), &missing);
+    if (missing)
       fail(node, "clip source '" + source + "' not found (looked for '" + resolved.string() +
                      "'); fix the path, which is relative to the manifest's folder");
-    if (!fs::is_regular_file(status))
-      fail(node, "clip source '" + source + "' ('" + resolved.string() +
-                     "') is not a regular file; give a motion file such as a .bvh or .fbx");
+    if (!problem.empty())
+      fail(node, "clip source '" + source + "' ('" + resolved.string() + "') cannot be read: " +
+                     problem + "; give a motion file such as a .bvh or .fbx");
     return resolved.string();
   }
 
   std::string path_;
+  const SourceCheck& check_;
   fs::path folder_;
   CookRequest request_;
   std::set<std::string> all_tags_;
@@ -498,11 +528,13 @@ class ManifestParser {
 
 }  // namespace
 
-CookRequest parseManifest(std::string_view text, const std::string& path) {
-  return ManifestParser(path).parse(text);
+CookRequest parseManifest(std::string_view text, const std::string& path,
+                          const SourceCheck& check) {
+  return ManifestParser(path, check).parse(text);
 }
 
 CookRequest readManifest(const std::string& path) {
+  requireRegularFile(path, "check the path");
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw InputError("cannot read manifest '" + path + "': " + std::strerror(errno) +

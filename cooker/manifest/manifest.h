@@ -3,6 +3,7 @@
 
 #include "core/cook_settings.h"
 
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -13,9 +14,15 @@ namespace mm {
 // does not exist) and saying what to do.
 CookRequest readManifest(const std::string& path);
 
+// Checks a clip's source (the resolved path): why it cannot be read, or "" when it can; sets
+// `missing` when nothing is there.
+using SourceCheck = std::function<std::string(const std::string& path, bool& missing)>;
+
 // The same for text already in memory. `path` names the manifest in messages, and relative
 // source paths resolve against its folder. Every field of CookSettings that the text does not
-// set keeps its default.
-CookRequest parseManifest(std::string_view text, const std::string& path);
+// set keeps its default. `check` replaces the file system's answer for the sources (the fuzz
+// target accepts every source, so what follows a clip's source is parsed too).
+CookRequest parseManifest(std::string_view text, const std::string& path,
+                          const SourceCheck& check = {});
 
 }  // namespace mm

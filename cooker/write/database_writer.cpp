@@ -6,11 +6,13 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <cstdlib>
 #include <filesystem>
 
 namespace mm {
@@ -213,26 +215,96 @@ int openTemporaryBeside(const std::string& path, std::string& temp_path) {
   return fd;
 }
 
+// An unnamed file in the folder of `path` (Linux O_TMPFILE): it has no name until it is linked
+// into place, so a cook killed while writing it leaves nothing behind. -1 where the file system
+// does not support it.
+int openUnnamedBeside(const std::string& path) {
+#ifdef O_TMPFILE
+  std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  if (folder.empty()) folder = ".";
+  return ::open(folder.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+#else
+  (void)path;
+  return -1;
+#endif
+}
+
+// Gives the unnamed file `fd` the name `temp_path` (through /proc, which needs no privilege).
+bool linkUnnamed(int fd, const std::string& temp_path) {
+  const std::string proc = "/proc/self/fd/" + std::to_string(fd);
+  return ::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, temp_path.c_str(), AT_SYMLINK_FOLLOW) == 0;
+}
+
+// Removes `<path>.tmp.<pid>.<n>` files that a cook killed before it could rename or remove them
+// left behind, when process <pid> no longer runs. A temporary of a live process is kept.
+void removeStaleTemporaries(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  fs::path folder = target.parent_path();
+  if (folder.empty()) folder = ".";
+  const std::string prefix = target.filename().string() + ".tmp.";
+  std::error_code ec;
+  for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string rest = name.substr(prefix.size());  // "<pid>.<n>"
+    const size_t dot = rest.find('.');
+    if (dot == 0 || dot == std::string::npos ||
+        rest.find_first_not_of("0123456789.") != std::string::npos)
+      continue;
+    const long pid = std::strtol(rest.c_str(), nullptr, 10);
+    if (pid <= 0 || pid == ::getpid()) continue;
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive, or unsure
+    std::error_code ignored;
+    if (fs::is_regular_file(it->symlink_status(ignored))) fs::remove(it->path(), ignored);
+  }
+}
+
 }  // namespace
 
 void checkWritable(const std::string& path) {
-  std::string temp_path;
-  const int fd = openTemporaryBeside(path, temp_path);
-  ::close(fd);
-  ::unlink(temp_path.c_str());
+  struct stat info {};
+  if (::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode))
+    failWrite(path, "it is a folder", EISDIR);
+  if (const int unnamed = openUnnamedBeside(path); unnamed >= 0) {
+    ::close(unnamed);  // nothing was named, so nothing can be left behind
+  } else {
+    std::string temp_path;
+    const int fd = openTemporaryBeside(path, temp_path);
+    ::close(fd);
+    ::unlink(temp_path.c_str());
+  }
+  removeStaleTemporaries(path);
 }
 
 void writeFileAtomically(const std::string& path, const std::vector<uint8_t>& bytes) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode))
+    failWrite(path, "it is a folder", EISDIR);
   std::string temp_path;
-  const int fd = openTemporaryBeside(path, temp_path);
+  int fd = openUnnamedBeside(path);
+  const bool unnamed = fd >= 0;
+  if (!unnamed) fd = openTemporaryBeside(path, temp_path);
 
   const auto abandon = [&](const std::string& step, int error) {
     ::close(fd);
-    ::unlink(temp_path.c_str());
+    if (!temp_path.empty()) ::unlink(temp_path.c_str());
     failWrite(path, step, error);
   };
   if (!writeAll(fd, bytes)) abandon("writing the temporary file failed", errno);
   if (::fsync(fd) != 0) abandon("flushing the temporary file failed", errno);
+  if (unnamed) {
+    // A name for the rename: linkat cannot replace an existing file, rename can.
+    static std::atomic<unsigned> counter{0};
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      temp_path = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+      if (linkUnnamed(fd, temp_path)) break;
+      const int error = errno;
+      temp_path.clear();
+      if (error != EEXIST) abandon("linking the temporary file failed", error);
+    }
+    if (temp_path.empty()) abandon("linking the temporary file failed", EEXIST);
+  }
   if (::close(fd) != 0) {
     const int error = errno;
     ::unlink(temp_path.c_str());

@@ -17,14 +17,17 @@ namespace mm {
 std::vector<uint8_t> serializeDatabase(const CookedDatabase& db);
 
 // Writes `bytes` to `path` through a temporary file in the same folder, flushed to disk and then
-// renamed over `path`, so a reader sees the old file or the new one, never a partial one.
+// renamed over `path`, so a reader sees the old file or the new one, never a partial one. The
+// temporary file is unnamed while it is written (O_TMPFILE, where the file system has it), so a
+// cook killed meanwhile leaves nothing; it gets a name only for the rename.
 // Throws InputError naming the path, the system's reason and what to do; on failure an existing
 // file at `path` is untouched and no temporary file is left behind.
 void writeFileAtomically(const std::string& path, const std::vector<uint8_t>& bytes);
 
 // Checks, before a long cook, that writeFileAtomically(path, ...) can create its temporary file
 // (the folder exists and is writable, `path` is not a folder). Throws the same InputError it
-// would; leaves nothing behind.
+// would; leaves nothing behind. Also removes the `<path>.tmp.<pid>.<n>` files of cooks that
+// were killed (process <pid> no longer runs).
 void checkWritable(const std::string& path);
 
 }  // namespace mm

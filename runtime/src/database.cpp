@@ -1,6 +1,7 @@
 // Opening a database: map, identify, version, alignment, FlatBuffers verifier, semantic checks.
 #include "mmdb/database.h"
 
+#include "mmdb/controller.h"
 #include "mmdb/mmdb_generated.h"
 
 #include <fcntl.h>
@@ -33,11 +34,14 @@ const char* errorCodeName(ErrorCode code) noexcept {
     case ErrorCode::Corrupt: return "Corrupt";
     case ErrorCode::Inconsistent: return "Inconsistent";
     case ErrorCode::InvalidArgument: return "InvalidArgument";
+    case ErrorCode::NoMatch: return "NoMatch";
   }
   return "Unknown";
 }
 
 namespace {
+
+constexpr size_t kTrajectoryTimeCount = size_t(kTrajectorySamples);
 
 template <class T>
 size_t count(const flatbuffers::Vector<T>* v) {
@@ -72,12 +76,27 @@ Status checkFinite(const char* what, const flatbuffers::Vector<float>* v) {
   return {};
 }
 
+// Every float of a vector of structs (Vec4, RootFrame) must be finite.
+template <class Struct>
+Status checkFiniteStructs(const char* what, const flatbuffers::Vector<const Struct*>* v) {
+  constexpr size_t kFloats = sizeof(Struct) / sizeof(float);
+  for (size_t i = 0; i < count(v); ++i) {
+    float values[kFloats];
+    std::memcpy(values, v->Get(static_cast<flatbuffers::uoffset_t>(i)), sizeof(values));
+    for (size_t k = 0; k < kFloats; ++k)
+      if (!std::isfinite(values[k]))
+        return Error::format(ErrorCode::Inconsistent, "%s[%zu] is not finite (NaN or inf)", what,
+                             i);
+  }
+  return {};
+}
+
 Status checkStreams(const fb::Database& db) {
   const uint64_t frames = db.frame_count();
   const uint64_t joints = db.joint_count();
-  if (!(std::isfinite(db.frame_rate()) && db.frame_rate() > 0))
-    return Error::format(ErrorCode::Inconsistent, "frame_rate %g is not a positive number",
-                         double(db.frame_rate()));
+  if (!(db.frame_rate() >= kMinFrameRate && db.frame_rate() <= kMaxFrameRate))
+    return Error::format(ErrorCode::Inconsistent, "frame_rate %g is outside [%g, %g] Hz",
+                         double(db.frame_rate()), double(kMinFrameRate), double(kMaxFrameRate));
   if (frames == 0) return Error(ErrorCode::Inconsistent, "the database has no frames");
   if (joints == 0) return Error(ErrorCode::Inconsistent, "the database has no joints");
   const uint64_t poses = frames * joints;
@@ -89,6 +108,37 @@ Status checkStreams(const fb::Database& db) {
     return s;
   if (!(s = checkCount("root_motion", count(db.root_motion()), frames))) return s;
   if (!(s = checkCount("contacts", count(db.contacts()), frames))) return s;
+  if (!(s = checkFiniteStructs("local_rotations", db.local_rotations()))) return s;
+  if (!(s = checkFiniteStructs("local_translations", db.local_translations()))) return s;
+  if (!(s = checkFiniteStructs("local_velocities", db.local_velocities()))) return s;
+  if (!(s = checkFiniteStructs("local_angular_velocities", db.local_angular_velocities())))
+    return s;
+  if (!(s = checkFiniteStructs("root_motion", db.root_motion()))) return s;
+  return {};
+}
+
+// settings and its trajectory times are required: the controller and the query read them.
+// block_weights is informative only and may be absent.
+Status checkSettings(const fb::Database& db) {
+  const fb::CookSettings* settings = db.settings();
+  if (!settings) return Error(ErrorCode::Inconsistent, "settings is absent");
+  const flatbuffers::Vector<float>* times = settings->trajectory_times();
+  if (count(times) != kTrajectoryTimeCount)
+    return Error::format(ErrorCode::Inconsistent,
+                         "settings.trajectory_times has %zu elements, expected %zu",
+                         count(times), kTrajectoryTimeCount);
+  float previous = 0;
+  for (uint32_t i = 0; i < times->size(); ++i) {
+    const float t = times->Get(i);
+    if (!(std::isfinite(t) && t > previous))
+      return Error::format(ErrorCode::Inconsistent,
+                           "settings.trajectory_times[%u] = %g: times must be finite, positive "
+                           "and increasing",
+                           i, double(t));
+    previous = t;
+  }
+  Status s;
+  if (!(s = checkFinite("settings.block_weights", settings->block_weights()))) return s;
   return {};
 }
 
@@ -124,14 +174,55 @@ Status checkSkeleton(const fb::Database& db) {
   }
   if (count(sk->contact_joints()) > 32)
     return Error(ErrorCode::Inconsistent, "more than 32 contact joints for a 32-bit mask");
+  const size_t contact_joints = count(sk->contact_joints());
+  const uint32_t contact_bits = contact_joints >= 32 ? ~0u : (1u << contact_joints) - 1;
+  for (size_t f = 0; f < count(db.contacts()); ++f)
+    if (db.contacts()->Get(static_cast<flatbuffers::uoffset_t>(f)) & ~contact_bits)
+      return Error::format(ErrorCode::Inconsistent,
+                           "contacts[%zu] has bits beyond the %zu skeleton.contact_joints", f,
+                           contact_joints);
+  if (!(s = checkFiniteStructs("skeleton.bind_translations", sk->bind_translations()))) return s;
+  if (!(s = checkFiniteStructs("skeleton.bind_rotations", sk->bind_rotations()))) return s;
+  if (const fb::Vec4* axis = sk->facing_axis()) {
+    if (!(std::isfinite(axis->x()) && std::isfinite(axis->y()) && std::isfinite(axis->z())))
+      return Error(ErrorCode::Inconsistent, "skeleton.facing_axis is not finite (NaN or inf)");
+  }
   return {};
 }
 
+// The bits of a tag mask beyond the tag names, or 0.
+uint64_t unnamedTagBits(const fb::Database& db, uint64_t mask) {
+  const size_t tags = count(db.tag_names());
+  return tags >= 64 ? 0 : mask & ~((uint64_t{1} << tags) - 1);
+}
+
+// Clips are required and cover every frame: each frame belongs to exactly one clip.
 Status checkClips(const fb::Database& db) {
   const uint64_t frames = db.frame_count();
+  const size_t clips = count(db.clips());
+  if (clips == 0) return Error(ErrorCode::Inconsistent, "clips is absent or empty");
+  const size_t sources = count(db.sources());
   uint64_t previous_end = 0;
-  for (size_t i = 0; i < count(db.clips()); ++i) {
+  for (size_t i = 0; i < clips; ++i) {
     const fb::Clip* c = db.clips()->Get(static_cast<flatbuffers::uoffset_t>(i));
+    const char* name = c->name() ? c->name()->c_str() : "";
+    if (c->source_index() < 0 || size_t(c->source_index()) >= sources)
+      return Error::format(ErrorCode::Inconsistent,
+                           "clip %zu (%.64s): source_index %d is outside the %zu sources", i, name,
+                           c->source_index(), sources);
+    if (c->mirror_of() < -1 || c->mirror_of() >= int64_t(clips) ||
+        c->mirror_of() == int64_t(i))
+      return Error::format(ErrorCode::Inconsistent,
+                           "clip %zu (%.64s): mirror_of %d is not -1 or another of the %zu clips",
+                           i, name, c->mirror_of(), clips);
+    if (const uint64_t bits = unnamedTagBits(db, c->tag_mask()))
+      return Error::format(ErrorCode::Inconsistent,
+                           "clip %zu (%.64s): tag_mask has bits 0x%llx beyond the %zu tag_names",
+                           i, name, (unsigned long long)bits, count(db.tag_names()));
+    if (!(std::isfinite(c->source_frame_rate()) && c->source_frame_rate() >= 0))
+      return Error::format(ErrorCode::Inconsistent,
+                           "clip %zu (%.64s): source_frame_rate %g is not a finite rate", i, name,
+                           double(c->source_frame_rate()));
     const uint64_t first = c->first_frame(), end = first + c->frame_count();
     if (c->frame_count() == 0 || end > frames)
       return Error::format(ErrorCode::Inconsistent,
@@ -144,9 +235,32 @@ Status checkClips(const fb::Database& db) {
                            "ends (%llu): clips must be sorted and not overlap",
                            i, c->name() ? c->name()->c_str() : "", (unsigned long long)first,
                            (unsigned long long)previous_end);
+    if (first != previous_end)
+      return Error::format(ErrorCode::Inconsistent,
+                           "clip %zu (%.64s) starts at global frame %llu, but the previous clip "
+                           "ends at %llu: global frames %llu to %llu belong to no clip",
+                           i, name, (unsigned long long)first, (unsigned long long)previous_end,
+                           (unsigned long long)previous_end, (unsigned long long)first);
     previous_end = end;
   }
+  if (previous_end != frames)
+    return Error::format(ErrorCode::Inconsistent,
+                         "the clips end at global frame %llu of %llu: the frames after it belong "
+                         "to no clip",
+                         (unsigned long long)previous_end, (unsigned long long)frames);
   return {};
+}
+
+// The clip that holds a global frame (clips checked sorted and contiguous), or -1.
+int32_t clipHolding(const fb::Database& db, uint32_t frame) {
+  uint32_t lo = 0, hi = uint32_t(count(db.clips()));
+  while (lo < hi) {
+    const uint32_t mid = lo + (hi - lo) / 2;
+    if (db.clips()->Get(mid)->first_frame() <= frame) lo = mid + 1; else hi = mid;
+  }
+  if (lo == 0) return -1;
+  const fb::Clip* c = db.clips()->Get(lo - 1);
+  return frame - c->first_frame() < c->frame_count() ? int32_t(lo - 1) : -1;
 }
 
 Status checkRanges(const fb::Database& db) {
@@ -165,6 +279,19 @@ Status checkRanges(const fb::Database& db) {
                            "range %zu starts at global frame %llu, before the previous range ends "
                            "(%llu): ranges must be sorted and not overlap",
                            i, (unsigned long long)first, (unsigned long long)previous_end);
+    if (r->frame_count() == 0)
+      return Error::format(ErrorCode::Inconsistent, "range %zu is empty", i);
+    const int32_t clip = clipHolding(db, r->first_frame());
+    if (clip < 0 || end > uint64_t(db.clips()->Get(uint32_t(clip))->first_frame()) +
+                              db.clips()->Get(uint32_t(clip))->frame_count())
+      return Error::format(ErrorCode::Inconsistent,
+                           "range %zu covers global frames [%llu, %llu), which are not inside "
+                           "one clip",
+                           i, (unsigned long long)first, (unsigned long long)end);
+    if (const uint64_t bits = unnamedTagBits(db, r->tag_mask()))
+      return Error::format(ErrorCode::Inconsistent,
+                           "range %zu: tag_mask has bits 0x%llx beyond the %zu tag_names", i,
+                           (unsigned long long)bits, count(db.tag_names()));
     previous_end = end;
   }
   return {};
@@ -184,8 +311,30 @@ Status checkFeatureLayout(const fb::Database& db) {
   if (!(s = checkCount("feature_scale", count(db.feature_scale()), n))) return s;
   uint64_t covered = 0;  // one bit per column, features are at most 64 wide here
   if (n > 64) return Error::format(ErrorCode::Inconsistent, "feature_count %u exceeds 64", n);
+  if (count(db.feature_blocks()) == 0)
+    return Error(ErrorCode::Inconsistent, "feature_blocks is absent or empty");
+  bool has_trajectory[2] = {false, false};
   for (size_t i = 0; i < count(db.feature_blocks()); ++i) {
     const fb::FeatureBlock* b = db.feature_blocks()->Get(static_cast<flatbuffers::uoffset_t>(i));
+    const char* name = b->name() ? b->name()->c_str() : "";
+    const bool pose =
+        b->kind() == fb::FeatureKind::Position || b->kind() == fb::FeatureKind::Velocity;
+    const bool trajectory = b->kind() == fb::FeatureKind::TrajectoryPosition ||
+                            b->kind() == fb::FeatureKind::TrajectoryDirection;
+    const uint32_t expected_width = pose ? 3u : uint32_t(2 * kTrajectoryTimeCount);
+    if ((!pose && !trajectory) || b->width() != expected_width)
+      return Error::format(ErrorCode::Inconsistent,
+                           "feature block %zu (%.64s): kind %d with width %u (position and "
+                           "velocity blocks are 3 wide, trajectory blocks %u)",
+                           i, name, int(b->kind()), unsigned(b->width()),
+                           unsigned(2 * kTrajectoryTimeCount));
+    if (pose && b->joint() < 0)
+      return Error::format(ErrorCode::Inconsistent,
+                           "feature block %zu (%.64s) is a pose block without a joint", i, name);
+    if (trajectory) has_trajectory[b->kind() == fb::FeatureKind::TrajectoryDirection] = true;
+    if (!(std::isfinite(b->std()) && std::isfinite(b->weight())))
+      return Error::format(ErrorCode::Inconsistent,
+                           "feature block %zu (%.64s): std or weight is not finite", i, name);
     const uint32_t first = b->first_column(), end = first + b->width();
     if (b->width() == 0 || end > n)
       return Error::format(ErrorCode::Inconsistent,
@@ -200,6 +349,9 @@ Status checkFeatureLayout(const fb::Database& db) {
       return Error::format(ErrorCode::Inconsistent, "feature block %zu reads joint %d of %u", i,
                            b->joint(), db.joint_count());
   }
+  if (!has_trajectory[0] || !has_trajectory[1])
+    return Error(ErrorCode::Inconsistent,
+                 "feature_blocks has no trajectory position or no trajectory direction block");
   return {};
 }
 
@@ -290,6 +442,7 @@ Status checkBoundsContain(const fb::Database& db) {
 Status checkSemantics(const fb::Database& db) {
   Status s;
   if (!(s = checkStreams(db))) return s;
+  if (!(s = checkSettings(db))) return s;
   if (!(s = checkSkeleton(db))) return s;
   if (!(s = checkClips(db))) return s;
   if (!(s = checkRanges(db))) return s;
@@ -392,7 +545,10 @@ Result<Database> Database::adopt(Database&& db, const OpenOptions& options) {
     log(options, LogLevel::Error, e.message());
     return e;
   };
-  if (!bytes || size < 8 + 4)
+  if (!bytes)
+    return fail(Error::format(ErrorCode::InvalidArgument,
+                              "no bytes given (a null pointer with size %zu)", size));
+  if (size < 8 + 4)
     return fail(Error::format(ErrorCode::NotAnMmdb, "%zu bytes is too small for an .mmdb file",
                               size));
   if (!fb::DatabaseBufferHasIdentifier(bytes))
@@ -403,9 +559,10 @@ Result<Database> Database::adopt(Database&& db, const OpenOptions& options) {
     return fail(Error(ErrorCode::Misaligned,
                       "the buffer does not start on a 16-byte boundary: load it into aligned "
                       "memory"));
-  if (size >= FLATBUFFERS_MAX_BUFFER_SIZE)
-    return fail(Error::format(ErrorCode::Corrupt, "%zu bytes exceeds the 2 GiB FlatBuffers limit",
-                              size));
+  if (size > kMaxFileBytes)
+    return fail(Error::format(ErrorCode::Corrupt,
+                              "%zu bytes exceeds the %zu-byte (2 GiB) limit of an .mmdb file",
+                              size, kMaxFileBytes));
   if (Status s = checkVersion(bytes, size); !s) return fail(s);
 
   flatbuffers::Verifier::Options vo;
@@ -435,10 +592,18 @@ Result<Database> Database::open(const char* path, const OpenOptions& options) {
     return e;
   };
   if (!path) return fail(Error(ErrorCode::InvalidArgument, "no path given"));
-  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  // The type first: opening a FIFO for reading would block until a writer comes.
+  struct stat st {};
+  if (::stat(path, &st) != 0)
+    return fail(Error::format(ErrorCode::IoError, "cannot open %s: %s", path, std::strerror(errno)));
+  if (!S_ISREG(st.st_mode))
+    return fail(Error::format(ErrorCode::IoError,
+                              "cannot read %s: not a regular file (a folder, device or pipe)",
+                              path));
+  // O_NONBLOCK: should the path become a FIFO after the check, open still returns at once.
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
     return fail(Error::format(ErrorCode::IoError, "cannot open %s: %s", path, std::strerror(errno)));
-  struct stat st {};
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     const int err = errno;
     ::close(fd);

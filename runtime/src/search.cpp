@@ -157,7 +157,16 @@ Scan startScan(const Database& db, const SearchRequest& request) noexcept {
   return s;
 }
 
-SearchResult finish(const Scan& s, const SearchRequest& request) noexcept {
+Result<SearchResult> finish(const Scan& s, const SearchRequest& request) noexcept {
+  if (s.best_frame < 0)
+    return Error(ErrorCode::NoMatch,
+                 "search: no candidate frame (no matchable range passes the tag filter, or every "
+                 "candidate's cost is NaN) and no current frame");
+  if (!std::isfinite(s.best_cost))
+    return Error::format(ErrorCode::NoMatch,
+                         "search: the best cost (frame %lld) is not finite: the database's "
+                         "features hold NaN or inf (was the mapped file changed after open?)",
+                         (long long)s.best_frame);
   SearchResult r;
   r.frame = int32_t(s.best_frame);
   r.cost = s.best_cost;

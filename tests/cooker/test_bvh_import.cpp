@@ -395,11 +395,37 @@ TEST(BvhImportErrors, MisspelledKeyword) {
 
 TEST(BvhImportErrors, NotABvhFile) {
   EXPECT_EQ(errorFor("Kaydara FBX Binary  \x00\x1a", "walk.fbx"),
-            "walk.fbx:1: expected 'HIERARCHY' but found 'Kaydara'; a BVH file starts with "
-            "HIERARCHY: check that this is a BVH file");
+            "walk.fbx:1: the file does not start with 'HIERARCHY', so it is not a BVH file (or "
+            "it is damaged); check the path, or re-export the file as BVH");
   EXPECT_EQ(errorFor(""),
             "walk.bvh:1: the file ends where 'HIERARCHY' was expected; the file is truncated: "
             "re-export it");
+}
+
+TEST(BvhImportErrors, CarriageReturnLineEndsAreNamed) {
+  EXPECT_EQ(errorFor("HIERARCHY\rROOT Hips\r{\r  OFFSET 0 0 0\r}\rMOTION\rFrames: 1\r"
+                     "Frame Time: 0.1\r0\r"),
+            "walk.bvh:1: the lines end with CR alone (classic Mac OS line ends); convert them to "
+            "LF or CR LF line ends, e.g. with tr '\\r' '\\n', or re-export the file");
+}
+
+TEST(BvhImportErrors, FrameTimeOutsideTheRateLimits) {
+  const std::string slow = replaced(kGood, "Frame Time: 0.5", "Frame Time: 1000");
+  EXPECT_NE(errorFor(slow).find("'Frame Time:' is 1000 s, a rate of 0.001 Hz; mmcook reads 1 to "
+                                "1000 Hz"),
+            std::string::npos)
+      << errorFor(slow);
+  const std::string huge = replaced(kGood, "Frame Time: 0.5", "Frame Time: 1e300");
+  EXPECT_NE(errorFor(huge).find("mmcook reads 1 to 1000 Hz"), std::string::npos) << errorFor(huge);
+  const std::string fast = replaced(kGood, "Frame Time: 0.5", "Frame Time: 0.0001");
+  EXPECT_NE(errorFor(fast).find("a rate of 10000 Hz"), std::string::npos) << errorFor(fast);
+}
+
+TEST(BvhImportErrors, QuotesOnlyAFewCharactersOfAnUnparsableFile) {
+  const std::string garbage(5000, 'x');
+  const std::string message = errorFor(garbage);
+  EXPECT_LT(message.size(), 200u) << message;
+  EXPECT_EQ(message.find("xxxxxxxxxx"), std::string::npos) << message;
 }
 
 TEST(BvhImportErrors, TruncatedInTheHierarchy) {
@@ -488,7 +514,7 @@ TEST(BvhImportErrors, DeclaredFrameCountBeyondTheData) {
             "the 'Frames:' line");
   EXPECT_EQ(errorFor(walkFile("Frames: 99999999999999999999999\n", "1 2 3 4 5 6\n")),
             "walk.bvh:13: 'Frames:' needs a whole number of frames but found "
-            "'99999999999999999999999'; fix the 'Frames:' line or re-export the file");
+            "'9999999999999999...'; fix the 'Frames:' line or re-export the file");
   EXPECT_EQ(errorFor(walkFile("Frames: -2\n", "1 2 3 4 5 6\n")),
             "walk.bvh:13: 'Frames:' needs a whole number of frames but found '-2'; fix the "
             "'Frames:' line or re-export the file");

@@ -642,7 +642,7 @@ TEST_F(Cli, DuplicateJoints) {
 }
 
 TEST_F(Cli, MissingInputFile) {
-  expectCookFails({"nowhere.bvh"}, "cannot read 'nowhere.bvh': No such file or directory; check "
+  expectCookFails({"nowhere.bvh"}, "nowhere.bvh: cannot open: No such file or directory; check "
                                    "the path");
 }
 
@@ -763,6 +763,126 @@ TEST_F(Cli, ZeroSpreadBlockNamesTheBlock) {
                   "feature block left_foot_position never changes over the 479 frames of the "
                   "database (zero spread), so it cannot be normalized: add clips where it varies "
                   "(e.g. where the character moves its feet and turns)");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hostile inputs and outputs
+
+// The output may never be one of the inputs, however its path is spelled.
+TEST_F(Cli, OutputThatIsAnInputIsRefused) {
+  writeGoodClips();
+  const std::string walk = readFile(folder_ / "walk.bvh");
+  fs::create_directories(folder_ / "sub");
+  fs::create_symlink("walk.bvh", folder_ / "link.bvh");
+  for (const std::string output : {"walk.bvh", "sub/../walk.bvh", "./walk.bvh", "link.bvh"}) {
+    const CliRun run = mmcook({"cook", "walk.bvh", "-o", output});
+    EXPECT_EQ(run.exit_code, 1) << output;
+    EXPECT_EQ(run.err, "error: " + output + ": the output is the input 'walk.bvh' (the same "
+                       "file), which the database would overwrite; choose another output path "
+                       "with -o\n");
+    EXPECT_EQ(readFile(folder_ / "walk.bvh"), walk);
+  }
+  write("loco.toml", "[[clip]]\nsource = \"walk.bvh\"\n");
+  const std::string manifest = readFile(folder_ / "loco.toml");
+  const CliRun over_manifest = mmcook({"cook", "loco.toml", "-o", "loco.toml"});
+  EXPECT_EQ(over_manifest.exit_code, 1);
+  EXPECT_EQ(over_manifest.err, "error: loco.toml: the output is the input 'loco.toml' (the same "
+                               "file), which the database would overwrite; choose another "
+                               "output path with -o\n");
+  EXPECT_EQ(readFile(folder_ / "loco.toml"), manifest);
+  const CliRun over_source = mmcook({"cook", "loco.toml", "-o", "sub/../walk.bvh"});
+  EXPECT_EQ(over_source.exit_code, 1);
+  EXPECT_NE(over_source.err.find("the output is the input '"), std::string::npos)
+      << over_source.err;
+  EXPECT_EQ(readFile(folder_ / "walk.bvh"), walk);
+}
+
+// A FIFO (or a device) given as the output stays what it is.
+TEST_F(Cli, OutputThatIsNotARegularFileIsRefused) {
+  writeGoodClips();
+  ASSERT_EQ(::mkfifo((folder_ / "pipe.mmdb").c_str(), 0600), 0);
+  const CliRun run = mmcook({"cook", "walk.bvh", "-o", "pipe.mmdb"});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(run.err, "error: pipe.mmdb: cannot write the database there: not a regular file (a "
+                     "named pipe, FIFO), which the output would replace; choose a regular file "
+                     "with -o\n");
+  EXPECT_TRUE(fs::is_fifo(folder_ / "pipe.mmdb"));
+}
+
+// Named pipes, devices and symbolic-link loops are named as what they are, and never block.
+TEST_F(Cli, PipesDevicesAndLinkLoopsAreRefusedAtOnce) {
+  ASSERT_EQ(::mkfifo((folder_ / "pipe.bvh").c_str(), 0600), 0);
+  ASSERT_EQ(::mkfifo((folder_ / "pipe.mmdb").c_str(), 0600), 0);
+  ASSERT_EQ(::mkfifo((folder_ / "pipe.toml").c_str(), 0600), 0);
+  ASSERT_EQ(::mkfifo((folder_ / "pipe.fbx").c_str(), 0600), 0);
+  const std::string fifo = "not a regular file (a named pipe, FIFO)";
+  const CliRun source = mmcook({"inspect-source", "pipe.bvh"});
+  EXPECT_EQ(source.exit_code, 1);
+  EXPECT_EQ(source.err, "error: pipe.bvh: cannot open: " + fifo + "; check the path\n");
+  const CliRun fbx = mmcook({"inspect-source", "pipe.fbx"});
+  EXPECT_EQ(fbx.exit_code, 1);
+  EXPECT_EQ(fbx.err, "error: pipe.fbx: cannot open: " + fifo + "; give the path of a motion file\n");
+  const CliRun zero = mmcook({"inspect-source", "/dev/zero"});
+  EXPECT_EQ(zero.exit_code, 1);
+  EXPECT_EQ(zero.err, "error: /dev/zero: cannot open: not a regular file (a device); give the "
+                      "path of a motion file\n");
+  const CliRun database = mmcook({"inspect", "pipe.mmdb"});
+  EXPECT_EQ(database.exit_code, 1);
+  EXPECT_NE(database.err.find("not a regular file"), std::string::npos) << database.err;
+  const CliRun manifest = mmcook({"cook", "pipe.toml", "-o", "out.mmdb"});
+  EXPECT_EQ(manifest.exit_code, 1);
+  EXPECT_EQ(manifest.err, "error: pipe.toml: cannot open: " + fifo + "; check the path\n");
+  const CliRun quick = mmcook({"cook", "pipe.bvh", "-o", "out.mmdb"});
+  EXPECT_EQ(quick.exit_code, 1);
+  EXPECT_EQ(quick.err, "error: pipe.bvh: cannot open: " + fifo + "; check the path\n");
+
+  fs::create_symlink("loop_b.bvh", folder_ / "loop_a.bvh");
+  fs::create_symlink("loop_a.bvh", folder_ / "loop_b.bvh");
+  const CliRun loop = mmcook({"inspect-source", "loop_a.bvh"});
+  EXPECT_EQ(loop.exit_code, 1);
+  EXPECT_EQ(loop.err, "error: loop_a.bvh: cannot open: a loop of symbolic links (too many levels "
+                      "of symbolic links); check the path\n");
+  fs::create_directories(folder_ / "dir.toml");
+  const CliRun folder = mmcook({"cook", "dir.toml", "-o", "out.mmdb"});
+  EXPECT_EQ(folder.exit_code, 1);
+  EXPECT_EQ(folder.err, "error: dir.toml: cannot open: not a regular file (a folder); check the "
+                        "path\n");
+  EXPECT_FALSE(fs::exists(folder_ / "out.mmdb"));
+}
+
+// A database the runtime would refuse (over 2 GiB) is refused before it is cooked: a 1 Hz walk
+// of 3,000 s cooked at 1000 Hz would make 3 million frames of 12 joints.
+TEST_F(Cli, DatabaseOverTwoGibibytesIsRefusedBeforeTheCook) {
+  WalkOptions slow;
+  slow.frames = 3000;
+  std::string bvh = walkBvh(slow);
+  const std::string rate = "Frame Time: 0.0333333";
+  bvh.replace(bvh.find(rate), rate.size(), "Frame Time: 1");
+  write("long.bvh", bvh);
+  write("loco.toml", "[database]\nframe_rate = 1000\n[[clip]]\nsource = \"long.bvh\"\n");
+  const CliRun run = mmcook({"cook", "loco.toml", "-o", "big.mmdb"});
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_NE(run.err.find("with this clip the database would be about 2"), std::string::npos)
+      << run.err;
+  EXPECT_NE(run.err.find("over the 2147483646 bytes (2 GiB) an .mmdb file may hold; split the "
+                         "clips into several databases"),
+            std::string::npos)
+      << run.err;
+  EXPECT_FALSE(fs::exists(folder_ / "big.mmdb"));
+}
+
+// A cook killed while writing leaves no temporary file; one left by an older mmcook (a process
+// that no longer runs) is removed by the next cook beside it.
+TEST_F(Cli, NoTemporaryFilesAreLeftBehind) {
+  writeGoodClips();
+  write("out.mmdb.tmp.999999999.0", "left by a cook that was killed");
+  write("out.mmdb.tmp.1.0", "process 1 still runs: kept");
+  ASSERT_EQ(mmcook({"cook", "walk.bvh", "-o", "out.mmdb", "-q"}).exit_code, 0);
+  EXPECT_FALSE(fs::exists(folder_ / "out.mmdb.tmp.999999999.0"));
+  EXPECT_TRUE(fs::exists(folder_ / "out.mmdb.tmp.1.0"));
+  fs::remove(folder_ / "out.mmdb.tmp.1.0");
+  for (const auto& entry : fs::directory_iterator(folder_))
+    EXPECT_EQ(entry.path().string().find(".tmp."), std::string::npos) << entry.path();
 }
 
 }  // namespace

@@ -9,6 +9,13 @@
 #include <assimp/scene.h>
 #include <gtest/gtest.h>
 
+#if defined(__SANITIZE_ADDRESS__) && __has_include(<sanitizer/lsan_interface.h>)
+#include <sanitizer/lsan_interface.h>
+#define MMDB_TEST_LSAN 1
+#else
+#define MMDB_TEST_LSAN 0
+#endif
+
 #include <glm/gtc/quaternion.hpp>
 
 #include <algorithm>
@@ -16,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <filesystem>
 #include <fstream>
@@ -367,6 +375,52 @@ TEST(AssimpImport, MissingAndCorruptFilesNameTheFileAndTheReason) {
   const std::string msg = expectInputError([&] { mm::importClipFile(garbage, ""); });
   EXPECT_NE(msg.find("Assimp cannot read garbage.fbx: "), std::string::npos) << msg;
   EXPECT_NE(msg.find("re-export"), std::string::npos) << msg;
+}
+
+// RAW files leave null entries among a node's children; the importer skips them.
+TEST(AssimpImport, RawTestModelsWithNullChildrenDoNotCrash) {
+  const std::string raw = "/usr/share/assimp/models/RAW";
+  if (!fs::exists(raw)) GTEST_SKIP() << "assimp-testmodels not installed (" << raw << ")";
+  for (const char* name : {"WithColor.raw", "WithTexture.raw"}) {
+    const std::string path = raw + "/" + name;
+#if MMDB_TEST_LSAN
+    __lsan::ScopedDisabler assimp_raw_leaks;  // Assimp 5.2's RAW reader leaks its nodes
+#endif
+    const mm::SourceInfo info = mm::inspectSourceFile(path);  // no animation, no skeleton
+    EXPECT_TRUE(info.takes.empty()) << name;
+    const std::string msg = expectInputError([&] { mm::importClipFile(path, ""); });
+    EXPECT_NE(msg.find(std::string(name) + " has no animation"), std::string::npos) << msg;
+  }
+}
+
+// Key times far beyond a day, infinite or negative are refused before any frame is allocated.
+TEST(AssimpImport, KeyTimesBeyondTheLimitsAreRefused) {
+  TempDir dir;
+  struct Case {
+    double first, last;
+    const char* message;
+  };
+  const Case cases[] = {
+      {0.0, 3e8, "lasts 1e+07 s"},  // a 1 KB file asking for 3e8 frames
+      {0.0, 1e9 * 30, "over the 86400 s (24 hours) limit of a clip"},
+      {0.0, 3e38, ""},  // may overflow to inf in the glTF file: refused either way
+      {-1e9, 30.0, "over the 86400 s (24 hours) limit of a clip"},
+      // The glTF writer may not keep an infinity; whatever is read back is refused.
+      {0.0, std::numeric_limits<double>::infinity(), ""},
+  };
+  for (const Case& c : cases) {
+    std::unique_ptr<aiScene> scene(makeWalkScene(1.0f));
+    aiNodeAnim* hips = scene->mAnimations[0]->mChannels[0];
+    hips->mPositionKeys[0].mTime = c.first;
+    hips->mPositionKeys[hips->mNumPositionKeys - 1].mTime = c.last;
+    const std::string path = writeGltf(scene.get(), dir.file("far.gltf"));
+    const std::string msg = expectInputError([&] { mm::importClipFile(path, ""); });
+    EXPECT_NE(msg.find(c.message), std::string::npos) << c.last << ": " << msg;
+    if (!*c.message) continue;
+    EXPECT_NE(msg.find("far.gltf: take 'Walk'"), std::string::npos) << msg;
+    const std::string inspected = expectInputError([&] { mm::inspectSourceFile(path); });
+    EXPECT_NE(inspected.find(c.message), std::string::npos) << inspected;
+  }
 }
 
 TEST(AssimpImport, TruncatedFbxGivesAssimpsReason) {

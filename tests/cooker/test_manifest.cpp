@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -270,10 +271,10 @@ TEST_F(Manifest, WrongTypes) {
 
 TEST_F(Manifest, OutOfRangeValues) {
   EXPECT_EQ(errorOf(std::string("[database]\nframe_rate = 0\n") + kWalk),
-            "loco.toml:2: 'database.frame_rate' must be greater than 0 and at most 1000 (frames "
+            "loco.toml:2: 'database.frame_rate' must be at least 1 and at most 1000 (frames "
             "per second), got 0");
   EXPECT_EQ(errorOf(std::string("[database]\nframe_rate = -30\n") + kWalk),
-            "loco.toml:2: 'database.frame_rate' must be greater than 0 and at most 1000 (frames "
+            "loco.toml:2: 'database.frame_rate' must be at least 1 and at most 1000 (frames "
             "per second), got -30");
   EXPECT_EQ(errorOf(std::string("[database]\nframe_rate = nan\n") + kWalk),
             "loco.toml:2: 'database.frame_rate' must be a finite number, got nan");
@@ -291,10 +292,10 @@ TEST_F(Manifest, OutOfRangeValues) {
             "loco.toml:2: 'database.trajectory_times' must be three increasing times in seconds, "
             "above 0 and at most 10, e.g. [0.3333, 0.6667, 1.0]");
   EXPECT_EQ(errorOf(std::string("[weights]\nfoot_position = -0.75\n") + kWalk),
-            "loco.toml:2: 'weights.foot_position' must be greater than 0 and at most 1000 (to "
+            "loco.toml:2: 'weights.foot_position' must be at least 1e-06 and at most 1000 (to "
             "make a block matter less use a small weight such as 0.01), got -0.75");
   EXPECT_EQ(errorOf(std::string("[weights]\ntrajectory_direction = 0\n") + kWalk),
-            "loco.toml:2: 'weights.trajectory_direction' must be greater than 0 and at most 1000 "
+            "loco.toml:2: 'weights.trajectory_direction' must be at least 1e-06 and at most 1000 "
             "(to make a block matter less use a small weight such as 0.01), got 0");
   EXPECT_EQ(errorOf(std::string("[filters]\nfacing_window = 0\n") + kWalk),
             "loco.toml:2: 'filters.facing_window' must be greater than 0 and at most 10 "
@@ -381,7 +382,8 @@ TEST_F(Manifest, MissingSourceNamesLineAndResolvedPath) {
                 "'); fix the path, which is relative to the manifest's folder");
   EXPECT_EQ(errorOf("[[clip]]\nsource = \"clips\"\n"),
             "loco.toml:2: clip source 'clips' ('" + (folder_ / "clips").string() +
-                "') is not a regular file; give a motion file such as a .bvh or .fbx");
+                "') cannot be read: not a regular file (a folder); give a motion file such as a "
+                ".bvh or .fbx");
 }
 
 TEST_F(Manifest, RangeErrors) {
@@ -437,8 +439,97 @@ TEST_F(Manifest, ReadManifestMissingFile) {
     FAIL() << "expected InputError";
   } catch (const mm::InputError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "cannot read manifest '" + path + "': No such file or directory; check the path");
+              path + ": cannot open: No such file or directory; check the path");
   }
+}
+
+// Integers beyond 2^53 are numbers too: no empty optional, no value that changes between runs.
+TEST_F(Manifest, HugeIntegersAreReadAsNumbers) {
+  EXPECT_EQ(errorOf(std::string("[database]\nframe_rate = 9007199254740993\n") + kWalk),
+            "loco.toml:2: 'database.frame_rate' must be at least 1 and at most 1000 (frames per "
+            "second), got 9.0072e+15");
+  EXPECT_EQ(errorOf(std::string("[database]\nframe_rate = -9223372036854775807\n") + kWalk),
+            "loco.toml:2: 'database.frame_rate' must be at least 1 and at most 1000 (frames per "
+            "second), got -9.22337e+18");
+  EXPECT_EQ(errorOf(std::string("[weights]\nhip_velocity = 9223372036854775807\n") + kWalk),
+            "loco.toml:2: 'weights.hip_velocity' must be at least 1e-06 and at most 1000 (to make "
+            "a block matter less use a small weight such as 0.01), got 9.22337e+18");
+  // A valid axis (the cook normalizes it), in an array as in a single key.
+  const mm::CookRequest request =
+      parse(std::string("[skeleton]\nfacing_axis = [0, 0, 9007199254740993]\n") + kWalk);
+  EXPECT_GT(request.settings.roles.facing_axis->z, 9e15f);
+}
+
+TEST_F(Manifest, TinyWeightsAreRefusedWithTheirLine) {
+  EXPECT_EQ(errorOf(std::string("[weights]\nfoot_velocity = 1e-300\n") + kWalk),
+            "loco.toml:2: 'weights.foot_velocity' must be at least 1e-06 and at most 1000 (to "
+            "make a block matter less use a small weight such as 0.01), got 1e-300");
+}
+
+TEST_F(Manifest, NamesAreUniqueAfterMirroring) {
+  EXPECT_EQ(errorOf(std::string(kWalk) + "mirror = true\n\n[[clip]]\nsource = \"run.bvh\"\n"
+                                         "name = \"walk#mirror\"\n"),
+            "loco.toml:5: clip name 'walk#mirror' is already used by the mirrored copy of the clip "
+            "on line 1; give one of them another name with name = \"...\" (a mirrored copy of "
+            "clip 'x' is named 'x#mirror')");
+  EXPECT_EQ(errorOf("[[clip]]\nsource = \"run.bvh\"\nname = \"walk#mirror\"\n\n" +
+                    std::string(kWalk) + "mirror = true\n"),
+            "loco.toml:5: clip name 'walk#mirror' of the mirrored copy is already used by the clip "
+            "on line 1; give one of them another name with name = \"...\" (a mirrored copy of "
+            "clip 'x' is named 'x#mirror')");
+  EXPECT_EQ(parse(std::string(kWalk) + "mirror = true\n").clips.size(), 1u);
+}
+
+TEST_F(Manifest, ReadManifestThatIsNotARegularFile) {
+  const std::string dir = (folder_ / "dir.toml").string();
+  fs::create_directories(dir);
+  try {
+    mm::readManifest(dir);
+    FAIL() << "expected InputError";
+  } catch (const mm::InputError& e) {
+    EXPECT_EQ(std::string(e.what()), dir + ": cannot open: not a regular file (a folder); check "
+                                           "the path");
+  }
+  // A FIFO is refused before it is opened, so nothing blocks.
+  const std::string fifo = (folder_ / "fifo.toml").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  try {
+    mm::readManifest(fifo);
+    FAIL() << "expected InputError";
+  } catch (const mm::InputError& e) {
+    EXPECT_EQ(std::string(e.what()), fifo + ": cannot open: not a regular file (a named pipe, "
+                                            "FIFO); check the path");
+  }
+}
+
+TEST_F(Manifest, SourceErrorsSayWhatIsWrong) {
+  fs::create_symlink("loop_b.bvh", folder_ / "loop_a.bvh");
+  fs::create_symlink("loop_a.bvh", folder_ / "loop_b.bvh");
+  EXPECT_EQ(errorOf("[[clip]]\nsource = \"loop_a.bvh\"\n"),
+            "loco.toml:2: clip source 'loop_a.bvh' ('" + (folder_ / "loop_a.bvh").string() +
+                "') cannot be read: a loop of symbolic links (too many levels of symbolic links); "
+                "give a motion file such as a .bvh or .fbx");
+  ASSERT_EQ(::mkfifo((folder_ / "pipe.bvh").c_str(), 0600), 0);
+  EXPECT_EQ(errorOf("[[clip]]\nsource = \"pipe.bvh\"\n"),
+            "loco.toml:2: clip source 'pipe.bvh' ('" + (folder_ / "pipe.bvh").string() +
+                "') cannot be read: not a regular file (a named pipe, FIFO); give a motion file "
+                "such as a .bvh or .fbx");
+}
+
+TEST_F(Manifest, ASourceCheckLetsEveryClipKeyBeRead) {
+  // What the fuzz target does: sources that resolve without a file, so ranges and tags parse.
+  const mm::SourceCheck any = [](const std::string&, bool& missing) {
+    missing = false;
+    return std::string();
+  };
+  const mm::CookRequest request = mm::parseManifest(
+      "[[clip]]\nsource = \"/nowhere/a.bvh\"\ntags = [\"x\"]\n[[clip.range]]\nframes = [1, 5]\n"
+      "tags = [\"y\"]\n",
+      "/nowhere/fuzz.toml", any);
+  ASSERT_EQ(request.clips.size(), 1u);
+  ASSERT_EQ(request.clips[0].ranges.size(), 1u);
+  EXPECT_EQ(request.clips[0].ranges[0].frame_count, 4);
+  EXPECT_EQ(request.clips[0].ranges[0].tags, std::vector<std::string>{"y"});
 }
 
 }  // namespace

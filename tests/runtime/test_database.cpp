@@ -5,10 +5,15 @@
 #include "test_util.h"
 
 #include <mmdb/database.h>
+#include <mmdb/search.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -168,6 +173,54 @@ TEST(Database, MissingFileIsAnIoErrorNamingThePath) {
   EXPECT_EQ(d.error().code(), ErrorCode::IoError);
 }
 
+// A FIFO would block open() until a writer came: it is refused before it is opened.
+TEST(Database, FifoAndDeviceAreRefusedWithoutBlocking) {
+  const std::string fifo = mmtest::scratchPath("fifo.mmdb");
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto r = Database::open(fifo.c_str());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code(), ErrorCode::IoError);
+  EXPECT_NE(std::string(r.error().message()).find("not a regular file"), std::string::npos)
+      << r.error().message();
+  ::unlink(fifo.c_str());
+  auto zero = Database::open("/dev/zero");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_EQ(zero.error().code(), ErrorCode::IoError);
+}
+
+// A mapped file rewritten in place (which Database::open's comment warns against) is read as it
+// is now: a search over NaN features says so with NoMatch instead of returning frame -1.
+TEST(Database, FeaturesRewrittenUnderTheMappingGiveNoMatch) {
+  const AlignedBytes bytes = mmtest::serializeAligned(small());
+  const std::string path = mmtest::scratchPath("rewritten.mmdb");
+  mmtest::writeFile(path.c_str(), bytes.data(), bytes.size());
+  auto r = Database::open(path.c_str());
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  const Database& db = r.value();
+  const size_t offset = size_t(reinterpret_cast<const uint8_t*>(db.features().data()) -
+                               db.bytes().data());
+  std::vector<float> nan(db.features().size(), NAN);
+  FILE* file = std::fopen(path.c_str(), "r+b");
+  ASSERT_NE(file, nullptr);
+  ASSERT_EQ(std::fseek(file, long(offset), SEEK_SET), 0);
+  ASSERT_EQ(std::fwrite(nan.data(), sizeof(float), nan.size(), file), nan.size());
+  std::fclose(file);
+  ASSERT_TRUE(std::isnan(db.features()[0])) << "the mapping does not show the rewrite";
+  std::vector<float> query(db.featureCount(), 0.f);
+  mmdb::SearchRequest request;
+  request.query = query;
+  for (int32_t current : {-1, 10}) {
+    request.current_frame = current;
+    for (auto* search : {&mmdb::searchExhaustive, &mmdb::searchPruned}) {
+      const auto found = search(db, request);
+      ASSERT_FALSE(found.ok()) << "frame " << found.value().frame;
+      EXPECT_EQ(found.error().code(), ErrorCode::NoMatch);
+    }
+  }
+  std::remove(path.c_str());
+}
+
 TEST(Database, NotAnMmdb) {
   alignas(16) char text[64] = "this is a text file, not a database at all.........";
   auto r = Database::fromMemory(text, sizeof(text));
@@ -176,7 +229,10 @@ TEST(Database, NotAnMmdb) {
   auto tiny = Database::fromMemory(text, 4);
   EXPECT_EQ(tiny.error().code(), ErrorCode::NotAnMmdb);
   auto none = Database::fromMemory(nullptr, 0);
-  EXPECT_EQ(none.error().code(), ErrorCode::NotAnMmdb);
+  EXPECT_EQ(none.error().code(), ErrorCode::InvalidArgument);
+  auto null = Database::fromMemory(nullptr, 100);
+  EXPECT_EQ(null.error().code(), ErrorCode::InvalidArgument);
+  EXPECT_STREQ(null.error().message(), "no bytes given (a null pointer with size 100)");
 }
 
 TEST(Database, MisalignedBufferIsRefused) {
@@ -280,6 +336,46 @@ const Damage kDamages[] = {
     {"zero rate", [](mm::CookedDatabase& d) { d.frame_rate = 0; }, "frame_rate"},
     {"contact joint", [](mm::CookedDatabase& d) { d.skeleton.contact_joints = {9}; },
      "contact joint"},
+    {"tiny rate", [](mm::CookedDatabase& d) { d.frame_rate = 1e-45f; },
+     "frame_rate 1.4013e-45 is outside [1, 1000] Hz"},
+    {"frames outside every clip", [](mm::CookedDatabase& d) { d.clips.pop_back(); },
+     "the clips end at global frame 300 of 400"},
+    {"gap between clips",
+     [](mm::CookedDatabase& d) {
+       d.clips[1].first_frame += 1;
+       d.clips[1].frame_count -= 1;
+     },
+     "global frames 100 to 101 belong to no clip"},
+    {"range across clips",
+     [](mm::CookedDatabase& d) {
+       d.ranges.erase(d.ranges.begin() + 2);
+       d.ranges[1].frame_count += 60;
+     },
+     "which are not inside one clip"},
+    {"root motion NaN", [](mm::CookedDatabase& d) { d.root_motion[7].velocity.x = NAN; },
+     "root_motion[7] is not finite"},
+    {"rotation inf", [](mm::CookedDatabase& d) { d.local_rotations[5].w = INFINITY; },
+     "local_rotations[5] is not finite"},
+    {"trajectory time NaN", [](mm::CookedDatabase& d) { d.settings.trajectory_times[2] = NAN; },
+     "settings.trajectory_times[2] = nan"},
+    {"two trajectory times", [](mm::CookedDatabase& d) { d.settings.trajectory_times.pop_back(); },
+     "settings.trajectory_times has 2 elements, expected 3"},
+    {"kind against width",
+     [](mm::CookedDatabase& d) { d.feature_blocks[0].kind = mm::FeatureKind::TrajectoryPosition; },
+     "feature block 0 (left_foot_position): kind 2 with width 3"},
+    {"clip tag bit", [](mm::CookedDatabase& d) { d.clips[1].tag_mask |= 8; },
+     "clip 1 (clip_1): tag_mask has bits 0x8 beyond the 3 tag_names"},
+    {"range tag bit", [](mm::CookedDatabase& d) { d.ranges[0].tag_mask |= uint64_t{1} << 63; },
+     "range 0: tag_mask has bits 0x8000000000000000 beyond the 3 tag_names"},
+    {"source index", [](mm::CookedDatabase& d) { d.clips[2].source_index = 1; },
+     "clip 2 (clip_2): source_index 1 is outside the 1 sources"},
+    {"mirror of", [](mm::CookedDatabase& d) { d.clips[3].mirror_of = 4; },
+     "clip 3 (clip_3): mirror_of 4 is not -1 or another of the 4 clips"},
+    {"mirror of itself", [](mm::CookedDatabase& d) { d.clips[0].mirror_of = 0; },
+     "clip 0 (clip_0): mirror_of 0"},
+    {"no trajectory block",
+     [](mm::CookedDatabase& d) { d.feature_blocks[5].kind = mm::FeatureKind::TrajectoryDirection; },
+     "feature_blocks has no trajectory position or no trajectory direction block"},
 };
 
 TEST(Database, SemanticChecksRefuseInconsistentFiles) {

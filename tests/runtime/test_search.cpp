@@ -35,14 +35,16 @@ class Search : public ::testing::Test {
     return std::vector<float>(r.begin(), r.end());
   }
 
+  // NoMatch (no current frame, no candidate passes the filter) reads as frame -1 here.
   SearchResult exhaustive(const SearchRequest& q) const {
     auto r = mmdb::searchExhaustive(db_, q);
-    EXPECT_TRUE(r.ok()) << r.error().message();
+    EXPECT_TRUE(r.ok() || r.error().code() == mmdb::ErrorCode::NoMatch) << r.error().message();
     return r.ok() ? r.value() : SearchResult{};
   }
+  // NoMatch (no current frame, no candidate passes the filter) reads as frame -1 here.
   SearchResult pruned(const SearchRequest& q) const {
     auto r = mmdb::searchPruned(db_, q);
-    EXPECT_TRUE(r.ok()) << r.error().message();
+    EXPECT_TRUE(r.ok() || r.error().code() == mmdb::ErrorCode::NoMatch) << r.error().message();
     return r.ok() ? r.value() : SearchResult{};
   }
 
@@ -183,11 +185,15 @@ TEST_F(Search, OnlyRangesWhoseTagsPassAreSearched) {
   request.filter.excluded = jump;
   r = mmdb::searchExhaustive(db_, request).value();
   EXPECT_FALSE(r.frame >= 240 && r.frame < 480);
-  // Excluding everything: no candidate, no current frame -> -1.
+  // Excluding everything: no candidate, no current frame -> NoMatch with the reason, never -1.
   request.filter.required = 0;
   request.filter.excluded = ~0ull;
-  EXPECT_EQ(mmdb::searchPruned(db_, request).value().frame, -1);
-  EXPECT_EQ(mmdb::searchExhaustive(db_, request).value().frame, -1);
+  for (auto* search : {&mmdb::searchPruned, &mmdb::searchExhaustive}) {
+    const auto none = search(db_, request);
+    ASSERT_FALSE(none.ok());
+    EXPECT_EQ(none.error().code(), mmdb::ErrorCode::NoMatch);
+    EXPECT_NE(std::string(none.error().message()).find("no candidate frame"), std::string::npos);
+  }
 }
 
 TEST_F(Search, TrailingFramesOfEachClipAreNeverReturned) {

@@ -5,8 +5,16 @@
 //   2. schema version: this runtime's major, any minor           -> VersionMismatch
 //   3. the buffer and every array the GPU reads are 16-aligned   -> Misaligned
 //   4. the FlatBuffers verifier                                  -> Corrupt
-//   5. semantic checks (see database.cpp: counts, skeleton order, clips, ranges, feature layout,
-//      finite features, offsets, scales and bounds, positive scales) -> Inconsistent
+//   5. semantic checks (see database.cpp: counts, skeleton order, a frame rate in
+//      [kMinFrameRate, kMaxFrameRate], clips that cover every frame once, valid source and mirror
+//      indices, ranges inside one clip, tag bits that name a tag, feature-block kinds that match
+//      their widths, finite poses, root motion, trajectory times, features, offsets, scales and
+//      bounds, positive scales) -> Inconsistent
+// Required fields: settings with three trajectory_times, clips, feature_blocks (with both
+// trajectory blocks) and, for the clips to name, sources. Optional fields, which every reader
+// handles when absent: settings.block_weights, skeleton.roles, skeleton.facing_axis (default
+// +Z), skeleton.contact_joints, ranges (nothing matchable), tag_names, and every field a later
+// minor version adds.
 // Nothing is copied: every accessor returns a view into the buffer, so opening costs what the
 // verifier costs. Frame numbers are global (indices into the database) unless a name says
 // "local" (clip-local).
@@ -27,6 +35,11 @@ struct Database;  // the FlatBuffers root (mmdb/mmdb_generated.h), for tools tha
 // The schema major and minor this runtime was built for: it opens kSchemaMajor.x for any x.
 inline constexpr uint16_t kSchemaMajor = 1;
 inline constexpr uint16_t kSchemaMinor = 0;
+// Frame rates a database may have, in Hz (what mmcook cooks to).
+inline constexpr float kMinFrameRate = 1.f;
+inline constexpr float kMaxFrameRate = 1000.f;
+// The largest file the runtime opens (2 GiB less 2 bytes): FlatBuffers offsets are 32-bit signed.
+inline constexpr size_t kMaxFileBytes = (size_t{1} << 31) - 2;
 
 // One std430 vec4 as stored in the file: a position or direction (w = 0) or a quaternion
 // (x, y, z, w). Same layout as mmdb::fb::Vec4.
@@ -90,9 +103,17 @@ struct OpenOptions {
 class Database {
  public:
   // Maps the file (POSIX mmap) and verifies it. The mapping lives as long as the Database.
+  // Anything but a regular file (a folder, a device, a FIFO) is refused before it is opened.
+  //
+  // The mapped file must not change while the Database lives. Checks run once, at open: a file
+  // truncated afterwards makes any access to the lost pages raise SIGBUS (in any accessor, even
+  // featureCount()), and one rewritten in place is read as it is now, unchecked (a search over
+  // NaN features then fails with ErrorCode::NoMatch). To replace a database that may be open,
+  // write the new file beside it and rename() it over the old one, as mmcook does: the mapping
+  // keeps the old file's pages, and the next open() sees the new file.
   static Result<Database> open(const char* path, const OpenOptions& options = {});
   // Verifies caller-owned bytes in place; they must stay alive and unchanged, and start on a
-  // 16-byte boundary, for as long as the Database is used.
+  // 16-byte boundary, for as long as the Database is used. A null `bytes` is InvalidArgument.
   static Result<Database> fromMemory(const void* bytes, size_t size,
                                      const OpenOptions& options = {});
 

@@ -19,6 +19,8 @@ enum class ErrorCode {
   Corrupt,          // the FlatBuffers verifier refused the buffer
   Inconsistent,     // it parses, but counts, ranges, layout or values disagree
   InvalidArgument,  // a job or call was given inputs that do not fit the database
+  NoMatch,          // a search found no frame: no candidate passed the filter, or every cost
+                    // was NaN or inf (the mapped file changed after open)
 };
 
 // Short name of a code ("Corrupt", ...).

@@ -47,8 +47,8 @@ struct SearchRequest {
 };
 
 struct SearchResult {
-  int32_t frame = -1;  // global: the winner, current_frame when nothing is strictly cheaper,
-                       // -1 when there is no current frame and no candidate
+  int32_t frame = -1;  // global: the winner, current_frame when nothing is strictly cheaper
+                       // (never -1: that case is ErrorCode::NoMatch)
   float cost = std::numeric_limits<float>::infinity();  // the winner's cost (rule 2)
   bool changed = false;     // frame != current_frame
   uint32_t evaluated = 0;   // candidate rows whose cost was accumulated (for benchmarks)
@@ -59,6 +59,8 @@ struct SearchResult {
 Status validateSearch(const Database& db, const SearchRequest& request) noexcept;
 
 // Both validate first and return the error instead of a result when the request is invalid.
+// NoMatch when there is no current frame and no candidate (every range filtered out, or none),
+// or when the winner's cost is not finite; a result's frame is therefore never -1.
 Result<SearchResult> searchExhaustive(const Database& db, const SearchRequest& request) noexcept;
 Result<SearchResult> searchPruned(const Database& db, const SearchRequest& request) noexcept;
 
