@@ -4,12 +4,8 @@
 #include "mmdb/controller.h"
 #include "mmdb/mmdb_generated.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include "file_mapping.h"
 
-#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <utility>
@@ -531,7 +527,7 @@ Database& Database::operator=(Database&& other) noexcept {
 Database::~Database() { release(); }
 
 void Database::release() noexcept {
-  if (mapped_ && bytes_) munmap(const_cast<uint8_t*>(bytes_), size_);
+  if (mapped_ && bytes_) detail::unmapWholeFile(bytes_, size_);
   bytes_ = nullptr;
   size_ = 0;
   mapped_ = false;
@@ -592,39 +588,13 @@ Result<Database> Database::open(const char* path, const OpenOptions& options) {
     return e;
   };
   if (!path) return fail(Error(ErrorCode::InvalidArgument, "no path given"));
-  // The type first: opening a FIFO for reading would block until a writer comes.
-  struct stat st {};
-  if (::stat(path, &st) != 0)
-    return fail(Error::format(ErrorCode::IoError, "cannot open %s: %s", path, std::strerror(errno)));
-  if (!S_ISREG(st.st_mode))
-    return fail(Error::format(ErrorCode::IoError,
-                              "cannot read %s: not a regular file (a folder, device or pipe)",
-                              path));
-  // O_NONBLOCK: should the path become a FIFO after the check, open still returns at once.
-  const int fd = ::open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0)
-    return fail(Error::format(ErrorCode::IoError, "cannot open %s: %s", path, std::strerror(errno)));
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    const int err = errno;
-    ::close(fd);
-    return fail(Error::format(ErrorCode::IoError, "cannot read %s: %s", path,
-                              S_ISREG(st.st_mode) ? std::strerror(err) : "not a regular file"));
-  }
-  const size_t size = static_cast<size_t>(st.st_size);
-  if (size < 12) {
-    ::close(fd);
-    return fail(Error::format(ErrorCode::NotAnMmdb, "%s: %zu bytes is too small for an .mmdb file",
-                              path, size));
-  }
-  void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  const int err = errno;
-  ::close(fd);
-  if (map == MAP_FAILED)
-    return fail(Error::format(ErrorCode::IoError, "cannot map %s: %s", path, std::strerror(err)));
+  auto mapped = detail::mapWholeFile(path, 12);
+  if (!mapped.ok()) return fail(mapped.error());
+  const detail::FileMapping map = mapped.value();
   // Validate quietly, then log once with the path in the message.
   OpenOptions quiet = options;
   quiet.log = nullptr;
-  Result<Database> r = adopt(Database(static_cast<const uint8_t*>(map), size, true), quiet);
+  Result<Database> r = adopt(Database(map.bytes, map.size, true), quiet);
   if (!r.ok()) {
     // adopt's Database was destroyed and unmapped the file; prefix the path to the reason.
     return fail(Error::format(r.error().code(), "%.96s: %.140s", path, r.error().message()));
