@@ -1,9 +1,14 @@
 #include "cli/build_outputs.h"
 
+#include "cli/json_writer.h"
+
+#include <cinttypes>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 
 namespace mm {
 namespace {
@@ -44,6 +49,64 @@ std::string depfileText(const std::string& output, const CookRequest& request) {
   std::string text = escapeDepfilePath(absolute(output)) + ":";
   for (const std::string& input : inputs) text += " \\\n  " + escapeDepfilePath(input);
   return text + "\n";
+}
+
+uint64_t fnv1a64(const std::vector<uint8_t>& bytes) {
+  uint64_t h = 14695981039346656037ull;
+  for (uint8_t b : bytes) {
+    h ^= b;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+std::string cookReportJson(const CookReportFacts& f) {
+  const CookedDatabase& db = *f.db;
+  const CookReport& report = *f.report;
+  int mirrored = 0;
+  for (const CookedClip& clip : db.clips) mirrored += clip.mirrored ? 1 : 0;
+  uint64_t matchable = 0;
+  for (const CookedRange& range : db.ranges) matchable += range.frame_count;
+  char hash[17];
+  std::snprintf(hash, sizeof(hash), "%016" PRIx64, fnv1a64(*f.bytes));
+
+  std::ostringstream text;
+  {
+    JsonWriter json(text);
+    json.beginObject();
+    json.field("output", f.output).field("output_bytes", uint64_t{f.bytes->size()});
+    json.field("output_fnv1a64", std::string(hash)).field("unchanged", f.unchanged);
+    json.field("verified", f.verified);
+    json.key("manifest");
+    if (f.request->manifest_path.empty()) json.null();
+    else json.value(f.request->manifest_path);
+    json.field("clips", uint64_t{db.clips.size()}).field("mirrored_clips", mirrored);
+    json.field("sources", uint64_t{db.sources.size()});
+    json.field("frames", db.frame_count).field("frame_rate", db.frame_rate);
+    json.field("source_frames_read", int64_t{report.source_frames});
+    json.field("matchable_frames", matchable).field("ranges", uint64_t{db.ranges.size()});
+    json.field("joints", db.joint_count).field("preset", report.preset);
+    json.key("roles").beginArray();
+    for (const std::string& line : report.role_lines) json.value(line);
+    json.endArray();
+    json.field("unit_scale", report.unit_scale).field("unit_scale_origin", report.unit_scale_origin);
+    json.key("tags").beginArray();
+    for (const std::string& tag : db.tag_names) json.value(tag);
+    json.endArray();
+    json.key("warnings").beginArray();
+    for (const CookWarning& w : report.warnings) {
+      json.beginObject().field("text", w.text).field("source", w.source).field("clip", w.clip);
+      json.endObject();
+    }
+    json.endArray();
+    json.key("stages").beginArray();
+    for (const auto& [name, seconds] : report.stage_seconds)
+      json.beginObject().field("name", name).field("seconds", seconds).endObject();
+    json.endArray();
+    json.field("seconds", f.seconds);
+    json.endObject();
+  }
+  return text.str();
 }
 
 bool fileHoldsBytes(const std::string& path, const std::vector<uint8_t>& bytes) {

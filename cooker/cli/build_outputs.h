@@ -1,9 +1,11 @@
 // What `mmcook cook` gives a build system beyond the database: a depfile naming every input the
-// output depends on, and an output left untouched when its bytes would not change (so Ninja's
-// restat skips whatever depends on it).
+// output depends on, a JSON report of the cook, and an output left untouched when its bytes would
+// not change (so Ninja's restat skips whatever depends on it).
 #pragma once
 
+#include "cook/cook_database.h"
 #include "core/cook_settings.h"
+#include "core/cooked_database.h"
 
 #include <cstdint>
 #include <string>
@@ -15,6 +17,23 @@ namespace mm {
 // clip's source file once, and the running mmcook executable; absolute paths, spaces and '#'
 // escaped with '\', '$' doubled.
 std::string depfileText(const std::string& output, const CookRequest& request);
+
+// What the cook did, for --report: the summary's facts, the warnings with their clip, the time of
+// each stage and the output's hash. One JSON object.
+struct CookReportFacts {
+  const CookRequest* request = nullptr;
+  const CookedDatabase* db = nullptr;
+  const CookReport* report = nullptr;
+  std::string output;
+  const std::vector<uint8_t>* bytes = nullptr;
+  bool unchanged = false;  // the output already held these bytes and was left alone
+  bool verified = false;
+  double seconds = 0;      // the whole command
+};
+std::string cookReportJson(const CookReportFacts& facts);
+
+// FNV-1a 64 of the bytes (as the file records for each source).
+uint64_t fnv1a64(const std::vector<uint8_t>& bytes);
 
 // True when `path` is a regular file holding exactly `bytes`.
 bool fileHoldsBytes(const std::string& path, const std::vector<uint8_t>& bytes);

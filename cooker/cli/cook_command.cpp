@@ -182,9 +182,10 @@ int runCookCommand(const CookCommandOptions& options) {
   for (const ClipSpec& clip : request.clips) inputs.push_back(clip.source);
   checkOutputPath(options.output, inputs);  // never replace an input, a device or a FIFO
   checkWritable(options.output);            // fail before the cook, not after it
-  if (!options.depfile.empty()) {
-    checkOutputPath(options.depfile, inputs);
-    checkWritable(options.depfile);
+  for (const std::string* extra : {&options.depfile, &options.report}) {
+    if (extra->empty()) continue;
+    checkOutputPath(*extra, inputs);
+    checkWritable(*extra);
   }
 
   CookReport report;
@@ -193,6 +194,7 @@ int runCookCommand(const CookCommandOptions& options) {
     ProgressLine progress(!options.quiet);
     db = cookDatabase(request, &report, progress.callback());
   }
+  const auto serialize_start = std::chrono::steady_clock::now();
   const std::vector<uint8_t> bytes = serializeDatabase(db);
   if (bytes.size() > kMaxDatabaseBytes)  // the cook's estimate stops this earlier; a last guard
     throw InputError(options.output + ": the database is " + std::to_string(bytes.size()) +
@@ -200,6 +202,10 @@ int runCookCommand(const CookCommandOptions& options) {
                      " bytes (2 GiB) an .mmdb file may hold; split the clips into several "
                      "databases (several manifests)");
   if (options.verify) verifyBytes(bytes, db);
+  const auto write_start = std::chrono::steady_clock::now();
+  report.stage_seconds.emplace_back(
+      options.verify ? "serialization and verification" : "serialization",
+      std::chrono::duration<double>(write_start - serialize_start).count());
   // Unchanged bytes leave the file and its time alone, so a build skips what depends on it.
   const bool unchanged = fileHoldsBytes(options.output, bytes);
   if (!unchanged) writeFileAtomically(options.output, bytes);
@@ -216,8 +222,23 @@ int runCookCommand(const CookCommandOptions& options) {
       throw;
     }
   }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const auto end = std::chrono::steady_clock::now();
+  report.stage_seconds.emplace_back(unchanged ? "comparison (unchanged)" : "write",
+                                    std::chrono::duration<double>(end - write_start).count());
+  const double seconds = std::chrono::duration<double>(end - start).count();
+  if (!options.report.empty()) {
+    CookReportFacts facts;
+    facts.request = &request;
+    facts.db = &db;
+    facts.report = &report;
+    facts.output = options.output;
+    facts.bytes = &bytes;
+    facts.unchanged = unchanged;
+    facts.verified = options.verify;
+    facts.seconds = seconds;
+    const std::string json = cookReportJson(facts);
+    writeFileAtomically(options.report, std::vector<uint8_t>(json.begin(), json.end()));
+  }
   spdlog::debug("{} {} ({} bytes)", unchanged ? "unchanged:" : "wrote", options.output,
                 bytes.size());
   if (!options.quiet) printSummary(options, request, db, report, bytes.size(), seconds);

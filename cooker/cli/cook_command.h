@@ -15,6 +15,7 @@ struct CookCommandOptions {
   bool verify = false;   // reopen the written file with the runtime and check it
   bool quiet = false;    // no summary, no progress
   std::string depfile;   // when set, a Makefile-syntax depfile of the output's inputs goes here
+  std::string report;    // when set, a JSON report of the cook goes here
 };
 
 // Throws UsageError for a bad combination of inputs, InputError for anything in the inputs, and

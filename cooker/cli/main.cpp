@@ -47,6 +47,9 @@ int run(int argc, char** argv) {
   cook_cmd->add_option("--depfile", cook.depfile,
                        "Also write a Makefile-syntax depfile of the output's inputs (for Ninja "
                        "and Make)");
+  cook_cmd->add_option("--report", cook.report,
+                       "Also write a JSON report: summary, warnings with their clip, preset, roles, "
+                       "unit, time of each stage, the output's hash");
   cook_cmd->add_flag("--verify", cook.verify,
                      "Reopen the written file with the runtime and check it");
   cook_cmd->add_flag("-q,--quiet", quiet, "Print errors only");

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cctype>
 #include <cstdio>
 #include <exception>
@@ -49,6 +50,20 @@ SourceFormat formatOf(const std::string& path) {
   for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return ext == ".bvh" ? SourceFormat::Bvh : ext == ".fbx" ? SourceFormat::Fbx : SourceFormat::Other;
 }
+
+// Wall seconds since the last lap (or since it was made).
+class Stopwatch {
+ public:
+  double lap() {
+    const auto now = std::chrono::steady_clock::now();
+    const double seconds = std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+    return seconds;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
 
 // FNV-1a 64 of the file's bytes.
 CookedSource hashSource(const std::string& path, const std::string& label) {
@@ -268,6 +283,7 @@ CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
   int done = 0;
   const int jobs = request.jobs > 0 ? request.jobs
                                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  Stopwatch stopwatch;
   parallelFor(clip_count, jobs, [&](int i) {
     const ClipSpec& spec = request.clips[i];
     CookedClipWork& w = work[i];
@@ -322,13 +338,15 @@ CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
 
   // Everything below runs in manifest order on one thread. Warnings are logged as soon as they
   // are known in that order, so a later error does not hide them.
-  auto warn = [&report](const std::string& w) {
-    spdlog::warn("{}", w);
-    report.warnings.push_back(w);
+  report.stage_seconds.emplace_back("import and clip stages", stopwatch.lap());
+  auto warn = [&report](const std::string& text, const ClipSpec* spec = nullptr) {
+    spdlog::warn("{}", text);
+    report.warnings.push_back({text, spec ? spec->source_label : std::string(),
+                               spec ? clipName(*spec) : std::string()});
   };
-  for (const auto& w : work) {
-    report.source_frames += w.source_frames;
-    for (const auto& text : w.warnings) warn(text);
+  for (int i = 0; i < clip_count; ++i) {
+    report.source_frames += work[i].source_frames;
+    for (const auto& text : work[i].warnings) warn(text, &request.clips[i]);
   }
   report.unit_scale = work[0].unit.scale;
   report.unit_scale_origin = work[0].unit.origin;
@@ -431,6 +449,7 @@ CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
   cs.block_weights.clear();
   for (const auto& b : db.feature_blocks) cs.block_weights.push_back(b.weight);
 
+  report.stage_seconds.emplace_back("assembly", stopwatch.lap());
   if (report_out) *report_out = std::move(report);
   return db;
 }

@@ -361,13 +361,13 @@ TEST_F(CookPipeline, BackwardFacingAxisIsReportedWithTheBetterAxis) {
   cookDatabase(r, &report);
   bool found = false;
   for (const auto& w : report.warnings)
-    if (w.find("against the direction of travel") != std::string::npos &&
-        w.find("local +Z") != std::string::npos)
+    if (w.text.find("against the direction of travel") != std::string::npos &&
+        w.text.find("local +Z") != std::string::npos)
       found = true;
   EXPECT_TRUE(found);
   CookReport fine;
   cookDatabase(threeClips(), &fine);
-  for (const auto& w : fine.warnings) EXPECT_EQ(w.find("direction of travel"), std::string::npos) << w;
+  for (const auto& w : fine.warnings) EXPECT_EQ(w.text.find("direction of travel"), std::string::npos) << w.text;
 }
 
 TEST_F(CookPipeline, ZeroWeightIsRejectedBeforeCooking) {
@@ -396,7 +396,7 @@ TEST(CookPipelineBandai, WalksRunsAndFeetAreSane) {
   const CookedDatabase db = cookDatabase(r, &report);
   EXPECT_EQ(report.preset, "bandai");
   EXPECT_DOUBLE_EQ(report.unit_scale, 0.01);
-  for (const auto& w : report.warnings) EXPECT_EQ(w.find("direction of travel"), std::string::npos) << w;
+  for (const auto& w : report.warnings) EXPECT_EQ(w.text.find("direction of travel"), std::string::npos) << w.text;
 
   // Mean horizontal root speed over the middle half of each clip, per motion kind.
   std::map<std::string, std::vector<double>> speeds;
@@ -472,8 +472,8 @@ TEST(CookPipelineCmu, RawAndMetreCopiesAgree) {
   EXPECT_EQ(raw_report.preset, "cmu");
   EXPECT_NEAR(raw_report.unit_scale, 2.54 / 45, 1e-12);
   EXPECT_EQ(metres_report.unit_scale_origin, "manifest");
-  for (const auto& w : raw_report.warnings) ADD_FAILURE() << w;
-  for (const auto& w : metres_report.warnings) ADD_FAILURE() << w;
+  for (const auto& w : raw_report.warnings) ADD_FAILURE() << w.text;
+  for (const auto& w : metres_report.warnings) ADD_FAILURE() << w.text;
   EXPECT_NEAR(a.frame_count, b.frame_count, 2);  // the metre copies have one more frame each
   const double va = meanMovingSpeed(a), vb = meanMovingSpeed(b);
   EXPECT_GT(va, 0.6);
