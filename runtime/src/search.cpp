@@ -1,12 +1,25 @@
-// Exhaustive and bounds-pruned search. Both accumulate every candidate's cost with rowCost() (or
-// blockCosts(), which computes the same floats), so they agree bit for bit; the pruned search
-// skips a box only when its bound reaches best, and the bound <= rowCost() holds in float for
-// every frame in the box (see boxTerm).
+// Exhaustive and bounds-pruned search. Every candidate's cost that decides a result is summed by
+// rowCost() (or blockCosts(), which computes the same floats), so both searches agree bit for
+// bit. The pruned search skips a box or a row only when a lower bound of its cost is already
+// >= best: the file's 64- and 16-frame boxes (boxTerm), then the row itself. On x86-64 with AVX2
+// the bounds are summed 8 columns and 8 boxes (or rows, or requests) at a time, in an order
+// other than rowCost()'s, and then shrunk by kShrink, a margin larger than the rounding of any
+// order of summation, so that they stay below the cost rowCost() gives.
 #include "mmdb/search.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#define MMDB_SEARCH_AVX2 1
+#include <immintrin.h>
+#define MMDB_AVX2 __attribute__((target("avx2")))
+#else
+#define MMDB_SEARCH_AVX2 0
+#endif
 
 namespace mmdb {
 namespace {
@@ -166,6 +179,358 @@ SearchResult finish(const Scan& s, const SearchRequest& request) noexcept {
   return r;
 }
 
+// Frames [first, end) of `range` clipped to [lo, hi); false when nothing is left.
+inline bool clip(const MatchRange& range, uint32_t lo, uint32_t hi, uint32_t& first,
+                 uint32_t& end) noexcept {
+  first = std::max(range.first_frame, lo);
+  end = std::min(range.first_frame + range.frame_count, hi);
+  return first < end;
+}
+
+// The scalar pruned scan of candidates in [lo, hi): the file's boxes, bounds in column order.
+void prunedScalar(const Database& db, const SearchRequest& request, uint32_t lo, uint32_t hi,
+                  Scan& scan) noexcept {
+  const uint32_t n = scan.n, stride = scan.stride;
+  const uint32_t small = db.boundsSmallSize(), large = db.boundsLargeSize();
+  const uint32_t frames = db.frameCount();
+  BoundWindow<8> large_bounds(scan.query, db.boundsLargeMin().data(), db.boundsLargeMax().data(),
+                              stride, n, (frames + large - 1) / large, scan.transition);
+  BoundWindow<4> small_bounds(scan.query, db.boundsSmallMin().data(), db.boundsSmallMax().data(),
+                              stride, n, (frames + small - 1) / small, scan.transition);
+
+  // Ranges are sorted, so frames are visited in increasing order as in the exhaustive scan: a
+  // skipped frame could only tie a best found earlier, which has the lower index.
+  for (const MatchRange& range : db.ranges()) {
+    if (!request.filter.passes(range.tag_mask)) continue;
+    uint32_t f, end;
+    if (!clip(range, lo, hi, f, end)) continue;
+    while (f < end) {
+      const uint32_t lb = f / large;
+      const uint32_t large_end = std::min(end, (lb + 1) * large);
+      if (large_bounds.get(lb) >= scan.best_cost) {
+        f = large_end;
+        continue;
+      }
+      while (f < large_end) {
+        const uint32_t sb = f / small;
+        const uint32_t small_end = std::min(large_end, (sb + 1) * small);
+        if (small_bounds.get(sb) < scan.best_cost) scan.considerRun(f, small_end);
+        f = small_end;
+      }
+    }
+  }
+}
+
+#if MMDB_SEARCH_AVX2
+
+// A bound summed in another order than rowCost() can exceed it by the rounding of either sum:
+// at most about 2 * 64 * 2^-24 relative for up to 64 columns and the transition cost. 2^-16 is
+// four times that; the multiply by it rounds by 2^-24 more. Products (d * d) are the same
+// floats in both, and boxTerm's are no larger than the row's, so the shrunk sum is <= the cost.
+constexpr float kShrink = 1.f - 1.f / 65536.f;
+// Clamp of a bound: if the sum overflowed, the cost is at least this (lowering a bound is safe).
+constexpr float kHugeBound = FLT_MAX / 2;
+constexpr uint32_t kMaxVectors = 8;  // up to 64 features on the AVX2 path
+
+// Columns in vectors of 8: vector v starts at column offset[v] (8 v, the last one n - 8, so that
+// no load leaves a row); `keep` zeroes the last vector's lanes counted by the one before.
+struct Layout {
+  uint32_t vectors = 0;
+  uint32_t offset[kMaxVectors] = {};
+  alignas(32) int32_t keep[8] = {};
+};
+
+inline bool avx2Layout(uint32_t n, Layout& layout) noexcept {
+  if (n < 8 || n > 8 * kMaxVectors) return false;
+  layout.vectors = (n + 7) / 8;
+  for (uint32_t v = 0; v + 1 < layout.vectors; ++v) layout.offset[v] = 8 * v;
+  layout.offset[layout.vectors - 1] = n - 8;
+  const uint32_t counted = 8 * (layout.vectors - 1);
+  for (uint32_t i = 0; i < 8; ++i) layout.keep[i] = (n - 8 + i >= counted) ? -1 : 0;
+  return true;
+}
+
+bool haveAvx2() noexcept {
+  static const bool have = __builtin_cpu_supports("avx2");
+  return have;
+}
+
+// The query in the layout's vectors (32-byte aligned, one load each).
+struct alignas(32) PreparedQuery {
+  float v[kMaxVectors][8];
+};
+
+inline void prepare(const Layout& layout, const float* query, PreparedQuery& out) noexcept {
+  for (uint32_t v = 0; v < layout.vectors; ++v)
+    std::memcpy(out.v[v], query + layout.offset[v], 8 * sizeof(float));
+}
+
+// Sum of the 8 lanes of each of a[0..7], as one vector [sum a0, ..., sum a7].
+MMDB_AVX2 inline __m256 reduce8(const __m256* a) noexcept {
+  const __m256 h1 = _mm256_hadd_ps(a[0], a[1]), h2 = _mm256_hadd_ps(a[2], a[3]);
+  const __m256 h3 = _mm256_hadd_ps(a[4], a[5]), h4 = _mm256_hadd_ps(a[6], a[7]);
+  const __m256 h12 = _mm256_hadd_ps(h1, h2), h34 = _mm256_hadd_ps(h3, h4);
+  return _mm256_add_ps(_mm256_permute2f128_ps(h12, h34, 0x20),
+                       _mm256_permute2f128_ps(h12, h34, 0x31));
+}
+
+// Eight sums at once, lane k for the pair (q[k], x[k]): with kBox, the box terms of query q[k]
+// against the box whose min row is lo[k] and max row hi[k]; without, the squared differences
+// of query q[k] and row lo[k]. kV vectors (0: layout.vectors, not known at compile time).
+template <uint32_t kV, bool kBox>
+MMDB_AVX2 inline __m256 sums8(const Layout& layout, const PreparedQuery* const* q,
+                              const float* const* lo, const float* const* hi) noexcept {
+  const uint32_t vectors = kV ? kV : layout.vectors;
+  const __m256 keep = _mm256_castsi256_ps(_mm256_load_si256(
+      reinterpret_cast<const __m256i*>(layout.keep)));
+  const __m256 zero = _mm256_setzero_ps();
+  __m256 acc[8];
+  for (uint32_t k = 0; k < 8; ++k) {
+    __m256 s = zero;
+    for (uint32_t v = 0; v < vectors; ++v) {
+      const __m256 qv = _mm256_load_ps(q[k]->v[v]);
+      __m256 d;
+      if (kBox) {
+        const __m256 l = _mm256_loadu_ps(lo[k] + layout.offset[v]);
+        const __m256 h = _mm256_loadu_ps(hi[k] + layout.offset[v]);
+        d = _mm256_max_ps(_mm256_max_ps(_mm256_sub_ps(l, qv), _mm256_sub_ps(qv, h)), zero);
+      } else {
+        d = _mm256_sub_ps(qv, _mm256_loadu_ps(lo[k] + layout.offset[v]));
+      }
+      __m256 t = _mm256_mul_ps(d, d);
+      if (v + 1 == vectors) t = _mm256_and_ps(t, keep);
+      s = _mm256_add_ps(s, t);
+    }
+    acc[k] = s;
+  }
+  return reduce8(acc);
+}
+
+// (transition + sums) shrunk and clamped: lower bounds of the costs.
+MMDB_AVX2 inline __m256 shrink(__m256 transition, __m256 sums) noexcept {
+  return _mm256_min_ps(_mm256_mul_ps(_mm256_add_ps(transition, sums), _mm256_set1_ps(kShrink)),
+                       _mm256_set1_ps(kHugeBound));
+}
+
+// Rows [f, f + count) (count <= 8) of one query: their bounds 8 at a time, then rowCost() for
+// those whose bound is below the best so far, in increasing frame order.
+template <uint32_t kV>
+MMDB_AVX2 inline void considerRows(const Layout& layout, const PreparedQuery& pq, Scan& scan,
+                                   uint32_t f, uint32_t count, uint32_t frames) noexcept {
+  if (f + 8 > frames) {  // the last rows of the database: no 8-row load
+    for (uint32_t k = 0; k < count; ++k) scan.consider(f + k);
+    return;
+  }
+  const PreparedQuery* q[8];
+  const float* rows[8];
+  for (uint32_t k = 0; k < 8; ++k) {
+    q[k] = &pq;
+    rows[k] = scan.features + size_t(f + k) * scan.stride;
+  }
+  alignas(32) float bound[8];
+  _mm256_store_ps(bound, shrink(_mm256_set1_ps(scan.transition),
+                                sums8<kV, false>(layout, q, rows, rows)));
+  for (uint32_t k = 0; k < count; ++k) {
+    if (bound[k] >= scan.best_cost) continue;
+    scan.consider(f + k);
+  }
+}
+
+// Bounds of 8 consecutive boxes for one query, computed ahead as BoundWindow does.
+template <uint32_t kV>
+struct BoxWindow {
+  const Layout* layout;
+  const PreparedQuery* query;
+  const float* lo;
+  const float* hi;
+  uint32_t stride, boxes;
+  float transition;
+  uint32_t first = 0, count = 0;
+  alignas(32) float bound[8] = {};
+
+  MMDB_AVX2 float get(uint32_t box) noexcept {
+    if (box - first >= count) fill(box);
+    return bound[box - first];
+  }
+  MMDB_AVX2 void fill(uint32_t box) noexcept {
+    first = box;
+    count = std::min(8u, boxes - box);
+    const PreparedQuery* q[8];
+    const float* l[8];
+    const float* h[8];
+    for (uint32_t k = 0; k < 8; ++k) {
+      const size_t b = std::min(box + k, boxes - 1);  // repeats the last box past the end
+      q[k] = query;
+      l[k] = lo + b * stride;
+      h[k] = hi + b * stride;
+    }
+    _mm256_store_ps(bound, shrink(_mm256_set1_ps(transition), sums8<kV, true>(*layout, q, l, h)));
+  }
+};
+
+template <uint32_t kV>
+MMDB_AVX2 void prunedAvx2(const Database& db, const SearchRequest& request, const Layout& layout,
+                          uint32_t lo, uint32_t hi, Scan& scan) noexcept {
+  PreparedQuery pq;
+  prepare(layout, scan.query, pq);
+  const uint32_t small = db.boundsSmallSize(), large = db.boundsLargeSize();
+  const uint32_t frames = db.frameCount(), stride = scan.stride;
+  BoxWindow<kV> large_bounds{&layout, &pq, db.boundsLargeMin().data(),
+                             db.boundsLargeMax().data(), stride, (frames + large - 1) / large,
+                             scan.transition};
+  BoxWindow<kV> small_bounds{&layout, &pq, db.boundsSmallMin().data(),
+                             db.boundsSmallMax().data(), stride, (frames + small - 1) / small,
+                             scan.transition};
+  for (const MatchRange& range : db.ranges()) {
+    if (!request.filter.passes(range.tag_mask)) continue;
+    uint32_t f, end;
+    if (!clip(range, lo, hi, f, end)) continue;
+    while (f < end) {
+      const uint32_t lb = f / large;
+      const uint32_t large_end = std::min(end, (lb + 1) * large);
+      if (large_bounds.get(lb) >= scan.best_cost) {
+        f = large_end;
+        continue;
+      }
+      while (f < large_end) {
+        const uint32_t sb = f / small;
+        const uint32_t small_end = std::min(large_end, (sb + 1) * small);
+        if (small_bounds.get(sb) < scan.best_cost) {
+          for (; f < small_end; f += 8)
+            considerRows<kV>(layout, pq, scan, f, std::min(8u, small_end - f), frames);
+        }
+        f = small_end;
+      }
+    }
+  }
+}
+
+// The requests of `mask` whose bound for the box at box_lo/box_hi is below their best, 8
+// requests at a time against the same box.
+template <uint32_t kV>
+MMDB_AVX2 inline uint64_t boxesBelowBest(const Layout& layout, const PreparedQuery* pq,
+                                         const float* transition, const Scan* scans,
+                                         uint64_t mask, const float* box_lo,
+                                         const float* box_hi) noexcept {
+  uint64_t passed = 0;
+  while (mask) {
+    uint32_t index[8];
+    uint32_t m = 0;
+    for (; m < 8 && mask; ++m) {
+      index[m] = uint32_t(__builtin_ctzll(mask));
+      mask &= mask - 1;
+    }
+    const PreparedQuery* q[8];
+    const float* l[8];
+    const float* h[8];
+    alignas(32) float t[8], best[8];
+    for (uint32_t k = 0; k < 8; ++k) {
+      const uint32_t i = index[k < m ? k : 0];
+      q[k] = &pq[i];
+      l[k] = box_lo;
+      h[k] = box_hi;
+      t[k] = transition[i];
+      best[k] = scans[i].best_cost;
+    }
+    const __m256 bound = shrink(_mm256_load_ps(t), sums8<kV, true>(layout, q, l, h));
+    const uint32_t below =
+        uint32_t(_mm256_movemask_ps(_mm256_cmp_ps(bound, _mm256_load_ps(best), _CMP_LT_OQ)));
+    for (uint32_t k = 0; k < m; ++k)
+      if (below & (1u << k)) passed |= uint64_t(1) << index[k];
+  }
+  return passed;
+}
+
+// One pass for up to 64 requests: per range, the requests whose filter passes; per box, the
+// bounds of those still searching it, 8 requests at a time against the same box; per group of
+// rows, each request that reached it. Every request sees its frames in increasing order, so
+// its result is its own search's.
+template <uint32_t kV>
+MMDB_AVX2 void batchAvx2(const Database& db, const SearchRequest* requests, Scan* scans,
+                         uint32_t count, const Layout& layout, uint32_t lo, uint32_t hi) noexcept {
+  PreparedQuery pq[kBatchChunk];
+  alignas(32) float transition[kBatchChunk];
+  for (uint32_t i = 0; i < count; ++i) {
+    prepare(layout, scans[i].query, pq[i]);
+    transition[i] = scans[i].transition;
+  }
+  const uint32_t small = db.boundsSmallSize(), large = db.boundsLargeSize();
+  const uint32_t frames = db.frameCount(), stride = db.featureStride();
+  const float* large_min = db.boundsLargeMin().data();
+  const float* large_max = db.boundsLargeMax().data();
+  const float* small_min = db.boundsSmallMin().data();
+  const float* small_max = db.boundsSmallMax().data();
+
+  for (const MatchRange& range : db.ranges()) {
+    uint32_t f, end;
+    if (!clip(range, lo, hi, f, end)) continue;
+    uint64_t in_range = 0;
+    for (uint32_t i = 0; i < count; ++i)
+      if (requests[i].filter.passes(range.tag_mask)) in_range |= uint64_t(1) << i;
+    if (!in_range) continue;
+    while (f < end) {
+      const uint32_t lb = f / large;
+      const uint32_t large_end = std::min(end, (lb + 1) * large);
+      const uint64_t in_large = boxesBelowBest<kV>(
+          layout, pq, transition, scans, in_range, large_min + size_t(lb) * stride,
+          large_max + size_t(lb) * stride);
+      if (!in_large) {
+        f = large_end;
+        continue;
+      }
+      while (f < large_end) {
+        const uint32_t sb = f / small;
+        const uint32_t small_end = std::min(large_end, (sb + 1) * small);
+        const uint64_t in_small = boxesBelowBest<kV>(
+            layout, pq, transition, scans, in_large, small_min + size_t(sb) * stride,
+            small_max + size_t(sb) * stride);
+        if (in_small) {
+          for (; f < small_end; f += 8) {
+            const uint32_t rows = std::min(8u, small_end - f);
+            for (uint64_t m = in_small; m; m &= m - 1) {
+              const uint32_t i = uint32_t(__builtin_ctzll(m));
+              considerRows<kV>(layout, pq[i], scans[i], f, rows, frames);
+            }
+          }
+        }
+        f = small_end;
+      }
+    }
+  }
+}
+
+#endif  // MMDB_SEARCH_AVX2
+
+// The pruned scan of [lo, hi) into `scan`, on the fastest path this machine has.
+void pruned(const Database& db, const SearchRequest& request, uint32_t lo, uint32_t hi,
+            Scan& scan) noexcept {
+#if MMDB_SEARCH_AVX2
+  Layout layout;
+  if (haveAvx2() && avx2Layout(scan.n, layout)) {
+    if (layout.vectors == 4)
+      prunedAvx2<4>(db, request, layout, lo, hi, scan);
+    else
+      prunedAvx2<0>(db, request, layout, lo, hi, scan);
+    return;
+  }
+#endif
+  prunedScalar(db, request, lo, hi, scan);
+}
+
+Status validateBatch(const Database& db, Span<const SearchRequest> requests,
+                     Span<SearchResult> results) noexcept {
+  if (requests.size() != results.size())
+    return Error::format(ErrorCode::InvalidArgument,
+                         "searchBatch: %zu requests but room for %zu results", requests.size(),
+                         results.size());
+  for (size_t i = 0; i < requests.size(); ++i) {
+    if (Status s = validateSearch(db, requests[i]); !s)
+      return Error::format(ErrorCode::InvalidArgument, "searchBatch: request %zu: %.180s", i,
+                           s.message());
+  }
+  return {};
+}
+
 }  // namespace
 
 Status validateSearch(const Database& db, const SearchRequest& request) noexcept {
@@ -206,36 +571,66 @@ Result<SearchResult> searchExhaustive(const Database& db, const SearchRequest& r
 Result<SearchResult> searchPruned(const Database& db, const SearchRequest& request) noexcept {
   if (Status s = validateSearch(db, request); !s) return s;
   Scan scan = startScan(db, request);
-  const uint32_t n = scan.n, stride = scan.stride;
-  const uint32_t small = db.boundsSmallSize(), large = db.boundsLargeSize();
-  const uint32_t frames = db.frameCount();
-  BoundWindow<8> large_bounds(scan.query, db.boundsLargeMin().data(), db.boundsLargeMax().data(),
-                              stride, n, (frames + large - 1) / large, scan.transition);
-  BoundWindow<4> small_bounds(scan.query, db.boundsSmallMin().data(), db.boundsSmallMax().data(),
-                              stride, n, (frames + small - 1) / small, scan.transition);
-
-  // Ranges are sorted, so frames are visited in increasing order as in the exhaustive scan: a
-  // skipped frame could only tie a best found earlier, which has the lower index.
-  for (const MatchRange& range : db.ranges()) {
-    if (!request.filter.passes(range.tag_mask)) continue;
-    const uint32_t end = range.first_frame + range.frame_count;
-    uint32_t f = range.first_frame;
-    while (f < end) {
-      const uint32_t lb = f / large;
-      const uint32_t large_end = std::min(end, (lb + 1) * large);
-      if (large_bounds.get(lb) >= scan.best_cost) {
-        f = large_end;
-        continue;
-      }
-      while (f < large_end) {
-        const uint32_t sb = f / small;
-        const uint32_t small_end = std::min(large_end, (sb + 1) * small);
-        if (small_bounds.get(sb) < scan.best_cost) scan.considerRun(f, small_end);
-        f = small_end;
-      }
-    }
-  }
+  pruned(db, request, 0, db.frameCount(), scan);
   return finish(scan, request);
+}
+
+Result<SearchResult> searchRange(const Database& db, const SearchRequest& request,
+                                 uint32_t first_frame, uint32_t end_frame) noexcept {
+  if (Status s = validateSearch(db, request); !s) return s;
+  if (first_frame > end_frame)
+    return Error::format(ErrorCode::InvalidArgument,
+                         "searchRange: first frame %u is after end frame %u", first_frame,
+                         end_frame);
+  Scan scan = startScan(db, request);
+  pruned(db, request, first_frame, std::min(end_frame, db.frameCount()), scan);
+  return finish(scan, request);
+}
+
+SearchResult mergeSearchResults(const SearchResult& a, const SearchResult& b) noexcept {
+  const bool take_b = b.cost < a.cost || (b.cost == a.cost && b.frame >= 0 &&
+                                          (a.frame < 0 || b.frame < a.frame));
+  SearchResult r = take_b ? b : a;
+  r.evaluated = a.evaluated + b.evaluated;
+  return r;
+}
+
+Status searchBatchRange(const Database& db, Span<const SearchRequest> requests,
+                        uint32_t first_frame, uint32_t end_frame,
+                        Span<SearchResult> results) noexcept {
+  if (Status s = validateBatch(db, requests, results); !s) return s;
+  if (first_frame > end_frame)
+    return Error::format(ErrorCode::InvalidArgument,
+                         "searchBatchRange: first frame %u is after end frame %u", first_frame,
+                         end_frame);
+  const uint32_t hi = std::min(end_frame, db.frameCount());
+#if MMDB_SEARCH_AVX2
+  Layout layout;
+  if (haveAvx2() && avx2Layout(db.featureCount(), layout)) {
+    Scan scans[kBatchChunk];
+    for (size_t done = 0; done < requests.size(); done += kBatchChunk) {
+      const uint32_t count = uint32_t(std::min(kBatchChunk, requests.size() - done));
+      for (uint32_t i = 0; i < count; ++i) scans[i] = startScan(db, requests[done + i]);
+      if (layout.vectors == 4)
+        batchAvx2<4>(db, requests.data() + done, scans, count, layout, first_frame, hi);
+      else
+        batchAvx2<0>(db, requests.data() + done, scans, count, layout, first_frame, hi);
+      for (uint32_t i = 0; i < count; ++i) results[done + i] = finish(scans[i], requests[done + i]);
+    }
+    return {};
+  }
+#endif
+  for (size_t i = 0; i < requests.size(); ++i) {
+    Scan scan = startScan(db, requests[i]);
+    prunedScalar(db, requests[i], first_frame, hi, scan);
+    results[i] = finish(scan, requests[i]);
+  }
+  return {};
+}
+
+Status searchBatch(const Database& db, Span<const SearchRequest> requests,
+                   Span<SearchResult> results) noexcept {
+  return searchBatchRange(db, requests, 0, db.frameCount(), results);
 }
 
 Status normalizeQuery(const Database& db, Span<const float> raw, Span<float> normalized) noexcept {
