@@ -124,14 +124,24 @@ struct Scan {
   bool nearCurrent(int64_t frame) const noexcept {
     return current >= 0 && std::llabs(frame - current) < neighbourhood;
   }
-  void consider(uint32_t frame) noexcept {
-    if (nearCurrent(frame)) return;
-    ++evaluated;
-    const float cost = rowCost(query, features + size_t(frame) * stride, n, transition);
-    if (cost < best_cost) {
+  // The best so far becomes (frame, cost) when that is cheaper, or as cheap with a lower frame
+  // (frames visited out of order) unless the best is the current frame, which keeps its ties.
+  void improve(uint32_t frame, float cost) noexcept {
+    if (cost < best_cost ||
+        (cost == best_cost && best_frame != current && int64_t(frame) < best_frame)) {
       best_cost = cost;
       best_frame = frame;
     }
+  }
+  // Whether a lower bound of the costs of frames >= first rules them all out.
+  bool prunes(float bound, uint32_t first) const noexcept {
+    return bound > best_cost ||
+           (bound == best_cost && (best_frame == current || int64_t(first) >= best_frame));
+  }
+  void consider(uint32_t frame) noexcept {
+    if (nearCurrent(frame)) return;
+    ++evaluated;
+    improve(frame, rowCost(query, features + size_t(frame) * stride, n, transition));
   }
   // Frames [first, end) in increasing order, kBlock rows at a time where they fit.
   void considerRun(uint32_t first, uint32_t end) noexcept {
@@ -276,18 +286,19 @@ MMDB_AVX2 inline __m256 reduce8(const __m256* a) noexcept {
 
 // Eight sums at once, lane k for the pair (q[k], x[k]): with kBox, the box terms of query q[k]
 // against the box whose min row is lo[k] and max row hi[k]; without, the squared differences
-// of query q[k] and row lo[k]. kV vectors (0: layout.vectors, not known at compile time).
+// of query q[k] and row lo[k]. Vectors [from, to) are added to acc[k]; kV is the layout's
+// vector count (0: layout.vectors, not known at compile time).
 template <uint32_t kV, bool kBox>
-MMDB_AVX2 inline __m256 sums8(const Layout& layout, const PreparedQuery* const* q,
-                              const float* const* lo, const float* const* hi) noexcept {
+MMDB_AVX2 inline void accumulate8(const Layout& layout, const PreparedQuery* const* q,
+                                  const float* const* lo, const float* const* hi, __m256* acc,
+                                  uint32_t from, uint32_t to) noexcept {
   const uint32_t vectors = kV ? kV : layout.vectors;
   const __m256 keep = _mm256_castsi256_ps(_mm256_load_si256(
       reinterpret_cast<const __m256i*>(layout.keep)));
   const __m256 zero = _mm256_setzero_ps();
-  __m256 acc[8];
   for (uint32_t k = 0; k < 8; ++k) {
-    __m256 s = zero;
-    for (uint32_t v = 0; v < vectors; ++v) {
+    __m256 s = acc[k];
+    for (uint32_t v = from; v < to; ++v) {
       const __m256 qv = _mm256_load_ps(q[k]->v[v]);
       __m256 d;
       if (kBox) {
@@ -303,6 +314,14 @@ MMDB_AVX2 inline __m256 sums8(const Layout& layout, const PreparedQuery* const* 
     }
     acc[k] = s;
   }
+}
+
+template <uint32_t kV, bool kBox>
+MMDB_AVX2 inline __m256 sums8(const Layout& layout, const PreparedQuery* const* q,
+                              const float* const* lo, const float* const* hi) noexcept {
+  __m256 acc[8];
+  for (__m256& a : acc) a = _mm256_setzero_ps();
+  accumulate8<kV, kBox>(layout, q, lo, hi, acc, 0, kV ? kV : layout.vectors);
   return reduce8(acc);
 }
 
@@ -310,6 +329,25 @@ MMDB_AVX2 inline __m256 sums8(const Layout& layout, const PreparedQuery* const* 
 MMDB_AVX2 inline __m256 shrink(__m256 transition, __m256 sums) noexcept {
   return _mm256_min_ps(_mm256_mul_ps(_mm256_add_ps(transition, sums), _mm256_set1_ps(kShrink)),
                        _mm256_set1_ps(kHugeBound));
+}
+
+// Lower bounds of 8 boxes (lane k: query q[k], box lo[k]/hi[k]) against best[k]: the first
+// half of the columns first; when every lane's partial bound already reaches its best, the
+// partial bounds are returned (still lower bounds, and enough to skip all 8).
+template <uint32_t kV>
+MMDB_AVX2 inline __m256 boxBounds8(const Layout& layout, const PreparedQuery* const* q,
+                                   const float* const* lo, const float* const* hi,
+                                   __m256 transition, __m256 best) noexcept {
+  const uint32_t vectors = kV ? kV : layout.vectors, half = vectors / 2;
+  __m256 acc[8];
+  for (__m256& a : acc) a = _mm256_setzero_ps();
+  if (half > 0) {
+    accumulate8<kV, true>(layout, q, lo, hi, acc, 0, half);
+    const __m256 partial = shrink(transition, reduce8(acc));
+    if (_mm256_movemask_ps(_mm256_cmp_ps(partial, best, _CMP_LT_OQ)) == 0) return partial;
+  }
+  accumulate8<kV, true>(layout, q, lo, hi, acc, half, vectors);
+  return shrink(transition, reduce8(acc));
 }
 
 // Rows [f, f + count) (count <= 8) of one query: their bounds 8 at a time, then rowCost() for
@@ -330,9 +368,21 @@ MMDB_AVX2 inline void considerRows(const Layout& layout, const PreparedQuery& pq
   alignas(32) float bound[8];
   _mm256_store_ps(bound, shrink(_mm256_set1_ps(scan.transition),
                                 sums8<kV, false>(layout, q, rows, rows)));
+  uint32_t below = 0;
+  for (uint32_t k = 0; k < count; ++k) below += !scan.prunes(bound[k], f + k);
+  if (below < 2) {  // one row at most: its cost alone
+    for (uint32_t k = 0; k < count; ++k)
+      if (!scan.prunes(bound[k], f + k)) scan.consider(f + k);
+    return;
+  }
+  // Several: the costs of all 8 rows at once (the same floats rowCost() gives, 8 additions in
+  // flight instead of one), then taken in frame order as consider() would.
+  float costs[kBlock];
+  blockCosts(scan.query, rows[0], scan.stride, scan.n, scan.transition, costs);
   for (uint32_t k = 0; k < count; ++k) {
-    if (bound[k] >= scan.best_cost) continue;
-    scan.consider(f + k);
+    if (scan.prunes(bound[k], f + k) || scan.nearCurrent(f + k)) continue;
+    ++scan.evaluated;
+    scan.improve(f + k, costs[k]);
   }
 }
 
@@ -345,6 +395,7 @@ struct BoxWindow {
   const float* hi;
   uint32_t stride, boxes;
   float transition;
+  const float* best;  // the scan's best cost: a window may stop at a partial bound above it
   uint32_t first = 0, count = 0;
   alignas(32) float bound[8] = {};
 
@@ -364,7 +415,8 @@ struct BoxWindow {
       l[k] = lo + b * stride;
       h[k] = hi + b * stride;
     }
-    _mm256_store_ps(bound, shrink(_mm256_set1_ps(transition), sums8<kV, true>(*layout, q, l, h)));
+    _mm256_store_ps(bound, boxBounds8<kV>(*layout, q, l, h, _mm256_set1_ps(transition),
+                                          _mm256_set1_ps(*best)));
   }
 };
 
@@ -377,10 +429,10 @@ MMDB_AVX2 void prunedAvx2(const Database& db, const SearchRequest& request, cons
   const uint32_t frames = db.frameCount(), stride = scan.stride;
   BoxWindow<kV> large_bounds{&layout, &pq, db.boundsLargeMin().data(),
                              db.boundsLargeMax().data(), stride, (frames + large - 1) / large,
-                             scan.transition};
+                             scan.transition, &scan.best_cost};
   BoxWindow<kV> small_bounds{&layout, &pq, db.boundsSmallMin().data(),
                              db.boundsSmallMax().data(), stride, (frames + small - 1) / small,
-                             scan.transition};
+                             scan.transition, &scan.best_cost};
   for (const MatchRange& range : db.ranges()) {
     if (!request.filter.passes(range.tag_mask)) continue;
     uint32_t f, end;
@@ -388,14 +440,14 @@ MMDB_AVX2 void prunedAvx2(const Database& db, const SearchRequest& request, cons
     while (f < end) {
       const uint32_t lb = f / large;
       const uint32_t large_end = std::min(end, (lb + 1) * large);
-      if (large_bounds.get(lb) >= scan.best_cost) {
+      if (scan.prunes(large_bounds.get(lb), f)) {
         f = large_end;
         continue;
       }
       while (f < large_end) {
         const uint32_t sb = f / small;
         const uint32_t small_end = std::min(large_end, (sb + 1) * small);
-        if (small_bounds.get(sb) < scan.best_cost) {
+        if (!scan.prunes(small_bounds.get(sb), f)) {
           for (; f < small_end; f += 8)
             considerRows<kV>(layout, pq, scan, f, std::min(8u, small_end - f), frames);
         }
@@ -432,9 +484,9 @@ MMDB_AVX2 inline uint64_t boxesBelowBest(const Layout& layout, const PreparedQue
       t[k] = transition[i];
       best[k] = scans[i].best_cost;
     }
-    const __m256 bound = shrink(_mm256_load_ps(t), sums8<kV, true>(layout, q, l, h));
-    const uint32_t below =
-        uint32_t(_mm256_movemask_ps(_mm256_cmp_ps(bound, _mm256_load_ps(best), _CMP_LT_OQ)));
+    const __m256 best_v = _mm256_load_ps(best);
+    const __m256 bound = boxBounds8<kV>(layout, q, l, h, _mm256_load_ps(t), best_v);
+    const uint32_t below = uint32_t(_mm256_movemask_ps(_mm256_cmp_ps(bound, best_v, _CMP_LT_OQ)));
     for (uint32_t k = 0; k < m; ++k)
       if (below & (1u << k)) passed |= uint64_t(1) << index[k];
   }
@@ -460,6 +512,11 @@ MMDB_AVX2 void batchAvx2(const Database& db, const SearchRequest* requests, Scan
   const float* large_max = db.boundsLargeMax().data();
   const float* small_min = db.boundsSmallMin().data();
   const float* small_max = db.boundsSmallMax().data();
+  const uint32_t large_boxes = (frames + large - 1) / large;
+  // Boxes over kGroup large boxes, made here from theirs: one test for every request.
+  constexpr uint32_t kGroup = 8;
+  uint32_t group_index = ~0u;
+  alignas(32) float group_min[8 * kMaxVectors] = {}, group_max[8 * kMaxVectors] = {};
 
   for (const MatchRange& range : db.ranges()) {
     uint32_t f, end;
@@ -468,11 +525,41 @@ MMDB_AVX2 void batchAvx2(const Database& db, const SearchRequest* requests, Scan
     for (uint32_t i = 0; i < count; ++i)
       if (requests[i].filter.passes(range.tag_mask)) in_range |= uint64_t(1) << i;
     if (!in_range) continue;
+    uint64_t in_group = 0;
+    uint32_t group_end = 0;
     while (f < end) {
       const uint32_t lb = f / large;
       const uint32_t large_end = std::min(end, (lb + 1) * large);
+      if (f >= group_end) {
+        // A new group of kGroup large boxes: one box over them, tested for every request of
+        // the range; its min/max are computed once for the whole batch.
+        const uint32_t group = lb / kGroup;
+        if (group != group_index) {
+          group_index = group;
+          const uint32_t last = std::min((group + 1) * kGroup, large_boxes);
+          for (uint32_t v = 0; v < layout.vectors; ++v) {
+            const uint32_t c = layout.offset[v];
+            const size_t first_box = size_t(group) * kGroup * stride;
+            __m256 mn = _mm256_loadu_ps(large_min + first_box + c);
+            __m256 mx = _mm256_loadu_ps(large_max + first_box + c);
+            for (uint32_t b = group * kGroup + 1; b < last; ++b) {
+              mn = _mm256_min_ps(mn, _mm256_loadu_ps(large_min + size_t(b) * stride + c));
+              mx = _mm256_max_ps(mx, _mm256_loadu_ps(large_max + size_t(b) * stride + c));
+            }
+            _mm256_storeu_ps(group_min + c, mn);
+            _mm256_storeu_ps(group_max + c, mx);
+          }
+        }
+        group_end = std::min(end, (group + 1) * kGroup * large);
+        in_group = boxesBelowBest<kV>(layout, pq, transition, scans, in_range, group_min,
+                                      group_max);
+        if (!in_group) {
+          f = group_end;
+          continue;
+        }
+      }
       const uint64_t in_large = boxesBelowBest<kV>(
-          layout, pq, transition, scans, in_range, large_min + size_t(lb) * stride,
+          layout, pq, transition, scans, in_group, large_min + size_t(lb) * stride,
           large_max + size_t(lb) * stride);
       if (!in_large) {
         f = large_end;
