@@ -2,9 +2,10 @@
 // rowCost() (or blockCosts(), which computes the same floats), so both searches agree bit for
 // bit. The pruned search skips a box or a row only when a lower bound of its cost is already
 // >= best: the file's 64- and 16-frame boxes (boxTerm), then the row itself. On x86-64 with AVX2
-// the bounds are summed 8 columns and 8 boxes (or rows, or requests) at a time, in an order
-// other than rowCost()'s, and then shrunk by kShrink, a margin larger than the rounding of any
-// order of summation, so that they stay below the cost rowCost() gives.
+// and FMA the bounds are summed 8 columns and 8 boxes (or rows, or requests) at a time, in an
+// order other than rowCost()'s and with fused multiply-adds, and then shrunk by kShrink, a
+// margin larger than the rounding of any such sum, so that they stay below the cost rowCost()
+// gives. Costs themselves are never fused (-ffp-contract=off, plain multiply then add).
 #include "mmdb/search.h"
 
 #include <algorithm>
@@ -16,7 +17,7 @@
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 #define MMDB_SEARCH_AVX2 1
 #include <immintrin.h>
-#define MMDB_AVX2 __attribute__((target("avx2")))
+#define MMDB_AVX2 __attribute__((target("avx2,fma")))
 #else
 #define MMDB_SEARCH_AVX2 0
 #endif
@@ -234,9 +235,11 @@ void prunedScalar(const Database& db, const SearchRequest& request, uint32_t lo,
 #if MMDB_SEARCH_AVX2
 
 // A bound summed in another order than rowCost() can exceed it by the rounding of either sum:
-// at most about 2 * 64 * 2^-24 relative for up to 64 columns and the transition cost. 2^-16 is
-// four times that; the multiply by it rounds by 2^-24 more. Products (d * d) are the same
-// floats in both, and boxTerm's are no larger than the row's, so the shrunk sum is <= the cost.
+// at most about 2 * 65 * 2^-24 relative for up to 64 columns and the transition cost (the bound
+// adds exact products with fused multiply-adds, rowCost() rounded ones: one more 2^-24). 2^-16
+// is about four times that; the multiply by it rounds by 2^-24 more. Per column the bound's
+// distance is no larger than the row's (the same float, or 0 inside the box), so the shrunk sum
+// is <= the cost rowCost() gives for any row the bound covers.
 constexpr float kShrink = 1.f - 1.f / 65536.f;
 // Clamp of a bound: if the sum overflowed, the cost is at least this (lowering a bound is safe).
 constexpr float kHugeBound = FLT_MAX / 2;
@@ -261,7 +264,7 @@ inline bool avx2Layout(uint32_t n, Layout& layout) noexcept {
 }
 
 bool haveAvx2() noexcept {
-  static const bool have = __builtin_cpu_supports("avx2");
+  static const bool have = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   return have;
 }
 
@@ -295,22 +298,20 @@ MMDB_AVX2 inline void accumulate8(const Layout& layout, const PreparedQuery* con
   const uint32_t vectors = kV ? kV : layout.vectors;
   const __m256 keep = _mm256_castsi256_ps(_mm256_load_si256(
       reinterpret_cast<const __m256i*>(layout.keep)));
-  const __m256 zero = _mm256_setzero_ps();
   for (uint32_t k = 0; k < 8; ++k) {
     __m256 s = acc[k];
     for (uint32_t v = from; v < to; ++v) {
       const __m256 qv = _mm256_load_ps(q[k]->v[v]);
       __m256 d;
-      if (kBox) {
+      if (kBox) {  // q - clamp(q, lo, hi): the same float as boxTerm's distance, or its negation
         const __m256 l = _mm256_loadu_ps(lo[k] + layout.offset[v]);
         const __m256 h = _mm256_loadu_ps(hi[k] + layout.offset[v]);
-        d = _mm256_max_ps(_mm256_max_ps(_mm256_sub_ps(l, qv), _mm256_sub_ps(qv, h)), zero);
+        d = _mm256_sub_ps(qv, _mm256_min_ps(_mm256_max_ps(qv, l), h));
       } else {
         d = _mm256_sub_ps(qv, _mm256_loadu_ps(lo[k] + layout.offset[v]));
       }
-      __m256 t = _mm256_mul_ps(d, d);
-      if (v + 1 == vectors) t = _mm256_and_ps(t, keep);
-      s = _mm256_add_ps(s, t);
+      if (v + 1 == vectors) d = _mm256_and_ps(d, keep);
+      s = _mm256_fmadd_ps(d, d, s);
     }
     acc[k] = s;
   }
@@ -348,6 +349,14 @@ MMDB_AVX2 inline __m256 boxBounds8(const Layout& layout, const PreparedQuery* co
   }
   accumulate8<kV, true>(layout, q, lo, hi, acc, half, vectors);
   return shrink(transition, reduce8(acc));
+}
+
+// Asks for the feature rows [first, end) ahead of their use: the rows of the boxes that pass
+// are scattered over a database larger than the caches, and this overlaps their misses.
+MMDB_AVX2 inline void prefetchRows(const Scan& scan, uint32_t first, uint32_t end) noexcept {
+  const char* p = reinterpret_cast<const char*>(scan.features + size_t(first) * scan.stride);
+  const char* e = reinterpret_cast<const char*>(scan.features + size_t(end) * scan.stride);
+  for (; p < e; p += 64) _mm_prefetch(p, _MM_HINT_T0);
 }
 
 // Rows [f, f + count) (count <= 8) of one query: their bounds 8 at a time, then rowCost() for
@@ -443,6 +452,12 @@ MMDB_AVX2 void prunedAvx2(const Database& db, const SearchRequest& request, cons
       if (scan.prunes(large_bounds.get(lb), f)) {
         f = large_end;
         continue;
+      }
+      for (uint32_t g = f; g < large_end;) {  // the rows of the small boxes that pass, ahead
+        const uint32_t sb = g / small;
+        const uint32_t small_end = std::min(large_end, (sb + 1) * small);
+        if (!scan.prunes(small_bounds.get(sb), g)) prefetchRows(scan, g, small_end);
+        g = small_end;
       }
       while (f < large_end) {
         const uint32_t sb = f / small;
@@ -565,12 +580,27 @@ MMDB_AVX2 void batchAvx2(const Database& db, const SearchRequest* requests, Scan
         f = large_end;
         continue;
       }
-      while (f < large_end) {
-        const uint32_t sb = f / small;
+      // The small boxes' tests first, then their rows (asked for ahead).
+      uint64_t in_small_box[64];
+      uint32_t boxes_here = 0;
+      for (uint32_t g = f; g < large_end; ++boxes_here) {
+        const uint32_t sb = g / small;
         const uint32_t small_end = std::min(large_end, (sb + 1) * small);
         const uint64_t in_small = boxesBelowBest<kV>(
             layout, pq, transition, scans, in_large, small_min + size_t(sb) * stride,
             small_max + size_t(sb) * stride);
+        if (boxes_here < 64) in_small_box[boxes_here] = in_small;
+        if (in_small) prefetchRows(scans[0], g, small_end);
+        g = small_end;
+      }
+      for (uint32_t box = 0; f < large_end; ++box) {
+        const uint32_t sb = f / small;
+        const uint32_t small_end = std::min(large_end, (sb + 1) * small);
+        const uint64_t in_small =
+            box < 64 ? in_small_box[box]
+                     : boxesBelowBest<kV>(layout, pq, transition, scans, in_large,
+                                          small_min + size_t(sb) * stride,
+                                          small_max + size_t(sb) * stride);
         if (in_small) {
           for (; f < small_end; f += 8) {
             const uint32_t rows = std::min(8u, small_end - f);

@@ -36,6 +36,7 @@
 #include "mmdb/result.h"
 #include "mmdb/span.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 
