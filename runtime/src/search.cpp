@@ -294,11 +294,11 @@ MMDB_AVX2 inline __m256 reduce8(const __m256* a) noexcept {
 template <uint32_t kV, bool kBox>
 MMDB_AVX2 inline void accumulate8(const Layout& layout, const PreparedQuery* const* q,
                                   const float* const* lo, const float* const* hi, __m256* acc,
-                                  uint32_t from, uint32_t to) noexcept {
+                                  uint32_t from, uint32_t to, uint32_t lanes = 8) noexcept {
   const uint32_t vectors = kV ? kV : layout.vectors;
   const __m256 keep = _mm256_castsi256_ps(_mm256_load_si256(
       reinterpret_cast<const __m256i*>(layout.keep)));
-  for (uint32_t k = 0; k < 8; ++k) {
+  for (uint32_t k = 0; k < lanes; ++k) {
     __m256 s = acc[k];
     for (uint32_t v = from; v < to; ++v) {
       const __m256 qv = _mm256_load_ps(q[k]->v[v]);
@@ -332,22 +332,26 @@ MMDB_AVX2 inline __m256 shrink(__m256 transition, __m256 sums) noexcept {
                        _mm256_set1_ps(kHugeBound));
 }
 
-// Lower bounds of 8 boxes (lane k: query q[k], box lo[k]/hi[k]) against best[k]: the first
-// half of the columns first; when every lane's partial bound already reaches its best, the
-// partial bounds are returned (still lower bounds, and enough to skip all 8).
+// Lower bounds of 8 boxes (lane k: query q[k], box lo[k]/hi[k]) against best[k], of the first
+// `lanes` only (the others are 0): the first half of the columns first; when every lane's
+// partial bound already reaches its best, the partial bounds are returned (still lower bounds,
+// and enough to skip them all).
 template <uint32_t kV>
 MMDB_AVX2 inline __m256 boxBounds8(const Layout& layout, const PreparedQuery* const* q,
                                    const float* const* lo, const float* const* hi,
-                                   __m256 transition, __m256 best) noexcept {
+                                   __m256 transition, __m256 best,
+                                   uint32_t lanes = 8) noexcept {
   const uint32_t vectors = kV ? kV : layout.vectors, half = vectors / 2;
   __m256 acc[8];
   for (__m256& a : acc) a = _mm256_setzero_ps();
   if (half > 0) {
-    accumulate8<kV, true>(layout, q, lo, hi, acc, 0, half);
+    accumulate8<kV, true>(layout, q, lo, hi, acc, 0, half, lanes);
     const __m256 partial = shrink(transition, reduce8(acc));
-    if (_mm256_movemask_ps(_mm256_cmp_ps(partial, best, _CMP_LT_OQ)) == 0) return partial;
+    const uint32_t used = (1u << lanes) - 1;
+    if ((uint32_t(_mm256_movemask_ps(_mm256_cmp_ps(partial, best, _CMP_LT_OQ))) & used) == 0)
+      return partial;
   }
-  accumulate8<kV, true>(layout, q, lo, hi, acc, half, vectors);
+  accumulate8<kV, true>(layout, q, lo, hi, acc, half, vectors, lanes);
   return shrink(transition, reduce8(acc));
 }
 
@@ -405,6 +409,12 @@ struct BoxWindow {
   uint32_t stride, boxes;
   float transition;
   const float* best;  // the scan's best cost: a window may stop at a partial bound above it
+  uint32_t lanes;     // boxes per fill, at most 8 (the small boxes of one large box)
+  // For the large boxes: the small boxes' min/max rows inside each (`inner` floats), asked for
+  // ahead of use when the large box's bound is below best.
+  const float* inner_lo = nullptr;
+  const float* inner_hi = nullptr;
+  size_t inner = 0;
   uint32_t first = 0, count = 0;
   alignas(32) float bound[8] = {};
 
@@ -414,7 +424,7 @@ struct BoxWindow {
   }
   MMDB_AVX2 void fill(uint32_t box) noexcept {
     first = box;
-    count = std::min(8u, boxes - box);
+    count = std::min(lanes, boxes - box);
     const PreparedQuery* q[8];
     const float* l[8];
     const float* h[8];
@@ -425,7 +435,16 @@ struct BoxWindow {
       h[k] = hi + b * stride;
     }
     _mm256_store_ps(bound, boxBounds8<kV>(*layout, q, l, h, _mm256_set1_ps(transition),
-                                          _mm256_set1_ps(*best)));
+                                          _mm256_set1_ps(*best), lanes));
+    if (!inner_lo) return;
+    for (uint32_t k = 0; k < count; ++k) {
+      if (bound[k] >= *best) continue;
+      const size_t at = size_t(box + k) * inner;
+      for (size_t b = 0; b < inner * sizeof(float); b += 64) {
+        _mm_prefetch(reinterpret_cast<const char*>(inner_lo + at) + b, _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(inner_hi + at) + b, _MM_HINT_T0);
+      }
+    }
   }
 };
 
@@ -438,10 +457,14 @@ MMDB_AVX2 void prunedAvx2(const Database& db, const SearchRequest& request, cons
   const uint32_t frames = db.frameCount(), stride = scan.stride;
   BoxWindow<kV> large_bounds{&layout, &pq, db.boundsLargeMin().data(),
                              db.boundsLargeMax().data(), stride, (frames + large - 1) / large,
-                             scan.transition, &scan.best_cost};
+                             scan.transition, &scan.best_cost, 8};
   BoxWindow<kV> small_bounds{&layout, &pq, db.boundsSmallMin().data(),
                              db.boundsSmallMax().data(), stride, (frames + small - 1) / small,
-                             scan.transition, &scan.best_cost};
+                             scan.transition, &scan.best_cost,
+                             std::max(1u, std::min(8u, large / small))};
+  large_bounds.inner_lo = db.boundsSmallMin().data();
+  large_bounds.inner_hi = db.boundsSmallMax().data();
+  large_bounds.inner = size_t(large / small) * stride;
   for (const MatchRange& range : db.ranges()) {
     if (!request.filter.passes(range.tag_mask)) continue;
     uint32_t f, end;
