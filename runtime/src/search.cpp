@@ -14,7 +14,10 @@
 #include <cstdlib>
 #include <cstring>
 
-#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+// MMDB_SEARCH_SCALAR (tests): the scalar path only. MMDB_SEARCH_ANY_WIDTH (tests): the AVX2
+// path with its column count read at run time, as for feature counts other than 27.
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__)) && \
+    !defined(MMDB_SEARCH_SCALAR)
 #define MMDB_SEARCH_AVX2 1
 #include <immintrin.h>
 #define MMDB_AVX2 __attribute__((target("avx2,fma")))
@@ -244,6 +247,11 @@ constexpr float kShrink = 1.f - 1.f / 65536.f;
 // Clamp of a bound: if the sum overflowed, the cost is at least this (lowering a bound is safe).
 constexpr float kHugeBound = FLT_MAX / 2;
 constexpr uint32_t kMaxVectors = 8;  // up to 64 features on the AVX2 path
+#ifdef MMDB_SEARCH_ANY_WIDTH
+constexpr bool kAnyWidth = true;
+#else
+constexpr bool kAnyWidth = false;
+#endif
 
 // Columns in vectors of 8: vector v starts at column offset[v] (8 v, the last one n - 8, so that
 // no load leaves a row); `keep` zeroes the last vector's lanes counted by the one before.
@@ -647,7 +655,7 @@ void pruned(const Database& db, const SearchRequest& request, uint32_t lo, uint3
 #if MMDB_SEARCH_AVX2
   Layout layout;
   if (haveAvx2() && avx2Layout(scan.n, layout)) {
-    if (layout.vectors == 4)
+    if (layout.vectors == 4 && !kAnyWidth)
       prunedAvx2<4>(db, request, layout, lo, hi, scan);
     else
       prunedAvx2<0>(db, request, layout, lo, hi, scan);
@@ -751,7 +759,7 @@ Status searchBatchRange(const Database& db, Span<const SearchRequest> requests,
     for (size_t done = 0; done < requests.size(); done += kBatchChunk) {
       const uint32_t count = uint32_t(std::min(kBatchChunk, requests.size() - done));
       for (uint32_t i = 0; i < count; ++i) scans[i] = startScan(db, requests[done + i]);
-      if (layout.vectors == 4)
+      if (layout.vectors == 4 && !kAnyWidth)
         batchAvx2<4>(db, requests.data() + done, scans, count, layout, first_frame, hi);
       else
         batchAvx2<0>(db, requests.data() + done, scans, count, layout, first_frame, hi);
