@@ -422,7 +422,7 @@ struct BoxWindow {
   // ahead of use when the large box's bound is below best.
   const float* inner_lo = nullptr;
   const float* inner_hi = nullptr;
-  size_t inner = 0;
+  size_t inner = 0, inner_total = 0;
   uint32_t first = 0, count = 0;
   alignas(32) float bound[8] = {};
 
@@ -447,8 +447,9 @@ struct BoxWindow {
     if (!inner_lo) return;
     for (uint32_t k = 0; k < count; ++k) {
       if (bound[k] >= *best) continue;
-      const size_t at = size_t(box + k) * inner;
-      for (size_t b = 0; b < inner * sizeof(float); b += 64) {
+      const size_t at = std::min(size_t(box + k) * inner, inner_total);
+      const size_t bytes = (std::min(at + inner, inner_total) - at) * sizeof(float);
+      for (size_t b = 0; b < bytes; b += 64) {
         _mm_prefetch(reinterpret_cast<const char*>(inner_lo + at) + b, _MM_HINT_T0);
         _mm_prefetch(reinterpret_cast<const char*>(inner_hi + at) + b, _MM_HINT_T0);
       }
@@ -473,6 +474,7 @@ MMDB_AVX2 void prunedAvx2(const Database& db, const SearchRequest& request, cons
   large_bounds.inner_lo = db.boundsSmallMin().data();
   large_bounds.inner_hi = db.boundsSmallMax().data();
   large_bounds.inner = size_t(large / small) * stride;
+  large_bounds.inner_total = db.boundsSmallMin().size();
   for (const MatchRange& range : db.ranges()) {
     if (!request.filter.passes(range.tag_mask)) continue;
     uint32_t f, end;

@@ -14,7 +14,7 @@
 // searchExhaustive() scans every candidate; searchPruned() skips 64- and 16-frame boxes and rows
 // whose lower bound is already >= best. A bound is the same sum over the distance from the query
 // to the box's min/max (or to the row itself), computed in any order (8 columns or 8 boxes at a
-// time) and shrunk by a relative margin larger than any float rounding of 28 terms, so it never
+// time) and shrunk by a relative margin larger than any float rounding of its terms, so it never
 // exceeds the cost rule 2 gives. Only rows whose bound is below best get their cost summed, in
 // column order. Both return the same frame and the same cost for every query. Neither
 // allocates; both are safe to call from several threads.
