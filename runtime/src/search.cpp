@@ -353,13 +353,13 @@ MMDB_AVX2 inline __m256 boxBounds8(const Layout& layout, const PreparedQuery* co
   __m256 acc[8];
   for (__m256& a : acc) a = _mm256_setzero_ps();
   if (half > 0) {
-    accumulate8<kV, true>(layout, q, lo, hi, acc, 0, half, lanes);
+    accumulate8<kV, true>(layout, q, lo, hi, acc, half, vectors, lanes);
     const __m256 partial = shrink(transition, reduce8(acc));
     const uint32_t used = (1u << lanes) - 1;
     if ((uint32_t(_mm256_movemask_ps(_mm256_cmp_ps(partial, best, _CMP_LT_OQ))) & used) == 0)
       return partial;
   }
-  accumulate8<kV, true>(layout, q, lo, hi, acc, half, vectors, lanes);
+  accumulate8<kV, true>(layout, q, lo, hi, acc, 0, half, lanes);
   return shrink(transition, reduce8(acc));
 }
 
