@@ -341,9 +341,10 @@ MMDB_AVX2 inline __m256 shrink(__m256 transition, __m256 sums) noexcept {
 }
 
 // Lower bounds of 8 boxes (lane k: query q[k], box lo[k]/hi[k]) against best[k], of the first
-// `lanes` only (the others are 0): the first half of the columns first; when every lane's
-// partial bound already reaches its best, the partial bounds are returned (still lower bounds,
-// and enough to skip them all).
+// `lanes` only (the others are 0): the second half of the columns first (for 27 features,
+// columns 16 to 26, the trajectory's, which differ most between a game's query and the boxes);
+// when every lane's partial bound already reaches its best, the partial bounds are returned
+// (still lower bounds, and enough to skip them all).
 template <uint32_t kV>
 MMDB_AVX2 inline __m256 boxBounds8(const Layout& layout, const PreparedQuery* const* q,
                                    const float* const* lo, const float* const* hi,
