@@ -1,5 +1,7 @@
 // The crowd on the CPU runtime: controller, query, search, then sample, inertialize and pose
-// every character every tick, as a game's animation update would.
+// every character every tick, as a game's animation update would. The characters that search in
+// a tick are answered together by one mmdb::searchBatch (one pass over the database for all of
+// them); with --exhaustive each is searched alone with mmdb::searchExhaustive.
 #include "crowd.h"
 
 #include <mmdb/playback.h>
@@ -74,9 +76,6 @@ std::vector<bool> forced_search_frames(const mmdb::Database& db) {
 
 namespace {
 
-using SearchFunction = mmdb::Result<mmdb::SearchResult> (*)(const mmdb::Database&,
-                                                            const mmdb::SearchRequest&) noexcept;
-
 // The local pose of one skeleton: rotations, translations and their velocities per joint.
 struct Pose {
   explicit Pose(size_t joints)
@@ -104,6 +103,7 @@ struct Character {
   uint32_t frame = 0;             // global frame playing
   double search_timer = 0.0;      // seconds until the next periodic search
   float since_switch = 1e6f;      // seconds since the last transition
+  std::optional<SearchReason> reason;  // why it searches this tick, if it does
   Pose offsets;                   // inertialization offsets captured at the last switch
   RootMotionPath achieved;        // where the frames played took the character
 };
@@ -161,8 +161,7 @@ class CpuCrowd {
            const LocomotionSpeeds& speeds, DecisionLog& log, TrajectoryTrace& trace,
            PlaybackStats& stats)
       : db_(db), options_(options), speeds_(speeds), log_(log), trace_(trace), stats_(stats),
-        scratch_(db), forced_search_(forced_search_frames(db)),
-        search_(options.exhaustive ? &mmdb::searchExhaustive : &mmdb::searchPruned) {
+        scratch_(db), forced_search_(forced_search_frames(db)) {
     const mmdb::Span<const float> times = db.trajectoryTimes();
     if (times.size() == mmdb::kTrajectorySamples) {
       for (int i = 0; i < mmdb::kTrajectorySamples; ++i) settings_.times[i] = times[i];
@@ -171,28 +170,85 @@ class CpuCrowd {
     hips_ = hips >= 0 ? uint32_t(hips) : 0;
     characters_.reserve(size_t(options.characters));
     for (int i = 0; i < options.characters; ++i) characters_.emplace_back(i, db.jointCount());
+    // Per-tick search memory, sized once: a query, a request and a result per character.
+    const size_t count = size_t(std::max(options.characters, 0));
+    queries_.assign(count * db.featureCount(), 0.0f);
+    requests_.reserve(count);
+    results_.reserve(count);
+    searching_.reserve(count);
   }
 
   int run() {
     const long ticks = std::lround(options_.seconds / kTickSeconds);
     for (long tick = 0; tick < ticks; ++tick) {
+      const double time = double(tick) * kTickSeconds;
+      requests_.clear();
+      searching_.clear();
       for (Character& c : characters_) {
-        if (!step(c, double(tick) * kTickSeconds)) return failure_;
+        if (!prepare(c, time)) return failure_;
+      }
+      if (!search_all(time)) return failure_;
+      for (Character& c : characters_) {
+        if (!finish_step(c)) return failure_;
       }
     }
     return kExitSuccess;
   }
 
  private:
-  bool step(Character& c, double time) {
+  // The controller steps; a character that must search builds its query and request.
+  bool prepare(Character& c, double time) {
     const float dt = float(kTickSeconds);
     const ScriptedStick stick = scripted_stick(time + c.time_offset);
     const mmdb::StickInput input = controller_input(stick, speeds_);
     mmdb::updateCharacter(c.sim, input, settings_, dt);
 
-    const std::optional<SearchReason> reason = search_reason(c, stick);
+    c.reason = search_reason(c, stick);
     c.previous_stick = stick;
-    if (reason && !search(c, input, *reason, time)) return false;
+    if (!c.reason) return true;
+    float trajectory[mmdb::kTrajectoryFloats];
+    mmdb::predictTrajectory(c.sim, input, settings_, trajectory);
+    express_in_character_frame(c.sim, c.achieved, trajectory);
+    const int32_t playing = c.playing ? int32_t(c.frame) : -1;
+    const size_t n = db_.featureCount();
+    const mmdb::Span<float> query(queries_.data() + size_t(c.index) * n, n);
+    if (!report(mmdb::buildQuery(db_, playing, trajectory, query), "building the query"))
+      return false;
+    mmdb::SearchRequest request;
+    request.query = query;
+    // At the end of what may be played the search must move, so it starts from nothing.
+    request.current_frame = *c.reason == SearchReason::RangeEnd ? -1 : playing;
+    requests_.push_back(request);
+    searching_.push_back(c.index);
+    return true;
+  }
+
+  // Every request of this tick in one batch (or one by one, exhaustively); then each decision.
+  bool search_all(double time) {
+    if (requests_.empty()) return true;
+    results_.resize(requests_.size());
+    const auto start = std::chrono::steady_clock::now();
+    if (options_.exhaustive) {
+      for (size_t i = 0; i < requests_.size(); ++i) {
+        const mmdb::Result<mmdb::SearchResult> found = mmdb::searchExhaustive(db_, requests_[i]);
+        if (!found) return search_failed(found.error(), "the search");
+        results_[i] = found.value();
+      }
+    } else if (const mmdb::Status s = mmdb::searchBatch(db_, requests_, results_); !s) {
+      return search_failed(s, "the batch search");
+    }
+    const auto stop = std::chrono::steady_clock::now();
+    const double microseconds = std::chrono::duration<double, std::micro>(stop - start).count() /
+                                double(requests_.size());
+    for (size_t i = 0; i < requests_.size(); ++i) {
+      if (!decide(characters_[size_t(searching_[i])], results_[i], microseconds, time))
+        return false;
+    }
+    return true;
+  }
+
+  bool finish_step(Character& c) {
+    const float dt = float(kTickSeconds);
     if (!show_pose(c)) return false;
 
     if (c.index == 0 && (trace_.desired.empty() || ++trace_ticks_ % 2 == 0)) {
@@ -212,31 +268,18 @@ class CpuCrowd {
     return std::nullopt;
   }
 
-  bool search(Character& c, const mmdb::StickInput& input, SearchReason reason, double time) {
-    float trajectory[mmdb::kTrajectoryFloats];
-    mmdb::predictTrajectory(c.sim, input, settings_, trajectory);
-    express_in_character_frame(c.sim, c.achieved, trajectory);
-    const int32_t playing = c.playing ? int32_t(c.frame) : -1;
-    if (!report(mmdb::buildQuery(db_, playing, trajectory, scratch_.query), "building the query"))
-      return false;
+  // NoMatch is the file's doing (nothing matchable, or features changed under the mapping).
+  bool search_failed(const mmdb::Status& status, const char* what) {
+    if (status.code() == mmdb::ErrorCode::NoMatch) failure_ = kExitBadInput;
+    return report(status, what);
+  }
 
-    mmdb::SearchRequest request;
-    request.query = scratch_.query;
-    // At the end of what may be played the search must move, so it starts from nothing.
-    request.current_frame = reason == SearchReason::RangeEnd ? -1 : playing;
-    const auto start = std::chrono::steady_clock::now();
-    const mmdb::Result<mmdb::SearchResult> found = search_(db_, request);
-    const auto stop = std::chrono::steady_clock::now();
-    if (!found) {
-      // NoMatch is the file's doing (nothing matchable, or features changed under the mapping).
-      if (found.error().code() == mmdb::ErrorCode::NoMatch) failure_ = kExitBadInput;
-      return report(found.error(), "the search");
-    }
-    const double microseconds = std::chrono::duration<double, std::micro>(stop - start).count();
-    log_.record(time, c.index, c.playing ? int64_t(c.frame) : -1, uint32_t(found->frame),
-                found->cost, microseconds, reason);
+  // The search's answer for one character: log it, then jump when it picked another frame.
+  bool decide(Character& c, const mmdb::SearchResult& found, double microseconds, double time) {
+    log_.record(time, c.index, c.playing ? int64_t(c.frame) : -1, uint32_t(found.frame),
+                found.cost, microseconds, *c.reason);
     c.search_timer = kSearchInterval;
-    if (!c.playing || uint32_t(found->frame) != c.frame) return jump(c, uint32_t(found->frame));
+    if (!c.playing || uint32_t(found.frame) != c.frame) return jump(c, uint32_t(found.frame));
     return true;
   }
 
@@ -330,7 +373,10 @@ class CpuCrowd {
   PlaybackStats& stats_;
   Scratch scratch_;
   std::vector<bool> forced_search_;
-  SearchFunction search_;
+  std::vector<float> queries_;                 // featureCount() floats per character
+  std::vector<mmdb::SearchRequest> requests_;  // this tick's searches
+  std::vector<mmdb::SearchResult> results_;
+  std::vector<int> searching_;                 // the character of each request
   mmdb::ControllerSettings settings_;
   uint32_t hips_ = 0;
   std::vector<Character> characters_;

@@ -1,12 +1,29 @@
-// Exhaustive and bounds-pruned search. Both accumulate every candidate's cost with rowCost() (or
-// blockCosts(), which computes the same floats), so they agree bit for bit; the pruned search
-// skips a box only when its bound reaches best, and the bound <= rowCost() holds in float for
-// every frame in the box (see boxTerm).
+// Exhaustive and bounds-pruned search. Every candidate's cost that decides a result is summed by
+// rowCost() (or blockCosts(), which computes the same floats), so both searches agree bit for
+// bit. The pruned search skips a box or a row only when a lower bound of its cost is already
+// >= best: the file's 64- and 16-frame boxes (boxTerm), then the row itself. On x86-64 with AVX2
+// and FMA the bounds are summed 8 columns and 8 boxes (or rows, or requests) at a time, in an
+// order other than rowCost()'s and with fused multiply-adds, and then shrunk by kShrink, a
+// margin larger than the rounding of any such sum, so that they stay below the cost rowCost()
+// gives. Costs themselves are never fused (-ffp-contract=off, plain multiply then add).
 #include "mmdb/search.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+
+// MMDB_SEARCH_SCALAR (tests): the scalar path only. MMDB_SEARCH_ANY_WIDTH (tests): the AVX2
+// path with its column count read at run time, as for feature counts other than 27.
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__)) && \
+    !defined(MMDB_SEARCH_SCALAR)
+#define MMDB_SEARCH_AVX2 1
+#include <immintrin.h>
+#define MMDB_AVX2 __attribute__((target("avx2,fma")))
+#else
+#define MMDB_SEARCH_AVX2 0
+#endif
 
 namespace mmdb {
 namespace {
@@ -111,14 +128,24 @@ struct Scan {
   bool nearCurrent(int64_t frame) const noexcept {
     return current >= 0 && std::llabs(frame - current) < neighbourhood;
   }
-  void consider(uint32_t frame) noexcept {
-    if (nearCurrent(frame)) return;
-    ++evaluated;
-    const float cost = rowCost(query, features + size_t(frame) * stride, n, transition);
-    if (cost < best_cost) {
+  // The best so far becomes (frame, cost) when that is cheaper, or as cheap with a lower frame
+  // (frames visited out of order) unless the best is the current frame, which keeps its ties.
+  void improve(uint32_t frame, float cost) noexcept {
+    if (cost < best_cost ||
+        (cost == best_cost && best_frame != current && int64_t(frame) < best_frame)) {
       best_cost = cost;
       best_frame = frame;
     }
+  }
+  // Whether a lower bound of the costs of frames >= first rules them all out.
+  bool prunes(float bound, uint32_t first) const noexcept {
+    return bound > best_cost ||
+           (bound == best_cost && (best_frame == current || int64_t(first) >= best_frame));
+  }
+  void consider(uint32_t frame) noexcept {
+    if (nearCurrent(frame)) return;
+    ++evaluated;
+    improve(frame, rowCost(query, features + size_t(frame) * stride, n, transition));
   }
   // Frames [first, end) in increasing order, kBlock rows at a time where they fit.
   void considerRun(uint32_t first, uint32_t end) noexcept {
@@ -157,22 +184,503 @@ Scan startScan(const Database& db, const SearchRequest& request) noexcept {
   return s;
 }
 
-Result<SearchResult> finish(const Scan& s, const SearchRequest& request) noexcept {
-  if (s.best_frame < 0)
-    return Error(ErrorCode::NoMatch,
-                 "search: no candidate frame (no matchable range passes the tag filter, or every "
-                 "candidate's cost is NaN) and no current frame");
-  if (!std::isfinite(s.best_cost))
-    return Error::format(ErrorCode::NoMatch,
-                         "search: the best cost (frame %lld) is not finite: the database's "
-                         "features hold NaN or inf (was the mapped file changed after open?)",
-                         (long long)s.best_frame);
+// The result of a scan over some of the candidates: frame -1 when that part had none.
+SearchResult finish(const Scan& s, const SearchRequest& request) noexcept {
   SearchResult r;
   r.frame = int32_t(s.best_frame);
   r.cost = s.best_cost;
   r.changed = s.best_frame != request.current_frame;
   r.evaluated = s.evaluated;
   return r;
+}
+
+// Frames [first, end) of `range` clipped to [lo, hi); false when nothing is left.
+inline bool clip(const MatchRange& range, uint32_t lo, uint32_t hi, uint32_t& first,
+                 uint32_t& end) noexcept {
+  first = std::max(range.first_frame, lo);
+  end = std::min(range.first_frame + range.frame_count, hi);
+  return first < end;
+}
+
+// The scalar pruned scan of candidates in [lo, hi): the file's boxes, bounds in column order.
+void prunedScalar(const Database& db, const SearchRequest& request, uint32_t lo, uint32_t hi,
+                  Scan& scan) noexcept {
+  const uint32_t n = scan.n, stride = scan.stride;
+  const uint32_t small = db.boundsSmallSize(), large = db.boundsLargeSize();
+  const uint32_t frames = db.frameCount();
+  BoundWindow<8> large_bounds(scan.query, db.boundsLargeMin().data(), db.boundsLargeMax().data(),
+                              stride, n, (frames + large - 1) / large, scan.transition);
+  BoundWindow<4> small_bounds(scan.query, db.boundsSmallMin().data(), db.boundsSmallMax().data(),
+                              stride, n, (frames + small - 1) / small, scan.transition);
+
+  // Ranges are sorted, so frames are visited in increasing order as in the exhaustive scan: a
+  // skipped frame could only tie a best found earlier, which has the lower index.
+  for (const MatchRange& range : db.ranges()) {
+    if (!request.filter.passes(range.tag_mask)) continue;
+    uint32_t f, end;
+    if (!clip(range, lo, hi, f, end)) continue;
+    while (f < end) {
+      const uint32_t lb = f / large;
+      const uint32_t large_end = std::min(end, (lb + 1) * large);
+      if (large_bounds.get(lb) >= scan.best_cost) {
+        f = large_end;
+        continue;
+      }
+      while (f < large_end) {
+        const uint32_t sb = f / small;
+        const uint32_t small_end = std::min(large_end, (sb + 1) * small);
+        if (small_bounds.get(sb) < scan.best_cost) scan.considerRun(f, small_end);
+        f = small_end;
+      }
+    }
+  }
+}
+
+#if MMDB_SEARCH_AVX2
+
+// A bound summed in another order than rowCost() can exceed it by the rounding of either sum:
+// at most about 2 * 65 * 2^-24 relative for up to 64 columns and the transition cost (the bound
+// adds exact products with fused multiply-adds, rowCost() rounded ones: one more 2^-24). 2^-16
+// is about four times that; the multiply by it rounds by 2^-24 more. Per column the bound's
+// distance is no larger than the row's (the same float, or 0 inside the box), so the shrunk sum
+// is <= the cost rowCost() gives for any row the bound covers.
+constexpr float kShrink = 1.f - 1.f / 65536.f;
+// Clamp of a bound: if the sum overflowed, the cost is at least this (lowering a bound is safe).
+constexpr float kHugeBound = FLT_MAX / 2;
+constexpr uint32_t kMaxVectors = 8;  // up to 64 features on the AVX2 path
+#ifdef MMDB_SEARCH_ANY_WIDTH
+constexpr bool kAnyWidth = true;
+#else
+constexpr bool kAnyWidth = false;
+#endif
+
+// Columns in vectors of 8: vector v starts at column offset[v] (8 v, the last one n - 8, so that
+// no load leaves a row); `keep` zeroes the last vector's lanes counted by the one before.
+struct Layout {
+  uint32_t vectors = 0;
+  uint32_t offset[kMaxVectors] = {};
+  alignas(32) int32_t keep[8] = {};
+};
+
+inline bool avx2Layout(uint32_t n, Layout& layout) noexcept {
+  if (n < 8 || n > 8 * kMaxVectors) return false;
+  layout.vectors = (n + 7) / 8;
+  for (uint32_t v = 0; v + 1 < layout.vectors; ++v) layout.offset[v] = 8 * v;
+  layout.offset[layout.vectors - 1] = n - 8;
+  const uint32_t counted = 8 * (layout.vectors - 1);
+  for (uint32_t i = 0; i < 8; ++i) layout.keep[i] = (n - 8 + i >= counted) ? -1 : 0;
+  return true;
+}
+
+bool haveAvx2() noexcept {
+  static const bool have = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return have;
+}
+
+// The query in the layout's vectors (32-byte aligned, one load each).
+struct alignas(32) PreparedQuery {
+  float v[kMaxVectors][8];
+};
+
+inline void prepare(const Layout& layout, const float* query, PreparedQuery& out) noexcept {
+  for (uint32_t v = 0; v < layout.vectors; ++v)
+    std::memcpy(out.v[v], query + layout.offset[v], 8 * sizeof(float));
+}
+
+// Sum of the 8 lanes of each of a[0..7], as one vector [sum a0, ..., sum a7].
+MMDB_AVX2 inline __m256 reduce8(const __m256* a) noexcept {
+  const __m256 h1 = _mm256_hadd_ps(a[0], a[1]), h2 = _mm256_hadd_ps(a[2], a[3]);
+  const __m256 h3 = _mm256_hadd_ps(a[4], a[5]), h4 = _mm256_hadd_ps(a[6], a[7]);
+  const __m256 h12 = _mm256_hadd_ps(h1, h2), h34 = _mm256_hadd_ps(h3, h4);
+  return _mm256_add_ps(_mm256_permute2f128_ps(h12, h34, 0x20),
+                       _mm256_permute2f128_ps(h12, h34, 0x31));
+}
+
+// Eight sums at once, lane k for the pair (q[k], x[k]): with kBox, the box terms of query q[k]
+// against the box whose min row is lo[k] and max row hi[k]; without, the squared differences
+// of query q[k] and row lo[k]. Vectors [from, to) are added to acc[k]; kV is the layout's
+// vector count (0: layout.vectors, not known at compile time).
+template <uint32_t kV, bool kBox>
+MMDB_AVX2 inline void accumulate8(const Layout& layout, const PreparedQuery* const* q,
+                                  const float* const* lo, const float* const* hi, __m256* acc,
+                                  uint32_t from, uint32_t to, uint32_t lanes = 8) noexcept {
+  const uint32_t vectors = kV ? kV : layout.vectors;
+  const __m256 keep = _mm256_castsi256_ps(_mm256_load_si256(
+      reinterpret_cast<const __m256i*>(layout.keep)));
+  for (uint32_t k = 0; k < lanes; ++k) {
+    __m256 s = acc[k];
+    for (uint32_t v = from; v < to; ++v) {
+      const __m256 qv = _mm256_load_ps(q[k]->v[v]);
+      __m256 d;
+      if (kBox) {  // q - clamp(q, lo, hi): the same float as boxTerm's distance, or its negation
+        const __m256 l = _mm256_loadu_ps(lo[k] + layout.offset[v]);
+        const __m256 h = _mm256_loadu_ps(hi[k] + layout.offset[v]);
+        d = _mm256_sub_ps(qv, _mm256_min_ps(_mm256_max_ps(qv, l), h));
+      } else {
+        d = _mm256_sub_ps(qv, _mm256_loadu_ps(lo[k] + layout.offset[v]));
+      }
+      if (v + 1 == vectors) d = _mm256_and_ps(d, keep);
+      s = _mm256_fmadd_ps(d, d, s);
+    }
+    acc[k] = s;
+  }
+}
+
+template <uint32_t kV, bool kBox>
+MMDB_AVX2 inline __m256 sums8(const Layout& layout, const PreparedQuery* const* q,
+                              const float* const* lo, const float* const* hi) noexcept {
+  __m256 acc[8];
+  for (__m256& a : acc) a = _mm256_setzero_ps();
+  accumulate8<kV, kBox>(layout, q, lo, hi, acc, 0, kV ? kV : layout.vectors);
+  return reduce8(acc);
+}
+
+// (transition + sums) shrunk and clamped: lower bounds of the costs.
+MMDB_AVX2 inline __m256 shrink(__m256 transition, __m256 sums) noexcept {
+  return _mm256_min_ps(_mm256_mul_ps(_mm256_add_ps(transition, sums), _mm256_set1_ps(kShrink)),
+                       _mm256_set1_ps(kHugeBound));
+}
+
+// Lower bounds of 8 boxes (lane k: query q[k], box lo[k]/hi[k]) against best[k], of the first
+// `lanes` only (the others are 0): the second half of the columns first (for 27 features,
+// columns 16 to 26, the trajectory's, which differ most between a game's query and the boxes);
+// when every lane's partial bound already reaches its best, the partial bounds are returned
+// (still lower bounds, and enough to skip them all).
+template <uint32_t kV>
+MMDB_AVX2 inline __m256 boxBounds8(const Layout& layout, const PreparedQuery* const* q,
+                                   const float* const* lo, const float* const* hi,
+                                   __m256 transition, __m256 best,
+                                   uint32_t lanes = 8) noexcept {
+  const uint32_t vectors = kV ? kV : layout.vectors, half = vectors / 2;
+  __m256 acc[8];
+  for (__m256& a : acc) a = _mm256_setzero_ps();
+  if (half > 0) {
+    accumulate8<kV, true>(layout, q, lo, hi, acc, half, vectors, lanes);
+    const __m256 partial = shrink(transition, reduce8(acc));
+    const uint32_t used = (1u << lanes) - 1;
+    if ((uint32_t(_mm256_movemask_ps(_mm256_cmp_ps(partial, best, _CMP_LT_OQ))) & used) == 0)
+      return partial;
+  }
+  accumulate8<kV, true>(layout, q, lo, hi, acc, 0, half, lanes);
+  return shrink(transition, reduce8(acc));
+}
+
+// Asks for the feature rows [first, end) ahead of their use: the rows of the boxes that pass
+// are scattered over a database larger than the caches, and this overlaps their misses.
+MMDB_AVX2 inline void prefetchRows(const Scan& scan, uint32_t first, uint32_t end) noexcept {
+  const char* p = reinterpret_cast<const char*>(scan.features + size_t(first) * scan.stride);
+  const char* e = reinterpret_cast<const char*>(scan.features + size_t(end) * scan.stride);
+  for (; p < e; p += 64) _mm_prefetch(p, _MM_HINT_T0);
+}
+
+// Rows [f, f + count) (count <= 8) of one query: their bounds 8 at a time, then rowCost() for
+// those whose bound is below the best so far, in increasing frame order.
+template <uint32_t kV>
+MMDB_AVX2 inline void considerRows(const Layout& layout, const PreparedQuery& pq, Scan& scan,
+                                   uint32_t f, uint32_t count, uint32_t frames) noexcept {
+  if (f + 8 > frames) {  // the last rows of the database: no 8-row load
+    for (uint32_t k = 0; k < count; ++k) scan.consider(f + k);
+    return;
+  }
+  const PreparedQuery* q[8];
+  const float* rows[8];
+  for (uint32_t k = 0; k < 8; ++k) {
+    q[k] = &pq;
+    rows[k] = scan.features + size_t(f + k) * scan.stride;
+  }
+  alignas(32) float bound[8];
+  _mm256_store_ps(bound, shrink(_mm256_set1_ps(scan.transition),
+                                sums8<kV, false>(layout, q, rows, rows)));
+  uint32_t below = 0;
+  for (uint32_t k = 0; k < count; ++k) below += !scan.prunes(bound[k], f + k);
+  if (below < 2) {  // one row at most: its cost alone
+    for (uint32_t k = 0; k < count; ++k)
+      if (!scan.prunes(bound[k], f + k)) scan.consider(f + k);
+    return;
+  }
+  // Several: the costs of all 8 rows at once (the same floats rowCost() gives, 8 additions in
+  // flight instead of one), then taken in frame order as consider() would.
+  float costs[kBlock];
+  blockCosts(scan.query, rows[0], scan.stride, scan.n, scan.transition, costs);
+  for (uint32_t k = 0; k < count; ++k) {
+    if (scan.prunes(bound[k], f + k) || scan.nearCurrent(f + k)) continue;
+    ++scan.evaluated;
+    scan.improve(f + k, costs[k]);
+  }
+}
+
+// Bounds of 8 consecutive boxes for one query, computed ahead as BoundWindow does.
+template <uint32_t kV>
+struct BoxWindow {
+  const Layout* layout;
+  const PreparedQuery* query;
+  const float* lo;
+  const float* hi;
+  uint32_t stride, boxes;
+  float transition;
+  const float* best;  // the scan's best cost: a window may stop at a partial bound above it
+  uint32_t lanes;     // boxes per fill, at most 8 (the small boxes of one large box)
+  // For the large boxes: the small boxes' min/max rows inside each (`inner` floats), asked for
+  // ahead of use when the large box's bound is below best.
+  const float* inner_lo = nullptr;
+  const float* inner_hi = nullptr;
+  size_t inner = 0, inner_total = 0;
+  uint32_t first = 0, count = 0;
+  alignas(32) float bound[8] = {};
+
+  MMDB_AVX2 float get(uint32_t box) noexcept {
+    if (box - first >= count) fill(box);
+    return bound[box - first];
+  }
+  MMDB_AVX2 void fill(uint32_t box) noexcept {
+    first = box;
+    count = std::min(lanes, boxes - box);
+    const PreparedQuery* q[8];
+    const float* l[8];
+    const float* h[8];
+    for (uint32_t k = 0; k < 8; ++k) {
+      const size_t b = std::min(box + k, boxes - 1);  // repeats the last box past the end
+      q[k] = query;
+      l[k] = lo + b * stride;
+      h[k] = hi + b * stride;
+    }
+    _mm256_store_ps(bound, boxBounds8<kV>(*layout, q, l, h, _mm256_set1_ps(transition),
+                                          _mm256_set1_ps(*best), lanes));
+    if (!inner_lo) return;
+    for (uint32_t k = 0; k < count; ++k) {
+      if (bound[k] >= *best) continue;
+      const size_t at = std::min(size_t(box + k) * inner, inner_total);
+      const size_t bytes = (std::min(at + inner, inner_total) - at) * sizeof(float);
+      for (size_t b = 0; b < bytes; b += 64) {
+        _mm_prefetch(reinterpret_cast<const char*>(inner_lo + at) + b, _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(inner_hi + at) + b, _MM_HINT_T0);
+      }
+    }
+  }
+};
+
+template <uint32_t kV>
+MMDB_AVX2 void prunedAvx2(const Database& db, const SearchRequest& request, const Layout& layout,
+                          uint32_t lo, uint32_t hi, Scan& scan) noexcept {
+  PreparedQuery pq;
+  prepare(layout, scan.query, pq);
+  const uint32_t small = db.boundsSmallSize(), large = db.boundsLargeSize();
+  const uint32_t frames = db.frameCount(), stride = scan.stride;
+  BoxWindow<kV> large_bounds{&layout, &pq, db.boundsLargeMin().data(),
+                             db.boundsLargeMax().data(), stride, (frames + large - 1) / large,
+                             scan.transition, &scan.best_cost, 8};
+  BoxWindow<kV> small_bounds{&layout, &pq, db.boundsSmallMin().data(),
+                             db.boundsSmallMax().data(), stride, (frames + small - 1) / small,
+                             scan.transition, &scan.best_cost,
+                             std::max(1u, std::min(8u, large / small))};
+  large_bounds.inner_lo = db.boundsSmallMin().data();
+  large_bounds.inner_hi = db.boundsSmallMax().data();
+  large_bounds.inner = size_t(large / small) * stride;
+  large_bounds.inner_total = db.boundsSmallMin().size();
+  for (const MatchRange& range : db.ranges()) {
+    if (!request.filter.passes(range.tag_mask)) continue;
+    uint32_t f, end;
+    if (!clip(range, lo, hi, f, end)) continue;
+    while (f < end) {
+      const uint32_t lb = f / large;
+      const uint32_t large_end = std::min(end, (lb + 1) * large);
+      if (scan.prunes(large_bounds.get(lb), f)) {
+        f = large_end;
+        continue;
+      }
+      for (uint32_t g = f; g < large_end;) {  // the rows of the small boxes that pass, ahead
+        const uint32_t sb = g / small;
+        const uint32_t small_end = std::min(large_end, (sb + 1) * small);
+        if (!scan.prunes(small_bounds.get(sb), g)) prefetchRows(scan, g, small_end);
+        g = small_end;
+      }
+      while (f < large_end) {
+        const uint32_t sb = f / small;
+        const uint32_t small_end = std::min(large_end, (sb + 1) * small);
+        if (!scan.prunes(small_bounds.get(sb), f)) {
+          for (; f < small_end; f += 8)
+            considerRows<kV>(layout, pq, scan, f, std::min(8u, small_end - f), frames);
+        }
+        f = small_end;
+      }
+    }
+  }
+}
+
+// The requests of `mask` whose bound for the box at box_lo/box_hi is below their best, 8
+// requests at a time against the same box.
+template <uint32_t kV>
+MMDB_AVX2 inline uint64_t boxesBelowBest(const Layout& layout, const PreparedQuery* pq,
+                                         const float* transition, const Scan* scans,
+                                         uint64_t mask, const float* box_lo,
+                                         const float* box_hi) noexcept {
+  uint64_t passed = 0;
+  while (mask) {
+    uint32_t index[8];
+    uint32_t m = 0;
+    for (; m < 8 && mask; ++m) {
+      index[m] = uint32_t(__builtin_ctzll(mask));
+      mask &= mask - 1;
+    }
+    const PreparedQuery* q[8];
+    const float* l[8];
+    const float* h[8];
+    alignas(32) float t[8], best[8];
+    for (uint32_t k = 0; k < 8; ++k) {
+      const uint32_t i = index[k < m ? k : 0];
+      q[k] = &pq[i];
+      l[k] = box_lo;
+      h[k] = box_hi;
+      t[k] = transition[i];
+      best[k] = scans[i].best_cost;
+    }
+    const __m256 best_v = _mm256_load_ps(best);
+    const __m256 bound = boxBounds8<kV>(layout, q, l, h, _mm256_load_ps(t), best_v);
+    const uint32_t below = uint32_t(_mm256_movemask_ps(_mm256_cmp_ps(bound, best_v, _CMP_LT_OQ)));
+    for (uint32_t k = 0; k < m; ++k)
+      if (below & (1u << k)) passed |= uint64_t(1) << index[k];
+  }
+  return passed;
+}
+
+// One pass for up to 64 requests: per range, the requests whose filter passes; per box, the
+// bounds of those still searching it, 8 requests at a time against the same box; per group of
+// rows, each request that reached it. Every request sees its frames in increasing order, so
+// its result is its own search's.
+template <uint32_t kV>
+MMDB_AVX2 void batchAvx2(const Database& db, const SearchRequest* requests, Scan* scans,
+                         uint32_t count, const Layout& layout, uint32_t lo, uint32_t hi) noexcept {
+  PreparedQuery pq[kBatchChunk];
+  alignas(32) float transition[kBatchChunk];
+  for (uint32_t i = 0; i < count; ++i) {
+    prepare(layout, scans[i].query, pq[i]);
+    transition[i] = scans[i].transition;
+  }
+  const uint32_t small = db.boundsSmallSize(), large = db.boundsLargeSize();
+  const uint32_t frames = db.frameCount(), stride = db.featureStride();
+  const float* large_min = db.boundsLargeMin().data();
+  const float* large_max = db.boundsLargeMax().data();
+  const float* small_min = db.boundsSmallMin().data();
+  const float* small_max = db.boundsSmallMax().data();
+  const uint32_t large_boxes = (frames + large - 1) / large;
+  // Boxes over kGroup large boxes, made here from theirs: one test for every request.
+  constexpr uint32_t kGroup = 8;
+  uint32_t group_index = ~0u;
+  alignas(32) float group_min[8 * kMaxVectors] = {}, group_max[8 * kMaxVectors] = {};
+
+  for (const MatchRange& range : db.ranges()) {
+    uint32_t f, end;
+    if (!clip(range, lo, hi, f, end)) continue;
+    uint64_t in_range = 0;
+    for (uint32_t i = 0; i < count; ++i)
+      if (requests[i].filter.passes(range.tag_mask)) in_range |= uint64_t(1) << i;
+    if (!in_range) continue;
+    uint64_t in_group = 0;
+    uint32_t group_end = 0;
+    while (f < end) {
+      const uint32_t lb = f / large;
+      const uint32_t large_end = std::min(end, (lb + 1) * large);
+      if (f >= group_end) {
+        // A new group of kGroup large boxes: one box over them, tested for every request of
+        // the range; its min/max are computed once for the whole batch.
+        const uint32_t group = lb / kGroup;
+        if (group != group_index) {
+          group_index = group;
+          const uint32_t last = std::min((group + 1) * kGroup, large_boxes);
+          for (uint32_t v = 0; v < layout.vectors; ++v) {
+            const uint32_t c = layout.offset[v];
+            const size_t first_box = size_t(group) * kGroup * stride;
+            __m256 mn = _mm256_loadu_ps(large_min + first_box + c);
+            __m256 mx = _mm256_loadu_ps(large_max + first_box + c);
+            for (uint32_t b = group * kGroup + 1; b < last; ++b) {
+              mn = _mm256_min_ps(mn, _mm256_loadu_ps(large_min + size_t(b) * stride + c));
+              mx = _mm256_max_ps(mx, _mm256_loadu_ps(large_max + size_t(b) * stride + c));
+            }
+            _mm256_storeu_ps(group_min + c, mn);
+            _mm256_storeu_ps(group_max + c, mx);
+          }
+        }
+        group_end = std::min(end, (group + 1) * kGroup * large);
+        in_group = boxesBelowBest<kV>(layout, pq, transition, scans, in_range, group_min,
+                                      group_max);
+        if (!in_group) {
+          f = group_end;
+          continue;
+        }
+      }
+      const uint64_t in_large = boxesBelowBest<kV>(
+          layout, pq, transition, scans, in_group, large_min + size_t(lb) * stride,
+          large_max + size_t(lb) * stride);
+      if (!in_large) {
+        f = large_end;
+        continue;
+      }
+      // The small boxes' tests first, then their rows (asked for ahead).
+      uint64_t in_small_box[64];
+      uint32_t boxes_here = 0;
+      for (uint32_t g = f; g < large_end; ++boxes_here) {
+        const uint32_t sb = g / small;
+        const uint32_t small_end = std::min(large_end, (sb + 1) * small);
+        const uint64_t in_small = boxesBelowBest<kV>(
+            layout, pq, transition, scans, in_large, small_min + size_t(sb) * stride,
+            small_max + size_t(sb) * stride);
+        if (boxes_here < 64) in_small_box[boxes_here] = in_small;
+        if (in_small) prefetchRows(scans[0], g, small_end);
+        g = small_end;
+      }
+      for (uint32_t box = 0; f < large_end; ++box) {
+        const uint32_t sb = f / small;
+        const uint32_t small_end = std::min(large_end, (sb + 1) * small);
+        const uint64_t in_small =
+            box < 64 ? in_small_box[box]
+                     : boxesBelowBest<kV>(layout, pq, transition, scans, in_large,
+                                          small_min + size_t(sb) * stride,
+                                          small_max + size_t(sb) * stride);
+        if (in_small) {
+          for (; f < small_end; f += 8) {
+            const uint32_t rows = std::min(8u, small_end - f);
+            for (uint64_t m = in_small; m; m &= m - 1) {
+              const uint32_t i = uint32_t(__builtin_ctzll(m));
+              considerRows<kV>(layout, pq[i], scans[i], f, rows, frames);
+            }
+          }
+        }
+        f = small_end;
+      }
+    }
+  }
+}
+
+#endif  // MMDB_SEARCH_AVX2
+
+// The pruned scan of [lo, hi) into `scan`, on the fastest path this machine has.
+void pruned(const Database& db, const SearchRequest& request, uint32_t lo, uint32_t hi,
+            Scan& scan) noexcept {
+#if MMDB_SEARCH_AVX2
+  Layout layout;
+  if (haveAvx2() && avx2Layout(scan.n, layout)) {
+    if (layout.vectors == 4 && !kAnyWidth)
+      prunedAvx2<4>(db, request, layout, lo, hi, scan);
+    else
+      prunedAvx2<0>(db, request, layout, lo, hi, scan);
+    return;
+  }
+#endif
+  prunedScalar(db, request, lo, hi, scan);
+}
+
+Status validateBatch(const Database& db, Span<const SearchRequest> requests,
+                     Span<SearchResult> results) noexcept {
+  if (requests.size() != results.size())
+    return Error::format(ErrorCode::InvalidArgument,
+                         "searchBatch: %zu requests but room for %zu results", requests.size(),
+                         results.size());
+  for (size_t i = 0; i < requests.size(); ++i) {
+    if (Status s = validateSearch(db, requests[i]); !s)
+      return Error::format(ErrorCode::InvalidArgument, "searchBatch: request %zu: %.180s", i,
+                           s.message());
+  }
+  return {};
 }
 
 }  // namespace
@@ -209,42 +717,94 @@ Result<SearchResult> searchExhaustive(const Database& db, const SearchRequest& r
     if (!request.filter.passes(range.tag_mask)) continue;
     scan.considerRun(range.first_frame, range.first_frame + range.frame_count);
   }
-  return finish(scan, request);
+  const SearchResult r = finish(scan, request);
+  if (Status s = checkMatch(r); !s) return s;
+  return r;
 }
 
 Result<SearchResult> searchPruned(const Database& db, const SearchRequest& request) noexcept {
   if (Status s = validateSearch(db, request); !s) return s;
   Scan scan = startScan(db, request);
-  const uint32_t n = scan.n, stride = scan.stride;
-  const uint32_t small = db.boundsSmallSize(), large = db.boundsLargeSize();
-  const uint32_t frames = db.frameCount();
-  BoundWindow<8> large_bounds(scan.query, db.boundsLargeMin().data(), db.boundsLargeMax().data(),
-                              stride, n, (frames + large - 1) / large, scan.transition);
-  BoundWindow<4> small_bounds(scan.query, db.boundsSmallMin().data(), db.boundsSmallMax().data(),
-                              stride, n, (frames + small - 1) / small, scan.transition);
+  pruned(db, request, 0, db.frameCount(), scan);
+  const SearchResult r = finish(scan, request);
+  if (Status s = checkMatch(r); !s) return s;
+  return r;
+}
 
-  // Ranges are sorted, so frames are visited in increasing order as in the exhaustive scan: a
-  // skipped frame could only tie a best found earlier, which has the lower index.
-  for (const MatchRange& range : db.ranges()) {
-    if (!request.filter.passes(range.tag_mask)) continue;
-    const uint32_t end = range.first_frame + range.frame_count;
-    uint32_t f = range.first_frame;
-    while (f < end) {
-      const uint32_t lb = f / large;
-      const uint32_t large_end = std::min(end, (lb + 1) * large);
-      if (large_bounds.get(lb) >= scan.best_cost) {
-        f = large_end;
-        continue;
-      }
-      while (f < large_end) {
-        const uint32_t sb = f / small;
-        const uint32_t small_end = std::min(large_end, (sb + 1) * small);
-        if (small_bounds.get(sb) < scan.best_cost) scan.considerRun(f, small_end);
-        f = small_end;
-      }
-    }
-  }
+Result<SearchResult> searchRange(const Database& db, const SearchRequest& request,
+                                 uint32_t first_frame, uint32_t end_frame) noexcept {
+  if (Status s = validateSearch(db, request); !s) return s;
+  if (first_frame > end_frame)
+    return Error::format(ErrorCode::InvalidArgument,
+                         "searchRange: first frame %u is after end frame %u", first_frame,
+                         end_frame);
+  Scan scan = startScan(db, request);
+  pruned(db, request, first_frame, std::min(end_frame, db.frameCount()), scan);
   return finish(scan, request);
+}
+
+SearchResult mergeSearchResults(const SearchResult& a, const SearchResult& b) noexcept {
+  const bool take_b = b.cost < a.cost || (b.cost == a.cost && b.frame >= 0 &&
+                                          (a.frame < 0 || b.frame < a.frame));
+  SearchResult r = take_b ? b : a;
+  r.evaluated = a.evaluated + b.evaluated;
+  return r;
+}
+
+Status searchBatchRange(const Database& db, Span<const SearchRequest> requests,
+                        uint32_t first_frame, uint32_t end_frame,
+                        Span<SearchResult> results) noexcept {
+  if (Status s = validateBatch(db, requests, results); !s) return s;
+  if (first_frame > end_frame)
+    return Error::format(ErrorCode::InvalidArgument,
+                         "searchBatchRange: first frame %u is after end frame %u", first_frame,
+                         end_frame);
+  const uint32_t hi = std::min(end_frame, db.frameCount());
+#if MMDB_SEARCH_AVX2
+  Layout layout;
+  if (haveAvx2() && avx2Layout(db.featureCount(), layout)) {
+    Scan scans[kBatchChunk];
+    for (size_t done = 0; done < requests.size(); done += kBatchChunk) {
+      const uint32_t count = uint32_t(std::min(kBatchChunk, requests.size() - done));
+      for (uint32_t i = 0; i < count; ++i) scans[i] = startScan(db, requests[done + i]);
+      if (layout.vectors == 4 && !kAnyWidth)
+        batchAvx2<4>(db, requests.data() + done, scans, count, layout, first_frame, hi);
+      else
+        batchAvx2<0>(db, requests.data() + done, scans, count, layout, first_frame, hi);
+      for (uint32_t i = 0; i < count; ++i) results[done + i] = finish(scans[i], requests[done + i]);
+    }
+    return {};
+  }
+#endif
+  for (size_t i = 0; i < requests.size(); ++i) {
+    Scan scan = startScan(db, requests[i]);
+    prunedScalar(db, requests[i], first_frame, hi, scan);
+    results[i] = finish(scan, requests[i]);
+  }
+  return {};
+}
+
+Status searchBatch(const Database& db, Span<const SearchRequest> requests,
+                   Span<SearchResult> results) noexcept {
+  if (Status s = searchBatchRange(db, requests, 0, db.frameCount(), results); !s) return s;
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (Status s = checkMatch(results[i]); !s)
+      return Error::format(ErrorCode::NoMatch, "request %zu: %s", i, s.message());
+  }
+  return {};
+}
+
+Status checkMatch(const SearchResult& result) noexcept {
+  if (result.frame < 0)
+    return Error(ErrorCode::NoMatch,
+                 "search: no candidate frame (no matchable range passes the tag filter, or every "
+                 "candidate's cost is NaN) and no current frame");
+  if (!std::isfinite(result.cost))
+    return Error::format(ErrorCode::NoMatch,
+                         "search: the best cost (frame %d) is not finite: the database's "
+                         "features hold NaN or inf (was the mapped file changed after open?)",
+                         result.frame);
+  return {};
 }
 
 Status normalizeQuery(const Database& db, Span<const float> raw, Span<float> normalized) noexcept {

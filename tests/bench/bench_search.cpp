@@ -3,8 +3,14 @@
 // the corpus and the cooker are there); the exhaustive scan as a fraction of this machine's
 // streaming read bandwidth over a buffer of the same size, measured in the same run.
 //
+// Against the reference-style baseline (reference_search.h), in the same run and with the same
+// 1,000 game queries, on ~300k-frame databases: exhaustive, reference-style, pruned, and 64
+// requests as one searchBatch against 64 single searches.
+//
 //   ./bench_search --benchmark_counters_tabular=true
+//   ./bench_search --benchmark_filter=Game --benchmark_counters_tabular=true
 #include "real_database.h"
+#include "reference_search.h"
 #include "synthetic_database.h"
 
 #include <mmdb/database.h>
@@ -176,6 +182,159 @@ void BM_SearchPrunedBandai(benchmark::State& state) {
 }
 BENCHMARK(BM_SearchExhaustiveBandai)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_SearchPrunedBandai)->Unit(benchmark::kMicrosecond);
+
+// ~300k-frame databases with a game's queries: the playing frame's pose columns and another
+// trajectory. 0: synthetic, 300 clips of 1,000 frames (smooth curves plus noise); the trajectory
+// columns of another frame moved by N(0, 0.3) noise (the tests' generator has no root motion the
+// features follow, so a controller cannot drive it). 1: bandai-1 cooked mirrored at 240 Hz
+// (about 290k frames); the trajectory predicted by the controller from the playing frame's root
+// motion and a random stick (mmtest::makeGameQueries).
+constexpr uint32_t kGameQueries = 1000;
+
+struct Game {
+  std::string name;
+  const mmdb::Database* db = nullptr;
+  std::unique_ptr<Loaded> owned;
+  std::vector<std::vector<float>> queries;
+  std::vector<int32_t> current;
+  std::vector<mmdb::SearchResult> expected;  // searchExhaustive's, computed once
+};
+
+Game* game(benchmark::State& state) {
+  static std::map<int64_t, std::unique_ptr<Game>> cache;
+  static std::map<int64_t, std::string> why;
+  const int64_t which = state.range(0);
+  auto& slot = cache[which];
+  if (!slot && why[which].empty()) {
+    auto g = std::make_unique<Game>();
+    if (which == 0) {
+      g->owned = std::make_unique<Loaded>();
+      mmtest::SyntheticSpec spec;
+      spec.frames_per_clip = 1000;
+      spec.clips = 300;
+      spec.joints = 1;
+      g->owned->bytes = mmtest::serializeAligned(mmtest::makeSyntheticDatabase(spec));
+      g->owned->db = std::move(
+          mmdb::Database::fromMemory(g->owned->bytes.data(), g->owned->bytes.size()).value());
+      g->db = &g->owned->db;
+      g->name = "synthetic 300k";
+      std::mt19937 rng(21);
+      std::normal_distribution<float> noise(0.f, 0.3f);
+      for (uint32_t i = 0; i < kGameQueries; ++i) {
+        const uint32_t playing = rng() % g->db->frameCount();
+        const uint32_t other = rng() % g->db->frameCount();
+        auto a = g->db->featureRow(playing), b = g->db->featureRow(other);
+        std::vector<float> q(a.begin(), a.end());
+        for (size_t c = 15; c < q.size(); ++c) q[c] = b[c] + noise(rng);
+        g->queries.push_back(std::move(q));
+        g->current.push_back(int32_t(playing));
+      }
+    } else {
+      const mmtest::RealDatabase* real = mmtest::bandaiDatabaseAt(240, true, &why[which]);
+      if (real) {
+        g->db = &real->db;
+        g->name = "bandai-1 mirrored 240 Hz";
+        mmtest::makeGameQueries(*g->db, kGameQueries, 23, g->queries, g->current);
+      }
+    }
+    if (g->db) {
+      for (size_t i = 0; i < g->queries.size(); ++i) {
+        mmdb::SearchRequest request;
+        request.query = g->queries[i];
+        request.current_frame = g->current[i];
+        g->expected.push_back(mmdb::searchExhaustive(*g->db, request).value());
+      }
+      slot = std::move(g);
+    }
+  }
+  if (!slot) state.SkipWithError(why[which].c_str());
+  if (slot) state.SetLabel(slot->name);
+  return slot.get();
+}
+
+enum class Method { Exhaustive, Reference, Pruned };
+
+void BM_Game(benchmark::State& state, Method method) {
+  Game* g = game(state);
+  if (!g) return;
+  size_t i = 0;
+  uint64_t evaluated = 0, mismatches = 0;
+  std::vector<mmdb::SearchResult> got(g->queries.size());
+  std::vector<bool> seen(g->queries.size(), false);
+  for (auto _ : state) {
+    const size_t k = i++ % g->queries.size();
+    mmdb::SearchRequest request;
+    request.query = g->queries[k];
+    request.current_frame = g->current[k];
+    mmdb::SearchResult r;
+    switch (method) {
+      case Method::Exhaustive: r = mmdb::searchExhaustive(*g->db, request).value(); break;
+      case Method::Reference: r = mmbench::referenceSearch(*g->db, request); break;
+      case Method::Pruned: r = mmdb::searchPruned(*g->db, request).value(); break;
+    }
+    benchmark::DoNotOptimize(r);
+    evaluated += r.evaluated;
+    got[k] = r;
+    seen[k] = true;
+  }
+  for (size_t k = 0; k < got.size(); ++k)
+    if (seen[k] && (got[k].frame != g->expected[k].frame || got[k].cost != g->expected[k].cost))
+      ++mismatches;
+  state.counters["frames"] = double(g->db->frameCount());
+  state.counters["rows_per_query"] = double(evaluated) / double(std::max<size_t>(i, 1));
+  state.counters["mismatches"] = double(mismatches);
+  state.SetItemsProcessed(int64_t(i));
+  if (mismatches) state.SkipWithError("winners or costs differ from searchExhaustive");
+}
+void BM_GameExhaustive(benchmark::State& state) { BM_Game(state, Method::Exhaustive); }
+void BM_GameReference(benchmark::State& state) { BM_Game(state, Method::Reference); }
+void BM_GamePruned(benchmark::State& state) { BM_Game(state, Method::Pruned); }
+BENCHMARK(BM_GameReference)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_GameExhaustive)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_GamePruned)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
+// 64 characters: 64 single searchPruned calls against one searchBatch of the same 64 requests
+// (consecutive queries of the 1,000, round robin). items = queries answered.
+void BM_GameCrowd(benchmark::State& state, bool batch) {
+  Game* g = game(state);
+  if (!g) return;
+  const size_t count = size_t(state.range(1));
+  std::vector<mmdb::SearchRequest> requests(count);
+  std::vector<mmdb::SearchResult> results(count);
+  size_t next = 0;
+  uint64_t mismatches = 0, answered = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    const size_t first = next;
+    for (size_t j = 0; j < count; ++j) {
+      const size_t k = (first + j) % g->queries.size();
+      requests[j] = {};
+      requests[j].query = g->queries[k];
+      requests[j].current_frame = g->current[k];
+    }
+    next = (first + count) % g->queries.size();
+    state.ResumeTiming();
+    if (batch) {
+      if (!mmdb::searchBatch(*g->db, requests, results).ok()) state.SkipWithError("batch failed");
+    } else {
+      for (size_t j = 0; j < count; ++j)
+        results[j] = mmdb::searchPruned(*g->db, requests[j]).value();
+    }
+    benchmark::DoNotOptimize(results.data());
+    for (size_t j = 0; j < count; ++j) {
+      const auto& e = g->expected[(first + j) % g->queries.size()];
+      mismatches += results[j].frame != e.frame || results[j].cost != e.cost;
+    }
+    answered += count;
+  }
+  state.counters["mismatches"] = double(mismatches);
+  state.SetItemsProcessed(int64_t(answered));
+  if (mismatches) state.SkipWithError("winners or costs differ from searchExhaustive");
+}
+void BM_GameSingles(benchmark::State& state) { BM_GameCrowd(state, false); }
+void BM_GameBatch(benchmark::State& state) { BM_GameCrowd(state, true); }
+BENCHMARK(BM_GameSingles)->Args({0, 64})->Args({1, 64})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_GameBatch)->Args({0, 64})->Args({1, 64})->Unit(benchmark::kMillisecond);
 
 // Streaming read over a buffer the size of the million-frame feature array: the baseline.
 void BM_StreamRead(benchmark::State& state) {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <random>
 
@@ -51,6 +52,42 @@ const RealDatabase* bandaiDatabase(std::string* why_absent) {
   if (!cached && why_absent && why_absent->empty())
     *why_absent = "no motion corpus at " + dir.string();
   return cached.get();
+}
+
+const RealDatabase* bandaiDatabaseAt(double frame_rate, bool mirror, std::string* why_absent) {
+  static std::map<std::pair<double, bool>, std::unique_ptr<RealDatabase>> cache;
+  auto& slot = cache[{frame_rate, mirror}];
+  if (slot) return slot.get();
+  const fs::path dir = fs::path(MMDB_SHARED_DATA) / "bandai-1";
+  if (!fs::exists(dir)) {
+    if (why_absent) *why_absent = "no Bandai Namco corpus at " + dir.string();
+    return nullptr;
+  }
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".bvh") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  mm::CookRequest request;
+  request.settings.frame_rate = frame_rate;
+  for (const auto& f : files) {
+    mm::ClipSpec clip;
+    clip.source = f.string();
+    clip.source_label = f.filename().string();
+    clip.mirror = mirror;
+    request.clips.push_back(clip);
+  }
+  request.jobs = 2;
+  auto real = std::make_unique<RealDatabase>();
+  real->bytes = serializeAligned(mm::cookDatabase(request));
+  auto opened = mmdb::Database::fromMemory(real->bytes.data(), real->bytes.size());
+  if (!opened.ok()) {
+    if (why_absent)
+      *why_absent = std::string("bandai-1 cooked but did not open: ") + opened.error().message();
+    return nullptr;
+  }
+  real->db = std::move(opened.value());
+  slot = std::move(real);
+  return slot.get();
 }
 
 void makeGameQueries(const mmdb::Database& db, uint32_t count, uint32_t seed,

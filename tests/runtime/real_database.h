@@ -19,6 +19,10 @@ struct RealDatabase {
 // nullptr when the corpus is absent (why: the folder looked at, in *why_absent).
 const RealDatabase* bandaiDatabase(std::string* why_absent);
 
+// bandai-1 cooked at `frame_rate` Hz, every clip also mirrored when `mirror`; cooked once per
+// process for each pair. nullptr when the corpus is absent, as above.
+const RealDatabase* bandaiDatabaseAt(double frame_rate, bool mirror, std::string* why_absent);
+
 // Queries a game asks: the pose part of a playing row and a trajectory predicted by the
 // controller from that frame's root motion and a random stick. current[i] is the playing frame.
 void makeGameQueries(const mmdb::Database& db, uint32_t count, uint32_t seed,

@@ -11,16 +11,32 @@
 //     among candidates and never away from the playing frame.
 //  4. Candidates are the frames of matchable ranges whose tag mask passes the filter, except
 //     those with |frame - current_frame| < neighbourhood_frames.
-// searchExhaustive() scans every candidate; searchPruned() skips 64- and 16-frame boxes whose
-// lower bound (the same sum, over the distance from the query to the box's min/max, which can
-// never exceed a frame's cost in float) is already >= best. Both return the same frame and the
-// same cost for every query. Neither allocates; both are safe to call from several threads.
+// searchExhaustive() scans every candidate; searchPruned() skips 64- and 16-frame boxes and rows
+// whose lower bound is already >= best. A bound is the same sum over the distance from the query
+// to the box's min/max (or to the row itself), computed in any order (8 columns or 8 boxes at a
+// time) and shrunk by a relative margin larger than any float rounding of its terms, so it never
+// exceeds the cost rule 2 gives. Only rows whose bound is below best get their cost summed, in
+// column order. Both return the same frame and the same cost for every query. Neither
+// allocates; both are safe to call from several threads.
+//
+// Splitting a search (a job system): searchRange() searches only the candidates in global frames
+// [first_frame, end_frame) but starts, like the whole search, from the current frame's cost, so
+// it returns the current frame unless a candidate of its part is strictly cheaper.
+// mergeSearchResults() of the parts, in any order and grouping, gives the whole search's result:
+// the lower cost wins, equal costs go to the lower frame (two parts never return the current
+// frame and a candidate at the same cost, since a candidate is returned only when strictly
+// cheaper than the current frame; so the current frame keeps its ties).
+//
+// searchBatch() answers several requests (one per character) in one pass over the database:
+// each box's bounds and each row are read once for all requests whose filters pass. Each result
+// is the one searchPruned() gives for its request.
 #pragma once
 
 #include "mmdb/database.h"
 #include "mmdb/result.h"
 #include "mmdb/span.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 
@@ -63,6 +79,35 @@ Status validateSearch(const Database& db, const SearchRequest& request) noexcept
 // or when the winner's cost is not finite; a result's frame is therefore never -1.
 Result<SearchResult> searchExhaustive(const Database& db, const SearchRequest& request) noexcept;
 Result<SearchResult> searchPruned(const Database& db, const SearchRequest& request) noexcept;
+
+// The candidates of [first_frame, end_frame) only (end_frame past frameCount() means all of
+// them). InvalidArgument as above, or when first_frame > end_frame. A part may hold no
+// candidate: its frame is then -1 and its cost +inf, which mergeSearchResults() passes over.
+// Check the merged result of all parts with checkMatch(), as the whole searches do.
+Result<SearchResult> searchRange(const Database& db, const SearchRequest& request,
+                                 uint32_t first_frame, uint32_t end_frame) noexcept;
+
+// The result of a search over two parts, from the results of the two (same request).
+// `evaluated` is the sum of both.
+SearchResult mergeSearchResults(const SearchResult& a, const SearchResult& b) noexcept;
+
+// NoMatch when a (merged) result has no frame or a cost that is not finite: the error
+// searchExhaustive() and searchPruned() return instead of such a result.
+Status checkMatch(const SearchResult& result) noexcept;
+
+// results[i] = searchPruned(db, requests[i]) for every i, found in one pass (up to
+// kBatchChunk requests at a time; larger batches are done chunk after chunk). No allocation.
+// InvalidArgument (naming the first bad request) when a request is invalid or the spans differ
+// in size; then no result is written. NoMatch naming the first request that searchPruned()
+// would answer with NoMatch; every result is written (that one with frame -1).
+inline constexpr size_t kBatchChunk = 64;
+Status searchBatch(const Database& db, Span<const SearchRequest> requests,
+                   Span<SearchResult> results) noexcept;
+// The batch over candidates in [first_frame, end_frame) only: merge each request's parts with
+// mergeSearchResults() and check each merged result with checkMatch().
+Status searchBatchRange(const Database& db, Span<const SearchRequest> requests,
+                        uint32_t first_frame, uint32_t end_frame,
+                        Span<SearchResult> results) noexcept;
 
 // raw (featureCount() floats, in the feature units of docs/format.md "Features") ->
 // normalized = (raw - featureOffset()) / featureScale(). InvalidArgument on a size mismatch.

@@ -1,0 +1,213 @@
+// The fast pruned search, the batch and split searches: on 10,000 game-like queries, with
+// transition costs 0 and 0.5, each gives searchExhaustive's winner and cost bit for bit, and the
+// tie rules hold across batches and merged parts.
+#include "synthetic_database.h"
+
+#include <mmdb/database.h>
+#include <mmdb/search.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+namespace {
+
+using mmdb::Database;
+using mmdb::SearchRequest;
+using mmdb::SearchResult;
+
+// A whole search's result, with NoMatch (no current frame and no candidate passes the filter)
+// read as the frame -1 and cost +inf that the batch and the merged parts hold for it.
+SearchResult orNoMatch(const mmdb::Result<SearchResult>& r) {
+  if (r.ok()) return r.value();
+  EXPECT_EQ(r.error().code(), mmdb::ErrorCode::NoMatch) << r.error().message();
+  return SearchResult{};
+}
+
+class SearchBatch : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    mmtest::SyntheticSpec spec;
+    spec.clips = 8;
+    spec.frames_per_clip = 500;
+    cooked_ = mmtest::makeSyntheticDatabase(spec);
+    open(cooked_);
+  }
+  void open(const mm::CookedDatabase& cooked) {
+    bytes_ = mmtest::serializeAligned(cooked);
+    auto r = Database::fromMemory(bytes_.data(), bytes_.size());
+    ASSERT_TRUE(r.ok()) << r.error().message();
+    db_ = std::move(r.value());
+  }
+  std::vector<float> row(uint32_t frame) const {
+    auto r = db_.featureRow(frame);
+    return std::vector<float>(r.begin(), r.end());
+  }
+  // The search split at `cuts` (sorted global frames), the parts merged in reverse order.
+  SearchResult split(const SearchRequest& request, const std::vector<uint32_t>& cuts) const {
+    std::vector<uint32_t> bounds{0};
+    bounds.insert(bounds.end(), cuts.begin(), cuts.end());
+    bounds.push_back(db_.frameCount());
+    SearchResult merged;
+    merged.frame = request.current_frame;
+    bool first = true;
+    for (size_t p = bounds.size() - 1; p-- > 0;) {
+      auto part = mmdb::searchRange(db_, request, bounds[p], bounds[p + 1]);
+      EXPECT_TRUE(part.ok());
+      merged = first ? part.value() : mmdb::mergeSearchResults(merged, part.value());
+      first = false;
+    }
+    return merged;
+  }
+
+  mm::CookedDatabase cooked_;
+  mmtest::AlignedBytes bytes_;
+  Database db_;
+};
+
+// Game-like: the playing frame's pose columns, another frame's trajectory columns moved by
+// noise; with filters, neighbourhoods and no playing frame now and then.
+TEST_F(SearchBatch, PrunedBatchAndSplitAgreeWithExhaustiveOn10000Queries) {
+  std::mt19937 rng(77);
+  std::normal_distribution<float> noise(0.f, 0.3f);
+  const uint64_t masks[] = {0, 0, 0, 1, 2, 4};
+  constexpr size_t kQueries = 10000, kBatch = 100;  // batches span two chunks of 64
+  std::vector<std::vector<float>> queries(kQueries);
+  std::vector<SearchRequest> requests(kQueries);
+  for (size_t i = 0; i < kQueries; ++i) {
+    const uint32_t playing = rng() % db_.frameCount(), other = rng() % db_.frameCount();
+    queries[i] = row(playing);
+    const std::vector<float> wanted = row(other);
+    for (size_t c = 15; c < queries[i].size(); ++c) queries[i][c] = wanted[c] + noise(rng);
+    if (i % 10 == 0)
+      for (float& v : queries[i]) v += 2.f * noise(rng);  // far from everything
+    requests[i].query = queries[i];
+    requests[i].current_frame = (i % 9 == 0) ? -1 : int32_t(playing);
+    requests[i].neighbourhood_frames =
+        (i % 13 == 0) ? int32_t(rng() % 40) : mmdb::kDefaultNeighbourhood;
+    requests[i].filter.required = masks[rng() % 6];
+    requests[i].filter.excluded = (i % 17 == 0) ? 4 : 0;
+  }
+  uint64_t rows_exhaustive = 0, rows_pruned = 0;
+  for (const float transition : {0.f, 0.5f}) {
+    for (SearchRequest& r : requests) r.transition_cost = transition;
+    std::vector<SearchResult> batch(kQueries);
+    for (size_t i = 0; i < kQueries; i += kBatch) {
+      const size_t n = std::min(kBatch, kQueries - i);
+      const mmdb::Status status = mmdb::searchBatch(
+          db_, mmdb::Span<const SearchRequest>(&requests[i], n), mmdb::Span<SearchResult>(&batch[i], n));
+      ASSERT_TRUE(status.ok() || status.code() == mmdb::ErrorCode::NoMatch) << status.message();
+    }
+    for (size_t i = 0; i < kQueries; ++i) {
+      const SearchResult a = orNoMatch(mmdb::searchExhaustive(db_, requests[i]));
+      const SearchResult b = orNoMatch(mmdb::searchPruned(db_, requests[i]));
+      ASSERT_EQ(a.frame, b.frame) << "query " << i << " transition " << transition;
+      ASSERT_EQ(a.cost, b.cost) << "query " << i << " transition " << transition;
+      ASSERT_EQ(a.changed, b.changed);
+      ASSERT_EQ(a.frame, batch[i].frame) << "batch, query " << i;
+      ASSERT_EQ(a.cost, batch[i].cost) << "batch, query " << i;
+      ASSERT_EQ(a.changed, batch[i].changed);
+      if (i % 10 == 0) {  // split inside boxes and at box edges
+        const uint32_t cut = rng() % db_.frameCount();
+        const SearchResult c = split(requests[i], {std::min(cut, 1024u), std::max(cut, 1024u)});
+        ASSERT_EQ(a.frame, c.frame) << "split, query " << i;
+        ASSERT_EQ(a.cost, c.cost) << "split, query " << i;
+        ASSERT_EQ(a.changed, c.changed);
+      }
+      rows_exhaustive += a.evaluated;
+      rows_pruned += b.evaluated;
+    }
+  }
+  EXPECT_LT(rows_pruned * 10, rows_exhaustive);
+}
+
+TEST_F(SearchBatch, TiesGoToTheLowestFrameAndTheCurrentFrameAcrossPartsAndBatches) {
+  // Frames 1500 and 2100 hold the same row, and so do 300 and 1200.
+  mm::CookedDatabase copy = cooked_;
+  std::copy(copy.features.begin() + 2100 * 28, copy.features.begin() + 2101 * 28,
+            copy.features.begin() + 1500 * 28);
+  std::copy(copy.features.begin() + 300 * 28, copy.features.begin() + 301 * 28,
+            copy.features.begin() + 1200 * 28);
+  mmtest::computeBounds(copy);
+  open(copy);
+  const std::vector<float> q2100 = row(2100), q300 = row(300);
+  SearchRequest lowest;
+  lowest.query = q2100;
+  SearchRequest keep;  // playing 1200: 300 ties and must not win
+  keep.query = q300;
+  keep.current_frame = 1200;
+  SearchRequest keep_low;  // playing 300: 1200 ties and must not win
+  keep_low.query = q300;
+  keep_low.current_frame = 300;
+  const SearchRequest requests[] = {lowest, keep, keep_low};
+  const int32_t expected[] = {1500, 1200, 300};
+  SearchResult results[3];
+  ASSERT_TRUE(mmdb::searchBatch(db_, requests, results).ok());
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(mmdb::searchExhaustive(db_, requests[i]).value().frame, expected[i]);
+    EXPECT_EQ(mmdb::searchPruned(db_, requests[i]).value().frame, expected[i]);
+    EXPECT_EQ(results[i].frame, expected[i]);
+    EXPECT_EQ(results[i].cost, 0.f);
+    for (uint32_t cut : {301u, 1000u, 1201u, 1800u, 2101u})
+      EXPECT_EQ(split(requests[i], {cut}).frame, expected[i]) << "cut at " << cut;
+  }
+  // Parts merged in either order.
+  const SearchResult low = mmdb::searchRange(db_, lowest, 0, 1800).value();
+  const SearchResult high = mmdb::searchRange(db_, lowest, 1800, db_.frameCount()).value();
+  EXPECT_EQ(low.frame, 1500);
+  EXPECT_EQ(high.frame, 2100);
+  EXPECT_EQ(mmdb::mergeSearchResults(low, high).frame, 1500);
+  EXPECT_EQ(mmdb::mergeSearchResults(high, low).frame, 1500);
+  // A part with no candidate strictly cheaper returns the current frame.
+  const SearchResult none = mmdb::searchRange(db_, keep, 0, 1000).value();
+  EXPECT_EQ(none.frame, 1200);
+  EXPECT_FALSE(none.changed);
+}
+
+TEST_F(SearchBatch, EmptyRangesAndInvalidBatches) {
+  const std::vector<float> q = row(40);
+  SearchRequest request;
+  request.query = q;
+  request.current_frame = 700;
+  const auto empty = mmdb::searchRange(db_, request, 100, 100);
+  ASSERT_TRUE(empty.ok());
+  EXPECT_EQ(empty.value().frame, 700);
+  EXPECT_EQ(empty.value().evaluated, 0u);
+  EXPECT_FALSE(mmdb::searchRange(db_, request, 200, 100).ok());
+  EXPECT_EQ(mmdb::searchRange(db_, request, 0, ~0u).value().frame,
+            mmdb::searchExhaustive(db_, request).value().frame);
+
+  std::vector<SearchRequest> requests(3, request);
+  std::vector<SearchResult> results(2);
+  EXPECT_EQ(mmdb::searchBatch(db_, requests, results).code(), mmdb::ErrorCode::InvalidArgument);
+  results.resize(3);
+  requests[1].transition_cost = -1.f;
+  const mmdb::Status bad = mmdb::searchBatch(db_, requests, results);
+  EXPECT_EQ(bad.code(), mmdb::ErrorCode::InvalidArgument);
+  EXPECT_NE(std::string(bad.message()).find("request 1"), std::string::npos) << bad.message();
+  EXPECT_TRUE(mmdb::searchBatch(db_, mmdb::Span<const SearchRequest>(),
+                                mmdb::Span<SearchResult>())
+                  .ok());
+
+  // No current frame and no candidate: a part holds frame -1 for the merge to pass over; the
+  // whole search and the batch say NoMatch, the batch naming the request.
+  SearchRequest nothing;
+  nothing.query = q;
+  nothing.filter.required = uint64_t{1} << 40;  // a tag no range has
+  const auto part = mmdb::searchRange(db_, nothing, 0, 100);
+  ASSERT_TRUE(part.ok());
+  EXPECT_EQ(part.value().frame, -1);
+  EXPECT_EQ(mmdb::checkMatch(part.value()).code(), mmdb::ErrorCode::NoMatch);
+  EXPECT_TRUE(mmdb::checkMatch(mmdb::searchRange(db_, request, 0, 100).value()).ok());
+  EXPECT_EQ(mmdb::searchPruned(db_, nothing).error().code(), mmdb::ErrorCode::NoMatch);
+  requests = {request, nothing, request};
+  const mmdb::Status none = mmdb::searchBatch(db_, requests, results);
+  EXPECT_EQ(none.code(), mmdb::ErrorCode::NoMatch);
+  EXPECT_NE(std::string(none.message()).find("request 1"), std::string::npos) << none.message();
+  EXPECT_EQ(results[0].frame, mmdb::searchPruned(db_, request).value().frame);
+  EXPECT_EQ(results[1].frame, -1);
+}
+
+}  // namespace
