@@ -429,6 +429,64 @@ TEST_F(Cli, InspectJsonIsValidAndCarriesTheFileFields) {
   EXPECT_GT(doc["ranges"].size(), 0u);
 }
 
+// --report: one JSON object with the summary's facts, every warning with its source and clip,
+// the stages' times and the output's FNV-1a 64; on success under --quiet nothing is printed.
+TEST_F(Cli, ReportHasTheSummaryWarningsWithTheirClipStagesAndHash) {
+  writeGoodClips();
+  WalkOptions brief;
+  brief.frames = 20;  // 0.67 s: shorter than the facing filter's window: a warning about this clip
+  write("short.bvh", walkBvh(brief));
+  const CliRun run =
+      mmcook({"cook", "walk.bvh", "short.bvh", "-o", "out.mmdb", "--report", "out.json", "-q"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, "");
+  EXPECT_EQ(run.err, "");
+  Json doc;
+  try {
+    doc = JsonReader(readFile(folder_ / "out.json")).document();
+  } catch (const std::exception& e) {
+    FAIL() << "not JSON (" << e.what() << "):\n" << readFile(folder_ / "out.json");
+  }
+  const std::string bytes = readFile(folder_ / "out.mmdb");
+  uint64_t hash = 14695981039346656037ull;
+  for (char c : bytes) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(hash));
+  EXPECT_EQ(doc["output"].string(), "out.mmdb");
+  EXPECT_EQ(doc["output_bytes"].number(), static_cast<double>(bytes.size()));
+  EXPECT_EQ(doc["output_fnv1a64"].string(), hex);
+  EXPECT_FALSE(std::get<bool>(doc["unchanged"].value));
+  EXPECT_EQ(doc["clips"].number(), 2);
+  EXPECT_EQ(doc["sources"].number(), 2);
+  EXPECT_EQ(doc["frame_rate"].number(), 60);
+  EXPECT_EQ(doc["preset"].string(), "geno");
+  EXPECT_EQ(doc["unit_scale_origin"].string(), "preset");
+  bool short_warned = false;
+  for (size_t i = 0; i < doc["warnings"].size(); ++i) {
+    const Json& w = doc["warnings"][i];
+    if (w["clip"].string() == "short") {
+      EXPECT_EQ(w["source"].string(), "short.bvh");
+      EXPECT_NE(w["text"].string().find("window"), std::string::npos) << w["text"].string();
+      short_warned = true;
+    }
+  }
+  EXPECT_TRUE(short_warned);
+  std::vector<std::string> stages;
+  for (size_t i = 0; i < doc["stages"].size(); ++i) {
+    stages.push_back(doc["stages"][i]["name"].string());
+    EXPECT_GE(doc["stages"][i]["seconds"].number(), 0.0);
+  }
+  EXPECT_EQ(stages, (std::vector<std::string>{"import and clip stages", "assembly",
+                                               "serialization", "write"}));
+
+  // The same cook again: the file is left as it was, and the report says so.
+  ASSERT_EQ(mmcook({"cook", "walk.bvh", "short.bvh", "-o", "out.mmdb", "--report", "out.json"})
+                .exit_code,
+            0);
+  EXPECT_TRUE(std::get<bool>(JsonReader(readFile(folder_ / "out.json")).document()["unchanged"]
+                                 .value));
+}
+
 TEST_F(Cli, JobsDoNotChangeTheBytes) {
   writeGoodClips();
   write("loco.toml", kManifest);
