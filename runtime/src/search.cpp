@@ -789,7 +789,7 @@ Status searchBatch(const Database& db, Span<const SearchRequest> requests,
   if (Status s = searchBatchRange(db, requests, 0, db.frameCount(), results); !s) return s;
   for (size_t i = 0; i < results.size(); ++i) {
     if (Status s = checkMatch(results[i]); !s)
-      return Error::format(ErrorCode::NoMatch, "request %zu: %s", i, s.message());
+      return Error::format(ErrorCode::NoMatch, "request %zu: %.200s", i, s.message());
   }
   return {};
 }

@@ -389,7 +389,9 @@ class FileMutation : public ::testing::Test {
     const int code = WEXITSTATUS(status);
     EXPECT_TRUE(code == 0 || code == 1)
         << name << ": the sample exited " << code << ": " << stderr_text;
-    if (!opened) EXPECT_EQ(code, 1) << name;
+    if (!opened) {
+      EXPECT_EQ(code, 1) << name;
+    }
     EXPECT_EQ(stderr_text.find("Sanitizer"), std::string::npos) << name << ": " << stderr_text;
     EXPECT_EQ(stderr_text.find("runtime error"), std::string::npos) << name << ": " << stderr_text;
 #else
