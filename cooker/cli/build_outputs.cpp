@@ -1,6 +1,7 @@
 #include "cli/build_outputs.h"
 
 #include "cli/json_writer.h"
+#include "core/fnv1a.h"
 
 #include <cinttypes>
 #include <cstdio>
@@ -51,15 +52,6 @@ std::string depfileText(const std::string& output, const CookRequest& request) {
   return text + "\n";
 }
 
-uint64_t fnv1a64(const std::vector<uint8_t>& bytes) {
-  uint64_t h = 14695981039346656037ull;
-  for (uint8_t b : bytes) {
-    h ^= b;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
 std::string cookReportJson(const CookReportFacts& f) {
   const CookedDatabase& db = *f.db;
   const CookReport& report = *f.report;
@@ -68,7 +60,9 @@ std::string cookReportJson(const CookReportFacts& f) {
   uint64_t matchable = 0;
   for (const CookedRange& range : db.ranges) matchable += range.frame_count;
   char hash[17];
-  std::snprintf(hash, sizeof(hash), "%016" PRIx64, fnv1a64(*f.bytes));
+  Fnv1a64 output_hash;
+  output_hash.add(f.bytes->data(), f.bytes->size());
+  std::snprintf(hash, sizeof(hash), "%016" PRIx64, output_hash.value());
 
   std::ostringstream text;
   {

@@ -32,9 +32,6 @@ struct CookReportFacts {
 };
 std::string cookReportJson(const CookReportFacts& facts);
 
-// FNV-1a 64 of the bytes (as the file records for each source).
-uint64_t fnv1a64(const std::vector<uint8_t>& bytes);
-
 // True when `path` is a regular file holding exactly `bytes`.
 bool fileHoldsBytes(const std::string& path, const std::vector<uint8_t>& bytes);
 

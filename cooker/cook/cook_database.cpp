@@ -10,6 +10,7 @@
 #include "cook/skeleton_presets.h"
 #include "cook/units.h"
 #include "core/errors.h"
+#include "core/fnv1a.h"
 #include "core/limits.h"
 #include "import/importer.h"
 
@@ -69,18 +70,16 @@ class Stopwatch {
 CookedSource hashSource(const std::string& path, const std::string& label) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open the file to hash it");
-  uint64_t h = 14695981039346656037ull, size = 0;
+  Fnv1a64 hash;
+  uint64_t size = 0;
   std::vector<char> buffer(1 << 16);
   while (in) {
     in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
     const std::streamsize got = in.gcount();
-    for (std::streamsize i = 0; i < got; ++i) {
-      h ^= static_cast<unsigned char>(buffer[i]);
-      h *= 1099511628211ull;
-    }
+    hash.add(buffer.data(), static_cast<size_t>(got));
     size += static_cast<uint64_t>(got);
   }
-  return {label.empty() ? path : label, h, size, formatOf(path)};
+  return {label.empty() ? path : label, hash.value(), size, formatOf(path)};
 }
 
 // Imports a clip and keeps the manifest's source frames.

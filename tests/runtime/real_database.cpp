@@ -17,41 +17,7 @@ namespace mmtest {
 namespace fs = std::filesystem;
 
 const RealDatabase* bandaiDatabase(std::string* why_absent) {
-  static std::unique_ptr<RealDatabase> cached;
-  static bool tried = false;
-  const fs::path dir = fs::path(MMDB_SHARED_DATA) / "bandai-1";
-  if (!tried) {
-    tried = true;
-    if (!fs::exists(dir)) {
-      if (why_absent) *why_absent = "no motion corpus at " + dir.string();
-      return nullptr;
-    }
-    std::vector<fs::path> files;
-    for (const auto& e : fs::directory_iterator(dir))
-      if (e.path().extension() == ".bvh") files.push_back(e.path());
-    std::sort(files.begin(), files.end());
-    mm::CookRequest request;
-    for (const auto& f : files) {
-      mm::ClipSpec clip;
-      clip.source = f.string();
-      clip.source_label = f.filename().string();
-      request.clips.push_back(clip);
-    }
-    request.jobs = 2;
-    auto real = std::make_unique<RealDatabase>();
-    real->bytes = serializeAligned(mm::cookDatabase(request));
-    auto opened = mmdb::Database::fromMemory(real->bytes.data(), real->bytes.size());
-    if (!opened.ok()) {
-      if (why_absent) *why_absent = std::string("bandai-1 cooked but did not open: ") +
-                                    opened.error().message();
-      return nullptr;
-    }
-    real->db = std::move(opened.value());
-    cached = std::move(real);
-  }
-  if (!cached && why_absent && why_absent->empty())
-    *why_absent = "no motion corpus at " + dir.string();
-  return cached.get();
+  return bandaiDatabaseAt(mm::CookSettings{}.frame_rate, false, why_absent);
 }
 
 const RealDatabase* bandaiDatabaseAt(double frame_rate, bool mirror, std::string* why_absent) {
@@ -60,7 +26,7 @@ const RealDatabase* bandaiDatabaseAt(double frame_rate, bool mirror, std::string
   if (slot) return slot.get();
   const fs::path dir = fs::path(MMDB_SHARED_DATA) / "bandai-1";
   if (!fs::exists(dir)) {
-    if (why_absent) *why_absent = "no Bandai Namco corpus at " + dir.string();
+    if (why_absent) *why_absent = "no motion corpus at " + dir.string();
     return nullptr;
   }
   std::vector<fs::path> files;
