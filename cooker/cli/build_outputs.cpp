@@ -34,15 +34,23 @@ std::string absolute(const std::string& path) {
 
 }  // namespace
 
-std::string depfileText(const std::string& output, const CookRequest& request) {
+std::string depfileText(const std::string& output, const CookRequest& request,
+                        const std::vector<std::string>& extra) {
+  std::vector<std::string> inputs;
+  if (!request.manifest_path.empty()) inputs.push_back(request.manifest_path);
+  for (const ClipSpec& clip : request.clips) inputs.push_back(clip.source);
+  inputs.insert(inputs.end(), extra.begin(), extra.end());
+  return depfileText(output, inputs);
+}
+
+std::string depfileText(const std::string& output, const std::vector<std::string>& given) {
   std::vector<std::string> inputs;
   std::set<std::string> seen;
   const auto add = [&](const std::string& path) {
     const std::string full = absolute(path);
     if (seen.insert(full).second) inputs.push_back(full);
   };
-  if (!request.manifest_path.empty()) add(request.manifest_path);
-  for (const ClipSpec& clip : request.clips) add(clip.source);
+  for (const std::string& path : given) add(path);
   std::error_code ec;
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);  // a new mmcook re-cooks
   if (!ec) add(self.string());
@@ -97,6 +105,17 @@ std::string cookReportJson(const CookReportFacts& f) {
     for (const auto& [name, seconds] : report.stage_seconds)
       json.beginObject().field("name", name).field("seconds", seconds).endObject();
     json.endArray();
+    json.key("clip_cache");
+    if (!report.store.used) {
+      json.null();
+    } else {
+      json.beginObject();
+      json.key("folder");
+      if (f.cache.empty()) json.null();
+      else json.value(f.cache);
+      json.field("hits", report.store.hits).field("misses", report.store.misses);
+      json.field("refused", report.store.refused).endObject();
+    }
     json.field("seconds", f.seconds);
     json.endObject();
   }

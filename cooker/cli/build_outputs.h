@@ -16,7 +16,11 @@ namespace mm {
 // Makefile-syntax depfile text: "OUTPUT: INPUT..." with the manifest (when there is one), every
 // clip's source file once, and the running mmcook executable; absolute paths, spaces and '#'
 // escaped with '\', '$' doubled.
-std::string depfileText(const std::string& output, const CookRequest& request);
+// `extra` inputs (a link's .mmclip files) follow the sources.
+std::string depfileText(const std::string& output, const CookRequest& request,
+                        const std::vector<std::string>& extra = {});
+// The same for a list of inputs (mmcook itself is added).
+std::string depfileText(const std::string& output, const std::vector<std::string>& inputs);
 
 // What the cook did, for --report: the summary's facts, the warnings with their clip, the time of
 // each stage and the output's hash. One JSON object.
@@ -29,6 +33,7 @@ struct CookReportFacts {
   bool unchanged = false;  // the output already held these bytes and was left alone
   bool verified = false;
   double seconds = 0;      // the whole command
+  std::string cache;       // the clip cache folder, or "" when the cook used none
 };
 std::string cookReportJson(const CookReportFacts& facts);
 

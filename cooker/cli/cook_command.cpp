@@ -2,6 +2,8 @@
 
 #include "cli/build_outputs.h"
 
+#include "cache/clip_file.h"
+#include "cache/clip_store.h"
 #include "cook/cook_database.h"
 #include "core/cook_settings.h"
 #include "core/errors.h"
@@ -114,7 +116,7 @@ void verifyWrittenFile(const std::string& path, const std::vector<uint8_t>& byte
 
 void printSummary(const CookCommandOptions& options, const CookRequest& request,
                   const CookedDatabase& db, const CookReport& report, uint64_t file_bytes,
-                  double seconds) {
+                  double seconds, const std::string& cache) {
   int mirrored = 0;
   for (const CookedClip& clip : db.clips) mirrored += clip.mirrored ? 1 : 0;
   uint64_t matchable = 0;
@@ -136,6 +138,12 @@ void printSummary(const CookCommandOptions& options, const CookRequest& request,
   std::string tags;
   for (const std::string& tag : db.tag_names) tags += (tags.empty() ? "" : ", ") + tag;
   std::printf("  tags         %s\n", tags.empty() ? "(none)" : tags.c_str());
+  if (report.store.used && !options.link)
+    std::printf("  clip cache   %d of %zu clips from the cache, %d cooked%s (%s)\n",
+                report.store.hits, request.clips.size(), report.store.misses,
+                report.store.refused ? fmt::format(", {} entries refused", report.store.refused).c_str()
+                                     : "",
+                cache.c_str());
   std::printf("  warnings     %zu\n", report.warnings.size());
   std::printf("  file size    %s\n", humanBytes(file_bytes).c_str());
   std::printf("  time         %.2f s%s\n", seconds, options.verify ? ", verified" : "");
@@ -174,12 +182,16 @@ int runCookCommand(const CookCommandOptions& options) {
                      "list extra clips in the manifest as [[clip]] tables");
   if (options.jobs < 0) throw UsageError("--jobs must be 0 (all cores) or more");
   if (options.output.empty()) throw UsageError("cook needs an output path: -o OUT.mmdb");
+  if (options.link && !manifests) throw UsageError("link needs the manifest the clips were cooked from");
+  if (options.no_cache && !options.cache.empty())
+    throw UsageError("--cache and --no-cache do not go together");
 
   CookRequest request =
       manifests ? readManifest(options.inputs[0]) : quickRequest(options.inputs);
   request.jobs = options.jobs;
   std::vector<std::string> inputs = options.inputs;
   for (const ClipSpec& clip : request.clips) inputs.push_back(clip.source);
+  inputs.insert(inputs.end(), options.clip_files.begin(), options.clip_files.end());
   checkOutputPath(options.output, inputs);  // never replace an input, a device or a FIFO
   checkWritable(options.output);            // fail before the cook, not after it
   for (const std::string* extra : {&options.depfile, &options.report}) {
@@ -188,11 +200,31 @@ int runCookCommand(const CookCommandOptions& options) {
     checkWritable(*extra);
   }
 
+  // Where the clips' parts come from: a link's files, a cache folder, or nowhere.
+  std::unique_ptr<ClipStore> store;
+  std::string cache;
+  if (options.link) {
+    std::vector<std::string> names;
+    for (const ClipSpec& clip : request.clips)
+      names.push_back(clip.name.empty() ? fs::path(clip.source).stem().string() : clip.name);
+    store = std::make_unique<ClipFileList>(options.clip_files, names);
+  } else if (!options.cache.empty()) {
+    store = std::make_unique<ClipCacheFolder>(options.cache);  // unusable: an error
+    cache = options.cache;
+  } else if (manifests && !options.no_cache && !(cache = defaultClipCacheFolder()).empty()) {
+    try {
+      store = std::make_unique<ClipCacheFolder>(cache);
+    } catch (const InputError& e) {  // the default folder is a convenience, never a failure
+      spdlog::debug("no clip cache: {}", e.what());
+      cache.clear();
+    }
+  }
+
   CookReport report;
   CookedDatabase db;
   {
     ProgressLine progress(!options.quiet);
-    db = cookDatabase(request, &report, progress.callback());
+    db = cookDatabase(request, &report, progress.callback(), store.get());
   }
   const auto serialize_start = std::chrono::steady_clock::now();
   const std::vector<uint8_t> bytes = serializeDatabase(db);
@@ -210,7 +242,7 @@ int runCookCommand(const CookCommandOptions& options) {
   const bool unchanged = fileHoldsBytes(options.output, bytes);
   if (!unchanged) writeFileAtomically(options.output, bytes);
   if (!options.depfile.empty()) {
-    const std::string text = depfileText(options.output, request);
+    const std::string text = depfileText(options.output, request, options.clip_files);
     writeFileAtomically(options.depfile, std::vector<uint8_t>(text.begin(), text.end()));
   }
   if (options.verify) {
@@ -236,12 +268,97 @@ int runCookCommand(const CookCommandOptions& options) {
     facts.unchanged = unchanged;
     facts.verified = options.verify;
     facts.seconds = seconds;
+    facts.cache = cache;
     const std::string json = cookReportJson(facts);
     writeFileAtomically(options.report, std::vector<uint8_t>(json.begin(), json.end()));
   }
   spdlog::debug("{} {} ({} bytes)", unchanged ? "unchanged:" : "wrote", options.output,
                 bytes.size());
-  if (!options.quiet) printSummary(options, request, db, report, bytes.size(), seconds);
+  if (!options.quiet) printSummary(options, request, db, report, bytes.size(), seconds, cache);
+  return kExitOk;
+}
+
+int runCookClipCommand(const CookClipOptions& options) {
+  if (options.output.empty()) throw UsageError("cook-clip needs an output path: -o OUT.mmclip");
+  if ((options.index >= 0) == !options.clip.empty())
+    throw UsageError("cook-clip needs one of --index N (from 0) or --clip NAME");
+  const CookRequest request = readManifest(options.manifest);
+  const int count = static_cast<int>(request.clips.size());
+  auto nameOf = [&](int i) {
+    const ClipSpec& c = request.clips[i];
+    return c.name.empty() ? fs::path(c.source).stem().string() : c.name;
+  };
+  int index = options.index;
+  if (!options.clip.empty()) {
+    for (int i = 0; i < count && index < 0; ++i)
+      if (nameOf(i) == options.clip) index = i;
+    if (index < 0)
+      throw InputError(options.manifest + ": no clip is named '" + options.clip +
+                       "'; mmcook inspect-source and the manifest's [[clip]] names say which are");
+  }
+  if (index >= count)
+    throw InputError(fmt::format("{}: --index {} is past the manifest's {} clips (0 to {})",
+                                 options.manifest, index, count, count - 1));
+  if (index > 0 && options.first.empty() == false && options.first == options.output)
+    throw UsageError("--first and -o name the same file");
+
+  std::vector<std::string> inputs{options.manifest, request.clips[index].source};
+  if (!options.first.empty()) inputs.push_back(options.first);
+  checkOutputPath(options.output, inputs);
+  checkWritable(options.output);
+  if (!options.depfile.empty()) {
+    checkOutputPath(options.depfile, inputs);
+    checkWritable(options.depfile);
+  }
+
+  // A later clip is cooked in the context (skeleton, roles, unit) of the first clip.
+  std::optional<ClipContext> context;
+  std::vector<std::string> depends{options.manifest, request.clips[index].source};
+  if (index > 0) {
+    const ClipSpec& first = request.clips[0];
+    const CookedSource first_source = hashSource(first.source, first.source_label);
+    const std::string first_key = clipKey(request, 0, first_source, nullptr);
+    if (!options.first.empty()) {
+      ClipFile file = readClipFile(options.first);
+      if (file.key != first_key)
+        throw InputError(options.first + ": it is not the part of the manifest's first clip " +
+                         nameOf(0) + " as it is now (first difference: " +
+                         firstKeyDifference(file.key, first_key) + "); cook it again");
+      context = clipContext(request, file.part);
+      depends.push_back(options.first);
+    } else {
+      context = clipContext(request, cookClipPart(request, 0, first_source, nullptr));
+      depends.push_back(first.source);
+    }
+  }
+  const ClipSpec& spec = request.clips[index];
+  const CookedSource source = hashSource(spec.source, spec.source_label);
+  const std::string key = clipKey(request, index, source, context ? &*context : nullptr);
+
+  // An output cooked from the same inputs is the answer already: nothing to import or write.
+  bool current = false;
+  std::error_code ec;
+  if (fs::is_regular_file(options.output, ec)) {
+    try {
+      current = readClipFile(options.output).key == key;
+    } catch (const InputError&) {  // damaged or from another cooker: cooked again below
+    }
+  }
+  if (!current) {
+    const ClipPart part = cookClipPart(request, index, source, context ? &*context : nullptr);
+    for (const auto& text : part.motion.warnings) spdlog::warn("{}", text);
+    if (part.mirror)
+      for (const auto& text : part.mirror->warnings) spdlog::warn("{}", text);
+    const std::vector<uint8_t> bytes = serializeClipFile(key, part);
+    if (!fileHoldsBytes(options.output, bytes)) writeFileAtomically(options.output, bytes);
+  }
+  if (!options.depfile.empty()) {
+    const std::string text = depfileText(options.output, depends);
+    writeFileAtomically(options.depfile, std::vector<uint8_t>(text.begin(), text.end()));
+  }
+  if (!options.quiet)
+    std::printf("%s %s (clip %d of %d: %s)\n", current ? "up to date" : "cooked",
+                options.output.c_str(), index, count, nameOf(index).c_str());
   return kExitOk;
 }
 

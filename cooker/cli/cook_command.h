@@ -16,11 +16,32 @@ struct CookCommandOptions {
   bool quiet = false;    // no summary, no progress
   std::string depfile;   // when set, a Makefile-syntax depfile of the output's inputs goes here
   std::string report;    // when set, a JSON report of the cook goes here
+  std::string cache;     // clip cache folder; "" = the default one for a manifest, none otherwise
+  bool no_cache = false; // no clip cache at all
+  // `mmcook link`: the manifest's clips come from these .mmclip files (one per clip, in order)
+  // and nothing is imported.
+  bool link = false;
+  std::vector<std::string> clip_files;
 };
 
 // Throws UsageError for a bad combination of inputs, InputError for anything in the inputs, and
 // writes the output (atomically) only when everything succeeded. Returns the exit code.
 int runCookCommand(const CookCommandOptions& options);
+
+// `mmcook cook-clip`: one clip of a manifest in, its .mmclip out.
+struct CookClipOptions {
+  std::string manifest;
+  int index = -1;         // the clip's place in the manifest, from 0; or
+  std::string clip;       // its name
+  std::string output;     // OUT.mmclip
+  std::string first;      // the first clip's .mmclip, for a later clip (else it is cooked here)
+  std::string depfile;
+  bool quiet = false;
+};
+
+// Writes the output only when its bytes change (an output already cooked from the same inputs is
+// left alone, without importing anything). Returns the exit code.
+int runCookClipCommand(const CookClipOptions& options);
 
 // The request the quick form builds: one clip per file, named by its stem, default settings.
 // Throws InputError when a file is missing or two files share a stem.

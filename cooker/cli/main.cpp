@@ -52,8 +52,45 @@ int run(int argc, char** argv) {
                        "unit, time of each stage, the output's hash");
   cook_cmd->add_flag("--verify", cook.verify,
                      "Reopen the written file with the runtime and check it");
+  cook_cmd->add_option("--cache", cook.cache,
+                       "Keep each clip's cooked part in this folder and reuse it while the clip's "
+                       "source and settings are unchanged (default for a manifest: "
+                       "$MMCOOK_CACHE_DIR, $XDG_CACHE_HOME/mmcook or ~/.cache/mmcook; none for "
+                       "motion files)");
+  cook_cmd->add_flag("--no-cache", cook.no_cache, "Use no clip cache");
   cook_cmd->add_flag("-q,--quiet", quiet, "Print errors only");
   cook_cmd->add_flag("-v,--verbose", verbose, "Print debug messages");
+
+  mm::CookClipOptions clip;
+  CLI::App* clip_cmd = app.add_subcommand(
+      "cook-clip", "Cook one clip of a manifest into an intermediate .mmclip (for mmcook link)");
+  clip_cmd->add_option("manifest", clip.manifest, "The manifest (MANIFEST.toml)")->required();
+  clip_cmd->add_option("--index", clip.index, "The clip's place in the manifest, from 0");
+  clip_cmd->add_option("--clip", clip.clip, "The clip's name");
+  clip_cmd->add_option("-o,--output", clip.output, "The part to write (OUT.mmclip)")->required();
+  clip_cmd->add_option("--first", clip.first,
+                       "The first clip's .mmclip (a later clip takes its skeleton, roles and "
+                       "unit from it; without it, the first clip is cooked here too)");
+  clip_cmd->add_option("--depfile", clip.depfile, "Also write a Makefile-syntax depfile");
+  clip_cmd->add_flag("-q,--quiet", quiet, "Print errors only");
+  clip_cmd->add_flag("-v,--verbose", verbose, "Print debug messages");
+
+  mm::CookCommandOptions link;
+  link.link = true;
+  std::string link_manifest;
+  CLI::App* link_cmd = app.add_subcommand(
+      "link", "Make the database from a manifest and its clips' .mmclip files (from cook-clip)");
+  link_cmd->add_option("manifest", link_manifest, "The manifest the clips were cooked from")
+      ->required();
+  link_cmd->add_option("clips", link.clip_files,
+                       "One .mmclip per clip of the manifest, in the manifest's order")
+      ->required();
+  link_cmd->add_option("-o,--output", link.output, "The database to write (OUT.mmdb)")->required();
+  link_cmd->add_option("--depfile", link.depfile, "Also write a Makefile-syntax depfile");
+  link_cmd->add_option("--report", link.report, "Also write a JSON report of the link");
+  link_cmd->add_flag("--verify", link.verify, "Reopen the written file with the runtime and check it");
+  link_cmd->add_flag("-q,--quiet", quiet, "Print errors only");
+  link_cmd->add_flag("-v,--verbose", verbose, "Print debug messages");
 
   std::string inspect_path;
   bool json = false;
@@ -73,10 +110,15 @@ int run(int argc, char** argv) {
     return code == 0 ? mm::kExitOk : mm::kExitUsage;
   }
   if (quiet && verbose) throw mm::UsageError("--quiet and --verbose do not go together");
-  cook.quiet = quiet;
+  cook.quiet = clip.quiet = link.quiet = quiet;
   setUpLogging(quiet, verbose);
 
   if (*cook_cmd) return mm::runCookCommand(cook);
+  if (*clip_cmd) return mm::runCookClipCommand(clip);
+  if (*link_cmd) {
+    link.inputs = {link_manifest};
+    return mm::runCookCommand(link);
+  }
   if (*inspect_cmd) {
     mm::inspectDatabase(inspect_path, json, std::cout);
     return mm::kExitOk;

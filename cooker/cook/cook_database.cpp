@@ -11,6 +11,7 @@
 #include "cook/units.h"
 #include "core/errors.h"
 #include "core/fnv1a.h"
+#include "core/input_file.h"
 #include "core/limits.h"
 #include "import/importer.h"
 
@@ -65,22 +66,6 @@ class Stopwatch {
  private:
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
-
-// FNV-1a 64 of the file's bytes.
-CookedSource hashSource(const std::string& path, const std::string& label) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open the file to hash it");
-  Fnv1a64 hash;
-  uint64_t size = 0;
-  std::vector<char> buffer(1 << 16);
-  while (in) {
-    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-    const std::streamsize got = in.gcount();
-    hash.add(buffer.data(), static_cast<size_t>(got));
-    size += static_cast<uint64_t>(got);
-  }
-  return {label.empty() ? path : label, hash.value(), size, formatOf(path)};
-}
 
 // Imports a clip and keeps the manifest's source frames.
 RawClip loadClip(const ClipSpec& spec) {
@@ -138,19 +123,37 @@ void checkSameSkeleton(const Skeleton& a, const std::string& a_clip, const Skele
                      "'); cook them into separate databases");
 }
 
-// Runs work(i) for i in [0, count) on `jobs` threads. Work is taken in index order, and after a
-// failure no new index is started, so every index below the first failing one has run: the error
-// rethrown (the lowest failing index) is the same for any thread count.
 // Physical memory of the machine, or 0 when unknown.
 uint64_t physicalMemoryBytes() {
   const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
   return pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : 0;
 }
 
+// Refuses a database that, with `spec`'s clip, would be about `total` bytes: over the file limit
+// or over what this machine's memory can cook.
+void checkEstimate(const ClipSpec& spec, uint64_t total) {
+  if (total > kMaxDatabaseBytes)
+    throw InputError(fmt::format(
+        "{}: with this clip the database would be about {} bytes ({:.2f} GiB), over the {} "
+        "bytes (2 GiB) an .mmdb file may hold; split the clips into several databases "
+        "(several manifests), or cook at a lower frame_rate",
+        where(spec), total, double(total) / (1u << 30), kMaxDatabaseBytes));
+  const uint64_t memory = physicalMemoryBytes();
+  if (memory > 0 && total * kCookMemoryPerFileByte > memory)
+    throw InputError(fmt::format(
+        "{}: with this clip the cook needs about {} bytes of memory ({:.1f} GiB), more than "
+        "this machine's {} bytes; split the clips into several databases (several manifests)",
+        where(spec), total * kCookMemoryPerFileByte,
+        double(total * kCookMemoryPerFileByte) / (1u << 30), memory));
+}
+
+// Runs work(i) for i in [first, count) on `jobs` threads. Work is taken in index order, and after
+// a failure no new index is started, so every index below the first failing one has run: the
+// error rethrown (the lowest failing index) is the same for any thread count.
 template <typename Work>
-void parallelFor(int count, int jobs, Work work) {
+void parallelFor(int first, int count, int jobs, Work work) {
   std::vector<std::exception_ptr> errors(count);
-  std::atomic<int> next{0};
+  std::atomic<int> next{first};
   std::atomic<bool> failed{false};
   auto worker = [&] {
     for (int i; !failed && (i = next.fetch_add(1)) < count;) {
@@ -162,7 +165,7 @@ void parallelFor(int count, int jobs, Work work) {
       }
     }
   };
-  const int threads = std::max(1, std::min(jobs, count));
+  const int threads = std::max(1, std::min(jobs, count - first));
   std::vector<std::thread> pool;
   for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
   worker();
@@ -170,16 +173,6 @@ void parallelFor(int count, int jobs, Work work) {
   for (auto& e : errors)
     if (e) std::rethrow_exception(e);
 }
-
-struct CookedClipWork {
-  ClipMotion motion;
-  std::optional<ClipMotion> mirror;
-  UnitScale unit;
-  double source_rate = 0;
-  int source_frames = 0;
-  std::string take;
-  std::vector<std::string> warnings;  // this clip's, in order
-};
 
 void checkWeights(const CookSettings& s) {
   static const char* const kNames[kWeightCount] = {"foot_position", "foot_velocity", "hip_velocity",
@@ -199,7 +192,7 @@ std::string axisText(const glm::vec3& a) {
 }
 
 // docs/cook.md "The facing-axis check": the facing axis must follow the direction of travel.
-std::optional<std::string> facingWarning(const std::vector<CookedClipWork>& work,
+std::optional<std::string> facingWarning(const std::vector<ClipPart>& work,
                                          const SkeletonRoles& roles, const Skeleton& skeleton) {
   FacingAgreement total;
   for (const auto& w : work) {
@@ -233,30 +226,165 @@ void append(std::vector<T>& to, const std::vector<T>& from) {
   to.insert(to.end(), from.begin(), from.end());
 }
 
+// A string in a key: its length first, so no text inside it can pass for another field.
+std::string keyText(const std::string& s) { return std::to_string(s.size()) + ":" + s; }
+
+// The hip-height warning: made where the part is used, since it names the manifest line.
+std::optional<std::string> hipHeightWarning(const ClipSpec& spec, const ClipPart& part) {
+  const double hip = part.hip_height;
+  if (hip >= kPlausibleHipHeightMin && hip <= kPlausibleHipHeightMax) return std::nullopt;
+  return where(spec) + ": the standing hip height is " + std::to_string(hip) +
+         " m with a unit scale of " + std::to_string(part.unit.scale) + " (" + part.unit.origin +
+         "); if the character is an adult, set unit_scale to about " +
+         std::to_string(part.unit.scale * kStandingHipHeight / hip);
+}
+
+uint64_t partFrames(const ClipPart& part) {
+  return uint64_t(part.motion.clip.frame_count) +
+         (part.mirror ? uint64_t(part.mirror->clip.frame_count) : 0);
+}
+
+// The first clip's own context, from its imported (unscaled) clip.
+ClipContext firstContext(const CookRequest& request, const RawClip& first) {
+  const CookSettings& settings = request.settings;
+  ClipContext c;
+  c.skeleton = first.skeleton;
+  c.first_where = where(request.clips[0]);
+  c.roles = resolveRoles(c.skeleton, settings.roles, c.first_where);
+  if (settings.unit_scale <= 0 && first.declared_unit_scale <= 0 && c.roles.preset_unit_scale <= 0)
+    c.inferred_scale = inferUnitScale(first, c.roles.joint(Role::Hips), c.roles.joint(Role::LeftToe),
+                                      c.roles.joint(Role::RightToe));
+  return c;
+}
+
 }  // namespace
 
+CookedSource hashSource(const std::string& path, const std::string& label) {
+  requireRegularFile(path, "check the clip's source path");  // before open: a FIFO blocks it
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open the file to hash it; check its permissions");
+  Fnv1a64 hash;
+  uint64_t size = 0;
+  std::vector<char> buffer(1 << 16);
+  while (in) {
+    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    const std::streamsize got = in.gcount();
+    hash.add(buffer.data(), static_cast<size_t>(got));
+    size += static_cast<uint64_t>(got);
+  }
+  return {label.empty() ? path : label, hash.value(), size, formatOf(path)};
+}
+
+ClipContext clipContext(const CookRequest& request, const ClipPart& first) {
+  ClipContext c;
+  c.skeleton = first.skeleton;
+  c.first_where = where(request.clips.at(0));
+  c.roles = resolveRoles(c.skeleton, request.settings.roles, c.first_where);
+  c.inferred_scale = first.inferred_scale;
+  return c;
+}
+
+std::string clipKey(const CookRequest& request, int index, const CookedSource& source,
+                    const ClipContext* context) {
+  const CookSettings& s = request.settings;
+  const ClipSpec& spec = request.clips.at(static_cast<size_t>(index));
+  const ClipStageSettings stage = clipStageSettings(s);
+  std::string k;
+  auto line = [&k](const std::string& text) { (k += text) += '\n'; };
+  line("mmclip key 1");
+  line("cooker " + keyText(kCookerVersion));
+  line(fmt::format("source {:016x} {} {}", source.content_hash, source.size_bytes,
+                   static_cast<int>(source.format)));
+  line("name " + keyText(clipName(spec)));
+  line("take " + keyText(spec.take));
+  line(fmt::format("source frames {} {}", spec.source_first_frame, spec.source_frame_count));
+  line(fmt::format("mirror {}", spec.mirror ? 1 : 0));
+  if (spec.mirror)
+    for (const auto& [left, right] : request.mirror.patterns)
+      line("mirror pattern " + keyText(left) + " " + keyText(right));
+  line(fmt::format("rate {:a}", stage.frame_rate));
+  line(fmt::format("windows {} {} order {}", stage.root_position_window, stage.facing_window,
+                   stage.order));
+  line(fmt::format("contacts {:a} {}", double(stage.contact_speed_threshold),
+                   stage.contact_median_frames));
+  line(fmt::format("trajectory {} {} {}", stage.trajectory_frames[0], stage.trajectory_frames[1],
+                   stage.trajectory_frames[2]));
+  line(fmt::format("unit scale {:a}", s.unit_scale));
+  if (!context) {  // the first clip makes the context from its own skeleton and these settings
+    const RoleSettings& r = s.roles;
+    line("first clip");
+    for (const std::string* role : {&r.preset, &r.hips, &r.left_foot, &r.right_foot, &r.left_toe,
+                                    &r.right_toe, &r.root_position, &r.facing})
+      line("role " + keyText(*role));
+    if (r.facing_axis)
+      line(fmt::format("facing axis {:a} {:a} {:a}", r.facing_axis->x, r.facing_axis->y,
+                       r.facing_axis->z));
+  } else {
+    const SkeletonRoles& r = context->roles;
+    line("after the first clip");
+    line("preset " + keyText(r.preset));
+    std::string joints = "roles";
+    for (int j : r.joints) joints += " " + std::to_string(j);
+    line(joints);
+    line(fmt::format("facing axis {:a} {:a} {:a}", r.facing_axis.x, r.facing_axis.y,
+                     r.facing_axis.z));
+    line(fmt::format("preset unit scale {:a} inferred {:a}", r.preset_unit_scale,
+                     context->inferred_scale));
+  }
+  return k;
+}
+
+ClipPart cookClipPart(const CookRequest& request, int index, const CookedSource& source,
+                      const ClipContext* context) {
+  const CookSettings& settings = request.settings;
+  const ClipSpec& spec = request.clips.at(static_cast<size_t>(index));
+  const ClipStageSettings stage = clipStageSettings(settings);
+  RawClip raw = loadClip(spec);
+  std::optional<ClipContext> own;
+  ClipPart part;
+  if (!context) {
+    own = firstContext(request, raw);
+    context = &*own;
+    part.inferred_scale = own->inferred_scale;
+  } else {
+    checkSameSkeleton(context->skeleton, context->first_where, raw.skeleton, where(spec));
+  }
+  const SkeletonRoles& roles = context->roles;
+  part.source = source;
+  part.skeleton = raw.skeleton;
+  // Stop before resampling a clip that alone would be too much.
+  const uint64_t frames =
+      uint64_t(resampledFrameCount(raw.frame_count, raw.frame_rate, settings.frame_rate)) *
+      (spec.mirror ? 2 : 1);
+  checkEstimate(spec, estimatedDatabaseBytes(frames, raw.skeleton.names.size()));
+  part.source_rate = raw.frame_rate;
+  part.source_frames = raw.frame_count;
+  part.take = raw.take.empty() ? spec.take : raw.take;
+
+  part.unit = chooseUnitScale(settings.unit_scale, raw, roles.preset_unit_scale,
+                              context->inferred_scale);
+  scaleClip(raw, part.unit.scale);
+  part.hip_height = standingHipHeight(raw, roles.joint(Role::Hips), roles.joint(Role::LeftToe),
+                                      roles.joint(Role::RightToe));
+  RawClip clip = resampleClip(std::move(raw), settings.frame_rate);
+  if (spec.mirror) {
+    RawClip mirrored = mirrorClip(clip, request.mirror);
+    mirrored.name = clip.name + "#mirror";
+    part.mirror = cookClipMotion(std::move(mirrored), roles, stage);
+  }
+  part.motion = cookClipMotion(std::move(clip), roles, stage);
+  return part;
+}
+
 CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
-                            const CookProgress& progress) {
+                            const CookProgress& progress, ClipStore* store) {
   const CookSettings& settings = request.settings;
   if (request.clips.empty()) throw InputError("there are no clips to cook; add at least one");
   checkWeights(settings);
   const ClipStageSettings stage = clipStageSettings(settings);
   CookReport report;
-
-  // The first clip fixes the skeleton, the roles and (when nothing else gives it) the unit.
-  const ClipSpec& first_spec = request.clips[0];
-  std::optional<RawClip> first = loadClip(first_spec);
-  const Skeleton skeleton = first->skeleton;
-  const std::string first_where = where(first_spec);
-  const SkeletonRoles roles = resolveRoles(skeleton, settings.roles, first_where);
-  double inferred_scale = 0;
-  if (settings.unit_scale <= 0 && first->declared_unit_scale <= 0 && roles.preset_unit_scale <= 0)
-    inferred_scale = inferUnitScale(*first, roles.joint(Role::Hips), roles.joint(Role::LeftToe),
-                                    roles.joint(Role::RightToe));
-  report.preset = roles.preset;
-  report.role_lines = roles.describe(skeleton);
-  spdlog::info("skeleton preset: {}", roles.preset.empty() ? "(none, roles given)" : roles.preset);
-  for (const auto& line : report.role_lines) spdlog::info("  {}", line);
+  report.store.used = store != nullptr;
+  Stopwatch stopwatch;
 
   // Sources: one per distinct path, in order of first use.
   const int clip_count = static_cast<int>(request.clips.size());
@@ -272,85 +400,95 @@ CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
     }
   }
   std::vector<CookedSource> sources(source_paths.size());
-
-  std::vector<CookedClipWork> work(clip_count);
-  // The database's estimated size, summed as clips are imported and before each is resampled:
-  // a cook that would exceed the file limit, or the machine's memory, stops here.
-  std::atomic<uint64_t> estimated_bytes{0};
-  const uint64_t memory = physicalMemoryBytes();
-  std::mutex progress_mutex;
-  int done = 0;
   const int jobs = request.jobs > 0 ? request.jobs
                                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  Stopwatch stopwatch;
-  parallelFor(clip_count, jobs, [&](int i) {
-    const ClipSpec& spec = request.clips[i];
-    CookedClipWork& w = work[i];
-    RawClip raw = i == 0 ? std::move(*first) : loadClip(spec);
-    if (i == 0) first.reset();
-    if (i > 0) checkSameSkeleton(skeleton, first_where, raw.skeleton, where(spec));
-    if (hashing_clip[source_of[i]] == i) sources[source_of[i]] = hashSource(spec.source, spec.source_label);
-    const uint64_t frames =
-        uint64_t(resampledFrameCount(raw.frame_count, raw.frame_rate, settings.frame_rate)) *
-        (spec.mirror ? 2 : 1);
-    const uint64_t total =
-        estimated_bytes += estimatedDatabaseBytes(frames, raw.skeleton.names.size());
-    if (total > kMaxDatabaseBytes)
-      throw InputError(fmt::format(
-          "{}: with this clip the database would be about {} bytes ({:.2f} GiB), over the {} "
-          "bytes (2 GiB) an .mmdb file may hold; split the clips into several databases "
-          "(several manifests), or cook at a lower frame_rate",
-          where(spec), total, double(total) / (1u << 30), kMaxDatabaseBytes));
-    if (memory > 0 && total * kCookMemoryPerFileByte > memory)
-      throw InputError(fmt::format(
-          "{}: with this clip the cook needs about {} bytes of memory ({:.1f} GiB), more than "
-          "this machine's {} bytes; split the clips into several databases (several manifests)",
-          where(spec), total * kCookMemoryPerFileByte,
-          double(total * kCookMemoryPerFileByte) / (1u << 30), memory));
-    w.source_rate = raw.frame_rate;
-    w.source_frames = raw.frame_count;
-    w.take = raw.take.empty() ? spec.take : raw.take;
+  // A store finds parts by their key, which holds the source's hash: hash every source first.
+  // Without one, a clip's source is hashed after it is cooked, so a bad file gets the importer's
+  // message.
+  if (store) {
+    parallelFor(0, static_cast<int>(source_paths.size()), jobs, [&](int s) {
+      const ClipSpec& spec = request.clips[hashing_clip[s]];
+      sources[s] = hashSource(spec.source, spec.source_label);
+    });
+    report.stage_seconds.emplace_back("source hashes", stopwatch.lap());
+  }
 
-    w.unit = chooseUnitScale(settings.unit_scale, raw, roles.preset_unit_scale, inferred_scale);
-    scaleClip(raw, w.unit.scale);
-    const double hip = standingHipHeight(raw, roles.joint(Role::Hips), roles.joint(Role::LeftToe),
-                                         roles.joint(Role::RightToe));
-    if (!(hip >= kPlausibleHipHeightMin && hip <= kPlausibleHipHeightMax))
-      w.warnings.push_back(where(spec) + ": the standing hip height is " + std::to_string(hip) +
-                           " m with a unit scale of " + std::to_string(w.unit.scale) + " (" +
-                           w.unit.origin + "); if the character is an adult, set unit_scale to "
-                           "about " + std::to_string(w.unit.scale * kStandingHipHeight / hip));
-    RawClip clip = resampleClip(std::move(raw), settings.frame_rate);
-    if (spec.mirror) {
-      RawClip mirrored = mirrorClip(clip, request.mirror);
-      mirrored.name = clip.name + "#mirror";
-      w.mirror = cookClipMotion(std::move(mirrored), roles, stage);
+  std::vector<ClipPart> parts(clip_count);
+  std::atomic<int> hits{0}, misses{0}, refused{0};
+  std::atomic<uint64_t> estimated_bytes{0};
+  std::mutex progress_mutex;
+  int done = 0;
+  std::optional<ClipContext> context;
+  auto obtain = [&](int i) {
+    const ClipSpec& spec = request.clips[i];
+    ClipPart& part = parts[i];
+    const ClipContext* ctx = i == 0 ? nullptr : &*context;
+    bool found = false;
+    std::string key;
+    if (store) {
+      key = clipKey(request, i, sources[source_of[i]], ctx);
+      bool was_refused = false;
+      if (auto kept = store->find(key, i, &was_refused)) {
+        part = std::move(*kept);
+        found = true;
+      }
+      if (was_refused) ++refused;
     }
-    w.motion = cookClipMotion(std::move(clip), roles, stage);
-    append(w.warnings, w.motion.warnings);
-    if (w.mirror) append(w.warnings, w.mirror->warnings);
+    if (found) {
+      ++hits;
+      if (ctx) checkSameSkeleton(ctx->skeleton, ctx->first_where, part.skeleton, where(spec));
+    } else {
+      part = cookClipPart(request, i, store ? sources[source_of[i]] : CookedSource{}, ctx);
+      if (!store && hashing_clip[source_of[i]] == i)
+        sources[source_of[i]] = hashSource(spec.source, spec.source_label);
+      if (store) {
+        ++misses;
+        store->keep(key, i, part);
+      }
+    }
+    checkEstimate(spec, estimated_bytes += estimatedDatabaseBytes(
+                                partFrames(part), part.skeleton.names.size()));
     if (progress) {
       std::lock_guard<std::mutex> lock(progress_mutex);
       progress(++done, clip_count);
     }
-  });
+  };
+  // The first clip fixes the skeleton, the roles and (when nothing else gives it) the unit.
+  obtain(0);
+  context = clipContext(request, parts[0]);
+  parallelFor(1, clip_count, jobs, obtain);
+  report.store.hits = hits;
+  report.store.misses = misses;
+  report.store.refused = refused;
+  report.stage_seconds.emplace_back(store ? "clips (import and clip stages, or the store)"
+                                          : "import and clip stages",
+                                    stopwatch.lap());
 
   // Everything below runs in manifest order on one thread. Warnings are logged as soon as they
   // are known in that order, so a later error does not hide them.
-  report.stage_seconds.emplace_back("import and clip stages", stopwatch.lap());
+  const Skeleton& skeleton = context->skeleton;
+  const SkeletonRoles& roles = context->roles;
+  report.preset = roles.preset;
+  report.role_lines = roles.describe(skeleton);
+  spdlog::info("skeleton preset: {}", roles.preset.empty() ? "(none, roles given)" : roles.preset);
+  for (const auto& line : report.role_lines) spdlog::info("  {}", line);
   auto warn = [&report](const std::string& text, const ClipSpec* spec = nullptr) {
     spdlog::warn("{}", text);
     report.warnings.push_back({text, spec ? spec->source_label : std::string(),
                                spec ? clipName(*spec) : std::string()});
   };
   for (int i = 0; i < clip_count; ++i) {
-    report.source_frames += work[i].source_frames;
-    for (const auto& text : work[i].warnings) warn(text, &request.clips[i]);
+    const ClipSpec& spec = request.clips[i];
+    report.source_frames += parts[i].source_frames;
+    if (auto hip = hipHeightWarning(spec, parts[i])) warn(*hip, &spec);
+    for (const auto& text : parts[i].motion.warnings) warn(text, &spec);
+    if (parts[i].mirror)
+      for (const auto& text : parts[i].mirror->warnings) warn(text, &spec);
   }
-  report.unit_scale = work[0].unit.scale;
-  report.unit_scale_origin = work[0].unit.origin;
+  report.unit_scale = parts[0].unit.scale;
+  report.unit_scale_origin = parts[0].unit.origin;
   spdlog::info("unit scale: {} m per source unit ({})", report.unit_scale, report.unit_scale_origin);
-  if (auto facing = facingWarning(work, roles, skeleton)) warn(*facing);
+  if (auto facing = facingWarning(parts, roles, skeleton)) warn(*facing);
 
   CookedDatabase db;
   db.sources = std::move(sources);
@@ -359,7 +497,7 @@ CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
   db.frame_rate = static_cast<float>(settings.frame_rate);
   std::vector<float> raw_features;
   std::vector<ClipTagging> tagging;
-  auto add = [&](const ClipMotion& m, int spec_index, const CookedClipWork& w, int mirror_of) {
+  auto add = [&](const ClipMotion& m, int spec_index, const ClipPart& w, int mirror_of) {
     const ClipSpec& spec = request.clips[spec_index];
     CookedClip c;
     c.name = m.clip.name;
@@ -386,8 +524,7 @@ CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
     append(raw_features, m.features);
   };
   size_t total_frames = 0;
-  for (const auto& w : work)
-    total_frames += w.motion.clip.frame_count + (w.mirror ? w.mirror->clip.frame_count : 0);
+  for (const auto& w : parts) total_frames += partFrames(w);
   for (auto* v : {&db.local_translations, &db.local_velocities, &db.local_angular_velocities})
     v->reserve(total_frames * joints);
   db.local_rotations.reserve(total_frames * joints);
@@ -396,9 +533,9 @@ CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
   raw_features.reserve(total_frames * kFeatureCount);
   for (int i = 0; i < clip_count; ++i) {
     const int original = static_cast<int>(db.clips.size());
-    add(work[i].motion, i, work[i], -1);
-    if (work[i].mirror) add(*work[i].mirror, i, work[i], original);
-    work[i] = CookedClipWork();  // free as we go
+    add(parts[i].motion, i, parts[i], -1);
+    if (parts[i].mirror) add(*parts[i].mirror, i, parts[i], original);
+    parts[i] = ClipPart();  // free as we go
   }
 
   db.feature_count = kFeatureCount;

@@ -1,12 +1,20 @@
-// The whole cook: import every clip, run the stages of docs/cook.md "Order of the stages" in parallel over
-// clips, then normalize, build ranges and bounds over the whole database. Deterministic: the
-// result does not depend on request.jobs.
+// The whole cook, in two halves (docs/cook.md "Order of the stages"):
+//  - per clip (cookClipPart): import, units, resample, mirror, root motion, velocities, contacts
+//    and raw features. Pure: a clip's part depends only on the inputs its key names (clipKey),
+//    so a ClipStore may keep it and give it back instead of cooking it again;
+//  - per database (in cookDatabase, after every part): normalization, tags, ranges, bounds.
+// Deterministic: the result does not depend on request.jobs, nor on which parts came from a store.
 #pragma once
 
+#include "cook/clip_stages.h"
+#include "cook/skeleton_presets.h"
+#include "cook/units.h"
 #include "core/cook_settings.h"
 #include "core/cooked_database.h"
+#include "core/raw_clip.h"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +27,14 @@ struct CookWarning {
   std::string clip;    // the clip's name, or ""
 };
 
+// Where the clips' parts came from, when the cook had a store.
+struct ClipStoreCounts {
+  bool used = false;
+  int hits = 0;      // parts the store gave back: nothing imported
+  int misses = 0;    // parts cooked (and handed to the store)
+  int refused = 0;   // entries the store held but refused (corrupt, foreign, other version)
+};
+
 struct CookReport {
   std::string preset;                  // role preset picked ("" when all roles were given)
   std::vector<std::string> role_lines; // "left_foot: LeftFoot (joint 4)", ...
@@ -26,8 +42,62 @@ struct CookReport {
   std::string unit_scale_origin;       // "manifest", "file", "preset" or "inferred from hip height"
   long long source_frames = 0;         // frames read from the sources
   std::vector<CookWarning> warnings;   // also logged as they happen
-  // Wall time of each part of the cook, in order ("import and clip stages", "assembly", ...).
+  // Wall time of each part of the cook, in order ("source hashes", "clips", "assembly", ...).
   std::vector<std::pair<std::string, double>> stage_seconds;
+  ClipStoreCounts store;
+};
+
+// One clip of the manifest after every per-clip stage: what a .mmclip file holds.
+struct ClipPart {
+  CookedSource source;        // hash, size and format (the path is the manifest's)
+  Skeleton skeleton;          // as imported: offsets in source units
+  double source_rate = 0;     // Hz
+  int source_frames = 0;      // source frames read, after the manifest's frame range
+  std::string take;
+  UnitScale unit;
+  double hip_height = 0;      // standing, metres
+  double inferred_scale = 0;  // the database's first clip: the unit its hips imply, when needed
+  ClipMotion motion;          // motion.clip holds name, frame_count, rotations and translations
+  std::optional<ClipMotion> mirror;
+};
+
+// What the database's first clip fixes for every clip: the skeleton, the roles and the unit
+// inferred when nothing else gives one.
+struct ClipContext {
+  Skeleton skeleton;
+  SkeletonRoles roles;
+  double inferred_scale = 0;
+  std::string first_where;  // "clip walk (walk.bvh, manifest line 3)"
+};
+// Throws InputError when the roles do not resolve on the first clip's skeleton.
+ClipContext clipContext(const CookRequest& request, const ClipPart& first);
+
+// Every input that clip `index`'s part depends on, as text: the cooker's version, the source's
+// content hash and size, the clip's manifest entry, the per-clip settings and, for a clip after the
+// first, the context (roles, units) of the first clip. Weights, tags, ranges and the trailing
+// unmatchable time are not in it: a change to those re-links without re-cooking any clip.
+std::string clipKey(const CookRequest& request, int index, const CookedSource& source,
+                    const ClipContext* context);
+
+// FNV-1a 64 hash, size and format of a source file; `label` is the path to record.
+CookedSource hashSource(const std::string& path, const std::string& label);
+
+// Cooks clip `index` from its source. `context` is null for the first clip (index 0), which
+// makes its own. Throws InputError for anything a user can fix.
+ClipPart cookClipPart(const CookRequest& request, int index, const CookedSource& source,
+                      const ClipContext* context);
+
+// Keeps clip parts between cooks (a cache folder, or the .mmclip files given to a link).
+// Called from the cooking threads, so an implementation must be thread-safe.
+class ClipStore {
+ public:
+  virtual ~ClipStore() = default;
+  // The part kept under `key` for clip `index`, or nullopt. May throw InputError when a missing
+  // part is an error (a link without the clip's file). `refused` is set when an entry was there
+  // but could not be used.
+  virtual std::optional<ClipPart> find(const std::string& key, int index, bool* refused) = 0;
+  // Offers a freshly cooked part. May throw InputError.
+  virtual void keep(const std::string& key, int index, const ClipPart& part) = 0;
 };
 
 // Called from the cooking threads with (clips done, clip count); may be empty.
@@ -35,6 +105,6 @@ using CookProgress = std::function<void(int done, int total)>;
 
 // Throws InputError for anything a user can fix (file, clip, frame or joint named).
 CookedDatabase cookDatabase(const CookRequest& request, CookReport* report = nullptr,
-                            const CookProgress& progress = {});
+                            const CookProgress& progress = {}, ClipStore* store = nullptr);
 
 }  // namespace mm

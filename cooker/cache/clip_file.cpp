@@ -1,0 +1,282 @@
+#include "cache/clip_file.h"
+
+#include "core/errors.h"
+#include "core/input_file.h"
+#include "core/limits.h"
+#include "cook/features.h"
+
+#include <mmclip/mmclip_generated.h>
+
+#include <spdlog/fmt/fmt.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+
+namespace mm {
+namespace {
+
+namespace fb = mmclip::fb;
+using flatbuffers::FlatBufferBuilder;
+using flatbuffers::Offset;
+
+static_assert(sizeof(fb::Vec3) == sizeof(glm::vec3));
+static_assert(sizeof(fb::Quat) == sizeof(glm::quat));
+static_assert(sizeof(fb::RootFrame) == sizeof(CookedRootFrame));
+static_assert(offsetof(CookedRootFrame, rotation) == 12 && offsetof(CookedRootFrame, velocity) == 28 &&
+              offsetof(CookedRootFrame, angular_velocity) == 40, "CookedRootFrame as fb::RootFrame");
+
+// Checksum of the buffer: four independent multiply-rotate lanes over 8-byte words (several GB/s,
+// unlike a byte-wise hash), then the tail bytes and a final mix.
+uint64_t checksum(const uint8_t* data, size_t size) {
+  constexpr uint64_t k1 = 0x9e3779b97f4a7c15ull, k2 = 0xc2b2ae3d27d4eb4full;
+  auto rotl = [](uint64_t x, int r) { return (x << r) | (x >> (64 - r)); };
+  uint64_t lane[4] = {k1, k2, k1 ^ k2, size};
+  size_t i = 0;
+  for (; i + 32 <= size; i += 32)
+    for (int l = 0; l < 4; ++l) {
+      uint64_t w;
+      std::memcpy(&w, data + i + 8 * l, 8);
+      lane[l] = rotl(lane[l] ^ (w * k1), 31) * k2;
+    }
+  uint64_t h = size;
+  for (uint64_t v : lane) h = rotl(h ^ v, 27) * k1 + k2;
+  for (; i < size; ++i) h = (h ^ data[i]) * 1099511628211ull;
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  return h;
+}
+
+// A vector of FlatBuffers structs with the bytes of `values` (same layout, checked above).
+template <typename Fb, typename T>
+Offset<flatbuffers::Vector<const Fb*>> structVector(FlatBufferBuilder& fbb,
+                                                    const std::vector<T>& values) {
+  static_assert(sizeof(Fb) == sizeof(T));
+  Fb* out = nullptr;
+  auto offset = fbb.CreateUninitializedVectorOfStructs<Fb>(values.size(), &out);
+  if (!values.empty()) std::memcpy(static_cast<void*>(out), values.data(), values.size() * sizeof(T));
+  return offset;
+}
+
+template <typename T, typename Fb>
+std::vector<T> fromStructs(const flatbuffers::Vector<const Fb*>* v) {
+  std::vector<T> out(v ? v->size() : 0);
+  if (!out.empty()) std::memcpy(static_cast<void*>(out.data()), v->Data(), out.size() * sizeof(T));
+  return out;
+}
+
+template <typename T>
+std::vector<T> fromScalars(const flatbuffers::Vector<T>* v) {
+  return v ? std::vector<T>(v->begin(), v->end()) : std::vector<T>();
+}
+
+Offset<flatbuffers::Vector<Offset<flatbuffers::String>>> stringVector(
+    FlatBufferBuilder& fbb, const std::vector<std::string>& values) {
+  std::vector<Offset<flatbuffers::String>> out;
+  out.reserve(values.size());
+  for (const std::string& s : values) out.push_back(fbb.CreateString(s));
+  return fbb.CreateVector(out);
+}
+
+std::vector<std::string> fromStrings(const flatbuffers::Vector<Offset<flatbuffers::String>>* v) {
+  std::vector<std::string> out;
+  if (v)
+    for (const auto* s : *v) out.push_back(s ? s->str() : std::string());
+  return out;
+}
+
+Offset<fb::Motion> writeMotion(FlatBufferBuilder& fbb, const ClipMotion& m) {
+  auto name = fbb.CreateString(m.clip.name);
+  auto rotations = structVector<fb::Quat>(fbb, m.clip.rotations);
+  auto translations = structVector<fb::Vec3>(fbb, m.clip.translations);
+  auto velocities = structVector<fb::Vec3>(fbb, m.velocities);
+  auto angular = structVector<fb::Vec3>(fbb, m.angular_velocities);
+  auto root = structVector<fb::RootFrame>(fbb, m.root);
+  auto contacts = fbb.CreateVector(m.contacts);
+  auto features = fbb.CreateVector(m.features);
+  auto facing = fbb.CreateVector(m.facing.candidate_sum.data(), m.facing.candidate_sum.size());
+  auto warnings = stringVector(fbb, m.warnings);
+  return fb::CreateMotion(fbb, name, static_cast<uint32_t>(m.clip.frame_count), rotations,
+                          translations, velocities, angular, root, contacts, features,
+                          static_cast<uint16_t>(kFeatureCount), facing, m.facing.configured_sum,
+                          m.facing.moving_frames, warnings);
+}
+
+[[noreturn]] void refuse(const std::string& what, const std::string& problem) {
+  throw InputError(what + ": " + problem +
+                   "; it is not a usable .mmclip of " + kCookerVersion +
+                   ": cook the clip again (mmcook cook-clip), or delete the file");
+}
+
+bool allFinite(const float* v, size_t n) {
+  bool ok = true;
+  for (size_t i = 0; i < n; ++i) ok &= std::isfinite(v[i]);
+  return ok;
+}
+
+ClipMotion readMotion(const fb::Motion* m, size_t joints, const std::string& what,
+                      const char* which) {
+  const std::string where = what + " (" + which + ")";
+  if (!m || !m->name() || !m->rotations() || !m->translations() || !m->velocities() ||
+      !m->angular_velocities() || !m->root() || !m->contacts() || !m->features() ||
+      !m->facing_candidate_sums() || !m->warnings())
+    refuse(where, "a field is missing");
+  const uint64_t frames = m->frame_count();
+  const uint64_t cells = frames * joints;
+  if (frames == 0 || m->rotations()->size() != cells || m->translations()->size() != cells ||
+      m->velocities()->size() != cells || m->angular_velocities()->size() != cells ||
+      m->root()->size() != frames || m->contacts()->size() != frames ||
+      m->feature_count() != kFeatureCount || m->features()->size() != frames * kFeatureCount ||
+      m->facing_candidate_sums()->size() != FacingAgreement::kCandidates)
+    refuse(where, fmt::format("its arrays do not fit its {} frames of {} joints", frames, joints));
+  ClipMotion out;
+  out.clip.name = m->name()->str();
+  out.clip.frame_count = static_cast<int>(frames);
+  out.clip.rotations = fromStructs<glm::quat>(m->rotations());
+  out.clip.translations = fromStructs<glm::vec3>(m->translations());
+  out.velocities = fromStructs<glm::vec3>(m->velocities());
+  out.angular_velocities = fromStructs<glm::vec3>(m->angular_velocities());
+  out.root = fromStructs<CookedRootFrame>(m->root());
+  out.contacts = fromScalars(m->contacts());
+  out.features = fromScalars(m->features());
+  for (int c = 0; c < FacingAgreement::kCandidates; ++c)
+    out.facing.candidate_sum[c] = m->facing_candidate_sums()->Get(c);
+  out.facing.configured_sum = m->facing_configured_sum();
+  out.facing.moving_frames = m->facing_moving_frames();
+  out.warnings = fromStrings(m->warnings());
+  const bool finite =
+      allFinite(&out.clip.rotations[0].x, cells * 4) && allFinite(&out.clip.translations[0].x, cells * 3) &&
+      allFinite(&out.velocities[0].x, cells * 3) && allFinite(&out.angular_velocities[0].x, cells * 3) &&
+      allFinite(&out.root[0].position.x, frames * sizeof(CookedRootFrame) / sizeof(float)) &&
+      allFinite(out.features.data(), out.features.size());
+  if (!finite) refuse(where, "it holds values that are not finite");
+  for (uint32_t c : out.contacts)
+    if (c > 3) refuse(where, "a contact holds bits beyond the two toes");
+  return out;
+}
+
+}  // namespace
+
+std::vector<uint8_t> serializeClipFile(const std::string& key, const ClipPart& part) {
+  FlatBufferBuilder fbb(1024 + part.motion.clip.rotations.size() * 64 * (part.mirror ? 2 : 1));
+  auto version = fbb.CreateString(kCookerVersion);
+  auto key_offset = fbb.CreateString(key);
+  auto take = fbb.CreateString(part.take);
+  auto origin = fbb.CreateString(part.unit.origin);
+  const Skeleton& s = part.skeleton;
+  auto skeleton = fb::CreateSkeleton(fbb, stringVector(fbb, s.names), fbb.CreateVector(s.parents),
+                                     structVector<fb::Vec3>(fbb, s.offsets),
+                                     structVector<fb::Quat>(fbb, s.bind_rotations));
+  auto motion = writeMotion(fbb, part.motion);
+  Offset<fb::Motion> mirror = part.mirror ? writeMotion(fbb, *part.mirror) : Offset<fb::Motion>();
+  fb::ClipBuilder clip(fbb);
+  clip.add_format_major(kClipFormatMajor);
+  clip.add_format_minor(kClipFormatMinor);
+  clip.add_cooker_version(version);
+  clip.add_key(key_offset);
+  clip.add_source_hash(part.source.content_hash);
+  clip.add_source_size(part.source.size_bytes);
+  clip.add_source_format(static_cast<int8_t>(part.source.format));
+  clip.add_source_frame_rate(part.source_rate);
+  clip.add_source_frame_count(part.source_frames);
+  clip.add_take(take);
+  clip.add_unit_scale(part.unit.scale);
+  clip.add_unit_scale_origin(origin);
+  clip.add_standing_hip_height(part.hip_height);
+  clip.add_inferred_unit_scale(part.inferred_scale);
+  clip.add_skeleton(skeleton);
+  clip.add_motion(motion);
+  if (part.mirror) clip.add_mirror(mirror);
+  fbb.Finish(clip.Finish(), fb::ClipIdentifier());
+  std::vector<uint8_t> bytes(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+  const uint64_t sum = checksum(bytes.data(), bytes.size());
+  for (int b = 0; b < 8; ++b) bytes.push_back(static_cast<uint8_t>(sum >> (8 * b)));
+  return bytes;
+}
+
+ClipFile parseClipFile(const uint8_t* data, size_t size, const std::string& what) {
+  if (size < 16 || !flatbuffers::BufferHasIdentifier(data, fb::ClipIdentifier()))
+    refuse(what, "it is not an .mmclip file (no MMCL identifier)");
+  const size_t body = size - 8;
+  uint64_t sum = 0;
+  for (int b = 0; b < 8; ++b) sum |= uint64_t(data[body + b]) << (8 * b);
+  if (sum != checksum(data, body)) refuse(what, "its checksum does not match: the file is damaged");
+  flatbuffers::Verifier verifier(data, body, flatbuffers::Verifier::Options{});
+  if (!fb::VerifyClipBuffer(verifier)) refuse(what, "its FlatBuffers structure is damaged");
+  const fb::Clip* c = fb::GetClip(data);
+  if (c->format_major() != kClipFormatMajor)
+    refuse(what, fmt::format("it is .mmclip format {}.{}; this cooker reads {}.x",
+                             c->format_major(), c->format_minor(), kClipFormatMajor));
+  if (!c->cooker_version() || c->cooker_version()->str() != kCookerVersion)
+    refuse(what, "it was cooked by " +
+                     (c->cooker_version() ? "'" + c->cooker_version()->str() + "'"
+                                          : std::string("an unnamed cooker")));
+  if (!c->key() || !c->take() || !c->unit_scale_origin() || !c->skeleton())
+    refuse(what, "a field is missing");
+
+  ClipFile out;
+  out.key = c->key()->str();
+  ClipPart& p = out.part;
+  const fb::Skeleton* s = c->skeleton();
+  p.skeleton.names = fromStrings(s->names());
+  p.skeleton.parents = fromScalars(s->parents());
+  p.skeleton.offsets = fromStructs<glm::vec3>(s->offsets());
+  p.skeleton.bind_rotations = fromStructs<glm::quat>(s->bind_rotations());
+  validateSkeleton(p.skeleton, what);
+  const size_t joints = p.skeleton.names.size();
+  if (!allFinite(&p.skeleton.offsets[0].x, joints * 3) ||
+      !allFinite(&p.skeleton.bind_rotations[0].x, joints * 4))
+    refuse(what, "its skeleton holds values that are not finite");
+
+  p.source.content_hash = c->source_hash();
+  p.source.size_bytes = c->source_size();
+  const int format = c->source_format();
+  if (format < static_cast<int>(SourceFormat::Bvh) || format > static_cast<int>(SourceFormat::Other))
+    refuse(what, "its source format is unknown");
+  p.source.format = static_cast<SourceFormat>(format);
+  p.source_rate = c->source_frame_rate();
+  p.source_frames = c->source_frame_count();
+  p.take = c->take()->str();
+  p.unit.scale = c->unit_scale();
+  p.unit.origin = c->unit_scale_origin()->str();
+  p.hip_height = c->standing_hip_height();
+  p.inferred_scale = c->inferred_unit_scale();
+  if (!(p.source_rate >= kMinFrameRate && p.source_rate <= kMaxFrameRate) || p.source_frames < 1 ||
+      !(p.unit.scale > 0) || !std::isfinite(p.unit.scale) || !std::isfinite(p.hip_height) ||
+      !std::isfinite(p.inferred_scale) || p.inferred_scale < 0)
+    refuse(what, "its source rate, frame count or unit is out of range");
+  p.motion = readMotion(c->motion(), joints, what, "motion");
+  if (c->mirror()) p.mirror = readMotion(c->mirror(), joints, what, "mirrored motion");
+  return out;
+}
+
+ClipFile readClipFile(const std::string& path) {
+  requireRegularFile(path, "give the path of an .mmclip file");
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) throw InputError(path + ": cannot open the file; check its permissions");
+  const std::streamoff size = in.tellg();
+  if (size < 0) throw InputError(path + ": cannot read the file's size");
+  if (static_cast<uint64_t>(size) > kMaxDatabaseBytes)
+    refuse(path, "it is larger than any clip part can be");
+  std::vector<uint8_t> bytes(static_cast<size_t>(size));
+  in.seekg(0);
+  if (size > 0 && !in.read(reinterpret_cast<char*>(bytes.data()), size))
+    throw InputError(path + ": cannot read the file; check the disk");
+  return parseClipFile(bytes.data(), bytes.size(), path);
+}
+
+std::string firstKeyDifference(const std::string& a, const std::string& b) {
+  size_t ia = 0, ib = 0;
+  while (ia < a.size() || ib < b.size()) {
+    const size_t ea = std::min(a.find('\n', ia), a.size());
+    const size_t eb = std::min(b.find('\n', ib), b.size());
+    const std::string la = a.substr(ia, ea - ia), lb = b.substr(ib, eb - ib);
+    if (la != lb) return "'" + la + "' against '" + lb + "'";
+    ia = ea + 1;
+    ib = eb + 1;
+  }
+  return "none";
+}
+
+}  // namespace mm

@@ -1,0 +1,40 @@
+// The .mmclip file (schema/mmclip.fbs): one clip's part of the cook, as `mmcook cook-clip` writes
+// it and `mmcook link` and the clip cache read it.
+#pragma once
+
+#include "cook/cook_database.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mm {
+
+// The format's version. A reader takes its own major with any minor; the cooker version must
+// match too, since a part is only valid for the cooker that made it.
+inline constexpr uint16_t kClipFormatMajor = 1;
+inline constexpr uint16_t kClipFormatMinor = 0;
+
+// A part and the key (clipKey) it was cooked under.
+struct ClipFile {
+  std::string key;
+  ClipPart part;
+};
+
+// The bytes of a .mmclip: the FlatBuffers buffer and its 8-byte checksum. Deterministic.
+std::vector<uint8_t> serializeClipFile(const std::string& key, const ClipPart& part);
+
+// Checks and reads .mmclip bytes: the checksum, the FlatBuffers structure, the format and cooker
+// versions, and that every array has the size the clip's frame and joint counts give, with
+// finite values. Throws InputError "<what>: <what is wrong>; <what to do>".
+ClipFile parseClipFile(const uint8_t* data, size_t size, const std::string& what);
+
+// Reads and parses the file at `path`. Throws InputError naming it.
+ClipFile readClipFile(const std::string& path);
+
+// The key's first line that differs between two keys, as "'<a line>' against '<b line>'", for
+// messages that say why a part does not fit.
+std::string firstKeyDifference(const std::string& a, const std::string& b);
+
+}  // namespace mm

@@ -1,0 +1,53 @@
+// Where a cook finds clip parts instead of cooking them (cook/cook_database.h's ClipStore):
+//  - ClipCacheFolder: a content-addressed cache folder, shared by cooks and by processes;
+//  - ClipFileList: the .mmclip files `mmcook link` is given, one per clip of the manifest.
+#pragma once
+
+#include "cook/cook_database.h"
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace mm {
+
+// <folder>/<2 hex digits>/<16 hex digits>.mmclip, named by a hash of the key; the file also holds
+// the whole key, so a hit is an exact match. Entries are written atomically (a concurrent cook
+// reads the old file or the new one), and one that is damaged, foreign or from another cooker is
+// refused with a warning and cooked again. Deleting the folder at any time is safe.
+class ClipCacheFolder : public ClipStore {
+ public:
+  // Creates the folder when missing. Throws InputError naming it when it cannot be created or
+  // written to.
+  explicit ClipCacheFolder(std::string folder);
+  std::optional<ClipPart> find(const std::string& key, int index, bool* refused) override;
+  void keep(const std::string& key, int index, const ClipPart& part) override;
+
+  const std::string& folder() const { return folder_; }
+  std::string entryPath(const std::string& key) const;
+
+ private:
+  std::string folder_;
+  std::mutex warn_mutex_;
+  bool keep_failed_ = false;  // warn once when the folder fills up or goes away mid-cook
+};
+
+// The default cache folder for manifest cooks: $MMCOOK_CACHE_DIR, else $XDG_CACHE_HOME/mmcook,
+// else $HOME/.cache/mmcook; "" when none of them is set.
+std::string defaultClipCacheFolder();
+
+// The parts of a link: files[i] must hold clip i's part, cooked under the key the manifest and
+// the sources give now. Anything else is an InputError naming the file and what differs.
+class ClipFileList : public ClipStore {
+ public:
+  ClipFileList(std::vector<std::string> files, std::vector<std::string> clip_names);
+  std::optional<ClipPart> find(const std::string& key, int index, bool* refused) override;
+  void keep(const std::string& key, int index, const ClipPart& part) override;
+
+ private:
+  std::vector<std::string> files_;
+  std::vector<std::string> clip_names_;
+};
+
+}  // namespace mm
