@@ -26,9 +26,11 @@ static_assert(sizeof(fb::RootFrame) == sizeof(CookedRootFrame));
 static_assert(offsetof(CookedRootFrame, rotation) == 12 && offsetof(CookedRootFrame, velocity) == 28 &&
               offsetof(CookedRootFrame, angular_velocity) == 40, "CookedRootFrame as fb::RootFrame");
 
+}  // namespace
+
 // Checksum of the buffer: four independent multiply-rotate lanes over 8-byte words (several GB/s,
 // unlike a byte-wise hash), then the tail bytes and a final mix.
-uint64_t checksum(const uint8_t* data, size_t size) {
+uint64_t clipFileChecksum(const uint8_t* data, size_t size) {
   constexpr uint64_t k1 = 0x9e3779b97f4a7c15ull, k2 = 0xc2b2ae3d27d4eb4full;
   auto rotl = [](uint64_t x, int r) { return (x << r) | (x >> (64 - r)); };
   uint64_t lane[4] = {k1, k2, k1 ^ k2, size};
@@ -47,6 +49,8 @@ uint64_t checksum(const uint8_t* data, size_t size) {
   h ^= h >> 33;
   return h;
 }
+
+namespace {
 
 // A vector of FlatBuffers structs with the bytes of `values` (same layout, checked above).
 template <typename Fb, typename T>
@@ -190,7 +194,7 @@ std::vector<uint8_t> serializeClipFile(const std::string& key, const ClipPart& p
   if (part.mirror) clip.add_mirror(mirror);
   fbb.Finish(clip.Finish(), fb::ClipIdentifier());
   std::vector<uint8_t> bytes(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
-  const uint64_t sum = checksum(bytes.data(), bytes.size());
+  const uint64_t sum = clipFileChecksum(bytes.data(), bytes.size());
   for (int b = 0; b < 8; ++b) bytes.push_back(static_cast<uint8_t>(sum >> (8 * b)));
   return bytes;
 }
@@ -201,7 +205,7 @@ ClipFile parseClipFile(const uint8_t* data, size_t size, const std::string& what
   const size_t body = size - 8;
   uint64_t sum = 0;
   for (int b = 0; b < 8; ++b) sum |= uint64_t(data[body + b]) << (8 * b);
-  if (sum != checksum(data, body)) refuse(what, "its checksum does not match: the file is damaged");
+  if (sum != clipFileChecksum(data, body)) refuse(what, "its checksum does not match: the file is damaged");
   flatbuffers::Verifier verifier(data, body, flatbuffers::Verifier::Options{});
   if (!fb::VerifyClipBuffer(verifier)) refuse(what, "its FlatBuffers structure is damaged");
   const fb::Clip* c = fb::GetClip(data);

@@ -33,6 +33,9 @@ ClipFile parseClipFile(const uint8_t* data, size_t size, const std::string& what
 // Reads and parses the file at `path`. Throws InputError naming it.
 ClipFile readClipFile(const std::string& path);
 
+// The checksum that follows the FlatBuffers buffer in the file (8 bytes, little-endian).
+uint64_t clipFileChecksum(const uint8_t* data, size_t size);
+
 // The key's first line that differs between two keys, as "'<a line>' against '<b line>'", for
 // messages that say why a part does not fit.
 std::string firstKeyDifference(const std::string& a, const std::string& b);

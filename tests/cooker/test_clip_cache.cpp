@@ -1,0 +1,359 @@
+// The cook's two halves: per-clip parts (from a cache folder, or the .mmclip files of a link)
+// must give the bytes of the one-piece cook, and a part that does not fit is never used.
+#include "cache/clip_file.h"
+#include "cache/clip_store.h"
+#include "cook/cook_database.h"
+#include "core/errors.h"
+#include "synthetic_bvh.h"
+#include "write/database_writer.h"
+
+#include <gtest/gtest.h>
+#include <spdlog/fmt/fmt.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace mm {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace mm::test;
+
+std::vector<uint8_t> cookBytes(const CookRequest& r, ClipStore* store = nullptr,
+                               CookReport* report = nullptr) {
+  return serializeDatabase(cookDatabase(r, report, {}, store));
+}
+
+std::vector<uint8_t> readBytes(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void writeBytes(const fs::path& p, const std::vector<uint8_t>& bytes) {
+  std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
+                                          static_cast<std::streamsize>(bytes.size()));
+}
+
+std::vector<fs::path> cacheEntries(const fs::path& folder) {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::recursive_directory_iterator(folder))
+    if (e.path().extension() == ".mmclip") out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// What mmcook cook-clip does for each clip, through the library: one .mmclip per clip.
+std::vector<std::string> cookClipFiles(const CookRequest& r, const fs::path& folder) {
+  std::vector<std::string> files;
+  std::optional<ClipContext> context;
+  for (int i = 0; i < static_cast<int>(r.clips.size()); ++i) {
+    const CookedSource source = hashSource(r.clips[i].source, r.clips[i].source_label);
+    const std::string key = clipKey(r, i, source, context ? &*context : nullptr);
+    const ClipPart part = cookClipPart(r, i, source, context ? &*context : nullptr);
+    if (i == 0) context = clipContext(r, part);
+    files.push_back((folder / ("clip" + std::to_string(i) + ".mmclip")).string());
+    writeBytes(files.back(), serializeClipFile(key, part));
+  }
+  return files;
+}
+
+std::vector<std::string> names(const CookRequest& r) {
+  std::vector<std::string> out;
+  for (const auto& c : r.clips) out.push_back(c.name.empty() ? fs::path(c.source).stem().string() : c.name);
+  return out;
+}
+
+class ClipCache : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("mmdb_clip_cache_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string write(const std::string& name, const std::string& text) {
+    const fs::path p = dir_ / name;
+    std::ofstream(p) << text;
+    return p.string();
+  }
+
+  // Four clips from three sources: tags, a range, a mirrored clip and a part of a file.
+  CookRequest clips() {
+    CookRequest r;
+    ClipSpec walk;
+    walk.source = write("walk.bvh", bvhText(walkFrames(121, 1.2f)));
+    walk.source_label = "walk.bvh";
+    walk.tags = {"locomotion"};
+    walk.ranges = {{30, 40, {"fast"}, false}};
+    ClipSpec circle;
+    circle.name = "turn";
+    circle.source = write("circle.bvh", bvhText(circleFrames(151, 1.0, 1.5)));
+    circle.tags = {"locomotion", "turn"};
+    circle.mirror = true;
+    ClipSpec part = walk;
+    part.name = "walk_part";
+    part.source_first_frame = 10;
+    part.source_frame_count = 61;
+    part.tags = {};
+    ClipSpec run;
+    run.source = write("run.bvh", bvhText(walkFrames(90, 3.0f)));
+    r.clips = {walk, circle, part, run};
+    r.jobs = 2;
+    return r;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(ClipCache, ColdAndWarmCachesGiveTheOnePieceCooksBytes) {
+  CookRequest r = clips();
+  const std::vector<uint8_t> whole = cookBytes(r);
+  ClipCacheFolder cache((dir_ / "cache").string());
+  for (int jobs : {1, 2, 0}) {
+    r.jobs = jobs;
+    CookReport report;
+    EXPECT_EQ(cookBytes(r, &cache, &report), whole) << "jobs " << jobs;
+    EXPECT_TRUE(report.store.used);
+    EXPECT_EQ(report.store.hits, jobs == 1 ? 0 : 4);
+    EXPECT_EQ(report.store.misses, jobs == 1 ? 4 : 0);
+    EXPECT_EQ(report.store.refused, 0);
+    EXPECT_EQ(report.source_frames, 121 + 151 + 61 + 90);
+  }
+  EXPECT_EQ(cacheEntries(dir_ / "cache").size(), 4u);
+}
+
+TEST_F(ClipCache, LinkOfClipFilesGivesTheOnePieceCooksBytes) {
+  CookRequest r = clips();
+  const std::vector<uint8_t> whole = cookBytes(r);
+  ClipFileList files(cookClipFiles(r, dir_), names(r));
+  CookReport report;
+  EXPECT_EQ(cookBytes(r, &files, &report), whole);
+  EXPECT_EQ(report.store.hits, 4);
+  EXPECT_EQ(report.store.misses, 0);
+}
+
+// Weights, tags, ranges and the trailing unmatchable time are the link's: changing them re-cooks
+// no clip, and the result is what a one-piece cook with the new settings gives.
+TEST_F(ClipCache, ALinkSettingChangeReusesEveryClip) {
+  CookRequest r = clips();
+  ClipCacheFolder cache((dir_ / "cache").string());
+  cookBytes(r, &cache);
+  r.settings.weights[kBlockTrajectoryDirection] = 3.0f;
+  r.settings.trailing_unmatchable_s = 0.5;
+  r.clips[0].tags = {"walk"};
+  r.clips[1].ranges = {{10, 20, {"sharp"}, false}};
+  CookReport report;
+  const std::vector<uint8_t> warm = cookBytes(r, &cache, &report);
+  EXPECT_EQ(report.store.hits, 4);
+  EXPECT_EQ(report.store.misses, 0);
+  EXPECT_EQ(warm, cookBytes(r));
+}
+
+TEST_F(ClipCache, AnEditedSourceReCooksOnlyTheClipsOfIt) {
+  CookRequest r = clips();
+  ClipCacheFolder cache((dir_ / "cache").string());
+  cookBytes(r, &cache);
+  write("walk.bvh", bvhText(walkFrames(121, 1.3f)));  // clips 0 and 2 read it
+  CookReport report;
+  const std::vector<uint8_t> warm = cookBytes(r, &cache, &report);
+  EXPECT_EQ(report.store.hits, 2);
+  EXPECT_EQ(report.store.misses, 2);
+  EXPECT_EQ(warm, cookBytes(r));
+}
+
+TEST_F(ClipCache, APerClipSettingReCooksEveryClip) {
+  CookRequest r = clips();
+  ClipCacheFolder cache((dir_ / "cache").string());
+  cookBytes(r, &cache);
+  r.settings.contact_speed_threshold = 0.3;
+  CookReport report;
+  const std::vector<uint8_t> warm = cookBytes(r, &cache, &report);
+  EXPECT_EQ(report.store.hits, 0);
+  EXPECT_EQ(report.store.misses, 4);
+  EXPECT_EQ(warm, cookBytes(r));
+  r.clips[3].name = "sprint";  // a clip's name is in its motion and its warnings
+  cookBytes(r, &cache, &report);
+  EXPECT_EQ(report.store.hits, 3);
+  EXPECT_EQ(report.store.misses, 1);
+}
+
+// The key names every input, line by line, and nothing of the link.
+TEST_F(ClipCache, TheKeyNamesTheClipsInputs) {
+  CookRequest r = clips();
+  const CookedSource source = hashSource(r.clips[0].source, r.clips[0].source_label);
+  const std::string key = clipKey(r, 0, source, nullptr);
+  for (const char* line : {"cooker 12:mmcook 1.0.0", "name 4:walk", "first clip", "mirror 0"})
+    EXPECT_NE(key.find(line), std::string::npos) << line << " in\n" << key;
+  EXPECT_NE(key.find(fmt::format("source {:016x} {}", source.content_hash, source.size_bytes)),
+            std::string::npos);
+  CookRequest heavier = r;
+  heavier.settings.weights[kBlockFootPosition] = 9;
+  heavier.clips[0].tags = {"other"};
+  EXPECT_EQ(clipKey(heavier, 0, source, nullptr), key);
+  CookRequest faster = r;
+  faster.settings.frame_rate = 30;
+  EXPECT_NE(clipKey(faster, 0, source, nullptr), key);
+  EXPECT_EQ(firstKeyDifference(key, clipKey(faster, 0, source, nullptr)).substr(0, 6), "'rate ");
+}
+
+// A damaged, truncated or foreign cache entry, or one from another cooker, is refused with a
+// warning and cooked again: the bytes are still the one-piece cook's.
+TEST_F(ClipCache, DamagedEntriesAreRefusedAndCookedAgain) {
+  CookRequest r = clips();
+  const std::vector<uint8_t> whole = cookBytes(r);
+  ClipCacheFolder cache((dir_ / "cache").string());
+  cookBytes(r, &cache);
+  const std::vector<fs::path> entries = cacheEntries(dir_ / "cache");
+  ASSERT_EQ(entries.size(), 4u);
+  std::vector<uint8_t> flipped = readBytes(entries[0]);
+  flipped[flipped.size() / 2] ^= 0x10;
+  writeBytes(entries[0], flipped);
+  std::vector<uint8_t> truncated = readBytes(entries[1]);
+  truncated.resize(truncated.size() / 3);
+  writeBytes(entries[1], truncated);
+  writeBytes(entries[2], std::vector<uint8_t>(whole.begin(), whole.begin() + 4096));  // an .mmdb
+  // Another cooker's part: the version string changed and the checksum sealed again.
+  std::vector<uint8_t> other = readBytes(entries[3]);
+  const std::string version = "mmcook 1.0.0";
+  // The last copy: the first is in the key (strings made first end up last in the buffer).
+  auto at = std::find_end(other.begin(), other.end(), version.begin(), version.end());
+  ASSERT_NE(at, other.end());
+  at[7] = '0';
+  at[9] = '9';
+  other.resize(other.size() - 8);
+  const uint64_t sum = clipFileChecksum(other.data(), other.size());
+  for (int b = 0; b < 8; ++b) other.push_back(static_cast<uint8_t>(sum >> (8 * b)));
+  writeBytes(entries[3], other);
+  try {
+    parseClipFile(other.data(), other.size(), "other.mmclip");
+    ADD_FAILURE() << "another cooker's part was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("other.mmclip: it was cooked by 'mmcook 0.9.0'"),
+              std::string::npos) << e.what();
+  }
+
+  CookReport report;
+  EXPECT_EQ(cookBytes(r, &cache, &report), whole);
+  EXPECT_EQ(report.store.refused, 4);
+  EXPECT_EQ(report.store.misses, 4);
+  cookBytes(r, &cache, &report);  // cooked again, kept again
+  EXPECT_EQ(report.store.hits, 4);
+}
+
+// Every single-byte change of a part is refused, never read as other motion.
+TEST_F(ClipCache, EveryFlippedByteOfAPartIsRefused) {
+  CookRequest r = clips();
+  r.clips.resize(1);
+  const std::vector<std::string> files = cookClipFiles(r, dir_);
+  const std::vector<uint8_t> good = readBytes(files[0]);
+  EXPECT_NO_THROW(parseClipFile(good.data(), good.size(), "good.mmclip"));
+  for (size_t i = 0; i < good.size(); i += std::max<size_t>(1, good.size() / 997)) {
+    std::vector<uint8_t> bad = good;
+    bad[i] ^= 0x01;
+    EXPECT_THROW(parseClipFile(bad.data(), bad.size(), "bad.mmclip"), InputError) << i;
+  }
+  for (size_t size : {size_t(0), size_t(8), size_t(15), good.size() - 1})
+    EXPECT_THROW(parseClipFile(good.data(), size, "short.mmclip"), InputError) << size;
+}
+
+TEST_F(ClipCache, LinkRefusesMissingStaleAndMisplacedParts) {
+  CookRequest r = clips();
+  const std::vector<std::string> files = cookClipFiles(r, dir_);
+  auto linkError = [&](std::vector<std::string> given) {
+    try {
+      ClipFileList list(std::move(given), names(r));
+      cookDatabase(r, nullptr, {}, &list);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(linkError({files[0], files[1]}),
+            "the manifest has 4 clips but 2 .mmclip files were given; give one per clip, in the "
+            "manifest's order (re-run CMake when the manifest's clips changed)");
+  std::vector<std::string> swapped = files;
+  std::swap(swapped[1], swapped[3]);
+  const std::string misplaced = linkError(swapped);
+  EXPECT_EQ(misplaced.rfind(files[3] + ": it was not cooked from what clip turn of the manifest "
+                            "is now (first difference: ", 0), 0u) << misplaced;
+  write("run.bvh", bvhText(walkFrames(90, 3.5f)));  // the source changed since cook-clip
+  const std::string stale = linkError(files);
+  EXPECT_EQ(stale.rfind(files[3] + ": it was not cooked from what clip run", 0), 0u) << stale;
+  EXPECT_NE(stale.find("'source "), std::string::npos) << stale;
+  fs::remove(files[2]);
+  EXPECT_NE(linkError(files).find(files[2] + ": cannot open"), std::string::npos);
+}
+
+TEST_F(ClipCache, AnUnusableCacheFolderIsAnErrorNamingIt) {
+  write("file", "not a folder");
+  const std::string under_file = (dir_ / "file" / "cache").string();
+  try {
+    ClipCacheFolder cache(under_file);
+    ADD_FAILURE() << "a cache under a file was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(under_file + ": cannot create the clip cache folder", 0), 0u)
+        << e.what();
+  }
+  try {
+    ClipCacheFolder cache((dir_ / "file").string());
+    ADD_FAILURE() << "a file was accepted as the cache";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("the clip cache is not a folder"), std::string::npos);
+  }
+  if (::geteuid() != 0) {  // root writes into a read-only folder
+    fs::create_directories(dir_ / "locked");
+    ::chmod((dir_ / "locked").c_str(), 0500);
+    EXPECT_THROW(ClipCacheFolder((dir_ / "locked").string()), InputError);
+    ::chmod((dir_ / "locked").c_str(), 0700);
+  }
+}
+
+// ---- real data -------------------------------------------------------------------------------
+
+TEST(ClipCacheBandai, CacheAndLinkGiveTheOnePieceCooksBytes) {
+  const fs::path dir = fs::path(MMDB_SHARED_DATA) / "bandai-1";
+  if (!fs::exists(dir)) GTEST_SKIP() << "no motion corpus at " << dir;
+  std::vector<fs::path> sources;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".bvh") sources.push_back(e.path());
+  std::sort(sources.begin(), sources.end());
+  CookRequest r;
+  r.settings.frame_rate = 30;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    ClipSpec c;
+    c.source = sources[i].string();
+    c.mirror = i % 2 == 0;
+    r.clips.push_back(c);
+  }
+  r.jobs = 2;
+  const fs::path work = fs::temp_directory_path() / ("mmdb_clip_cache_bandai_" + std::to_string(::getpid()));
+  fs::remove_all(work);
+  fs::create_directories(work);
+  const std::vector<uint8_t> whole = cookBytes(r);
+  ClipCacheFolder cache((work / "cache").string());
+  CookReport cold, warm;
+  EXPECT_TRUE(cookBytes(r, &cache, &cold) == whole);
+  EXPECT_TRUE(cookBytes(r, &cache, &warm) == whole);
+  EXPECT_EQ(cold.store.misses, static_cast<int>(sources.size()));
+  EXPECT_EQ(warm.store.hits, static_cast<int>(sources.size()));
+  ClipFileList files(cookClipFiles(r, work), names(r));
+  EXPECT_TRUE(cookBytes(r, &files) == whole);
+  r.settings.weights[kBlockHipVelocity] = 2.0f;
+  CookReport weighted;
+  EXPECT_TRUE(cookBytes(r, &cache, &weighted) == cookBytes(r));
+  EXPECT_EQ(weighted.store.hits, static_cast<int>(sources.size()));
+  fs::remove_all(work);
+}
+
+}  // namespace
+}  // namespace mm
