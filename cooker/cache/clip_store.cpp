@@ -25,7 +25,12 @@ ClipCacheFolder::ClipCacheFolder(std::string folder) : folder_(std::move(folder)
     throw InputError(folder_ + ": cannot create the clip cache folder: " + ec.message() +
                      "; give another with --cache, or cook with --no-cache");
   // The same check an entry's write makes, so a read-only cache fails before the cook.
-  checkWritable((fs::path(folder_) / "probe.mmclip").string());
+  try {
+    checkWritable((fs::path(folder_) / "probe.mmclip").string());
+  } catch (const InputError& e) {
+    throw InputError(folder_ + ": the clip cache folder is not writable (" + e.what() +
+                     "); give another with --cache, or cook with --no-cache");
+  }
 }
 
 std::string ClipCacheFolder::entryPath(const std::string& key) const {

@@ -133,6 +133,8 @@ class Cli : public ::testing::Test {
                ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(folder_);
     fs::create_directories(folder_);
+    // The default clip cache of manifest cooks: the test's own.
+    ::setenv("MMCOOK_CACHE_DIR", (folder_ / "cache").c_str(), 1);
   }
   void TearDown() override { fs::remove_all(folder_); }
 
@@ -546,6 +548,138 @@ TEST_F(Cli, AnUnchangedOutputIsNotRewritten) {
 
   ASSERT_EQ(mmcook({"cook", "walk.bvh", "turn.bvh", "-o", "out.mmdb"}).exit_code, 0);
   EXPECT_NE(fs::last_write_time(folder_ / "out.mmdb"), old_time);
+}
+
+// A manifest cook keeps its clips in the default cache; the next cook takes them from there, and
+// the report says so.
+TEST_F(Cli, TheDefaultClipCacheServesTheNextCook) {
+  writeGoodClips();
+  write("loco.toml", kManifest);
+  const CliRun cold = mmcook({"cook", "loco.toml", "-o", "cold.mmdb"});
+  ASSERT_EQ(cold.exit_code, 0) << cold.err;
+  EXPECT_NE(cold.out.find("  clip cache   0 of 2 clips from the cache, 2 cooked ("), std::string::npos)
+      << cold.out;
+  const CliRun warm = mmcook({"cook", "loco.toml", "-o", "warm.mmdb", "--report", "warm.json"});
+  ASSERT_EQ(warm.exit_code, 0) << warm.err;
+  EXPECT_NE(warm.out.find("  clip cache   2 of 2 clips from the cache, 0 cooked ("), std::string::npos)
+      << warm.out;
+  EXPECT_TRUE(readFile(folder_ / "cold.mmdb") == readFile(folder_ / "warm.mmdb"));
+  const Json report = JsonReader(readFile(folder_ / "warm.json")).document();
+  EXPECT_EQ(report["clip_cache"]["hits"].number(), 2);
+  EXPECT_EQ(report["clip_cache"]["misses"].number(), 0);
+  EXPECT_EQ(report["clip_cache"]["refused"].number(), 0);
+  EXPECT_EQ(report["clip_cache"]["folder"].string(), (folder_ / "cache").string());
+
+  const CliRun none = mmcook({"cook", "loco.toml", "-o", "none.mmdb", "--no-cache", "--report",
+                              "none.json"});
+  ASSERT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_EQ(none.out.find("clip cache"), std::string::npos);
+  EXPECT_TRUE(std::holds_alternative<std::nullptr_t>(
+      JsonReader(readFile(folder_ / "none.json")).document()["clip_cache"].value));
+  // The quick form uses a cache only when given one.
+  const CliRun quick = mmcook({"cook", "walk.bvh", "-o", "quick.mmdb"});
+  EXPECT_EQ(quick.out.find("clip cache"), std::string::npos);
+  const CliRun given = mmcook({"cook", "walk.bvh", "-o", "quick.mmdb", "--cache", "mine"});
+  EXPECT_NE(given.out.find("0 of 1 clips from the cache, 1 cooked (mine)"), std::string::npos);
+}
+
+TEST_F(Cli, AnUnusableCacheFailsBeforeTheCook) {
+  writeGoodClips();
+  write("loco.toml", kManifest);
+  write("plain", "a file");
+  const CliRun run = mmcook({"cook", "loco.toml", "-o", "out.mmdb", "--cache", "plain/cache"});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(run.err.rfind("error: plain/cache: cannot create the clip cache folder: ", 0), 0u)
+      << run.err;
+  EXPECT_FALSE(fs::exists(folder_ / "out.mmdb"));
+  const CliRun both = mmcook({"cook", "loco.toml", "-o", "out.mmdb", "--cache", "c", "--no-cache"});
+  EXPECT_EQ(both.exit_code, 2);
+  // An unusable default folder is no error: the cook goes on without a cache.
+  write("home_file", "a file");
+  ::setenv("MMCOOK_CACHE_DIR", (folder_ / "home_file" / "cache").c_str(), 1);
+  const CliRun fallback = mmcook({"cook", "loco.toml", "-o", "out.mmdb"});
+  EXPECT_EQ(fallback.exit_code, 0) << fallback.err;
+  EXPECT_EQ(fallback.out.find("clip cache"), std::string::npos);
+}
+
+// cook-clip for each clip, then link: the bytes of the one-piece cook. A part cooked from the
+// same inputs is left alone, and the depfile names what the part depends on.
+TEST_F(Cli, CookClipAndLinkMakeTheCooksBytes) {
+  writeGoodClips();
+  write("loco.toml", kManifest);
+  ASSERT_EQ(mmcook({"cook", "loco.toml", "-o", "whole.mmdb", "--no-cache"}).exit_code, 0);
+  const CliRun first = mmcook({"cook-clip", "loco.toml", "--index", "0", "-o", "walk.mmclip",
+                               "--depfile", "walk.mmclip.d"});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_EQ(first.out, "cooked walk.mmclip (clip 0 of 2: walk)\n");
+  const CliRun second = mmcook({"cook-clip", "loco.toml", "--clip", "turning", "--first",
+                                "walk.mmclip", "-o", "turning.mmclip", "-q"});
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_EQ(second.out + second.err, "");
+  const std::string folder = fs::canonical(folder_).string();
+  EXPECT_EQ(readFile(folder_ / "walk.mmclip.d"),
+            folder + "/walk.mmclip: \\\n  " + folder + "/loco.toml \\\n  " + folder +
+                "/walk.bvh \\\n  " + fs::canonical(MMCOOK_PATH).string() + "\n");
+
+  const auto old_time = fs::file_time_type::clock::now() - std::chrono::hours(1);
+  fs::last_write_time(folder_ / "turning.mmclip", old_time);
+  const CliRun again = mmcook({"cook-clip", "loco.toml", "--index", "1", "--first",
+                               "walk.mmclip", "-o", "turning.mmclip"});
+  EXPECT_EQ(again.out, "up to date turning.mmclip (clip 1 of 2: turning)\n");
+  EXPECT_EQ(fs::last_write_time(folder_ / "turning.mmclip"), old_time);
+
+  const CliRun link = mmcook({"link", "loco.toml", "walk.mmclip", "turning.mmclip", "-o",
+                              "linked.mmdb", "--verify", "-q"});
+  ASSERT_EQ(link.exit_code, 0) << link.err;
+  EXPECT_TRUE(readFile(folder_ / "whole.mmdb") == readFile(folder_ / "linked.mmdb"));
+  // Without --first, a later clip cooks the first one itself: the same part.
+  ASSERT_EQ(mmcook({"cook-clip", "loco.toml", "--index", "1", "-o", "alone.mmclip"}).exit_code, 0);
+  EXPECT_TRUE(readFile(folder_ / "alone.mmclip") == readFile(folder_ / "turning.mmclip"));
+}
+
+TEST_F(Cli, CookClipAndLinkRefuseWhatDoesNotFit) {
+  writeGoodClips();
+  write("loco.toml", kManifest);
+  auto fails = [&](const std::vector<std::string>& args, const std::string& start, int code = 1) {
+    const CliRun run = mmcook(args);
+    EXPECT_EQ(run.exit_code, code) << run.err;
+    EXPECT_EQ(run.err.rfind(start, 0), 0u) << run.err;
+  };
+  fails({"cook-clip", "loco.toml", "--index", "2", "-o", "x.mmclip"},
+        "error: loco.toml: --index 2 is past the manifest's 2 clips (0 to 1)");
+  fails({"cook-clip", "loco.toml", "--clip", "run", "-o", "x.mmclip"},
+        "error: loco.toml: no clip is named 'run'");
+  fails({"cook-clip", "loco.toml", "-o", "x.mmclip"},
+        "error: cook-clip needs one of --index N (from 0) or --clip NAME", 2);
+  ASSERT_EQ(mmcook({"cook-clip", "loco.toml", "--index", "0", "-o", "walk.mmclip"}).exit_code, 0);
+  ASSERT_EQ(mmcook({"cook-clip", "loco.toml", "--index", "1", "-o", "turning.mmclip"}).exit_code, 0);
+  fails({"link", "loco.toml", "turning.mmclip", "walk.mmclip", "-o", "out.mmdb"},
+        "error: turning.mmclip: it was not cooked from what clip walk of the manifest is now");
+  fails({"link", "loco.toml", "walk.mmclip", "-o", "out.mmdb"},
+        "error: the manifest has 2 clips but 1 .mmclip files were given");
+  write("notes.mmclip", "not a part");
+  fails({"link", "loco.toml", "walk.mmclip", "notes.mmclip", "-o", "out.mmdb"},
+        "error: notes.mmclip: it is not an .mmclip file (no MMCL identifier)");
+  fails({"cook-clip", "loco.toml", "--index", "1", "--first", "notes.mmclip", "-o", "t.mmclip"},
+        "error: notes.mmclip: it is not an .mmclip file (no MMCL identifier)");
+  std::string damaged = readFile(folder_ / "turning.mmclip");
+  damaged[damaged.size() / 2] ^= 0x20;
+  write("damaged.mmclip", damaged);
+  fails({"link", "loco.toml", "walk.mmclip", "damaged.mmclip", "-o", "out.mmdb"},
+        "error: damaged.mmclip: its checksum does not match: the file is damaged");
+  // A changed weight only re-links; a changed source makes its part stale.
+  std::string manifest = kManifest;
+  manifest.replace(manifest.find("[database]"), 10, "[weights]\nhip_velocity = 2\n[database]");
+  write("loco.toml", manifest);
+  EXPECT_EQ(mmcook({"link", "loco.toml", "walk.mmclip", "turning.mmclip", "-o", "w.mmdb", "-q"})
+                .exit_code, 0);
+  write("turn.bvh", walkBvh({}));
+  fails({"link", "loco.toml", "walk.mmclip", "turning.mmclip", "-o", "out.mmdb"},
+        "error: turning.mmclip: it was not cooked from what clip turning of the manifest is now "
+        "(first difference: 'source ");
+  fails({"cook-clip", "loco.toml", "--index", "0", "-o", "no/walk.mmclip"},
+        "error: cannot write 'no/walk.mmclip'");
+  EXPECT_FALSE(fs::exists(folder_ / "out.mmdb"));
 }
 
 TEST_F(Cli, InspectSourceListsTakesAndJoints) {
