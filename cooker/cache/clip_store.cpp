@@ -86,7 +86,7 @@ std::string defaultClipCacheFolder() {
 }
 
 ClipFileList::ClipFileList(std::vector<std::string> files, std::vector<std::string> clip_names)
-    : files_(std::move(files)), clip_names_(std::move(clip_names)) {
+    : files_(std::move(files)), clip_names_(std::move(clip_names)), loaded_(files_.size()) {
   if (files_.size() != clip_names_.size())
     throw InputError(fmt::format("the manifest has {} clips but {} .mmclip files were given; give "
                                  "one per clip, in the manifest's order (re-run CMake when the "
@@ -94,9 +94,20 @@ ClipFileList::ClipFileList(std::vector<std::string> files, std::vector<std::stri
                                  clip_names_.size(), files_.size()));
 }
 
+ClipFile& ClipFileList::load(int index) {
+  std::unique_ptr<ClipFile>& file = loaded_.at(static_cast<size_t>(index));
+  if (!file) file = std::make_unique<ClipFile>(readClipFile(files_[index]));
+  return *file;
+}
+
+std::optional<CookedSource> ClipFileList::recordedSource(int index) {
+  return load(index).part.source;
+}
+
 std::optional<ClipPart> ClipFileList::find(const std::string& key, int index, bool*) {
   const std::string& path = files_.at(static_cast<size_t>(index));
-  ClipFile file = readClipFile(path);
+  ClipFile file = std::move(load(index));
+  loaded_[index].reset();
   if (file.key != key)
     throw InputError(path + ": it was not cooked from what clip " + clip_names_[index] +
                      " of the manifest is now (first difference: " +

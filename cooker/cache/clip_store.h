@@ -3,9 +3,11 @@
 //  - ClipFileList: the .mmclip files `mmcook link` is given, one per clip of the manifest.
 #pragma once
 
+#include "cache/clip_file.h"
 #include "cook/cook_database.h"
 
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -37,17 +39,23 @@ class ClipCacheFolder : public ClipStore {
 // else $HOME/.cache/mmcook; "" when none of them is set.
 std::string defaultClipCacheFolder();
 
-// The parts of a link: files[i] must hold clip i's part, cooked under the key the manifest and
-// the sources give now. Anything else is an InputError naming the file and what differs.
+// The parts of a link: files[i] must hold clip i's part, cooked under the key the manifest gives
+// now. Anything else is an InputError naming the file and what differs. The parts vouch for their
+// sources (recordedSource): a link reads no source file, so a build checks the sources' freshness
+// by re-running cook-clip when one changes.
 class ClipFileList : public ClipStore {
  public:
   ClipFileList(std::vector<std::string> files, std::vector<std::string> clip_names);
   std::optional<ClipPart> find(const std::string& key, int index, bool* refused) override;
   void keep(const std::string& key, int index, const ClipPart& part) override;
+  std::optional<CookedSource> recordedSource(int index) override;
 
  private:
+  ClipFile& load(int index);  // each file is read once; one thread per index at a time
+
   std::vector<std::string> files_;
   std::vector<std::string> clip_names_;
+  std::vector<std::unique_ptr<ClipFile>> loaded_;
 };
 
 }  // namespace mm

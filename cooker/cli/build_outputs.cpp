@@ -34,12 +34,10 @@ std::string absolute(const std::string& path) {
 
 }  // namespace
 
-std::string depfileText(const std::string& output, const CookRequest& request,
-                        const std::vector<std::string>& extra) {
+std::string depfileText(const std::string& output, const CookRequest& request) {
   std::vector<std::string> inputs;
   if (!request.manifest_path.empty()) inputs.push_back(request.manifest_path);
   for (const ClipSpec& clip : request.clips) inputs.push_back(clip.source);
-  inputs.insert(inputs.end(), extra.begin(), extra.end());
   return depfileText(output, inputs);
 }
 

@@ -16,9 +16,7 @@ namespace mm {
 // Makefile-syntax depfile text: "OUTPUT: INPUT..." with the manifest (when there is one), every
 // clip's source file once, and the running mmcook executable; absolute paths, spaces and '#'
 // escaped with '\', '$' doubled.
-// `extra` inputs (a link's .mmclip files) follow the sources.
-std::string depfileText(const std::string& output, const CookRequest& request,
-                        const std::vector<std::string>& extra = {});
+std::string depfileText(const std::string& output, const CookRequest& request);
 // The same for a list of inputs (mmcook itself is added).
 std::string depfileText(const std::string& output, const std::vector<std::string>& inputs);
 

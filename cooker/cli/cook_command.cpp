@@ -242,7 +242,11 @@ int runCookCommand(const CookCommandOptions& options) {
   const bool unchanged = fileHoldsBytes(options.output, bytes);
   if (!unchanged) writeFileAtomically(options.output, bytes);
   if (!options.depfile.empty()) {
-    const std::string text = depfileText(options.output, request, options.clip_files);
+    // A link depends on its parts, not on the sources they were cooked from.
+    std::vector<std::string> depends = options.inputs;
+    depends.insert(depends.end(), options.clip_files.begin(), options.clip_files.end());
+    const std::string text = options.link ? depfileText(options.output, depends)
+                                          : depfileText(options.output, request);
     writeFileAtomically(options.depfile, std::vector<uint8_t>(text.begin(), text.end()));
   }
   if (options.verify) {
@@ -316,10 +320,10 @@ int runCookClipCommand(const CookClipOptions& options) {
   std::vector<std::string> depends{options.manifest, request.clips[index].source};
   if (index > 0) {
     const ClipSpec& first = request.clips[0];
-    const CookedSource first_source = hashSource(first.source, first.source_label);
-    const std::string first_key = clipKey(request, 0, first_source, nullptr);
     if (!options.first.empty()) {
+      // The part vouches for its source, as in a link: the build re-cooks it when that changes.
       ClipFile file = readClipFile(options.first);
+      const std::string first_key = clipKey(request, 0, file.part.source, nullptr);
       if (file.key != first_key)
         throw InputError(options.first + ": it is not the part of the manifest's first clip " +
                          nameOf(0) + " as it is now (first difference: " +
@@ -327,6 +331,7 @@ int runCookClipCommand(const CookClipOptions& options) {
       context = clipContext(request, file.part);
       depends.push_back(options.first);
     } else {
+      const CookedSource first_source = hashSource(first.source, first.source_label);
       context = clipContext(request, cookClipPart(request, 0, first_source, nullptr));
       depends.push_back(first.source);
     }

@@ -86,6 +86,8 @@ int run(int argc, char** argv) {
                        "One .mmclip per clip of the manifest, in the manifest's order")
       ->required();
   link_cmd->add_option("-o,--output", link.output, "The database to write (OUT.mmdb)")->required();
+  link_cmd->add_option("-j,--jobs", link.jobs, "Threads to link with; 0 = all cores")
+      ->capture_default_str();
   link_cmd->add_option("--depfile", link.depfile, "Also write a Makefile-syntax depfile");
   link_cmd->add_option("--report", link.report, "Also write a JSON report of the link");
   link_cmd->add_flag("--verify", link.verify, "Reopen the written file with the runtime and check it");

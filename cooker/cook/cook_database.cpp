@@ -402,13 +402,18 @@ CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
   std::vector<CookedSource> sources(source_paths.size());
   const int jobs = request.jobs > 0 ? request.jobs
                                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  // A store finds parts by their key, which holds the source's hash: hash every source first.
-  // Without one, a clip's source is hashed after it is cooked, so a bad file gets the importer's
-  // message.
+  // A store finds parts by their key, which holds the source's hash: hash every source first
+  // (or take it from the part, when the store's parts vouch for their sources). Without a store,
+  // a clip's source is hashed after it is cooked, so a bad file gets the importer's message.
   if (store) {
     parallelFor(0, static_cast<int>(source_paths.size()), jobs, [&](int s) {
       const ClipSpec& spec = request.clips[hashing_clip[s]];
-      sources[s] = hashSource(spec.source, spec.source_label);
+      if (std::optional<CookedSource> recorded = store->recordedSource(hashing_clip[s])) {
+        sources[s] = *recorded;
+        sources[s].path = spec.source_label.empty() ? spec.source : spec.source_label;
+      } else {
+        sources[s] = hashSource(spec.source, spec.source_label);
+      }
     });
     report.stage_seconds.emplace_back("source hashes", stopwatch.lap());
   }

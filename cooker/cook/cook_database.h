@@ -98,6 +98,11 @@ class ClipStore {
   virtual std::optional<ClipPart> find(const std::string& key, int index, bool* refused) = 0;
   // Offers a freshly cooked part. May throw InputError.
   virtual void keep(const std::string& key, int index, const ClipPart& part) = 0;
+  // The source of clip `index` as its part recorded it (hash, size, format), for a store whose
+  // parts vouch for their sources: the cook then reads no source, and trusts whatever made the
+  // parts (a build that re-runs cook-clip when a source changes) for their freshness. nullopt:
+  // the cook hashes the source. May throw InputError.
+  virtual std::optional<CookedSource> recordedSource(int /*index*/) { return std::nullopt; }
 };
 
 // Called from the cooking threads with (clips done, clip count); may be empty.

@@ -135,11 +135,16 @@ TEST_F(ClipCache, ColdAndWarmCachesGiveTheOnePieceCooksBytes) {
 TEST_F(ClipCache, LinkOfClipFilesGivesTheOnePieceCooksBytes) {
   CookRequest r = clips();
   const std::vector<uint8_t> whole = cookBytes(r);
-  ClipFileList files(cookClipFiles(r, dir_), names(r));
+  const std::vector<std::string> parts = cookClipFiles(r, dir_);
+  ClipFileList files(parts, names(r));
   CookReport report;
   EXPECT_EQ(cookBytes(r, &files, &report), whole);
   EXPECT_EQ(report.store.hits, 4);
   EXPECT_EQ(report.store.misses, 0);
+  // A link reads no source: the parts vouch for theirs.
+  for (const char* source : {"walk.bvh", "circle.bvh", "run.bvh"}) fs::remove(dir_ / source);
+  ClipFileList again(parts, names(r));
+  EXPECT_EQ(cookBytes(r, &again), whole);
 }
 
 // Weights, tags, ranges and the trailing unmatchable time are the link's: changing them re-cooks
@@ -286,10 +291,15 @@ TEST_F(ClipCache, LinkRefusesMissingStaleAndMisplacedParts) {
   const std::string misplaced = linkError(swapped);
   EXPECT_EQ(misplaced.rfind(files[3] + ": it was not cooked from what clip turn of the manifest "
                             "is now (first difference: ", 0), 0u) << misplaced;
-  write("run.bvh", bvhText(walkFrames(90, 3.5f)));  // the source changed since cook-clip
-  const std::string stale = linkError(files);
-  EXPECT_EQ(stale.rfind(files[3] + ": it was not cooked from what clip run", 0), 0u) << stale;
-  EXPECT_NE(stale.find("'source "), std::string::npos) << stale;
+  // Two parts of one source that disagree about its bytes: the later one does not fit.
+  write("walk.bvh", bvhText(walkFrames(121, 1.25f)));
+  fs::create_directories(dir_ / "again");
+  std::vector<std::string> mixed = files;
+  mixed[2] = cookClipFiles(r, dir_ / "again")[2];
+  const std::string disagree = linkError(mixed);
+  EXPECT_EQ(disagree.rfind(mixed[2] + ": it was not cooked from what clip walk_part", 0), 0u)
+      << disagree;
+  EXPECT_NE(disagree.find("(first difference: 'source "), std::string::npos) << disagree;
   fs::remove(files[2]);
   EXPECT_NE(linkError(files).find(files[2] + ": cannot open"), std::string::npos);
 }
