@@ -2,6 +2,7 @@
 
 #include "core/errors.h"
 #include "core/input_file.h"
+#include "core/large_pages.h"
 #include "core/limits.h"
 #include "cook/features.h"
 
@@ -9,9 +10,14 @@
 
 #include <spdlog/fmt/fmt.h>
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 
 namespace mm {
 namespace {
@@ -65,14 +71,21 @@ Offset<flatbuffers::Vector<const Fb*>> structVector(FlatBufferBuilder& fbb,
 
 template <typename T, typename Fb>
 std::vector<T> fromStructs(const flatbuffers::Vector<const Fb*>* v) {
-  std::vector<T> out(v ? v->size() : 0);
-  if (!out.empty()) std::memcpy(static_cast<void*>(out.data()), v->Data(), out.size() * sizeof(T));
+  std::vector<T> out;
+  if (!v || v->size() == 0) return out;
+  reserveLarge(out, v->size());
+  out.resize(v->size());
+  std::memcpy(static_cast<void*>(out.data()), v->Data(), out.size() * sizeof(T));
   return out;
 }
 
 template <typename T>
 std::vector<T> fromScalars(const flatbuffers::Vector<T>* v) {
-  return v ? std::vector<T>(v->begin(), v->end()) : std::vector<T>();
+  std::vector<T> out;
+  if (!v) return out;
+  reserveLarge(out, v->size());
+  out.assign(v->begin(), v->end());
+  return out;
 }
 
 Offset<flatbuffers::Vector<Offset<flatbuffers::String>>> stringVector(
@@ -257,17 +270,37 @@ ClipFile parseClipFile(const uint8_t* data, size_t size, const std::string& what
 
 ClipFile readClipFile(const std::string& path) {
   requireRegularFile(path, "give the path of an .mmclip file");
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) throw InputError(path + ": cannot open the file; check its permissions");
-  const std::streamoff size = in.tellg();
-  if (size < 0) throw InputError(path + ": cannot read the file's size");
-  if (static_cast<uint64_t>(size) > kMaxDatabaseBytes)
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    throw InputError(path + ": cannot open the file: " + std::strerror(errno) +
+                     "; check its permissions");
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int error = errno;
+    ::close(fd);
+    throw InputError(path + ": cannot read the file's size: " + std::strerror(error));
+  }
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (size > kMaxDatabaseBytes) {
+    ::close(fd);
     refuse(path, "it is larger than any clip part can be");
-  std::vector<uint8_t> bytes(static_cast<size_t>(size));
-  in.seekg(0);
-  if (size > 0 && !in.read(reinterpret_cast<char*>(bytes.data()), size))
-    throw InputError(path + ": cannot read the file; check the disk");
-  return parseClipFile(bytes.data(), bytes.size(), path);
+  }
+  if (size < 16) {
+    ::close(fd);
+    refuse(path, "it is not an .mmclip file (no MMCL identifier)");
+  }
+  // Mapped, with every page read in at once: the part is read once, so no copy of the file.
+  void* mapped = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  const int error = errno;
+  ::close(fd);
+  if (mapped == MAP_FAILED)
+    throw InputError(path + ": cannot map the file: " + std::strerror(error));
+  struct Unmap {
+    void* p;
+    size_t n;
+    ~Unmap() { ::munmap(p, n); }
+  } unmap{mapped, size};
+  return parseClipFile(static_cast<const uint8_t*>(mapped), size, path);
 }
 
 std::string firstKeyDifference(const std::string& a, const std::string& b) {

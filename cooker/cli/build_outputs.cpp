@@ -67,14 +67,14 @@ std::string cookReportJson(const CookReportFacts& f) {
   for (const CookedRange& range : db.ranges) matchable += range.frame_count;
   char hash[17];
   Fnv1a64 output_hash;
-  output_hash.add(f.bytes->data(), f.bytes->size());
+  output_hash.add(f.bytes.data(), f.bytes.size());
   std::snprintf(hash, sizeof(hash), "%016" PRIx64, output_hash.value());
 
   std::ostringstream text;
   {
     JsonWriter json(text);
     json.beginObject();
-    json.field("output", f.output).field("output_bytes", uint64_t{f.bytes->size()});
+    json.field("output", f.output).field("output_bytes", uint64_t{f.bytes.size()});
     json.field("output_fnv1a64", std::string(hash)).field("unchanged", f.unchanged);
     json.field("verified", f.verified);
     json.key("manifest");
@@ -120,7 +120,7 @@ std::string cookReportJson(const CookReportFacts& f) {
   return text.str();
 }
 
-bool fileHoldsBytes(const std::string& path, const std::vector<uint8_t>& bytes) {
+bool fileHoldsBytes(const std::string& path, std::span<const uint8_t> bytes) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec) || fs::file_size(path, ec) != bytes.size() || ec) return false;
   std::ifstream in(path, std::ios::binary);

@@ -8,6 +8,7 @@
 #include "core/cooked_database.h"
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -27,7 +28,7 @@ struct CookReportFacts {
   const CookedDatabase* db = nullptr;
   const CookReport* report = nullptr;
   std::string output;
-  const std::vector<uint8_t>* bytes = nullptr;
+  std::span<const uint8_t> bytes;
   bool unchanged = false;  // the output already held these bytes and was left alone
   bool verified = false;
   double seconds = 0;      // the whole command
@@ -36,6 +37,6 @@ struct CookReportFacts {
 std::string cookReportJson(const CookReportFacts& facts);
 
 // True when `path` is a regular file holding exactly `bytes`.
-bool fileHoldsBytes(const std::string& path, const std::vector<uint8_t>& bytes);
+bool fileHoldsBytes(const std::string& path, std::span<const uint8_t> bytes);
 
 }  // namespace mm

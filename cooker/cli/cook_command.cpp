@@ -80,7 +80,7 @@ std::string humanBytes(uint64_t bytes) {
 
 // Checks the bytes with the runtime's loader before anything is written: a file that fails here
 // is a cooker bug, never a user's.
-void verifyBytes(const std::vector<uint8_t>& bytes, const CookedDatabase& db) {
+void verifyBytes(std::span<const uint8_t> bytes, const CookedDatabase& db) {
   // The loader needs 16-byte aligned bytes, as a mapped file is.
   struct AlignedFree {
     void operator()(uint8_t* p) const { ::operator delete[](p, std::align_val_t{16}); }
@@ -102,7 +102,7 @@ void verifyBytes(const std::vector<uint8_t>& bytes, const CookedDatabase& db) {
 }
 
 // Reopens the written file: it must be the bytes we wrote and open in the runtime.
-void verifyWrittenFile(const std::string& path, const std::vector<uint8_t>& bytes) {
+void verifyWrittenFile(const std::string& path, std::span<const uint8_t> bytes) {
   auto opened = mmdb::Database::open(path.c_str());
   if (!opened)
     throw std::runtime_error("verification failed: '" + path + "' does not reopen: " +
@@ -227,7 +227,8 @@ int runCookCommand(const CookCommandOptions& options) {
     db = cookDatabase(request, &report, progress.callback(), store.get());
   }
   const auto serialize_start = std::chrono::steady_clock::now();
-  const std::vector<uint8_t> bytes = serializeDatabase(db);
+  const flatbuffers::DetachedBuffer buffer = serializeDatabaseBuffer(db);
+  const std::span<const uint8_t> bytes(buffer.data(), buffer.size());
   if (bytes.size() > kMaxDatabaseBytes)  // the cook's estimate stops this earlier; a last guard
     throw InputError(options.output + ": the database is " + std::to_string(bytes.size()) +
                      " bytes, over the " + std::to_string(kMaxDatabaseBytes) +
@@ -268,7 +269,7 @@ int runCookCommand(const CookCommandOptions& options) {
     facts.db = &db;
     facts.report = &report;
     facts.output = options.output;
-    facts.bytes = &bytes;
+    facts.bytes = bytes;
     facts.unchanged = unchanged;
     facts.verified = options.verify;
     facts.seconds = seconds;

@@ -12,6 +12,7 @@
 #include "core/errors.h"
 #include "core/fnv1a.h"
 #include "core/input_file.h"
+#include "core/large_pages.h"
 #include "core/limits.h"
 #include "import/importer.h"
 
@@ -531,11 +532,11 @@ CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
   size_t total_frames = 0;
   for (const auto& w : parts) total_frames += partFrames(w);
   for (auto* v : {&db.local_translations, &db.local_velocities, &db.local_angular_velocities})
-    v->reserve(total_frames * joints);
-  db.local_rotations.reserve(total_frames * joints);
-  db.root_motion.reserve(total_frames);
-  db.contacts.reserve(total_frames);
-  raw_features.reserve(total_frames * kFeatureCount);
+    reserveLarge(*v, total_frames * joints);
+  reserveLarge(db.local_rotations, total_frames * joints);
+  reserveLarge(db.root_motion, total_frames);
+  reserveLarge(db.contacts, total_frames);
+  reserveLarge(raw_features, total_frames * kFeatureCount);
   for (int i = 0; i < clip_count; ++i) {
     const int original = static_cast<int>(db.clips.size());
     add(parts[i].motion, i, parts[i], -1);

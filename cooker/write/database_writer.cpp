@@ -5,11 +5,14 @@
 #include <mmdb/mmdb_generated.h>
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <new>
 #include <cerrno>
 #include <cstring>
 #include <cstdlib>
@@ -25,13 +28,22 @@ using flatbuffers::Offset;
 fb::Vec4 toVec4(const glm::vec3& v) { return fb::Vec4(v.x, v.y, v.z, 0.0f); }
 fb::Vec4 toVec4(const glm::quat& q) { return fb::Vec4(q.x, q.y, q.z, q.w); }
 
+// Written in place in the builder (no temporary copy of a stream that may be tens of MB).
 template <typename T>
 Offset<flatbuffers::Vector<const fb::Vec4*>> vec4Vector(FlatBufferBuilder& fbb,
                                                         const std::vector<T>& values) {
-  std::vector<fb::Vec4> out;
-  out.reserve(values.size());
-  for (const T& v : values) out.push_back(toVec4(v));
-  return fbb.CreateVectorOfStructs(out);  // Vec4 is 16-aligned, so the vector is too
+  // Vec4's size is its alignment, so this aligns as CreateVectorOfStructs would.
+  static_assert(sizeof(fb::Vec4) == 16 && alignof(fb::Vec4) == 16);
+  fb::Vec4* out = nullptr;
+  auto offset = fbb.CreateUninitializedVectorOfStructs(values.size(), &out);
+  // The builder aligns from its buffer's end, so `out` is 16-aligned in the file but not
+  // necessarily in memory: copy bytes rather than store a Vec4.
+  auto* bytes = reinterpret_cast<uint8_t*>(out);
+  for (size_t i = 0; i < values.size(); ++i) {
+    const fb::Vec4 v = toVec4(values[i]);
+    std::memcpy(bytes + i * sizeof(fb::Vec4), &v, sizeof(fb::Vec4));
+  }
+  return offset;
 }
 
 // A float array the GPU reads: its first element lands on a 16-byte boundary.
@@ -112,6 +124,8 @@ Offset<flatbuffers::Vector<Offset<fb::FeatureBlock>>> writeFeatureBlocks(
 
 Offset<flatbuffers::Vector<const fb::RootFrame*>> writeRootMotion(
     FlatBufferBuilder& fbb, const std::vector<CookedRootFrame>& frames) {
+  // Through a copy: an uninitialized vector of these 64-byte structs would be aligned to 64
+  // (its element size) instead of the struct's 16, which changes the file's bytes.
   std::vector<fb::RootFrame> out;
   out.reserve(frames.size());
   for (const CookedRootFrame& r : frames)
@@ -124,8 +138,49 @@ std::string systemReason(int error) { return std::strerror(error); }
 
 }  // namespace
 
+namespace {
+
+// The builder's memory: anonymous pages that the kernel may back with 2 MB pages. A database's
+// buffer is tens of MB, and touching it 4 KB page by page costs more than filling it.
+class LargePageAllocator : public flatbuffers::Allocator {
+ public:
+  uint8_t* allocate(size_t size) override {
+    void* p = ::mmap(nullptr, rounded(size), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                     -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+    ::madvise(p, rounded(size), MADV_HUGEPAGE);  // a hint: refused or ignored is fine
+#endif
+    return static_cast<uint8_t*>(p);
+  }
+  void deallocate(uint8_t* p, size_t size) override { ::munmap(p, rounded(size)); }
+
+ private:
+  static size_t rounded(size_t size) {
+    constexpr size_t kPage = size_t{2} << 20;
+    return (std::max<size_t>(size, 1) + kPage - 1) / kPage * kPage;
+  }
+};
+
+}  // namespace
+
 std::vector<uint8_t> serializeDatabase(const CookedDatabase& db) {
-  FlatBufferBuilder fbb(1024 + db.features.size() * sizeof(float) * 4);
+  const flatbuffers::DetachedBuffer buffer = serializeDatabaseBuffer(db);
+  return {buffer.data(), buffer.data() + buffer.size()};
+}
+
+flatbuffers::DetachedBuffer serializeDatabaseBuffer(const CookedDatabase& db) {
+  // Sized for the whole file up front: growing the builder would copy everything written so far.
+  const size_t cells = db.local_rotations.size() + db.local_translations.size() +
+                       db.local_velocities.size() + db.local_angular_velocities.size();
+  const size_t floats = db.features.size() + db.bounds_small_min.size() * 2 +
+                        db.bounds_large_min.size() * 2 + db.feature_offset.size() * 2;
+  const size_t estimate = cells * sizeof(fb::Vec4) + db.root_motion.size() * sizeof(fb::RootFrame) +
+                          floats * sizeof(float) + db.contacts.size() * sizeof(uint32_t) +
+                          db.clips.size() * 256 + db.sources.size() * 512 + (64 << 10);
+  static LargePageAllocator allocator;  // stateless; outlives every buffer it gave
+  // A multiple of 64, so what is aligned in the file is aligned in memory too.
+  FlatBufferBuilder fbb((estimate + 63) & ~size_t{63}, &allocator);
   fbb.ForceDefaults(true);  // every field present, so readers never fall back on defaults
 
   auto cooker_version = fbb.CreateString(kCookerVersion);
@@ -161,7 +216,7 @@ std::vector<uint8_t> serializeDatabase(const CookedDatabase& db) {
       feature_offset, feature_scale, feature_blocks, db.bounds_small_size, db.bounds_large_size,
       small_min, small_max, large_min, large_max);
   fb::FinishDatabaseBuffer(fbb, root);
-  return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
+  return fbb.Release();
 }
 
 namespace {
@@ -185,7 +240,7 @@ int createTemporaryBeside(const std::string& path, std::string& temp_path) {
                    "another output path with -o");
 }
 
-bool writeAll(int fd, const std::vector<uint8_t>& bytes) {
+bool writeAll(int fd, std::span<const uint8_t> bytes) {
   size_t done = 0;
   while (done < bytes.size()) {
     const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
@@ -277,7 +332,7 @@ void checkWritable(const std::string& path) {
   removeStaleTemporaries(path);
 }
 
-void writeFileAtomically(const std::string& path, const std::vector<uint8_t>& bytes) {
+void writeFileAtomically(const std::string& path, std::span<const uint8_t> bytes) {
   struct stat info {};
   if (::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode))
     failWrite(path, "it is a folder", EISDIR);

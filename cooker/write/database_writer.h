@@ -3,7 +3,10 @@
 
 #include "core/cooked_database.h"
 
+#include <flatbuffers/flatbuffers.h>
+
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -15,6 +18,9 @@ namespace mm {
 // (Vec4 streams, root motion, features and bounds) start at 16-byte offsets from the buffer start.
 // Vectors are written padded to four floats (w = 0); quaternions as x, y, z, w.
 std::vector<uint8_t> serializeDatabase(const CookedDatabase& db);
+// The same bytes left in the builder's buffer (no copy into a vector; the buffer asks for 2 MB
+// pages where the system has them). What mmcook writes: a database is often tens of MB.
+flatbuffers::DetachedBuffer serializeDatabaseBuffer(const CookedDatabase& db);
 
 // Writes `bytes` to `path` through a temporary file in the same folder, flushed to disk and then
 // renamed over `path`, so a reader sees the old file or the new one, never a partial one. The
@@ -22,7 +28,10 @@ std::vector<uint8_t> serializeDatabase(const CookedDatabase& db);
 // cook killed meanwhile leaves nothing; it gets a name only for the rename.
 // Throws InputError naming the path, the system's reason and what to do; on failure an existing
 // file at `path` is untouched and no temporary file is left behind.
-void writeFileAtomically(const std::string& path, const std::vector<uint8_t>& bytes);
+void writeFileAtomically(const std::string& path, std::span<const uint8_t> bytes);
+inline void writeFileAtomically(const std::string& path, const std::vector<uint8_t>& bytes) {
+  writeFileAtomically(path, std::span<const uint8_t>(bytes));
+}
 
 // Checks, before a long cook, that writeFileAtomically(path, ...) can create its temporary file
 // (the folder exists and is writable, `path` is not a folder). Throws the same InputError it
