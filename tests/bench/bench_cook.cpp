@@ -149,9 +149,9 @@ void BM_Recook(benchmark::State& state) {
     state.ResumeTiming();
     const auto start = std::chrono::steady_clock::now();
     mm::CookReport report;
-    const std::vector<uint8_t> bytes =
-        mm::serializeDatabase(mm::cookDatabase(request, &report, {}, cache.get()));
-    mm::writeFileAtomically(output, bytes);
+    const flatbuffers::DetachedBuffer bytes =
+        mm::serializeDatabaseBuffer(mm::cookDatabase(request, &report, {}, cache.get()));
+    mm::writeFileAtomically(output, {bytes.data(), bytes.size()});
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     state.counters["hits"] = report.store.hits;
     state.counters["misses"] = report.store.misses;
