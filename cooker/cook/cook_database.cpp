@@ -252,9 +252,18 @@ ClipContext firstContext(const CookRequest& request, const RawClip& first) {
   c.skeleton = first.skeleton;
   c.first_where = where(request.clips[0]);
   c.roles = resolveRoles(c.skeleton, settings.roles, c.first_where);
-  if (settings.unit_scale <= 0 && first.declared_unit_scale <= 0 && c.roles.preset_unit_scale <= 0)
-    c.inferred_scale = inferUnitScale(first, c.roles.joint(Role::Hips), c.roles.joint(Role::LeftToe),
-                                      c.roles.joint(Role::RightToe));
+  if (settings.unit_scale <= 0 && c.roles.preset_unit_scale <= 0) {
+    // A later clip that declares no unit shares the first clip's: its declared one, or the one
+    // its hips imply.
+    if (first.declared_unit_scale > 0) {
+      c.inferred_scale = first.declared_unit_scale;
+      c.inferred_origin = kUnitFromFirstClipsFile;
+    } else {
+      c.inferred_scale = inferUnitScale(first, c.roles.joint(Role::Hips),
+                                        c.roles.joint(Role::LeftToe), c.roles.joint(Role::RightToe));
+      c.inferred_origin = kUnitFromHipHeight;
+    }
+  }
   return c;
 }
 
@@ -282,6 +291,8 @@ ClipContext clipContext(const CookRequest& request, const ClipPart& first) {
   c.first_where = where(request.clips.at(0));
   c.roles = resolveRoles(c.skeleton, request.settings.roles, c.first_where);
   c.inferred_scale = first.inferred_scale;
+  if (c.inferred_scale > 0)
+    c.inferred_origin = first.unit.origin == "file" ? kUnitFromFirstClipsFile : kUnitFromHipHeight;
   return c;
 }
 
@@ -329,8 +340,8 @@ std::string clipKey(const CookRequest& request, int index, const CookedSource& s
     line(joints);
     line(fmt::format("facing axis {:a} {:a} {:a}", r.facing_axis.x, r.facing_axis.y,
                      r.facing_axis.z));
-    line(fmt::format("preset unit scale {:a} inferred {:a}", r.preset_unit_scale,
-                     context->inferred_scale));
+    line(fmt::format("preset unit scale {:a} inferred {:a} ", r.preset_unit_scale,
+                     context->inferred_scale) + keyText(context->inferred_origin));
   }
   return k;
 }
@@ -363,7 +374,7 @@ ClipPart cookClipPart(const CookRequest& request, int index, const CookedSource&
   part.take = raw.take.empty() ? spec.take : raw.take;
 
   part.unit = chooseUnitScale(settings.unit_scale, raw, roles.preset_unit_scale,
-                              context->inferred_scale);
+                              context->inferred_scale, context->inferred_origin);
   scaleClip(raw, part.unit.scale);
   part.hip_height = standingHipHeight(raw, roles.joint(Role::Hips), roles.joint(Role::LeftToe),
                                       roles.joint(Role::RightToe));

@@ -56,17 +56,19 @@ struct ClipPart {
   std::string take;
   UnitScale unit;
   double hip_height = 0;      // standing, metres
-  double inferred_scale = 0;  // the database's first clip: the unit its hips imply, when needed
+  double inferred_scale = 0;  // the database's first clip: ClipContext::inferred_scale
   ClipMotion motion;          // motion.clip holds name, frame_count, rotations and translations
   std::optional<ClipMotion> mirror;
 };
 
-// What the database's first clip fixes for every clip: the skeleton, the roles and the unit
-// inferred when nothing else gives one.
+// What the database's first clip fixes for every clip: the skeleton, the roles and the unit of a
+// clip whose file declares none when neither the manifest nor the preset gives one: the first
+// clip's declared unit, or else the one its standing hip height implies.
 struct ClipContext {
   Skeleton skeleton;
   SkeletonRoles roles;
   double inferred_scale = 0;
+  std::string inferred_origin;  // kUnitFromFirstClipsFile or "inferred from hip height"
   std::string first_where;  // "clip walk (walk.bvh, manifest line 3)"
 };
 // Throws InputError when the roles do not resolve on the first clip's skeleton.

@@ -28,11 +28,11 @@ double inferUnitScale(const RawClip& clip, int hips, int left_toe, int right_toe
 }
 
 UnitScale chooseUnitScale(double manifest_scale, const RawClip& clip, double preset_scale,
-                          double inferred) {
+                          double inferred, const std::string& inferred_origin) {
   if (manifest_scale > 0) return {manifest_scale, "manifest"};
   if (clip.declared_unit_scale > 0) return {clip.declared_unit_scale, "file"};
   if (preset_scale > 0) return {preset_scale, "preset"};
-  return {inferred, "inferred from hip height"};
+  return {inferred, inferred_origin};
 }
 
 void scaleClip(RawClip& clip, double scale) {

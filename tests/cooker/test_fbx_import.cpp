@@ -239,6 +239,39 @@ TEST(AssimpImport, ScaleAboveTheSkeletonBecomesTheUnit) {
   EXPECT_NEAR(clip.translation(30, 0).z, 150, 1e-3);
 }
 
+// A clip that declares no unit, after a first clip that declares one, in a database whose
+// manifest and preset give none: it takes the first clip's unit (it used to get a scale of 0).
+TEST(AssimpImport, AClipWithoutAUnitTakesTheFirstClipsDeclaredUnit) {
+  TempDir dir;
+  std::unique_ptr<aiScene> cm(makeWalkScene(0.01f));
+  std::unique_ptr<aiScene> plain(makeWalkScene(1.0f));
+  const std::string cm_file = writeGltf(cm.get(), dir.file("cm.gltf"));
+  const std::string plain_file = writeGltf(plain.get(), dir.file("plain.gltf"));
+  ASSERT_GT(mm::importAssimpFile(cm_file, "").declared_unit_scale, 0);
+  ASSERT_EQ(mm::importAssimpFile(plain_file, "").declared_unit_scale, 0);
+  mm::CookRequest r;
+  mm::RoleSettings& roles = r.settings.roles;
+  roles.hips = roles.facing = "Hips";
+  roles.left_foot = roles.left_toe = "LeftUpLeg";
+  roles.right_foot = roles.right_toe = "RightUpLeg";
+  roles.root_position = "Spine";
+  for (const std::string& file : {cm_file, plain_file}) {
+    mm::ClipSpec c;
+    c.source = file;
+    r.clips.push_back(c);
+  }
+  mm::CookReport report;
+  const mm::CookedDatabase db = mm::cookDatabase(r, &report);
+  EXPECT_NEAR(report.unit_scale, 0.01, 1e-9);
+  EXPECT_EQ(report.unit_scale_origin, "file");
+  ASSERT_EQ(db.clips.size(), 2u);
+  ASSERT_EQ(db.clips[0].frame_count, db.clips[1].frame_count);
+  const uint32_t n = db.clips[0].frame_count;
+  EXPECT_GT(std::abs(db.root_motion[n - 1].position.z), 1.0f);  // 150 cm of travel
+  for (uint32_t f = 0; f < n; ++f)
+    EXPECT_NEAR(db.root_motion[n + f].position.z, db.root_motion[f].position.z, 1e-5) << f;
+}
+
 TEST(AssimpImport, ImplausibleDeclaredScaleIsDropped) {
   TempDir dir;
   std::unique_ptr<aiScene> scene(makeWalkScene(1.0f));
