@@ -3,6 +3,7 @@
 // not change (so Ninja's restat skips whatever depends on it).
 #pragma once
 
+#include "compress/pose_compression.h"
 #include "cook/cook_database.h"
 #include "core/cook_settings.h"
 #include "core/cooked_database.h"
@@ -24,6 +25,7 @@ struct CookReportFacts {
   const CookRequest* request = nullptr;
   const CookedDatabase* db = nullptr;
   const CookReport* report = nullptr;
+  const CompressionReport* compression = nullptr;  // may be null: no "compression" object
   std::string output;
   const std::vector<uint8_t>* bytes = nullptr;
   bool unchanged = false;  // the output already held these bytes and was left alone

@@ -108,13 +108,28 @@ struct Section {
   size_t bytes() const { return size_t(count) * element_bytes; }
 };
 
+// A pose stream: raw Vec4s, or, when coded, its tracks, segment offsets and data as bytes.
+Section poseSection(const char* raw_name, const char* coded_name,
+                    const flatbuffers::Vector<const fb::Vec4*>* raw, const fb::CodedStream* coded) {
+  if (!coded) return {raw_name, count(raw), sizeof(fb::Vec4)};
+  const size_t bytes = size_t(count(coded->tracks())) * sizeof(fb::PoseTrack) +
+                       size_t(count(coded->segment_offsets())) * sizeof(uint32_t) +
+                       count(coded->data());
+  return {coded_name, uint32_t(bytes), 1};
+}
+
 // The arrays that make up the bulk of a file, in schema order.
 std::vector<Section> sections(const fb::Database& db) {
+  const fb::PoseCoding* c = db.pose_coding();
   return {
-      {"local_rotations", count(db.local_rotations()), sizeof(fb::Vec4)},
-      {"local_translations", count(db.local_translations()), sizeof(fb::Vec4)},
-      {"local_velocities", count(db.local_velocities()), sizeof(fb::Vec4)},
-      {"local_angular_velocities", count(db.local_angular_velocities()), sizeof(fb::Vec4)},
+      poseSection("local_rotations", "local_rotations (coded)", db.local_rotations(),
+                  c ? c->rotations() : nullptr),
+      poseSection("local_translations", "local_translations (coded)", db.local_translations(),
+                  c ? c->translations() : nullptr),
+      poseSection("local_velocities", "local_velocities (coded)", db.local_velocities(),
+                  c ? c->velocities() : nullptr),
+      poseSection("local_angular_velocities", "local_angular_velocities (coded)",
+                  db.local_angular_velocities(), c ? c->angular_velocities() : nullptr),
       {"root_motion", count(db.root_motion()), sizeof(fb::RootFrame)},
       {"contacts", count(db.contacts()), sizeof(uint32_t)},
       {"features", count(db.features()), sizeof(float)},
