@@ -20,7 +20,8 @@ namespace {
 
 constexpr int kMaxSegmentFrames = 1024;  // the runtime decodes a segment in a stack buffer
 constexpr int kQuatMinBits = 4, kQuatMaxBits = 16;
-constexpr int kExpMaxBits = 24;
+// 24 would let a value that rounds up to its power of two overflow the signed mantissa.
+constexpr int kExpMaxBits = 23;
 constexpr int kTighteningRounds = 64;
 
 template <typename Work>
@@ -54,19 +55,33 @@ int vertexBytes(TrackCoding coding, bool rotation) {
   switch (coding) {
     case TrackCoding::Constant: return 0;
     case TrackCoding::Quaternion: return 8;
-    case TrackCoding::Exponent:
+    case TrackCoding::Exponent: return 16;
     case TrackCoding::Lossless: return rotation ? 16 : 12;
   }
   return 0;
 }
 
+// The exponential filter shares one exponent between a frame's components. A vector gets a
+// fourth component, the track's largest magnitude, so the exponent is the same in every frame:
+// the mantissas are then a fixed-point grid whose deltas from frame to frame stay small, where
+// an exponent that followed each frame's magnitude would rescale them and defeat delta coding.
+float exponentPad(const Track& track) {
+  float pad = 0;
+  for (const glm::vec4& v : track)
+    pad = std::max({pad, std::fabs(v.x), std::fabs(v.y), std::fabs(v.z)});
+  return pad > 0 ? pad : 1.f;
+}
+
 // The filtered bytes of frames [first, first + n) of a track (what the vertex codec codes).
+// `pad`: exponentPad(track), for Exponent-coded vectors.
 void filterTrack(const Track& track, size_t first, size_t n, const CookedTrack& coding,
-                 bool rotation, std::vector<uint8_t>& out) {
-  const int components = rotation ? 4 : 3;
+                 bool rotation, float pad, std::vector<uint8_t>& out) {
+  const bool padded = !rotation && coding.coding == TrackCoding::Exponent;
+  const int components = rotation || padded ? 4 : 3;
   std::vector<float> values(n * size_t(components));
   for (size_t i = 0; i < n; ++i)
-    for (int c = 0; c < components; ++c) values[i * components + c] = track[first + i][c];
+    for (int c = 0; c < components; ++c)
+      values[i * components + c] = c == 3 && padded ? pad : track[first + i][c];
   out.assign(n * size_t(vertexBytes(coding.coding, rotation)), 0);
   switch (coding.coding) {
     case TrackCoding::Constant: break;
@@ -82,6 +97,15 @@ void filterTrack(const Track& track, size_t first, size_t n, const CookedTrack& 
   }
 }
 
+// A decoded rotation made unit length, as the runtime does it (the same operations in the same
+// order, so both give the same bits): a filtered quaternion is a few 1e-5 off unit length, which
+// FK would turn into a scale of every child offset.
+glm::vec4 normalized(float x, float y, float z, float w) {
+  const float length2 = x * x + y * y + z * z + w * w;
+  const float inverse = 1.f / std::sqrt(length2);
+  return glm::vec4(x * inverse, y * inverse, z * inverse, w * inverse);
+}
+
 // Filtered bytes -> values, as the runtime decodes them (in place on `bytes`).
 void unfilter(std::vector<uint8_t>& bytes, size_t n, const CookedTrack& coding, bool rotation,
               glm::vec4* out, size_t out_stride) {
@@ -95,13 +119,20 @@ void unfilter(std::vector<uint8_t>& bytes, size_t n, const CookedTrack& coding, 
       for (size_t i = 0; i < n; ++i) {
         int16_t s[4];
         std::memcpy(s, bytes.data() + i * 8, sizeof(s));
-        out[i * out_stride] = glm::vec4(s[0], s[1], s[2], s[3]) * (1.f / 32767.f);
+        constexpr float kScale = 1.f / 32767.f;
+        out[i * out_stride] = normalized(s[0] * kScale, s[1] * kScale, s[2] * kScale, s[3] * kScale);
       }
       return;
     }
     case TrackCoding::Exponent:
-      meshopt_decodeFilterExp(bytes.data(), n, size_t(components) * 4);
-      [[fallthrough]];
+      meshopt_decodeFilterExp(bytes.data(), n, 16);
+      for (size_t i = 0; i < n; ++i) {
+        float v[4];
+        std::memcpy(v, bytes.data() + i * 16, 16);
+        out[i * out_stride] =
+            rotation ? normalized(v[0], v[1], v[2], v[3]) : glm::vec4(v[0], v[1], v[2], 0.f);
+      }
+      return;
     case TrackCoding::Lossless:
       for (size_t i = 0; i < n; ++i) {
         float v[4] = {0, 0, 0, 0};
@@ -115,7 +146,7 @@ void unfilter(std::vector<uint8_t>& bytes, size_t n, const CookedTrack& coding, 
 Track decodeTrack(const Track& track, const CookedTrack& coding, bool rotation) {
   Track out(track.size());
   std::vector<uint8_t> bytes;
-  filterTrack(track, 0, track.size(), coding, rotation, bytes);
+  filterTrack(track, 0, track.size(), coding, rotation, exponentPad(track), bytes);
   unfilter(bytes, track.size(), coding, rotation, out.data(), 1);
   return out;
 }
@@ -317,11 +348,12 @@ CookedCodedStream encodeStream(const std::vector<Track>& tracks, const std::vect
     blobs[size_t(j)].resize(segments);
     if (coding.coding == TrackCoding::Constant) return;
     const size_t vertex = size_t(vertexBytes(coding.coding, rotation));
+    const float pad = exponentPad(tracks[size_t(j)]);
     std::vector<uint8_t> filtered;
     for (size_t s = 0; s < segments; ++s) {
       const size_t first = s * segment_frames;
       const size_t n = std::min<size_t>(segment_frames, frames - first);
-      filterTrack(tracks[size_t(j)], first, n, coding, rotation, filtered);
+      filterTrack(tracks[size_t(j)], first, n, coding, rotation, pad, filtered);
       std::vector<uint8_t>& out = blobs[size_t(j)][s];
       out.resize(meshopt_encodeVertexBufferBound(n, vertex));
       const size_t size = meshopt_encodeVertexBuffer(out.data(), out.size(), filtered.data(), n, vertex);
@@ -421,9 +453,9 @@ void compressPoses(CookedDatabase& db, const CompressionSettings& settings, int 
   const std::vector<Track> pos = tracksOf(db.local_translations, frames, joints);
   const std::vector<float> lever = leverArms(parents, rot, pos, frames, shell);
 
-  // Start each track at a third of the budget along its lever (errors down a chain add up),
+  // Start each track at half the budget along its lever (errors down a chain add up),
   // then let the model-space check tighten the tracks that carry a joint over the budget.
-  constexpr float kShare = 1.f / 3.f;
+  constexpr float kShare = 0.5f;  // of 1/3, 1/2 and 1, the smallest file on bandai-1
   std::vector<float> rot_target(joints), pos_target(joints, tolerance * kShare);
   for (size_t j = 0; j < joints; ++j) rot_target[j] = tolerance * kShare / lever[j];
   std::vector<Choice> rot_choice(joints), pos_choice(joints);

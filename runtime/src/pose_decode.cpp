@@ -19,7 +19,7 @@ size_t vertexBytes(fb::TrackCoding coding, bool rotation) {
   switch (coding) {
     case fb::TrackCoding::Constant: return 0;
     case fb::TrackCoding::Quaternion: return 8;
-    case fb::TrackCoding::Exponent:
+    case fb::TrackCoding::Exponent: return 16;  // a vector's fourth component only fixes the exponent
     case fb::TrackCoding::Lossless: return rotation ? 16 : 12;
   }
   return 0;
@@ -53,6 +53,12 @@ bool scatter(const uint8_t* scratch, fb::TrackCoding coding, bool rotation, uint
     if (!finite || (rotation && !(length2 > 0.5f && length2 < 1.5f))) {
       *bad_frame = f;
       return false;
+    }
+    // A filtered rotation is a few 1e-5 off unit length, which FK would turn into a scale of
+    // every child offset; the cook measured its error on the normalized one (same operations).
+    if (rotation && coding != fb::TrackCoding::Lossless) {
+      const float inverse = 1.f / std::sqrt(length2);
+      v = {v.x * inverse, v.y * inverse, v.z * inverse, v.w * inverse};
     }
     *out = v;
     out += stride;
