@@ -73,7 +73,8 @@ Status decodeCoded(const fb::Database& db, PoseStream stream, const fb::CodedStr
   const uint32_t segment_frames = db.pose_coding()->segment_frames();  // 1..kMaxSegmentFrames
   const uint32_t segments = (frames + segment_frames - 1) / segment_frames;
   const flatbuffers::Vector<uint32_t>& offsets = *c.segment_offsets();
-  const uint8_t* data = c.data()->Data();
+  // Absent data is allowed when every track is constant (open checked the offsets against it).
+  const uint8_t* data = c.data() ? c.data()->Data() : nullptr;
   alignas(16) uint8_t scratch[kMaxSegmentFrames * 16];
   const uint32_t end = range.first + range.count;
   // Segment by segment, so the rows being written stay in cache across the joints.
@@ -128,7 +129,7 @@ size_t Database::poseStreamBytes(PoseStream stream) const noexcept {
   if (!root_) return 0;
   if (const fb::CodedStream* c = codedStream(*root_, stream))
     return c->tracks()->size() * sizeof(fb::PoseTrack) +
-           c->segment_offsets()->size() * sizeof(uint32_t) + c->data()->size();
+           c->segment_offsets()->size() * sizeof(uint32_t) + (c->data() ? c->data()->size() : 0);
   const auto* raw = rawStream(*root_, stream);
   return raw ? raw->size() * sizeof(fb::Vec4) : 0;
 }

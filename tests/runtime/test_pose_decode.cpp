@@ -377,6 +377,45 @@ TEST(PoseDecode, EveryCodedByteFlippedDecodesOrIsRefused) {
   EXPECT_GT(decoded + refused, 100);
 }
 
+// A still database: every track constant, no coded bytes; even with the data vectors absent it
+// opens and decodes to the constants.
+TEST(PoseDecode, AStillDatabaseIsConstantsOnly) {
+  mmtest::SyntheticSpec spec;
+  spec.joints = 3;
+  mm::CookedDatabase db = mmtest::makeSyntheticDatabase(spec);
+  for (size_t e = 0; e < db.local_rotations.size(); ++e) {
+    db.local_rotations[e] = glm::angleAxis(0.1f * float(e % db.joint_count), glm::vec3(0, 1, 0));
+    db.local_translations[e] = glm::vec3(0.f, 0.2f, 0.01f * float(e % db.joint_count));
+    db.local_velocities[e] = db.local_angular_velocities[e] = glm::vec3(0);
+  }
+  mm::compressPoses(db, {}, 1);
+  for (const auto& stream : db.pose_coding.streams) {
+    for (const mm::CookedTrack& t : stream->tracks) EXPECT_EQ(t.coding, mm::TrackCoding::Constant);
+    EXPECT_TRUE(stream->data.empty());
+  }
+  mmtest::AlignedBytes bytes = mmtest::serializeAligned(db);
+  // CodedStream.data (field 2) absent in every stream (they may share one vtable).
+  const fb::PoseCoding* coding = fb::GetDatabase(bytes.data())->pose_coding();
+  for (const fb::CodedStream* s :
+       {coding->rotations(), coding->translations(), coding->velocities(), coding->angular_velocities()}) {
+    auto* table = reinterpret_cast<const flatbuffers::Table*>(s);
+    auto* vtable = const_cast<uint8_t*>(table->GetVTable());
+    flatbuffers::WriteScalar<flatbuffers::voffset_t>(vtable + 4 + 2 * 2, 0);
+  }
+  ASSERT_EQ(fb::GetDatabase(bytes.data())->pose_coding()->rotations()->data(), nullptr);
+  auto opened = Database::fromMemory(bytes.data(), bytes.size());
+  ASSERT_TRUE(opened.ok()) << opened.error().message();
+  const Database& d = opened.value();
+  Decoded out(d, d.frameCount());
+  ASSERT_TRUE(d.decodePoses(0, d.frameCount(), out.buffers()).ok());
+  for (size_t e = 0; e < out.streams[1].size(); ++e) {
+    EXPECT_EQ(out.streams[1][e].y, 0.2f);
+    EXPECT_EQ(out.streams[2][e].x, 0.f);
+  }
+  // 1440 frames: two segments of 1024, so 3 * 2 + 1 offsets.
+  EXPECT_EQ(d.poseStreamBytes(mmdb::PoseStream::Velocities), 3 * 32 + (3 * 2 + 1) * 4u);
+}
+
 TEST(PoseDecode, OldRawFilesStillOpen) {
   const std::string path = std::string(MMDB_TEST_DATA) + "/mmdb/mmdb-1.0.mmdb";
   auto opened = Database::open(path.c_str());
