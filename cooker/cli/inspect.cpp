@@ -147,6 +147,31 @@ std::vector<Section> sections(const fb::Database& db) {
   };
 }
 
+// How the pose streams are stored: per stream, the tracks of each coding and what the cook
+// measured. Null streams are raw.
+struct PoseStreamSummary {
+  const char* name;
+  const char* error_unit;
+  const fb::CodedStream* coded;
+  uint32_t codings[4] = {0, 0, 0, 0};  // Constant, Quaternion, Exponent, Lossless
+};
+
+std::vector<PoseStreamSummary> poseStreams(const fb::Database& db) {
+  const fb::PoseCoding* c = db.pose_coding();
+  std::vector<PoseStreamSummary> out = {
+      {"local_rotations", "m", c ? c->rotations() : nullptr},
+      {"local_translations", "m", c ? c->translations() : nullptr},
+      {"local_velocities", "m/s", c ? c->velocities() : nullptr},
+      {"local_angular_velocities", "rad/s", c ? c->angular_velocities() : nullptr}};
+  for (PoseStreamSummary& p : out)
+    if (p.coded)
+      for (uint32_t j = 0; j < count(p.coded->tracks()); ++j) {
+        const unsigned coding = unsigned(p.coded->tracks()->Get(j)->coding());
+        if (coding < 4) ++p.codings[coding];
+      }
+  return out;
+}
+
 double durationSeconds(uint32_t frames, float rate) { return rate > 0 ? double(frames) / rate : 0.0; }
 
 void printText(const std::string& path, const mmdb::Database& database, std::ostream& out) {
@@ -225,6 +250,27 @@ void printText(const std::string& path, const mmdb::Database& database, std::ost
     out << format("  %-24s %-20s joint %-3d columns %2u..%-2u std %-10.6g weight %g\n",
                   str(b->name()).c_str(), kindName(b->kind()), b->joint(), b->first_column(),
                   b->first_column() + b->width() - 1, b->std(), b->weight());
+
+  if (const fb::PoseCoding* pc = db.pose_coding()) {
+    out << format("poses       coded in segments of %u frames, within %g mm (shell %g mm), %g m/s, "
+                  "%g rad/s\n",
+                  pc->segment_frames(), pc->position_tolerance() * 1000.0,
+                  pc->shell_distance() * 1000.0, pc->velocity_tolerance(),
+                  pc->angular_velocity_tolerance());
+    for (const PoseStreamSummary& p : poseStreams(db)) {
+      if (!p.coded) {
+        out << format("  %-26s raw\n", p.name);
+        continue;
+      }
+      out << format("  %-26s %u constant, %u quaternion, %u exponent, %u lossless tracks; worst "
+                    "%g %s at joint %s, global frame %u\n",
+                    p.name, p.codings[0], p.codings[1], p.codings[2], p.codings[3],
+                    p.coded->max_error(), p.error_unit, jointName(db, p.coded->worst_joint()).c_str(),
+                    p.coded->worst_frame());
+    }
+  } else {
+    out << "poses       raw\n";
+  }
 
   out << "sections (bytes)\n";
   for (const Section& section : sections(db))
@@ -329,6 +375,30 @@ void printJson(const std::string& path, const mmdb::Database& database, std::ost
         .field("width", unsigned{b->width()}).field("std", b->std()).field("weight", b->weight())
         .endObject();
   json.endArray();
+
+  json.key("pose_coding");
+  if (const fb::PoseCoding* pc = db.pose_coding()) {
+    json.beginObject().field("segment_frames", pc->segment_frames());
+    json.field("position_tolerance", pc->position_tolerance());
+    json.field("shell_distance", pc->shell_distance());
+    json.field("velocity_tolerance", pc->velocity_tolerance());
+    json.field("angular_velocity_tolerance", pc->angular_velocity_tolerance());
+    json.key("streams").beginArray();
+    for (const PoseStreamSummary& p : poseStreams(db)) {
+      json.beginObject().field("name", std::string(p.name)).field("coded", p.coded != nullptr);
+      if (p.coded) {
+        json.field("constant_tracks", p.codings[0]).field("quaternion_tracks", p.codings[1]);
+        json.field("exponent_tracks", p.codings[2]).field("lossless_tracks", p.codings[3]);
+        json.field("max_error", p.coded->max_error());
+        json.field("worst_joint", jointName(db, p.coded->worst_joint()));
+        json.field("worst_frame", p.coded->worst_frame());
+      }
+      json.endObject();
+    }
+    json.endArray().endObject();
+  } else {
+    json.null();
+  }
 
   json.key("sections").beginObject();
   for (const Section& section : sections(db))

@@ -394,6 +394,12 @@ TEST_F(Cli, ManifestCookVerifiesAndInspects) {
   EXPECT_NE(inspect.out.find("  [0] walk.bvh  bvh, "), std::string::npos) << inspect.out;
   EXPECT_NE(inspect.out.find(" turning "), std::string::npos) << inspect.out;
   EXPECT_NE(inspect.out.find("sections (bytes)\n"), std::string::npos) << inspect.out;
+  EXPECT_NE(inspect.out.find("poses       coded in segments of 1024 frames, within 0.1 mm (shell "
+                             "30 mm), 0.001 m/s, 0.01 rad/s\n  local_rotations            "),
+            std::string::npos)
+      << inspect.out;
+  EXPECT_NE(inspect.out.find("  local_rotations (coded)  "), std::string::npos) << inspect.out;
+  EXPECT_NE(inspect.out.find(" rad/s at joint "), std::string::npos) << inspect.out;
   EXPECT_EQ(inspect.err, "");
 }
 
@@ -412,6 +418,15 @@ TEST_F(Cli, InspectJsonIsValidAndCarriesTheFileFields) {
   EXPECT_EQ(doc["schema_version"]["major"].number(), 2);
   EXPECT_EQ(doc["schema_version"]["minor"].number(), 0);
   EXPECT_EQ(doc["cooker_version"].string(), "mmcook 1.0.0");
+  const Json& coding = doc["pose_coding"];
+  EXPECT_EQ(coding["segment_frames"].number(), 1024);
+  ASSERT_EQ(coding["streams"].size(), 4u);
+  const Json& translations = coding["streams"][1];
+  EXPECT_EQ(translations["name"].string(), "local_translations");
+  EXPECT_TRUE(std::get<bool>(translations["coded"].value));
+  // A BVH's joints below the root keep their bind offsets: constant tracks.
+  EXPECT_GE(translations["constant_tracks"].number(), 1);
+  EXPECT_LE(translations["max_error"].number(), 1e-4);
   EXPECT_EQ(doc["frame_rate"].number(), 60);
   EXPECT_EQ(doc["file_size"].number(), static_cast<double>(fs::file_size(folder_ / "out.mmdb")));
   EXPECT_EQ(doc["feature_count"].number(), 27);
