@@ -179,6 +179,7 @@ class CpuCrowd {
   }
 
   int run() {
+    if (!load_poses()) return failure_;
     const long ticks = std::lround(options_.seconds / kTickSeconds);
     for (long tick = 0; tick < ticks; ++tick) {
       const double time = double(tick) * kTickSeconds;
@@ -283,9 +284,33 @@ class CpuCrowd {
     return true;
   }
 
+  // The poses sampling reads: the file's own streams, or all frames decoded once when the file
+  // codes them.
+  bool load_poses() {
+    if (!db_.posesCoded()) {
+      poses_ = db_.rawPoses();
+      return true;
+    }
+    const size_t elements = size_t(db_.frameCount()) * db_.jointCount();
+    for (std::vector<mmdb::Float4>& stream : decoded_) stream.resize(elements);
+    const mmdb::PoseBuffers out{decoded_[0], decoded_[1], decoded_[2], decoded_[3]};
+    if (!report(db_.decodePoses(0, db_.frameCount(), out), "decoding the pose streams")) {
+      failure_ = kExitBadInput;
+      return false;
+    }
+    poses_.first_frame = 0;
+    poses_.frame_count = db_.frameCount();
+    poses_.rotations = decoded_[0];
+    poses_.translations = decoded_[1];
+    poses_.velocities = decoded_[2];
+    poses_.angular_velocities = decoded_[3];
+    return true;
+  }
+
   bool sample(uint32_t clip, float time, Pose& pose) {
     mmdb::SamplePoseJob job;
     job.database = &db_;
+    job.poses = poses_;
     job.clip = clip;
     job.time = time;
     job.rotations = pose.rotations;
@@ -372,6 +397,8 @@ class CpuCrowd {
   TrajectoryTrace& trace_;
   PlaybackStats& stats_;
   Scratch scratch_;
+  mmdb::PoseView poses_;
+  std::vector<mmdb::Float4> decoded_[mmdb::kPoseStreamCount];  // 16-aligned, as malloc gives
   std::vector<bool> forced_search_;
   std::vector<float> queries_;                 // featureCount() floats per character
   std::vector<mmdb::SearchRequest> requests_;  // this tick's searches

@@ -99,6 +99,39 @@ std::string cookReportJson(const CookReportFacts& f) {
       json.endObject();
     }
     json.endArray();
+    if (const CompressionReport* c = f.compression) {
+      json.key("compression").beginObject();
+      json.field("pose", std::string(c->enabled ? "meshopt" : "none"));
+      if (c->enabled) {
+        const CookedPoseCoding& pc = db.pose_coding;
+        json.field("position_tolerance_m", double(pc.position_tolerance));
+        json.field("shell_distance_m", double(pc.shell_distance));
+        json.field("velocity_tolerance_m_per_s", double(pc.velocity_tolerance));
+        json.field("angular_velocity_tolerance_rad_per_s", double(pc.angular_velocity_tolerance));
+        json.field("segment_frames", pc.segment_frames);
+      }
+      json.key("streams").beginArray();
+      for (int i = 0; i < kPoseStreamCount; ++i) {
+        const StreamCompressionReport& s = c->streams[size_t(i)];
+        json.beginObject().field("name", s.name).field("raw_bytes", s.raw_bytes);
+        json.field("coded_bytes", c->enabled ? s.coded_bytes : s.raw_bytes);
+        if (c->enabled) {
+          json.field("ratio", s.coded_bytes ? double(s.raw_bytes) / double(s.coded_bytes) : 0.0);
+          json.field("constant_tracks", s.constant_tracks).field("coded_tracks", s.coded_tracks);
+          json.field("exact_tracks", s.lossless_tracks);
+          json.field("max_error", s.max_error).field("error_unit", c->error_unit[i]);
+          json.key("worst_joint");
+          if (s.worst_joint >= 0 && size_t(s.worst_joint) < db.skeleton.names.size())
+            json.value(db.skeleton.names[size_t(s.worst_joint)]);
+          else
+            json.null();
+          json.field("worst_frame", s.worst_frame);
+        }
+        json.endObject();
+      }
+      json.endArray();
+      json.endObject();
+    }
     json.key("stages").beginArray();
     for (const auto& [name, seconds] : report.stage_seconds)
       json.beginObject().field("name", name).field("seconds", seconds).endObject();

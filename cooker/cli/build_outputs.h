@@ -3,6 +3,7 @@
 // not change (so Ninja's restat skips whatever depends on it).
 #pragma once
 
+#include "compress/pose_compression.h"
 #include "cook/cook_database.h"
 #include "core/cook_settings.h"
 #include "core/cooked_database.h"
@@ -27,6 +28,7 @@ struct CookReportFacts {
   const CookRequest* request = nullptr;
   const CookedDatabase* db = nullptr;
   const CookReport* report = nullptr;
+  const CompressionReport* compression = nullptr;  // may be null: no "compression" object
   std::string output;
   std::span<const uint8_t> bytes;
   bool unchanged = false;  // the output already held these bytes and was left alone

@@ -10,6 +10,7 @@
 #include "core/input_file.h"
 #include "core/limits.h"
 #include "manifest/manifest.h"
+#include "compress/pose_compression.h"
 #include "write/database_writer.h"
 
 #include <mmdb/database.h>
@@ -99,6 +100,26 @@ void verifyBytes(std::span<const uint8_t> bytes, const CookedDatabase& db) {
       loaded.clipCount() != db.clips.size() || loaded.ranges().size() != db.ranges.size() ||
       loaded.featureCount() != db.feature_count)
     throw std::runtime_error("verification failed: the reloaded counts differ from the cook's");
+  // Coded streams must decode in the runtime to exactly what the cook measured its error on.
+  for (int i = 0; i < kPoseStreamCount; ++i) {
+    const auto& coded = db.pose_coding.streams[size_t(i)];
+    if (!coded) continue;
+    const std::vector<glm::vec4> expected =
+        decodeCodedStream(*coded, db.frame_count, db.joint_count, db.pose_coding.segment_frames,
+                          i == kStreamRotations);
+    std::vector<mmdb::Float4> decoded(expected.size());
+    mmdb::PoseBuffers out;
+    mmdb::Span<mmdb::Float4>* spans[] = {&out.rotations, &out.translations, &out.velocities,
+                                         &out.angular_velocities};
+    *spans[i] = decoded;
+    const mmdb::Status s = loaded.decodePoses(0, loaded.frameCount(), out);
+    if (!s)
+      throw std::runtime_error(std::string("verification failed: the runtime cannot decode the "
+                                           "cooked poses: ") + s.message());
+    if (std::memcmp(decoded.data(), expected.data(), expected.size() * sizeof(glm::vec4)) != 0)
+      throw std::runtime_error("verification failed: the runtime decodes other poses than the "
+                               "cook measured");
+  }
 }
 
 // Reopens the written file: it must be the bytes we wrote and open in the runtime.
@@ -114,9 +135,41 @@ void verifyWrittenFile(const std::string& path, std::span<const uint8_t> bytes) 
                              "' on disk differs from the bytes written");
 }
 
+// Where a global frame is, for messages: "clip 'walk' frame 12".
+std::string whereIs(const CookedDatabase& db, uint32_t frame) {
+  for (const CookedClip& clip : db.clips)
+    if (frame >= clip.first_frame && frame - clip.first_frame < clip.frame_count)
+      return "clip '" + clip.name + "' frame " + std::to_string(frame - clip.first_frame) +
+             " (global " + std::to_string(frame) + ")";
+  return "global frame " + std::to_string(frame);
+}
+
+void printCompression(const CookedDatabase& db, const CompressionReport& c) {
+  if (!c.enabled) {
+    std::printf("  poses        raw (compression.pose = \"none\")\n");
+    return;
+  }
+  std::printf("  poses        meshopt, within %g mm (shell %g mm), %g m/s, %g rad/s\n",
+              db.pose_coding.position_tolerance * 1000.0, db.pose_coding.shell_distance * 1000.0,
+              double(db.pose_coding.velocity_tolerance),
+              double(db.pose_coding.angular_velocity_tolerance));
+  for (int i = 0; i < kPoseStreamCount; ++i) {
+    const StreamCompressionReport& s = c.streams[size_t(i)];
+    const std::string joint = s.worst_joint >= 0 && size_t(s.worst_joint) < db.skeleton.names.size()
+                                  ? db.skeleton.names[size_t(s.worst_joint)] : "-";
+    std::printf("    %-24s %s -> %s (%.1fx); %d constant, %d coded, %d exact tracks; worst %.3g %s "
+                "at joint %s, %s\n",
+                s.name.c_str(), humanBytes(s.raw_bytes).c_str(), humanBytes(s.coded_bytes).c_str(),
+                s.coded_bytes ? double(s.raw_bytes) / double(s.coded_bytes) : 0.0,
+                s.constant_tracks, s.coded_tracks, s.lossless_tracks, s.max_error,
+                c.error_unit[i].c_str(), joint.c_str(), whereIs(db, s.worst_frame).c_str());
+  }
+}
+
 void printSummary(const CookCommandOptions& options, const CookRequest& request,
-                  const CookedDatabase& db, const CookReport& report, uint64_t file_bytes,
-                  double seconds, const std::string& cache) {
+                  const CookedDatabase& db, const CookReport& report,
+                  const CompressionReport& compression, uint64_t file_bytes, double seconds,
+                  const std::string& cache) {
   int mirrored = 0;
   for (const CookedClip& clip : db.clips) mirrored += clip.mirrored ? 1 : 0;
   uint64_t matchable = 0;
@@ -145,6 +198,7 @@ void printSummary(const CookCommandOptions& options, const CookRequest& request,
                                      : "",
                 cache.c_str());
   std::printf("  warnings     %zu\n", report.warnings.size());
+  printCompression(db, compression);
   std::printf("  file size    %s\n", humanBytes(file_bytes).c_str());
   std::printf("  time         %.2f s%s\n", seconds, options.verify ? ", verified" : "");
   std::printf("  from         %s\n",
@@ -226,6 +280,9 @@ int runCookCommand(const CookCommandOptions& options) {
     ProgressLine progress(!options.quiet);
     db = cookDatabase(request, &report, progress.callback(), store.get());
   }
+  CompressionReport compression;
+  compressPoses(db, request.settings.compression, request.jobs, &compression);
+  report.stage_seconds.emplace_back("pose compression", compression.seconds);
   const auto serialize_start = std::chrono::steady_clock::now();
   const flatbuffers::DetachedBuffer buffer = serializeDatabaseBuffer(db);
   const std::span<const uint8_t> bytes(buffer.data(), buffer.size());
@@ -268,6 +325,7 @@ int runCookCommand(const CookCommandOptions& options) {
     facts.request = &request;
     facts.db = &db;
     facts.report = &report;
+    facts.compression = &compression;
     facts.output = options.output;
     facts.bytes = bytes;
     facts.unchanged = unchanged;
@@ -279,7 +337,8 @@ int runCookCommand(const CookCommandOptions& options) {
   }
   spdlog::debug("{} {} ({} bytes)", unchanged ? "unchanged:" : "wrote", options.output,
                 bytes.size());
-  if (!options.quiet) printSummary(options, request, db, report, bytes.size(), seconds, cache);
+  if (!options.quiet) printSummary(options, request, db, report, compression, bytes.size(), seconds,
+                                     cache);
   return kExitOk;
 }
 

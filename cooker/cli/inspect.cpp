@@ -108,13 +108,28 @@ struct Section {
   size_t bytes() const { return size_t(count) * element_bytes; }
 };
 
+// A pose stream: raw Vec4s, or, when coded, its tracks, segment offsets and data as bytes.
+Section poseSection(const char* raw_name, const char* coded_name,
+                    const flatbuffers::Vector<const fb::Vec4*>* raw, const fb::CodedStream* coded) {
+  if (!coded) return {raw_name, count(raw), sizeof(fb::Vec4)};
+  const size_t bytes = size_t(count(coded->tracks())) * sizeof(fb::PoseTrack) +
+                       size_t(count(coded->segment_offsets())) * sizeof(uint32_t) +
+                       count(coded->data());
+  return {coded_name, uint32_t(bytes), 1};
+}
+
 // The arrays that make up the bulk of a file, in schema order.
 std::vector<Section> sections(const fb::Database& db) {
+  const fb::PoseCoding* c = db.pose_coding();
   return {
-      {"local_rotations", count(db.local_rotations()), sizeof(fb::Vec4)},
-      {"local_translations", count(db.local_translations()), sizeof(fb::Vec4)},
-      {"local_velocities", count(db.local_velocities()), sizeof(fb::Vec4)},
-      {"local_angular_velocities", count(db.local_angular_velocities()), sizeof(fb::Vec4)},
+      poseSection("local_rotations", "local_rotations (coded)", db.local_rotations(),
+                  c ? c->rotations() : nullptr),
+      poseSection("local_translations", "local_translations (coded)", db.local_translations(),
+                  c ? c->translations() : nullptr),
+      poseSection("local_velocities", "local_velocities (coded)", db.local_velocities(),
+                  c ? c->velocities() : nullptr),
+      poseSection("local_angular_velocities", "local_angular_velocities (coded)",
+                  db.local_angular_velocities(), c ? c->angular_velocities() : nullptr),
       {"root_motion", count(db.root_motion()), sizeof(fb::RootFrame)},
       {"contacts", count(db.contacts()), sizeof(uint32_t)},
       {"features", count(db.features()), sizeof(float)},
@@ -130,6 +145,31 @@ std::vector<Section> sections(const fb::Database& db) {
       {"skeleton.bind_rotations", db.skeleton() ? count(db.skeleton()->bind_rotations()) : 0,
        sizeof(fb::Vec4)},
   };
+}
+
+// How the pose streams are stored: per stream, the tracks of each coding and what the cook
+// measured. Null streams are raw.
+struct PoseStreamSummary {
+  const char* name;
+  const char* error_unit;
+  const fb::CodedStream* coded;
+  uint32_t codings[4] = {0, 0, 0, 0};  // Constant, Quaternion, Exponent, Lossless
+};
+
+std::vector<PoseStreamSummary> poseStreams(const fb::Database& db) {
+  const fb::PoseCoding* c = db.pose_coding();
+  std::vector<PoseStreamSummary> out = {
+      {"local_rotations", "m", c ? c->rotations() : nullptr},
+      {"local_translations", "m", c ? c->translations() : nullptr},
+      {"local_velocities", "m/s", c ? c->velocities() : nullptr},
+      {"local_angular_velocities", "rad/s", c ? c->angular_velocities() : nullptr}};
+  for (PoseStreamSummary& p : out)
+    if (p.coded)
+      for (uint32_t j = 0; j < count(p.coded->tracks()); ++j) {
+        const unsigned coding = unsigned(p.coded->tracks()->Get(j)->coding());
+        if (coding < 4) ++p.codings[coding];
+      }
+  return out;
 }
 
 double durationSeconds(uint32_t frames, float rate) { return rate > 0 ? double(frames) / rate : 0.0; }
@@ -210,6 +250,27 @@ void printText(const std::string& path, const mmdb::Database& database, std::ost
     out << format("  %-24s %-20s joint %-3d columns %2u..%-2u std %-10.6g weight %g\n",
                   str(b->name()).c_str(), kindName(b->kind()), b->joint(), b->first_column(),
                   b->first_column() + b->width() - 1, b->std(), b->weight());
+
+  if (const fb::PoseCoding* pc = db.pose_coding()) {
+    out << format("poses       coded in segments of %u frames, within %g mm (shell %g mm), %g m/s, "
+                  "%g rad/s\n",
+                  pc->segment_frames(), pc->position_tolerance() * 1000.0,
+                  pc->shell_distance() * 1000.0, pc->velocity_tolerance(),
+                  pc->angular_velocity_tolerance());
+    for (const PoseStreamSummary& p : poseStreams(db)) {
+      if (!p.coded) {
+        out << format("  %-26s raw\n", p.name);
+        continue;
+      }
+      out << format("  %-26s %u constant, %u quaternion, %u exponent, %u lossless tracks; worst "
+                    "%g %s at joint %s, global frame %u\n",
+                    p.name, p.codings[0], p.codings[1], p.codings[2], p.codings[3],
+                    p.coded->max_error(), p.error_unit, jointName(db, p.coded->worst_joint()).c_str(),
+                    p.coded->worst_frame());
+    }
+  } else {
+    out << "poses       raw\n";
+  }
 
   out << "sections (bytes)\n";
   for (const Section& section : sections(db))
@@ -314,6 +375,30 @@ void printJson(const std::string& path, const mmdb::Database& database, std::ost
         .field("width", unsigned{b->width()}).field("std", b->std()).field("weight", b->weight())
         .endObject();
   json.endArray();
+
+  json.key("pose_coding");
+  if (const fb::PoseCoding* pc = db.pose_coding()) {
+    json.beginObject().field("segment_frames", pc->segment_frames());
+    json.field("position_tolerance", pc->position_tolerance());
+    json.field("shell_distance", pc->shell_distance());
+    json.field("velocity_tolerance", pc->velocity_tolerance());
+    json.field("angular_velocity_tolerance", pc->angular_velocity_tolerance());
+    json.key("streams").beginArray();
+    for (const PoseStreamSummary& p : poseStreams(db)) {
+      json.beginObject().field("name", std::string(p.name)).field("coded", p.coded != nullptr);
+      if (p.coded) {
+        json.field("constant_tracks", p.codings[0]).field("quaternion_tracks", p.codings[1]);
+        json.field("exponent_tracks", p.codings[2]).field("lossless_tracks", p.codings[3]);
+        json.field("max_error", p.coded->max_error());
+        json.field("worst_joint", jointName(db, p.coded->worst_joint()));
+        json.field("worst_frame", p.coded->worst_frame());
+      }
+      json.endObject();
+    }
+    json.endArray().endObject();
+  } else {
+    json.null();
+  }
 
   json.key("sections").beginObject();
   for (const Section& section : sections(db))

@@ -34,6 +34,20 @@ struct RoleSettings {
   std::optional<glm::vec3> facing_axis;  // local axis of the facing joint
 };
 
+// [compression]: how the pose streams are stored. Features, bounds and root motion stay raw:
+// the search and the GPU read them in place.
+struct CompressionSettings {
+  enum class Pose { Meshopt, None };
+  Pose pose = Pose::Meshopt;
+  // Every joint's model-space position, and its shell points (shell_distance along each local
+  // axis), stays within position_tolerance of the raw pose after forward kinematics, every frame.
+  double position_tolerance = 0.0001;        // m (0.1 mm)
+  double shell_distance = 0.03;              // m
+  double velocity_tolerance = 0.001;         // m/s, per joint
+  double angular_velocity_tolerance = 0.01;  // rad/s, per joint
+  int segment_frames = 1024;                 // global frames per independently decodable segment
+};
+
 struct CookSettings {
   double frame_rate = 60.0;
   double unit_scale = 0.0;  // metres per source unit; 0 = from the preset or inferred
@@ -46,6 +60,7 @@ struct CookSettings {
   double contact_median_s = 0.1;
   double trailing_unmatchable_s = 1.0 / 3.0;
   std::array<double, 3> trajectory_times{1.0 / 3.0, 2.0 / 3.0, 1.0};
+  CompressionSettings compression;
 };
 
 // A part of a clip (clip-local frames at the database rate, [first, first + count)) that adds

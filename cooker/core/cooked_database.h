@@ -6,14 +6,18 @@
 #include <glm/vec3.hpp>
 #include <glm/vec4.hpp>
 
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace mm {
 
-inline constexpr uint16_t kSchemaMajor = 1;
+inline constexpr uint16_t kSchemaMajor = 2;
 inline constexpr uint16_t kSchemaMinor = 0;
+// Database.required_features bits (schema/mmdb.fbs).
+inline constexpr uint64_t kFeatureCodedPoses = 1;
 inline constexpr const char* kCookerVersion = "mmcook 1.0.0";
 
 enum class SourceFormat : int8_t { Bvh = 0, Fbx = 1, Other = 2 };
@@ -92,6 +96,45 @@ struct CookedSettings {
   std::vector<float> block_weights;  // one per feature block
 };
 
+// Values match mmdb.fb::TrackCoding.
+enum class TrackCoding : uint8_t { Constant = 0, Quaternion, Exponent, Lossless };
+
+struct CookedTrack {
+  glm::vec4 value{0};  // Constant: the value (quaternion x, y, z, w, or a vector with w = 0)
+  TrackCoding coding = TrackCoding::Lossless;
+  uint8_t bits = 0;
+};
+
+// One coded pose stream (schema CodedStream).
+struct CookedCodedStream {
+  std::vector<CookedTrack> tracks;         // joint_count
+  std::vector<uint32_t> segment_offsets;   // joint_count * segments + 1
+  std::vector<uint8_t> data;
+  float max_error = 0;
+  int worst_joint = -1;
+  uint32_t worst_frame = 0;
+};
+
+// The four pose streams in file order; an index into CookedPoseCoding::streams.
+enum PoseStreamId : int { kStreamRotations = 0, kStreamTranslations, kStreamVelocities,
+                          kStreamAngularVelocities, kPoseStreamCount };
+
+struct CookedPoseCoding {
+  uint32_t segment_frames = 0;
+  // A coded stream replaces the raw one in the file; an empty optional leaves it raw.
+  std::array<std::optional<CookedCodedStream>, kPoseStreamCount> streams;
+  float position_tolerance = 0;
+  float shell_distance = 0;
+  float velocity_tolerance = 0;
+  float angular_velocity_tolerance = 0;
+
+  bool anyCoded() const {
+    for (const auto& s : streams)
+      if (s) return true;
+    return false;
+  }
+};
+
 struct CookedDatabase {
   CookedSettings settings;
   std::vector<CookedSource> sources;
@@ -123,6 +166,9 @@ struct CookedDatabase {
   uint16_t bounds_large_size = 64;
   std::vector<float> bounds_small_min, bounds_small_max;  // boxes * feature_stride
   std::vector<float> bounds_large_min, bounds_large_max;
+
+  // Written instead of the raw pose streams it codes (the raw ones stay here, for reports).
+  CookedPoseCoding pose_coding;
 };
 
 }  // namespace mm

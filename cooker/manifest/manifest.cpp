@@ -27,7 +27,8 @@ namespace {
 namespace fs = std::filesystem;
 using Keys = std::span<const std::string_view>;
 
-constexpr std::string_view kTopKeys[]{"database", "skeleton", "weights", "filters", "contacts", "mirror", "clip"};
+constexpr std::string_view kTopKeys[]{"database", "skeleton",    "weights", "filters",
+                                      "contacts", "compression", "mirror",  "clip"};
 constexpr std::string_view kDatabaseKeys[]{"frame_rate", "unit_scale", "trailing_unmatchable", "trajectory_times"};
 constexpr std::string_view kSkeletonKeys[]{"preset",    "hips",          "left_foot", "right_foot", "left_toe",
                              "right_toe", "root_position", "facing",    "facing_axis"};
@@ -36,6 +37,9 @@ constexpr std::string_view kWeightKeys[]{"foot_position", "foot_velocity", "hip_
 constexpr std::string_view kFilterKeys[]{"root_position_window", "facing_window", "order"};
 constexpr std::string_view kContactKeys[]{"speed_threshold", "median"};
 constexpr std::string_view kMirrorKeys[]{"patterns"};
+constexpr std::string_view kCompressionKeys[]{"pose", "position_tolerance", "shell_distance",
+                                              "velocity_tolerance", "angular_velocity_tolerance",
+                                              "segment_frames"};
 constexpr std::string_view kClipKeys[]{"source", "name", "take", "frames", "tags", "mirror", "range"};
 constexpr std::string_view kRangeKeys[]{"frames", "seconds", "tags", "exclude"};
 
@@ -127,6 +131,7 @@ class ManifestParser {
     readWeights(root);
     readFilters(root);
     readContacts(root);
+    readCompression(root);
     readMirror(root);
     readClips(root);
     return std::move(request_);
@@ -384,6 +389,30 @@ class ManifestParser {
     if (auto v = rangedNumber(*t, "speed_threshold", "contacts.", 0, true, 100, "metres per second"))
       s.contact_speed_threshold = *v;
     if (auto v = rangedNumber(*t, "median", "contacts.", 0, false, 10, "seconds")) s.contact_median_s = *v;
+  }
+
+  void readCompression(const toml::table& root) {
+    const toml::table* t = subtable(root, "compression", kCompressionKeys);
+    if (!t) return;
+    CompressionSettings& c = request_.settings.compression;
+    const std::string p = "compression.";
+    if (auto v = string(*t, "pose", p, false)) {
+      if (*v == "meshopt") c.pose = CompressionSettings::Pose::Meshopt;
+      else if (*v == "none") c.pose = CompressionSettings::Pose::None;
+      else fail(*t->get("pose"), "'compression.pose' must be \"meshopt\" or \"none\", got \"" + *v + "\"");
+    }
+    if (auto v = rangedNumber(*t, "position_tolerance", p, 0, true, 1, "metres")) c.position_tolerance = *v;
+    if (auto v = rangedNumber(*t, "shell_distance", p, 0, false, 10, "metres")) c.shell_distance = *v;
+    if (auto v = rangedNumber(*t, "velocity_tolerance", p, 0, true, 100, "metres per second"))
+      c.velocity_tolerance = *v;
+    if (auto v = rangedNumber(*t, "angular_velocity_tolerance", p, 0, true, 100, "radians per second"))
+      c.angular_velocity_tolerance = *v;
+    if (auto v = integer(*t, "segment_frames", p)) {
+      if (*v < 1 || *v > 1024)
+        fail(*t->get("segment_frames"), "'compression.segment_frames' must be 1 to 1024, got " +
+                                            std::to_string(*v));
+      c.segment_frames = static_cast<int>(*v);
+    }
   }
 
   void readMirror(const toml::table& root) {

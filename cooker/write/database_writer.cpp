@@ -134,6 +134,30 @@ Offset<flatbuffers::Vector<const fb::RootFrame*>> writeRootMotion(
   return fbb.CreateVectorOfStructs(out);
 }
 
+Offset<fb::CodedStream> writeCodedStream(FlatBufferBuilder& fbb, const CookedCodedStream& s) {
+  std::vector<fb::PoseTrack> tracks;
+  tracks.reserve(s.tracks.size());
+  for (const CookedTrack& t : s.tracks)
+    tracks.emplace_back(fb::Vec4(t.value.x, t.value.y, t.value.z, t.value.w),
+                        static_cast<fb::TrackCoding>(t.coding), t.bits);
+  auto track_vector = fbb.CreateVectorOfStructs(tracks);
+  auto offsets = fbb.CreateVector(s.segment_offsets);
+  auto data = fbb.CreateVector(s.data);
+  return fb::CreateCodedStream(fbb, track_vector, offsets, data, s.max_error, s.worst_joint,
+                               s.worst_frame);
+}
+
+Offset<fb::PoseCoding> writePoseCoding(FlatBufferBuilder& fbb, const CookedPoseCoding& c) {
+  std::array<Offset<fb::CodedStream>, kPoseStreamCount> streams{};
+  for (int i = 0; i < kPoseStreamCount; ++i)
+    if (c.streams[i]) streams[i] = writeCodedStream(fbb, *c.streams[i]);
+  return fb::CreatePoseCoding(fbb, c.segment_frames, streams[kStreamRotations],
+                              streams[kStreamTranslations], streams[kStreamVelocities],
+                              streams[kStreamAngularVelocities], c.position_tolerance,
+                              c.shell_distance, c.velocity_tolerance,
+                              c.angular_velocity_tolerance);
+}
+
 std::string systemReason(int error) { return std::strerror(error); }
 
 }  // namespace
@@ -193,10 +217,15 @@ flatbuffers::DetachedBuffer serializeDatabaseBuffer(const CookedDatabase& db) {
   for (const CookedRange& r : db.ranges)
     range_structs.emplace_back(r.first_frame, r.frame_count, r.tag_mask);
   auto ranges = fbb.CreateVectorOfStructs(range_structs);
-  auto rotations = vec4Vector(fbb, db.local_rotations);
-  auto translations = vec4Vector(fbb, db.local_translations);
-  auto velocities = vec4Vector(fbb, db.local_velocities);
-  auto angular_velocities = vec4Vector(fbb, db.local_angular_velocities);
+  // A coded stream leaves its raw vector out (an absent field).
+  const CookedPoseCoding& coding = db.pose_coding;
+  auto raw = [&](int stream, const auto& values) {
+    return coding.streams[stream] ? decltype(vec4Vector(fbb, values))() : vec4Vector(fbb, values);
+  };
+  auto rotations = raw(kStreamRotations, db.local_rotations);
+  auto translations = raw(kStreamTranslations, db.local_translations);
+  auto velocities = raw(kStreamVelocities, db.local_velocities);
+  auto angular_velocities = raw(kStreamAngularVelocities, db.local_angular_velocities);
   auto root_motion = writeRootMotion(fbb, db.root_motion);
   auto contacts = fbb.CreateVector(db.contacts);
   auto features = gpuFloatVector(fbb, db.features);
@@ -207,6 +236,8 @@ flatbuffers::DetachedBuffer serializeDatabaseBuffer(const CookedDatabase& db) {
   auto small_max = gpuFloatVector(fbb, db.bounds_small_max);
   auto large_min = gpuFloatVector(fbb, db.bounds_large_min);
   auto large_max = gpuFloatVector(fbb, db.bounds_large_max);
+  auto pose_coding = coding.anyCoded() ? writePoseCoding(fbb, coding) : Offset<fb::PoseCoding>();
+  const uint64_t required_features = coding.anyCoded() ? kFeatureCodedPoses : 0;
 
   const fb::SchemaVersion version(kSchemaMajor, kSchemaMinor);
   auto root = fb::CreateDatabase(
@@ -214,7 +245,7 @@ flatbuffers::DetachedBuffer serializeDatabaseBuffer(const CookedDatabase& db) {
       db.frame_rate, db.frame_count, db.joint_count, rotations, translations, velocities,
       angular_velocities, root_motion, contacts, db.feature_count, db.feature_stride, features,
       feature_offset, feature_scale, feature_blocks, db.bounds_small_size, db.bounds_large_size,
-      small_min, small_max, large_min, large_max);
+      small_min, small_max, large_min, large_max, required_features, pose_coding);
   fb::FinishDatabaseBuffer(fbb, root);
   return fbb.Release();
 }

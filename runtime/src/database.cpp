@@ -5,6 +5,7 @@
 #include "mmdb/mmdb_generated.h"
 
 #include "file_mapping.h"
+#include "pose_streams.h"
 
 #include <cmath>
 #include <cstring>
@@ -87,6 +88,90 @@ Status checkFiniteStructs(const char* what, const flatbuffers::Vector<const Stru
   return {};
 }
 
+}  // namespace
+
+// The coded stream of a pose stream, or null when it is raw.
+const fb::CodedStream* codedStream(const fb::Database& db, PoseStream stream) noexcept {
+  const fb::PoseCoding* c = db.pose_coding();
+  if (!c) return nullptr;
+  switch (stream) {
+    case PoseStream::Rotations: return c->rotations();
+    case PoseStream::Translations: return c->translations();
+    case PoseStream::Velocities: return c->velocities();
+    case PoseStream::AngularVelocities: return c->angular_velocities();
+  }
+  return nullptr;
+}
+
+const flatbuffers::Vector<const fb::Vec4*>* rawStream(const fb::Database& db,
+                                                      PoseStream stream) noexcept {
+  switch (stream) {
+    case PoseStream::Rotations: return db.local_rotations();
+    case PoseStream::Translations: return db.local_translations();
+    case PoseStream::Velocities: return db.local_velocities();
+    case PoseStream::AngularVelocities: return db.local_angular_velocities();
+  }
+  return nullptr;
+}
+
+const char* poseStreamName(PoseStream stream) noexcept {
+  static const char* const kNames[] = {"local_rotations", "local_translations",
+                                       "local_velocities", "local_angular_velocities"};
+  return kNames[size_t(stream)];
+}
+
+namespace {
+
+// The structure of a coded stream: every track readable, every segment inside the data. Its
+// values are checked when they are decoded.
+Status checkCodedStream(const fb::Database& db, PoseStream stream, const fb::CodedStream& c,
+                        uint32_t segment_frames) {
+  const char* name = poseStreamName(stream);
+  const bool rotation = stream == PoseStream::Rotations;
+  const uint32_t joints = db.joint_count();
+  Status s;
+  if (!(s = checkCount(name, count(c.tracks()), joints))) return s;
+  const uint64_t segments = (uint64_t(db.frame_count()) + segment_frames - 1) / segment_frames;
+  if (!(s = checkCount(name, count(c.segment_offsets()), joints * segments + 1))) return s;
+  const flatbuffers::Vector<uint32_t>& offsets = *c.segment_offsets();
+  if (offsets.Get(0) != 0 || offsets.Get(offsets.size() - 1) != count(c.data()))
+    return Error::format(ErrorCode::Inconsistent,
+                         "%s: segment offsets run from %u to %u, not over its %zu bytes of data",
+                         name, offsets.Get(0), offsets.Get(offsets.size() - 1), count(c.data()));
+  for (uint32_t j = 0; j < joints; ++j) {
+    const fb::PoseTrack* t = c.tracks()->Get(j);
+    const auto coding = t->coding();
+    const unsigned bits = t->bits();
+    bool ok = false;
+    switch (coding) {
+      case fb::TrackCoding::Constant: ok = true; break;
+      case fb::TrackCoding::Quaternion: ok = rotation && bits >= 4 && bits <= 16; break;
+      case fb::TrackCoding::Exponent: ok = bits >= 1 && bits <= 24; break;
+      case fb::TrackCoding::Lossless: ok = true; break;
+    }
+    if (!ok)
+      return Error::format(ErrorCode::Inconsistent,
+                           "%s: joint %u has coding %d with %u bits, which this stream cannot have",
+                           name, j, int(coding), bits);
+    const fb::Vec4& v = t->value();
+    if (!(std::isfinite(v.x()) && std::isfinite(v.y()) && std::isfinite(v.z()) &&
+          std::isfinite(v.w())))
+      return Error::format(ErrorCode::Inconsistent, "%s: joint %u's constant is not finite", name,
+                           j);
+    const bool constant = coding == fb::TrackCoding::Constant;
+    for (uint64_t seg = 0; seg < segments; ++seg) {
+      const uint64_t i = j * segments + seg;
+      const uint32_t begin = offsets.Get(uint32_t(i)), end = offsets.Get(uint32_t(i + 1));
+      if (end < begin || (constant ? end != begin : end == begin))
+        return Error::format(ErrorCode::Inconsistent,
+                             "%s: joint %u, segment %llu spans bytes [%u, %u): offsets must not "
+                             "fall, and only a constant track has empty segments",
+                             name, j, (unsigned long long)seg, begin, end);
+    }
+  }
+  return {};
+}
+
 Status checkStreams(const fb::Database& db) {
   const uint64_t frames = db.frame_count();
   const uint64_t joints = db.joint_count();
@@ -97,18 +182,39 @@ Status checkStreams(const fb::Database& db) {
   if (joints == 0) return Error(ErrorCode::Inconsistent, "the database has no joints");
   const uint64_t poses = frames * joints;
   Status s;
-  if (!(s = checkCount("local_rotations", count(db.local_rotations()), poses))) return s;
-  if (!(s = checkCount("local_translations", count(db.local_translations()), poses))) return s;
-  if (!(s = checkCount("local_velocities", count(db.local_velocities()), poses))) return s;
-  if (!(s = checkCount("local_angular_velocities", count(db.local_angular_velocities()), poses)))
-    return s;
+  const fb::PoseCoding* coding = db.pose_coding();
+  bool any_coded = false;
+  if (coding) {
+    if (db.version()->major() < 2)
+      return Error::format(ErrorCode::Inconsistent,
+                           "the file has coded pose streams but schema %u.%u, which has none",
+                           unsigned(db.version()->major()), unsigned(db.version()->minor()));
+    if (coding->segment_frames() == 0 || coding->segment_frames() > kMaxSegmentFrames)
+      return Error::format(ErrorCode::Inconsistent,
+                           "pose_coding.segment_frames is %u, outside [1, %u]",
+                           coding->segment_frames(), kMaxSegmentFrames);
+  }
+  for (uint32_t i = 0; i < kPoseStreamCount; ++i) {
+    const PoseStream stream = PoseStream(i);
+    const char* name = poseStreamName(stream);
+    const fb::CodedStream* coded = codedStream(db, stream);
+    if (coded) {
+      any_coded = true;
+      if (rawStream(db, stream))
+        return Error::format(ErrorCode::Inconsistent,
+                             "%s is both raw and coded: a file has one or the other", name);
+      if (!(s = checkCodedStream(db, stream, *coded, coding->segment_frames()))) return s;
+    } else {
+      if (!(s = checkCount(name, count(rawStream(db, stream)), poses))) return s;
+      if (!(s = checkFiniteStructs(name, rawStream(db, stream)))) return s;
+    }
+  }
+  if (any_coded != ((db.required_features() & kFeatureCodedPoses) != 0))
+    return Error(ErrorCode::Inconsistent,
+                 any_coded ? "pose streams are coded but required_features does not say so"
+                           : "required_features names coded pose streams, but none is coded");
   if (!(s = checkCount("root_motion", count(db.root_motion()), frames))) return s;
   if (!(s = checkCount("contacts", count(db.contacts()), frames))) return s;
-  if (!(s = checkFiniteStructs("local_rotations", db.local_rotations()))) return s;
-  if (!(s = checkFiniteStructs("local_translations", db.local_translations()))) return s;
-  if (!(s = checkFiniteStructs("local_velocities", db.local_velocities()))) return s;
-  if (!(s = checkFiniteStructs("local_angular_velocities", db.local_angular_velocities())))
-    return s;
   if (!(s = checkFiniteStructs("root_motion", db.root_motion()))) return s;
   return {};
 }
@@ -480,11 +586,12 @@ Status checkVersion(const uint8_t* bytes, size_t size) {
       minor = load<uint16_t>(bytes + root + field + 2);
     }
   }
-  if (major != kSchemaMajor)
+  if (major < kOldestSchemaMajor || major > kSchemaMajor)
     return Error::format(ErrorCode::VersionMismatch,
-                         "file has schema %u.%u, this runtime reads %u.x; re-cook it with a "
-                         "matching mmcook",
-                         unsigned(major), unsigned(minor), unsigned(kSchemaMajor));
+                         "file has schema %u.%u, this runtime reads %u.x to %u.x; re-cook it with "
+                         "a matching mmcook",
+                         unsigned(major), unsigned(minor), unsigned(kOldestSchemaMajor),
+                         unsigned(kSchemaMajor));
   return {};
 }
 
@@ -571,6 +678,13 @@ Result<Database> Database::adopt(Database&& db, const OpenOptions& options) {
                       "the FlatBuffers verifier refused the file (truncated or damaged): "
                       "re-cook or re-copy it"));
   const fb::Database* root = fb::GetDatabase(bytes);
+  if (const uint64_t unknown = root->required_features() & ~kKnownFeatures)
+    return fail(Error::format(ErrorCode::VersionMismatch,
+                              "the file needs features 0x%llx that this runtime does not know "
+                              "(schema %u.%u); update the runtime or re-cook it with a matching "
+                              "mmcook",
+                              (unsigned long long)unknown, unsigned(root->version()->major()),
+                              unsigned(root->version()->minor())));
   if (Status s = checkAlignment(*root); !s) return fail(s);
   if (Status s = checkSemantics(*root); !s) return fail(s);
   db.root_ = root;

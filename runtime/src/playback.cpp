@@ -59,6 +59,28 @@ Status SamplePoseJob::Validate() const noexcept {
   if (!std::isfinite(time))
     return Error(ErrorCode::InvalidArgument, "SamplePoseJob: time is not finite");
   const size_t joints = database->jointCount();
+  const PoseView view = poses.frame_count ? poses : database->rawPoses();
+  if (view.frame_count == 0)
+    return Error(ErrorCode::InvalidArgument,
+                 "SamplePoseJob: the database's pose streams are coded; decode them with "
+                 "Database::decodePoses() and pass them as poses");
+  const ClipInfo c = database->clip(clip);
+  if (!view.covers(c.first_frame, c.frame_count))
+    return Error::format(ErrorCode::InvalidArgument,
+                         "SamplePoseJob: poses hold global frames [%u, %llu), not all of clip %u's "
+                         "[%u, %llu)",
+                         view.first_frame,
+                         (unsigned long long)(uint64_t(view.first_frame) + view.frame_count), clip,
+                         c.first_frame, (unsigned long long)(uint64_t(c.first_frame) + c.frame_count));
+  const size_t elements = size_t(view.frame_count) * joints;
+  if (view.rotations.size() != elements)
+    return sizeError(job, "poses.rotations", view.rotations.size(), elements);
+  if (view.translations.size() != elements)
+    return sizeError(job, "poses.translations", view.translations.size(), elements);
+  if (!velocities.empty() && view.velocities.size() != elements)
+    return sizeError(job, "poses.velocities", view.velocities.size(), elements);
+  if (!angular_velocities.empty() && view.angular_velocities.size() != elements)
+    return sizeError(job, "poses.angular_velocities", view.angular_velocities.size(), elements);
   if (rotations.size() != joints) return sizeError(job, "rotations", rotations.size(), joints);
   if (translations.size() != joints)
     return sizeError(job, "translations", translations.size(), joints);
@@ -78,12 +100,14 @@ Status SamplePoseJob::Run() const noexcept {
   const uint32_t k1 = k0 + 1 < c.frame_count ? k0 + 1 : k0;
   const float alpha = key - float(k0);
   const size_t joints = database->jointCount();
-  const size_t a = (size_t(c.first_frame) + k0) * joints;
-  const size_t b = (size_t(c.first_frame) + k1) * joints;
-  const Span<const Float4> rot = database->localRotations();
-  const Span<const Float4> pos = database->localTranslations();
-  const Span<const Float4> vel = database->localVelocities();
-  const Span<const Float4> ang = database->localAngularVelocities();
+  const PoseView view = poses.frame_count ? poses : database->rawPoses();
+  const size_t row = size_t(c.first_frame) - view.first_frame;
+  const size_t a = (row + k0) * joints;
+  const size_t b = (row + k1) * joints;
+  const Span<const Float4> rot = view.rotations;
+  const Span<const Float4> pos = view.translations;
+  const Span<const Float4> vel = view.velocities;
+  const Span<const Float4> ang = view.angular_velocities;
   for (size_t j = 0; j < joints; ++j) {
     rotations[j] = glm::slerp(toQuat(rot[a + j]), toQuat(rot[b + j]), alpha);  // shorter arc
     translations[j] = glm::mix(toVec3(pos[a + j]), toVec3(pos[b + j]), alpha);

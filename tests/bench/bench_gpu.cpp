@@ -14,6 +14,7 @@
 // first). On a CPU device (lavapipe) configurations whose match pass reads more than --max-work
 // rows (default 2e7 there, unlimited on GPUs) are skipped. --exhaustive turns the match pass's
 // bounds pruning off (the A/B baseline of the pruning).
+#include "compress/pose_compression.h"
 #include "cook/cook_database.h"
 #include "synthetic_database.h"
 
@@ -93,14 +94,10 @@ mmtest::AlignedBytes readAligned(const std::string& path) {
   return mmtest::AlignedBytes(bytes);
 }
 
-// Databases by name, made once: "50k", "250k", "1M" (synthetic, 8 joints), "bandai-1", "file".
-Loaded* database(const std::string& name) {
-  static std::map<std::string, std::unique_ptr<Loaded>> cache;
-  auto& slot = cache[name];
-  if (slot) return slot.get();
-  if (name == "file") {
-    slot = open(g_options.mmdb, readAligned(g_options.mmdb));
-  } else if (name == "bandai-1") {
+// The cooked database behind a name: "50k", "250k", "1M" (synthetic, 8 joints), "bandai-1";
+// null when the corpus is absent.
+std::unique_ptr<mm::CookedDatabase> cookedNamed(const std::string& name) {
+  if (name == "bandai-1") {
     namespace fs = std::filesystem;
     const fs::path dir = fs::path(MMDB_SHARED_DATA) / "bandai-1";
     if (!fs::exists(dir)) return nullptr;
@@ -114,14 +111,33 @@ Loaded* database(const std::string& name) {
     }
     std::sort(request.clips.begin(), request.clips.end(),
               [](const mm::ClipSpec& a, const mm::ClipSpec& b) { return a.source < b.source; });
-    slot = open(name, mmtest::serializeAligned(mm::cookDatabase(request)));
-  } else {
-    mmtest::SyntheticSpec spec;
-    spec.frames_per_clip = 1000;
-    spec.clips = (name == "50k" ? 50000 : name == "250k" ? 250000 : 1000000) / spec.frames_per_clip;
-    spec.joints = 8;
-    slot = open(name, mmtest::serializeAligned(mmtest::makeSyntheticDatabase(spec)));
+    return std::make_unique<mm::CookedDatabase>(mm::cookDatabase(request));
   }
+  mmtest::SyntheticSpec spec;
+  spec.frames_per_clip = 1000;
+  spec.clips = (name == "50k" ? 50000 : name == "250k" ? 250000 : 1000000) / spec.frames_per_clip;
+  spec.joints = 8;
+  return std::make_unique<mm::CookedDatabase>(mmtest::makeSyntheticDatabase(spec));
+}
+
+// Databases by name, made once: "50k", "250k", "1M", "bandai-1" (raw pose streams), the same
+// with " coded" (pose streams coded with the default budget), and "file".
+Loaded* database(const std::string& name) {
+  static std::map<std::string, std::unique_ptr<Loaded>> cache;
+  auto& slot = cache[name];
+  if (slot) return slot.get();
+  if (name == "file") {
+    slot = open(g_options.mmdb, readAligned(g_options.mmdb));
+    return slot.get();
+  }
+  const std::string suffix = " coded";
+  const bool coded = name.size() > suffix.size() &&
+                     name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  std::unique_ptr<mm::CookedDatabase> cooked =
+      cookedNamed(coded ? name.substr(0, name.size() - suffix.size()) : name);
+  if (!cooked) return nullptr;
+  if (coded) mm::compressPoses(*cooked, {}, 0);
+  slot = open(name, mmtest::serializeAligned(*cooked));
   return slot.get();
 }
 
@@ -259,6 +275,25 @@ void BM_GpuFrame(benchmark::State& state, const std::string& db_name, uint32_t c
                  std::to_string(l->db.jointCount()) + " joints");
 }
 
+// Crowd::create for one character: the upload of every database stream (a coded file's pose
+// streams decoded into the staging buffer) plus pipelines and state buffers, which cost the same
+// for both; the raw file of the same database, in the same run, is the baseline.
+void BM_Upload(benchmark::State& state, const std::string& db_name) {
+  Loaded* l = database(db_name);
+  if (!l) return state.SkipWithError("database not available (../shared/data/bandai-1 absent?)");
+  mmdb::gpu::Context& ctx = context();
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    auto crowd = mmdb::gpu::Crowd::create(ctx, l->view, 1, {});
+    const double seconds = cpuMilliseconds(start) * 1e-3;
+    if (!crowd) return state.SkipWithError(crowd.error().message.c_str());
+    state.SetIterationTime(seconds);
+  }
+  state.counters["file_MiB"] = double(l->bytes.size()) / 1048576.0;
+  state.counters["pose_MiB_uploaded"] =
+      double(l->db.frameCount()) * l->db.jointCount() * 64 / 1048576.0;
+}
+
 // Strips this program's flags from argv, leaving Google Benchmark's.
 void parseOptions(int& argc, char** argv) {
   int out = 1;
@@ -290,6 +325,12 @@ int main(int argc, char** argv) {
           ->Iterations(characters >= 250 ? 3 : 10);
     }
   }
+  for (const std::string db : {"bandai-1", "bandai-1 coded", "250k", "250k coded"})
+    benchmark::RegisterBenchmark(("BM_Upload/" + db).c_str(),
+                                 [db](benchmark::State& s) { BM_Upload(s, db); })
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond)
+        ->Iterations(5);
   benchmark::Initialize(&argc, argv);
   benchmark::AddCustomContext("vulkan_device", context().info().name);
   benchmark::AddCustomContext("copy_bandwidth_GBs", std::to_string(measuredBandwidth()));

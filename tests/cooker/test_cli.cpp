@@ -383,15 +383,25 @@ TEST_F(Cli, ManifestCookVerifiesAndInspects) {
       << cook.out;
   EXPECT_NE(cook.out.find(", verified\n"), std::string::npos) << cook.out;
   EXPECT_NE(cook.out.find("  tags         "), std::string::npos);
+  EXPECT_NE(cook.out.find("  poses        meshopt, within 0.1 mm (shell 30 mm), 0.001 m/s, "
+                          "0.01 rad/s\n    local_rotations "),
+            std::string::npos)
+      << cook.out;
 
   const CliRun inspect = mmcook({"inspect", "out.mmdb"});
   ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
-  EXPECT_NE(inspect.out.find("schema      1.0\n"), std::string::npos) << inspect.out;
+  EXPECT_NE(inspect.out.find("schema      2.0\n"), std::string::npos) << inspect.out;
   EXPECT_NE(inspect.out.find("cooker      mmcook 1.0.0\n"), std::string::npos) << inspect.out;
   EXPECT_NE(inspect.out.find("skeleton    preset geno"), std::string::npos) << inspect.out;
   EXPECT_NE(inspect.out.find("  [0] walk.bvh  bvh, "), std::string::npos) << inspect.out;
   EXPECT_NE(inspect.out.find(" turning "), std::string::npos) << inspect.out;
   EXPECT_NE(inspect.out.find("sections (bytes)\n"), std::string::npos) << inspect.out;
+  EXPECT_NE(inspect.out.find("poses       coded in segments of 1024 frames, within 0.1 mm (shell "
+                             "30 mm), 0.001 m/s, 0.01 rad/s\n  local_rotations            "),
+            std::string::npos)
+      << inspect.out;
+  EXPECT_NE(inspect.out.find("  local_rotations (coded)  "), std::string::npos) << inspect.out;
+  EXPECT_NE(inspect.out.find(" rad/s at joint "), std::string::npos) << inspect.out;
   EXPECT_EQ(inspect.err, "");
 }
 
@@ -407,9 +417,18 @@ TEST_F(Cli, InspectJsonIsValidAndCarriesTheFileFields) {
   } catch (const std::exception& e) {
     FAIL() << "not JSON (" << e.what() << "):\n" << run.out;
   }
-  EXPECT_EQ(doc["schema_version"]["major"].number(), 1);
+  EXPECT_EQ(doc["schema_version"]["major"].number(), 2);
   EXPECT_EQ(doc["schema_version"]["minor"].number(), 0);
   EXPECT_EQ(doc["cooker_version"].string(), "mmcook 1.0.0");
+  const Json& coding = doc["pose_coding"];
+  EXPECT_EQ(coding["segment_frames"].number(), 1024);
+  ASSERT_EQ(coding["streams"].size(), 4u);
+  const Json& translations = coding["streams"][1];
+  EXPECT_EQ(translations["name"].string(), "local_translations");
+  EXPECT_TRUE(std::get<bool>(translations["coded"].value));
+  // A BVH's joints below the root keep their bind offsets: constant tracks.
+  EXPECT_GE(translations["constant_tracks"].number(), 1);
+  EXPECT_LE(translations["max_error"].number(), 1e-4);
   EXPECT_EQ(doc["frame_rate"].number(), 60);
   EXPECT_EQ(doc["file_size"].number(), static_cast<double>(fs::file_size(folder_ / "out.mmdb")));
   EXPECT_EQ(doc["feature_count"].number(), 27);
@@ -479,7 +498,22 @@ TEST_F(Cli, ReportHasTheSummaryWarningsWithTheirClipStagesAndHash) {
     EXPECT_GE(doc["stages"][i]["seconds"].number(), 0.0);
   }
   EXPECT_EQ(stages, (std::vector<std::string>{"import and clip stages", "assembly",
-                                               "serialization", "write"}));
+                                               "pose compression", "serialization", "write"}));
+  // Per pose stream: raw and coded sizes, and the worst error with its joint and frame.
+  const Json& compression = doc["compression"];
+  EXPECT_EQ(compression["pose"].string(), "meshopt");
+  EXPECT_NEAR(compression["position_tolerance_m"].number(), 0.0001, 1e-9);
+  ASSERT_EQ(compression["streams"].size(), 4u);
+  const Json& rotations = compression["streams"][0];
+  EXPECT_EQ(rotations["name"].string(), "local_rotations");
+  EXPECT_EQ(rotations["raw_bytes"].number(), doc["frames"].number() * doc["joints"].number() * 16);
+  EXPECT_LT(rotations["coded_bytes"].number(), rotations["raw_bytes"].number() / 2);
+  EXPECT_GT(rotations["ratio"].number(), 2);
+  EXPECT_LE(rotations["max_error"].number(), 1e-4);
+  EXPECT_EQ(rotations["error_unit"].string(), "m");
+  EXPECT_NE(rotations["worst_joint"].string(), "");
+  EXPECT_LT(rotations["worst_frame"].number(), doc["frames"].number());
+  EXPECT_EQ(compression["streams"][3]["error_unit"].string(), "rad/s");
 
   // The same cook again: the file is left as it was, and the report says so.
   ASSERT_EQ(mmcook({"cook", "walk.bvh", "short.bvh", "-o", "out.mmdb", "--report", "out.json"})

@@ -217,7 +217,7 @@ TEST_F(Manifest, AbsoluteSourceIsKeptAndRelativeResolvesAgainstManifestFolder) {
 TEST_F(Manifest, MistypedKeyNamesKeyLineAndSuggestion) {
   EXPECT_EQ(errorOf("[wieghts]\nfoot_position = 1\n"),
             "loco.toml:1: unknown key 'wieghts' (did you mean 'weights'?); known keys at the top "
-            "level: database, skeleton, weights, filters, contacts, mirror, clip");
+            "level: database, skeleton, weights, filters, contacts, compression, mirror, clip");
   EXPECT_EQ(errorOf("[weights]\nfoot_velocity = 1\nfoot_postion = 0.5\n"),
             "loco.toml:3: unknown key 'weights.foot_postion' (did you mean "
             "'weights.foot_position'?); known keys in [weights]: foot_position, foot_velocity, "
@@ -230,7 +230,7 @@ TEST_F(Manifest, MistypedKeyNamesKeyLineAndSuggestion) {
             "known keys in [clip.range]: frames, seconds, tags, exclude");
   EXPECT_EQ(errorOf(std::string("frame_rate = 30\n") + kWalk),
             "loco.toml:1: unknown key 'frame_rate'; known keys at the top level: database, "
-            "skeleton, weights, filters, contacts, mirror, clip");
+            "skeleton, weights, filters, contacts, compression, mirror, clip");
 }
 
 TEST_F(Manifest, UnknownKeyInEveryTable) {

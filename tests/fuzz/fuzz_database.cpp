@@ -3,6 +3,7 @@
 // two searches must agree.
 #include <mmdb/mmdb.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -30,10 +31,31 @@ void exercise(const mmdb::Database& db) {
   (void)mmdb::buildQuery(db, 0, trajectory, mmdb::Span<float>(query));
 
   if (db.jointCount() > 4096 || db.clipCount() == 0) return;
+  // Coded pose streams decode, or are refused with a reason: never out of bounds or NaN.
+  std::vector<mmdb::Float4> decoded[mmdb::kPoseStreamCount];
+  mmdb::PoseView poses;
+  if (db.posesCoded()) {
+    const size_t elements = size_t(db.frameCount()) * db.jointCount();
+    if (elements > (size_t{1} << 22)) return;
+    for (auto& stream : decoded) stream.resize(elements);
+    const mmdb::Status s = db.decodePoses(0, db.frameCount(),
+                                          {decoded[0], decoded[1], decoded[2], decoded[3]});
+    if (!s) {
+      if (s.code() != mmdb::ErrorCode::Corrupt && s.code() != mmdb::ErrorCode::Inconsistent)
+        std::abort();
+      return;
+    }
+    for (const auto& stream : decoded)
+      for (const mmdb::Float4& v : stream)
+        if (!(std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z) && std::isfinite(v.w)))
+          std::abort();  // a decode that succeeds gives finite values
+    poses = {0, db.frameCount(), decoded[0], decoded[1], decoded[2], decoded[3]};
+  }
   std::vector<glm::quat> rotations(db.jointCount()), model_q(db.jointCount());
   std::vector<glm::vec3> translations(db.jointCount()), model_x(db.jointCount());
   mmdb::SamplePoseJob sample;
   sample.database = &db;
+  sample.poses = poses;
   sample.clip = db.clipCount() - 1;
   sample.time = 0.25f;
   sample.rotations = rotations;

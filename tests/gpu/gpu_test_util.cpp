@@ -1,5 +1,7 @@
 #include "gpu_test_util.h"
 
+#include "compress/pose_compression.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -41,9 +43,12 @@ mmdb::gpu::Context* context() { return env().context.get(); }
 const std::string& contextError() { return env().error; }
 std::vector<std::string>& validationMessages() { return env().messages; }
 
-std::unique_ptr<TestDatabase> makeTestDatabase(const mmtest::SyntheticSpec& spec) {
+std::unique_ptr<TestDatabase> makeTestDatabase(const mmtest::SyntheticSpec& spec,
+                                               bool coded_poses) {
   auto t = std::make_unique<TestDatabase>();
-  t->bytes = mmtest::serializeAligned(mmtest::makeSyntheticDatabase(spec));
+  mm::CookedDatabase cooked = mmtest::makeSyntheticDatabase(spec);
+  if (coded_poses) mm::compressPoses(cooked, {}, 1);
+  t->bytes = mmtest::serializeAligned(cooked);
   auto opened = mmdb::Database::fromMemory(t->bytes.data(), t->bytes.size());
   if (!opened) {
     ADD_FAILURE() << "synthetic database does not open: " << opened.error().message();

@@ -28,7 +28,9 @@ struct TestDatabase {
   mmdb::Database db;
   mmdb::gpu::DatabaseView view;
 };
-std::unique_ptr<TestDatabase> makeTestDatabase(const mmtest::SyntheticSpec& spec);
+// coded_poses: the pose streams coded with the default budget (the upload decodes them).
+std::unique_ptr<TestDatabase> makeTestDatabase(const mmtest::SyntheticSpec& spec,
+                                               bool coded_poses = false);
 
 // Fails on validation messages raised during the test; skips without a device.
 class GpuTest : public ::testing::Test {

@@ -3,6 +3,8 @@
 // for the same inputs. Winners and costs of the match must be identical; poses agree to 1e-5.
 #include "gpu_test_util.h"
 
+#include "compress/pose_compression.h"
+
 #include <mmdb/controller.h>
 #include <mmdb/playback.h>
 #include <mmdb/search.h>
@@ -425,6 +427,52 @@ TEST_F(PassTest, SampleMatchesSamplePoseJob) {
       EXPECT_LT(vecDistance(toVec3(p.velocity), v[j]), kPoseTolerance * 10) << i << "/" << j;
       EXPECT_LT(vecDistance(toVec3(p.angular_velocity), w[j]), kPoseTolerance * 10) << i << "/" << j;
     }
+  }
+}
+
+// A coded database, decoded into the staging buffer at upload: the GPU's sampled poses agree with
+// the raw database's CPU samples within the cook's budget, in model space.
+TEST_F(PassTest, SampleOfACodedDatabaseAgreesWithTheRawOneWithinTheBudget) {
+  mmtest::SyntheticSpec spec;
+  spec.clips = 6;
+  spec.frames_per_clip = 180;
+  spec.joints = 7;
+  std::unique_ptr<TestDatabase> coded = makeTestDatabase(spec, true);
+  ASSERT_TRUE(coded);
+  ASSERT_TRUE(coded->db.posesCoded());
+  ASSERT_NE(coded->view.database, nullptr);
+  auto crowd = mmdb::gpu::Crowd::create(*context(), coded->view, kCharacters, {});
+  ASSERT_TRUE(crowd) << crowd.error().message;
+  std::vector<CharacterState> states(kCharacters);
+  for (uint32_t i = 0; i < kCharacters; ++i) states[i] = randomPlaying();
+  ASSERT_EQ(crowd.value()->writeCharacters(states), VK_SUCCESS);
+  ASSERT_EQ(crowd.value()->passAndWait(Pass::Sample, kDt), VK_SUCCESS);
+  const auto poses = crowd.value()->readLocalPoses();
+  const size_t joints = db().jointCount();
+  const float budget = float(mm::CompressionSettings{}.position_tolerance);
+  auto model = [&](const std::vector<glm::quat>& r, const std::vector<glm::vec3>& t) {
+    std::vector<glm::quat> mq(joints);
+    std::vector<glm::vec3> mp(joints);
+    mmdb::ForwardKinematicsJob fk;
+    fk.parents = db().parents();
+    fk.local_rotations = r;
+    fk.local_translations = t;
+    fk.model_rotations = mq;
+    fk.model_translations = mp;
+    EXPECT_TRUE(fk.Run().ok());
+    return mp;
+  };
+  for (uint32_t i = 0; i < kCharacters; ++i) {
+    std::vector<glm::quat> r, gr(joints);
+    std::vector<glm::vec3> t, v, w, gt(joints);
+    sample(states[i].clip_first, states[i].clip_time, r, t, v, w);  // the raw database
+    for (size_t j = 0; j < joints; ++j) {
+      gr[j] = toQuat(poses[i * joints + j].rotation);
+      gt[j] = toVec3(poses[i * joints + j].translation);
+    }
+    const std::vector<glm::vec3> raw = model(r, t), gpu = model(gr, gt);
+    for (size_t j = 0; j < joints; ++j)
+      EXPECT_LT(vecDistance(raw[j], gpu[j]), budget + kPoseTolerance) << i << "/" << j;
   }
 }
 

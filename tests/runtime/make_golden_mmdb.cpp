@@ -1,22 +1,32 @@
 // Writes the regression database for the current schema version (tests/data/mmdb/mmdb-<v>.mmdb):
 // a small synthetic database whose expected values the tests know. Run once per released schema
-// version and commit the output; never regenerate an old version's file.
+// version and commit the output; never regenerate an old version's file. With --coded, the same
+// database with its pose streams coded (segments of 64 frames): the .mmdb fuzzer's seed of a
+// coded file.
 #include "golden_spec.h"
 #include "synthetic_database.h"
 
+#include "compress/pose_compression.h"
 #include "write/database_writer.h"
 
 #include <cstdio>
 #include <exception>
+#include <string>
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s <out.mmdb>\n", argv[0]);
+  const bool coded = argc == 3 && std::string(argv[1]) == "--coded";
+  if (argc != 2 && !coded) {
+    std::fprintf(stderr, "usage: %s [--coded] <out.mmdb>\n", argv[0]);
     return 2;
   }
   try {
-    const mm::CookedDatabase db = mmtest::makeSyntheticDatabase(mmtest::goldenSpec());
-    mm::writeFileAtomically(argv[1], mm::serializeDatabase(db));
+    mm::CookedDatabase db = mmtest::makeSyntheticDatabase(mmtest::goldenSpec());
+    if (coded) {
+      mm::CompressionSettings settings;
+      settings.segment_frames = 64;
+      mm::compressPoses(db, settings, 1);
+    }
+    mm::writeFileAtomically(argv[argc - 1], mm::serializeDatabase(db));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

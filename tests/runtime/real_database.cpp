@@ -20,6 +20,11 @@ const RealDatabase* bandaiDatabase(std::string* why_absent) {
   return bandaiDatabaseAt(mm::CookSettings{}.frame_rate, false, why_absent);
 }
 
+const mm::CookedDatabase* bandaiCookedDatabase(std::string* why_absent) {
+  const RealDatabase* real = bandaiDatabase(why_absent);
+  return real ? &real->cooked : nullptr;
+}
+
 const RealDatabase* bandaiDatabaseAt(double frame_rate, bool mirror, std::string* why_absent) {
   static std::map<std::pair<double, bool>, std::unique_ptr<RealDatabase>> cache;
   auto& slot = cache[{frame_rate, mirror}];
@@ -44,7 +49,8 @@ const RealDatabase* bandaiDatabaseAt(double frame_rate, bool mirror, std::string
   }
   request.jobs = 2;
   auto real = std::make_unique<RealDatabase>();
-  real->bytes = serializeAligned(mm::cookDatabase(request));
+  real->cooked = mm::cookDatabase(request);
+  real->bytes = serializeAligned(real->cooked);
   auto opened = mmdb::Database::fromMemory(real->bytes.data(), real->bytes.size());
   if (!opened.ok()) {
     if (why_absent)

@@ -12,12 +12,16 @@
 namespace mmtest {
 
 struct RealDatabase {
+  mm::CookedDatabase cooked;  // as the cook left it: raw pose streams, nothing coded
   mmtest::AlignedBytes bytes;
   mmdb::Database db;
 };
 
 // nullptr when the corpus is absent (why: the folder looked at, in *why_absent).
 const RealDatabase* bandaiDatabase(std::string* why_absent);
+
+// bandaiDatabase()'s cooked database, for tests that code or write it themselves.
+const mm::CookedDatabase* bandaiCookedDatabase(std::string* why_absent);
 
 // bandai-1 cooked at `frame_rate` Hz, every clip also mirrored when `mirror`; cooked once per
 // process for each pair. nullptr when the corpus is absent, as above.

@@ -38,7 +38,8 @@ mmdb::Result<Database> openCooked(const mm::CookedDatabase& db, AlignedBytes& st
 
 void expectViewsMatch(const Database& d, const mm::CookedDatabase& c) {
   ASSERT_TRUE(d.valid());
-  EXPECT_EQ(d.schemaMajor(), 1);
+  // The 1.0 regression file, or one written now.
+  EXPECT_TRUE(d.schemaMajor() == 1 || d.schemaMajor() == mm::kSchemaMajor) << d.schemaMajor();
   EXPECT_EQ(d.frameCount(), c.frame_count);
   EXPECT_EQ(d.jointCount(), c.joint_count);
   EXPECT_FLOAT_EQ(d.frameRate(), c.frame_rate);
@@ -256,24 +257,38 @@ void patchVersion(AlignedBytes& bytes, uint16_t major, uint16_t minor) {
   const uint16_t field = *reinterpret_cast<const uint16_t*>(vt + 4);
   ASSERT_NE(field, 0);
   uint8_t* version = bytes.data() + (root - bytes.data()) + field;
-  ASSERT_EQ(*reinterpret_cast<uint16_t*>(version), 1);
+  ASSERT_EQ(*reinterpret_cast<uint16_t*>(version), mm::kSchemaMajor);
   std::memcpy(version, &major, 2);
   std::memcpy(version + 2, &minor, 2);
 }
 
 TEST(Database, AnotherMajorVersionIsRefusedWithReCookMessage) {
   AlignedBytes bytes = mmtest::serializeAligned(small());
-  patchVersion(bytes, 2, 0);
+  patchVersion(bytes, 3, 0);
   auto r = Database::fromMemory(bytes.data(), bytes.size());
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code(), ErrorCode::VersionMismatch);
   EXPECT_STREQ(r.error().message(),
-               "file has schema 2.0, this runtime reads 1.x; re-cook it with a matching mmcook");
+               "file has schema 3.0, this runtime reads 1.x to 2.x; re-cook it with a matching "
+               "mmcook");
+  AlignedBytes old = mmtest::serializeAligned(small());
+  patchVersion(old, 0, 9);
+  EXPECT_EQ(Database::fromMemory(old.data(), old.size()).error().code(),
+            ErrorCode::VersionMismatch);
+}
+
+// A raw file of major 1 (the layout 2.0 still writes when nothing is coded) opens.
+TEST(Database, TheOldMajorOpens) {
+  AlignedBytes bytes = mmtest::serializeAligned(small());
+  patchVersion(bytes, 1, 0);
+  auto r = Database::fromMemory(bytes.data(), bytes.size());
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r.value().schemaMajor(), 1);
 }
 
 TEST(Database, ANewerMinorVersionOpens) {
   AlignedBytes bytes = mmtest::serializeAligned(small());
-  patchVersion(bytes, 1, 7);
+  patchVersion(bytes, mm::kSchemaMajor, 7);
   auto r = Database::fromMemory(bytes.data(), bytes.size());
   ASSERT_TRUE(r.ok()) << r.error().message();
   EXPECT_EQ(r.value().schemaMinor(), 7);

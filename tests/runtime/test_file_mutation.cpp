@@ -7,6 +7,7 @@
 #include "synthetic_database.h"
 
 #include "cli/inspect.h"
+#include "compress/pose_compression.h"
 #include "core/errors.h"
 
 #include <mmdb/controller.h>
@@ -350,9 +351,25 @@ class FileMutation : public ::testing::Test {
     }
     std::vector<glm::quat> rotations(db.jointCount());
     std::vector<glm::vec3> translations(db.jointCount());
+    // A coded file decodes (or refuses its damaged data) before it samples.
+    std::vector<mmdb::Float4> decoded[mmdb::kPoseStreamCount];
+    mmdb::PoseView poses;
+    if (db.posesCoded()) {
+      for (auto& stream : decoded) stream.resize(size_t(db.frameCount()) * db.jointCount());
+      const mmdb::Status s = db.decodePoses(0, db.frameCount(),
+                                            {decoded[0], decoded[1], decoded[2], decoded[3]});
+      if (!s) {
+        EXPECT_TRUE(s.code() == mmdb::ErrorCode::Corrupt ||
+                    s.code() == mmdb::ErrorCode::Inconsistent)
+            << name << ": " << s.message();
+        return;
+      }
+      poses = {0, db.frameCount(), decoded[0], decoded[1], decoded[2], decoded[3]};
+    }
     for (uint32_t c = 0; c < db.clipCount(); ++c) {
       mmdb::SamplePoseJob job;
       job.database = &db;
+      job.poses = poses;
       job.clip = c;
       job.time = 0.3f;
       job.rotations = rotations;
@@ -520,3 +537,78 @@ TEST_F(FileMutation, RefusalsNameTheField) {
 }
 
 }  // namespace
+
+// --- the same readers on a file whose pose streams are coded ----------------------------------
+
+class CodedFileMutation : public FileMutation {
+ protected:
+  void SetUp() override {
+    FileMutation::SetUp();
+    mmtest::SyntheticSpec spec;
+    spec.clips = 3;
+    spec.frames_per_clip = 70;
+    spec.joints = 4;
+    mm::CookedDatabase db = mmtest::makeSyntheticDatabase(spec);
+    mm::CompressionSettings settings;
+    settings.segment_frames = 64;  // several segments per track
+    mm::compressPoses(db, settings, 1);
+    valid_ = mmtest::serializeAligned(db);
+  }
+};
+
+const TableRef kCodingTables[] = {
+    {"PoseCoding", [](const fb::Database& db) -> const void* { return db.pose_coding(); }},
+    {"CodedStream",
+     [](const fb::Database& db) -> const void* { return db.pose_coding()->rotations(); }},
+};
+
+TEST_F(CodedFileMutation, TheUnmutatedFileWorksEverywhere) {
+  ASSERT_NE(fb::GetDatabase(valid_.data())->pose_coding(), nullptr);
+  check({"unmutated", [](uint8_t*) {}}, true);
+  EXPECT_EQ(opened_, 1);
+}
+
+TEST_F(CodedFileMutation, EveryFieldOfTheCodingAbsent) {
+  std::vector<Mutation> mutations;
+  for (const TableRef& table : kCodingTables) {
+    const voffset_t fields = fieldCount(table.locate(*fb::GetDatabase(valid_.data())));
+    for (voffset_t f = 0; f < fields; ++f)
+      mutations.push_back(
+          {std::string(table.name) + " field " + std::to_string(f) + " absent",
+           [&table, f](uint8_t* bytes) { removeField(table.locate(*rootOf(bytes)), f); }});
+  }
+  for (voffset_t f : {voffset_t(29), voffset_t(30)})  // required_features, pose_coding
+    mutations.push_back({"Database field " + std::to_string(f) + " absent",
+                         [f](uint8_t* bytes) { removeField(rootOf(bytes), f); }});
+  for (size_t i = 0; i < mutations.size(); ++i) check(mutations[i], i % 4 == 0);
+  EXPECT_GT(refused_, 5);
+}
+
+// Bytes of the coded tracks, offsets and data, each changed in turn: every reader returns.
+TEST_F(CodedFileMutation, CodedBytesChanged) {
+  std::vector<Mutation> mutations;
+  const fb::Database* root = fb::GetDatabase(valid_.data());
+  const fb::PoseCoding* coding = root->pose_coding();
+  const uint8_t* base = valid_.data();
+  for (const fb::CodedStream* stream : {coding->rotations(), coding->translations(),
+                                        coding->velocities(), coding->angular_velocities()}) {
+    const std::pair<const uint8_t*, size_t> regions[] = {
+        {reinterpret_cast<const uint8_t*>(stream->tracks()->data()),
+         stream->tracks()->size() * sizeof(fb::PoseTrack)},
+        {reinterpret_cast<const uint8_t*>(stream->segment_offsets()->data()),
+         stream->segment_offsets()->size() * 4},
+        {stream->data()->data(), stream->data()->size()}};
+    for (const auto& [start, size] : regions) {
+      const size_t step = std::max<size_t>(1, size / 24);
+      for (size_t i = 0; i < size; i += step) {
+        const size_t at = size_t(start - base) + i;
+        mutations.push_back({"byte " + std::to_string(at) + " of a coded stream",
+                             [at](uint8_t* b) { b[at] ^= 0xa5; }});
+      }
+    }
+  }
+  ASSERT_GT(mutations.size(), 100u);
+  for (size_t i = 0; i < mutations.size(); ++i) check(mutations[i], i % 16 == 0);
+  EXPECT_GT(refused_, 5);
+  EXPECT_GT(opened_, 5);
+}

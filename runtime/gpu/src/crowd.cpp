@@ -107,6 +107,39 @@ Result<Buffer> createHostBuffer(const Context& ctx, VkDeviceSize size) {
                       VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
 }
 
+// A coded pose stream -> device buffer: runs of frames decoded straight into the mapped staging
+// buffer, then copied, so a coded stream takes no more copies than a raw one.
+Result<bool> uploadDecoded(const Context& ctx, Buffer& staging, const Buffer& dst,
+                           const mmdb::Database& db, mmdb::PoseStream stream) {
+  const uint32_t frames = db.frameCount();
+  const VkDeviceSize row = VkDeviceSize(db.jointCount()) * sizeof(Float4);
+  const uint32_t per_chunk = uint32_t(std::min<VkDeviceSize>(frames, staging.size / row));
+  if (per_chunk == 0) return Error{"a frame of the pose streams does not fit the staging buffer"};
+  for (uint32_t first = 0; first < frames;) {
+    const uint32_t count = std::min(per_chunk, frames - first);
+    const mmdb::Span<mmdb::Float4> out(static_cast<mmdb::Float4*>(staging.mapped),
+                                       size_t(count) * db.jointCount());
+    mmdb::PoseBuffers buffers;
+    switch (stream) {
+      case mmdb::PoseStream::Rotations: buffers.rotations = out; break;
+      case mmdb::PoseStream::Translations: buffers.translations = out; break;
+      case mmdb::PoseStream::Velocities: buffers.velocities = out; break;
+      case mmdb::PoseStream::AngularVelocities: buffers.angular_velocities = out; break;
+    }
+    if (mmdb::Status s = db.decodePoses(first, count, buffers); !s)
+      return Error{std::string("decoding the pose streams: ") + mmdb::errorCodeName(s.code()) +
+                   ": " + s.message()};
+    const VkDeviceSize offset = VkDeviceSize(first) * row;
+    VkResult r = ctx.submitAndWait([&](VkCommandBuffer cmd) {
+      VkBufferCopy copy{0, offset, VkDeviceSize(count) * row};
+      vkCmdCopyBuffer(cmd, staging.buffer, dst.buffer, 1, &copy);
+    });
+    if (r != VK_SUCCESS) return Error{vkError("uploading the database", r)};
+    first += count;
+  }
+  return true;
+}
+
 // Host bytes -> device buffer at `offset`, through a staging buffer in chunks.
 VkResult upload(const Context& ctx, Buffer& staging, const Buffer& dst, const void* data, VkDeviceSize bytes) {
   const auto* src = static_cast<const uint8_t*>(data);
@@ -160,6 +193,7 @@ Result<DatabaseView> DatabaseView::fromDatabase(const mmdb::Database& db) {
   v.translations = reinterpret_cast<const Float4*>(db.localTranslations().data());
   v.velocities = reinterpret_cast<const Float4*>(db.localVelocities().data());
   v.angular_velocities = reinterpret_cast<const Float4*>(db.localAngularVelocities().data());
+  if (db.posesCoded()) v.database = &db;  // coded streams' pointers stay null
   v.feature_offset = db.featureOffset().data();
   v.feature_scale = db.featureScale().data();
   v.parents.assign(db.parents().begin(), db.parents().end());
@@ -278,7 +312,13 @@ Result<std::unique_ptr<Crowd>> Crowd::create(const Context& ctx, const DatabaseV
                                VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
     if (!buffer) return buffer.error();
     im.buffers[b] = buffer.value();
-    if (isDatabaseStream(b)) {
+    const bool pose = b >= kRotations && b <= kAngularVelocities;
+    if (isDatabaseStream(b) && pose && !sources[b].data && db.database) {
+      auto done = uploadDecoded(ctx, staging.value(), im.buffers[b], *db.database,
+                                mmdb::PoseStream(b - kRotations));
+      if (!done) return done.error();
+      crowd->database_bytes_ += sources[b].bytes;
+    } else if (isDatabaseStream(b)) {
       VkResult r = upload(ctx, staging.value(), im.buffers[b], sources[b].data, sources[b].bytes);
       if (r != VK_SUCCESS) return Error{vkError("uploading the database", r)};
       crowd->database_bytes_ += sources[b].bytes;

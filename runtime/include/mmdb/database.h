@@ -2,14 +2,18 @@
 //
 // Open = map (or borrow) the bytes, then check, in order:
 //   1. size and the "MMDB" file identifier                       -> NotAnMmdb
-//   2. schema version: this runtime's major, any minor           -> VersionMismatch
+//   2. schema version: major 1 or 2, any minor                   -> VersionMismatch
 //   3. the buffer and every array the GPU reads are 16-aligned   -> Misaligned
 //   4. the FlatBuffers verifier                                  -> Corrupt
 //   5. semantic checks (see database.cpp: counts, skeleton order, a frame rate in
 //      [kMinFrameRate, kMaxFrameRate], clips that cover every frame once, valid source and mirror
 //      indices, ranges inside one clip, tag bits that name a tag, feature-block kinds that match
 //      their widths, finite poses, root motion, trajectory times, features, offsets, scales and
-//      bounds, positive scales) -> Inconsistent
+//      bounds, positive scales, coded pose streams whose tracks, bit widths and segment
+//      offsets fit the frames) -> Inconsistent; required_features bits this runtime does not
+//      know -> VersionMismatch
+// Coded pose streams (schema 2.0) are checked at open for their structure only; their values
+// are checked as decodePoses() decodes them.
 // Required fields: settings with three trajectory_times, clips, feature_blocks (with both
 // trajectory blocks) and, for the clips to name, sources. Optional fields, which every reader
 // handles when absent: settings.block_weights, skeleton.roles, skeleton.facing_axis (default
@@ -32,9 +36,16 @@ namespace fb {
 struct Database;  // the FlatBuffers root (mmdb/mmdb_generated.h), for tools that want it
 }
 
-// The schema major and minor this runtime was built for: it opens kSchemaMajor.x for any x.
-inline constexpr uint16_t kSchemaMajor = 1;
+// The schema major and minor this runtime was built for: it opens kSchemaMajor.x for any x, and
+// the majors back to kOldestSchemaMajor (1.x files have raw pose streams only).
+inline constexpr uint16_t kSchemaMajor = 2;
 inline constexpr uint16_t kSchemaMinor = 0;
+inline constexpr uint16_t kOldestSchemaMajor = 1;
+// Database.required_features bits this runtime reads: bit 0, coded pose streams.
+inline constexpr uint64_t kFeatureCodedPoses = 1;
+inline constexpr uint64_t kKnownFeatures = kFeatureCodedPoses;
+// The most frames in a coded segment (decodePoses decodes one in a stack buffer).
+inline constexpr uint32_t kMaxSegmentFrames = 1024;
 // Frame rates a database may have, in Hz (what mmcook cooks to).
 inline constexpr float kMinFrameRate = 1.f;
 inline constexpr float kMaxFrameRate = 1000.f;
@@ -89,6 +100,35 @@ struct FeatureBlockInfo {
   float weight = 1;
 };
 
+enum class PoseStream : uint8_t { Rotations = 0, Translations, Velocities, AngularVelocities };
+inline constexpr uint32_t kPoseStreamCount = 4;
+
+// Pose streams in the uniform frame-major layout: element [(f - first_frame) * joints + j] is
+// global frame f of joint j. Either the file itself (Database::rawPoses()) or memory that
+// Database::decodePoses() filled. An empty span: that stream is not there.
+struct PoseView {
+  uint32_t first_frame = 0;  // global frame of the first row
+  uint32_t frame_count = 0;
+  Span<const Float4> rotations;           // quaternions (x, y, z, w)
+  Span<const Float4> translations;        // m, w = 0
+  Span<const Float4> velocities;          // m/s, w = 0
+  Span<const Float4> angular_velocities;  // rad/s scaled axis, w = 0
+
+  // The global frames [first, first + count) lie inside the view.
+  bool covers(uint32_t first, uint32_t count) const noexcept {
+    return first >= first_frame && uint64_t(first) + count <= uint64_t(first_frame) + frame_count;
+  }
+};
+
+// Where Database::decodePoses() writes: caller-owned memory, each span frame_count *
+// jointCount() elements and starting on a 16-byte boundary; an empty span skips its stream.
+struct PoseBuffers {
+  Span<Float4> rotations;
+  Span<Float4> translations;
+  Span<Float4> velocities;
+  Span<Float4> angular_velocities;
+};
+
 enum class LogLevel { Info, Warning, Error };
 // Called with what open found; the runtime never logs on its own.
 using LogCallback = void (*)(void* user, LogLevel level, const char* message);
@@ -138,11 +178,29 @@ class Database {
   uint32_t jointCount() const noexcept;
 
   // Pose streams, element [frame * jointCount() + joint], local to the parent; the root joint is
-  // relative to the simulation root.
+  // relative to the simulation root. Views into the file; empty for a stream the file codes
+  // (poseStreamCoded()): read those through decodePoses().
   Span<const Float4> localRotations() const noexcept;
   Span<const Float4> localTranslations() const noexcept;
   Span<const Float4> localVelocities() const noexcept;
   Span<const Float4> localAngularVelocities() const noexcept;
+  // Whether a pose stream is coded (schema 2.0 PoseCoding) rather than raw in the file.
+  bool poseStreamCoded(PoseStream stream) const noexcept;
+  bool posesCoded() const noexcept;  // any of the four
+  // Bytes the stream takes in the file (raw vector, or coded tracks, offsets and data).
+  size_t poseStreamBytes(PoseStream stream) const noexcept;
+  // Every frame of the four streams as views into the file, with no copy: the memory the
+  // sampling jobs read. Empty (frame_count 0) when a stream is coded: decode them instead.
+  PoseView rawPoses() const noexcept;
+  // Decodes global frames [first_frame, first_frame + frame_count) of each stream whose span in
+  // `out` is not empty, into that span, in the layout of PoseView; a raw stream is copied. No
+  // allocation; any thread may decode any range at the same time. Errors, with nothing promised
+  // about what was written: InvalidArgument (frames outside the database, a span of another
+  // size or not 16-byte aligned), Corrupt (a coded segment that does not decode to its size),
+  // Inconsistent (a value that decodes to NaN or infinity, a rotation far from unit length).
+  Status decodePoses(uint32_t first_frame, uint32_t frame_count,
+                     const PoseBuffers& out) const noexcept;
+
   Span<const RootFrame> rootMotion() const noexcept;  // [frame]
   Span<const uint32_t> contacts() const noexcept;     // [frame], bit i = contactJoints()[i]
 

@@ -23,8 +23,11 @@ inline constexpr float kDefaultInertializationHalflife = 0.1f;  // s
 // The pose of one clip at a clip-local time, at the uniform layout: key = time * rate; the
 // two keys around it are blended (rotations slerp along the shorter arc, translations and
 // velocities lerp). Time is clamped to [0, (frame_count - 1) / rate]: never crosses clip ends.
+// It reads `poses`, which must hold the clip's frames: memory Database::decodePoses() filled, or
+// left empty for the file's own streams when they are raw (Database::rawPoses()).
 struct SamplePoseJob {
   const Database* database = nullptr;
+  PoseView poses;                          // empty: database->rawPoses()
   uint32_t clip = 0;
   float time = 0;                          // clip-local seconds
   Span<glm::quat> rotations;               // out, local

@@ -53,10 +53,11 @@ struct DatabaseView {
   const float* features = nullptr;    // frame_count * feature_stride
   const void* ranges = nullptr;       // range_count MatchRange structs (16 bytes each)
   uint32_t range_count = 0;
-  const Float4* rotations = nullptr;  // frame_count * joint_count, each of the four
-  const Float4* translations = nullptr;
-  const Float4* velocities = nullptr;
+  const Float4* rotations = nullptr;  // frame_count * joint_count, each of the four; null for a
+  const Float4* translations = nullptr;  // stream the file codes, which the upload decodes from
+  const Float4* velocities = nullptr;    // `database` straight into the staging buffer
   const Float4* angular_velocities = nullptr;
+  const mmdb::Database* database = nullptr;  // set when a pose stream is coded
   const float* feature_offset = nullptr;  // feature_count
   const float* feature_scale = nullptr;   // feature_count
   const float* bounds_min = nullptr;      // bounds_rows rows at feature_stride: per-column min

@@ -1,0 +1,284 @@
+// The pose-compression stage on a 2 m character with known motion: every joint stays within the
+// budget in model space, still tracks are stored once, and the bytes do not depend on the job
+// count.
+#include "compress/pose_compression.h"
+#include "core/errors.h"
+#include "manifest/manifest.h"
+#include "write/database_writer.h"
+
+#include <gtest/gtest.h>
+
+#include <glm/gtc/quaternion.hpp>
+
+#include <cmath>
+
+namespace {
+
+constexpr float kPi = 3.14159265f;
+
+struct JointSpec {
+  int parent;
+  glm::vec3 offset;   // bind translation, m
+  float amplitude;    // rad of a sine swing, 0 = still
+  float hertz;
+  glm::vec3 axis;
+};
+
+// A 2 m tall character: hips at 1 m, head top at 1.95 m plus the 3 cm shell, one arm and leg,
+// and a still joint (11) that keeps a tilted rest rotation.
+const JointSpec kJoints[] = {
+    {-1, {0.f, 1.0f, 0.f}, 0.3f, 0.9f, {0, 1, 0}},   // 0 root (hips), bobs and turns
+    {0, {0.f, 0.25f, 0.f}, 0.2f, 1.1f, {1, 0, 0}},   // 1 spine
+    {1, {0.f, 0.25f, 0.f}, 0.15f, 1.3f, {0, 0, 1}},  // 2 chest
+    {2, {0.f, 0.3f, 0.f}, 0.1f, 0.7f, {0, 1, 0}},    // 3 neck
+    {3, {0.f, 0.15f, 0.f}, 0.05f, 2.f, {1, 0, 0}},   // 4 head
+    {2, {0.2f, 0.2f, 0.f}, 0.8f, 1.f, {0, 0, 1}},    // 5 upper arm
+    {5, {0.3f, 0.f, 0.f}, 1.0f, 1.f, {0, 1, 0}},     // 6 forearm
+    {6, {0.25f, 0.f, 0.f}, 0.4f, 3.f, {1, 0, 0}},    // 7 hand
+    {0, {0.1f, -0.05f, 0.f}, 0.7f, 1.f, {1, 0, 0}},  // 8 thigh
+    {8, {0.f, -0.45f, 0.f}, 0.9f, 1.f, {1, 0, 0}},   // 9 shin
+    {9, {0.f, -0.45f, 0.f}, 0.3f, 1.f, {1, 0, 0}},   // 10 foot
+    {4, {0.f, 0.1f, 0.05f}, 0.f, 0.f, {0, 0, 1}},    // 11 still
+};
+constexpr uint32_t kJointCount = sizeof(kJoints) / sizeof(kJoints[0]);
+const glm::quat kStillRotation = glm::angleAxis(0.3f, glm::vec3(0, 0, 1));
+
+mm::CookedDatabase characterDatabase(uint32_t frames = 1500, float rate = 60.f) {
+  mm::CookedDatabase db;
+  db.frame_rate = rate;
+  db.frame_count = frames;
+  db.joint_count = kJointCount;
+  db.clips.push_back({"walk", 0, 0, frames, rate, 0, frames, false, -1, 0, ""});
+  for (const JointSpec& j : kJoints) {
+    db.skeleton.names.push_back("joint" + std::to_string(db.skeleton.names.size()));
+    db.skeleton.parents.push_back(j.parent);
+    db.skeleton.bind_translations.push_back(j.offset);
+    db.skeleton.bind_rotations.push_back(glm::quat(1, 0, 0, 0));
+  }
+  for (uint32_t f = 0; f < frames; ++f) {
+    const float t = float(f) / rate;
+    for (uint32_t i = 0; i < kJointCount; ++i) {
+      const JointSpec& j = kJoints[i];
+      const float w = 2 * kPi * j.hertz;
+      const float angle = j.amplitude * std::sin(w * t + float(i));
+      const float rate_of_angle = j.amplitude * w * std::cos(w * t + float(i));
+      glm::quat q = i == 11 ? kStillRotation : glm::angleAxis(angle, glm::normalize(j.axis));
+      glm::vec3 p = j.offset, v(0);
+      if (i == 0) {  // the hips bob 3 cm and sway 2 cm
+        p += glm::vec3(0.02f * std::sin(w * t), 0.03f * std::sin(2 * w * t), 0.f);
+        v = glm::vec3(0.02f * w * std::cos(w * t), 0.06f * w * std::cos(2 * w * t), 0.f);
+      }
+      db.local_rotations.push_back(q);
+      db.local_translations.push_back(p);
+      db.local_velocities.push_back(v);
+      db.local_angular_velocities.push_back(glm::normalize(j.axis) * (i == 11 ? 0.f : rate_of_angle));
+    }
+  }
+  return db;
+}
+
+glm::quat quatOf(const glm::vec4& v) { return glm::quat(v.w, v.x, v.y, v.z); }
+
+// Per joint, the largest model-space distance between raw and decoded, at the joint and at its
+// shell points, over every frame.
+std::vector<double> fkErrors(const mm::CookedDatabase& db, const std::vector<glm::vec4>& rot,
+                             const std::vector<glm::vec4>& pos, float shell) {
+  const size_t joints = db.joint_count;
+  std::vector<double> worst(joints, 0);
+  std::vector<glm::dquat> rq(joints), dq(joints);
+  std::vector<glm::dvec3> rp(joints), dp(joints);
+  for (size_t f = 0; f < db.frame_count; ++f) {
+    for (size_t j = 0; j < joints; ++j) {
+      const size_t e = f * joints + j;
+      const glm::dquat a(db.local_rotations[e]), b(quatOf(rot[e]));
+      const glm::dvec3 ta(db.local_translations[e]), tb(pos[e]);
+      const int p = db.skeleton.parents[j];
+      rq[j] = p < 0 ? a : rq[size_t(p)] * a;
+      dq[j] = p < 0 ? b : dq[size_t(p)] * b;
+      rp[j] = p < 0 ? ta : rp[size_t(p)] + rq[size_t(p)] * ta;
+      dp[j] = p < 0 ? tb : dp[size_t(p)] + dq[size_t(p)] * tb;
+      double e2 = glm::length(rp[j] - dp[j]);
+      for (int axis = 0; axis < 3; ++axis) {
+        glm::dvec3 s(0);
+        s[axis] = shell;
+        e2 = std::max(e2, glm::length((rp[j] + rq[j] * s) - (dp[j] + dq[j] * s)));
+      }
+      worst[j] = std::max(worst[j], e2);
+    }
+  }
+  return worst;
+}
+
+std::vector<glm::vec4> decoded(const mm::CookedDatabase& db, int stream) {
+  return mm::decodeCodedStream(*db.pose_coding.streams[size_t(stream)], db.frame_count,
+                               db.joint_count, db.pose_coding.segment_frames,
+                               stream == mm::kStreamRotations);
+}
+
+TEST(Compress, EveryJointOfAKnownMotionStaysWithinTheBudget) {
+  mm::CookedDatabase db = characterDatabase();
+  mm::CompressionSettings settings;
+  settings.segment_frames = 256;  // several segments
+  mm::CompressionReport report;
+  mm::compressPoses(db, settings, 2, &report);
+  ASSERT_TRUE(report.enabled);
+  const std::vector<double> errors =
+      fkErrors(db, decoded(db, mm::kStreamRotations), decoded(db, mm::kStreamTranslations),
+               float(settings.shell_distance));
+  double worst = 0;
+  for (uint32_t j = 0; j < kJointCount; ++j) {
+    // The budget, less what float FK rounding can add (a few ulps of 2 m).
+    EXPECT_LE(errors[j], settings.position_tolerance + 1e-6) << "joint " << j;
+    worst = std::max(worst, errors[j]);
+  }
+  // Coded, not exact: the error is there, and the report measured the same one.
+  EXPECT_GT(worst, settings.position_tolerance * 0.2);
+  EXPECT_NEAR(report.streams[mm::kStreamRotations].max_error, worst, 2e-6);
+  EXPECT_GE(report.streams[mm::kStreamRotations].worst_joint, 0);
+  // Much smaller than raw.
+  for (int s = 0; s < mm::kPoseStreamCount; ++s)
+    EXPECT_LT(report.streams[size_t(s)].coded_bytes * 3, report.streams[size_t(s)].raw_bytes)
+        << report.streams[size_t(s)].name;
+}
+
+TEST(Compress, StillTracksAreStoredOnceWithTheirExactValue) {
+  mm::CookedDatabase db = characterDatabase();
+  mm::compressPoses(db, {}, 1);
+  const mm::CookedCodedStream& rot = *db.pose_coding.streams[mm::kStreamRotations];
+  const mm::CookedCodedStream& pos = *db.pose_coding.streams[mm::kStreamTranslations];
+  const mm::CookedCodedStream& vel = *db.pose_coding.streams[mm::kStreamVelocities];
+  const mm::CookedCodedStream& ang = *db.pose_coding.streams[mm::kStreamAngularVelocities];
+  EXPECT_EQ(rot.tracks[11].coding, mm::TrackCoding::Constant);
+  EXPECT_FLOAT_EQ(rot.tracks[11].value.z, kStillRotation.z);
+  EXPECT_FLOAT_EQ(rot.tracks[11].value.w, kStillRotation.w);
+  EXPECT_EQ(ang.tracks[11].coding, mm::TrackCoding::Constant);
+  EXPECT_EQ(ang.tracks[11].value, glm::vec4(0));
+  for (uint32_t j = 0; j < kJointCount; ++j) {
+    if (j == 0) {
+      EXPECT_NE(pos.tracks[j].coding, mm::TrackCoding::Constant);
+      EXPECT_NE(vel.tracks[j].coding, mm::TrackCoding::Constant);
+      continue;
+    }
+    // Bind offsets: one value, exactly; their velocities are 0.
+    EXPECT_EQ(pos.tracks[j].coding, mm::TrackCoding::Constant) << j;
+    EXPECT_EQ(pos.tracks[j].value, glm::vec4(kJoints[j].offset, 0.f)) << j;
+    EXPECT_EQ(vel.tracks[j].coding, mm::TrackCoding::Constant) << j;
+    EXPECT_EQ(vel.tracks[j].value, glm::vec4(0)) << j;
+    // Moving rotations are coded: the quaternion filter, or the exponential one where 16 bits
+    // per component are not enough for the joint's lever.
+    if (j != 11)
+      EXPECT_TRUE(rot.tracks[j].coding == mm::TrackCoding::Quaternion ||
+                  rot.tracks[j].coding == mm::TrackCoding::Exponent)
+          << j;
+  }
+  // A constant track has no data: its segments are empty.
+  const size_t segments = (db.frame_count + 1023) / 1024;
+  EXPECT_EQ(pos.segment_offsets[1 * segments], pos.segment_offsets[2 * segments]);
+}
+
+TEST(Compress, VelocitiesStayWithinTheirBudgets) {
+  mm::CookedDatabase db = characterDatabase();
+  mm::CompressionSettings settings;
+  mm::compressPoses(db, settings, 2);
+  const std::vector<glm::vec4> vel = decoded(db, mm::kStreamVelocities);
+  const std::vector<glm::vec4> ang = decoded(db, mm::kStreamAngularVelocities);
+  for (size_t e = 0; e < vel.size(); ++e) {
+    ASSERT_LE(glm::length(glm::vec3(vel[e]) - db.local_velocities[e]),
+              settings.velocity_tolerance * 1.0001) << "element " << e;
+    ASSERT_LE(glm::length(glm::vec3(ang[e]) - db.local_angular_velocities[e]),
+              settings.angular_velocity_tolerance * 1.0001) << "element " << e;
+    ASSERT_EQ(vel[e].w, 0.f);
+  }
+}
+
+TEST(Compress, ATighterBudgetCostsBytesAndStillHolds) {
+  mm::CookedDatabase loose = characterDatabase(), tight = characterDatabase();
+  mm::CompressionSettings settings;
+  mm::CompressionReport loose_report, tight_report;
+  mm::compressPoses(loose, settings, 2, &loose_report);
+  settings.position_tolerance = 1e-5;
+  mm::compressPoses(tight, settings, 2, &tight_report);
+  EXPECT_GT(tight_report.streams[mm::kStreamRotations].coded_bytes,
+            loose_report.streams[mm::kStreamRotations].coded_bytes);
+  EXPECT_LE(tight_report.streams[mm::kStreamRotations].max_error, 1e-5);
+  const std::vector<double> errors =
+      fkErrors(tight, decoded(tight, mm::kStreamRotations), decoded(tight, mm::kStreamTranslations),
+               float(settings.shell_distance));
+  for (uint32_t j = 0; j < kJointCount; ++j) EXPECT_LE(errors[j], 1e-5 + 1e-6) << "joint " << j;
+}
+
+TEST(Compress, SameBytesForAnyJobCount) {
+  std::vector<uint8_t> first;
+  for (int jobs : {1, 2, 3, 8}) {
+    mm::CookedDatabase db = characterDatabase(2100);
+    mm::CompressionSettings settings;
+    settings.segment_frames = 300;
+    mm::compressPoses(db, settings, jobs);
+    db.feature_count = 0;  // the writer does not need a valid feature layout
+    const std::vector<uint8_t> bytes = mm::serializeDatabase(db);
+    if (first.empty()) first = bytes;
+    else EXPECT_EQ(bytes, first) << jobs << " jobs";
+  }
+}
+
+TEST(Compress, NoneLeavesTheRawStreams) {
+  mm::CookedDatabase db = characterDatabase(200);
+  mm::CompressionSettings settings;
+  settings.pose = mm::CompressionSettings::Pose::None;
+  mm::CompressionReport report;
+  mm::compressPoses(db, settings, 1, &report);
+  EXPECT_FALSE(report.enabled);
+  EXPECT_FALSE(db.pose_coding.anyCoded());
+  EXPECT_EQ(report.streams[0].raw_bytes, 200u * kJointCount * 16);
+}
+
+TEST(Compress, SettingsOutOfRangeNameTheirKey) {
+  mm::CookedDatabase db = characterDatabase(100);
+  auto messageOf = [&](mm::CompressionSettings s) -> std::string {
+    try {
+      mm::compressPoses(db, s, 1);
+    } catch (const mm::InputError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  mm::CompressionSettings s;
+  s.position_tolerance = 0;
+  EXPECT_EQ(messageOf(s), "compression.position_tolerance must be a positive number of metres");
+  s = {};
+  s.segment_frames = 4096;
+  EXPECT_EQ(messageOf(s), "compression.segment_frames must be 1 to 1024");
+  s = {};
+  s.angular_velocity_tolerance = std::nan("");
+  EXPECT_EQ(messageOf(s),
+            "compression.angular_velocity_tolerance must be a positive number of rad/s");
+}
+
+TEST(Compress, ManifestKeys) {
+  const std::string clip = "[[clip]]\nsource = \"" + std::string(MMDB_TEST_DATA) +
+                           "/bvh/two_joints.bvh\"\n";
+  mm::CookRequest r = mm::parseManifest(
+      "[compression]\npose = \"none\"\nposition_tolerance = 0.0002\nshell_distance = 0.05\n"
+      "velocity_tolerance = 0.002\nangular_velocity_tolerance = 0.02\nsegment_frames = 512\n" +
+          clip,
+      "/tmp/m.toml");
+  const mm::CompressionSettings& c = r.settings.compression;
+  EXPECT_EQ(c.pose, mm::CompressionSettings::Pose::None);
+  EXPECT_DOUBLE_EQ(c.position_tolerance, 0.0002);
+  EXPECT_DOUBLE_EQ(c.shell_distance, 0.05);
+  EXPECT_DOUBLE_EQ(c.velocity_tolerance, 0.002);
+  EXPECT_DOUBLE_EQ(c.angular_velocity_tolerance, 0.02);
+  EXPECT_EQ(c.segment_frames, 512);
+  EXPECT_EQ(mm::parseManifest(clip, "/tmp/m.toml").settings.compression.pose,
+            mm::CompressionSettings::Pose::Meshopt);  // the default
+  try {
+    mm::parseManifest("[compression]\npose = \"zip\"\n" + clip, "/tmp/m.toml");
+    FAIL() << "no error";
+  } catch (const mm::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("'compression.pose' must be \"meshopt\" or \"none\""),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
