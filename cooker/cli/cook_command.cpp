@@ -206,6 +206,15 @@ void printSummary(const CookCommandOptions& options, const CookRequest& request,
                                             : request.manifest_path.c_str());
 }
 
+// Whether two output paths name one file, existing or not ("out.mmdb" and "./out.mmdb").
+bool sameFile(const std::string& a, const std::string& b) {
+  if (a.empty() || b.empty()) return false;
+  std::error_code ea, eb;
+  const fs::path pa = fs::weakly_canonical(fs::absolute(a, ea), ea);
+  const fs::path pb = fs::weakly_canonical(fs::absolute(b, eb), eb);
+  return !ea && !eb && pa == pb;
+}
+
 }  // namespace
 
 CookRequest quickRequest(const std::vector<std::string>& files) {
@@ -248,6 +257,12 @@ int runCookCommand(const CookCommandOptions& options) {
   inputs.insert(inputs.end(), options.clip_files.begin(), options.clip_files.end());
   checkOutputPath(options.output, inputs);  // never replace an input, a device or a FIFO
   checkWritable(options.output);            // fail before the cook, not after it
+  if (!options.depfile.empty() && sameFile(options.depfile, options.output))
+    throw UsageError("--depfile and -o name the same file '" + options.output + "'");
+  if (!options.report.empty() && sameFile(options.report, options.output))
+    throw UsageError("--report and -o name the same file '" + options.output + "'");
+  if (!options.report.empty() && sameFile(options.report, options.depfile))
+    throw UsageError("--report and --depfile name the same file '" + options.report + "'");
   for (const std::string* extra : {&options.depfile, &options.report}) {
     if (extra->empty()) continue;
     checkOutputPath(*extra, inputs);
@@ -371,6 +386,8 @@ int runCookClipCommand(const CookClipOptions& options) {
   checkOutputPath(options.output, inputs);
   checkWritable(options.output);
   if (!options.depfile.empty()) {
+    if (sameFile(options.depfile, options.output))
+      throw UsageError("--depfile and -o name the same file '" + options.output + "'");
     checkOutputPath(options.depfile, inputs);
     checkWritable(options.depfile);
   }

@@ -557,6 +557,28 @@ TEST_F(Cli, DepfileListsTheManifestEverySourceAndTheCooker) {
   EXPECT_EQ(readFile(folder_ / "out.mmdb.d"), expected);
 }
 
+// A depfile or report written over the database (or over each other) would lose one of them.
+TEST_F(Cli, DepfileAndReportMayNotBeTheOutput) {
+  writeGoodClips();
+  const CliRun depfile = mmcook({"cook", "walk.bvh", "-o", "out.mmdb", "--depfile", "./out.mmdb"});
+  EXPECT_EQ(depfile.exit_code, 2);
+  EXPECT_EQ(depfile.err.rfind("error: --depfile and -o name the same file 'out.mmdb'", 0), 0u)
+      << depfile.err;
+  const CliRun report = mmcook({"cook", "walk.bvh", "-o", "out.mmdb", "--report", "out.mmdb"});
+  EXPECT_EQ(report.exit_code, 2);
+  EXPECT_EQ(report.err.rfind("error: --report and -o name the same file 'out.mmdb'", 0), 0u)
+      << report.err;
+  const CliRun both = mmcook({"cook", "walk.bvh", "-o", "out.mmdb", "--report", "x.d",
+                              "--depfile", "x.d"});
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_FALSE(fs::exists(folder_ / "out.mmdb"));
+  write("loco.toml", kManifest);
+  const CliRun clip = mmcook({"cook-clip", "loco.toml", "--index", "0", "-o", "w.mmclip",
+                              "--depfile", "w.mmclip"});
+  EXPECT_EQ(clip.exit_code, 2);
+  EXPECT_FALSE(fs::exists(folder_ / "w.mmclip"));
+}
+
 TEST_F(Cli, DepfileInAMissingFolderFailsBeforeTheCook) {
   writeGoodClips();
   const CliRun run = mmcook({"cook", "walk.bvh", "-o", "out.mmdb", "--depfile", "no/out.d"});
