@@ -5,6 +5,7 @@
 #include "core/large_pages.h"
 #include "core/limits.h"
 #include "cook/features.h"
+#include "write/flatbuffer_strings.h"
 
 #include <mmclip/mmclip_generated.h>
 
@@ -86,14 +87,6 @@ std::vector<T> fromScalars(const flatbuffers::Vector<T>* v) {
   reserveLarge(out, v->size());
   out.assign(v->begin(), v->end());
   return out;
-}
-
-Offset<flatbuffers::Vector<Offset<flatbuffers::String>>> stringVector(
-    FlatBufferBuilder& fbb, const std::vector<std::string>& values) {
-  std::vector<Offset<flatbuffers::String>> out;
-  out.reserve(values.size());
-  for (const std::string& s : values) out.push_back(fbb.CreateString(s));
-  return fbb.CreateVector(out);
 }
 
 std::vector<std::string> fromStrings(const flatbuffers::Vector<Offset<flatbuffers::String>>* v) {

@@ -1,6 +1,7 @@
 #include "compress/pose_compression.h"
 
 #include "core/errors.h"
+#include "core/parallel_for.h"
 
 #include <meshoptimizer.h>
 
@@ -23,28 +24,6 @@ constexpr int kQuatMinBits = 4, kQuatMaxBits = 16;
 // 24 would let a value that rounds up to its power of two overflow the signed mantissa.
 constexpr int kExpMaxBits = 23;
 constexpr int kTighteningRounds = 64;
-
-template <typename Work>
-void parallelFor(int count, int jobs, Work work) {
-  std::vector<std::exception_ptr> errors(static_cast<size_t>(count));
-  std::atomic<int> next{0};
-  auto worker = [&] {
-    for (int i; (i = next.fetch_add(1)) < count;) {
-      try {
-        work(i);
-      } catch (...) {
-        errors[static_cast<size_t>(i)] = std::current_exception();
-      }
-    }
-  };
-  const int threads = std::max(1, std::min(jobs, count));
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
-}
 
 // --- one track: a joint's values over every frame ---------------------------------------------
 
@@ -268,7 +247,7 @@ FkError measureFk(const std::vector<int>& parents, const std::vector<Track>& raw
   constexpr size_t kChunk = 2048;
   const int chunks = int((frames + kChunk - 1) / kChunk);
   std::vector<FkError> partial(static_cast<size_t>(chunks));
-  parallelFor(chunks, jobs, [&](int c) {
+  parallelFor(0, chunks, jobs, [&](int c) {
     FkError& e = partial[size_t(c)];
     e.joint_max.assign(joints, 0.f);
     e.joint_worst_frame.assign(joints, 0);
@@ -343,7 +322,7 @@ CookedCodedStream encodeStream(const std::vector<Track>& tracks, const std::vect
   const size_t segments = (frames + segment_frames - 1) / segment_frames;
   // Each joint's segments, coded in parallel, then laid out in joint order.
   std::vector<std::vector<std::vector<uint8_t>>> blobs(joints);
-  parallelFor(int(joints), jobs, [&](int j) {
+  parallelFor(0, int(joints), jobs, [&](int j) {
     const CookedTrack& coding = choices[size_t(j)].coding;
     blobs[size_t(j)].resize(segments);
     if (coding.coding == TrackCoding::Constant) return;
@@ -396,7 +375,7 @@ void checkSetting(bool ok, const std::string& key, const std::string& rule) {
 CookedCodedStream codeVelocities(const std::vector<Track>& tracks, float tolerance,
                                  uint32_t segment_frames, size_t frames, int jobs) {
   std::vector<Choice> choices(tracks.size());
-  parallelFor(int(tracks.size()), jobs, [&](int j) {
+  parallelFor(0, int(tracks.size()), jobs, [&](int j) {
     choices[size_t(j)] = chooseCoding(tracks[size_t(j)], false, tolerance);
   });
   CookedCodedStream stream = encodeStream(tracks, choices, false, segment_frames, frames, jobs);
@@ -459,7 +438,7 @@ void compressPoses(CookedDatabase& db, const CompressionSettings& settings, int 
   std::vector<float> rot_target(joints), pos_target(joints, tolerance * kShare);
   for (size_t j = 0; j < joints; ++j) rot_target[j] = tolerance * kShare / lever[j];
   std::vector<Choice> rot_choice(joints), pos_choice(joints);
-  parallelFor(int(joints), jobs, [&](int j) {
+  parallelFor(0, int(joints), jobs, [&](int j) {
     rot_choice[size_t(j)] = chooseCoding(rot[size_t(j)], true, rot_target[size_t(j)]);
     pos_choice[size_t(j)] = chooseCoding(pos[size_t(j)], false, pos_target[size_t(j)]);
   });
@@ -502,7 +481,7 @@ void compressPoses(CookedDatabase& db, const CompressionSettings& settings, int 
     }
     if (tighten.empty()) break;  // everything on the chains is already exact
     const bool last_round = round + 1 >= kTighteningRounds;
-    parallelFor(int(tighten.size()), jobs, [&](int i) {
+    parallelFor(0, int(tighten.size()), jobs, [&](int i) {
       const auto [is_rot, j] = tighten[size_t(i)];
       Choice& c = is_rot ? rot_choice[j] : pos_choice[j];
       const Track& t = is_rot ? rot[j] : pos[j];

@@ -14,6 +14,7 @@
 #include "core/input_file.h"
 #include "core/large_pages.h"
 #include "core/limits.h"
+#include "core/parallel_for.h"
 #include "import/importer.h"
 
 #include <spdlog/spdlog.h>
@@ -146,33 +147,6 @@ void checkEstimate(const ClipSpec& spec, uint64_t total) {
         "this machine's {} bytes; split the clips into several databases (several manifests)",
         where(spec), total * kCookMemoryPerFileByte,
         double(total * kCookMemoryPerFileByte) / (1u << 30), memory));
-}
-
-// Runs work(i) for i in [first, count) on `jobs` threads. Work is taken in index order, and after
-// a failure no new index is started, so every index below the first failing one has run: the
-// error rethrown (the lowest failing index) is the same for any thread count.
-template <typename Work>
-void parallelFor(int first, int count, int jobs, Work work) {
-  std::vector<std::exception_ptr> errors(count);
-  std::atomic<int> next{first};
-  std::atomic<bool> failed{false};
-  auto worker = [&] {
-    for (int i; !failed && (i = next.fetch_add(1)) < count;) {
-      try {
-        work(i);
-      } catch (...) {
-        errors[i] = std::current_exception();
-        failed = true;
-      }
-    }
-  };
-  const int threads = std::max(1, std::min(jobs, count - first));
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
 }
 
 void checkWeights(const CookSettings& s) {

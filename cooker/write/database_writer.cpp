@@ -1,6 +1,7 @@
 #include "write/database_writer.h"
 
 #include "core/errors.h"
+#include "write/flatbuffer_strings.h"
 
 #include <mmdb/mmdb_generated.h>
 
@@ -51,14 +52,6 @@ Offset<flatbuffers::Vector<float>> gpuFloatVector(FlatBufferBuilder& fbb,
                                                   const std::vector<float>& values) {
   fbb.ForceVectorAlignment(values.size(), sizeof(float), 16);
   return fbb.CreateVector(values);
-}
-
-Offset<flatbuffers::Vector<Offset<flatbuffers::String>>> stringVector(
-    FlatBufferBuilder& fbb, const std::vector<std::string>& values) {
-  std::vector<Offset<flatbuffers::String>> out;
-  out.reserve(values.size());
-  for (const std::string& s : values) out.push_back(fbb.CreateString(s));
-  return fbb.CreateVector(out);
 }
 
 Offset<fb::CookSettings> writeSettings(FlatBufferBuilder& fbb, const CookedSettings& s) {

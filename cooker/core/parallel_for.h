@@ -1,0 +1,39 @@
+// The cooker's one way to spread independent work over threads.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <thread>
+#include <vector>
+
+namespace mm {
+
+// Runs work(i) for i in [first, count) on `jobs` threads (at least one). Work is taken in index
+// order, and after a failure no new index is started, so every index below the first failing one
+// has run: the error rethrown (the lowest failing index) is the same for any thread count.
+template <typename Work>
+void parallelFor(int first, int count, int jobs, Work work) {
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(std::max(count, 0)));
+  std::atomic<int> next{first};
+  std::atomic<bool> failed{false};
+  auto worker = [&] {
+    for (int i; !failed && (i = next.fetch_add(1)) < count;) {
+      try {
+        work(i);
+      } catch (...) {
+        errors[static_cast<size_t>(i)] = std::current_exception();
+        failed = true;
+      }
+    }
+  };
+  const int threads = std::max(1, std::min(jobs, count - first));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
+}  // namespace mm
