@@ -13,6 +13,7 @@ packages=(
   libcli11-dev libspdlog-dev libtomlplusplus-dev              # the mmcook command line
   libvulkan-dev glslc vulkan-validationlayers mesa-vulkan-drivers  # GPU part; lavapipe runs it on the CPU
   libgtest-dev libgmock-dev libbenchmark-dev                  # tests and benchmarks
+  clang-format                                                # the formatting test (clang-format 14)
   g++-mingw-w64-x86-64-posix mingw-w64-x86-64-dev             # the runtime compiles for Windows
   assimp-testmodels                                           # sample BVH and FBX files
 )

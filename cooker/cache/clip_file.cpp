@@ -20,7 +20,7 @@
 #include <cmath>
 #include <cstring>
 
-namespace mm {
+namespace mmdb::cook {
 namespace {
 
 namespace fb = mmclip::fb;
@@ -309,4 +309,4 @@ std::string firstKeyDifference(const std::string& a, const std::string& b) {
   return "none";
 }
 
-}  // namespace mm
+}  // namespace mmdb::cook

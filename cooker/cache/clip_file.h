@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace mm {
+namespace mmdb::cook {
 
 // The format's version. A reader takes its own major with any minor; the cooker version must
 // match too, since a part is only valid for the cooker that made it.
@@ -40,4 +40,4 @@ uint64_t clipFileChecksum(const uint8_t* data, size_t size);
 // messages that say why a part does not fit.
 std::string firstKeyDifference(const std::string& a, const std::string& b);
 
-}  // namespace mm
+}  // namespace mmdb::cook

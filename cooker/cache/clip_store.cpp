@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <system_error>
 
-namespace mm {
+namespace mmdb::cook {
 
 namespace fs = std::filesystem;
 
@@ -119,4 +119,4 @@ std::optional<ClipPart> ClipFileList::find(const std::string& key, int index, bo
 
 void ClipFileList::keep(const std::string&, int, const ClipPart&) {}
 
-}  // namespace mm
+}  // namespace mmdb::cook

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace mm {
+namespace mmdb::cook {
 
 // <folder>/<2 hex digits>/<16 hex digits>.mmclip, named by a hash of the key; the file also holds
 // the whole key, so a hit is an exact match. Entries are written atomically (a concurrent cook
@@ -58,4 +58,4 @@ class ClipFileList : public ClipStore {
   std::vector<std::unique_ptr<ClipFile>> loaded_;
 };
 
-}  // namespace mm
+}  // namespace mmdb::cook

@@ -11,7 +11,7 @@
 #include <set>
 #include <sstream>
 
-namespace mm {
+namespace mmdb::cook {
 namespace {
 
 namespace fs = std::filesystem;
@@ -168,4 +168,4 @@ bool fileHoldsBytes(const std::string& path, std::span<const uint8_t> bytes) {
   return true;
 }
 
-}  // namespace mm
+}  // namespace mmdb::cook

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-namespace mm {
+namespace mmdb::cook {
 
 // Makefile-syntax depfile text: "OUTPUT: INPUT..." with the manifest (when there is one), every
 // clip's source file once, and the running mmcook executable; absolute paths, spaces and '#'
@@ -41,4 +41,4 @@ std::string cookReportJson(const CookReportFacts& facts);
 // True when `path` is a regular file holding exactly `bytes`.
 bool fileHoldsBytes(const std::string& path, std::span<const uint8_t> bytes);
 
-}  // namespace mm
+}  // namespace mmdb::cook

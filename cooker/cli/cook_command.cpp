@@ -29,7 +29,7 @@
 #include <new>
 #include <set>
 
-namespace mm {
+namespace mmdb::cook {
 static_assert(kMaxDatabaseBytes == mmdb::kMaxFileBytes, "the cooker's limit is the runtime's");
 
 namespace {
@@ -444,4 +444,4 @@ int runCookClipCommand(const CookClipOptions& options) {
   return kExitOk;
 }
 
-}  // namespace mm
+}  // namespace mmdb::cook

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace mm {
+namespace mmdb::cook {
 
 struct CookCommandOptions {
   std::vector<std::string> inputs;  // one .toml manifest, or motion files (the quick form)
@@ -47,4 +47,4 @@ int runCookClipCommand(const CookClipOptions& options);
 // Throws InputError when a file is missing or two files share a stem.
 CookRequest quickRequest(const std::vector<std::string>& files);
 
-}  // namespace mm
+}  // namespace mmdb::cook

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace mm {
+namespace mmdb::cook {
 namespace {
 
 namespace fb = mmdb::fb;
@@ -451,4 +451,4 @@ void inspectSource(const std::string& path, std::ostream& out) {
   }
 }
 
-}  // namespace mm
+}  // namespace mmdb::cook

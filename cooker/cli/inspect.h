@@ -4,7 +4,7 @@
 #include <ostream>
 #include <string>
 
-namespace mm {
+namespace mmdb::cook {
 
 // Opens `path` with the runtime's checks (identifier, version, alignment, verifier, semantic
 // checks) and prints its header, settings, skeleton roles, sources, clips, tags, matchable
@@ -15,4 +15,4 @@ void inspectDatabase(const std::string& path, bool json, std::ostream& out);
 // Imports `path` far enough to list its takes (rate, frames, duration) and its joints.
 void inspectSource(const std::string& path, std::ostream& out);
 
-}  // namespace mm
+}  // namespace mmdb::cook

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-namespace mm {
+namespace mmdb::cook {
 
 JsonWriter::~JsonWriter() {
   if (done_) out_ << '\n';
@@ -171,4 +171,4 @@ std::string JsonWriter::escape(std::string_view text) {
   return out;
 }
 
-}  // namespace mm
+}  // namespace mmdb::cook

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace mm {
+namespace mmdb::cook {
 
 class JsonWriter {
  public:
@@ -55,4 +55,4 @@ class JsonWriter {
   bool done_ = false;
 };
 
-}  // namespace mm
+}  // namespace mmdb::cook

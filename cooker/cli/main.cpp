@@ -29,14 +29,14 @@ void setUpLogging(bool quiet, bool verbose) {
 int run(int argc, char** argv) {
   CLI::App app{"mmcook: cooks motion capture (BVH, FBX) into a motion-matching database (.mmdb)",
                "mmcook"};
-  app.set_version_flag("--version", mm::kCookerVersion);
+  app.set_version_flag("--version", mmdb::cook::kCookerVersion);
   app.require_subcommand(1);
   bool quiet = false;
   bool verbose = false;
   app.add_flag("-q,--quiet", quiet, "Print errors only")->configurable(false);
   app.add_flag("-v,--verbose", verbose, "Print debug messages");
 
-  mm::CookCommandOptions cook;
+  mmdb::cook::CookCommandOptions cook;
   CLI::App* cook_cmd = app.add_subcommand(
       "cook", "Cook a manifest (MANIFEST.toml) or motion files with default settings");
   cook_cmd->add_option("inputs", cook.inputs, "One manifest, or motion files (.bvh, .fbx, ...)")
@@ -61,7 +61,7 @@ int run(int argc, char** argv) {
   cook_cmd->add_flag("-q,--quiet", quiet, "Print errors only");
   cook_cmd->add_flag("-v,--verbose", verbose, "Print debug messages");
 
-  mm::CookClipOptions clip;
+  mmdb::cook::CookClipOptions clip;
   CLI::App* clip_cmd = app.add_subcommand(
       "cook-clip", "Cook one clip of a manifest into an intermediate .mmclip (for mmcook link)");
   clip_cmd->add_option("manifest", clip.manifest, "The manifest (MANIFEST.toml)")->required();
@@ -75,7 +75,7 @@ int run(int argc, char** argv) {
   clip_cmd->add_flag("-q,--quiet", quiet, "Print errors only");
   clip_cmd->add_flag("-v,--verbose", verbose, "Print debug messages");
 
-  mm::CookCommandOptions link;
+  mmdb::cook::CookCommandOptions link;
   link.link = true;
   std::string link_manifest;
   CLI::App* link_cmd = app.add_subcommand(
@@ -109,24 +109,24 @@ int run(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);  // prints help, the version or the parse error
-    return code == 0 ? mm::kExitOk : mm::kExitUsage;
+    return code == 0 ? mmdb::cook::kExitOk : mmdb::cook::kExitUsage;
   }
-  if (quiet && verbose) throw mm::UsageError("--quiet and --verbose do not go together");
+  if (quiet && verbose) throw mmdb::cook::UsageError("--quiet and --verbose do not go together");
   cook.quiet = clip.quiet = link.quiet = quiet;
   setUpLogging(quiet, verbose);
 
-  if (*cook_cmd) return mm::runCookCommand(cook);
-  if (*clip_cmd) return mm::runCookClipCommand(clip);
+  if (*cook_cmd) return mmdb::cook::runCookCommand(cook);
+  if (*clip_cmd) return mmdb::cook::runCookClipCommand(clip);
   if (*link_cmd) {
     link.inputs = {link_manifest};
-    return mm::runCookCommand(link);
+    return mmdb::cook::runCookCommand(link);
   }
   if (*inspect_cmd) {
-    mm::inspectDatabase(inspect_path, json, std::cout);
-    return mm::kExitOk;
+    mmdb::cook::inspectDatabase(inspect_path, json, std::cout);
+    return mmdb::cook::kExitOk;
   }
-  mm::inspectSource(source_path, std::cout);
-  return mm::kExitOk;
+  mmdb::cook::inspectSource(source_path, std::cout);
+  return mmdb::cook::kExitOk;
 }
 
 }  // namespace
@@ -134,21 +134,21 @@ int run(int argc, char** argv) {
 int main(int argc, char** argv) {
   try {
     return run(argc, argv);
-  } catch (const mm::InputError& e) {
+  } catch (const mmdb::cook::InputError& e) {
     std::fflush(stdout);
     std::fprintf(stderr, "error: %s\n", e.what());
-    return mm::kExitBadInput;
-  } catch (const mm::UsageError& e) {
+    return mmdb::cook::kExitBadInput;
+  } catch (const mmdb::cook::UsageError& e) {
     std::fflush(stdout);
     std::fprintf(stderr, "error: %s\nRun with --help for more information.\n", e.what());
-    return mm::kExitUsage;
+    return mmdb::cook::kExitUsage;
   } catch (const std::exception& e) {
     std::fflush(stdout);
     std::fprintf(stderr, "internal error: %s\nThis is a bug in mmcook; please report it with the "
                  "input that caused it.\n", e.what());
-    return mm::kExitInternal;
+    return mmdb::cook::kExitInternal;
   } catch (...) {
     std::fprintf(stderr, "internal error: unknown exception\n");
-    return mm::kExitInternal;
+    return mmdb::cook::kExitInternal;
   }
 }

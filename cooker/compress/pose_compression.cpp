@@ -16,7 +16,7 @@
 #include <stdexcept>
 #include <thread>
 
-namespace mm {
+namespace mmdb::cook {
 namespace {
 
 constexpr int kMaxSegmentFrames = 1024;  // the runtime decodes a segment in a stack buffer
@@ -576,4 +576,4 @@ std::vector<glm::vec4> decodeCodedStream(const CookedCodedStream& stream, uint32
   return out;
 }
 
-}  // namespace mm
+}  // namespace mmdb::cook

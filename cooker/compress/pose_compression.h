@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <string>
 
-namespace mm {
+namespace mmdb::cook {
 
 struct StreamCompressionReport {
   std::string name;            // "local_rotations", ...
@@ -44,4 +44,4 @@ std::vector<glm::vec4> decodeCodedStream(const CookedCodedStream& stream, uint32
                                          uint32_t joint_count, uint32_t segment_frames,
                                          bool rotations);
 
-}  // namespace mm
+}  // namespace mmdb::cook

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <limits>
 
-namespace mm {
+namespace mmdb::cook {
 
 FeatureBounds buildFeatureBounds(const std::vector<float>& features, int stride, int box_size) {
   const size_t s = static_cast<size_t>(stride), size = static_cast<size_t>(box_size);
@@ -23,4 +23,4 @@ FeatureBounds buildFeatureBounds(const std::vector<float>& features, int stride,
   return b;
 }
 
-}  // namespace mm
+}  // namespace mmdb::cook

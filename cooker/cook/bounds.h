@@ -4,7 +4,7 @@
 
 #include <vector>
 
-namespace mm {
+namespace mmdb::cook {
 
 struct FeatureBounds {
   std::vector<float> min, max;  // boxes * stride; box b covers frames [b * size, (b + 1) * size)
@@ -13,4 +13,4 @@ struct FeatureBounds {
 // `features` holds frame_count rows of `stride` floats; the last box may be shorter.
 FeatureBounds buildFeatureBounds(const std::vector<float>& features, int stride, int box_size);
 
-}  // namespace mm
+}  // namespace mmdb::cook

@@ -13,7 +13,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace mm {
+namespace mmdb::cook {
 
 ClipStageSettings clipStageSettings(const CookSettings& s) {
   if (!(s.frame_rate > 0) || !std::isfinite(s.frame_rate))
@@ -109,18 +109,6 @@ ClipMotion cookClipMotion(RawClip clip, const SkeletonRoles& roles,
   m.root = extract.run(clip, world, roles, &m.warnings);
   m.facing = measureFacing(clip, m.root, roles);
 
-  std::vector<std::vector<glm::vec3>> toes(2, std::vector<glm::vec3>(clip.frame_count));
-  const int lt = roles.joint(Role::LeftToe), rt = roles.joint(Role::RightToe);
-  for (int f = 0; f < clip.frame_count; ++f) {
-    toes[0][f] = world[f * joints + lt];
-    toes[1][f] = world[f * joints + rt];
-  }
-  ContactDetector contacts;
-  contacts.frame_rate = settings.frame_rate;
-  contacts.speed_threshold = settings.contact_speed_threshold;
-  contacts.median_frames = settings.contact_median_frames;
-  m.contacts = contacts.run(toes);
-
   stripRootMotion(clip, m.root);
   m.velocities = linearVelocities(clip.translations, static_cast<int>(joints), settings.frame_rate);
   m.angular_velocities =
@@ -128,7 +116,12 @@ ClipMotion cookClipMotion(RawClip clip, const SkeletonRoles& roles,
 
   FeatureBuilder features;
   features.trajectory_frames = settings.trajectory_frames;
-  m.features = features.run(clip, m.velocities, m.angular_velocities, m.root, roles);
+  ToeSpeeds toe_speeds;
+  m.features = features.run(clip, m.velocities, m.angular_velocities, m.root, roles, &toe_speeds);
+  ContactDetector contacts;
+  contacts.speed_threshold = settings.contact_speed_threshold;
+  contacts.median_frames = settings.contact_median_frames;
+  m.contacts = contacts.run(toe_speeds);
   // A degenerate pose must not poison the whole database's normalization.
   for (size_t i = 0; i < m.features.size(); ++i)
     if (!std::isfinite(m.features[i]))
@@ -142,4 +135,4 @@ ClipMotion cookClipMotion(RawClip clip, const SkeletonRoles& roles,
   return m;
 }
 
-}  // namespace mm
+}  // namespace mmdb::cook

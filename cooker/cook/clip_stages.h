@@ -11,18 +11,19 @@
 #include <string>
 #include <vector>
 
-namespace mm {
+namespace mmdb::cook {
 
-// CookSettings' times turned into frame counts at the database rate.
+// CookSettings' times turned into frame counts at the database rate: made by clipStageSettings(),
+// so it has no defaults of its own.
 struct ClipStageSettings {
-  double frame_rate = 60;
-  int root_position_window = 31;
-  int facing_window = 61;
-  int order = 3;
-  float contact_speed_threshold = 0.15f;
-  int contact_median_frames = 6;
-  int trailing_unmatchable_frames = 20;
-  std::array<int, 3> trajectory_frames{20, 40, 60};
+  double frame_rate = 0;
+  int root_position_window = 0;
+  int facing_window = 0;
+  int order = 0;
+  float contact_speed_threshold = 0;
+  int contact_median_frames = 0;
+  int trailing_unmatchable_frames = 0;
+  std::array<int, 3> trajectory_frames{};
 };
 
 // Throws InputError for settings that cannot work (rate, windows, order, thresholds).
@@ -56,4 +57,4 @@ struct ClipMotion {
 ClipMotion cookClipMotion(RawClip clip, const SkeletonRoles& roles,
                           const ClipStageSettings& settings);
 
-}  // namespace mm
+}  // namespace mmdb::cook

@@ -1,10 +1,8 @@
 #include "cook/contacts.h"
 
-#include "cook/velocities.h"
-
 #include <algorithm>
 
-namespace mm {
+namespace mmdb::cook {
 
 std::vector<uint8_t> medianFilterBinary(const std::vector<uint8_t>& values, int size) {
   const int n = static_cast<int>(values.size());
@@ -19,18 +17,16 @@ std::vector<uint8_t> medianFilterBinary(const std::vector<uint8_t>& values, int 
   return out;
 }
 
-std::vector<uint32_t> ContactDetector::run(
-    const std::vector<std::vector<glm::vec3>>& toe_positions) const {
-  const size_t n = toe_positions.empty() ? 0 : toe_positions[0].size();
+std::vector<uint32_t> ContactDetector::run(const ToeSpeeds& toe_speeds) const {
+  const size_t n = toe_speeds[0].size();
   std::vector<uint32_t> mask(n, 0);
-  for (size_t toe = 0; toe < toe_positions.size(); ++toe) {
-    const std::vector<glm::vec3> v = linearVelocities(toe_positions[toe], 1, frame_rate);
-    std::vector<uint8_t> slow(n);
-    for (size_t f = 0; f < n; ++f) slow[f] = glm::length(v[f]) < speed_threshold ? 1 : 0;
+  std::vector<uint8_t> slow(n);
+  for (size_t toe = 0; toe < toe_speeds.size(); ++toe) {
+    for (size_t f = 0; f < n; ++f) slow[f] = toe_speeds[toe][f] < speed_threshold ? 1 : 0;
     const std::vector<uint8_t> filtered = medianFilterBinary(slow, median_frames);
     for (size_t f = 0; f < n; ++f) mask[f] |= static_cast<uint32_t>(filtered[f]) << toe;
   }
   return mask;
 }
 
-}  // namespace mm
+}  // namespace mmdb::cook

@@ -33,7 +33,7 @@
 
 #include <unistd.h>
 
-namespace mm {
+namespace mmdb::cook {
 namespace {
 
 // Standing hip heights outside this band (metres) mean the unit scale is probably wrong.
@@ -362,62 +362,71 @@ ClipPart cookClipPart(const CookRequest& request, int index, const CookedSource&
   return part;
 }
 
-CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
-                            const CookProgress& progress, ClipStore* store) {
-  const CookSettings& settings = request.settings;
-  if (request.clips.empty()) throw InputError("there are no clips to cook; add at least one");
-  checkWeights(settings);
-  const ClipStageSettings stage = clipStageSettings(settings);
-  CookReport report;
-  report.store.used = store != nullptr;
-  Stopwatch stopwatch;
+namespace {
 
-  // Sources: one per distinct path, in order of first use.
-  const int clip_count = static_cast<int>(request.clips.size());
-  std::vector<int> source_of(clip_count);
+// The sources of a request: one per distinct path, in order of first use.
+struct SourceTable {
+  std::vector<int> source_of;     // per clip
   std::vector<int> hashing_clip;  // per source, the clip that hashes it
-  std::vector<std::string> source_paths;
-  for (int i = 0; i < clip_count; ++i) {
-    const auto it = std::find(source_paths.begin(), source_paths.end(), request.clips[i].source);
-    source_of[i] = static_cast<int>(it - source_paths.begin());
-    if (it == source_paths.end()) {
-      source_paths.push_back(request.clips[i].source);
-      hashing_clip.push_back(i);
+  std::vector<CookedSource> sources;
+};
+
+SourceTable distinctSources(const CookRequest& request) {
+  SourceTable t;
+  std::vector<std::string> paths;
+  for (const ClipSpec& spec : request.clips) {
+    const auto it = std::find(paths.begin(), paths.end(), spec.source);
+    t.source_of.push_back(static_cast<int>(it - paths.begin()));
+    if (it == paths.end()) {
+      paths.push_back(spec.source);
+      t.hashing_clip.push_back(static_cast<int>(t.source_of.size()) - 1);
     }
   }
-  std::vector<CookedSource> sources(source_paths.size());
-  const int jobs = request.jobs > 0 ? request.jobs
-                                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  // A store finds parts by their key, which holds the source's hash: hash every source first
-  // (or take it from the part, when the store's parts vouch for their sources). Without a store,
-  // a clip's source is hashed after it is cooked, so a bad file gets the importer's message.
-  if (store) {
-    parallelFor(0, static_cast<int>(source_paths.size()), jobs, [&](int s) {
-      const ClipSpec& spec = request.clips[hashing_clip[s]];
-      if (std::optional<CookedSource> recorded = store->recordedSource(hashing_clip[s])) {
-        sources[s] = *recorded;
-        sources[s].path = spec.source_label.empty() ? spec.source : spec.source_label;
-      } else {
-        sources[s] = hashSource(spec.source, spec.source_label);
-      }
-    });
-    report.stage_seconds.emplace_back("source hashes", stopwatch.lap());
-  }
+  t.sources.resize(paths.size());
+  return t;
+}
 
-  std::vector<ClipPart> parts(clip_count);
+// A store finds parts by their key, which holds the source's hash: hash every source first (or
+// take it from the part, when the store's parts vouch for their sources).
+void hashSourcesForStore(const CookRequest& request, ClipStore& store, int jobs, SourceTable& t) {
+  parallelFor(0, static_cast<int>(t.sources.size()), jobs, [&](int s) {
+    const ClipSpec& spec = request.clips[t.hashing_clip[s]];
+    if (std::optional<CookedSource> recorded = store.recordedSource(t.hashing_clip[s])) {
+      t.sources[s] = *recorded;
+      t.sources[s].path = spec.source_label.empty() ? spec.source : spec.source_label;
+    } else {
+      t.sources[s] = hashSource(spec.source, spec.source_label);
+    }
+  });
+}
+
+// Every clip's part, from the store or cooked, and the first clip's context. The first clip is
+// obtained alone: it fixes the skeleton, the roles and (when nothing else gives it) the unit.
+// Without a store, a clip's source is hashed after it is cooked, so a bad file gets the
+// importer's message.
+struct ObtainedParts {
+  std::vector<ClipPart> parts;
+  ClipContext context;
+};
+
+ObtainedParts obtainParts(const CookRequest& request, ClipStore* store, int jobs,
+                          const CookProgress& progress, SourceTable& t, ClipStoreCounts& counts) {
+  const int clip_count = static_cast<int>(request.clips.size());
+  ObtainedParts out;
+  out.parts.resize(clip_count);
   std::atomic<int> hits{0}, misses{0}, refused{0};
   std::atomic<uint64_t> estimated_bytes{0};
   std::mutex progress_mutex;
   int done = 0;
-  std::optional<ClipContext> context;
   auto obtain = [&](int i) {
     const ClipSpec& spec = request.clips[i];
-    ClipPart& part = parts[i];
-    const ClipContext* ctx = i == 0 ? nullptr : &*context;
+    const CookedSource& source = t.sources[t.source_of[i]];
+    ClipPart& part = out.parts[i];
+    const ClipContext* context = i == 0 ? nullptr : &out.context;
     bool found = false;
     std::string key;
     if (store) {
-      key = clipKey(request, i, sources[source_of[i]], ctx);
+      key = clipKey(request, i, source, context);
       bool was_refused = false;
       if (auto kept = store->find(key, i, &was_refused)) {
         part = std::move(*kept);
@@ -427,48 +436,55 @@ CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
     }
     if (found) {
       ++hits;
-      if (ctx) checkSameSkeleton(ctx->skeleton, ctx->first_where, part.skeleton, where(spec));
+      if (context) checkSameSkeleton(context->skeleton, context->first_where, part.skeleton, where(spec));
     } else {
-      part = cookClipPart(request, i, store ? sources[source_of[i]] : CookedSource{}, ctx);
-      if (!store && hashing_clip[source_of[i]] == i)
-        sources[source_of[i]] = hashSource(spec.source, spec.source_label);
+      part = cookClipPart(request, i, store ? source : CookedSource{}, context);
+      if (!store && t.hashing_clip[t.source_of[i]] == i)
+        t.sources[t.source_of[i]] = hashSource(spec.source, spec.source_label);
       if (store) {
         ++misses;
         store->keep(key, i, part);
       }
     }
-    checkEstimate(spec, estimated_bytes += estimatedDatabaseBytes(
-                                partFrames(part), part.skeleton.names.size()));
+    checkEstimate(spec, estimated_bytes += estimatedDatabaseBytes(partFrames(part),
+                                                                  part.skeleton.names.size()));
     if (progress) {
       std::lock_guard<std::mutex> lock(progress_mutex);
       progress(++done, clip_count);
     }
   };
-  // The first clip fixes the skeleton, the roles and (when nothing else gives it) the unit.
   obtain(0);
-  context = clipContext(request, parts[0]);
+  out.context = clipContext(request, out.parts[0]);
   parallelFor(1, clip_count, jobs, obtain);
-  report.store.hits = hits;
-  report.store.misses = misses;
-  report.store.refused = refused;
-  report.stage_seconds.emplace_back(store ? "clips (import and clip stages, or the store)"
-                                          : "import and clip stages",
-                                    stopwatch.lap());
+  counts.hits = hits;
+  counts.misses = misses;
+  counts.refused = refused;
+  return out;
+}
 
-  // Everything below runs in manifest order on one thread. Warnings are logged as soon as they
-  // are known in that order, so a later error does not hide them.
-  const Skeleton& skeleton = context->skeleton;
-  const SkeletonRoles& roles = context->roles;
-  report.preset = roles.preset;
-  report.role_lines = roles.describe(skeleton);
-  spdlog::info("skeleton preset: {}", roles.preset.empty() ? "(none, roles given)" : roles.preset);
-  for (const auto& line : report.role_lines) spdlog::info("  {}", line);
-  auto warn = [&report](const std::string& text, const ClipSpec* spec = nullptr) {
+// Logs and records the warnings, in manifest order, as soon as they are known, so a later error
+// does not hide them.
+class WarningLog {
+ public:
+  explicit WarningLog(CookReport& report) : report_(report) {}
+  void operator()(const std::string& text, const ClipSpec* spec = nullptr) const {
     spdlog::warn("{}", text);
-    report.warnings.push_back({text, spec ? spec->source_label : std::string(),
-                               spec ? clipName(*spec) : std::string()});
-  };
-  for (int i = 0; i < clip_count; ++i) {
+    report_.warnings.push_back({text, spec ? spec->source_label : std::string(),
+                                spec ? clipName(*spec) : std::string()});
+  }
+
+ private:
+  CookReport& report_;
+};
+
+// What the parts say about the whole cook: skeleton, roles, unit, and every clip's warnings.
+void reportParts(const CookRequest& request, const std::vector<ClipPart>& parts,
+                 const ClipContext& context, const WarningLog& warn, CookReport& report) {
+  report.preset = context.roles.preset;
+  report.role_lines = context.roles.describe(context.skeleton);
+  spdlog::info("skeleton preset: {}", report.preset.empty() ? "(none, roles given)" : report.preset);
+  for (const auto& line : report.role_lines) spdlog::info("  {}", line);
+  for (size_t i = 0; i < parts.size(); ++i) {
     const ClipSpec& spec = request.clips[i];
     report.source_frames += parts[i].source_frames;
     if (auto hip = hipHeightWarning(spec, parts[i])) warn(*hip, &spec);
@@ -479,31 +495,35 @@ CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
   report.unit_scale = parts[0].unit.scale;
   report.unit_scale_origin = parts[0].unit.origin;
   spdlog::info("unit scale: {} m per source unit ({})", report.unit_scale, report.unit_scale_origin);
-  if (auto facing = facingWarning(parts, roles, skeleton)) warn(*facing);
+  if (auto facing = facingWarning(parts, context.roles, context.skeleton)) warn(*facing);
+}
 
-  CookedDatabase db;
-  db.sources = std::move(sources);
-  const size_t joints = skeleton.names.size();
-  db.joint_count = static_cast<uint32_t>(joints);
-  db.frame_rate = static_cast<float>(settings.frame_rate);
+// The parts one after another (each clip, then its mirrored copy), freeing each part as it goes:
+// the database's clips and streams, and what the link still needs.
+struct Concatenated {
   std::vector<float> raw_features;
   std::vector<ClipTagging> tagging;
-  auto add = [&](const ClipMotion& m, int spec_index, const ClipPart& w, int mirror_of) {
+};
+
+Concatenated concatenateParts(const CookRequest& request, const std::vector<int>& source_of,
+                              std::vector<ClipPart>& parts, CookedDatabase& db) {
+  Concatenated out;
+  auto add = [&](const ClipMotion& m, int spec_index, const ClipPart& part, int mirror_of) {
     const ClipSpec& spec = request.clips[spec_index];
     CookedClip c;
     c.name = m.clip.name;
     c.source_index = source_of[spec_index];
     c.first_frame = db.frame_count;
     c.frame_count = static_cast<uint32_t>(m.clip.frame_count);
-    c.source_frame_rate = static_cast<float>(w.source_rate);
+    c.source_frame_rate = static_cast<float>(part.source_rate);
     c.source_first_frame = static_cast<uint32_t>(spec.source_first_frame);
-    c.source_frame_count = static_cast<uint32_t>(w.source_frames);
+    c.source_frame_count = static_cast<uint32_t>(part.source_frames);
     c.mirrored = mirror_of >= 0;
     c.mirror_of = mirror_of;
-    c.take = w.take;
+    c.take = part.take;
     ClipTagging t{c.name, c.first_frame, c.frame_count, spec.tags, spec.ranges};
     if (c.mirrored) t.tags.push_back("mirrored");
-    tagging.push_back(std::move(t));
+    out.tagging.push_back(std::move(t));
     db.clips.push_back(std::move(c));
     db.frame_count += static_cast<uint32_t>(m.clip.frame_count);
     append(db.local_rotations, m.clip.rotations);
@@ -512,33 +532,39 @@ CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
     append(db.local_angular_velocities, m.angular_velocities);
     append(db.root_motion, m.root);
     append(db.contacts, m.contacts);
-    append(raw_features, m.features);
+    append(out.raw_features, m.features);
   };
   size_t total_frames = 0;
-  for (const auto& w : parts) total_frames += partFrames(w);
+  for (const auto& part : parts) total_frames += partFrames(part);
+  const size_t joints = db.joint_count;
   for (auto* v : {&db.local_translations, &db.local_velocities, &db.local_angular_velocities})
     reserveLarge(*v, total_frames * joints);
   reserveLarge(db.local_rotations, total_frames * joints);
   reserveLarge(db.root_motion, total_frames);
   reserveLarge(db.contacts, total_frames);
-  reserveLarge(raw_features, total_frames * kFeatureCount);
-  for (int i = 0; i < clip_count; ++i) {
+  reserveLarge(out.raw_features, total_frames * kFeatureCount);
+  for (size_t i = 0; i < parts.size(); ++i) {
     const int original = static_cast<int>(db.clips.size());
-    add(parts[i].motion, i, parts[i], -1);
-    if (parts[i].mirror) add(*parts[i].mirror, i, parts[i], original);
-    parts[i] = ClipPart();  // free as we go
+    add(parts[i].motion, static_cast<int>(i), parts[i], -1);
+    if (parts[i].mirror) add(*parts[i].mirror, static_cast<int>(i), parts[i], original);
+    parts[i] = ClipPart();
   }
+  return out;
+}
 
+// Normalization, matchable ranges and tags, and the search's bounds boxes.
+void linkFeatures(Concatenated& joined, const SkeletonRoles& roles, const CookSettings& settings,
+                  const ClipStageSettings& stage, const WarningLog& warn, CookedDatabase& db) {
   db.feature_count = kFeatureCount;
   db.feature_stride = kFeatureStride;
   db.feature_blocks = featureBlocks(roles, settings.weights);
   NormalizedFeatures normalized =
-      normalizeFeatures(raw_features, kFeatureCount, kFeatureStride, db.feature_blocks);
+      normalizeFeatures(joined.raw_features, kFeatureCount, kFeatureStride, db.feature_blocks);
   db.features = std::move(normalized.features);
   db.feature_offset = std::move(normalized.offset);
   db.feature_scale = std::move(normalized.scale);
 
-  MatchableRanges ranges = buildMatchableRanges(tagging, stage.trailing_unmatchable_frames);
+  MatchableRanges ranges = buildMatchableRanges(joined.tagging, stage.trailing_unmatchable_frames);
   db.tag_names = std::move(ranges.tag_names);
   db.ranges = std::move(ranges.ranges);
   for (size_t c = 0; c < db.clips.size(); ++c) db.clips[c].tag_mask = ranges.clip_tag_masks[c];
@@ -552,20 +578,25 @@ CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
   db.bounds_small_max = std::move(small.max);
   db.bounds_large_min = std::move(large.min);
   db.bounds_large_max = std::move(large.max);
+}
 
-  CookedSkeleton& sk = db.skeleton;
+void describeSkeleton(const Skeleton& skeleton, const SkeletonRoles& roles, double unit_scale,
+                      CookedSkeleton& sk) {
   sk.names = skeleton.names;
   sk.parents = skeleton.parents;
   sk.bind_rotations = skeleton.bind_rotations;
-  for (const auto& o : skeleton.offsets) sk.bind_translations.push_back(o * static_cast<float>(report.unit_scale));
+  for (const auto& o : skeleton.offsets) sk.bind_translations.push_back(o * static_cast<float>(unit_scale));
   for (int r = 0; r < kRoleCount; ++r) sk.roles.emplace_back(static_cast<Role>(r), roles.joints[r]);
   sk.facing_axis = roles.facing_axis;
   sk.preset = roles.preset;
   sk.contact_joints = {roles.joint(Role::LeftToe), roles.joint(Role::RightToe)};
+}
 
+void recordSettings(const CookSettings& settings, const ClipStageSettings& stage, double unit_scale,
+                    CookedDatabase& db) {
   CookedSettings& cs = db.settings;
   cs.frame_rate = static_cast<float>(settings.frame_rate);
-  cs.unit_scale = static_cast<float>(report.unit_scale);
+  cs.unit_scale = static_cast<float>(unit_scale);
   cs.root_position_window = static_cast<uint16_t>(stage.root_position_window);
   cs.facing_window = static_cast<uint16_t>(stage.facing_window);
   cs.savitzky_golay_order = static_cast<uint16_t>(stage.order);
@@ -575,10 +606,47 @@ CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
   cs.trajectory_times.assign(settings.trajectory_times.begin(), settings.trajectory_times.end());
   cs.block_weights.clear();
   for (const auto& b : db.feature_blocks) cs.block_weights.push_back(b.weight);
+}
+
+}  // namespace
+
+CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
+                            const CookProgress& progress, ClipStore* store) {
+  const CookSettings& settings = request.settings;
+  if (request.clips.empty()) throw InputError("there are no clips to cook; add at least one");
+  checkWeights(settings);
+  const ClipStageSettings stage = clipStageSettings(settings);
+  const int jobs = request.jobs > 0 ? request.jobs
+                                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  CookReport report;
+  report.store.used = store != nullptr;
+  Stopwatch stopwatch;
+
+  SourceTable sources = distinctSources(request);
+  if (store) {
+    hashSourcesForStore(request, *store, jobs, sources);
+    report.stage_seconds.emplace_back("source hashes", stopwatch.lap());
+  }
+  ObtainedParts obtained = obtainParts(request, store, jobs, progress, sources, report.store);
+  report.stage_seconds.emplace_back(store ? "clips (import and clip stages, or the store)"
+                                          : "import and clip stages",
+                                    stopwatch.lap());
+
+  // The link runs in manifest order on one thread.
+  const WarningLog warn(report);
+  reportParts(request, obtained.parts, obtained.context, warn, report);
+  CookedDatabase db;
+  db.sources = std::move(sources.sources);
+  db.joint_count = static_cast<uint32_t>(obtained.context.skeleton.names.size());
+  db.frame_rate = static_cast<float>(settings.frame_rate);
+  Concatenated joined = concatenateParts(request, sources.source_of, obtained.parts, db);
+  linkFeatures(joined, obtained.context.roles, settings, stage, warn, db);
+  describeSkeleton(obtained.context.skeleton, obtained.context.roles, report.unit_scale, db.skeleton);
+  recordSettings(settings, stage, report.unit_scale, db);
 
   report.stage_seconds.emplace_back("assembly", stopwatch.lap());
   if (report_out) *report_out = std::move(report);
   return db;
 }
 
-}  // namespace mm
+}  // namespace mmdb::cook

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-namespace mm {
+namespace mmdb::cook {
 
 // A warning of the cook, as logged, with the clip it is about when it is about one.
 struct CookWarning {
@@ -114,4 +114,4 @@ using CookProgress = std::function<void(int done, int total)>;
 CookedDatabase cookDatabase(const CookRequest& request, CookReport* report = nullptr,
                             const CookProgress& progress = {}, ClipStore* store = nullptr);
 
-}  // namespace mm
+}  // namespace mmdb::cook

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace mm {
+namespace mmdb::cook {
 
 FeatureBlockId blockWeightId(int block) {
   static constexpr FeatureBlockId kIds[kFeatureBlockCount] = {
@@ -29,12 +29,17 @@ std::vector<CookedFeatureBlock> featureBlocks(const SkeletonRoles& roles,
 std::vector<float> FeatureBuilder::run(const RawClip& clip, const std::vector<glm::vec3>& lv,
                                        const std::vector<glm::vec3>& lw,
                                        const std::vector<CookedRootFrame>& root,
-                                       const SkeletonRoles& roles) const {
+                                       const SkeletonRoles& roles, ToeSpeeds* toe_speeds) const {
   const int n = clip.frame_count;
   const size_t joints = clip.skeleton.names.size();
   const std::vector<int>& parents = clip.skeleton.parents;
   const int lf = roles.joint(Role::LeftFoot), rf = roles.joint(Role::RightFoot),
             hips = roles.joint(Role::Hips);
+  const int lt = roles.joint(Role::LeftToe), rt = roles.joint(Role::RightToe);
+  if (toe_speeds) {
+    (*toe_speeds)[0].resize(n);
+    (*toe_speeds)[1].resize(n);
+  }
   std::vector<float> out(static_cast<size_t>(n) * kFeatureCount);
   // Per joint, relative to the root's frame: rotation, position, velocity, angular velocity.
   std::vector<glm::quat> r(joints);
@@ -57,6 +62,10 @@ std::vector<float> FeatureBuilder::run(const RawClip& clip, const std::vector<gl
       // acting on the offset, plus the joint's own motion in its parent.
       v[j] = pv + glm::cross(pw, offset) + pr * lv[base + j];
       w[j] = pw + pr * lw[base + j];
+    }
+    if (toe_speeds) {
+      (*toe_speeds)[0][f] = glm::length(v[lt]);
+      (*toe_speeds)[1][f] = glm::length(v[rt]);
     }
     float* row = &out[static_cast<size_t>(f) * kFeatureCount];
     auto put = [&](int col, const glm::vec3& x) {
@@ -82,4 +91,4 @@ std::vector<float> FeatureBuilder::run(const RawClip& clip, const std::vector<gl
   return out;
 }
 
-}  // namespace mm
+}  // namespace mmdb::cook

@@ -2,6 +2,7 @@
 // frame, in seven blocks.
 #pragma once
 
+#include "cook/contacts.h"
 #include "cook/skeleton_presets.h"
 #include "core/cook_settings.h"
 #include "core/cooked_database.h"
@@ -10,7 +11,7 @@
 #include <array>
 #include <vector>
 
-namespace mm {
+namespace mmdb::cook {
 
 inline constexpr int kFeatureCount = 27;
 inline constexpr int kFeatureStride = 28;  // rows padded to a multiple of 4 floats for std430
@@ -25,15 +26,18 @@ std::vector<CookedFeatureBlock> featureBlocks(const SkeletonRoles& roles,
 FeatureBlockId blockWeightId(int block);
 
 struct FeatureBuilder {
-  std::array<int, 3> trajectory_frames{20, 40, 60};  // future samples, frames at the clip's rate
+  std::array<int, 3> trajectory_frames{};  // future samples, frames at the clip's rate (from
+                                           // ClipStageSettings)
 
   // Raw features, kFeatureCount per frame. `clip` is stripped of root motion; `velocities` and
   // `angular_velocities` are its local ones; `root` is its simulation root. Foot and hip
-  // velocities are world velocities (root motion included) rotated into the root's frame.
+  // velocities are world velocities (root motion included) rotated into the root's frame, from
+  // forward kinematics of the local velocities and angular velocities. The same pass gives the
+  // toes' world speeds, for the contacts, when `toe_speeds` is not null.
   std::vector<float> run(const RawClip& clip, const std::vector<glm::vec3>& velocities,
                          const std::vector<glm::vec3>& angular_velocities,
-                         const std::vector<CookedRootFrame>& root,
-                         const SkeletonRoles& roles) const;
+                         const std::vector<CookedRootFrame>& root, const SkeletonRoles& roles,
+                         ToeSpeeds* toe_speeds = nullptr) const;
 };
 
-}  // namespace mm
+}  // namespace mmdb::cook

@@ -15,7 +15,7 @@
 
 #include <glm/gtc/quaternion.hpp>
 
-namespace mm {
+namespace mmdb::cook {
 namespace {
 
 struct NameParts {
@@ -168,4 +168,4 @@ RawClip mirrorClip(const RawClip& clip, const MirrorSettings& settings) {
   return out;
 }
 
-}  // namespace mm
+}  // namespace mmdb::cook

@@ -7,7 +7,7 @@
 
 #include <vector>
 
-namespace mm {
+namespace mmdb::cook {
 
 // For each joint, its counterpart (itself when unpaired). Pairs come from settings.patterns,
 // tried in order, then from the preset's own pairs. Throws InputError on an ambiguous pairing.
@@ -19,4 +19,4 @@ std::vector<int> mirrorJointMap(const Skeleton& skeleton, const MirrorSettings& 
 // the caller (the cook names it "<clip>#mirror").
 RawClip mirrorClip(const RawClip& clip, const MirrorSettings& settings);
 
-}  // namespace mm
+}  // namespace mmdb::cook

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-namespace mm {
+namespace mmdb::cook {
 
 NormalizedFeatures normalizeFeatures(const std::vector<float>& raw, int columns, int stride,
                                      std::vector<CookedFeatureBlock>& blocks) {
@@ -51,4 +51,4 @@ NormalizedFeatures normalizeFeatures(const std::vector<float>& raw, int columns,
   return out;
 }
 
-}  // namespace mm
+}  // namespace mmdb::cook

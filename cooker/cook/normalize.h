@@ -5,7 +5,7 @@
 
 #include <vector>
 
-namespace mm {
+namespace mmdb::cook {
 
 struct NormalizedFeatures {
   std::vector<float> features;  // frame_count * stride, (raw - offset) / scale, padding 0
@@ -20,4 +20,4 @@ struct NormalizedFeatures {
 NormalizedFeatures normalizeFeatures(const std::vector<float>& raw, int columns, int stride,
                                      std::vector<CookedFeatureBlock>& blocks);
 
-}  // namespace mm
+}  // namespace mmdb::cook

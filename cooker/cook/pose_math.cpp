@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-namespace mm {
+namespace mmdb::cook {
 
 glm::quat quatAbs(const glm::quat& q) { return q.w < 0 ? -q : q; }
 
@@ -22,7 +22,7 @@ glm::quat slerpShortest(const glm::quat& a, const glm::quat& b_in, float t) {
   return a * (std::sin((1.0f - t) * theta) / sin_theta) + b * (std::sin(t * theta) / sin_theta);
 }
 
-glm::vec3 toScaledAngleAxis(const glm::quat& q_in) {
+glm::vec3 toScaledAxis(const glm::quat& q_in) {
   const glm::quat q = quatAbs(q_in);
   const glm::vec3 v(q.x, q.y, q.z);
   const float s = glm::length(v);
@@ -72,4 +72,4 @@ std::vector<glm::quat> worldRotationsOfJoint(const RawClip& clip, int joint) {
   return out;
 }
 
-}  // namespace mm
+}  // namespace mmdb::cook

@@ -9,7 +9,7 @@
 
 #include <vector>
 
-namespace mm {
+namespace mmdb::cook {
 
 // q or -q, whichever has w >= 0 (the same rotation, the short way round).
 glm::quat quatAbs(const glm::quat& q);
@@ -18,7 +18,7 @@ glm::quat quatAbs(const glm::quat& q);
 glm::quat slerpShortest(const glm::quat& a, const glm::quat& b, float t);
 
 // The rotation as axis * angle (radians), angle in [0, pi].
-glm::vec3 toScaledAngleAxis(const glm::quat& q);
+glm::vec3 toScaledAxis(const glm::quat& q);
 
 // A rotation about +Y by `angle` radians: turns +Z towards +X. Exactly unit length.
 glm::quat yawRotation(float angle);
@@ -35,4 +35,4 @@ std::vector<glm::vec3> worldPositions(const RawClip& clip);
 // World rotations of one joint over all frames of a clip.
 std::vector<glm::quat> worldRotationsOfJoint(const RawClip& clip, int joint);
 
-}  // namespace mm
+}  // namespace mmdb::cook

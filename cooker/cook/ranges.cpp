@@ -2,7 +2,7 @@
 
 #include "core/errors.h"
 
-namespace mm {
+namespace mmdb::cook {
 namespace {
 
 int tagBit(const std::string& tag, const std::string& clip, std::vector<std::string>& names) {
@@ -69,4 +69,4 @@ MatchableRanges buildMatchableRanges(const std::vector<ClipTagging>& clips,
   return out;
 }
 
-}  // namespace mm
+}  // namespace mmdb::cook

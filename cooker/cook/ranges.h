@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace mm {
+namespace mmdb::cook {
 
 // One cooked clip as the range builder sees it.
 struct ClipTagging {
@@ -31,4 +31,4 @@ struct MatchableRanges {
 MatchableRanges buildMatchableRanges(const std::vector<ClipTagging>& clips,
                                      int trailing_unmatchable);
 
-}  // namespace mm
+}  // namespace mmdb::cook

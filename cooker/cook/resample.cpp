@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-namespace mm {
+namespace mmdb::cook {
 
 int resampledFrameCount(int source_frames, double rate_in, double rate_out) {
   if (source_frames <= 0) return 0;
@@ -51,4 +51,4 @@ RawClip resampleClip(RawClip clip, double rate) {
   return clip;
 }
 
-}  // namespace mm
+}  // namespace mmdb::cook

@@ -3,7 +3,7 @@
 
 #include "core/raw_clip.h"
 
-namespace mm {
+namespace mmdb::cook {
 
 // floor((n - 1) * rate_out / rate_in) + 1: the frames at times f / rate_out that lie inside the
 // source's [0, (n - 1) / rate_in].
@@ -13,4 +13,4 @@ int resampledFrameCount(int source_frames, double rate_in, double rate_out);
 // shorter arc, translations interpolate linearly. Throws InputError for a rate <= 0.
 RawClip resampleClip(RawClip clip, double rate);
 
-}  // namespace mm
+}  // namespace mmdb::cook

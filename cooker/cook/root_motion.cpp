@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace mm {
+namespace mmdb::cook {
 
 int fitFilterWindow(int configured, int frames, const std::string& clip, const char* filter,
                     std::vector<std::string>* warnings) {
@@ -95,4 +95,4 @@ void stripRootMotion(RawClip& clip, const std::vector<CookedRootFrame>& root) {
   }
 }
 
-}  // namespace mm
+}  // namespace mmdb::cook

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace mm {
+namespace mmdb::cook {
 
 // The smallest window a short clip may fall back to.
 inline constexpr int kMinimumFilterWindow = 5;
@@ -20,10 +20,11 @@ int fitFilterWindow(int configured, int frames, const std::string& clip, const c
                     std::vector<std::string>* warnings);
 
 struct RootMotionExtractor {
-  double frame_rate = 60;      // the clip's rate, for velocities
-  int position_window = 31;    // Savitzky-Golay frames, odd
-  int facing_window = 61;
-  int order = 3;
+  // From ClipStageSettings.
+  double frame_rate = 0;     // the clip's rate, for velocities
+  int position_window = 0;   // Savitzky-Golay frames, odd
+  int facing_window = 0;
+  int order = 0;
 
   // Position: ground projection of roles.RootPosition, smoothed. Facing: ground projection of the
   // facing joint's axis, normalized, smoothed, normalized; rotation is the yaw that turns +Z onto
@@ -42,4 +43,4 @@ std::vector<glm::vec3> projectedFacing(const RawClip& clip, int joint, const glm
 // t' = inverse(R) * (t - p), r' = inverse(R) * r.
 void stripRootMotion(RawClip& clip, const std::vector<CookedRootFrame>& root);
 
-}  // namespace mm
+}  // namespace mmdb::cook

@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <utility>
 
-namespace mm {
+namespace mmdb::cook {
 namespace {
 
 // Weights w such that sum_k w[k] * y[k] is the least-squares polynomial of degree `order` through
@@ -88,4 +88,4 @@ std::vector<glm::vec3> SavitzkyGolayFilter::apply(const std::vector<glm::vec3>& 
   return out;
 }
 
-}  // namespace mm
+}  // namespace mmdb::cook

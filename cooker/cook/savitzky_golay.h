@@ -9,7 +9,7 @@
 
 #include <vector>
 
-namespace mm {
+namespace mmdb::cook {
 
 // Nearest odd frame count to seconds * rate (at least 1).
 int oddWindowFrames(double seconds, double rate);
@@ -30,4 +30,4 @@ class SavitzkyGolayFilter {
   std::vector<std::vector<double>> weights_;  // [position in window][sample in window]
 };
 
-}  // namespace mm
+}  // namespace mmdb::cook

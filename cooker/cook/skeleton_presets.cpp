@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-namespace mm {
+namespace mmdb::cook {
 namespace {
 
 constexpr double kCmuUnit = 2.54 / 45.0;  // raw CMU BVH unit in metres (CMU mocap FAQ)
@@ -188,4 +188,4 @@ SkeletonRoles resolveRoles(const Skeleton& skeleton, const RoleSettings& setting
   return roles;
 }
 
-}  // namespace mm
+}  // namespace mmdb::cook

@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-namespace mm {
+namespace mmdb::cook {
 
 inline constexpr int kRoleCount = 7;  // Role::Hips .. Role::Facing
 
@@ -56,4 +56,4 @@ struct SkeletonRoles {
 SkeletonRoles resolveRoles(const Skeleton& skeleton, const RoleSettings& settings,
                            const std::string& what);
 
-}  // namespace mm
+}  // namespace mmdb::cook

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace mm {
+namespace mmdb::cook {
 
 double standingHipHeight(const RawClip& clip, int hips, int left_toe, int right_toe) {
   const size_t n = clip.skeleton.names.size();
@@ -41,4 +41,4 @@ void scaleClip(RawClip& clip, double scale) {
   for (auto& t : clip.translations) t *= s;
 }
 
-}  // namespace mm
+}  // namespace mmdb::cook

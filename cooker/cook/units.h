@@ -5,7 +5,7 @@
 
 #include <string>
 
-namespace mm {
+namespace mmdb::cook {
 
 inline constexpr double kStandingHipHeight = 0.9;  // metres, an adult's
 
@@ -34,4 +34,4 @@ double inferUnitScale(const RawClip& clip, int hips, int left_toe, int right_toe
 // Multiplies bind offsets and every translation by `scale`.
 void scaleClip(RawClip& clip, double scale);
 
-}  // namespace mm
+}  // namespace mmdb::cook

@@ -2,7 +2,7 @@
 
 #include "cook/pose_math.h"
 
-namespace mm {
+namespace mmdb::cook {
 namespace {
 
 // Fills frames 1..n-2 from per-step differences d(f) = (x[f+1] - x[f]) * rate, then the ends.
@@ -45,8 +45,8 @@ std::vector<glm::vec3> angularVelocities(const std::vector<glm::quat>& q, int st
   const float r = static_cast<float>(rate);
   const size_t s = static_cast<size_t>(stride);
   return differentiate(q.size(), stride, [&](size_t f, size_t e) {
-    return toScaledAngleAxis(q[(f + 1) * s + e] * glm::inverse(q[f * s + e])) * r;
+    return toScaledAxis(q[(f + 1) * s + e] * glm::inverse(q[f * s + e])) * r;
   });
 }
 
-}  // namespace mm
+}  // namespace mmdb::cook

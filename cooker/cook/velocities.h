@@ -8,7 +8,7 @@
 
 #include <vector>
 
-namespace mm {
+namespace mmdb::cook {
 
 // `values` holds frames of `stride` elements each ([frame * stride + element]); the result has
 // the same layout.
@@ -20,4 +20,4 @@ std::vector<glm::vec3> linearVelocities(const std::vector<glm::vec3>& values, in
 std::vector<glm::vec3> angularVelocities(const std::vector<glm::quat>& rotations, int stride,
                                          double rate);
 
-}  // namespace mm
+}  // namespace mmdb::cook

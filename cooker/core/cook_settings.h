@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace mm {
+namespace mmdb::cook {
 
 // The manifest's five feature weights, in column order. The file has seven blocks (left and
 // right foot are separate blocks for position and for velocity); both feet share a weight.
@@ -48,20 +48,40 @@ struct CompressionSettings {
   int segment_frames = 1024;                 // global frames per independently decodable segment
 };
 
+// The cook's defaults, the reference's: written here once. CookSettings starts from them; the
+// stages get their frame counts from a CookSettings (clipStageSettings), and README's manifest
+// reference is checked against them by a test. The reference states its windows in frames at
+// 60 Hz; the manifest states them in seconds, so they mean the same time at any rate.
+inline constexpr double kDefaultFrameRate = 60.0;
+inline constexpr std::array<float, kWeightCount> kDefaultWeights{0.75f, 1.0f, 1.0f, 1.0f, 1.5f};
+inline constexpr int kDefaultRootPositionWindowFrames = 31;  // Savitzky-Golay, at kDefaultFrameRate
+inline constexpr int kDefaultFacingWindowFrames = 61;
+inline constexpr int kDefaultSavitzkyGolayOrder = 3;
+inline constexpr double kDefaultContactSpeedThreshold = 0.15;  // m/s
+inline constexpr int kDefaultContactMedianFrames = 6;
+inline constexpr int kDefaultTrailingUnmatchableFrames = 20;
+inline constexpr std::array<int, 3> kDefaultTrajectoryFrames{20, 40, 60};
+
 struct CookSettings {
-  double frame_rate = 60.0;
-  double unit_scale = 0.0;  // metres per source unit; 0 = from the preset or inferred
+  double frame_rate = kDefaultFrameRate;
+  double unit_scale = 0.0;  // metres per source unit; 0 = from the file, the preset or inferred
   RoleSettings roles;
-  std::array<float, kWeightCount> weights{0.75f, 1.0f, 1.0f, 1.0f, 1.5f};
-  double root_position_window_s = 31.0 / 60.0;  // Savitzky-Golay window, seconds
-  double facing_window_s = 61.0 / 60.0;
-  int savitzky_golay_order = 3;
-  double contact_speed_threshold = 0.15;  // m/s
-  double contact_median_s = 0.1;
-  double trailing_unmatchable_s = 1.0 / 3.0;
-  std::array<double, 3> trajectory_times{1.0 / 3.0, 2.0 / 3.0, 1.0};
+  std::array<float, kWeightCount> weights = kDefaultWeights;
+  double root_position_window_s = kDefaultRootPositionWindowFrames / kDefaultFrameRate;
+  double facing_window_s = kDefaultFacingWindowFrames / kDefaultFrameRate;
+  int savitzky_golay_order = kDefaultSavitzkyGolayOrder;
+  double contact_speed_threshold = kDefaultContactSpeedThreshold;
+  double contact_median_s = kDefaultContactMedianFrames / kDefaultFrameRate;
+  double trailing_unmatchable_s = kDefaultTrailingUnmatchableFrames / kDefaultFrameRate;
+  std::array<double, 3> trajectory_times{kDefaultTrajectoryFrames[0] / kDefaultFrameRate,
+                                         kDefaultTrajectoryFrames[1] / kDefaultFrameRate,
+                                         kDefaultTrajectoryFrames[2] / kDefaultFrameRate};
   CompressionSettings compression;
 };
+// The seconds above are the reference's own numbers, bit for bit.
+static_assert(kDefaultContactMedianFrames / kDefaultFrameRate == 0.1 &&
+              kDefaultTrailingUnmatchableFrames / kDefaultFrameRate == 1.0 / 3.0 &&
+              kDefaultTrajectoryFrames[1] / kDefaultFrameRate == 2.0 / 3.0);
 
 // A part of a clip (clip-local frames at the database rate, [first, first + count)) that adds
 // tags or is cut out of matching.
@@ -99,4 +119,4 @@ struct CookRequest {
   int jobs = 0;  // 0 = all cores
 };
 
-}  // namespace mm
+}  // namespace mmdb::cook

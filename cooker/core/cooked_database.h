@@ -2,6 +2,10 @@
 // into the file; tests build it by hand to make small databases.
 #pragma once
 
+#include "core/cook_settings.h"
+
+#include <mmdb/mmdb_generated.h>
+
 #include <glm/gtc/quaternion.hpp>
 #include <glm/vec3.hpp>
 #include <glm/vec4.hpp>
@@ -12,15 +16,17 @@
 #include <string>
 #include <vector>
 
-namespace mm {
+namespace mmdb::cook {
 
-inline constexpr uint16_t kSchemaMajor = 2;
-inline constexpr uint16_t kSchemaMinor = 0;
-// Database.required_features bits (schema/mmdb.fbs).
-inline constexpr uint64_t kFeatureCodedPoses = 1;
-inline constexpr const char* kCookerVersion = "mmcook 1.0.0";
-
-enum class SourceFormat : int8_t { Bvh = 0, Fbx = 1, Other = 2 };
+// The schema's own version and enums (schema/mmdb.fbs), so the cooker cannot disagree with it.
+inline constexpr uint16_t kSchemaMajor = static_cast<uint16_t>(fb::SchemaMajor::Current);
+inline constexpr uint16_t kSchemaMinor = static_cast<uint16_t>(fb::SchemaMinor::Current);
+inline constexpr uint64_t kFeatureCodedPoses = static_cast<uint64_t>(fb::RequiredFeature::CodedPoses);
+using SourceFormat = fb::SourceFormat;
+using Role = fb::Role;
+// "mmcook " and the project's version (CMakeLists.txt). It names the cooker in every file and
+// every clip-cache key, so a release that changes what the cook computes bumps it.
+inline constexpr const char* kCookerVersion = "mmcook " MMDB_VERSION;
 
 struct CookedSource {
   std::string path;
@@ -28,9 +34,6 @@ struct CookedSource {
   uint64_t size_bytes = 0;
   SourceFormat format = SourceFormat::Bvh;
 };
-
-// Values match mmdb.fb::Role.
-enum class Role : int8_t { Hips = 0, LeftFoot, RightFoot, LeftToe, RightToe, RootPosition, Facing };
 
 struct CookedSkeleton {
   std::vector<std::string> names;
@@ -83,21 +86,24 @@ struct CookedRootFrame {
   glm::vec3 angular_velocity{0};
 };
 
+// What the file records of the settings. The cook fills it from its ClipStageSettings; a database
+// made by hand (tests) records the defaults.
 struct CookedSettings {
-  float frame_rate = 60;
+  float frame_rate = float(kDefaultFrameRate);
   float unit_scale = 1;
-  uint16_t root_position_window = 31;
-  uint16_t facing_window = 61;
-  uint16_t savitzky_golay_order = 3;
-  float contact_speed_threshold = 0.15f;
-  uint16_t contact_median_frames = 6;
-  uint16_t trailing_unmatchable_frames = 20;
-  std::vector<float> trajectory_times{1.f / 3, 2.f / 3, 1.f};
+  uint16_t root_position_window = kDefaultRootPositionWindowFrames;
+  uint16_t facing_window = kDefaultFacingWindowFrames;
+  uint16_t savitzky_golay_order = kDefaultSavitzkyGolayOrder;
+  float contact_speed_threshold = float(kDefaultContactSpeedThreshold);
+  uint16_t contact_median_frames = kDefaultContactMedianFrames;
+  uint16_t trailing_unmatchable_frames = kDefaultTrailingUnmatchableFrames;
+  std::vector<float> trajectory_times{float(kDefaultTrajectoryFrames[0] / kDefaultFrameRate),
+                                      float(kDefaultTrajectoryFrames[1] / kDefaultFrameRate),
+                                      float(kDefaultTrajectoryFrames[2] / kDefaultFrameRate)};
   std::vector<float> block_weights;  // one per feature block
 };
 
-// Values match mmdb.fb::TrackCoding.
-enum class TrackCoding : uint8_t { Constant = 0, Quaternion, Exponent, Lossless };
+using TrackCoding = fb::TrackCoding;
 
 struct CookedTrack {
   glm::vec4 value{0};  // Constant: the value (quaternion x, y, z, w, or a vector with w = 0)
@@ -171,4 +177,4 @@ struct CookedDatabase {
   CookedPoseCoding pose_coding;
 };
 
-}  // namespace mm
+}  // namespace mmdb::cook

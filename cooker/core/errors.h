@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace mm {
+namespace mmdb::cook {
 
 // Bad input: a file, a manifest, a joint. mmcook exits with 1.
 struct InputError : std::runtime_error {
@@ -18,4 +18,4 @@ struct UsageError : std::runtime_error {
 
 enum ExitCode : int { kExitOk = 0, kExitBadInput = 1, kExitUsage = 2, kExitInternal = 3 };
 
-}  // namespace mm
+}  // namespace mmdb::cook

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace mm {
+namespace mmdb::cook {
 
 class Fnv1a64 {
  public:
@@ -22,4 +22,4 @@ class Fnv1a64 {
   uint64_t hash_ = 14695981039346656037ull;
 };
 
-}  // namespace mm
+}  // namespace mmdb::cook

@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace mm {
+namespace mmdb::cook {
 namespace {
 
 const char* typeProblem(mode_t mode) {
@@ -63,4 +63,4 @@ void checkOutputPath(const std::string& output, const std::vector<std::string>& 
   }
 }
 
-}  // namespace mm
+}  // namespace mmdb::cook

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace mm {
+namespace mmdb::cook {
 
 // Why `path` cannot be read as a regular file ("No such file or directory", "not a regular file
 // (a named pipe, FIFO)", "a loop of symbolic links (...)", ...), or "" when it can be. Follows
@@ -24,4 +24,4 @@ void requireRegularFile(const std::string& path, const std::string& what_to_do);
 // Throws InputError naming the output and what to do.
 void checkOutputPath(const std::string& output, const std::vector<std::string>& inputs);
 
-}  // namespace mm
+}  // namespace mmdb::cook

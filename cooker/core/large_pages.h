@@ -12,7 +12,7 @@
 #include <sys/mman.h>
 #endif
 
-namespace mm {
+namespace mmdb::cook {
 
 // Advises 2 MB pages for the whole 2 MB-aligned pages inside [data, data + bytes).
 inline void adviseLargePages(const void* data, size_t bytes) {
@@ -34,4 +34,4 @@ void reserveLarge(std::vector<T>& v, size_t n) {
   adviseLargePages(v.data(), v.capacity() * sizeof(T));
 }
 
-}  // namespace mm
+}  // namespace mmdb::cook

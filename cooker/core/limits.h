@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace mm {
+namespace mmdb::cook {
 
 // Frame rates of sources and of the database, Hz. Mocap runs at 24 to 480 Hz.
 constexpr double kMinFrameRate = 1, kMaxFrameRate = 1000;
@@ -29,4 +29,4 @@ constexpr uint64_t estimatedDatabaseBytes(uint64_t frames, uint64_t joints) {
   return frames * (joints * kFileBytesPerSample + kFileBytesPerFrame);
 }
 
-}  // namespace mm
+}  // namespace mmdb::cook

@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-namespace mm {
+namespace mmdb::cook {
 
 // Runs work(i) for i in [first, count) on `jobs` threads (at least one). Work is taken in index
 // order, and after a failure no new index is started, so every index below the first failing one
@@ -36,4 +36,4 @@ void parallelFor(int first, int count, int jobs, Work work) {
     if (e) std::rethrow_exception(e);
 }
 
-}  // namespace mm
+}  // namespace mmdb::cook

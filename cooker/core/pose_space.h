@@ -7,7 +7,7 @@
 
 #include <cstddef>
 
-namespace mm {
+namespace mmdb::cook {
 
 // The local rotation and translation of joint j from the world transforms of every joint
 // (world_r, world_p indexed by joint) and its parent index (-1 for a root, which keeps its world
@@ -23,4 +23,4 @@ inline void localFromWorld(const glm::dquat* world_r, const glm::dvec3* world_p,
   }
 }
 
-}  // namespace mm
+}  // namespace mmdb::cook

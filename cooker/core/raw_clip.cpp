@@ -4,7 +4,7 @@
 
 #include <unordered_set>
 
-namespace mm {
+namespace mmdb::cook {
 
 int Skeleton::find(const std::string& name) const {
   for (size_t j = 0; j < names.size(); ++j)
@@ -30,4 +30,4 @@ void validateSkeleton(const Skeleton& s, const std::string& what) {
   }
 }
 
-}  // namespace mm
+}  // namespace mmdb::cook

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace mm {
+namespace mmdb::cook {
 
 // A joint hierarchy. Rules (checked by validateSkeleton):
 //  1. names, parents, offsets and bind_rotations have the same length, at least 1;
@@ -49,4 +49,4 @@ struct RawClip {
 // Throws InputError naming `what` (a file or clip) when a rule above is broken.
 void validateSkeleton(const Skeleton& skeleton, const std::string& what);
 
-}  // namespace mm
+}  // namespace mmdb::cook

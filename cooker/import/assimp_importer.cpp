@@ -46,7 +46,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-namespace mm {
+namespace mmdb::cook {
 namespace {
 
 constexpr double kDefaultFrameRate = 30.0;
@@ -865,4 +865,4 @@ SourceInfo inspectAssimpFile(const std::string& path) {
   return info;
 }
 
-}  // namespace mm
+}  // namespace mmdb::cook

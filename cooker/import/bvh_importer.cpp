@@ -40,7 +40,7 @@
 #include <limits>
 #include <unordered_map>
 
-namespace mm {
+namespace mmdb::cook {
 namespace {
 
 constexpr size_t kMaxDepth = 256;  // deeper than any skeleton: the file is damaged
@@ -921,4 +921,4 @@ RawClip importBvhFile(const std::string& path) {
   return parseBvh(file.text(), path);
 }
 
-}  // namespace mm
+}  // namespace mmdb::cook

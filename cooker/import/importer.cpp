@@ -6,7 +6,7 @@
 #include <cctype>
 #include <filesystem>
 
-namespace mm {
+namespace mmdb::cook {
 namespace {
 
 bool isBvh(const std::string& path) {
@@ -42,4 +42,4 @@ SourceInfo inspectSourceFile(const std::string& path) {
   return info;
 }
 
-}  // namespace mm
+}  // namespace mmdb::cook

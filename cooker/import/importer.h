@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-namespace mm {
+namespace mmdb::cook {
 
 // BVH (bvh_importer.cpp). parseBvh reads text already in memory; `path` is used in messages.
 RawClip importBvhFile(const std::string& path);
@@ -47,4 +47,4 @@ SourceInfo inspectAssimpFile(const std::string& path);
 glm::dmat3 axisConversionToYUp(int up_axis, int up_sign, int front_axis, int front_sign,
                                int coord_axis, int coord_sign);
 
-}  // namespace mm
+}  // namespace mmdb::cook

@@ -21,7 +21,7 @@
 #include <span>
 #include <sstream>
 
-namespace mm {
+namespace mmdb::cook {
 namespace {
 
 namespace fs = std::filesystem;
@@ -575,4 +575,21 @@ CookRequest readManifest(const std::string& path) {
   return parseManifest(text.str(), path);
 }
 
-}  // namespace mm
+std::vector<std::string> manifestKeys() {
+  std::vector<std::string> out;
+  auto add = [&](std::string_view table, Keys keys) {
+    for (std::string_view k : keys) out.push_back(std::string(table) + "." + std::string(k));
+  };
+  add("database", kDatabaseKeys);
+  add("skeleton", kSkeletonKeys);
+  add("weights", kWeightKeys);
+  add("filters", kFilterKeys);
+  add("contacts", kContactKeys);
+  add("compression", kCompressionKeys);
+  add("mirror", kMirrorKeys);
+  add("clip", kClipKeys);
+  add("clip.range", kRangeKeys);
+  return out;
+}
+
+}  // namespace mmdb::cook

@@ -6,8 +6,9 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
-namespace mm {
+namespace mmdb::cook {
 
 // Reads and checks a manifest file. Throws InputError naming the file and line of the first
 // problem (a syntax error, an unknown or mistyped key, a value out of range, a source file that
@@ -25,4 +26,8 @@ using SourceCheck = std::function<std::string(const std::string& path, bool& mis
 CookRequest parseManifest(std::string_view text, const std::string& path,
                           const SourceCheck& check = {});
 
-}  // namespace mm
+// Every key a manifest may hold, dotted ("weights.foot_position", "clip.range.tags"), for the
+// test that README's manifest reference lists them all with their defaults.
+std::vector<std::string> manifestKeys();
+
+}  // namespace mmdb::cook

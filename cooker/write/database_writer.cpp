@@ -19,7 +19,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-namespace mm {
+namespace mmdb::cook {
 namespace {
 
 namespace fb = mmdb::fb;
@@ -397,4 +397,4 @@ void writeFileAtomically(const std::string& path, std::span<const uint8_t> bytes
   syncFolderOf(path);
 }
 
-}  // namespace mm
+}  // namespace mmdb::cook

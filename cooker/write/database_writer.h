@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace mm {
+namespace mmdb::cook {
 
 // Serializes every field of `db` into a FlatBuffers buffer with the "MMDB" identifier.
 // Deterministic: the same database gives the same bytes (every field is written, even when it
@@ -39,4 +39,4 @@ inline void writeFileAtomically(const std::string& path, const std::vector<uint8
 // were killed (process <pid> no longer runs).
 void checkWritable(const std::string& path);
 
-}  // namespace mm
+}  // namespace mmdb::cook

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace mm {
+namespace mmdb::cook {
 
 inline flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>>
 stringVector(flatbuffers::FlatBufferBuilder& fbb, const std::vector<std::string>& values) {
@@ -16,4 +16,4 @@ stringVector(flatbuffers::FlatBufferBuilder& fbb, const std::vector<std::string>
   return fbb.CreateVector(out);
 }
 
-}  // namespace mm
+}  // namespace mmdb::cook

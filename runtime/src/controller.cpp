@@ -12,7 +12,7 @@ namespace mmdb {
 namespace {
 
 using detail::fromScaledAxis;
-using detail::shortest;
+using detail::quatAbs;
 using detail::springY;
 using detail::toScaledAxis;
 
@@ -32,7 +32,7 @@ void springPosition(glm::vec3& x, glm::vec3& v, glm::vec3& a, const glm::vec3& t
 void springRotation(glm::quat& q, glm::vec3& w, const glm::quat& target, float halflife,
                     float dt) {
   const float y = springY(halflife);
-  const glm::vec3 j0 = toScaledAxis(shortest(q * glm::inverse(target)));
+  const glm::vec3 j0 = toScaledAxis(quatAbs(q * glm::inverse(target)));
   const glm::vec3 j1 = w + j0 * y;
   const float e = std::exp(-y * dt);
   q = glm::normalize(fromScaledAxis(e * (j0 + j1 * dt)) * target);

@@ -9,11 +9,25 @@
 
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 
 namespace mmdb {
 
 static_assert(sizeof(Float4) == sizeof(fb::Vec4) && alignof(fb::Vec4) == 16);
+// The public header's copies of the schema's numbers and enums (so that it needs no FlatBuffers)
+// must be the schema's.
+static_assert(kSchemaMajor == static_cast<uint16_t>(fb::SchemaMajor::Current) &&
+              kSchemaMinor == static_cast<uint16_t>(fb::SchemaMinor::Current));
+static_assert(kFeatureCodedPoses == static_cast<uint64_t>(fb::RequiredFeature::ANY));
+constexpr bool sameRole(Role a, fb::Role b) { return static_cast<int>(a) == static_cast<int>(b); }
+static_assert(sameRole(Role::Hips, fb::Role::Hips) && sameRole(Role::LeftFoot, fb::Role::LeftFoot) &&
+              sameRole(Role::RightFoot, fb::Role::RightFoot) && sameRole(Role::LeftToe, fb::Role::LeftToe) &&
+              sameRole(Role::RightToe, fb::Role::RightToe) &&
+              sameRole(Role::RootPosition, fb::Role::RootPosition) &&
+              sameRole(Role::Facing, fb::Role::Facing) && sameRole(Role::Facing, fb::Role::MAX),
+              "mmdb::Role must list schema/mmdb.fbs's Role, in its order");
+static_assert(std::is_same_v<std::underlying_type_t<Role>, std::underlying_type_t<fb::Role>>);
 static_assert(sizeof(RootFrame) == sizeof(fb::RootFrame));
 static_assert(sizeof(MatchRange) == sizeof(fb::MatchRange) &&
               offsetof(MatchRange, tag_mask) == 8);

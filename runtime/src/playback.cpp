@@ -9,7 +9,7 @@ namespace mmdb {
 namespace {
 
 using detail::fromScaledAxis;
-using detail::shortest;
+using detail::quatAbs;
 using detail::springY;
 using detail::toScaledAxis;
 
@@ -29,7 +29,7 @@ Status sizeError(const char* job, const char* what, size_t actual, size_t expect
 // Decays a rotation offset (as a rotation vector) and its angular velocity by t seconds.
 glm::quat decayRotation(const glm::quat& offset, glm::vec3& angular_velocity, float halflife,
                         float t) {
-  glm::vec3 x = toScaledAxis(shortest(offset));
+  glm::vec3 x = toScaledAxis(quatAbs(offset));
   decayOffset(x, angular_velocity, halflife, t);
   return fromScaledAxis(x);
 }
@@ -170,7 +170,7 @@ Status InertializeTransitionJob::Run() const noexcept {
     decayOffset(translation, velocity, halflife, time_since_previous);
 
     const glm::quat offset = glm::normalize(
-        shortest(previous * source_rotations[j] * glm::inverse(destination_rotations[j])));
+        quatAbs(previous * source_rotations[j] * glm::inverse(destination_rotations[j])));
     // Angular velocity shown = offset velocity + offset rotation applied to the pose's velocity
     // (as InertializeJob shows it), so keep that sum unchanged across the switch.
     offset_angular_velocities[j] = (angular + previous * source_angular_velocities[j]) -

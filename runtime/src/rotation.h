@@ -7,7 +7,8 @@
 
 namespace mmdb::detail {
 
-inline glm::quat shortest(const glm::quat& q) { return q.w < 0 ? -q : q; }
+// The same rotation with w >= 0 (the shorter way round).
+inline glm::quat quatAbs(const glm::quat& q) { return q.w < 0 ? -q : q; }
 
 // Unit quaternion -> rotation vector (axis * angle).
 inline glm::vec3 toScaledAxis(const glm::quat& q) {

@@ -90,7 +90,7 @@ void BM_MmcookParseMemory(benchmark::State& state) {
   const Corpus& c = corpus();
   for (auto _ : state) {
     for (size_t i = 0; i < c.texts.size(); ++i) {
-      mm::RawClip clip = mm::parseBvh(c.texts[i], c.paths[i]);
+      mmdb::cook::RawClip clip = mmdb::cook::parseBvh(c.texts[i], c.paths[i]);
       benchmark::DoNotOptimize(clip.rotations.data());
     }
   }
@@ -101,7 +101,7 @@ void BM_MmcookImportDisk(benchmark::State& state) {
   const Corpus& c = corpus();
   for (auto _ : state) {
     for (const std::string& path : c.paths) {
-      mm::RawClip clip = mm::importBvhFile(path);
+      mmdb::cook::RawClip clip = mmdb::cook::importBvhFile(path);
       benchmark::DoNotOptimize(clip.rotations.data());
     }
   }

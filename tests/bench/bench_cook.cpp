@@ -41,7 +41,7 @@ void BM_ImportOnly(benchmark::State& state) {
   long long frames = 0;
   for (auto _ : state)
     for (const auto& f : files) {
-      const mm::RawClip clip = mm::importClipFile(f, "");
+      const mmdb::cook::RawClip clip = mmdb::cook::importClipFile(f, "");
       frames += clip.frame_count;
       benchmark::DoNotOptimize(clip.rotations.data());
     }
@@ -54,17 +54,17 @@ void BM_CookDatabase(benchmark::State& state) {
   const std::vector<std::string> files = bandaiFiles();
   if (files.empty()) return state.SkipWithError("no ../shared/data/bandai-1");
   spdlog::set_level(spdlog::level::err);  // two short clips warn about their filter windows
-  mm::CookRequest request;
+  mmdb::cook::CookRequest request;
   for (const auto& f : files) {
-    mm::ClipSpec c;
+    mmdb::cook::ClipSpec c;
     c.source = f;
     request.clips.push_back(c);
   }
   request.jobs = static_cast<int>(state.range(0));
   long long frames = 0;
   for (auto _ : state) {
-    mm::CookReport report;
-    const mm::CookedDatabase db = mm::cookDatabase(request, &report);
+    mmdb::cook::CookReport report;
+    const mmdb::cook::CookedDatabase db = mmdb::cook::cookDatabase(request, &report);
     frames += report.source_frames;
     benchmark::DoNotOptimize(db.features.data());
   }
@@ -77,7 +77,7 @@ void BM_CookDatabase(benchmark::State& state) {
 // `copies` clips named clip_0000.bvh, ... cycling through them.
 struct RecookCorpus {
   fs::path folder;
-  mm::CookRequest request;
+  mmdb::cook::CookRequest request;
   std::string edited;  // the source the "one edited clip" case rewrites
   std::string edited_text;
 };
@@ -98,7 +98,7 @@ const RecookCorpus* recookCorpus(int copies) {
     std::snprintf(name, sizeof name, "clip_%04d.bvh", i);
     const fs::path to = c.folder / "sources" / name;
     fs::copy_file(files[i % files.size()], to);
-    mm::ClipSpec spec;
+    mmdb::cook::ClipSpec spec;
     spec.source = to.string();
     c.request.clips.push_back(spec);
   }
@@ -122,15 +122,15 @@ void BM_Recook(benchmark::State& state) {
   const RecookCorpus* corpus = recookCorpus(copies);
   if (!corpus) return state.SkipWithError("no ../shared/data/bandai-1");
   spdlog::set_level(spdlog::level::err);
-  mm::CookRequest request = corpus->request;
+  mmdb::cook::CookRequest request = corpus->request;
   request.jobs = 0;
   const fs::path cache_dir = corpus->folder / "cache";
   const std::string output = (corpus->folder / "out.mmdb").string();
-  std::unique_ptr<mm::ClipCacheFolder> cache;
+  std::unique_ptr<mmdb::cook::ClipCacheFolder> cache;
   if (kind != kCold) {
     fs::remove_all(cache_dir);
-    cache = std::make_unique<mm::ClipCacheFolder>(cache_dir.string());
-    if (kind != kIntoEmptyCache) mm::cookDatabase(request, nullptr, {}, cache.get());  // warm it
+    cache = std::make_unique<mmdb::cook::ClipCacheFolder>(cache_dir.string());
+    if (kind != kIntoEmptyCache) mmdb::cook::cookDatabase(request, nullptr, {}, cache.get());  // warm it
   }
   double seconds = 0;
   int iteration = 0;
@@ -141,17 +141,17 @@ void BM_Recook(benchmark::State& state) {
       fs::remove_all(cache_dir);
       fs::create_directories(cache_dir);
     } else if (kind == kWeightChange) {
-      request.settings.weights[mm::kBlockFootPosition] = iteration % 2 ? 0.5f : 0.75f;
+      request.settings.weights[mmdb::cook::kBlockFootPosition] = iteration % 2 ? 0.5f : 0.75f;
     } else if (kind == kOneEditedClip) {  // a new version of one source each time
       std::ofstream(corpus->edited, std::ios::binary)
           << corpus->edited_text << std::string(static_cast<size_t>(iteration), '\n');
     }
     state.ResumeTiming();
     const auto start = std::chrono::steady_clock::now();
-    mm::CookReport report;
+    mmdb::cook::CookReport report;
     const flatbuffers::DetachedBuffer bytes =
-        mm::serializeDatabaseBuffer(mm::cookDatabase(request, &report, {}, cache.get()));
-    mm::writeFileAtomically(output, {bytes.data(), bytes.size()});
+        mmdb::cook::serializeDatabaseBuffer(mmdb::cook::cookDatabase(request, &report, {}, cache.get()));
+    mmdb::cook::writeFileAtomically(output, {bytes.data(), bytes.size()});
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     state.counters["hits"] = report.store.hits;
     state.counters["misses"] = report.store.misses;

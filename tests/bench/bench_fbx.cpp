@@ -42,7 +42,7 @@ const Corpus& corpus() {
     std::sort(out.paths.begin(), out.paths.end());
     for (const auto& p : out.paths) {
       out.bytes += static_cast<int64_t>(fs::file_size(p));
-      const mm::SourceInfo info = mm::inspectSourceFile(p);
+      const mmdb::cook::SourceInfo info = mmdb::cook::inspectSourceFile(p);
       if (!info.takes.empty()) out.frames += info.takes[0].frame_count;
     }
     return out;
@@ -76,7 +76,7 @@ void BM_MmcookFbxImport(benchmark::State& state) {
   if (c.paths.empty()) return state.SkipWithError("shared corpus absent (cmu-fbx)");
   for (auto _ : state)
     for (const auto& p : c.paths) {
-      mm::RawClip clip = mm::importAssimpFile(p, "");
+      mmdb::cook::RawClip clip = mmdb::cook::importAssimpFile(p, "");
       benchmark::DoNotOptimize(clip.rotations.data());
     }
   setCounters(state, c);
@@ -88,16 +88,16 @@ BENCHMARK(BM_MmcookFbxImport)->Unit(benchmark::kMillisecond);
 void BM_CookFbxCorpus(benchmark::State& state) {
   const Corpus& c = corpus();
   if (c.paths.empty()) return state.SkipWithError("shared corpus absent (cmu-fbx)");
-  mm::CookRequest request;
+  mmdb::cook::CookRequest request;
   for (const auto& p : c.paths) {
-    mm::ClipSpec spec;
+    mmdb::cook::ClipSpec spec;
     spec.source = p;
     spec.source_label = p;
     request.clips.push_back(spec);
   }
   request.jobs = static_cast<int>(state.range(0));
   for (auto _ : state) {
-    mm::CookedDatabase db = mm::cookDatabase(request);
+    mmdb::cook::CookedDatabase db = mmdb::cook::cookDatabase(request);
     benchmark::DoNotOptimize(db.features.data());
   }
   setCounters(state, c);

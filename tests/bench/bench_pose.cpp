@@ -23,28 +23,28 @@ namespace {
 namespace fs = std::filesystem;
 
 struct Coded {
-  mm::CompressionReport report;
+  mmdb::cook::CompressionReport report;
   uint64_t raw_file = 0, coded_file = 0;
-  mmtest::AlignedBytes raw_bytes, coded_bytes;
+  mmdb::test::AlignedBytes raw_bytes, coded_bytes;
 };
 
-const Coded& codedOf(const std::string& name, const mm::CookedDatabase* cooked) {
+const Coded& codedOf(const std::string& name, const mmdb::cook::CookedDatabase* cooked) {
   static std::map<std::string, std::unique_ptr<Coded>> cache;
   auto& slot = cache[name];
   if (slot) return *slot;
   slot = std::make_unique<Coded>();
-  mm::CookedDatabase db = *cooked;
+  mmdb::cook::CookedDatabase db = *cooked;
   db.pose_coding = {};
-  slot->raw_bytes = mmtest::serializeAligned(db);
-  mm::compressPoses(db, {}, 1, &slot->report);
-  slot->coded_bytes = mmtest::serializeAligned(db);
+  slot->raw_bytes = mmdb::test::serializeAligned(db);
+  mmdb::cook::compressPoses(db, {}, 1, &slot->report);
+  slot->coded_bytes = mmdb::test::serializeAligned(db);
   slot->raw_file = slot->raw_bytes.size();
   slot->coded_file = slot->coded_bytes.size();
   return *slot;
 }
 
-const mm::CookedDatabase* cmuFbx() {
-  static std::unique_ptr<mm::CookedDatabase> db;
+const mmdb::cook::CookedDatabase* cmuFbx() {
+  static std::unique_ptr<mmdb::cook::CookedDatabase> db;
   if (db) return db.get();
   const fs::path dir = fs::path(MMDB_SHARED_DATA) / "cmu-fbx";
   if (!fs::exists(dir)) return nullptr;
@@ -52,35 +52,35 @@ const mm::CookedDatabase* cmuFbx() {
   for (const auto& e : fs::directory_iterator(dir))
     if (e.path().extension() == ".fbx") files.push_back(e.path().string());
   std::sort(files.begin(), files.end());
-  mm::CookRequest request;
+  mmdb::cook::CookRequest request;
   for (const auto& f : files) {
-    mm::ClipSpec c;
+    mmdb::cook::ClipSpec c;
     c.source = f;
     c.source_label = fs::path(f).filename().string();
     request.clips.push_back(c);
   }
   spdlog::set_level(spdlog::level::err);
-  db = std::make_unique<mm::CookedDatabase>(mm::cookDatabase(request));
+  db = std::make_unique<mmdb::cook::CookedDatabase>(mmdb::cook::cookDatabase(request));
   return db.get();
 }
 
-const mm::CookedDatabase* synthetic(uint32_t joints, uint32_t clips, uint32_t frames) {
-  static std::map<uint32_t, std::unique_ptr<mm::CookedDatabase>> cache;
+const mmdb::cook::CookedDatabase* synthetic(uint32_t joints, uint32_t clips, uint32_t frames) {
+  static std::map<uint32_t, std::unique_ptr<mmdb::cook::CookedDatabase>> cache;
   auto& slot = cache[joints * 1000003u + clips * 1009u + frames];
   if (!slot) {
-    mmtest::SyntheticSpec spec;
+    mmdb::test::SyntheticSpec spec;
     spec.joints = joints;
     spec.clips = clips;
     spec.frames_per_clip = frames;
-    slot = std::make_unique<mm::CookedDatabase>(mmtest::makeSyntheticDatabase(spec));
+    slot = std::make_unique<mmdb::cook::CookedDatabase>(mmdb::test::makeSyntheticDatabase(spec));
   }
   return slot.get();
 }
 
-const mm::CookedDatabase* databaseNamed(int which, std::string& name) {
+const mmdb::cook::CookedDatabase* databaseNamed(int which, std::string& name) {
   std::string why;
   switch (which) {
-    case 0: name = "bandai-1"; return mmtest::bandaiCookedDatabase(&why);
+    case 0: name = "bandai-1"; return mmdb::test::bandaiCookedDatabase(&why);
     case 1: name = "cmu-fbx"; return cmuFbx();
     case 2: name = "synthetic 4 joints, 6 x 240 frames"; return synthetic(4, 6, 240);
     case 3: name = "synthetic 22 joints, 40 x 1000 frames"; return synthetic(22, 40, 1000);
@@ -91,7 +91,7 @@ const mm::CookedDatabase* databaseNamed(int which, std::string& name) {
 // Sizes: one iteration that codes the database; the figures are counters.
 void BM_PoseSizes(benchmark::State& state) {
   std::string name;
-  const mm::CookedDatabase* db = databaseNamed(int(state.range(0)), name);
+  const mmdb::cook::CookedDatabase* db = databaseNamed(int(state.range(0)), name);
   if (!db) return state.SkipWithError(("no motion corpus for " + name).c_str());
   const Coded* coded = nullptr;
   for (auto _ : state) coded = &codedOf(name, db);
@@ -101,8 +101,8 @@ void BM_PoseSizes(benchmark::State& state) {
   state.counters["file_ratio"] = double(coded->raw_file) / double(coded->coded_file);
   uint64_t raw = 0, coded_bytes = 0;
   static const char* const kShort[] = {"rot", "trans", "vel", "angvel"};
-  for (int s = 0; s < mm::kPoseStreamCount; ++s) {
-    const mm::StreamCompressionReport& r = coded->report.streams[size_t(s)];
+  for (int s = 0; s < mmdb::cook::kPoseStreamCount; ++s) {
+    const mmdb::cook::StreamCompressionReport& r = coded->report.streams[size_t(s)];
     raw += r.raw_bytes;
     coded_bytes += r.coded_bytes;
     state.counters[std::string(kShort[s]) + "_ratio"] = double(r.raw_bytes) / double(r.coded_bytes);
@@ -118,11 +118,11 @@ BENCHMARK(BM_PoseSizes)->DenseRange(0, 3)->Iterations(1)->Unit(benchmark::kMilli
 // file's streams (the baseline), 1: decode of the coded file. GB/s of decoded output.
 void BM_DecodePoses(benchmark::State& state) {
   std::string name;
-  const mm::CookedDatabase* cooked = databaseNamed(int(state.range(1)), name);
+  const mmdb::cook::CookedDatabase* cooked = databaseNamed(int(state.range(1)), name);
   if (!cooked) return state.SkipWithError(("no motion corpus for " + name).c_str());
   const Coded& coded = codedOf(name, cooked);
   const bool decode = state.range(0) == 1;
-  const mmtest::AlignedBytes& bytes = decode ? coded.coded_bytes : coded.raw_bytes;
+  const mmdb::test::AlignedBytes& bytes = decode ? coded.coded_bytes : coded.raw_bytes;
   auto opened = mmdb::Database::fromMemory(bytes.data(), bytes.size());
   if (!opened.ok()) return state.SkipWithError(opened.error().message());
   const mmdb::Database& db = opened.value();

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <limits>
 
-namespace mmbench {
+namespace mmdb::test {
 
 mmdb::SearchResult referenceSearch(const mmdb::Database& db, const mmdb::SearchRequest& request) {
   const float* q = request.query.data();
@@ -80,4 +80,4 @@ mmdb::SearchResult referenceSearch(const mmdb::Database& db, const mmdb::SearchR
   return result;
 }
 
-}  // namespace mmbench
+}  // namespace mmdb::test

@@ -12,8 +12,8 @@
 #include <mmdb/database.h>
 #include <mmdb/search.h>
 
-namespace mmbench {
+namespace mmdb::test {
 
 mmdb::SearchResult referenceSearch(const mmdb::Database& db, const mmdb::SearchRequest& request);
 
-}  // namespace mmbench
+}  // namespace mmdb::test

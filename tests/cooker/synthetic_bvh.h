@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace mm::test {
+namespace mmdb::test {
 
 // A Geno-named skeleton in centimetres, 30 frames per second.
 // Per frame: hips position (cm) and yaw (degrees); feet positions relative to the hips (cm).
@@ -75,4 +75,4 @@ inline std::vector<BvhFrame> circleFrames(int count, double omega, double radius
   return frames;
 }
 
-}  // namespace mm::test
+}  // namespace mmdb::test

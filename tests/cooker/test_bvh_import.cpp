@@ -69,7 +69,7 @@ class LogCapture {
 };
 
 TEST(BvhImport, TwoJointFileFromDisk) {
-  const mm::RawClip clip = mm::importBvhFile(testData("two_joints.bvh"));
+  const mmdb::cook::RawClip clip = mmdb::cook::importBvhFile(testData("two_joints.bvh"));
   EXPECT_EQ(clip.name, "two_joints");
   EXPECT_EQ(clip.source_path, testData("two_joints.bvh"));
   EXPECT_EQ(clip.take, "");
@@ -77,7 +77,7 @@ TEST(BvhImport, TwoJointFileFromDisk) {
   EXPECT_EQ(clip.frame_rate, 30.0);  // 1 / 0.0333333, snapped to the whole rate
   ASSERT_EQ(clip.frame_count, 3);
 
-  const mm::Skeleton& s = clip.skeleton;
+  const mmdb::cook::Skeleton& s = clip.skeleton;
   ASSERT_EQ(s.jointCount(), 2);  // the End Site is not a joint
   EXPECT_EQ(s.names, (std::vector<std::string>{"Hips", "Spine"}));
   EXPECT_EQ(s.parents, (std::vector<int>{-1, 0}));
@@ -105,7 +105,7 @@ TEST(BvhImport, TwoJointFileFromDisk) {
 }
 
 TEST(BvhImport, CrlfTabsLowercaseKeywordsAndExponents) {
-  const mm::RawClip clip = mm::importBvhFile(testData("crlf_tabs.bvh"));
+  const mmdb::cook::RawClip clip = mmdb::cook::importBvhFile(testData("crlf_tabs.bvh"));
   EXPECT_EQ(clip.name, "crlf_tabs");
   EXPECT_EQ(clip.frame_rate, 120.0);  // 1 / 0.008333 is 120.005: within the printed precision
   ASSERT_EQ(clip.frame_count, 2);
@@ -122,18 +122,18 @@ TEST(BvhImport, CrlfTabsLowercaseKeywordsAndExponents) {
 
 TEST(BvhImport, ChannelOrderDecidesTheProduct) {
   // Z then X: R = Rz(90) * Rx(90).
-  const mm::RawClip zx =
-      mm::parseBvh(oneJoint("3 Zrotation Xrotation Yrotation", "90 90 0"), "zxy.bvh");
+  const mmdb::cook::RawClip zx =
+      mmdb::cook::parseBvh(oneJoint("3 Zrotation Xrotation Yrotation", "90 90 0"), "zxy.bvh");
   expectQuat(zx.rotation(0, 0), 0.5f, 0.5f, 0.5f, 0.5f);
   // X then Z with the same angles: R = Rx(90) * Rz(90).
-  const mm::RawClip xz =
-      mm::parseBvh(oneJoint("3 Xrotation Yrotation Zrotation", "90 0 90"), "xyz.bvh");
+  const mmdb::cook::RawClip xz =
+      mmdb::cook::parseBvh(oneJoint("3 Xrotation Yrotation Zrotation", "90 0 90"), "xyz.bvh");
   expectQuat(xz.rotation(0, 0), 0.5f, 0.5f, -0.5f, 0.5f);
 }
 
 TEST(BvhImport, GeneralAnglesMatchAxisAngleProduct) {
-  const mm::RawClip clip =
-      mm::parseBvh(oneJoint("3 Yrotation Zrotation Xrotation", "-33.5 71.25 160"), "yzx.bvh");
+  const mmdb::cook::RawClip clip =
+      mmdb::cook::parseBvh(oneJoint("3 Yrotation Zrotation Xrotation", "-33.5 71.25 160"), "yzx.bvh");
   const glm::quat expected = glm::angleAxis(glm::radians(-33.5f), glm::vec3(0, 1, 0)) *
                              glm::angleAxis(glm::radians(71.25f), glm::vec3(0, 0, 1)) *
                              glm::angleAxis(glm::radians(160.0f), glm::vec3(1, 0, 0));
@@ -142,11 +142,11 @@ TEST(BvhImport, GeneralAnglesMatchAxisAngleProduct) {
 
 TEST(BvhImport, AnySubsetOfChannels) {
   // One position axis and one rotation axis; the other axes come from OFFSET 1 2 3.
-  const mm::RawClip clip = mm::parseBvh(oneJoint("2 Yposition Xrotation", "7 90"), "subset.bvh");
+  const mmdb::cook::RawClip clip = mmdb::cook::parseBvh(oneJoint("2 Yposition Xrotation", "7 90"), "subset.bvh");
   expectVec(clip.translation(0, 0), 1, 7, 3);
   expectQuat(clip.rotation(0, 0), kHalfSqrt2, kHalfSqrt2, 0, 0);
   // Rotation first, positions after, in any order.
-  const mm::RawClip mixed = mm::parseBvh(
+  const mmdb::cook::RawClip mixed = mmdb::cook::parseBvh(
       oneJoint("6 Zrotation Zposition Xposition Yrotation Yposition Xrotation", "90 3 1 0 2 0"),
       "mixed.bvh");
   expectVec(mixed.translation(0, 0), 1, 2, 3);
@@ -158,7 +158,7 @@ TEST(BvhImport, JointsWithoutChannelsKeepTheirOffset) {
       "HIERARCHY\nROOT A\n{\nOFFSET 0 0 0\nCHANNELS 1 Xrotation\n"
       "JOINT B\n{\nOFFSET 4 5 6\nCHANNELS 0\n}\n}\n"
       "MOTION\nFrames: 1\nFrame Time: 0.1\n90\n";
-  const mm::RawClip clip = mm::parseBvh(text, "fixed.bvh");
+  const mmdb::cook::RawClip clip = mmdb::cook::parseBvh(text, "fixed.bvh");
   ASSERT_EQ(clip.skeleton.jointCount(), 2);
   expectVec(clip.translation(0, 1), 4, 5, 6);
   expectQuat(clip.rotation(0, 1), 1, 0, 0, 0);
@@ -172,7 +172,7 @@ TEST(BvhImport, TreeParentsPrecedeChildren) {
       "  JOINT A1\n{\nOFFSET 1 0 0\nCHANNELS 1 Yrotation\nEnd Site\n{\nOFFSET 1 0 0\n}\n}\n}\n"
       "JOINT B\n{\nOFFSET -1 0 0\nCHANNELS 1 Yrotation\nEnd Site\n{\nOFFSET -1 0 0\n}\n}\n}\n"
       "MOTION\nFrames: 2\nFrame Time: 0.25\n0 0 0 0\n10 20 30 40\n";
-  const mm::RawClip clip = mm::parseBvh(text, "/some/dir/tree.bvh");
+  const mmdb::cook::RawClip clip = mmdb::cook::parseBvh(text, "/some/dir/tree.bvh");
   EXPECT_EQ(clip.name, "tree");
   EXPECT_EQ(clip.skeleton.names, (std::vector<std::string>{"R", "A", "A1", "B"}));
   EXPECT_EQ(clip.skeleton.parents, (std::vector<int>{-1, 0, 1, 0}));
@@ -184,14 +184,14 @@ TEST(BvhImport, BracesOnTheNameLineBlankLinesAndBom) {
   const std::string text =
       "\xEF\xBB\xBFHIERARCHY\nROOT Hips {\n  OFFSET 0 0 0\n  CHANNELS 1 Zrotation\n"
       "  End Site { OFFSET 0 1 0 }\n}\nMOTION\nFrames: 2\nFrame Time: 0.5\n\n90\n\n  \n-90\n\n";
-  const mm::RawClip clip = mm::parseBvh(text, "braces.bvh");
+  const mmdb::cook::RawClip clip = mmdb::cook::parseBvh(text, "braces.bvh");
   EXPECT_EQ(clip.skeleton.names[0], "Hips");
   ASSERT_EQ(clip.frame_count, 2);
   expectQuat(clip.rotation(1, 0), kHalfSqrt2, 0, 0, -kHalfSqrt2);
 }
 
 TEST(BvhImport, LastFrameWithoutNewline) {
-  const mm::RawClip clip = mm::parseBvh(
+  const mmdb::cook::RawClip clip = mmdb::cook::parseBvh(
       "HIERARCHY\nROOT Hips\n{\nOFFSET 0 0 0\nCHANNELS 1 Xrotation\n}\n"
       "MOTION\nFrames: 2\nFrame Time: 0.5\n1\n2",
       "nonl.bvh");
@@ -200,7 +200,7 @@ TEST(BvhImport, LastFrameWithoutNewline) {
 
 TEST(BvhImport, MoreFramesThanDeclaredReadsThemAll) {
   LogCapture log;
-  const mm::RawClip clip = mm::parseBvh(
+  const mmdb::cook::RawClip clip = mmdb::cook::parseBvh(
       "HIERARCHY\nROOT Hips\n{\nOFFSET 0 0 0\nCHANNELS 1 Xrotation\n}\n"
       "MOTION\nFrames: 2\nFrame Time: 0.5\n1\n2\n3\n4\n",
       "more.bvh");
@@ -211,7 +211,7 @@ TEST(BvhImport, MoreFramesThanDeclaredReadsThemAll) {
 
 TEST(BvhImport, OneFrameFewerThanDeclaredIsAccepted) {
   LogCapture log;
-  const mm::RawClip clip = mm::parseBvh(
+  const mmdb::cook::RawClip clip = mmdb::cook::parseBvh(
       "HIERARCHY\nROOT Hips\n{\nOFFSET 0 0 0\nCHANNELS 1 Xrotation\n}\n"
       "MOTION\nFrames: 4\nFrame Time: 0.5\n1\n2\n3\n",
       "offbyone.bvh");
@@ -223,7 +223,7 @@ TEST(BvhImport, OneFrameFewerThanDeclaredIsAccepted) {
 
 TEST(BvhImport, MatchingFrameCountLogsNothing) {
   LogCapture log;
-  mm::importBvhFile(testData("two_joints.bvh"));
+  mmdb::cook::importBvhFile(testData("two_joints.bvh"));
   EXPECT_EQ(log.text(), "");
 }
 
@@ -283,7 +283,7 @@ TEST(BvhImport, NumbersMatchFromChars) {
       "HIERARCHY\nROOT Hips\n{\nOFFSET 0 0 0\nCHANNELS 1 Xposition\n}\nMOTION\nFrames: " +
       std::to_string(numbers.size()) + "\nFrame Time: 0.5\n";
   for (const std::string& n : numbers) text += n + (n.size() % 2 ? "\n" : " \t\r\n");
-  const mm::RawClip clip = mm::parseBvh(text, "numbers.bvh");
+  const mmdb::cook::RawClip clip = mmdb::cook::parseBvh(text, "numbers.bvh");
   ASSERT_EQ(clip.frame_count, static_cast<int>(numbers.size()));
   for (size_t i = 0; i < numbers.size(); ++i) {
     const std::string& n = numbers[i];
@@ -312,7 +312,7 @@ TEST(BvhImport, RotationsMatchLibmOverAllAngles) {
     std::snprintf(buffer, sizeof buffer, "%.9g 0 0\n", d);
     text += buffer;
   }
-  const mm::RawClip clip = mm::parseBvh(text, "angles.bvh");
+  const mmdb::cook::RawClip clip = mmdb::cook::parseBvh(text, "angles.bvh");
   ASSERT_EQ(clip.frame_count, static_cast<int>(degrees.size()));
   for (size_t f = 0; f < degrees.size(); ++f) {
     const float half = degrees[f] * (3.14159265358979323846f / 360.0f);
@@ -325,7 +325,7 @@ TEST(BvhImport, RotationsMatchLibmOverAllAngles) {
 }
 
 TEST(BvhImport, TinyNumbersUnderflowToZero) {
-  const mm::RawClip clip = mm::parseBvh(oneJoint("1 Xposition", "1e-999"), "tiny.bvh");
+  const mmdb::cook::RawClip clip = mmdb::cook::parseBvh(oneJoint("1 Xposition", "1e-999"), "tiny.bvh");
   EXPECT_EQ(clip.translation(0, 0).x, 0.0f);
 }
 
@@ -335,8 +335,8 @@ TEST(BvhImport, TinyNumbersUnderflowToZero) {
 // The message parseBvh throws for `text`, or "" when it throws nothing.
 std::string errorFor(const std::string& text, const std::string& path = "walk.bvh") {
   try {
-    mm::parseBvh(text, path);
-  } catch (const mm::InputError& e) {
+    mmdb::cook::parseBvh(text, path);
+  } catch (const mmdb::cook::InputError& e) {
     return e.what();
   }
   return "";
@@ -456,9 +456,9 @@ TEST(BvhImportErrors, TruncatedInAFrame) {
 TEST(BvhImportErrors, TruncatedFileOnDisk) {
   const std::string path = testData("truncated.bvh");
   try {
-    mm::importBvhFile(path);
+    mmdb::cook::importBvhFile(path);
     FAIL() << "no error";
-  } catch (const mm::InputError& e) {
+  } catch (const mmdb::cook::InputError& e) {
     EXPECT_EQ(std::string(e.what()),
               path +
                   ":21: the file ends inside frame 2 (4 of 9 numbers); the file is "
@@ -554,7 +554,7 @@ std::string nested(int depth) {
 }
 
 TEST(BvhImportErrors, HierarchyDeeperThanAnySkeleton) {
-  const mm::RawClip deepest = mm::parseBvh(nested(256), "deep.bvh");
+  const mmdb::cook::RawClip deepest = mmdb::cook::parseBvh(nested(256), "deep.bvh");
   EXPECT_EQ(deepest.skeleton.jointCount(), 256);
   EXPECT_EQ(deepest.skeleton.parents[255], 254);
   // Joint 256 (0-based) opens on line 2 + 256 * 4.
@@ -607,16 +607,16 @@ TEST(BvhImportErrors, SecondRootAndNamelessJoint) {
 TEST(BvhImportErrors, MissingFile) {
   const std::string path = testData("no_such_file.bvh");
   try {
-    mm::importBvhFile(path);
+    mmdb::cook::importBvhFile(path);
     FAIL() << "no error";
-  } catch (const mm::InputError& e) {
+  } catch (const mmdb::cook::InputError& e) {
     EXPECT_EQ(std::string(e.what()),
               path + ": cannot open: No such file or directory; check the path");
   }
   try {
-    mm::importBvhFile(testData(""));
+    mmdb::cook::importBvhFile(testData(""));
     FAIL() << "no error";
-  } catch (const mm::InputError& e) {
+  } catch (const mmdb::cook::InputError& e) {
     EXPECT_NE(std::string(e.what()).find("not a regular file"), std::string::npos) << e.what();
   }
 }
@@ -641,7 +641,7 @@ TEST(BvhImportCorpus, BandaiAllFiles) {
   ASSERT_EQ(files.size(), 105u);
   for (const fs::path& file : files) {
     SCOPED_TRACE(file.string());
-    const mm::RawClip clip = mm::importBvhFile(file.string());
+    const mmdb::cook::RawClip clip = mmdb::cook::importBvhFile(file.string());
     EXPECT_EQ(clip.frame_rate, 30.0);
     EXPECT_EQ(clip.skeleton.names[0], "joint_Root");
     EXPECT_EQ(clip.skeleton.names[1], "Hips");
@@ -658,7 +658,7 @@ TEST(BvhImportCorpus, CmuSubject131) {
   if (!fs::is_directory(dir)) GTEST_SKIP() << "no motion corpus at " << dir;
   for (const fs::path& file : bvhFilesIn(dir)) {
     SCOPED_TRACE(file.string());
-    const mm::RawClip clip = mm::importBvhFile(file.string());
+    const mmdb::cook::RawClip clip = mmdb::cook::importBvhFile(file.string());
     EXPECT_EQ(clip.frame_rate, 120.0);
     EXPECT_EQ(clip.skeleton.jointCount(), 31);
     EXPECT_EQ(clip.skeleton.names[0], "Hips");
@@ -666,7 +666,7 @@ TEST(BvhImportCorpus, CmuSubject131) {
     EXPECT_GT(clip.frame_count, 900);
   }
   // 131_01 declares and holds 994 frames; the first values of its first line are the root's.
-  const mm::RawClip clip = mm::importBvhFile((dir / "131_01.bvh").string());
+  const mmdb::cook::RawClip clip = mmdb::cook::importBvhFile((dir / "131_01.bvh").string());
   EXPECT_EQ(clip.frame_count, 994);
   expectVec(clip.translation(0, 0), 5.23f, 16.9002f, -33.8986f);
 }
@@ -674,7 +674,7 @@ TEST(BvhImportCorpus, CmuSubject131) {
 TEST(BvhImportCorpus, AgreesWithAssimp) {
   const fs::path file = sharedData() / "bandai-1" / "dataset-1_walk_active_001.bvh";
   if (!fs::exists(file)) GTEST_SKIP() << "no motion corpus at " << file;
-  const mm::RawClip clip = mm::importBvhFile(file.string());
+  const mmdb::cook::RawClip clip = mmdb::cook::importBvhFile(file.string());
   Assimp::Importer importer;
   const aiScene* scene = importer.ReadFile(file.string(), 0);
   ASSERT_NE(scene, nullptr) << importer.GetErrorString();

@@ -1,6 +1,7 @@
 // mmcook end to end: the real executable on generated motion files, checking exit codes, the
 // exact error text a user sees, and that a failed cook never creates or touches an output file.
 #include "cli/json_writer.h"
+#include "core/cooked_database.h"
 
 #include <gtest/gtest.h>
 
@@ -328,7 +329,7 @@ class JsonReader {
 TEST(JsonWriter, EscapesAndNestsIntoValidJson) {
   std::ostringstream out;
   {
-    mm::JsonWriter json(out);
+    mmdb::cook::JsonWriter json(out);
     json.beginObject();
     json.field("quote\"back\\slash", std::string("tab\tnew\nline\x01\x7f"));
     json.field("latin1", std::string("caf\xe9"));
@@ -391,7 +392,9 @@ TEST_F(Cli, ManifestCookVerifiesAndInspects) {
   const CliRun inspect = mmcook({"inspect", "out.mmdb"});
   ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
   EXPECT_NE(inspect.out.find("schema      2.0\n"), std::string::npos) << inspect.out;
-  EXPECT_NE(inspect.out.find("cooker      mmcook 1.0.0\n"), std::string::npos) << inspect.out;
+  EXPECT_NE(inspect.out.find(std::string("cooker      ") + mmdb::cook::kCookerVersion + "\n"),
+            std::string::npos)
+      << inspect.out;
   EXPECT_NE(inspect.out.find("skeleton    preset geno"), std::string::npos) << inspect.out;
   EXPECT_NE(inspect.out.find("  [0] walk.bvh  bvh, "), std::string::npos) << inspect.out;
   EXPECT_NE(inspect.out.find(" turning "), std::string::npos) << inspect.out;
@@ -419,7 +422,7 @@ TEST_F(Cli, InspectJsonIsValidAndCarriesTheFileFields) {
   }
   EXPECT_EQ(doc["schema_version"]["major"].number(), 2);
   EXPECT_EQ(doc["schema_version"]["minor"].number(), 0);
-  EXPECT_EQ(doc["cooker_version"].string(), "mmcook 1.0.0");
+  EXPECT_EQ(doc["cooker_version"].string(), mmdb::cook::kCookerVersion);
   const Json& coding = doc["pose_coding"];
   EXPECT_EQ(coding["segment_frames"].number(), 1024);
   ASSERT_EQ(coding["streams"].size(), 4u);
@@ -756,7 +759,7 @@ TEST_F(Cli, InspectSourceListsTakesAndJoints) {
 TEST_F(Cli, VersionAndHelp) {
   const CliRun version = mmcook({"--version"});
   EXPECT_EQ(version.exit_code, 0);
-  EXPECT_EQ(version.out, "mmcook 1.0.0\n");
+  EXPECT_EQ(version.out, std::string(mmdb::cook::kCookerVersion) + "\n");
   const CliRun help = mmcook({"cook", "--help"});
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_NE(help.out.find("--verify"), std::string::npos) << help.out;

@@ -20,11 +20,11 @@
 #include <string>
 #include <vector>
 
-namespace mm {
+namespace mmdb::cook {
 namespace {
 
 namespace fs = std::filesystem;
-using namespace mm::test;
+using namespace mmdb::test;
 
 std::vector<uint8_t> cookBytes(const CookRequest& r, ClipStore* store = nullptr,
                                CookReport* report = nullptr) {
@@ -197,7 +197,10 @@ TEST_F(ClipCache, TheKeyNamesTheClipsInputs) {
   CookRequest r = clips();
   const CookedSource source = hashSource(r.clips[0].source, r.clips[0].source_label);
   const std::string key = clipKey(r, 0, source, nullptr);
-  for (const char* line : {"cooker 12:mmcook 1.0.0", "name 4:walk", "first clip", "mirror 0"})
+  const std::string cooker = std::string(kCookerVersion);
+  for (const std::string& line : {"cooker " + std::to_string(cooker.size()) + ":" + cooker,
+                                  std::string("name 4:walk"), std::string("first clip"),
+                                  std::string("mirror 0")})
     EXPECT_NE(key.find(line), std::string::npos) << line << " in\n" << key;
   EXPECT_NE(key.find(fmt::format("source {:016x} {}", source.content_hash, source.size_bytes)),
             std::string::npos);
@@ -229,7 +232,7 @@ TEST_F(ClipCache, DamagedEntriesAreRefusedAndCookedAgain) {
   writeBytes(entries[2], std::vector<uint8_t>(whole.begin(), whole.begin() + 4096));  // an .mmdb
   // Another cooker's part: the version string changed and the checksum sealed again.
   std::vector<uint8_t> other = readBytes(entries[3]);
-  const std::string version = "mmcook 1.0.0";
+  const std::string version = kCookerVersion;
   // The last copy: the first is in the key (strings made first end up last in the buffer).
   auto at = std::find_end(other.begin(), other.end(), version.begin(), version.end());
   ASSERT_NE(at, other.end());
@@ -366,4 +369,4 @@ TEST(ClipCacheBandai, CacheAndLinkGiveTheOnePieceCooksBytes) {
 }
 
 }  // namespace
-}  // namespace mm
+}  // namespace mmdb::cook

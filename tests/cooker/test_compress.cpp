@@ -43,8 +43,8 @@ const JointSpec kJoints[] = {
 constexpr uint32_t kJointCount = sizeof(kJoints) / sizeof(kJoints[0]);
 const glm::quat kStillRotation = glm::angleAxis(0.3f, glm::vec3(0, 0, 1));
 
-mm::CookedDatabase characterDatabase(uint32_t frames = 1500, float rate = 60.f) {
-  mm::CookedDatabase db;
+mmdb::cook::CookedDatabase characterDatabase(uint32_t frames = 1500, float rate = 60.f) {
+  mmdb::cook::CookedDatabase db;
   db.frame_rate = rate;
   db.frame_count = frames;
   db.joint_count = kJointCount;
@@ -81,7 +81,7 @@ glm::quat quatOf(const glm::vec4& v) { return glm::quat(v.w, v.x, v.y, v.z); }
 
 // Per joint, the largest model-space distance between raw and decoded, at the joint and at its
 // shell points, over every frame.
-std::vector<double> fkErrors(const mm::CookedDatabase& db, const std::vector<glm::vec4>& rot,
+std::vector<double> fkErrors(const mmdb::cook::CookedDatabase& db, const std::vector<glm::vec4>& rot,
                              const std::vector<glm::vec4>& pos, float shell) {
   const size_t joints = db.joint_count;
   std::vector<double> worst(joints, 0);
@@ -109,21 +109,21 @@ std::vector<double> fkErrors(const mm::CookedDatabase& db, const std::vector<glm
   return worst;
 }
 
-std::vector<glm::vec4> decoded(const mm::CookedDatabase& db, int stream) {
-  return mm::decodeCodedStream(*db.pose_coding.streams[size_t(stream)], db.frame_count,
+std::vector<glm::vec4> decoded(const mmdb::cook::CookedDatabase& db, int stream) {
+  return mmdb::cook::decodeCodedStream(*db.pose_coding.streams[size_t(stream)], db.frame_count,
                                db.joint_count, db.pose_coding.segment_frames,
-                               stream == mm::kStreamRotations);
+                               stream == mmdb::cook::kStreamRotations);
 }
 
 TEST(Compress, EveryJointOfAKnownMotionStaysWithinTheBudget) {
-  mm::CookedDatabase db = characterDatabase();
-  mm::CompressionSettings settings;
+  mmdb::cook::CookedDatabase db = characterDatabase();
+  mmdb::cook::CompressionSettings settings;
   settings.segment_frames = 256;  // several segments
-  mm::CompressionReport report;
-  mm::compressPoses(db, settings, 2, &report);
+  mmdb::cook::CompressionReport report;
+  mmdb::cook::compressPoses(db, settings, 2, &report);
   ASSERT_TRUE(report.enabled);
   const std::vector<double> errors =
-      fkErrors(db, decoded(db, mm::kStreamRotations), decoded(db, mm::kStreamTranslations),
+      fkErrors(db, decoded(db, mmdb::cook::kStreamRotations), decoded(db, mmdb::cook::kStreamTranslations),
                float(settings.shell_distance));
   double worst = 0;
   for (uint32_t j = 0; j < kJointCount; ++j) {
@@ -133,43 +133,44 @@ TEST(Compress, EveryJointOfAKnownMotionStaysWithinTheBudget) {
   }
   // Coded, not exact: the error is there, and the report measured the same one.
   EXPECT_GT(worst, settings.position_tolerance * 0.2);
-  EXPECT_NEAR(report.streams[mm::kStreamRotations].max_error, worst, 2e-6);
-  EXPECT_GE(report.streams[mm::kStreamRotations].worst_joint, 0);
+  EXPECT_NEAR(report.streams[mmdb::cook::kStreamRotations].max_error, worst, 2e-6);
+  EXPECT_GE(report.streams[mmdb::cook::kStreamRotations].worst_joint, 0);
   // Much smaller than raw.
-  for (int s = 0; s < mm::kPoseStreamCount; ++s)
+  for (int s = 0; s < mmdb::cook::kPoseStreamCount; ++s)
     EXPECT_LT(report.streams[size_t(s)].coded_bytes * 3, report.streams[size_t(s)].raw_bytes)
         << report.streams[size_t(s)].name;
 }
 
 TEST(Compress, StillTracksAreStoredOnceWithTheirExactValue) {
-  mm::CookedDatabase db = characterDatabase();
-  mm::compressPoses(db, {}, 1);
-  const mm::CookedCodedStream& rot = *db.pose_coding.streams[mm::kStreamRotations];
-  const mm::CookedCodedStream& pos = *db.pose_coding.streams[mm::kStreamTranslations];
-  const mm::CookedCodedStream& vel = *db.pose_coding.streams[mm::kStreamVelocities];
-  const mm::CookedCodedStream& ang = *db.pose_coding.streams[mm::kStreamAngularVelocities];
-  EXPECT_EQ(rot.tracks[11].coding, mm::TrackCoding::Constant);
+  mmdb::cook::CookedDatabase db = characterDatabase();
+  mmdb::cook::compressPoses(db, {}, 1);
+  const mmdb::cook::CookedCodedStream& rot = *db.pose_coding.streams[mmdb::cook::kStreamRotations];
+  const mmdb::cook::CookedCodedStream& pos = *db.pose_coding.streams[mmdb::cook::kStreamTranslations];
+  const mmdb::cook::CookedCodedStream& vel = *db.pose_coding.streams[mmdb::cook::kStreamVelocities];
+  const mmdb::cook::CookedCodedStream& ang = *db.pose_coding.streams[mmdb::cook::kStreamAngularVelocities];
+  EXPECT_EQ(rot.tracks[11].coding, mmdb::cook::TrackCoding::Constant);
   EXPECT_FLOAT_EQ(rot.tracks[11].value.z, kStillRotation.z);
   EXPECT_FLOAT_EQ(rot.tracks[11].value.w, kStillRotation.w);
-  EXPECT_EQ(ang.tracks[11].coding, mm::TrackCoding::Constant);
+  EXPECT_EQ(ang.tracks[11].coding, mmdb::cook::TrackCoding::Constant);
   EXPECT_EQ(ang.tracks[11].value, glm::vec4(0));
   for (uint32_t j = 0; j < kJointCount; ++j) {
     if (j == 0) {
-      EXPECT_NE(pos.tracks[j].coding, mm::TrackCoding::Constant);
-      EXPECT_NE(vel.tracks[j].coding, mm::TrackCoding::Constant);
+      EXPECT_NE(pos.tracks[j].coding, mmdb::cook::TrackCoding::Constant);
+      EXPECT_NE(vel.tracks[j].coding, mmdb::cook::TrackCoding::Constant);
       continue;
     }
     // Bind offsets: one value, exactly; their velocities are 0.
-    EXPECT_EQ(pos.tracks[j].coding, mm::TrackCoding::Constant) << j;
+    EXPECT_EQ(pos.tracks[j].coding, mmdb::cook::TrackCoding::Constant) << j;
     EXPECT_EQ(pos.tracks[j].value, glm::vec4(kJoints[j].offset, 0.f)) << j;
-    EXPECT_EQ(vel.tracks[j].coding, mm::TrackCoding::Constant) << j;
+    EXPECT_EQ(vel.tracks[j].coding, mmdb::cook::TrackCoding::Constant) << j;
     EXPECT_EQ(vel.tracks[j].value, glm::vec4(0)) << j;
     // Moving rotations are coded: the quaternion filter, or the exponential one where 16 bits
     // per component are not enough for the joint's lever.
-    if (j != 11)
-      EXPECT_TRUE(rot.tracks[j].coding == mm::TrackCoding::Quaternion ||
-                  rot.tracks[j].coding == mm::TrackCoding::Exponent)
+    if (j != 11) {
+      EXPECT_TRUE(rot.tracks[j].coding == mmdb::cook::TrackCoding::Quaternion ||
+                  rot.tracks[j].coding == mmdb::cook::TrackCoding::Exponent)
           << j;
+    }
   }
   // A constant track has no data: its segments are empty.
   const size_t segments = (db.frame_count + 1023) / 1024;
@@ -177,11 +178,11 @@ TEST(Compress, StillTracksAreStoredOnceWithTheirExactValue) {
 }
 
 TEST(Compress, VelocitiesStayWithinTheirBudgets) {
-  mm::CookedDatabase db = characterDatabase();
-  mm::CompressionSettings settings;
-  mm::compressPoses(db, settings, 2);
-  const std::vector<glm::vec4> vel = decoded(db, mm::kStreamVelocities);
-  const std::vector<glm::vec4> ang = decoded(db, mm::kStreamAngularVelocities);
+  mmdb::cook::CookedDatabase db = characterDatabase();
+  mmdb::cook::CompressionSettings settings;
+  mmdb::cook::compressPoses(db, settings, 2);
+  const std::vector<glm::vec4> vel = decoded(db, mmdb::cook::kStreamVelocities);
+  const std::vector<glm::vec4> ang = decoded(db, mmdb::cook::kStreamAngularVelocities);
   for (size_t e = 0; e < vel.size(); ++e) {
     ASSERT_LE(glm::length(glm::vec3(vel[e]) - db.local_velocities[e]),
               settings.velocity_tolerance * 1.0001) << "element " << e;
@@ -192,17 +193,17 @@ TEST(Compress, VelocitiesStayWithinTheirBudgets) {
 }
 
 TEST(Compress, ATighterBudgetCostsBytesAndStillHolds) {
-  mm::CookedDatabase loose = characterDatabase(), tight = characterDatabase();
-  mm::CompressionSettings settings;
-  mm::CompressionReport loose_report, tight_report;
-  mm::compressPoses(loose, settings, 2, &loose_report);
+  mmdb::cook::CookedDatabase loose = characterDatabase(), tight = characterDatabase();
+  mmdb::cook::CompressionSettings settings;
+  mmdb::cook::CompressionReport loose_report, tight_report;
+  mmdb::cook::compressPoses(loose, settings, 2, &loose_report);
   settings.position_tolerance = 1e-5;
-  mm::compressPoses(tight, settings, 2, &tight_report);
-  EXPECT_GT(tight_report.streams[mm::kStreamRotations].coded_bytes,
-            loose_report.streams[mm::kStreamRotations].coded_bytes);
-  EXPECT_LE(tight_report.streams[mm::kStreamRotations].max_error, 1e-5);
+  mmdb::cook::compressPoses(tight, settings, 2, &tight_report);
+  EXPECT_GT(tight_report.streams[mmdb::cook::kStreamRotations].coded_bytes,
+            loose_report.streams[mmdb::cook::kStreamRotations].coded_bytes);
+  EXPECT_LE(tight_report.streams[mmdb::cook::kStreamRotations].max_error, 1e-5);
   const std::vector<double> errors =
-      fkErrors(tight, decoded(tight, mm::kStreamRotations), decoded(tight, mm::kStreamTranslations),
+      fkErrors(tight, decoded(tight, mmdb::cook::kStreamRotations), decoded(tight, mmdb::cook::kStreamTranslations),
                float(settings.shell_distance));
   for (uint32_t j = 0; j < kJointCount; ++j) EXPECT_LE(errors[j], 1e-5 + 1e-6) << "joint " << j;
 }
@@ -210,39 +211,39 @@ TEST(Compress, ATighterBudgetCostsBytesAndStillHolds) {
 TEST(Compress, SameBytesForAnyJobCount) {
   std::vector<uint8_t> first;
   for (int jobs : {1, 2, 3, 8}) {
-    mm::CookedDatabase db = characterDatabase(2100);
-    mm::CompressionSettings settings;
+    mmdb::cook::CookedDatabase db = characterDatabase(2100);
+    mmdb::cook::CompressionSettings settings;
     settings.segment_frames = 300;
-    mm::compressPoses(db, settings, jobs);
+    mmdb::cook::compressPoses(db, settings, jobs);
     db.feature_count = 0;  // the writer does not need a valid feature layout
-    const std::vector<uint8_t> bytes = mm::serializeDatabase(db);
+    const std::vector<uint8_t> bytes = mmdb::cook::serializeDatabase(db);
     if (first.empty()) first = bytes;
     else EXPECT_EQ(bytes, first) << jobs << " jobs";
   }
 }
 
 TEST(Compress, NoneLeavesTheRawStreams) {
-  mm::CookedDatabase db = characterDatabase(200);
-  mm::CompressionSettings settings;
-  settings.pose = mm::CompressionSettings::Pose::None;
-  mm::CompressionReport report;
-  mm::compressPoses(db, settings, 1, &report);
+  mmdb::cook::CookedDatabase db = characterDatabase(200);
+  mmdb::cook::CompressionSettings settings;
+  settings.pose = mmdb::cook::CompressionSettings::Pose::None;
+  mmdb::cook::CompressionReport report;
+  mmdb::cook::compressPoses(db, settings, 1, &report);
   EXPECT_FALSE(report.enabled);
   EXPECT_FALSE(db.pose_coding.anyCoded());
   EXPECT_EQ(report.streams[0].raw_bytes, 200u * kJointCount * 16);
 }
 
 TEST(Compress, SettingsOutOfRangeNameTheirKey) {
-  mm::CookedDatabase db = characterDatabase(100);
-  auto messageOf = [&](mm::CompressionSettings s) -> std::string {
+  mmdb::cook::CookedDatabase db = characterDatabase(100);
+  auto messageOf = [&](mmdb::cook::CompressionSettings s) -> std::string {
     try {
-      mm::compressPoses(db, s, 1);
-    } catch (const mm::InputError& e) {
+      mmdb::cook::compressPoses(db, s, 1);
+    } catch (const mmdb::cook::InputError& e) {
       return e.what();
     }
     return "";
   };
-  mm::CompressionSettings s;
+  mmdb::cook::CompressionSettings s;
   s.position_tolerance = 0;
   EXPECT_EQ(messageOf(s), "compression.position_tolerance must be a positive number of metres");
   s = {};
@@ -257,24 +258,24 @@ TEST(Compress, SettingsOutOfRangeNameTheirKey) {
 TEST(Compress, ManifestKeys) {
   const std::string clip = "[[clip]]\nsource = \"" + std::string(MMDB_TEST_DATA) +
                            "/bvh/two_joints.bvh\"\n";
-  mm::CookRequest r = mm::parseManifest(
+  mmdb::cook::CookRequest r = mmdb::cook::parseManifest(
       "[compression]\npose = \"none\"\nposition_tolerance = 0.0002\nshell_distance = 0.05\n"
       "velocity_tolerance = 0.002\nangular_velocity_tolerance = 0.02\nsegment_frames = 512\n" +
           clip,
       "/tmp/m.toml");
-  const mm::CompressionSettings& c = r.settings.compression;
-  EXPECT_EQ(c.pose, mm::CompressionSettings::Pose::None);
+  const mmdb::cook::CompressionSettings& c = r.settings.compression;
+  EXPECT_EQ(c.pose, mmdb::cook::CompressionSettings::Pose::None);
   EXPECT_DOUBLE_EQ(c.position_tolerance, 0.0002);
   EXPECT_DOUBLE_EQ(c.shell_distance, 0.05);
   EXPECT_DOUBLE_EQ(c.velocity_tolerance, 0.002);
   EXPECT_DOUBLE_EQ(c.angular_velocity_tolerance, 0.02);
   EXPECT_EQ(c.segment_frames, 512);
-  EXPECT_EQ(mm::parseManifest(clip, "/tmp/m.toml").settings.compression.pose,
-            mm::CompressionSettings::Pose::Meshopt);  // the default
+  EXPECT_EQ(mmdb::cook::parseManifest(clip, "/tmp/m.toml").settings.compression.pose,
+            mmdb::cook::CompressionSettings::Pose::Meshopt);  // the default
   try {
-    mm::parseManifest("[compression]\npose = \"zip\"\n" + clip, "/tmp/m.toml");
+    mmdb::cook::parseManifest("[compression]\npose = \"zip\"\n" + clip, "/tmp/m.toml");
     FAIL() << "no error";
-  } catch (const mm::InputError& e) {
+  } catch (const mmdb::cook::InputError& e) {
     EXPECT_NE(std::string(e.what()).find("'compression.pose' must be \"meshopt\" or \"none\""),
               std::string::npos)
         << e.what();

@@ -11,7 +11,7 @@
 
 #include <cmath>
 
-namespace mm {
+namespace mmdb::cook {
 namespace {
 
 constexpr double kRate = 60;
@@ -64,7 +64,7 @@ RawClip straightWalk() {
 
 TEST(CookMotion, StraightWalkRootFollowsTheHipsExactly) {
   const RawClip clip = straightWalk();
-  const ClipMotion m = cookClipMotion(clip, roles(clip), ClipStageSettings{});
+  const ClipMotion m = cookClipMotion(clip, roles(clip), clipStageSettings(CookSettings{}));
   ASSERT_EQ(m.root.size(), static_cast<size_t>(kWalkFrames));
   for (int f = 0; f < kWalkFrames; ++f) {
     const CookedRootFrame& r = m.root[f];
@@ -81,7 +81,7 @@ TEST(CookMotion, StraightWalkRootFollowsTheHipsExactly) {
 
 TEST(CookMotion, StraightWalkIsStrippedToPlayInPlace) {
   const RawClip clip = straightWalk();
-  const ClipMotion m = cookClipMotion(clip, roles(clip), ClipStageSettings{});
+  const ClipMotion m = cookClipMotion(clip, roles(clip), clipStageSettings(CookSettings{}));
   for (int f = 0; f < kWalkFrames; ++f) {
     EXPECT_NEAR(m.clip.translations[f * kJoints].z, 0, 2e-5) << f;
     EXPECT_NEAR(m.clip.translations[f * kJoints].y, 0.9f, 1e-6) << f;
@@ -92,7 +92,7 @@ TEST(CookMotion, StraightWalkIsStrippedToPlayInPlace) {
 
 TEST(CookMotion, StraightWalkFeatures) {
   const RawClip clip = straightWalk();
-  const ClipMotion m = cookClipMotion(clip, roles(clip), ClipStageSettings{});
+  const ClipMotion m = cookClipMotion(clip, roles(clip), clipStageSettings(CookSettings{}));
   for (int f = 0; f < kWalkFrames; ++f) {
     const float* row = &m.features[f * kFeatureCount];
     const float hip_z = kSpeed * f / 60.0f;
@@ -123,7 +123,7 @@ TEST(CookMotion, StraightWalkFeatures) {
 
 TEST(CookMotion, StraightWalkContactsAlternate) {
   const RawClip clip = straightWalk();
-  const ClipMotion m = cookClipMotion(clip, roles(clip), ClipStageSettings{});
+  const ClipMotion m = cookClipMotion(clip, roles(clip), clipStageSettings(CookSettings{}));
   // The raw test (toe speed < 0.15) is true on frames 60k+1 .. 60k+29 for the left toe (the two
   // phase-change frames have central differences of v); the 6-frame median extends each run by
   // one frame at its end: 60k+1 .. 60k+30. Right toe: half a cycle later.
@@ -134,9 +134,33 @@ TEST(CookMotion, StraightWalkContactsAlternate) {
   }
 }
 
+// The left foot spins about the vertical at w = 20 rad/s with its toe r = 7.6 mm off the axis,
+// while the body stands still: the toe's world speed is exactly w r = 0.152 m/s, just above the
+// 0.15 m/s threshold, so it is never in contact. A central difference of its world positions
+// would read the chord, r sin(w dt) / dt = 0.1492 m/s, and call it in contact on every frame;
+// the contacts take the speed from forward kinematics of the velocities, as the reference does.
+TEST(CookMotion, ContactsUseForwardKinematicsVelocities) {
+  constexpr float kSpin = 20.0f, kRadius = 0.0076f;
+  RawClip clip = emptyClip(120);
+  clip.skeleton.offsets[3] = {kRadius, 0, 0};
+  for (int f = 0; f < clip.frame_count; ++f) {
+    clip.rotations[f * kJoints + 2] = glm::angleAxis(kSpin * float(f / kRate), glm::vec3(0, 1, 0));
+    clip.translations[f * kJoints + 3] = clip.skeleton.offsets[3];
+  }
+  const ClipMotion m = cookClipMotion(clip, roles(clip), clipStageSettings(CookSettings{}));
+  ASSERT_EQ(m.contacts.size(), 120u);
+  for (int f = 0; f < clip.frame_count; ++f) {
+    EXPECT_EQ(m.contacts[f] & 1u, 0u) << "left toe, frame " << f;
+    EXPECT_EQ(m.contacts[f] & 2u, 2u) << "right toe, frame " << f;
+  }
+  // The chord speed really is under the threshold: the two methods disagree on this clip.
+  EXPECT_LT(kRadius * std::sin(kSpin / kRate) * kRate, 0.15);
+  EXPECT_GT(kRadius * kSpin, 0.15);
+}
+
 TEST(CookMotion, FacingCheckPrefersTheAxisThatFollowsTravel) {
   const RawClip clip = straightWalk();
-  const ClipMotion m = cookClipMotion(clip, roles(clip), ClipStageSettings{});
+  const ClipMotion m = cookClipMotion(clip, roles(clip), clipStageSettings(CookSettings{}));
   EXPECT_EQ(m.facing.moving_frames, kWalkFrames);
   EXPECT_NEAR(m.facing.configured_sum, kWalkFrames, 1e-3);
   EXPECT_NEAR(m.facing.candidate_sum[4], kWalkFrames, 1e-3);   // +Z
@@ -172,7 +196,7 @@ double savitzkyGolayGain(int m, double omega_step) {
 
 TEST(CookMotion, CircleRootTurnsAtTheTurnRate) {
   const RawClip clip = circleWalk();
-  const ClipMotion m = cookClipMotion(clip, roles(clip), ClipStageSettings{});
+  const ClipMotion m = cookClipMotion(clip, roles(clip), clipStageSettings(CookSettings{}));
   const double step = kOmega / kRate, h = savitzkyGolayGain(15, step);
   const double r = kRadius * h;  // the smoothed circle is a little smaller
   for (int f = 61; f < kCircleFrames - 61; ++f) {
@@ -195,7 +219,7 @@ TEST(CookMotion, CircleRootTurnsAtTheTurnRate) {
 
 TEST(CookMotion, CircleFeaturesLieOnTheChord) {
   const RawClip clip = circleWalk();
-  const ClipMotion m = cookClipMotion(clip, roles(clip), ClipStageSettings{});
+  const ClipMotion m = cookClipMotion(clip, roles(clip), clipStageSettings(CookSettings{}));
   const double step = kOmega / kRate, h = savitzkyGolayGain(15, step), r = kRadius * h;
   for (int f = 31; f < kCircleFrames - 31 - 60; ++f) {
     const float* row = &m.features[f * kFeatureCount];
@@ -216,7 +240,7 @@ TEST(CookMotion, CircleFeaturesLieOnTheChord) {
 
 TEST(CookMotion, StrippingThenRootTransformGivesTheWorldBack) {
   const RawClip clip = circleWalk();
-  const ClipMotion m = cookClipMotion(clip, roles(clip), ClipStageSettings{});
+  const ClipMotion m = cookClipMotion(clip, roles(clip), clipStageSettings(CookSettings{}));
   const std::vector<glm::vec3> world = worldPositions(clip);
   std::vector<glm::quat> r(kJoints);
   std::vector<glm::vec3> p(kJoints);
@@ -236,7 +260,7 @@ TEST(CookMotion, ShortClipShrinksWindowsAndWarns) {
   clip.frame_count = 20;
   clip.rotations.resize(20 * kJoints);
   clip.translations.resize(20 * kJoints);
-  const ClipMotion m = cookClipMotion(clip, roles(clip), ClipStageSettings{});
+  const ClipMotion m = cookClipMotion(clip, roles(clip), clipStageSettings(CookSettings{}));
   ASSERT_EQ(m.warnings.size(), 2u);
   EXPECT_NE(m.warnings[0].find("root position window of 31 frames; using 19"), std::string::npos)
       << m.warnings[0];
@@ -262,9 +286,9 @@ TEST(CookMotion, SettingsBecomeFramesAtTheDatabaseRate) {
 }
 
 }  // namespace
-}  // namespace mm
+}  // namespace mmdb::cook
 
-namespace mm {
+namespace mmdb::cook {
 namespace {
 
 TEST(CookMotion, ClipsTooShortForTheFilterAreErrorsNamingThem) {
@@ -273,7 +297,7 @@ TEST(CookMotion, ClipsTooShortForTheFilterAreErrorsNamingThem) {
   clip.rotations.resize(4 * kJoints);
   clip.translations.resize(4 * kJoints);
   try {
-    cookClipMotion(clip, roles(clip), ClipStageSettings{});
+    cookClipMotion(clip, roles(clip), clipStageSettings(CookSettings{}));
     ADD_FAILURE() << "no error";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("clip synthetic (synthetic.bvh) has 4 frames"),
@@ -284,7 +308,7 @@ TEST(CookMotion, ClipsTooShortForTheFilterAreErrorsNamingThem) {
   clip.frame_count = 6;
   clip.rotations.resize(6 * kJoints);
   clip.translations.resize(6 * kJoints);
-  ClipStageSettings high_order;
+  ClipStageSettings high_order = clipStageSettings(CookSettings{});
   high_order.order = 5;
   try {
     cookClipMotion(clip, roles(clip), high_order);
@@ -295,16 +319,16 @@ TEST(CookMotion, ClipsTooShortForTheFilterAreErrorsNamingThem) {
 }
 
 }  // namespace
-}  // namespace mm
+}  // namespace mmdb::cook
 
-namespace mm {
+namespace mmdb::cook {
 namespace {
 
 TEST(CookMotion, NonFiniteSourceValuesAreErrorsNamingClipAndFrame) {
   RawClip clip = straightWalk();
   clip.translations[100 * kJoints + 2].x = std::nanf("");  // the left foot at frame 100
   try {
-    cookClipMotion(clip, roles(clip), ClipStageSettings{});
+    cookClipMotion(clip, roles(clip), clipStageSettings(CookSettings{}));
     ADD_FAILURE() << "no error";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("clip synthetic (synthetic.bvh), frame 100 (clip-local, at 60 Hz), joint LeftFoot"),
@@ -314,4 +338,4 @@ TEST(CookMotion, NonFiniteSourceValuesAreErrorsNamingClipAndFrame) {
 }
 
 }  // namespace
-}  // namespace mm
+}  // namespace mmdb::cook

@@ -17,11 +17,11 @@
 #include <sstream>
 #include <string>
 
-namespace mm {
+namespace mmdb::cook {
 namespace {
 
 namespace fs = std::filesystem;
-using namespace mm::test;
+using namespace mmdb::test;
 
 class CookPipeline : public ::testing::Test {
  protected:
@@ -376,9 +376,9 @@ TEST(CookPipelineBandai, WalksRunsAndFeetAreSane) {
 }
 
 }  // namespace
-}  // namespace mm
+}  // namespace mmdb::cook
 
-namespace mm {
+namespace mmdb::cook {
 namespace {
 
 double meanMovingSpeed(const CookedDatabase& db) {
@@ -421,4 +421,4 @@ TEST(CookPipelineCmu, RawAndMetreCopiesAgree) {
 }
 
 }  // namespace
-}  // namespace mm
+}  // namespace mmdb::cook

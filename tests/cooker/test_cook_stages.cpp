@@ -16,7 +16,7 @@
 #include <cmath>
 #include <string>
 
-namespace mm {
+namespace mmdb::cook {
 namespace {
 
 Skeleton makeSkeleton(const std::vector<std::string>& names, const std::vector<int>& parents) {
@@ -343,15 +343,17 @@ TEST(CookContacts, MedianOfSixIsTheUpperMedian) {
 
 TEST(CookContacts, SlowToesAreInContact) {
   // Left toe still for 30 frames then moving at 1 m/s; right toe always moving at 0.1 m/s.
-  std::vector<glm::vec3> left, right;
+  ToeSpeeds speeds;
   for (int f = 0; f < 60; ++f) {
-    left.push_back({0, 0, f < 30 ? 0.0f : (f - 30) / 60.0f});
-    right.push_back({0.1f * f / 60.0f, 0, 0});
+    speeds[0].push_back(f < 30 ? 0.0f : 1.0f);
+    speeds[1].push_back(0.1f);
   }
-  const ContactDetector detect;
-  const std::vector<uint32_t> m = detect.run({left, right});
-  // Raw: left slow on 0..29 (frame 30's central difference is 0.5 m/s); the median of 6 keeps a
-  // long run and extends it by one frame at its end.
+  ContactDetector detect;
+  detect.speed_threshold = 0.15f;
+  detect.median_frames = 6;
+  const std::vector<uint32_t> m = detect.run(speeds);
+  // Raw: left slow on 0..29; the median of 6 keeps a long run and extends it by one frame at its
+  // end (frames 27..32 hold three slow ones).
   for (int f = 0; f < 60; ++f) {
     EXPECT_EQ(m[f] & 1u, f <= 30 ? 1u : 0u) << f;
     EXPECT_EQ(m[f] & 2u, 2u) << f;
@@ -443,4 +445,4 @@ TEST(CookBounds, BoxesHoldTheirRowsAndTouchThem) {
 }
 
 }  // namespace
-}  // namespace mm
+}  // namespace mmdb::cook

@@ -57,14 +57,14 @@ class TempDir {
 std::string expectInputError(const std::function<void()>& f) {
   try {
     f();
-  } catch (const mm::InputError& e) {
+  } catch (const mmdb::cook::InputError& e) {
     return e.what();
   }
   ADD_FAILURE() << "no InputError";
   return {};
 }
 
-std::vector<glm::vec3> worldPositions(const mm::Skeleton& s, const glm::quat* r,
+std::vector<glm::vec3> worldPositions(const mmdb::cook::Skeleton& s, const glm::quat* r,
                                       const glm::vec3* t) {
   std::vector<glm::vec3> p(s.names.size());
   std::vector<glm::quat> wr(s.names.size());
@@ -76,7 +76,7 @@ std::vector<glm::vec3> worldPositions(const mm::Skeleton& s, const glm::quat* r,
   return p;
 }
 
-std::vector<glm::vec3> bindWorldPositions(const mm::Skeleton& s) {
+std::vector<glm::vec3> bindWorldPositions(const mmdb::cook::Skeleton& s) {
   return worldPositions(s, s.bind_rotations.data(), s.offsets.data());
 }
 
@@ -162,12 +162,12 @@ std::string writeGltf(const aiScene* scene, const std::string& path) {
 }
 
 TEST(AxisConversion, YUpIsIdentity) {
-  EXPECT_EQ(mm::axisConversionToYUp(1, 1, 2, 1, 0, 1), glm::dmat3(1.0));
+  EXPECT_EQ(mmdb::cook::axisConversionToYUp(1, 1, 2, 1, 0, 1), glm::dmat3(1.0));
 }
 
 TEST(AxisConversion, ZUpTurnsZIntoYAndMinusYIntoZ) {
   // 3ds Max: Z up, -Y front, X right.
-  const glm::dmat3 m = mm::axisConversionToYUp(2, 1, 1, -1, 0, 1);
+  const glm::dmat3 m = mmdb::cook::axisConversionToYUp(2, 1, 1, -1, 0, 1);
   EXPECT_EQ(m * glm::dvec3(0, 0, 1), glm::dvec3(0, 1, 0));
   EXPECT_EQ(m * glm::dvec3(0, -1, 0), glm::dvec3(0, 0, 1));
   EXPECT_EQ(m * glm::dvec3(1, 0, 0), glm::dvec3(1, 0, 0));
@@ -175,16 +175,16 @@ TEST(AxisConversion, ZUpTurnsZIntoYAndMinusYIntoZ) {
 }
 
 TEST(AxisConversion, LeftHandedFileIsAReflectionAndBadAxesAreIgnored) {
-  EXPECT_DOUBLE_EQ(glm::determinant(mm::axisConversionToYUp(1, 1, 2, -1, 0, 1)), -1.0);
-  EXPECT_EQ(mm::axisConversionToYUp(1, 1, 1, 1, 0, 1), glm::dmat3(1.0));
-  EXPECT_EQ(mm::axisConversionToYUp(3, 1, 2, 1, 0, 1), glm::dmat3(1.0));
+  EXPECT_DOUBLE_EQ(glm::determinant(mmdb::cook::axisConversionToYUp(1, 1, 2, -1, 0, 1)), -1.0);
+  EXPECT_EQ(mmdb::cook::axisConversionToYUp(1, 1, 1, 1, 0, 1), glm::dmat3(1.0));
+  EXPECT_EQ(mmdb::cook::axisConversionToYUp(3, 1, 2, 1, 0, 1), glm::dmat3(1.0));
 }
 
 TEST(AssimpImport, SamplesKeysAtTheSourceRateWithInterpolation) {
   TempDir dir;
   std::unique_ptr<aiScene> scene(makeWalkScene(0.01f));
   const std::string path = writeGltf(scene.get(), dir.file("walk.gltf"));
-  const mm::RawClip clip = mm::importAssimpFile(path, "");
+  const mmdb::cook::RawClip clip = mmdb::cook::importAssimpFile(path, "");
 
   // Static one-child Armature composed away; the unanimated Prop left out; Spine kept as the
   // parent of an animated joint.
@@ -231,7 +231,7 @@ TEST(AssimpImport, SamplesKeysAtTheSourceRateWithInterpolation) {
 TEST(AssimpImport, ScaleAboveTheSkeletonBecomesTheUnit) {
   TempDir dir;
   std::unique_ptr<aiScene> scene(makeWalkScene(0.01f));  // an armature in centimetres
-  const mm::RawClip clip = mm::importAssimpFile(writeGltf(scene.get(), dir.file("cm.gltf")), "");
+  const mmdb::cook::RawClip clip = mmdb::cook::importAssimpFile(writeGltf(scene.get(), dir.file("cm.gltf")), "");
   EXPECT_NEAR(clip.declared_unit_scale, 0.01, 1e-9);
   // Values stay in the armature's units.
   EXPECT_NEAR(clip.skeleton.offsets[0].y, 90, 1e-3);
@@ -247,21 +247,21 @@ TEST(AssimpImport, AClipWithoutAUnitTakesTheFirstClipsDeclaredUnit) {
   std::unique_ptr<aiScene> plain(makeWalkScene(1.0f));
   const std::string cm_file = writeGltf(cm.get(), dir.file("cm.gltf"));
   const std::string plain_file = writeGltf(plain.get(), dir.file("plain.gltf"));
-  ASSERT_GT(mm::importAssimpFile(cm_file, "").declared_unit_scale, 0);
-  ASSERT_EQ(mm::importAssimpFile(plain_file, "").declared_unit_scale, 0);
-  mm::CookRequest r;
-  mm::RoleSettings& roles = r.settings.roles;
+  ASSERT_GT(mmdb::cook::importAssimpFile(cm_file, "").declared_unit_scale, 0);
+  ASSERT_EQ(mmdb::cook::importAssimpFile(plain_file, "").declared_unit_scale, 0);
+  mmdb::cook::CookRequest r;
+  mmdb::cook::RoleSettings& roles = r.settings.roles;
   roles.hips = roles.facing = "Hips";
   roles.left_foot = roles.left_toe = "LeftUpLeg";
   roles.right_foot = roles.right_toe = "RightUpLeg";
   roles.root_position = "Spine";
   for (const std::string& file : {cm_file, plain_file}) {
-    mm::ClipSpec c;
+    mmdb::cook::ClipSpec c;
     c.source = file;
     r.clips.push_back(c);
   }
-  mm::CookReport report;
-  const mm::CookedDatabase db = mm::cookDatabase(r, &report);
+  mmdb::cook::CookReport report;
+  const mmdb::cook::CookedDatabase db = mmdb::cook::cookDatabase(r, &report);
   EXPECT_NEAR(report.unit_scale, 0.01, 1e-9);
   EXPECT_EQ(report.unit_scale_origin, "file");
   ASSERT_EQ(db.clips.size(), 2u);
@@ -276,9 +276,9 @@ TEST(AssimpImport, ImplausibleDeclaredScaleIsDropped) {
   TempDir dir;
   std::unique_ptr<aiScene> scene(makeWalkScene(1.0f));
   // glTF is in metres, so this 60-unit skeleton would be 60 m tall: not a character.
-  const mm::RawClip clip = mm::importAssimpFile(writeGltf(scene.get(), dir.file("huge.gltf")), "");
+  const mmdb::cook::RawClip clip = mmdb::cook::importAssimpFile(writeGltf(scene.get(), dir.file("huge.gltf")), "");
   EXPECT_EQ(clip.declared_unit_scale, 0.0);
-  const mm::SourceInfo info = mm::inspectSourceFile(dir.file("huge.gltf"));
+  const mmdb::cook::SourceInfo info = mmdb::cook::inspectSourceFile(dir.file("huge.gltf"));
   bool noted = false;
   for (const auto& n : info.notes)
     noted = noted || n.find("ignoring it") != std::string::npos;
@@ -316,7 +316,7 @@ TEST(AssimpImport, PivotHelperNodesAreComposedIntoTheirJoint) {
       makeChannel("Hips", {{0.0, aiVector3D(0, 0, 0)}},
                   {{0.0, aiQuaternion(1, 0, 0, 0)}, {30.0, aiQuaternion(h, 0, 0, h)}});
   TempDir dir;
-  const mm::RawClip clip = mm::importAssimpFile(writeGltf(s, dir.file("pivots.gltf")), "");
+  const mmdb::cook::RawClip clip = mmdb::cook::importAssimpFile(writeGltf(s, dir.file("pivots.gltf")), "");
   ASSERT_EQ(clip.skeleton.names, (std::vector<std::string>{"Hips", "Spine"}));
   EXPECT_EQ(clip.skeleton.parents, (std::vector<int>{-1, 0}));
   // The translation helper's motion moves Hips; the pre-rotation composes with Hips' own.
@@ -347,8 +347,8 @@ TEST(AssimpImport, EveryTakeOfAFileHasTheSameSkeleton) {
   };
   TempDir dir;
   const std::string path = writeGltf(scene.get(), dir.file("two_takes.gltf"));
-  const mm::RawClip walk = mm::importAssimpFile(path, "Walk");
-  const mm::RawClip still = mm::importAssimpFile(path, "Idle");
+  const mmdb::cook::RawClip walk = mmdb::cook::importAssimpFile(path, "Walk");
+  const mmdb::cook::RawClip still = mmdb::cook::importAssimpFile(path, "Idle");
   EXPECT_EQ(still.take, "Idle");
   EXPECT_EQ(still.skeleton.names, walk.skeleton.names);
   EXPECT_EQ(still.skeleton.parents, walk.skeleton.parents);
@@ -359,7 +359,7 @@ TEST(AssimpImport, EveryTakeOfAFileHasTheSameSkeleton) {
   for (int f = 0; f < still.frame_count; ++f)
     EXPECT_LT(angleBetween(still.rotation(f, leg), glm::quat(1, 0, 0, 0)), 1e-5f);
   EXPECT_NEAR(still.translation(15, 0).y, 91, 1e-4);
-  const mm::SourceInfo info = mm::inspectSourceFile(path);
+  const mmdb::cook::SourceInfo info = mmdb::cook::inspectSourceFile(path);
   ASSERT_EQ(info.takes.size(), 2u);
   EXPECT_EQ(info.takes[1].name, "Idle");
   EXPECT_EQ(info.takes[1].frame_count, 16);
@@ -369,13 +369,13 @@ TEST(AssimpImport, TakeByNameIndexOrSuffixAndUnknownTakeListsTakes) {
   TempDir dir;
   std::unique_ptr<aiScene> scene(makeWalkScene(1.0f));
   const std::string path = writeGltf(scene.get(), dir.file("walk.gltf"));
-  EXPECT_EQ(mm::importAssimpFile(path, "Walk").take, "Walk");
-  EXPECT_EQ(mm::importAssimpFile(path, "0").take, "Walk");
-  const std::string msg = expectInputError([&] { mm::importAssimpFile(path, "Run"); });
+  EXPECT_EQ(mmdb::cook::importAssimpFile(path, "Walk").take, "Walk");
+  EXPECT_EQ(mmdb::cook::importAssimpFile(path, "0").take, "Walk");
+  const std::string msg = expectInputError([&] { mmdb::cook::importAssimpFile(path, "Run"); });
   EXPECT_NE(msg.find("walk.gltf"), std::string::npos) << msg;
   EXPECT_NE(msg.find("no take 'Run'"), std::string::npos) << msg;
   EXPECT_NE(msg.find("0: 'Walk'"), std::string::npos) << msg;
-  EXPECT_NE(expectInputError([&] { mm::importAssimpFile(path, "1"); }).find("0: 'Walk'"),
+  EXPECT_NE(expectInputError([&] { mmdb::cook::importAssimpFile(path, "1"); }).find("0: 'Walk'"),
             std::string::npos);
 }
 
@@ -383,7 +383,7 @@ TEST(AssimpImport, InspectListsTakesJointsAndUnit) {
   TempDir dir;
   std::unique_ptr<aiScene> scene(makeWalkScene(0.01f));
   const std::string path = writeGltf(scene.get(), dir.file("walk.gltf"));
-  const mm::SourceInfo info = mm::inspectSourceFile(path);
+  const mmdb::cook::SourceInfo info = mmdb::cook::inspectSourceFile(path);
   EXPECT_EQ(info.format, "GLTF");
   ASSERT_EQ(info.takes.size(), 1u);
   EXPECT_EQ(info.takes[0].name, "Walk");
@@ -400,12 +400,12 @@ TEST(AssimpImport, MissingAndCorruptFilesNameTheFileAndTheReason) {
   TempDir dir;
   const std::string missing = dir.file("nope.fbx");
   EXPECT_NE(
-      expectInputError([&] { mm::importClipFile(missing, ""); }).find("nope.fbx: file not found"),
+      expectInputError([&] { mmdb::cook::importClipFile(missing, ""); }).find("nope.fbx: file not found"),
       std::string::npos);
 
   const std::string garbage = dir.file("garbage.fbx");
   std::ofstream(garbage) << "this is not an FBX file\n";
-  const std::string msg = expectInputError([&] { mm::importClipFile(garbage, ""); });
+  const std::string msg = expectInputError([&] { mmdb::cook::importClipFile(garbage, ""); });
   EXPECT_NE(msg.find("Assimp cannot read garbage.fbx: "), std::string::npos) << msg;
   EXPECT_NE(msg.find("re-export"), std::string::npos) << msg;
 }
@@ -419,9 +419,9 @@ TEST(AssimpImport, RawTestModelsWithNullChildrenDoNotCrash) {
 #if MMDB_TEST_LSAN
     __lsan::ScopedDisabler assimp_raw_leaks;  // Assimp 5.2's RAW reader leaks its nodes
 #endif
-    const mm::SourceInfo info = mm::inspectSourceFile(path);  // no animation, no skeleton
+    const mmdb::cook::SourceInfo info = mmdb::cook::inspectSourceFile(path);  // no animation, no skeleton
     EXPECT_TRUE(info.takes.empty()) << name;
-    const std::string msg = expectInputError([&] { mm::importClipFile(path, ""); });
+    const std::string msg = expectInputError([&] { mmdb::cook::importClipFile(path, ""); });
     EXPECT_NE(msg.find(std::string(name) + " has no animation"), std::string::npos) << msg;
   }
 }
@@ -447,11 +447,11 @@ TEST(AssimpImport, KeyTimesBeyondTheLimitsAreRefused) {
     hips->mPositionKeys[0].mTime = c.first;
     hips->mPositionKeys[hips->mNumPositionKeys - 1].mTime = c.last;
     const std::string path = writeGltf(scene.get(), dir.file("far.gltf"));
-    const std::string msg = expectInputError([&] { mm::importClipFile(path, ""); });
+    const std::string msg = expectInputError([&] { mmdb::cook::importClipFile(path, ""); });
     EXPECT_NE(msg.find(c.message), std::string::npos) << c.last << ": " << msg;
     if (!*c.message) continue;
     EXPECT_NE(msg.find("far.gltf: take 'Walk'"), std::string::npos) << msg;
-    const std::string inspected = expectInputError([&] { mm::inspectSourceFile(path); });
+    const std::string inspected = expectInputError([&] { mmdb::cook::inspectSourceFile(path); });
     EXPECT_NE(inspected.find(c.message), std::string::npos) << inspected;
   }
 }
@@ -463,11 +463,11 @@ TEST(AssimpImport, TruncatedFbxGivesAssimpsReason) {
   const std::string cut = dir.file("huesitos_cut.fbx");
   fs::copy_file(source, cut);
   fs::resize_file(cut, fs::file_size(cut) / 3);
-  const std::string msg = expectInputError([&] { mm::importClipFile(cut, ""); });
+  const std::string msg = expectInputError([&] { mmdb::cook::importClipFile(cut, ""); });
   EXPECT_NE(msg.find(cut + ": Assimp cannot read huesitos_cut.fbx: FBX-"), std::string::npos)
       << msg;
   EXPECT_NE(msg.find("truncated or corrupt"), std::string::npos) << msg;
-  EXPECT_NE(expectInputError([&] { mm::inspectSourceFile(cut); }).find("huesitos_cut.fbx"),
+  EXPECT_NE(expectInputError([&] { mmdb::cook::inspectSourceFile(cut); }).find("huesitos_cut.fbx"),
             std::string::npos);
 }
 
@@ -476,7 +476,7 @@ TEST(AssimpImport, DebianTestModelsImportOrFailWithAReason) {
     GTEST_SKIP() << "assimp-testmodels not installed (" << kAssimpModels << ")";
   // Animated skeletons import.
   {
-    const mm::RawClip clip = mm::importClipFile(kAssimpModels + "/animation_with_skeleton.fbx", "");
+    const mmdb::cook::RawClip clip = mmdb::cook::importClipFile(kAssimpModels + "/animation_with_skeleton.fbx", "");
     // The Armature has two bone chains below it, so it stays the root joint.
     EXPECT_EQ(clip.skeleton.jointCount(), 15);
     EXPECT_EQ(clip.skeleton.names[0], "Armature");
@@ -485,7 +485,7 @@ TEST(AssimpImport, DebianTestModelsImportOrFailWithAReason) {
     EXPECT_EQ(clip.frame_count, 21);
   }
   {
-    const mm::RawClip clip = mm::importClipFile(kAssimpModels + "/huesitos.fbx", "Action");
+    const mmdb::cook::RawClip clip = mmdb::cook::importClipFile(kAssimpModels + "/huesitos.fbx", "Action");
     EXPECT_EQ(clip.skeleton.jointCount(), 9);
     EXPECT_EQ(clip.skeleton.names[0], "Bone");  // the static Armature is composed away
     EXPECT_DOUBLE_EQ(clip.frame_rate, 25.0);
@@ -497,15 +497,15 @@ TEST(AssimpImport, DebianTestModelsImportOrFailWithAReason) {
   // Meshes without animation: a clear "no animation".
   for (const char* name : {"box.fbx", "spider.fbx", "phong_cube.fbx", "cubes_with_names.fbx"}) {
     const std::string msg =
-        expectInputError([&] { mm::importClipFile(kAssimpModels + "/" + name, ""); });
+        expectInputError([&] { mmdb::cook::importClipFile(kAssimpModels + "/" + name, ""); });
     EXPECT_NE(msg.find(std::string(name) + " has no animation"), std::string::npos) << msg;
-    const mm::SourceInfo info = mm::inspectSourceFile(kAssimpModels + "/" + name);
+    const mmdb::cook::SourceInfo info = mmdb::cook::inspectSourceFile(kAssimpModels + "/" + name);
     EXPECT_TRUE(info.takes.empty());
     EXPECT_EQ(info.skeleton.jointCount(), 0);
   }
   // A file Assimp 5.2 itself cannot tokenize.
   const std::string msg =
-      expectInputError([&] { mm::importClipFile(kAssimpModels + "/transparentTest.fbx", ""); });
+      expectInputError([&] { mmdb::cook::importClipFile(kAssimpModels + "/transparentTest.fbx", ""); });
   EXPECT_NE(msg.find("Assimp cannot read transparentTest.fbx: FBX-Tokenize"), std::string::npos)
       << msg;
 }
@@ -517,12 +517,12 @@ TEST(ImportDispatch, BvhGoesToTheBvhImporterWithOneTake) {
       << "HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 6 Xposition Yposition "
          "Zposition Zrotation Xrotation Yrotation\n End Site\n {\n  OFFSET 0 1 0\n }\n}\n"
          "MOTION\nFrames: 2\nFrame Time: 0.5\n0 1 2 0 0 0\n3 4 5 0 0 0\n";
-  const mm::RawClip clip = mm::importClipFile(path, "");
+  const mmdb::cook::RawClip clip = mmdb::cook::importClipFile(path, "");
   EXPECT_EQ(clip.frame_count, 2);
-  EXPECT_EQ(mm::importClipFile(path, "0").frame_count, 2);
-  EXPECT_NE(expectInputError([&] { mm::importClipFile(path, "Walk"); }).find("single take"),
+  EXPECT_EQ(mmdb::cook::importClipFile(path, "0").frame_count, 2);
+  EXPECT_NE(expectInputError([&] { mmdb::cook::importClipFile(path, "Walk"); }).find("single take"),
             std::string::npos);
-  const mm::SourceInfo info = mm::inspectSourceFile(path);
+  const mmdb::cook::SourceInfo info = mmdb::cook::inspectSourceFile(path);
   EXPECT_EQ(info.format, "BVH");
   ASSERT_EQ(info.takes.size(), 1u);
   EXPECT_EQ(info.takes[0].frame_count, 2);
@@ -532,7 +532,7 @@ TEST(ImportDispatch, BvhGoesToTheBvhImporterWithOneTake) {
 }
 
 TEST(SkeletonPresets, MixamoNamesPickTheMixamoPreset) {
-  mm::Skeleton s;
+  mmdb::cook::Skeleton s;
   const std::vector<std::string> names = {
       "mixamorig:Hips",     "mixamorig:Spine",       "mixamorig:Spine1",
       "mixamorig:Spine2",   "mixamorig:LeftUpLeg",   "mixamorig:LeftLeg",
@@ -545,11 +545,11 @@ TEST(SkeletonPresets, MixamoNamesPickTheMixamoPreset) {
     s.offsets.emplace_back(0, 10, 0);
     s.bind_rotations.emplace_back(1, 0, 0, 0);
   }
-  const mm::SkeletonRoles roles = mm::resolveRoles(s, {}, "mixamo clip");
+  const mmdb::cook::SkeletonRoles roles = mmdb::cook::resolveRoles(s, {}, "mixamo clip");
   EXPECT_EQ(roles.preset, "mixamo");
-  EXPECT_EQ(roles.joint(mm::Role::LeftToe), 7);
-  EXPECT_EQ(roles.joint(mm::Role::RightFoot), 10);
-  EXPECT_EQ(roles.joint(mm::Role::RootPosition), 3);
+  EXPECT_EQ(roles.joint(mmdb::cook::Role::LeftToe), 7);
+  EXPECT_EQ(roles.joint(mmdb::cook::Role::RightFoot), 10);
+  EXPECT_EQ(roles.joint(mmdb::cook::Role::RootPosition), 3);
   EXPECT_DOUBLE_EQ(roles.preset_unit_scale, 0.01);
   EXPECT_EQ(roles.facing_axis, glm::vec3(0, 0, 1));
 }
@@ -557,10 +557,10 @@ TEST(SkeletonPresets, MixamoNamesPickTheMixamoPreset) {
 TEST(SkeletonPresets, CmuFbxNamesPickTheMotionBuilderCmuPreset) {
   const std::string path = kShared + "/cmu-fbx/07_01_cmu.fbx";
   if (!fs::exists(path)) GTEST_SKIP() << "no motion corpus at " << path;
-  const mm::SourceInfo info = mm::inspectSourceFile(path);
-  const mm::SkeletonRoles roles = mm::resolveRoles(info.skeleton, {}, "07_01");
+  const mmdb::cook::SourceInfo info = mmdb::cook::inspectSourceFile(path);
+  const mmdb::cook::SkeletonRoles roles = mmdb::cook::resolveRoles(info.skeleton, {}, "07_01");
   EXPECT_EQ(roles.preset, "cmu-motionbuilder");
-  EXPECT_EQ(info.skeleton.names[roles.joint(mm::Role::LeftToe)], "LeftToeBase");
+  EXPECT_EQ(info.skeleton.names[roles.joint(mmdb::cook::Role::LeftToe)], "LeftToeBase");
 }
 
 // --- Through mmcook ----------------------------------------------------------------------------
@@ -627,11 +627,11 @@ TEST(SharedCorpus, GenoBvhAndFbxHaveTheSameSkeletonAndPose) {
   const std::string fbx = kShared + "/geno/Geno_bind.fbx";
   if (!fs::exists(bvh) || !fs::exists(fbx))
     GTEST_SKIP() << "no motion corpus at " << kShared << "/geno";
-  const mm::RawClip b = mm::importClipFile(bvh, "");
-  const mm::SourceInfo f = mm::inspectSourceFile(fbx);
+  const mmdb::cook::RawClip b = mmdb::cook::importClipFile(bvh, "");
+  const mmdb::cook::SourceInfo f = mmdb::cook::inspectSourceFile(fbx);
   // The bind file has no take: its pose is the skeleton's bind pose.
   EXPECT_TRUE(f.takes.empty());
-  EXPECT_NE(expectInputError([&] { mm::importClipFile(fbx, ""); }).find("no animation"),
+  EXPECT_NE(expectInputError([&] { mmdb::cook::importClipFile(fbx, ""); }).find("no animation"),
             std::string::npos);
 
   const double bvh_unit = 0.01;  // the Geno BVH is in centimetres
@@ -657,8 +657,8 @@ TEST(SharedCorpus, GenoCharacterSkeletonMatchesTheBindFile) {
   const std::string bind = kShared + "/geno/Geno_bind.fbx";
   if (!fs::exists(character) || !fs::exists(bind))
     GTEST_SKIP() << "no motion corpus at " << kShared << "/geno";
-  const mm::SourceInfo c = mm::inspectSourceFile(character);
-  const mm::SourceInfo b = mm::inspectSourceFile(bind);
+  const mmdb::cook::SourceInfo c = mmdb::cook::inspectSourceFile(character);
+  const mmdb::cook::SourceInfo b = mmdb::cook::inspectSourceFile(bind);
   EXPECT_EQ(c.skeleton.names, b.skeleton.names);
   EXPECT_EQ(c.skeleton.parents, b.skeleton.parents);
 }
@@ -666,7 +666,7 @@ TEST(SharedCorpus, GenoCharacterSkeletonMatchesTheBindFile) {
 TEST(SharedCorpus, CmuFbxWalkMovesAtWalkingSpeed) {
   const std::string path = kShared + "/cmu-fbx/07_01_cmu.fbx";
   if (!fs::exists(path)) GTEST_SKIP() << "no motion corpus at " << path;
-  const mm::RawClip clip = mm::importClipFile(path, "");
+  const mmdb::cook::RawClip clip = mmdb::cook::importClipFile(path, "");
   EXPECT_EQ(clip.take, "07_01|07_01");
   EXPECT_DOUBLE_EQ(clip.frame_rate, 120.0);
   EXPECT_EQ(clip.frame_count, 317);
@@ -697,14 +697,14 @@ TEST(SharedCorpus, CmuFbxWalkMovesAtWalkingSpeed) {
 TEST(SharedCorpus, CmuFbxWalkCooksAtWalkingSpeed) {
   const std::string path = kShared + "/cmu-fbx/07_01_cmu.fbx";
   if (!fs::exists(path)) GTEST_SKIP() << "no motion corpus at " << path;
-  mm::CookRequest request;
-  mm::ClipSpec spec;
+  mmdb::cook::CookRequest request;
+  mmdb::cook::ClipSpec spec;
   spec.source = path;
   spec.source_label = path;
   request.clips.push_back(spec);
   request.jobs = 1;
-  mm::CookReport report;
-  const mm::CookedDatabase db = mm::cookDatabase(request, &report);
+  mmdb::cook::CookReport report;
+  const mmdb::cook::CookedDatabase db = mmdb::cook::cookDatabase(request, &report);
   // The CMU FBX names are the MotionBuilder-friendly CMU ones; the file's own scale is dropped.
   EXPECT_EQ(report.preset, "cmu-motionbuilder");
   EXPECT_EQ(report.unit_scale_origin, "preset");
@@ -727,7 +727,7 @@ TEST(SharedCorpus, EveryCmuFbxImports) {
   for (const auto& entry : fs::directory_iterator(dir)) {
     if (entry.path().extension() != ".fbx") continue;
     ++files;
-    const mm::RawClip clip = mm::importClipFile(entry.path().string(), "");
+    const mmdb::cook::RawClip clip = mmdb::cook::importClipFile(entry.path().string(), "");
     EXPECT_EQ(clip.skeleton.jointCount(), 31) << entry.path();
     EXPECT_GT(clip.frame_count, 100) << entry.path();
     EXPECT_EQ(clip.rotations.size(), size_t(clip.frame_count) * 31) << entry.path();

@@ -8,8 +8,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <toml++/toml.h>
+
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <sstream>
 
 namespace {
 
@@ -29,14 +33,14 @@ class Manifest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(folder_); }
 
-  mm::CookRequest parse(const std::string& text) { return mm::parseManifest(text, manifest_); }
+  mmdb::cook::CookRequest parse(const std::string& text) { return mmdb::cook::parseManifest(text, manifest_); }
 
   // The message of the InputError that parsing `text` throws, with the manifest path replaced
   // by "loco.toml" so expectations read like what a user sees.
   std::string errorOf(const std::string& text) {
     try {
       parse(text);
-    } catch (const mm::InputError& e) {
+    } catch (const mmdb::cook::InputError& e) {
       std::string message = e.what();
       for (size_t at; (at = message.find(manifest_)) != std::string::npos;)
         message.replace(at, manifest_.size(), "loco.toml");
@@ -53,9 +57,9 @@ class Manifest : public ::testing::Test {
 constexpr const char* kWalk = "[[clip]]\nsource = \"walk.bvh\"\n";
 
 TEST_F(Manifest, OnlyClipsKeepsEveryDefault) {
-  const mm::CookRequest request = parse(kWalk);
-  const mm::CookSettings defaults;
-  const mm::CookSettings& s = request.settings;
+  const mmdb::cook::CookRequest request = parse(kWalk);
+  const mmdb::cook::CookSettings defaults;
+  const mmdb::cook::CookSettings& s = request.settings;
   EXPECT_EQ(request.manifest_path, manifest_);
   EXPECT_EQ(s.frame_rate, defaults.frame_rate);
   EXPECT_EQ(s.unit_scale, defaults.unit_scale);
@@ -70,10 +74,10 @@ TEST_F(Manifest, OnlyClipsKeepsEveryDefault) {
   EXPECT_EQ(s.contact_median_s, defaults.contact_median_s);
   EXPECT_EQ(s.trailing_unmatchable_s, defaults.trailing_unmatchable_s);
   EXPECT_EQ(s.trajectory_times, defaults.trajectory_times);
-  EXPECT_EQ(request.mirror.patterns, mm::MirrorSettings{}.patterns);
+  EXPECT_EQ(request.mirror.patterns, mmdb::cook::MirrorSettings{}.patterns);
 
   ASSERT_EQ(request.clips.size(), 1u);
-  const mm::ClipSpec& clip = request.clips[0];
+  const mmdb::cook::ClipSpec& clip = request.clips[0];
   EXPECT_EQ(clip.name, "walk");
   EXPECT_EQ(clip.source, (folder_ / "walk.bvh").string());
   EXPECT_EQ(clip.source_label, "walk.bvh");
@@ -87,7 +91,7 @@ TEST_F(Manifest, OnlyClipsKeepsEveryDefault) {
 }
 
 TEST_F(Manifest, EveryKeyIsRead) {
-  const mm::CookRequest request = parse(R"(# every key, none at its default
+  const mmdb::cook::CookRequest request = parse(R"(# every key, none at its default
 [database]
 frame_rate = 30
 unit_scale = 0.01
@@ -143,7 +147,7 @@ mirror = true
 [[clip]]
 source = "clips/jump.fbx"
 )");
-  const mm::CookSettings& s = request.settings;
+  const mmdb::cook::CookSettings& s = request.settings;
   EXPECT_EQ(s.frame_rate, 30.0);
   EXPECT_EQ(s.unit_scale, 0.01);
   EXPECT_EQ(s.trailing_unmatchable_s, 0.5);
@@ -158,11 +162,11 @@ source = "clips/jump.fbx"
   EXPECT_EQ(s.roles.facing, "Pelvis");
   ASSERT_TRUE(s.roles.facing_axis.has_value());
   EXPECT_EQ(*s.roles.facing_axis, glm::vec3(0, 1, 0));
-  EXPECT_EQ(s.weights[mm::kBlockFootPosition], 0.5f);
-  EXPECT_EQ(s.weights[mm::kBlockFootVelocity], 2.0f);
-  EXPECT_EQ(s.weights[mm::kBlockHipVelocity], 3.5f);
-  EXPECT_EQ(s.weights[mm::kBlockTrajectoryPosition], 4.0f);
-  EXPECT_EQ(s.weights[mm::kBlockTrajectoryDirection], 5.0f);
+  EXPECT_EQ(s.weights[mmdb::cook::kBlockFootPosition], 0.5f);
+  EXPECT_EQ(s.weights[mmdb::cook::kBlockFootVelocity], 2.0f);
+  EXPECT_EQ(s.weights[mmdb::cook::kBlockHipVelocity], 3.5f);
+  EXPECT_EQ(s.weights[mmdb::cook::kBlockTrajectoryPosition], 4.0f);
+  EXPECT_EQ(s.weights[mmdb::cook::kBlockTrajectoryDirection], 5.0f);
   EXPECT_EQ(s.root_position_window_s, 0.25);
   EXPECT_EQ(s.facing_window_s, 2.0);
   EXPECT_EQ(s.savitzky_golay_order, 2);
@@ -173,7 +177,7 @@ source = "clips/jump.fbx"
   EXPECT_EQ(request.mirror.patterns, patterns);
 
   ASSERT_EQ(request.clips.size(), 2u);
-  const mm::ClipSpec& walk = request.clips[0];
+  const mmdb::cook::ClipSpec& walk = request.clips[0];
   EXPECT_EQ(walk.name, "walk_fast");
   EXPECT_EQ(walk.source_label, "walk.bvh");
   EXPECT_EQ(walk.take, "Take 001");
@@ -192,7 +196,7 @@ source = "clips/jump.fbx"
   EXPECT_TRUE(walk.ranges[1].exclude);
   EXPECT_TRUE(walk.ranges[1].tags.empty());
 
-  const mm::ClipSpec& jump = request.clips[1];
+  const mmdb::cook::ClipSpec& jump = request.clips[1];
   EXPECT_EQ(jump.name, "jump");
   EXPECT_EQ(jump.source, (folder_ / "clips" / "jump.fbx").string());
   EXPECT_EQ(jump.source_label, "clips/jump.fbx");
@@ -200,14 +204,14 @@ source = "clips/jump.fbx"
 }
 
 TEST_F(Manifest, IntegersAreAcceptedWhereNumbersAreExpected) {
-  const mm::CookRequest request = parse(std::string("[contacts]\nspeed_threshold = 1\n") + kWalk);
+  const mmdb::cook::CookRequest request = parse(std::string("[contacts]\nspeed_threshold = 1\n") + kWalk);
   EXPECT_EQ(request.settings.contact_speed_threshold, 1.0);
 }
 
 TEST_F(Manifest, AbsoluteSourceIsKeptAndRelativeResolvesAgainstManifestFolder) {
   const std::string absolute = (folder_ / "run.bvh").string();
   manifest_ = (folder_ / "clips" / "nested.toml").string();
-  const mm::CookRequest request = parse("[[clip]]\nsource = \"" + absolute +
+  const mmdb::cook::CookRequest request = parse("[[clip]]\nsource = \"" + absolute +
                                         "\"\n[[clip]]\nsource = \"../walk.bvh\"\n");
   EXPECT_EQ(request.clips[0].source, absolute);
   EXPECT_EQ(request.clips[1].source, (folder_ / "walk.bvh").string());
@@ -318,7 +322,7 @@ TEST_F(Manifest, OutOfRangeValues) {
 }
 
 TEST_F(Manifest, SmallOrEvenWindowsInSecondsAreFine) {
-  const mm::CookRequest request =
+  const mmdb::cook::CookRequest request =
       parse(std::string("[filters]\nroot_position_window = 0.01\nfacing_window = 1\n") + kWalk);
   EXPECT_EQ(request.settings.root_position_window_s, 0.01);
   EXPECT_EQ(request.settings.facing_window_s, 1.0);
@@ -341,7 +345,7 @@ TEST_F(Manifest, MirrorPatternErrors) {
 }
 
 TEST_F(Manifest, EmptyMirrorPatternsTurnMirroringNamesOff) {
-  const mm::CookRequest request = parse(std::string("[mirror]\npatterns = []\n") + kWalk);
+  const mmdb::cook::CookRequest request = parse(std::string("[mirror]\npatterns = []\n") + kWalk);
   EXPECT_TRUE(request.mirror.patterns.empty());
 }
 
@@ -427,7 +431,7 @@ TEST_F(Manifest, SixtyFourTagsAcrossClipsAreFine) {
 
 TEST_F(Manifest, ReadManifestFromFile) {
   std::ofstream(manifest_) << "[database]\nframe_rate = 120\n" << kWalk;
-  const mm::CookRequest request = mm::readManifest(manifest_);
+  const mmdb::cook::CookRequest request = mmdb::cook::readManifest(manifest_);
   EXPECT_EQ(request.settings.frame_rate, 120.0);
   EXPECT_EQ(request.clips.at(0).manifest_line, 3);
 }
@@ -435,9 +439,9 @@ TEST_F(Manifest, ReadManifestFromFile) {
 TEST_F(Manifest, ReadManifestMissingFile) {
   const std::string path = (folder_ / "absent.toml").string();
   try {
-    mm::readManifest(path);
+    mmdb::cook::readManifest(path);
     FAIL() << "expected InputError";
-  } catch (const mm::InputError& e) {
+  } catch (const mmdb::cook::InputError& e) {
     EXPECT_EQ(std::string(e.what()),
               path + ": cannot open: No such file or directory; check the path");
   }
@@ -455,7 +459,7 @@ TEST_F(Manifest, HugeIntegersAreReadAsNumbers) {
             "loco.toml:2: 'weights.hip_velocity' must be at least 1e-06 and at most 1000 (to make "
             "a block matter less use a small weight such as 0.01), got 9.22337e+18");
   // A valid axis (the cook normalizes it), in an array as in a single key.
-  const mm::CookRequest request =
+  const mmdb::cook::CookRequest request =
       parse(std::string("[skeleton]\nfacing_axis = [0, 0, 9007199254740993]\n") + kWalk);
   EXPECT_GT(request.settings.roles.facing_axis->z, 9e15f);
 }
@@ -484,9 +488,9 @@ TEST_F(Manifest, ReadManifestThatIsNotARegularFile) {
   const std::string dir = (folder_ / "dir.toml").string();
   fs::create_directories(dir);
   try {
-    mm::readManifest(dir);
+    mmdb::cook::readManifest(dir);
     FAIL() << "expected InputError";
-  } catch (const mm::InputError& e) {
+  } catch (const mmdb::cook::InputError& e) {
     EXPECT_EQ(std::string(e.what()), dir + ": cannot open: not a regular file (a folder); check "
                                            "the path");
   }
@@ -494,9 +498,9 @@ TEST_F(Manifest, ReadManifestThatIsNotARegularFile) {
   const std::string fifo = (folder_ / "fifo.toml").string();
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   try {
-    mm::readManifest(fifo);
+    mmdb::cook::readManifest(fifo);
     FAIL() << "expected InputError";
-  } catch (const mm::InputError& e) {
+  } catch (const mmdb::cook::InputError& e) {
     EXPECT_EQ(std::string(e.what()), fifo + ": cannot open: not a regular file (a named pipe, "
                                             "FIFO); check the path");
   }
@@ -518,11 +522,11 @@ TEST_F(Manifest, SourceErrorsSayWhatIsWrong) {
 
 TEST_F(Manifest, ASourceCheckLetsEveryClipKeyBeRead) {
   // What the fuzz target does: sources that resolve without a file, so ranges and tags parse.
-  const mm::SourceCheck any = [](const std::string&, bool& missing) {
+  const mmdb::cook::SourceCheck any = [](const std::string&, bool& missing) {
     missing = false;
     return std::string();
   };
-  const mm::CookRequest request = mm::parseManifest(
+  const mmdb::cook::CookRequest request = mmdb::cook::parseManifest(
       "[[clip]]\nsource = \"/nowhere/a.bvh\"\ntags = [\"x\"]\n[[clip.range]]\nframes = [1, 5]\n"
       "tags = [\"y\"]\n",
       "/nowhere/fuzz.toml", any);
@@ -530,6 +534,100 @@ TEST_F(Manifest, ASourceCheckLetsEveryClipKeyBeRead) {
   ASSERT_EQ(request.clips[0].ranges.size(), 1u);
   EXPECT_EQ(request.clips[0].ranges[0].frame_count, 4);
   EXPECT_EQ(request.clips[0].ranges[0].tags, std::vector<std::string>{"y"});
+}
+
+}  // namespace
+
+// README's manifest reference ("every key, with its default where it has one") against the
+// cooker: it lists every key the reader knows, and each default it states is CookSettings'.
+namespace {
+
+std::string referenceManifest() {
+  std::ifstream in(MMDB_README_PATH);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string readme = text.str();
+  const size_t marker = readme.find("every key, with its default");
+  if (marker == std::string::npos) return {};
+  const size_t begin = readme.rfind("```toml\n", marker);
+  const size_t end = readme.find("```", marker);
+  if (begin == std::string::npos || end == std::string::npos) return {};
+  return readme.substr(begin + 8, end - begin - 8);
+}
+
+void collectKeys(const toml::table& table, const std::string& prefix, std::set<std::string>& keys) {
+  for (const auto& [key, node] : table) {
+    const std::string name = prefix + std::string(key.str());
+    if (const toml::table* sub = node.as_table()) {
+      collectKeys(*sub, name + ".", keys);
+    } else if (const toml::array* array = node.as_array(); array && array->is_array_of_tables()) {
+      keys.insert(name);
+      for (const toml::node& element : *array) collectKeys(*element.as_table(), name + ".", keys);
+    } else {
+      keys.insert(name);
+    }
+  }
+}
+
+// README prints seconds to four decimals (0.5167 for 31/60 s).
+void expectPrinted(double printed, double value, const char* key) {
+  EXPECT_NEAR(printed, value, 0.5e-4 + 1e-12) << key;
+}
+
+TEST(ManifestReference, ReadmeListsEveryKey) {
+  const std::string text = referenceManifest();
+  ASSERT_FALSE(text.empty()) << "README.md has no ```toml block with 'every key, with its default'";
+  std::set<std::string> listed;
+  for (const auto& [key, node] : toml::parse(text)) {
+    const std::string name(key.str());
+    if (const toml::table* t = node.as_table()) {
+      collectKeys(*t, name + ".", listed);
+    } else if (const toml::array* a = node.as_array()) {
+      for (const toml::node& element : *a) collectKeys(*element.as_table(), name + ".", listed);
+    }
+  }
+  for (const std::string& key : mmdb::cook::manifestKeys())
+    EXPECT_TRUE(listed.count(key)) << "README's manifest reference does not show '" << key << "'";
+}
+
+TEST(ManifestReference, ReadmeDefaultsAreCookSettings) {
+  const std::string text = referenceManifest();
+  ASSERT_FALSE(text.empty());
+  // Sources need not exist: the reference names example files.
+  const mmdb::cook::CookRequest r = mmdb::cook::parseManifest(
+      text, "README.md", [](const std::string&, bool& missing) { missing = false; return std::string(); });
+  const mmdb::cook::CookSettings& got = r.settings;
+  const mmdb::cook::CookSettings want;
+  // [database] (unit_scale shows an example: its default is "what the file declares").
+  EXPECT_EQ(got.frame_rate, want.frame_rate);
+  expectPrinted(got.trailing_unmatchable_s, want.trailing_unmatchable_s, "database.trailing_unmatchable");
+  for (int i = 0; i < 3; ++i)
+    expectPrinted(got.trajectory_times[i], want.trajectory_times[i], "database.trajectory_times");
+  // [skeleton] shows one preset's joints as an example; there is no default to compare.
+  EXPECT_EQ(got.weights, want.weights) << "[weights]";
+  expectPrinted(got.root_position_window_s, want.root_position_window_s, "filters.root_position_window");
+  expectPrinted(got.facing_window_s, want.facing_window_s, "filters.facing_window");
+  EXPECT_EQ(got.savitzky_golay_order, want.savitzky_golay_order) << "filters.order";
+  EXPECT_EQ(got.contact_speed_threshold, want.contact_speed_threshold) << "contacts.speed_threshold";
+  EXPECT_EQ(got.contact_median_s, want.contact_median_s) << "contacts.median";
+  const mmdb::cook::CompressionSettings& gc = got.compression;
+  const mmdb::cook::CompressionSettings& wc = want.compression;
+  EXPECT_EQ(gc.pose, wc.pose) << "compression.pose";
+  EXPECT_EQ(gc.position_tolerance, wc.position_tolerance) << "compression.position_tolerance";
+  EXPECT_EQ(gc.shell_distance, wc.shell_distance) << "compression.shell_distance";
+  EXPECT_EQ(gc.velocity_tolerance, wc.velocity_tolerance) << "compression.velocity_tolerance";
+  EXPECT_EQ(gc.angular_velocity_tolerance, wc.angular_velocity_tolerance)
+      << "compression.angular_velocity_tolerance";
+  EXPECT_EQ(gc.segment_frames, wc.segment_frames) << "compression.segment_frames";
+  EXPECT_EQ(r.mirror.patterns, mmdb::cook::MirrorSettings{}.patterns) << "mirror.patterns";
+  // A clip's optional keys: the second [[clip]] gives only its source.
+  ASSERT_EQ(r.clips.size(), 2u);  // walk (with its mirrored copy), run
+  const mmdb::cook::ClipSpec& plain = r.clips.back();
+  EXPECT_EQ(plain.name, "run");
+  EXPECT_EQ(plain.take, "");
+  EXPECT_FALSE(plain.mirror);
+  EXPECT_EQ(plain.source_first_frame, 0);
+  EXPECT_EQ(plain.source_frame_count, -1);
 }
 
 }  // namespace

@@ -23,8 +23,8 @@ namespace fs = std::filesystem;
 
 const std::string kShared = MMDB_SHARED_DATA;
 
-mm::Skeleton chainSkeleton(const std::vector<std::string>& names) {
-  mm::Skeleton s;
+mmdb::cook::Skeleton chainSkeleton(const std::vector<std::string>& names) {
+  mmdb::cook::Skeleton s;
   s.names = names;
   for (size_t j = 0; j < names.size(); ++j) {
     s.parents.push_back(j == 0 ? -1 : 0);
@@ -34,9 +34,9 @@ mm::Skeleton chainSkeleton(const std::vector<std::string>& names) {
   return s;
 }
 
-std::vector<std::string> mappedNames(const mm::Skeleton& s,
-                                     const mm::MirrorSettings& settings = {}) {
-  const std::vector<int> map = mm::mirrorJointMap(s, settings);
+std::vector<std::string> mappedNames(const mmdb::cook::Skeleton& s,
+                                     const mmdb::cook::MirrorSettings& settings = {}) {
+  const std::vector<int> map = mmdb::cook::mirrorJointMap(s, settings);
   std::vector<std::string> out;
   for (int k : map)
     out.push_back(s.names[k]);
@@ -71,7 +71,7 @@ TEST(MirrorJointMap, NamespacesAreKept) {
 }
 
 TEST(MirrorJointMap, PresetPairsCatchWhatPatternsMiss) {
-  mm::MirrorSettings none;
+  mmdb::cook::MirrorSettings none;
   none.patterns.clear();
   const auto s = chainSkeleton({"Hips", "LHipJoint", "RHipJoint", "Other"});
   // The CMU presets list LHipJoint/RHipJoint explicitly.
@@ -82,28 +82,28 @@ TEST(MirrorJointMap, PresetPairsCatchWhatPatternsMiss) {
 TEST(MirrorJointMap, FirstPatternWinsAndConflictsAreErrors) {
   // Both patterns pair these names; the order of the patterns decides which pairing is used.
   const auto s = chainSkeleton({"LeftArm_L", "RightArm_L", "LeftArm_R", "RightArm_R"});
-  mm::MirrorSettings words_first;
+  mmdb::cook::MirrorSettings words_first;
   words_first.patterns = {{"Left*", "Right*"}, {"*_L", "*_R"}};
   EXPECT_EQ(mappedNames(s, words_first),
             (std::vector<std::string>{"RightArm_L", "LeftArm_L", "RightArm_R", "LeftArm_R"}));
-  mm::MirrorSettings suffixes_first;
+  mmdb::cook::MirrorSettings suffixes_first;
   suffixes_first.patterns = {{"*_L", "*_R"}, {"Left*", "Right*"}};
   EXPECT_EQ(mappedNames(s, suffixes_first),
             (std::vector<std::string>{"LeftArm_R", "RightArm_R", "LeftArm_L", "RightArm_L"}));
   // RightArm_L finds LeftArm_L by the second pattern, but LeftArm_L pairs with LeftArm_R first.
   const auto bad = chainSkeleton({"Hips", "LeftArm_L", "LeftArm_R", "RightArm_L"});
   try {
-    mm::mirrorJointMap(bad, suffixes_first);
+    mmdb::cook::mirrorJointMap(bad, suffixes_first);
     ADD_FAILURE() << "no InputError";
-  } catch (const mm::InputError& e) {
+  } catch (const mmdb::cook::InputError& e) {
     EXPECT_NE(std::string(e.what()).find(
                   "'RightArm_L' pairs with 'LeftArm_L', but 'LeftArm_L' pairs with 'LeftArm_R'"),
               std::string::npos)
         << e.what();
   }
-  mm::MirrorSettings no_star;
+  mmdb::cook::MirrorSettings no_star;
   no_star.patterns = {{"Left", "Right*"}};
-  EXPECT_THROW(mm::mirrorJointMap(s, no_star), mm::InputError);
+  EXPECT_THROW(mmdb::cook::mirrorJointMap(s, no_star), mmdb::cook::InputError);
 }
 
 // --- Reflection ---------------------------------------------------------------------------------
@@ -113,7 +113,7 @@ struct World {
   std::vector<glm::dvec3> p;
 };
 
-World worldOf(const mm::Skeleton& s, const glm::quat* r, const glm::vec3* t) {
+World worldOf(const mmdb::cook::Skeleton& s, const glm::quat* r, const glm::vec3* t) {
   World w;
   for (size_t j = 0; j < s.names.size(); ++j) {
     const int p = s.parents[j];
@@ -134,10 +134,10 @@ glm::quat randomRotation(std::mt19937& rng, float max_angle) {
 
 // Hips -> Spine -> {LeftArm -> LeftHand, RightArm -> RightHand}, Hips -> {LeftLeg, RightLeg},
 // every bind rotation random, the bind offsets deliberately not symmetric.
-mm::RawClip syntheticClip(int frames) {
+mmdb::cook::RawClip syntheticClip(int frames) {
   std::mt19937 rng(7);
-  mm::RawClip c;
-  mm::Skeleton& s = c.skeleton;
+  mmdb::cook::RawClip c;
+  mmdb::cook::Skeleton& s = c.skeleton;
   s.names = {"Hips",     "Spine",     "LeftArm", "LeftHand",
              "RightArm", "RightHand", "LeftLeg", "RightLeg"};
   s.parents = {-1, 0, 1, 2, 1, 4, 0, 0};
@@ -157,12 +157,12 @@ mm::RawClip syntheticClip(int frames) {
 }
 
 TEST(MirrorClip, RootYawAndTranslationReflectWithIdentityBind) {
-  mm::RawClip c;
+  mmdb::cook::RawClip c;
   c.skeleton = chainSkeleton({"Hips"});
   c.frame_count = 1;
   c.rotations = {glm::angleAxis(0.5f, glm::vec3(0, 1, 0))};
   c.translations = {{1, 2, 3}};
-  const mm::RawClip m = mm::mirrorClip(c, {});
+  const mmdb::cook::RawClip m = mmdb::cook::mirrorClip(c, {});
   const glm::quat expected = glm::angleAxis(-0.5f, glm::vec3(0, 1, 0));
   EXPECT_NEAR(std::abs(glm::dot(m.rotations[0], expected)), 1.0f, 1e-6f);
   EXPECT_NEAR(m.translations[0].x, -1, 1e-6);
@@ -171,9 +171,9 @@ TEST(MirrorClip, RootYawAndTranslationReflectWithIdentityBind) {
 }
 
 TEST(MirrorClip, WorldPositionsAreTheSwappedReflection) {
-  const mm::RawClip c = syntheticClip(6);
-  const mm::RawClip m = mm::mirrorClip(c, {});
-  const std::vector<int> map = mm::mirrorJointMap(c.skeleton, {});
+  const mmdb::cook::RawClip c = syntheticClip(6);
+  const mmdb::cook::RawClip m = mmdb::cook::mirrorClip(c, {});
+  const std::vector<int> map = mmdb::cook::mirrorJointMap(c.skeleton, {});
   EXPECT_EQ(map, (std::vector<int>{0, 1, 4, 5, 2, 3, 7, 6}));
   EXPECT_EQ(m.skeleton.names, c.skeleton.names);
   const size_t n = c.skeleton.names.size();
@@ -196,8 +196,8 @@ TEST(MirrorClip, WorldPositionsAreTheSwappedReflection) {
 }
 
 TEST(MirrorClip, MirroringTwiceGivesTheOriginal) {
-  const mm::RawClip c = syntheticClip(5);
-  const mm::RawClip twice = mm::mirrorClip(mm::mirrorClip(c, {}), {});
+  const mmdb::cook::RawClip c = syntheticClip(5);
+  const mmdb::cook::RawClip twice = mmdb::cook::mirrorClip(mmdb::cook::mirrorClip(c, {}), {});
   ASSERT_EQ(twice.rotations.size(), c.rotations.size());
   for (size_t i = 0; i < c.rotations.size(); ++i) {
     EXPECT_NEAR(std::abs(glm::dot(twice.rotations[i], c.rotations[i])), 1.0f, 1e-5f) << i;
@@ -254,14 +254,14 @@ std::string writeWalkBvh(const fs::path& path, int frames) {
 }
 
 void expectMirroredFeatures(const std::string& source, const std::string& what) {
-  mm::CookRequest request;
-  mm::ClipSpec spec;
+  mmdb::cook::CookRequest request;
+  mmdb::cook::ClipSpec spec;
   spec.source = source;
   spec.source_label = source;
   spec.mirror = true;
   request.clips.push_back(spec);
   request.jobs = 1;
-  const mm::CookedDatabase db = mm::cookDatabase(request);
+  const mmdb::cook::CookedDatabase db = mmdb::cook::cookDatabase(request);
   ASSERT_EQ(db.clips.size(), 2u) << what;
   ASSERT_TRUE(db.clips[1].mirrored);
   EXPECT_EQ(db.clips[1].mirror_of, 0);

@@ -23,8 +23,8 @@ namespace fb = mmdb::fb;
 namespace fs = std::filesystem;
 
 // Two frames of a three-joint skeleton, every value distinct so a swapped field shows.
-mm::CookedDatabase makeDatabase() {
-  mm::CookedDatabase db;
+mmdb::cook::CookedDatabase makeDatabase() {
+  mmdb::cook::CookedDatabase db;
   db.settings.frame_rate = 30.0f;
   db.settings.unit_scale = 0.01f;
   db.settings.root_position_window = 15;
@@ -36,8 +36,8 @@ mm::CookedDatabase makeDatabase() {
   db.settings.trajectory_times = {0.25f, 0.5f, 0.75f};
   db.settings.block_weights = {0.5f, 0.6f, 0.7f, 0.8f, 0.9f, 1.1f, 1.2f};
 
-  db.sources = {{"walk.bvh", 0x0123456789abcdefull, 4321, mm::SourceFormat::Bvh},
-                {"run.fbx", 0xfedcba9876543210ull, 98765, mm::SourceFormat::Fbx}};
+  db.sources = {{"walk.bvh", 0x0123456789abcdefull, 4321, mmdb::cook::SourceFormat::Bvh},
+                {"run.fbx", 0xfedcba9876543210ull, 98765, mmdb::cook::SourceFormat::Fbx}};
 
   auto& sk = db.skeleton;
   sk.names = {"Hips", "LeftFoot", "RightFoot"};
@@ -45,13 +45,13 @@ mm::CookedDatabase makeDatabase() {
   sk.bind_translations = {{0, 1, 0}, {0.1f, -0.4f, 0}, {-0.1f, -0.4f, 0}};
   sk.bind_rotations = {glm::quat(1, 0, 0, 0), glm::quat(0.5f, 0.5f, 0.5f, 0.5f),
                        glm::quat(0.8f, 0, 0.6f, 0)};
-  sk.roles = {{mm::Role::Hips, 0}, {mm::Role::LeftFoot, 1}, {mm::Role::RightFoot, 2},
-              {mm::Role::Facing, 0}};
+  sk.roles = {{mmdb::cook::Role::Hips, 0}, {mmdb::cook::Role::LeftFoot, 1}, {mmdb::cook::Role::RightFoot, 2},
+              {mmdb::cook::Role::Facing, 0}};
   sk.facing_axis = {0, 1, 0};
   sk.preset = "bandai";
   sk.contact_joints = {1, 2};
 
-  mm::CookedClip walk;
+  mmdb::cook::CookedClip walk;
   walk.name = "walk";
   walk.source_index = 0;
   walk.first_frame = 0;
@@ -60,7 +60,7 @@ mm::CookedDatabase makeDatabase() {
   walk.source_first_frame = 7;
   walk.source_frame_count = 4;
   walk.tag_mask = 0x5;
-  mm::CookedClip mirrored = walk;
+  mmdb::cook::CookedClip mirrored = walk;
   mirrored.name = "walk_mirror";
   mirrored.source_index = 1;
   mirrored.first_frame = 1;
@@ -84,7 +84,7 @@ mm::CookedDatabase makeDatabase() {
   }
   for (int i = 0; i < 2; ++i) {
     const float f = static_cast<float>(i);
-    mm::CookedRootFrame r;
+    mmdb::cook::CookedRootFrame r;
     r.position = {40 + f, 0, 41 + f};
     r.rotation = glm::quat(0.6f, 0, 0.8f, 0);
     r.velocity = {42 + f, 43 + f, 44 + f};
@@ -98,8 +98,8 @@ mm::CookedDatabase makeDatabase() {
   db.features = {1.5f, 2.5f, 3.5f, 0.0f, -1.5f, -2.5f, -3.5f, 0.0f};
   db.feature_offset = {0.1f, 0.2f, 0.3f};
   db.feature_scale = {1.1f, 1.2f, 1.3f};
-  db.feature_blocks = {{"left_foot_position", mm::FeatureKind::Position, 1, 0, 2, 0.25f, 0.75f},
-                       {"trajectory_direction", mm::FeatureKind::TrajectoryDirection, -1, 2, 1,
+  db.feature_blocks = {{"left_foot_position", mmdb::cook::FeatureKind::Position, 1, 0, 2, 0.25f, 0.75f},
+                       {"trajectory_direction", mmdb::cook::FeatureKind::TrajectoryDirection, -1, 2, 1,
                         0.5f, 1.5f}};
   db.bounds_small_size = 1;
   db.bounds_large_size = 2;
@@ -139,14 +139,14 @@ std::vector<std::string> toStrings(
 }
 
 TEST(Writer, HeaderAndSettingsRoundTrip) {
-  const mm::CookedDatabase db = makeDatabase();
-  const auto bytes = mm::serializeDatabase(db);
+  const mmdb::cook::CookedDatabase db = makeDatabase();
+  const auto bytes = mmdb::cook::serializeDatabase(db);
   const fb::Database* root = verifiedRoot(bytes);
   ASSERT_NE(root, nullptr);
   ASSERT_NE(root->version(), nullptr);
-  EXPECT_EQ(root->version()->major(), mm::kSchemaMajor);
-  EXPECT_EQ(root->version()->minor(), mm::kSchemaMinor);
-  EXPECT_EQ(root->cooker_version()->str(), mm::kCookerVersion);
+  EXPECT_EQ(root->version()->major(), mmdb::cook::kSchemaMajor);
+  EXPECT_EQ(root->version()->minor(), mmdb::cook::kSchemaMinor);
+  EXPECT_EQ(root->cooker_version()->str(), mmdb::cook::kCookerVersion);
   EXPECT_FLOAT_EQ(root->frame_rate(), 30.0f);
   EXPECT_EQ(root->frame_count(), 2u);
   EXPECT_EQ(root->joint_count(), 3u);
@@ -166,8 +166,8 @@ TEST(Writer, HeaderAndSettingsRoundTrip) {
 }
 
 TEST(Writer, SourcesSkeletonClipsTagsRangesRoundTrip) {
-  const mm::CookedDatabase db = makeDatabase();
-  const auto bytes = mm::serializeDatabase(db);
+  const mmdb::cook::CookedDatabase db = makeDatabase();
+  const auto bytes = mmdb::cook::serializeDatabase(db);
   const fb::Database* root = verifiedRoot(bytes);
 
   ASSERT_EQ(root->sources()->size(), 2u);
@@ -227,8 +227,8 @@ TEST(Writer, SourcesSkeletonClipsTagsRangesRoundTrip) {
 }
 
 TEST(Writer, StreamsFeaturesAndBoundsRoundTrip) {
-  const mm::CookedDatabase db = makeDatabase();
-  const auto bytes = mm::serializeDatabase(db);
+  const mmdb::cook::CookedDatabase db = makeDatabase();
+  const auto bytes = mmdb::cook::serializeDatabase(db);
   const fb::Database* root = verifiedRoot(bytes);
 
   ASSERT_EQ(root->local_rotations()->size(), 6u);
@@ -284,10 +284,10 @@ TEST(Writer, StreamsFeaturesAndBoundsRoundTrip) {
 // Fields equal to their schema default (0, false, -1) are still stored: a reader never has to
 // guess whether a value was written.
 TEST(Writer, DefaultValuedFieldsArePresent) {
-  mm::CookedDatabase db = makeDatabase();
+  mmdb::cook::CookedDatabase db = makeDatabase();
   db.clips[0].mirror_of = -1;
   db.clips[0].source_index = 0;
-  const auto bytes = mm::serializeDatabase(db);
+  const auto bytes = mmdb::cook::serializeDatabase(db);
   const auto* clip = reinterpret_cast<const flatbuffers::Table*>(verifiedRoot(bytes)->clips()->Get(0));
   EXPECT_TRUE(clip->CheckField(fb::Clip::VT_MIRROR_OF));
   EXPECT_TRUE(clip->CheckField(fb::Clip::VT_SOURCE_INDEX));
@@ -304,13 +304,13 @@ size_t offsetOf(const std::vector<uint8_t>& bytes, const Vector* v) {
 TEST(Writer, GpuArraysAre16ByteAligned) {
   // Odd sizes everywhere, so alignment cannot come out right by accident.
   for (int extra = 0; extra < 4; ++extra) {
-    mm::CookedDatabase db = makeDatabase();
+    mmdb::cook::CookedDatabase db = makeDatabase();
     for (int i = 0; i < extra; ++i) {
       db.tag_names.push_back(std::string(static_cast<size_t>(i * 3 + 1), 'x'));
       db.contacts.push_back(static_cast<uint32_t>(i));
       db.feature_offset.push_back(0.5f);
     }
-    const auto bytes = mm::serializeDatabase(db);
+    const auto bytes = mmdb::cook::serializeDatabase(db);
     const fb::Database* root = verifiedRoot(bytes);
     EXPECT_EQ(offsetOf(bytes, root->features()) % 16, 0u);
     EXPECT_EQ(offsetOf(bytes, root->bounds_small_min()) % 16, 0u);
@@ -329,16 +329,16 @@ TEST(Writer, GpuArraysAre16ByteAligned) {
 }
 
 TEST(Writer, SameInputGivesIdenticalBytes) {
-  const auto a = mm::serializeDatabase(makeDatabase());
-  const auto b = mm::serializeDatabase(makeDatabase());
+  const auto a = mmdb::cook::serializeDatabase(makeDatabase());
+  const auto b = mmdb::cook::serializeDatabase(makeDatabase());
   EXPECT_EQ(a, b);
-  mm::CookedDatabase changed = makeDatabase();
+  mmdb::cook::CookedDatabase changed = makeDatabase();
   changed.features[1] = 2.75f;
-  EXPECT_NE(a, mm::serializeDatabase(changed));
+  EXPECT_NE(a, mmdb::cook::serializeDatabase(changed));
 }
 
 TEST(Writer, EmptyDatabaseStillVerifies) {
-  const auto bytes = mm::serializeDatabase(mm::CookedDatabase{});
+  const auto bytes = mmdb::cook::serializeDatabase(mmdb::cook::CookedDatabase{});
   const fb::Database* root = verifiedRoot(bytes);
   EXPECT_EQ(root->frame_count(), 0u);
   ASSERT_NE(root->features(), nullptr);
@@ -373,9 +373,9 @@ class AtomicWrite : public ::testing::Test {
 
 TEST_F(AtomicWrite, WritesAndReplaces) {
   const fs::path out = folder_ / "out.mmdb";
-  mm::writeFileAtomically(out.string(), {'a', 'b', 'c'});
+  mmdb::cook::writeFileAtomically(out.string(), {'a', 'b', 'c'});
   EXPECT_EQ(readFile(out), "abc");
-  mm::writeFileAtomically(out.string(), {'x', 'y'});
+  mmdb::cook::writeFileAtomically(out.string(), {'x', 'y'});
   EXPECT_EQ(readFile(out), "xy");
   EXPECT_EQ(entryCount(), 1u);  // no temporary file left behind
 }
@@ -383,9 +383,9 @@ TEST_F(AtomicWrite, WritesAndReplaces) {
 TEST_F(AtomicWrite, MissingFolderIsInputErrorNamingPathAndReason) {
   const std::string out = (folder_ / "no_such_folder" / "out.mmdb").string();
   try {
-    mm::writeFileAtomically(out, {'a'});
+    mmdb::cook::writeFileAtomically(out, {'a'});
     FAIL() << "expected InputError";
-  } catch (const mm::InputError& e) {
+  } catch (const mmdb::cook::InputError& e) {
     const std::string message = e.what();
     EXPECT_NE(message.find("cannot write '" + out + "'"), std::string::npos) << message;
     EXPECT_NE(message.find("No such file or directory"), std::string::npos) << message;
@@ -402,7 +402,7 @@ bool throwsInputErrorWithoutRoot(Write write) {
   const auto throwsInputError = [&] {
     try {
       write();
-    } catch (const mm::InputError&) {
+    } catch (const mmdb::cook::InputError&) {
       return true;
     } catch (...) {
     }
@@ -422,13 +422,13 @@ bool throwsInputErrorWithoutRoot(Write write) {
 
 TEST_F(AtomicWrite, UnwritableFolderLeavesExistingFileUntouched) {
   const fs::path out = folder_ / "out.mmdb";
-  mm::writeFileAtomically(out.string(), {'o', 'l', 'd'});
+  mmdb::cook::writeFileAtomically(out.string(), {'o', 'l', 'd'});
   // Readable and searchable by anyone, writable by no one (root aside).
   fs::permissions(folder_, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::others_read |
                                fs::perms::others_exec | fs::perms::group_read |
                                fs::perms::group_exec);
   EXPECT_TRUE(throwsInputErrorWithoutRoot(
-      [&] { mm::writeFileAtomically(out.string(), {'n', 'e', 'w'}); }));
+      [&] { mmdb::cook::writeFileAtomically(out.string(), {'n', 'e', 'w'}); }));
   fs::permissions(folder_, fs::perms::owner_all);
   EXPECT_EQ(readFile(out), "old");
   EXPECT_EQ(entryCount(), 1u);
@@ -438,9 +438,9 @@ TEST_F(AtomicWrite, FolderAsOutputIsInputErrorAndUntouched) {
   const fs::path out = folder_ / "a_folder";
   fs::create_directories(out / "inside");
   try {
-    mm::writeFileAtomically(out.string(), {'a'});
+    mmdb::cook::writeFileAtomically(out.string(), {'a'});
     FAIL() << "expected InputError";
-  } catch (const mm::InputError& e) {
+  } catch (const mmdb::cook::InputError& e) {
     EXPECT_NE(std::string(e.what()).find("it is a folder"), std::string::npos) << e.what();
   }
   EXPECT_TRUE(fs::is_directory(out / "inside"));
@@ -451,7 +451,7 @@ TEST_F(AtomicWrite, FolderAsOutputIsInputErrorAndUntouched) {
 // temporary file and leaves the existing output as it was.
 TEST_F(AtomicWrite, FailedWriteLeavesExistingFileAndNoTemporary) {
   const fs::path out = folder_ / "out.mmdb";
-  mm::writeFileAtomically(out.string(), {'o', 'l', 'd'});
+  mmdb::cook::writeFileAtomically(out.string(), {'o', 'l', 'd'});
   struct rlimit saved {};
   ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
   const auto previous_handler = std::signal(SIGXFSZ, SIG_IGN);
@@ -460,8 +460,8 @@ TEST_F(AtomicWrite, FailedWriteLeavesExistingFileAndNoTemporary) {
   ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
   std::string message;
   try {
-    mm::writeFileAtomically(out.string(), std::vector<uint8_t>(64 * 1024, 7));
-  } catch (const mm::InputError& e) {
+    mmdb::cook::writeFileAtomically(out.string(), std::vector<uint8_t>(64 * 1024, 7));
+  } catch (const mmdb::cook::InputError& e) {
     message = e.what();
   }
   ::setrlimit(RLIMIT_FSIZE, &saved);
@@ -473,32 +473,32 @@ TEST_F(AtomicWrite, FailedWriteLeavesExistingFileAndNoTemporary) {
 }
 
 TEST_F(AtomicWrite, SystemFolderIsInputError) {
-  EXPECT_THROW(mm::writeFileAtomically("/proc/self/out.mmdb", {'a'}), mm::InputError);
+  EXPECT_THROW(mmdb::cook::writeFileAtomically("/proc/self/out.mmdb", {'a'}), mmdb::cook::InputError);
 }
 
 TEST_F(AtomicWrite, CheckWritableLeavesNothingBehind) {
-  mm::checkWritable((folder_ / "out.mmdb").string());
+  mmdb::cook::checkWritable((folder_ / "out.mmdb").string());
   EXPECT_EQ(entryCount(), 0u);
   const std::string missing = (folder_ / "missing" / "out.mmdb").string();
   try {
-    mm::checkWritable(missing);
+    mmdb::cook::checkWritable(missing);
     FAIL() << "expected InputError";
-  } catch (const mm::InputError& e) {
+  } catch (const mmdb::cook::InputError& e) {
     EXPECT_EQ(std::string(e.what()),
               "cannot write '" + missing + "': cannot create a temporary file beside it: No such "
               "file or directory; check that the folder exists, is writable and has free space, "
               "or choose another output path with -o");
   }
-  EXPECT_THROW(mm::checkWritable(folder_.string()), mm::InputError);
+  EXPECT_THROW(mmdb::cook::checkWritable(folder_.string()), mmdb::cook::InputError);
   EXPECT_EQ(entryCount(), 0u);
 }
 
 // Replacing needs a writable folder, not a writable file: a read-only output is replaced.
 TEST_F(AtomicWrite, ReadOnlyExistingFileIsReplaced) {
   const fs::path out = folder_ / "out.mmdb";
-  mm::writeFileAtomically(out.string(), {'o'});
+  mmdb::cook::writeFileAtomically(out.string(), {'o'});
   fs::permissions(out, fs::perms::owner_read);
-  mm::writeFileAtomically(out.string(), {'n'});
+  mmdb::cook::writeFileAtomically(out.string(), {'n'});
   EXPECT_EQ(readFile(out), "n");
 }
 

@@ -1,4 +1,4 @@
-// libFuzzer target: any bytes through the BVH parser. Bad input must end in mm::InputError,
+// libFuzzer target: any bytes through the BVH parser. Bad input must end in mmdb::cook::InputError,
 // never a crash, a hang or an unbounded allocation.
 #include "core/errors.h"
 #include "import/importer.h"
@@ -18,13 +18,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)quiet;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   try {
-    const mm::RawClip clip = mm::parseBvh(text, "fuzz.bvh");
+    const mmdb::cook::RawClip clip = mmdb::cook::parseBvh(text, "fuzz.bvh");
     // What the parser promises of a clip it returns.
     const size_t samples = static_cast<size_t>(clip.frame_count) * clip.skeleton.names.size();
     if (clip.frame_count <= 0 || clip.rotations.size() != samples ||
         clip.translations.size() != samples || !(clip.frame_rate > 0))
       __builtin_trap();
-  } catch (const mm::InputError&) {
+  } catch (const mmdb::cook::InputError&) {
   }
   return 0;
 }

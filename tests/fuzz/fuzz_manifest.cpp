@@ -12,13 +12,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   // Every source resolves (nothing is read from disk), so the parse goes on past each clip's
   // source to its name, frames, tags, mirror flag and [[clip.range]] tables.
-  const mm::SourceCheck every_source_exists = [](const std::string&, bool& missing) {
+  const mmdb::cook::SourceCheck every_source_exists = [](const std::string&, bool& missing) {
     missing = false;
     return std::string();
   };
   try {
-    mm::parseManifest(text, "/mmdb-fuzz/fuzz.toml", every_source_exists);
-  } catch (const mm::InputError&) {
+    mmdb::cook::parseManifest(text, "/mmdb-fuzz/fuzz.toml", every_source_exists);
+  } catch (const mmdb::cook::InputError&) {
   }
   return 0;
 }

@@ -20,13 +20,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    mm::CookedDatabase db = mmtest::makeSyntheticDatabase(mmtest::goldenSpec());
+    mmdb::cook::CookedDatabase db = mmdb::test::makeSyntheticDatabase(mmdb::test::goldenSpec());
     if (coded) {
-      mm::CompressionSettings settings;
+      mmdb::cook::CompressionSettings settings;
       settings.segment_frames = 64;
-      mm::compressPoses(db, settings, 1);
+      mmdb::cook::compressPoses(db, settings, 1);
     }
-    mm::writeFileAtomically(argv[argc - 1], mm::serializeDatabase(db));
+    mmdb::cook::writeFileAtomically(argv[argc - 1], mmdb::cook::serializeDatabase(db));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

@@ -12,15 +12,15 @@
 #include <memory>
 #include <random>
 
-namespace mmtest {
+namespace mmdb::test {
 
 namespace fs = std::filesystem;
 
 const RealDatabase* bandaiDatabase(std::string* why_absent) {
-  return bandaiDatabaseAt(mm::CookSettings{}.frame_rate, false, why_absent);
+  return bandaiDatabaseAt(mmdb::cook::CookSettings{}.frame_rate, false, why_absent);
 }
 
-const mm::CookedDatabase* bandaiCookedDatabase(std::string* why_absent) {
+const mmdb::cook::CookedDatabase* bandaiCookedDatabase(std::string* why_absent) {
   const RealDatabase* real = bandaiDatabase(why_absent);
   return real ? &real->cooked : nullptr;
 }
@@ -38,10 +38,10 @@ const RealDatabase* bandaiDatabaseAt(double frame_rate, bool mirror, std::string
   for (const auto& e : fs::directory_iterator(dir))
     if (e.path().extension() == ".bvh") files.push_back(e.path());
   std::sort(files.begin(), files.end());
-  mm::CookRequest request;
+  mmdb::cook::CookRequest request;
   request.settings.frame_rate = frame_rate;
   for (const auto& f : files) {
-    mm::ClipSpec clip;
+    mmdb::cook::ClipSpec clip;
     clip.source = f.string();
     clip.source_label = f.filename().string();
     clip.mirror = mirror;
@@ -49,7 +49,7 @@ const RealDatabase* bandaiDatabaseAt(double frame_rate, bool mirror, std::string
   }
   request.jobs = 2;
   auto real = std::make_unique<RealDatabase>();
-  real->cooked = mm::cookDatabase(request);
+  real->cooked = mmdb::cook::cookDatabase(request);
   real->bytes = serializeAligned(real->cooked);
   auto opened = mmdb::Database::fromMemory(real->bytes.data(), real->bytes.size());
   if (!opened.ok()) {
@@ -91,4 +91,4 @@ void makeGameQueries(const mmdb::Database& db, uint32_t count, uint32_t seed,
   }
 }
 
-}  // namespace mmtest
+}  // namespace mmdb::test

@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-namespace mmtest {
+namespace mmdb::test {
 
 struct RealDatabase {
-  mm::CookedDatabase cooked;  // as the cook left it: raw pose streams, nothing coded
-  mmtest::AlignedBytes bytes;
+  mmdb::cook::CookedDatabase cooked;  // as the cook left it: raw pose streams, nothing coded
+  mmdb::test::AlignedBytes bytes;
   mmdb::Database db;
 };
 
@@ -21,7 +21,7 @@ struct RealDatabase {
 const RealDatabase* bandaiDatabase(std::string* why_absent);
 
 // bandaiDatabase()'s cooked database, for tests that code or write it themselves.
-const mm::CookedDatabase* bandaiCookedDatabase(std::string* why_absent);
+const mmdb::cook::CookedDatabase* bandaiCookedDatabase(std::string* why_absent);
 
 // bandai-1 cooked at `frame_rate` Hz, every clip also mirrored when `mirror`; cooked once per
 // process for each pair. nullptr when the corpus is absent, as above.
@@ -32,4 +32,4 @@ const RealDatabase* bandaiDatabaseAt(double frame_rate, bool mirror, std::string
 void makeGameQueries(const mmdb::Database& db, uint32_t count, uint32_t seed,
                      std::vector<std::vector<float>>& queries, std::vector<int32_t>& current);
 
-}  // namespace mmtest
+}  // namespace mmdb::test

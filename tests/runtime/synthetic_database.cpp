@@ -14,37 +14,37 @@
 #include <stdexcept>
 #include <string>
 
-namespace mmtest {
+namespace mmdb::test {
 namespace {
 
 constexpr uint16_t kFeatures = 27;
 constexpr uint16_t kStride = 28;
 constexpr uint32_t kTrailing = 20;
 
-void addBlocks(mm::CookedDatabase& db) {
+void addBlocks(mmdb::cook::CookedDatabase& db) {
   struct B {
     const char* name;
-    mm::FeatureKind kind;
+    mmdb::cook::FeatureKind kind;
     int joint;
     uint16_t first, width;
     float weight;
   };
   const B blocks[] = {
-      {"left_foot_position", mm::FeatureKind::Position, 2, 0, 3, 0.75f},
-      {"right_foot_position", mm::FeatureKind::Position, 3, 3, 3, 0.75f},
-      {"left_foot_velocity", mm::FeatureKind::Velocity, 2, 6, 3, 1.f},
-      {"right_foot_velocity", mm::FeatureKind::Velocity, 3, 9, 3, 1.f},
-      {"hip_velocity", mm::FeatureKind::Velocity, 0, 12, 3, 1.f},
-      {"trajectory_position", mm::FeatureKind::TrajectoryPosition, -1, 15, 6, 1.f},
-      {"trajectory_direction", mm::FeatureKind::TrajectoryDirection, -1, 21, 6, 1.5f},
+      {"left_foot_position", mmdb::cook::FeatureKind::Position, 2, 0, 3, 0.75f},
+      {"right_foot_position", mmdb::cook::FeatureKind::Position, 3, 3, 3, 0.75f},
+      {"left_foot_velocity", mmdb::cook::FeatureKind::Velocity, 2, 6, 3, 1.f},
+      {"right_foot_velocity", mmdb::cook::FeatureKind::Velocity, 3, 9, 3, 1.f},
+      {"hip_velocity", mmdb::cook::FeatureKind::Velocity, 0, 12, 3, 1.f},
+      {"trajectory_position", mmdb::cook::FeatureKind::TrajectoryPosition, -1, 15, 6, 1.f},
+      {"trajectory_direction", mmdb::cook::FeatureKind::TrajectoryDirection, -1, 21, 6, 1.5f},
   };
   for (const B& b : blocks) {
-    mm::CookedFeatureBlock fb;
+    mmdb::cook::CookedFeatureBlock fb;
     fb.name = b.name;
     fb.kind = b.kind;
     fb.joint = std::min<int>(b.joint, int(db.joint_count) - 1);
-    if (b.kind == mm::FeatureKind::TrajectoryPosition ||
-        b.kind == mm::FeatureKind::TrajectoryDirection)
+    if (b.kind == mmdb::cook::FeatureKind::TrajectoryPosition ||
+        b.kind == mmdb::cook::FeatureKind::TrajectoryDirection)
       fb.joint = -1;
     fb.first_column = b.first;
     fb.width = b.width;
@@ -55,8 +55,8 @@ void addBlocks(mm::CookedDatabase& db) {
   }
 }
 
-void addSkeleton(mm::CookedDatabase& db, uint32_t joints) {
-  mm::CookedSkeleton& sk = db.skeleton;
+void addSkeleton(mmdb::cook::CookedDatabase& db, uint32_t joints) {
+  mmdb::cook::CookedSkeleton& sk = db.skeleton;
   for (uint32_t j = 0; j < joints; ++j) {
     sk.names.push_back(j == 0 ? "Hips" : "Joint" + std::to_string(j));
     // 0 is the root; odd joints chain off their predecessor, even ones branch from the root.
@@ -64,15 +64,15 @@ void addSkeleton(mm::CookedDatabase& db, uint32_t joints) {
     sk.bind_translations.push_back(glm::vec3(0.f, j == 0 ? 0.9f : -0.2f, 0.05f * float(j)));
     sk.bind_rotations.push_back(glm::quat(1, 0, 0, 0));
   }
-  sk.roles = {{mm::Role::Hips, 0}, {mm::Role::RootPosition, 0}, {mm::Role::Facing, 0}};
-  if (joints > 1) sk.roles.push_back({mm::Role::LeftFoot, int(std::min<uint32_t>(2, joints - 1))});
+  sk.roles = {{mmdb::cook::Role::Hips, 0}, {mmdb::cook::Role::RootPosition, 0}, {mmdb::cook::Role::Facing, 0}};
+  if (joints > 1) sk.roles.push_back({mmdb::cook::Role::LeftFoot, int(std::min<uint32_t>(2, joints - 1))});
   sk.contact_joints = {int(joints - 1)};
   sk.preset = "synthetic";
 }
 
 }  // namespace
 
-void computeBounds(mm::CookedDatabase& db) {
+void computeBounds(mmdb::cook::CookedDatabase& db) {
   const uint32_t frames = db.frame_count, stride = db.feature_stride, n = db.feature_count;
   auto boxes = [&](uint32_t size, std::vector<float>& lo, std::vector<float>& hi) {
     const uint32_t count = (frames + size - 1) / size;
@@ -94,8 +94,8 @@ void computeBounds(mm::CookedDatabase& db) {
   boxes(db.bounds_large_size, db.bounds_large_min, db.bounds_large_max);
 }
 
-mm::CookedDatabase makeSyntheticDatabase(const SyntheticSpec& spec) {
-  mm::CookedDatabase db;
+mmdb::cook::CookedDatabase makeSyntheticDatabase(const SyntheticSpec& spec) {
+  mmdb::cook::CookedDatabase db;
   std::mt19937 rng(spec.seed);
   std::uniform_real_distribution<float> unit(-1.f, 1.f);
   db.frame_rate = spec.frame_rate;
@@ -105,7 +105,7 @@ mm::CookedDatabase makeSyntheticDatabase(const SyntheticSpec& spec) {
   db.feature_count = kFeatures;
   db.feature_stride = kStride;
   db.tag_names = {"locomotion", "idle", "jump"};
-  db.sources.push_back({"synthetic.bvh", 0x1234, 1000, mm::SourceFormat::Bvh});
+  db.sources.push_back({"synthetic.bvh", 0x1234, 1000, mmdb::cook::SourceFormat::Bvh});
   addSkeleton(db, spec.joints);
   addBlocks(db);
 
@@ -130,7 +130,7 @@ mm::CookedDatabase makeSyntheticDatabase(const SyntheticSpec& spec) {
   db.contacts.resize(frames);
 
   for (uint32_t k = 0; k < spec.clips; ++k) {
-    mm::CookedClip clip;
+    mmdb::cook::CookedClip clip;
     clip.name = "clip_" + std::to_string(k);
     clip.first_frame = k * spec.frames_per_clip;
     clip.frame_count = spec.frames_per_clip;
@@ -158,7 +158,7 @@ mm::CookedDatabase makeSyntheticDatabase(const SyntheticSpec& spec) {
         db.local_angular_velocities[e] =
             0.4f * w * std::cos(w * t + float(k)) * glm::normalize(glm::vec3(0.2f, 1.f, 0.1f * float(j)));
       }
-      mm::CookedRootFrame& r = db.root_motion[f];
+      mmdb::cook::CookedRootFrame& r = db.root_motion[f];
       const float yaw = yaw_rate * t;
       r.rotation = glm::angleAxis(yaw, glm::vec3(0, 1, 0));
       r.position = glm::vec3(1.2f * t * std::sin(yaw), 0.f, 1.2f * t * std::cos(yaw));
@@ -194,8 +194,8 @@ AlignedBytes::AlignedBytes(const void* data, size_t size) : size_(size) {
 AlignedBytes::AlignedBytes(const std::vector<uint8_t>& bytes)
     : AlignedBytes(bytes.data(), bytes.size()) {}
 
-AlignedBytes serializeAligned(const mm::CookedDatabase& db) {
-  return AlignedBytes(mm::serializeDatabase(db));
+AlignedBytes serializeAligned(const mmdb::cook::CookedDatabase& db) {
+  return AlignedBytes(mmdb::cook::serializeDatabase(db));
 }
 
 void writeFile(const char* path, const void* data, size_t size) {
@@ -210,4 +210,4 @@ std::vector<uint8_t> readFile(const char* path) {
   return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
 }
 
-}  // namespace mmtest
+}  // namespace mmdb::test

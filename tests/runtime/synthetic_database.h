@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-namespace mmtest {
+namespace mmdb::test {
 
 struct SyntheticSpec {
   uint32_t clips = 6;
@@ -23,10 +23,10 @@ struct SyntheticSpec {
 // Tags: bit 0 "locomotion" (even clips), bit 1 "idle" (odd clips), bit 2 "jump" (the second
 // half of clip 0's matchable part, a separate range). Each clip's last 20 frames are not
 // matchable. Clip i is named "clip_<i>".
-mm::CookedDatabase makeSyntheticDatabase(const SyntheticSpec& spec);
+mmdb::cook::CookedDatabase makeSyntheticDatabase(const SyntheticSpec& spec);
 
 // Recomputes exact per-box min/max of the stored features (what the cook does).
-void computeBounds(mm::CookedDatabase& db);
+void computeBounds(mmdb::cook::CookedDatabase& db);
 
 // Bytes on a 64-byte boundary (FlatBuffers data must start 16-aligned for the runtime).
 class AlignedBytes {
@@ -47,10 +47,10 @@ class AlignedBytes {
 };
 
 // serializeDatabase() into aligned memory.
-AlignedBytes serializeAligned(const mm::CookedDatabase& db);
+AlignedBytes serializeAligned(const mmdb::cook::CookedDatabase& db);
 
 // Writes bytes to a file (plain, not atomic: test scratch files).
 void writeFile(const char* path, const void* data, size_t size);
 std::vector<uint8_t> readFile(const char* path);
 
-}  // namespace mmtest
+}  // namespace mmdb::test

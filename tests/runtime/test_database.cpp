@@ -22,24 +22,24 @@ namespace {
 
 using mmdb::Database;
 using mmdb::ErrorCode;
-using mmtest::AlignedBytes;
+using mmdb::test::AlignedBytes;
 
-mm::CookedDatabase small() {
-  mmtest::SyntheticSpec spec;
+mmdb::cook::CookedDatabase small() {
+  mmdb::test::SyntheticSpec spec;
   spec.clips = 4;
   spec.frames_per_clip = 100;
-  return mmtest::makeSyntheticDatabase(spec);
+  return mmdb::test::makeSyntheticDatabase(spec);
 }
 
-mmdb::Result<Database> openCooked(const mm::CookedDatabase& db, AlignedBytes& storage) {
-  storage = mmtest::serializeAligned(db);
+mmdb::Result<Database> openCooked(const mmdb::cook::CookedDatabase& db, AlignedBytes& storage) {
+  storage = mmdb::test::serializeAligned(db);
   return Database::fromMemory(storage.data(), storage.size());
 }
 
-void expectViewsMatch(const Database& d, const mm::CookedDatabase& c) {
+void expectViewsMatch(const Database& d, const mmdb::cook::CookedDatabase& c) {
   ASSERT_TRUE(d.valid());
   // The 1.0 regression file, or one written now.
-  EXPECT_TRUE(d.schemaMajor() == 1 || d.schemaMajor() == mm::kSchemaMajor) << d.schemaMajor();
+  EXPECT_TRUE(d.schemaMajor() == 1 || d.schemaMajor() == mmdb::cook::kSchemaMajor) << d.schemaMajor();
   EXPECT_EQ(d.frameCount(), c.frame_count);
   EXPECT_EQ(d.jointCount(), c.joint_count);
   EXPECT_FLOAT_EQ(d.frameRate(), c.frame_rate);
@@ -96,7 +96,7 @@ void expectViewsMatch(const Database& d, const mm::CookedDatabase& c) {
 }
 
 TEST(Database, FromMemoryGivesZeroCopyViewsOfEveryStream) {
-  const mm::CookedDatabase c = small();
+  const mmdb::cook::CookedDatabase c = small();
   AlignedBytes bytes;
   auto r = openCooked(c, bytes);
   ASSERT_TRUE(r.ok()) << r.error().message();
@@ -108,10 +108,10 @@ TEST(Database, FromMemoryGivesZeroCopyViewsOfEveryStream) {
 }
 
 TEST(Database, OpenMapsTheFile) {
-  const mm::CookedDatabase c = small();
-  const AlignedBytes bytes = mmtest::serializeAligned(c);
-  const std::string path = mmtest::scratchPath("open.mmdb");
-  mmtest::writeFile(path.c_str(), bytes.data(), bytes.size());
+  const mmdb::cook::CookedDatabase c = small();
+  const AlignedBytes bytes = mmdb::test::serializeAligned(c);
+  const std::string path = mmdb::test::scratchPath("open.mmdb");
+  mmdb::test::writeFile(path.c_str(), bytes.data(), bytes.size());
   auto r = Database::open(path.c_str());
   ASSERT_TRUE(r.ok()) << r.error().message();
   expectViewsMatch(r.value(), c);
@@ -143,19 +143,19 @@ TEST(Database, LogCallbackHearsOpenAndErrors) {
   options.log = [](void* user, mmdb::LogLevel, const char* message) {
     static_cast<std::vector<std::string>*>(user)->push_back(message);
   };
-  AlignedBytes bytes = mmtest::serializeAligned(small());
+  AlignedBytes bytes = mmdb::test::serializeAligned(small());
   ASSERT_TRUE(Database::fromMemory(bytes.data(), bytes.size(), options).ok());
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_NE(lines[0].find("400 frames"), std::string::npos) << lines[0];
   EXPECT_FALSE(Database::fromMemory(bytes.data(), 10, options).ok());
   EXPECT_EQ(lines.size(), 2u);
   // Through a path: one line each, naming the file.
-  const std::string path = mmtest::scratchPath("logged.mmdb");
-  mmtest::writeFile(path.c_str(), bytes.data(), bytes.size());
+  const std::string path = mmdb::test::scratchPath("logged.mmdb");
+  mmdb::test::writeFile(path.c_str(), bytes.data(), bytes.size());
   ASSERT_TRUE(Database::open(path.c_str(), options).ok());
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_EQ(lines[2].find("opened " + path), 0u) << lines[2];
-  mmtest::writeFile(path.c_str(), bytes.data(), bytes.size() / 2);
+  mmdb::test::writeFile(path.c_str(), bytes.data(), bytes.size() / 2);
   auto cut = Database::open(path.c_str(), options);
   ASSERT_FALSE(cut.ok());
   ASSERT_EQ(lines.size(), 4u);
@@ -176,7 +176,7 @@ TEST(Database, MissingFileIsAnIoErrorNamingThePath) {
 
 // A FIFO would block open() until a writer came: it is refused before it is opened.
 TEST(Database, FifoAndDeviceAreRefusedWithoutBlocking) {
-  const std::string fifo = mmtest::scratchPath("fifo.mmdb");
+  const std::string fifo = mmdb::test::scratchPath("fifo.mmdb");
   ::unlink(fifo.c_str());
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   auto r = Database::open(fifo.c_str());
@@ -193,9 +193,9 @@ TEST(Database, FifoAndDeviceAreRefusedWithoutBlocking) {
 // A mapped file rewritten in place (which Database::open's comment warns against) is read as it
 // is now: a search over NaN features says so with NoMatch instead of returning frame -1.
 TEST(Database, FeaturesRewrittenUnderTheMappingGiveNoMatch) {
-  const AlignedBytes bytes = mmtest::serializeAligned(small());
-  const std::string path = mmtest::scratchPath("rewritten.mmdb");
-  mmtest::writeFile(path.c_str(), bytes.data(), bytes.size());
+  const AlignedBytes bytes = mmdb::test::serializeAligned(small());
+  const std::string path = mmdb::test::scratchPath("rewritten.mmdb");
+  mmdb::test::writeFile(path.c_str(), bytes.data(), bytes.size());
   auto r = Database::open(path.c_str());
   ASSERT_TRUE(r.ok()) << r.error().message();
   const Database& db = r.value();
@@ -237,7 +237,7 @@ TEST(Database, NotAnMmdb) {
 }
 
 TEST(Database, MisalignedBufferIsRefused) {
-  const AlignedBytes bytes = mmtest::serializeAligned(small());
+  const AlignedBytes bytes = mmdb::test::serializeAligned(small());
   std::vector<uint8_t> shifted(bytes.size() + 16);
   uint8_t* base = shifted.data() + (16 - reinterpret_cast<uintptr_t>(shifted.data()) % 16) % 16;
   std::memcpy(base + 4, bytes.data(), bytes.size());
@@ -257,13 +257,13 @@ void patchVersion(AlignedBytes& bytes, uint16_t major, uint16_t minor) {
   const uint16_t field = *reinterpret_cast<const uint16_t*>(vt + 4);
   ASSERT_NE(field, 0);
   uint8_t* version = bytes.data() + (root - bytes.data()) + field;
-  ASSERT_EQ(*reinterpret_cast<uint16_t*>(version), mm::kSchemaMajor);
+  ASSERT_EQ(*reinterpret_cast<uint16_t*>(version), mmdb::cook::kSchemaMajor);
   std::memcpy(version, &major, 2);
   std::memcpy(version + 2, &minor, 2);
 }
 
 TEST(Database, AnotherMajorVersionIsRefusedWithReCookMessage) {
-  AlignedBytes bytes = mmtest::serializeAligned(small());
+  AlignedBytes bytes = mmdb::test::serializeAligned(small());
   patchVersion(bytes, 3, 0);
   auto r = Database::fromMemory(bytes.data(), bytes.size());
   ASSERT_FALSE(r.ok());
@@ -271,7 +271,7 @@ TEST(Database, AnotherMajorVersionIsRefusedWithReCookMessage) {
   EXPECT_STREQ(r.error().message(),
                "file has schema 3.0, this runtime reads 1.x to 2.x; re-cook it with a matching "
                "mmcook");
-  AlignedBytes old = mmtest::serializeAligned(small());
+  AlignedBytes old = mmdb::test::serializeAligned(small());
   patchVersion(old, 0, 9);
   EXPECT_EQ(Database::fromMemory(old.data(), old.size()).error().code(),
             ErrorCode::VersionMismatch);
@@ -279,7 +279,7 @@ TEST(Database, AnotherMajorVersionIsRefusedWithReCookMessage) {
 
 // A raw file of major 1 (the layout 2.0 still writes when nothing is coded) opens.
 TEST(Database, TheOldMajorOpens) {
-  AlignedBytes bytes = mmtest::serializeAligned(small());
+  AlignedBytes bytes = mmdb::test::serializeAligned(small());
   patchVersion(bytes, 1, 0);
   auto r = Database::fromMemory(bytes.data(), bytes.size());
   ASSERT_TRUE(r.ok()) << r.error().message();
@@ -287,8 +287,8 @@ TEST(Database, TheOldMajorOpens) {
 }
 
 TEST(Database, ANewerMinorVersionOpens) {
-  AlignedBytes bytes = mmtest::serializeAligned(small());
-  patchVersion(bytes, mm::kSchemaMajor, 7);
+  AlignedBytes bytes = mmdb::test::serializeAligned(small());
+  patchVersion(bytes, mmdb::cook::kSchemaMajor, 7);
   auto r = Database::fromMemory(bytes.data(), bytes.size());
   ASSERT_TRUE(r.ok()) << r.error().message();
   EXPECT_EQ(r.value().schemaMinor(), 7);
@@ -298,105 +298,105 @@ TEST(Database, ANewerMinorVersionOpens) {
 
 struct Damage {
   const char* name;
-  void (*apply)(mm::CookedDatabase&);
+  void (*apply)(mmdb::cook::CookedDatabase&);
   const char* expected;  // a piece of the message
 };
 
 const Damage kDamages[] = {
-    {"rotations short", [](mm::CookedDatabase& d) { d.local_rotations.pop_back(); },
+    {"rotations short", [](mmdb::cook::CookedDatabase& d) { d.local_rotations.pop_back(); },
      "local_rotations has"},
-    {"velocities short", [](mm::CookedDatabase& d) { d.local_velocities.pop_back(); },
+    {"velocities short", [](mmdb::cook::CookedDatabase& d) { d.local_velocities.pop_back(); },
      "local_velocities has"},
-    {"root motion short", [](mm::CookedDatabase& d) { d.root_motion.pop_back(); }, "root_motion"},
-    {"contacts short", [](mm::CookedDatabase& d) { d.contacts.pop_back(); }, "contacts"},
+    {"root motion short", [](mmdb::cook::CookedDatabase& d) { d.root_motion.pop_back(); }, "root_motion"},
+    {"contacts short", [](mmdb::cook::CookedDatabase& d) { d.contacts.pop_back(); }, "contacts"},
     {"features short",
-     [](mm::CookedDatabase& d) { d.features.resize(d.features.size() - 28); }, "features has"},
+     [](mmdb::cook::CookedDatabase& d) { d.features.resize(d.features.size() - 28); }, "features has"},
     {"stride not multiple of 4",
-     [](mm::CookedDatabase& d) {
+     [](mmdb::cook::CookedDatabase& d) {
        d.feature_stride = 30;
        d.features.assign(size_t(d.frame_count) * 30, 0.f);
-       mmtest::computeBounds(d);
+       mmdb::test::computeBounds(d);
      },
      "multiple of 4"},
-    {"count over stride", [](mm::CookedDatabase& d) { d.feature_count = 29; }, "feature_stride"},
-    {"offset size", [](mm::CookedDatabase& d) { d.feature_offset.pop_back(); }, "feature_offset"},
-    {"scale zero", [](mm::CookedDatabase& d) { d.feature_scale[3] = 0.f; }, "feature_scale[3]"},
-    {"scale NaN", [](mm::CookedDatabase& d) { d.feature_scale[2] = NAN; }, "feature_scale[2]"},
-    {"feature NaN", [](mm::CookedDatabase& d) { d.features[28 * 5 + 2] = NAN; }, "features[142]"},
-    {"feature inf", [](mm::CookedDatabase& d) { d.features[7] = INFINITY; }, "not finite"},
-    {"bounds NaN", [](mm::CookedDatabase& d) { d.bounds_small_max[3] = NAN; }, "bounds_small_max"},
-    {"bounds size", [](mm::CookedDatabase& d) { d.bounds_large_min.resize(28); },
+    {"count over stride", [](mmdb::cook::CookedDatabase& d) { d.feature_count = 29; }, "feature_stride"},
+    {"offset size", [](mmdb::cook::CookedDatabase& d) { d.feature_offset.pop_back(); }, "feature_offset"},
+    {"scale zero", [](mmdb::cook::CookedDatabase& d) { d.feature_scale[3] = 0.f; }, "feature_scale[3]"},
+    {"scale NaN", [](mmdb::cook::CookedDatabase& d) { d.feature_scale[2] = NAN; }, "feature_scale[2]"},
+    {"feature NaN", [](mmdb::cook::CookedDatabase& d) { d.features[28 * 5 + 2] = NAN; }, "features[142]"},
+    {"feature inf", [](mmdb::cook::CookedDatabase& d) { d.features[7] = INFINITY; }, "not finite"},
+    {"bounds NaN", [](mmdb::cook::CookedDatabase& d) { d.bounds_small_max[3] = NAN; }, "bounds_small_max"},
+    {"bounds size", [](mmdb::cook::CookedDatabase& d) { d.bounds_large_min.resize(28); },
      "bounds_large_min"},
     {"bounds do not contain",
-     [](mm::CookedDatabase& d) { d.bounds_small_max[28 * 2 + 1] -= 1.f; }, "outside their bounds"},
-    {"parent after child", [](mm::CookedDatabase& d) { d.skeleton.parents[1] = 2; },
+     [](mmdb::cook::CookedDatabase& d) { d.bounds_small_max[28 * 2 + 1] -= 1.f; }, "outside their bounds"},
+    {"parent after child", [](mmdb::cook::CookedDatabase& d) { d.skeleton.parents[1] = 2; },
      "must precede"},
-    {"names short", [](mm::CookedDatabase& d) { d.skeleton.names.pop_back(); }, "skeleton.names"},
-    {"clip past end", [](mm::CookedDatabase& d) { d.clips.back().frame_count += 1; },
+    {"names short", [](mmdb::cook::CookedDatabase& d) { d.skeleton.names.pop_back(); }, "skeleton.names"},
+    {"clip past end", [](mmdb::cook::CookedDatabase& d) { d.clips.back().frame_count += 1; },
      "outside [0, 400)"},
-    {"clips overlap", [](mm::CookedDatabase& d) { d.clips[2].first_frame -= 1; }, "sorted"},
-    {"range past end", [](mm::CookedDatabase& d) { d.ranges.back().frame_count += 100; },
+    {"clips overlap", [](mmdb::cook::CookedDatabase& d) { d.clips[2].first_frame -= 1; }, "sorted"},
+    {"range past end", [](mmdb::cook::CookedDatabase& d) { d.ranges.back().frame_count += 100; },
      "range"},
-    {"ranges unsorted", [](mm::CookedDatabase& d) { std::swap(d.ranges[0], d.ranges[2]); },
+    {"ranges unsorted", [](mmdb::cook::CookedDatabase& d) { std::swap(d.ranges[0], d.ranges[2]); },
      "sorted"},
-    {"block past columns", [](mm::CookedDatabase& d) { d.feature_blocks[6].width = 7; },
+    {"block past columns", [](mmdb::cook::CookedDatabase& d) { d.feature_blocks[6].width = 7; },
      "trajectory_direction"},
-    {"blocks overlap", [](mm::CookedDatabase& d) { d.feature_blocks[1].first_column = 2; },
+    {"blocks overlap", [](mmdb::cook::CookedDatabase& d) { d.feature_blocks[1].first_column = 2; },
      "overlaps"},
     {"no frames",
-     [](mm::CookedDatabase& d) {
+     [](mmdb::cook::CookedDatabase& d) {
        d.frame_count = 0;
      },
      ""},
-    {"zero rate", [](mm::CookedDatabase& d) { d.frame_rate = 0; }, "frame_rate"},
-    {"contact joint", [](mm::CookedDatabase& d) { d.skeleton.contact_joints = {9}; },
+    {"zero rate", [](mmdb::cook::CookedDatabase& d) { d.frame_rate = 0; }, "frame_rate"},
+    {"contact joint", [](mmdb::cook::CookedDatabase& d) { d.skeleton.contact_joints = {9}; },
      "contact joint"},
-    {"tiny rate", [](mm::CookedDatabase& d) { d.frame_rate = 1e-45f; },
+    {"tiny rate", [](mmdb::cook::CookedDatabase& d) { d.frame_rate = 1e-45f; },
      "frame_rate 1.4013e-45 is outside [1, 1000] Hz"},
-    {"frames outside every clip", [](mm::CookedDatabase& d) { d.clips.pop_back(); },
+    {"frames outside every clip", [](mmdb::cook::CookedDatabase& d) { d.clips.pop_back(); },
      "the clips end at global frame 300 of 400"},
     {"gap between clips",
-     [](mm::CookedDatabase& d) {
+     [](mmdb::cook::CookedDatabase& d) {
        d.clips[1].first_frame += 1;
        d.clips[1].frame_count -= 1;
      },
      "global frames 100 to 101 belong to no clip"},
     {"range across clips",
-     [](mm::CookedDatabase& d) {
+     [](mmdb::cook::CookedDatabase& d) {
        d.ranges.erase(d.ranges.begin() + 2);
        d.ranges[1].frame_count += 60;
      },
      "which are not inside one clip"},
-    {"root motion NaN", [](mm::CookedDatabase& d) { d.root_motion[7].velocity.x = NAN; },
+    {"root motion NaN", [](mmdb::cook::CookedDatabase& d) { d.root_motion[7].velocity.x = NAN; },
      "root_motion[7] is not finite"},
-    {"rotation inf", [](mm::CookedDatabase& d) { d.local_rotations[5].w = INFINITY; },
+    {"rotation inf", [](mmdb::cook::CookedDatabase& d) { d.local_rotations[5].w = INFINITY; },
      "local_rotations[5] is not finite"},
-    {"trajectory time NaN", [](mm::CookedDatabase& d) { d.settings.trajectory_times[2] = NAN; },
+    {"trajectory time NaN", [](mmdb::cook::CookedDatabase& d) { d.settings.trajectory_times[2] = NAN; },
      "settings.trajectory_times[2] = nan"},
-    {"two trajectory times", [](mm::CookedDatabase& d) { d.settings.trajectory_times.pop_back(); },
+    {"two trajectory times", [](mmdb::cook::CookedDatabase& d) { d.settings.trajectory_times.pop_back(); },
      "settings.trajectory_times has 2 elements, expected 3"},
     {"kind against width",
-     [](mm::CookedDatabase& d) { d.feature_blocks[0].kind = mm::FeatureKind::TrajectoryPosition; },
+     [](mmdb::cook::CookedDatabase& d) { d.feature_blocks[0].kind = mmdb::cook::FeatureKind::TrajectoryPosition; },
      "feature block 0 (left_foot_position): kind 2 with width 3"},
-    {"clip tag bit", [](mm::CookedDatabase& d) { d.clips[1].tag_mask |= 8; },
+    {"clip tag bit", [](mmdb::cook::CookedDatabase& d) { d.clips[1].tag_mask |= 8; },
      "clip 1 (clip_1): tag_mask has bits 0x8 beyond the 3 tag_names"},
-    {"range tag bit", [](mm::CookedDatabase& d) { d.ranges[0].tag_mask |= uint64_t{1} << 63; },
+    {"range tag bit", [](mmdb::cook::CookedDatabase& d) { d.ranges[0].tag_mask |= uint64_t{1} << 63; },
      "range 0: tag_mask has bits 0x8000000000000000 beyond the 3 tag_names"},
-    {"source index", [](mm::CookedDatabase& d) { d.clips[2].source_index = 1; },
+    {"source index", [](mmdb::cook::CookedDatabase& d) { d.clips[2].source_index = 1; },
      "clip 2 (clip_2): source_index 1 is outside the 1 sources"},
-    {"mirror of", [](mm::CookedDatabase& d) { d.clips[3].mirror_of = 4; },
+    {"mirror of", [](mmdb::cook::CookedDatabase& d) { d.clips[3].mirror_of = 4; },
      "clip 3 (clip_3): mirror_of 4 is not -1 or another of the 4 clips"},
-    {"mirror of itself", [](mm::CookedDatabase& d) { d.clips[0].mirror_of = 0; },
+    {"mirror of itself", [](mmdb::cook::CookedDatabase& d) { d.clips[0].mirror_of = 0; },
      "clip 0 (clip_0): mirror_of 0"},
     {"no trajectory block",
-     [](mm::CookedDatabase& d) { d.feature_blocks[5].kind = mm::FeatureKind::TrajectoryDirection; },
+     [](mmdb::cook::CookedDatabase& d) { d.feature_blocks[5].kind = mmdb::cook::FeatureKind::TrajectoryDirection; },
      "feature_blocks has no trajectory position or no trajectory direction block"},
 };
 
 TEST(Database, SemanticChecksRefuseInconsistentFiles) {
   for (const Damage& damage : kDamages) {
     SCOPED_TRACE(damage.name);
-    mm::CookedDatabase c = small();
+    mmdb::cook::CookedDatabase c = small();
     damage.apply(c);
     AlignedBytes bytes;
     auto r = openCooked(c, bytes);
@@ -417,7 +417,7 @@ TEST(Database, OpensTheSchema1_0RegressionFileWithItsValues) {
   EXPECT_EQ(d.schemaMajor(), 1);
   EXPECT_EQ(d.schemaMinor(), 0);
   // The file was made from goldenSpec(); it must read back exactly as that database.
-  expectViewsMatch(d, mmtest::makeSyntheticDatabase(mmtest::goldenSpec()));
+  expectViewsMatch(d, mmdb::test::makeSyntheticDatabase(mmdb::test::goldenSpec()));
 }
 
 }  // namespace

@@ -42,15 +42,15 @@ struct Decoded {
   }
 };
 
-mm::CookedDatabase coded(uint32_t segment_frames = 100, uint32_t joints = 6) {
-  mmtest::SyntheticSpec spec;
+mmdb::cook::CookedDatabase coded(uint32_t segment_frames = 100, uint32_t joints = 6) {
+  mmdb::test::SyntheticSpec spec;
   spec.clips = 3;
   spec.frames_per_clip = 170;
   spec.joints = joints;
-  mm::CookedDatabase db = mmtest::makeSyntheticDatabase(spec);
-  mm::CompressionSettings settings;
+  mmdb::cook::CookedDatabase db = mmdb::test::makeSyntheticDatabase(spec);
+  mmdb::cook::CompressionSettings settings;
   settings.segment_frames = int(segment_frames);
-  mm::compressPoses(db, settings, 2);
+  mmdb::cook::compressPoses(db, settings, 2);
   return db;
 }
 
@@ -59,8 +59,8 @@ bool sameFloat4(const Float4& a, const glm::vec4& b) {
 }
 
 TEST(PoseDecode, OpensWithNoCopyAndDecodesWhatTheCookMeasured) {
-  const mm::CookedDatabase cooked = coded();
-  const mmtest::AlignedBytes bytes = mmtest::serializeAligned(cooked);
+  const mmdb::cook::CookedDatabase cooked = coded();
+  const mmdb::test::AlignedBytes bytes = mmdb::test::serializeAligned(cooked);
   auto opened = Database::fromMemory(bytes.data(), bytes.size());
   ASSERT_TRUE(opened.ok()) << opened.error().message();
   const Database& db = opened.value();
@@ -70,22 +70,22 @@ TEST(PoseDecode, OpensWithNoCopyAndDecodesWhatTheCookMeasured) {
   EXPECT_EQ(db.rawPoses().frame_count, 0u);
   Decoded out(db, db.frameCount());
   ASSERT_TRUE(db.decodePoses(0, db.frameCount(), out.buffers()).ok());
-  for (int s = 0; s < mm::kPoseStreamCount; ++s) {
-    const std::vector<glm::vec4> expected = mm::decodeCodedStream(
+  for (int s = 0; s < mmdb::cook::kPoseStreamCount; ++s) {
+    const std::vector<glm::vec4> expected = mmdb::cook::decodeCodedStream(
         *cooked.pose_coding.streams[size_t(s)], cooked.frame_count, cooked.joint_count,
-        cooked.pose_coding.segment_frames, s == mm::kStreamRotations);
+        cooked.pose_coding.segment_frames, s == mmdb::cook::kStreamRotations);
     ASSERT_EQ(expected.size(), out.streams[s].size());
     for (size_t e = 0; e < expected.size(); ++e)
       ASSERT_TRUE(sameFloat4(out.streams[s][e], expected[e])) << "stream " << s << " element " << e;
   }
   // The coded file is smaller than the raw one.
-  mm::CookedDatabase raw = cooked;
+  mmdb::cook::CookedDatabase raw = cooked;
   raw.pose_coding = {};
-  EXPECT_LT(bytes.size() * 2, mmtest::serializeAligned(raw).size());
+  EXPECT_LT(bytes.size() * 2, mmdb::test::serializeAligned(raw).size());
 }
 
 TEST(PoseDecode, AnyRangeOfFramesMatchesTheWholeDecode) {
-  const mmtest::AlignedBytes bytes = mmtest::serializeAligned(coded(100));
+  const mmdb::test::AlignedBytes bytes = mmdb::test::serializeAligned(coded(100));
   const Database db = std::move(Database::fromMemory(bytes.data(), bytes.size()).value());
   Decoded whole(db, db.frameCount());
   ASSERT_TRUE(db.decodePoses(0, db.frameCount(), whole.buffers()).ok());
@@ -113,9 +113,9 @@ TEST(PoseDecode, AnyRangeOfFramesMatchesTheWholeDecode) {
 }
 
 TEST(PoseDecode, ARawFileIsItsOwnMemoryAndDecodesAsACopy) {
-  mmtest::SyntheticSpec spec;
-  const mm::CookedDatabase cooked = mmtest::makeSyntheticDatabase(spec);
-  const mmtest::AlignedBytes bytes = mmtest::serializeAligned(cooked);
+  mmdb::test::SyntheticSpec spec;
+  const mmdb::cook::CookedDatabase cooked = mmdb::test::makeSyntheticDatabase(spec);
+  const mmdb::test::AlignedBytes bytes = mmdb::test::serializeAligned(cooked);
   const Database db = std::move(Database::fromMemory(bytes.data(), bytes.size()).value());
   EXPECT_FALSE(db.posesCoded());
   const mmdb::PoseView raw = db.rawPoses();
@@ -129,7 +129,7 @@ TEST(PoseDecode, ARawFileIsItsOwnMemoryAndDecodesAsACopy) {
 }
 
 TEST(PoseDecode, BadArgumentsAreRefused) {
-  const mmtest::AlignedBytes bytes = mmtest::serializeAligned(coded());
+  const mmdb::test::AlignedBytes bytes = mmdb::test::serializeAligned(coded());
   const Database db = std::move(Database::fromMemory(bytes.data(), bytes.size()).value());
   Decoded out(db, 4);
   EXPECT_EQ(db.decodePoses(db.frameCount() - 2, 4, out.buffers()).code(),
@@ -205,14 +205,14 @@ double samplingDifference(const Database& raw_db, const Database& coded_db) {
 }
 
 TEST(PoseDecode, SamplingACodedFileAgreesWithTheRawFileWithinTheBudget) {
-  mm::CookedDatabase cooked = coded(128, 8);
-  const mmtest::AlignedBytes coded_bytes = mmtest::serializeAligned(cooked);
+  mmdb::cook::CookedDatabase cooked = coded(128, 8);
+  const mmdb::test::AlignedBytes coded_bytes = mmdb::test::serializeAligned(cooked);
   cooked.pose_coding = {};
-  const mmtest::AlignedBytes raw_bytes = mmtest::serializeAligned(cooked);
+  const mmdb::test::AlignedBytes raw_bytes = mmdb::test::serializeAligned(cooked);
   const Database raw = std::move(Database::fromMemory(raw_bytes.data(), raw_bytes.size()).value());
   const Database db = std::move(Database::fromMemory(coded_bytes.data(), coded_bytes.size()).value());
   const double worst = samplingDifference(raw, db);
-  EXPECT_LE(worst, mm::CompressionSettings{}.position_tolerance + 1e-6);
+  EXPECT_LE(worst, mmdb::cook::CompressionSettings{}.position_tolerance + 1e-6);
   EXPECT_GT(worst, 0.0);
 }
 
@@ -220,7 +220,7 @@ TEST(PoseDecode, SamplingACodedFileAgreesWithTheRawFileWithinTheBudget) {
 
 namespace fb = mmdb::fb;
 
-mmdb::Status openStatus(const mmtest::AlignedBytes& b) {
+mmdb::Status openStatus(const mmdb::test::AlignedBytes& b) {
   auto r = Database::fromMemory(b.data(), b.size());
   return r.ok() ? mmdb::Status() : mmdb::Status(r.error());
 }
@@ -228,43 +228,43 @@ mmdb::Status openStatus(const mmtest::AlignedBytes& b) {
 TEST(PoseDecode, BrokenStructureIsRefusedAtOpen) {
   struct Case {
     const char* name;
-    std::function<void(mm::CookedDatabase&)> damage;
+    std::function<void(mmdb::cook::CookedDatabase&)> damage;
     ErrorCode code;
     const char* message;
   };
   const Case cases[] = {
       {"offsets past the data",
-       [](mm::CookedDatabase& d) { d.pose_coding.streams[1]->segment_offsets.back() += 1; },
+       [](mmdb::cook::CookedDatabase& d) { d.pose_coding.streams[1]->segment_offsets.back() += 1; },
        ErrorCode::Inconsistent, "segment offsets run from 0 to"},
       {"falling offsets",
-       [](mm::CookedDatabase& d) {
+       [](mmdb::cook::CookedDatabase& d) {
          auto& o = d.pose_coding.streams[0]->segment_offsets;
          std::swap(o[1], o[2]);
        },
        ErrorCode::Inconsistent, "offsets must not fall"},
       {"quaternion coding on translations",
-       [](mm::CookedDatabase& d) {
-         d.pose_coding.streams[1]->tracks[0].coding = mm::TrackCoding::Quaternion;
+       [](mmdb::cook::CookedDatabase& d) {
+         d.pose_coding.streams[1]->tracks[0].coding = mmdb::cook::TrackCoding::Quaternion;
          d.pose_coding.streams[1]->tracks[0].bits = 12;
        },
        ErrorCode::Inconsistent, "local_translations: joint 0 has coding 1 with 12 bits"},
       {"30 bits",
-       [](mm::CookedDatabase& d) { d.pose_coding.streams[3]->tracks[1].bits = 30; },
+       [](mmdb::cook::CookedDatabase& d) { d.pose_coding.streams[3]->tracks[1].bits = 30; },
        ErrorCode::Inconsistent, "local_angular_velocities: joint 1 has coding"},
       {"NaN constant",
-       [](mm::CookedDatabase& d) { d.pose_coding.streams[2]->tracks[0].value.x = NAN; },
+       [](mmdb::cook::CookedDatabase& d) { d.pose_coding.streams[2]->tracks[0].value.x = NAN; },
        ErrorCode::Inconsistent, "local_velocities: joint 0's constant is not finite"},
       {"segment of 2000 frames",
-       [](mm::CookedDatabase& d) { d.pose_coding.segment_frames = 2000; },
+       [](mmdb::cook::CookedDatabase& d) { d.pose_coding.segment_frames = 2000; },
        ErrorCode::Inconsistent, "segment_frames is 2000"},
       {"tracks short",
-       [](mm::CookedDatabase& d) { d.pose_coding.streams[0]->tracks.pop_back(); },
+       [](mmdb::cook::CookedDatabase& d) { d.pose_coding.streams[0]->tracks.pop_back(); },
        ErrorCode::Inconsistent, "local_rotations has 5 elements, expected 6"},
   };
   for (const Case& c : cases) {
-    mm::CookedDatabase db = coded();
+    mmdb::cook::CookedDatabase db = coded();
     c.damage(db);
-    const mmdb::Status s = openStatus(mmtest::serializeAligned(db));
+    const mmdb::Status s = openStatus(mmdb::test::serializeAligned(db));
     EXPECT_EQ(s.code(), c.code) << c.name << ": " << s.message();
     EXPECT_NE(std::string(s.message()).find(c.message), std::string::npos)
         << c.name << ": " << s.message();
@@ -273,14 +273,14 @@ TEST(PoseDecode, BrokenStructureIsRefusedAtOpen) {
 
 // Patches a field of the root table in place (it must be present).
 template <class T>
-void patchRoot(mmtest::AlignedBytes& bytes, flatbuffers::voffset_t field, T value) {
+void patchRoot(mmdb::test::AlignedBytes& bytes, flatbuffers::voffset_t field, T value) {
   auto* table = reinterpret_cast<flatbuffers::Table*>(
       const_cast<fb::Database*>(fb::GetDatabase(bytes.data())));
   ASSERT_TRUE(table->SetField<T>(field, value, T()));
 }
 
 TEST(PoseDecode, FeatureBitsAndVersionsGuardTheCodedStreams) {
-  mmtest::AlignedBytes bytes = mmtest::serializeAligned(coded());
+  mmdb::test::AlignedBytes bytes = mmdb::test::serializeAligned(coded());
   patchRoot<uint64_t>(bytes, fb::Database::VT_REQUIRED_FEATURES, 3);
   mmdb::Status s = openStatus(bytes);
   EXPECT_EQ(s.code(), ErrorCode::VersionMismatch);
@@ -294,11 +294,11 @@ TEST(PoseDecode, FeatureBitsAndVersionsGuardTheCodedStreams) {
 TEST(PoseDecode, DamagedSegmentsAreRefusedAtDecode) {
   // A segment cut short by moving an offset: the vertex codec runs out of bytes.
   {
-    mm::CookedDatabase db = coded();
-    auto& stream = *db.pose_coding.streams[mm::kStreamRotations];
+    mmdb::cook::CookedDatabase db = coded();
+    auto& stream = *db.pose_coding.streams[mmdb::cook::kStreamRotations];
     // Joint 0's first segment loses its last bytes to its second.
     stream.segment_offsets[1] -= 20;
-    const mmtest::AlignedBytes bytes = mmtest::serializeAligned(db);
+    const mmdb::test::AlignedBytes bytes = mmdb::test::serializeAligned(db);
     const Database d = std::move(Database::fromMemory(bytes.data(), bytes.size()).value());
     Decoded out(d, d.frameCount());
     const mmdb::Status s = d.decodePoses(0, d.frameCount(), out.buffers());
@@ -309,13 +309,13 @@ TEST(PoseDecode, DamagedSegmentsAreRefusedAtDecode) {
   }
   // A lossless velocity track whose frame 7 is NaN: decoded, then refused.
   {
-    mm::CookedDatabase db = coded();
-    auto& stream = *db.pose_coding.streams[mm::kStreamVelocities];
+    mmdb::cook::CookedDatabase db = coded();
+    auto& stream = *db.pose_coding.streams[mmdb::cook::kStreamVelocities];
     const uint32_t frames = db.frame_count, segments = (frames + 99) / 100;
     std::vector<uint8_t> data;
     std::vector<uint32_t> offsets{0};
     for (uint32_t j = 0; j < db.joint_count; ++j) {
-      stream.tracks[j].coding = mm::TrackCoding::Lossless;
+      stream.tracks[j].coding = mmdb::cook::TrackCoding::Lossless;
       stream.tracks[j].bits = 0;
       for (uint32_t s = 0; s < segments; ++s) {
         const uint32_t n = std::min(100u, frames - s * 100);
@@ -330,7 +330,7 @@ TEST(PoseDecode, DamagedSegmentsAreRefusedAtDecode) {
     }
     stream.data = data;
     stream.segment_offsets = offsets;
-    const mmtest::AlignedBytes bytes = mmtest::serializeAligned(db);
+    const mmdb::test::AlignedBytes bytes = mmdb::test::serializeAligned(db);
     const Database d = std::move(Database::fromMemory(bytes.data(), bytes.size()).value());
     Decoded out(d, d.frameCount());
     const mmdb::Status s = d.decodePoses(0, d.frameCount(), out.buffers());
@@ -346,7 +346,7 @@ TEST(PoseDecode, DamagedSegmentsAreRefusedAtDecode) {
 
 // Every byte of the coded data flipped, one at a time: open and decode return, ok or refused.
 TEST(PoseDecode, EveryCodedByteFlippedDecodesOrIsRefused) {
-  const mmtest::AlignedBytes valid = mmtest::serializeAligned(coded(100, 4));
+  const mmdb::test::AlignedBytes valid = mmdb::test::serializeAligned(coded(100, 4));
   const fb::Database* root = fb::GetDatabase(valid.data());
   int refused = 0, decoded = 0;
   for (const fb::CodedStream* stream :
@@ -354,7 +354,7 @@ TEST(PoseDecode, EveryCodedByteFlippedDecodesOrIsRefused) {
     const size_t begin = size_t(stream->data()->Data() - valid.data());
     const size_t size = stream->data()->size();
     for (size_t i = 0; i < size; i += 3) {
-      mmtest::AlignedBytes bytes(valid.data(), valid.size());
+      mmdb::test::AlignedBytes bytes(valid.data(), valid.size());
       bytes.data()[begin + i] ^= uint8_t(0x5a + i);
       auto opened = Database::fromMemory(bytes.data(), bytes.size());
       ASSERT_TRUE(opened.ok());  // the structure is intact
@@ -380,20 +380,20 @@ TEST(PoseDecode, EveryCodedByteFlippedDecodesOrIsRefused) {
 // A still database: every track constant, no coded bytes; even with the data vectors absent it
 // opens and decodes to the constants.
 TEST(PoseDecode, AStillDatabaseIsConstantsOnly) {
-  mmtest::SyntheticSpec spec;
+  mmdb::test::SyntheticSpec spec;
   spec.joints = 3;
-  mm::CookedDatabase db = mmtest::makeSyntheticDatabase(spec);
+  mmdb::cook::CookedDatabase db = mmdb::test::makeSyntheticDatabase(spec);
   for (size_t e = 0; e < db.local_rotations.size(); ++e) {
     db.local_rotations[e] = glm::angleAxis(0.1f * float(e % db.joint_count), glm::vec3(0, 1, 0));
     db.local_translations[e] = glm::vec3(0.f, 0.2f, 0.01f * float(e % db.joint_count));
     db.local_velocities[e] = db.local_angular_velocities[e] = glm::vec3(0);
   }
-  mm::compressPoses(db, {}, 1);
+  mmdb::cook::compressPoses(db, {}, 1);
   for (const auto& stream : db.pose_coding.streams) {
-    for (const mm::CookedTrack& t : stream->tracks) EXPECT_EQ(t.coding, mm::TrackCoding::Constant);
+    for (const mmdb::cook::CookedTrack& t : stream->tracks) EXPECT_EQ(t.coding, mmdb::cook::TrackCoding::Constant);
     EXPECT_TRUE(stream->data.empty());
   }
-  mmtest::AlignedBytes bytes = mmtest::serializeAligned(db);
+  mmdb::test::AlignedBytes bytes = mmdb::test::serializeAligned(db);
   // CodedStream.data (field 2) absent in every stream (they may share one vtable).
   const fb::PoseCoding* coding = fb::GetDatabase(bytes.data())->pose_coding();
   for (const fb::CodedStream* s :
@@ -429,17 +429,17 @@ TEST(PoseDecode, OldRawFilesStillOpen) {
 // runtime, stays within 0.1 mm in model space (shell points included) of the raw pose.
 TEST(PoseDecode, Bandai1RoundTripWithinTheBudget) {
   std::string why;
-  const mm::CookedDatabase* cooked = mmtest::bandaiCookedDatabase(&why);
+  const mmdb::cook::CookedDatabase* cooked = mmdb::test::bandaiCookedDatabase(&why);
   if (!cooked) GTEST_SKIP() << why;
-  mm::CookedDatabase db = *cooked;
-  mm::CompressionReport report;
-  mm::compressPoses(db, {}, 0, &report);
-  const mmtest::AlignedBytes bytes = mmtest::serializeAligned(db);
+  mmdb::cook::CookedDatabase db = *cooked;
+  mmdb::cook::CompressionReport report;
+  mmdb::cook::compressPoses(db, {}, 0, &report);
+  const mmdb::test::AlignedBytes bytes = mmdb::test::serializeAligned(db);
   const Database d = std::move(Database::fromMemory(bytes.data(), bytes.size()).value());
   Decoded out(d, d.frameCount());
   ASSERT_TRUE(d.decodePoses(0, d.frameCount(), out.buffers()).ok());
   const size_t joints = d.jointCount();
-  const float shell = mm::CompressionSettings{}.shell_distance;
+  const float shell = mmdb::cook::CompressionSettings{}.shell_distance;
   std::vector<glm::dquat> rq(joints), dq(joints);
   std::vector<glm::dvec3> rp(joints), dp(joints);
   double worst = 0;

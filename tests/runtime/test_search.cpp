@@ -20,11 +20,11 @@ using mmdb::SearchResult;
 class Search : public ::testing::Test {
  protected:
   void SetUp() override {
-    mmtest::SyntheticSpec spec;
+    mmdb::test::SyntheticSpec spec;
     spec.clips = 8;
     spec.frames_per_clip = 500;
-    cooked_ = mmtest::makeSyntheticDatabase(spec);
-    bytes_ = mmtest::serializeAligned(cooked_);
+    cooked_ = mmdb::test::makeSyntheticDatabase(spec);
+    bytes_ = mmdb::test::serializeAligned(cooked_);
     auto r = Database::fromMemory(bytes_.data(), bytes_.size());
     ASSERT_TRUE(r.ok()) << r.error().message();
     db_ = std::move(r.value());
@@ -48,8 +48,8 @@ class Search : public ::testing::Test {
     return r.ok() ? r.value() : SearchResult{};
   }
 
-  mm::CookedDatabase cooked_;
-  mmtest::AlignedBytes bytes_;
+  mmdb::cook::CookedDatabase cooked_;
+  mmdb::test::AlignedBytes bytes_;
   Database db_;
 };
 
@@ -105,11 +105,11 @@ TEST_F(Search, ItStaysOnTheCurrentFrameUnlessSomethingIsStrictlyCheaper) {
   EXPECT_FALSE(r.changed);
   EXPECT_EQ(r.cost, 0.f);
   // An exact duplicate of the playing row elsewhere ties: the playing frame is kept.
-  mm::CookedDatabase copy = cooked_;
+  mmdb::cook::CookedDatabase copy = cooked_;
   std::copy(copy.features.begin() + 300 * 28, copy.features.begin() + 301 * 28,
             copy.features.begin() + 1200 * 28);
-  mmtest::computeBounds(copy);
-  mmtest::AlignedBytes bytes = mmtest::serializeAligned(copy);
+  mmdb::test::computeBounds(copy);
+  mmdb::test::AlignedBytes bytes = mmdb::test::serializeAligned(copy);
   auto db = Database::fromMemory(bytes.data(), bytes.size());
   ASSERT_TRUE(db.ok());
   EXPECT_EQ(mmdb::searchPruned(db.value(), request).value().frame, 300);
@@ -121,13 +121,13 @@ TEST_F(Search, ItStaysOnTheCurrentFrameUnlessSomethingIsStrictlyCheaper) {
 }
 
 TEST_F(Search, EqualCostsGoToTheLowestGlobalFrame) {
-  mm::CookedDatabase copy = cooked_;
+  mmdb::cook::CookedDatabase copy = cooked_;
   // Frames 2100 and 1500 hold the same row; the query is that row plus an offset so that
   // neither is the current frame and both cost the same.
   std::copy(copy.features.begin() + 2100 * 28, copy.features.begin() + 2101 * 28,
             copy.features.begin() + 1500 * 28);
-  mmtest::computeBounds(copy);
-  mmtest::AlignedBytes bytes = mmtest::serializeAligned(copy);
+  mmdb::test::computeBounds(copy);
+  mmdb::test::AlignedBytes bytes = mmdb::test::serializeAligned(copy);
   auto db = Database::fromMemory(bytes.data(), bytes.size());
   ASSERT_TRUE(db.ok());
   std::vector<float> q(db.value().featureRow(2100).begin(), db.value().featureRow(2100).end());

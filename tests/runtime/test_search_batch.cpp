@@ -29,14 +29,14 @@ SearchResult orNoMatch(const mmdb::Result<SearchResult>& r) {
 class SearchBatch : public ::testing::Test {
  protected:
   void SetUp() override {
-    mmtest::SyntheticSpec spec;
+    mmdb::test::SyntheticSpec spec;
     spec.clips = 8;
     spec.frames_per_clip = 500;
-    cooked_ = mmtest::makeSyntheticDatabase(spec);
+    cooked_ = mmdb::test::makeSyntheticDatabase(spec);
     open(cooked_);
   }
-  void open(const mm::CookedDatabase& cooked) {
-    bytes_ = mmtest::serializeAligned(cooked);
+  void open(const mmdb::cook::CookedDatabase& cooked) {
+    bytes_ = mmdb::test::serializeAligned(cooked);
     auto r = Database::fromMemory(bytes_.data(), bytes_.size());
     ASSERT_TRUE(r.ok()) << r.error().message();
     db_ = std::move(r.value());
@@ -62,8 +62,8 @@ class SearchBatch : public ::testing::Test {
     return merged;
   }
 
-  mm::CookedDatabase cooked_;
-  mmtest::AlignedBytes bytes_;
+  mmdb::cook::CookedDatabase cooked_;
+  mmdb::test::AlignedBytes bytes_;
   Database db_;
 };
 
@@ -125,12 +125,12 @@ TEST_F(SearchBatch, PrunedBatchAndSplitAgreeWithExhaustiveOn10000Queries) {
 
 TEST_F(SearchBatch, TiesGoToTheLowestFrameAndTheCurrentFrameAcrossPartsAndBatches) {
   // Frames 1500 and 2100 hold the same row, and so do 300 and 1200.
-  mm::CookedDatabase copy = cooked_;
+  mmdb::cook::CookedDatabase copy = cooked_;
   std::copy(copy.features.begin() + 2100 * 28, copy.features.begin() + 2101 * 28,
             copy.features.begin() + 1500 * 28);
   std::copy(copy.features.begin() + 300 * 28, copy.features.begin() + 301 * 28,
             copy.features.begin() + 1200 * 28);
-  mmtest::computeBounds(copy);
+  mmdb::test::computeBounds(copy);
   open(copy);
   const std::vector<float> q2100 = row(2100), q300 = row(300);
   SearchRequest lowest;

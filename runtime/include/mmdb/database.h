@@ -36,7 +36,8 @@ namespace fb {
 struct Database;  // the FlatBuffers root (mmdb/mmdb_generated.h), for tools that want it
 }
 
-// The schema major and minor this runtime was built for: it opens kSchemaMajor.x for any x, and
+// The schema major and minor this runtime was built for (schema/mmdb.fbs's SchemaMajor and
+// SchemaMinor, checked when the runtime compiles): it opens kSchemaMajor.x for any x, and
 // the majors back to kOldestSchemaMajor (1.x files have raw pose streams only).
 inline constexpr uint16_t kSchemaMajor = 2;
 inline constexpr uint16_t kSchemaMinor = 0;
@@ -75,7 +76,7 @@ struct MatchRange {
 
 // Values match mmdb::fb::FeatureKind.
 enum class FeatureKind : int8_t { Position = 0, Velocity, TrajectoryPosition, TrajectoryDirection };
-// Values match mmdb::fb::Role.
+// schema/mmdb.fbs's Role, value for value (database.cpp checks it when it compiles).
 enum class Role : int8_t { Hips = 0, LeftFoot, RightFoot, LeftToe, RightToe, RootPosition, Facing };
 
 struct ClipInfo {
