@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 struct Coded {
   mm::CompressionReport report;
   uint64_t raw_file = 0, coded_file = 0;
-  mmtest::AlignedBytes raw_bytes, coded_bytes;
+  mmdb::test::AlignedBytes raw_bytes, coded_bytes;
 };
 
 const Coded& codedOf(const std::string& name, const mm::CookedDatabase* cooked) {
@@ -35,9 +35,9 @@ const Coded& codedOf(const std::string& name, const mm::CookedDatabase* cooked) 
   slot = std::make_unique<Coded>();
   mm::CookedDatabase db = *cooked;
   db.pose_coding = {};
-  slot->raw_bytes = mmtest::serializeAligned(db);
+  slot->raw_bytes = mmdb::test::serializeAligned(db);
   mm::compressPoses(db, {}, 1, &slot->report);
-  slot->coded_bytes = mmtest::serializeAligned(db);
+  slot->coded_bytes = mmdb::test::serializeAligned(db);
   slot->raw_file = slot->raw_bytes.size();
   slot->coded_file = slot->coded_bytes.size();
   return *slot;
@@ -68,11 +68,11 @@ const mm::CookedDatabase* synthetic(uint32_t joints, uint32_t clips, uint32_t fr
   static std::map<uint32_t, std::unique_ptr<mm::CookedDatabase>> cache;
   auto& slot = cache[joints * 1000003u + clips * 1009u + frames];
   if (!slot) {
-    mmtest::SyntheticSpec spec;
+    mmdb::test::SyntheticSpec spec;
     spec.joints = joints;
     spec.clips = clips;
     spec.frames_per_clip = frames;
-    slot = std::make_unique<mm::CookedDatabase>(mmtest::makeSyntheticDatabase(spec));
+    slot = std::make_unique<mm::CookedDatabase>(mmdb::test::makeSyntheticDatabase(spec));
   }
   return slot.get();
 }
@@ -80,7 +80,7 @@ const mm::CookedDatabase* synthetic(uint32_t joints, uint32_t clips, uint32_t fr
 const mm::CookedDatabase* databaseNamed(int which, std::string& name) {
   std::string why;
   switch (which) {
-    case 0: name = "bandai-1"; return mmtest::bandaiCookedDatabase(&why);
+    case 0: name = "bandai-1"; return mmdb::test::bandaiCookedDatabase(&why);
     case 1: name = "cmu-fbx"; return cmuFbx();
     case 2: name = "synthetic 4 joints, 6 x 240 frames"; return synthetic(4, 6, 240);
     case 3: name = "synthetic 22 joints, 40 x 1000 frames"; return synthetic(22, 40, 1000);
@@ -122,7 +122,7 @@ void BM_DecodePoses(benchmark::State& state) {
   if (!cooked) return state.SkipWithError(("no motion corpus for " + name).c_str());
   const Coded& coded = codedOf(name, cooked);
   const bool decode = state.range(0) == 1;
-  const mmtest::AlignedBytes& bytes = decode ? coded.coded_bytes : coded.raw_bytes;
+  const mmdb::test::AlignedBytes& bytes = decode ? coded.coded_bytes : coded.raw_bytes;
   auto opened = mmdb::Database::fromMemory(bytes.data(), bytes.size());
   if (!opened.ok()) return state.SkipWithError(opened.error().message());
   const mmdb::Database& db = opened.value();

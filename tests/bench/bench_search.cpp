@@ -30,7 +30,7 @@
 namespace {
 
 struct Loaded {
-  mmtest::AlignedBytes bytes;
+  mmdb::test::AlignedBytes bytes;
   mmdb::Database db;
   std::string path;  // the same bytes on disk, for the open benchmark
   std::vector<std::vector<float>> queries;
@@ -54,11 +54,11 @@ void makeQueries(Loaded& l, uint32_t count, uint32_t seed) {
 
 std::unique_ptr<Loaded> loadSynthetic(uint32_t frames) {
   auto l = std::make_unique<Loaded>();
-  mmtest::SyntheticSpec spec;
+  mmdb::test::SyntheticSpec spec;
   spec.frames_per_clip = 1000;
   spec.clips = frames / spec.frames_per_clip;
   spec.joints = 1;
-  l->bytes = mmtest::serializeAligned(mmtest::makeSyntheticDatabase(spec));
+  l->bytes = mmdb::test::serializeAligned(mmdb::test::makeSyntheticDatabase(spec));
   auto r = mmdb::Database::fromMemory(l->bytes.data(), l->bytes.size());
   if (!r.ok()) {
     std::fprintf(stderr, "synthetic database does not open: %s\n", r.error().message());
@@ -66,7 +66,7 @@ std::unique_ptr<Loaded> loadSynthetic(uint32_t frames) {
   }
   l->db = std::move(r.value());
   l->path = "/tmp/bench_search_" + std::to_string(frames) + ".mmdb";
-  mmtest::writeFile(l->path.c_str(), l->bytes.data(), l->bytes.size());
+  mmdb::test::writeFile(l->path.c_str(), l->bytes.data(), l->bytes.size());
   makeQueries(*l, 256, 7);
   return l;
 }
@@ -162,13 +162,13 @@ Loaded* bandai(benchmark::State& state) {
   static std::unique_ptr<Loaded> cached;
   static std::string why;
   if (!cached && why.empty()) {
-    const mmtest::RealDatabase* real = mmtest::bandaiDatabase(&why);
+    const mmdb::test::RealDatabase* real = mmdb::test::bandaiDatabase(&why);
     if (real) {
       cached = std::make_unique<Loaded>();
-      cached->bytes = mmtest::AlignedBytes(real->bytes.data(), real->bytes.size());
+      cached->bytes = mmdb::test::AlignedBytes(real->bytes.data(), real->bytes.size());
       cached->db = std::move(
           mmdb::Database::fromMemory(cached->bytes.data(), cached->bytes.size()).value());
-      mmtest::makeGameQueries(cached->db, 256, 11, cached->queries, cached->current);
+      mmdb::test::makeGameQueries(cached->db, 256, 11, cached->queries, cached->current);
     }
   }
   if (!cached) state.SkipWithError(why.c_str());
@@ -188,7 +188,7 @@ BENCHMARK(BM_SearchPrunedBandai)->Unit(benchmark::kMicrosecond);
 // columns of another frame moved by N(0, 0.3) noise (the tests' generator has no root motion the
 // features follow, so a controller cannot drive it). 1: bandai-1 cooked mirrored at 240 Hz
 // (about 290k frames); the trajectory predicted by the controller from the playing frame's root
-// motion and a random stick (mmtest::makeGameQueries).
+// motion and a random stick (mmdb::test::makeGameQueries).
 constexpr uint32_t kGameQueries = 1000;
 
 struct Game {
@@ -209,11 +209,11 @@ Game* game(benchmark::State& state) {
     auto g = std::make_unique<Game>();
     if (which == 0) {
       g->owned = std::make_unique<Loaded>();
-      mmtest::SyntheticSpec spec;
+      mmdb::test::SyntheticSpec spec;
       spec.frames_per_clip = 1000;
       spec.clips = 300;
       spec.joints = 1;
-      g->owned->bytes = mmtest::serializeAligned(mmtest::makeSyntheticDatabase(spec));
+      g->owned->bytes = mmdb::test::serializeAligned(mmdb::test::makeSyntheticDatabase(spec));
       g->owned->db = std::move(
           mmdb::Database::fromMemory(g->owned->bytes.data(), g->owned->bytes.size()).value());
       g->db = &g->owned->db;
@@ -230,11 +230,11 @@ Game* game(benchmark::State& state) {
         g->current.push_back(int32_t(playing));
       }
     } else {
-      const mmtest::RealDatabase* real = mmtest::bandaiDatabaseAt(240, true, &why[which]);
+      const mmdb::test::RealDatabase* real = mmdb::test::bandaiDatabaseAt(240, true, &why[which]);
       if (real) {
         g->db = &real->db;
         g->name = "bandai-1 mirrored 240 Hz";
-        mmtest::makeGameQueries(*g->db, kGameQueries, 23, g->queries, g->current);
+        mmdb::test::makeGameQueries(*g->db, kGameQueries, 23, g->queries, g->current);
       }
     }
     if (g->db) {

@@ -3,7 +3,7 @@
 
 #include "synthetic_database.h"
 
-namespace mmtest {
+namespace mmdb::test {
 
 inline SyntheticSpec goldenSpec() {
   SyntheticSpec spec;
@@ -14,4 +14,4 @@ inline SyntheticSpec goldenSpec() {
   return spec;
 }
 
-}  // namespace mmtest
+}  // namespace mmdb::test

@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    mm::CookedDatabase db = mmtest::makeSyntheticDatabase(mmtest::goldenSpec());
+    mm::CookedDatabase db = mmdb::test::makeSyntheticDatabase(mmdb::test::goldenSpec());
     if (coded) {
       mm::CompressionSettings settings;
       settings.segment_frames = 64;

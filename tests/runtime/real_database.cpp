@@ -12,7 +12,7 @@
 #include <memory>
 #include <random>
 
-namespace mmtest {
+namespace mmdb::test {
 
 namespace fs = std::filesystem;
 
@@ -91,4 +91,4 @@ void makeGameQueries(const mmdb::Database& db, uint32_t count, uint32_t seed,
   }
 }
 
-}  // namespace mmtest
+}  // namespace mmdb::test

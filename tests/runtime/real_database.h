@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-namespace mmtest {
+namespace mmdb::test {
 
 struct RealDatabase {
   mm::CookedDatabase cooked;  // as the cook left it: raw pose streams, nothing coded
-  mmtest::AlignedBytes bytes;
+  mmdb::test::AlignedBytes bytes;
   mmdb::Database db;
 };
 
@@ -32,4 +32,4 @@ const RealDatabase* bandaiDatabaseAt(double frame_rate, bool mirror, std::string
 void makeGameQueries(const mmdb::Database& db, uint32_t count, uint32_t seed,
                      std::vector<std::vector<float>>& queries, std::vector<int32_t>& current);
 
-}  // namespace mmtest
+}  // namespace mmdb::test

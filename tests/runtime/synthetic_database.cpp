@@ -14,7 +14,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace mmtest {
+namespace mmdb::test {
 namespace {
 
 constexpr uint16_t kFeatures = 27;
@@ -210,4 +210,4 @@ std::vector<uint8_t> readFile(const char* path) {
   return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
 }
 
-}  // namespace mmtest
+}  // namespace mmdb::test

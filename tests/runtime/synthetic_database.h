@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-namespace mmtest {
+namespace mmdb::test {
 
 struct SyntheticSpec {
   uint32_t clips = 6;
@@ -53,4 +53,4 @@ AlignedBytes serializeAligned(const mm::CookedDatabase& db);
 void writeFile(const char* path, const void* data, size_t size);
 std::vector<uint8_t> readFile(const char* path);
 
-}  // namespace mmtest
+}  // namespace mmdb::test

@@ -122,11 +122,11 @@ TEST(Controller, TrajectoryIsInTheCharacterFrame) {
 }
 
 TEST(Controller, BuildQueryCopiesThePoseAndNormalizesTheTrajectory) {
-  mmtest::SyntheticSpec spec;
+  mmdb::test::SyntheticSpec spec;
   spec.clips = 2;
   spec.frames_per_clip = 100;
-  const mm::CookedDatabase cooked = mmtest::makeSyntheticDatabase(spec);
-  const mmtest::AlignedBytes bytes = mmtest::serializeAligned(cooked);
+  const mm::CookedDatabase cooked = mmdb::test::makeSyntheticDatabase(spec);
+  const mmdb::test::AlignedBytes bytes = mmdb::test::serializeAligned(cooked);
   auto db = mmdb::Database::fromMemory(bytes.data(), bytes.size());
   ASSERT_TRUE(db.ok());
   float trajectory[12];

@@ -22,17 +22,17 @@ namespace {
 
 using mmdb::Database;
 using mmdb::ErrorCode;
-using mmtest::AlignedBytes;
+using mmdb::test::AlignedBytes;
 
 mm::CookedDatabase small() {
-  mmtest::SyntheticSpec spec;
+  mmdb::test::SyntheticSpec spec;
   spec.clips = 4;
   spec.frames_per_clip = 100;
-  return mmtest::makeSyntheticDatabase(spec);
+  return mmdb::test::makeSyntheticDatabase(spec);
 }
 
 mmdb::Result<Database> openCooked(const mm::CookedDatabase& db, AlignedBytes& storage) {
-  storage = mmtest::serializeAligned(db);
+  storage = mmdb::test::serializeAligned(db);
   return Database::fromMemory(storage.data(), storage.size());
 }
 
@@ -109,9 +109,9 @@ TEST(Database, FromMemoryGivesZeroCopyViewsOfEveryStream) {
 
 TEST(Database, OpenMapsTheFile) {
   const mm::CookedDatabase c = small();
-  const AlignedBytes bytes = mmtest::serializeAligned(c);
-  const std::string path = mmtest::scratchPath("open.mmdb");
-  mmtest::writeFile(path.c_str(), bytes.data(), bytes.size());
+  const AlignedBytes bytes = mmdb::test::serializeAligned(c);
+  const std::string path = mmdb::test::scratchPath("open.mmdb");
+  mmdb::test::writeFile(path.c_str(), bytes.data(), bytes.size());
   auto r = Database::open(path.c_str());
   ASSERT_TRUE(r.ok()) << r.error().message();
   expectViewsMatch(r.value(), c);
@@ -143,19 +143,19 @@ TEST(Database, LogCallbackHearsOpenAndErrors) {
   options.log = [](void* user, mmdb::LogLevel, const char* message) {
     static_cast<std::vector<std::string>*>(user)->push_back(message);
   };
-  AlignedBytes bytes = mmtest::serializeAligned(small());
+  AlignedBytes bytes = mmdb::test::serializeAligned(small());
   ASSERT_TRUE(Database::fromMemory(bytes.data(), bytes.size(), options).ok());
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_NE(lines[0].find("400 frames"), std::string::npos) << lines[0];
   EXPECT_FALSE(Database::fromMemory(bytes.data(), 10, options).ok());
   EXPECT_EQ(lines.size(), 2u);
   // Through a path: one line each, naming the file.
-  const std::string path = mmtest::scratchPath("logged.mmdb");
-  mmtest::writeFile(path.c_str(), bytes.data(), bytes.size());
+  const std::string path = mmdb::test::scratchPath("logged.mmdb");
+  mmdb::test::writeFile(path.c_str(), bytes.data(), bytes.size());
   ASSERT_TRUE(Database::open(path.c_str(), options).ok());
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_EQ(lines[2].find("opened " + path), 0u) << lines[2];
-  mmtest::writeFile(path.c_str(), bytes.data(), bytes.size() / 2);
+  mmdb::test::writeFile(path.c_str(), bytes.data(), bytes.size() / 2);
   auto cut = Database::open(path.c_str(), options);
   ASSERT_FALSE(cut.ok());
   ASSERT_EQ(lines.size(), 4u);
@@ -176,7 +176,7 @@ TEST(Database, MissingFileIsAnIoErrorNamingThePath) {
 
 // A FIFO would block open() until a writer came: it is refused before it is opened.
 TEST(Database, FifoAndDeviceAreRefusedWithoutBlocking) {
-  const std::string fifo = mmtest::scratchPath("fifo.mmdb");
+  const std::string fifo = mmdb::test::scratchPath("fifo.mmdb");
   ::unlink(fifo.c_str());
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   auto r = Database::open(fifo.c_str());
@@ -193,9 +193,9 @@ TEST(Database, FifoAndDeviceAreRefusedWithoutBlocking) {
 // A mapped file rewritten in place (which Database::open's comment warns against) is read as it
 // is now: a search over NaN features says so with NoMatch instead of returning frame -1.
 TEST(Database, FeaturesRewrittenUnderTheMappingGiveNoMatch) {
-  const AlignedBytes bytes = mmtest::serializeAligned(small());
-  const std::string path = mmtest::scratchPath("rewritten.mmdb");
-  mmtest::writeFile(path.c_str(), bytes.data(), bytes.size());
+  const AlignedBytes bytes = mmdb::test::serializeAligned(small());
+  const std::string path = mmdb::test::scratchPath("rewritten.mmdb");
+  mmdb::test::writeFile(path.c_str(), bytes.data(), bytes.size());
   auto r = Database::open(path.c_str());
   ASSERT_TRUE(r.ok()) << r.error().message();
   const Database& db = r.value();
@@ -237,7 +237,7 @@ TEST(Database, NotAnMmdb) {
 }
 
 TEST(Database, MisalignedBufferIsRefused) {
-  const AlignedBytes bytes = mmtest::serializeAligned(small());
+  const AlignedBytes bytes = mmdb::test::serializeAligned(small());
   std::vector<uint8_t> shifted(bytes.size() + 16);
   uint8_t* base = shifted.data() + (16 - reinterpret_cast<uintptr_t>(shifted.data()) % 16) % 16;
   std::memcpy(base + 4, bytes.data(), bytes.size());
@@ -263,7 +263,7 @@ void patchVersion(AlignedBytes& bytes, uint16_t major, uint16_t minor) {
 }
 
 TEST(Database, AnotherMajorVersionIsRefusedWithReCookMessage) {
-  AlignedBytes bytes = mmtest::serializeAligned(small());
+  AlignedBytes bytes = mmdb::test::serializeAligned(small());
   patchVersion(bytes, 3, 0);
   auto r = Database::fromMemory(bytes.data(), bytes.size());
   ASSERT_FALSE(r.ok());
@@ -271,7 +271,7 @@ TEST(Database, AnotherMajorVersionIsRefusedWithReCookMessage) {
   EXPECT_STREQ(r.error().message(),
                "file has schema 3.0, this runtime reads 1.x to 2.x; re-cook it with a matching "
                "mmcook");
-  AlignedBytes old = mmtest::serializeAligned(small());
+  AlignedBytes old = mmdb::test::serializeAligned(small());
   patchVersion(old, 0, 9);
   EXPECT_EQ(Database::fromMemory(old.data(), old.size()).error().code(),
             ErrorCode::VersionMismatch);
@@ -279,7 +279,7 @@ TEST(Database, AnotherMajorVersionIsRefusedWithReCookMessage) {
 
 // A raw file of major 1 (the layout 2.0 still writes when nothing is coded) opens.
 TEST(Database, TheOldMajorOpens) {
-  AlignedBytes bytes = mmtest::serializeAligned(small());
+  AlignedBytes bytes = mmdb::test::serializeAligned(small());
   patchVersion(bytes, 1, 0);
   auto r = Database::fromMemory(bytes.data(), bytes.size());
   ASSERT_TRUE(r.ok()) << r.error().message();
@@ -287,7 +287,7 @@ TEST(Database, TheOldMajorOpens) {
 }
 
 TEST(Database, ANewerMinorVersionOpens) {
-  AlignedBytes bytes = mmtest::serializeAligned(small());
+  AlignedBytes bytes = mmdb::test::serializeAligned(small());
   patchVersion(bytes, mm::kSchemaMajor, 7);
   auto r = Database::fromMemory(bytes.data(), bytes.size());
   ASSERT_TRUE(r.ok()) << r.error().message();
@@ -315,7 +315,7 @@ const Damage kDamages[] = {
      [](mm::CookedDatabase& d) {
        d.feature_stride = 30;
        d.features.assign(size_t(d.frame_count) * 30, 0.f);
-       mmtest::computeBounds(d);
+       mmdb::test::computeBounds(d);
      },
      "multiple of 4"},
     {"count over stride", [](mm::CookedDatabase& d) { d.feature_count = 29; }, "feature_stride"},
@@ -417,7 +417,7 @@ TEST(Database, OpensTheSchema1_0RegressionFileWithItsValues) {
   EXPECT_EQ(d.schemaMajor(), 1);
   EXPECT_EQ(d.schemaMinor(), 0);
   // The file was made from goldenSpec(); it must read back exactly as that database.
-  expectViewsMatch(d, mmtest::makeSyntheticDatabase(mmtest::goldenSpec()));
+  expectViewsMatch(d, mmdb::test::makeSyntheticDatabase(mmdb::test::goldenSpec()));
 }
 
 }  // namespace

@@ -319,11 +319,11 @@ class FileMutation : public ::testing::Test {
     folder_ = fs::temp_directory_path() / ("mmdb_file_mutation_" + std::to_string(::getpid()));
     fs::remove_all(folder_);
     fs::create_directories(folder_);
-    mmtest::SyntheticSpec spec;
+    mmdb::test::SyntheticSpec spec;
     spec.clips = 3;
     spec.frames_per_clip = 70;
     spec.joints = 4;
-    valid_ = mmtest::serializeAligned(mmtest::makeSyntheticDatabase(spec));
+    valid_ = mmdb::test::serializeAligned(mmdb::test::makeSyntheticDatabase(spec));
   }
   void TearDown() override { fs::remove_all(folder_); }
 
@@ -417,10 +417,10 @@ class FileMutation : public ::testing::Test {
   }
 
   void check(const Mutation& m, bool run_sample) {
-    mmtest::AlignedBytes bytes(valid_.data(), valid_.size());
+    mmdb::test::AlignedBytes bytes(valid_.data(), valid_.size());
     m.apply(bytes.data());
     const fs::path path = folder_ / "mutated.mmdb";
-    mmtest::writeFile(path.c_str(), bytes.data(), bytes.size());
+    mmdb::test::writeFile(path.c_str(), bytes.data(), bytes.size());
     auto opened = mmdb::Database::open(path.c_str());
     if (opened.ok()) {
       ++opened_;
@@ -435,7 +435,7 @@ class FileMutation : public ::testing::Test {
   }
 
   fs::path folder_;
-  mmtest::AlignedBytes valid_;
+  mmdb::test::AlignedBytes valid_;
   int opened_ = 0, refused_ = 0;
 };
 
@@ -526,7 +526,7 @@ TEST_F(FileMutation, RefusalsNameTheField) {
        "clips is absent or empty"},
   };
   for (const Case& c : cases) {
-    mmtest::AlignedBytes bytes(valid_.data(), valid_.size());
+    mmdb::test::AlignedBytes bytes(valid_.data(), valid_.size());
     c.mutation.apply(bytes.data());
     const auto opened = mmdb::Database::fromMemory(bytes.data(), bytes.size());
     ASSERT_FALSE(opened.ok()) << c.mutation.name;
@@ -544,15 +544,15 @@ class CodedFileMutation : public FileMutation {
  protected:
   void SetUp() override {
     FileMutation::SetUp();
-    mmtest::SyntheticSpec spec;
+    mmdb::test::SyntheticSpec spec;
     spec.clips = 3;
     spec.frames_per_clip = 70;
     spec.joints = 4;
-    mm::CookedDatabase db = mmtest::makeSyntheticDatabase(spec);
+    mm::CookedDatabase db = mmdb::test::makeSyntheticDatabase(spec);
     mm::CompressionSettings settings;
     settings.segment_frames = 64;  // several segments per track
     mm::compressPoses(db, settings, 1);
-    valid_ = mmtest::serializeAligned(db);
+    valid_ = mmdb::test::serializeAligned(db);
   }
 };
 

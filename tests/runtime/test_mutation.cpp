@@ -20,12 +20,12 @@ namespace {
 using mmdb::Database;
 using mmdb::ErrorCode;
 
-mmtest::AlignedBytes validBytes() {
-  mmtest::SyntheticSpec spec;
+mmdb::test::AlignedBytes validBytes() {
+  mmdb::test::SyntheticSpec spec;
   spec.clips = 2;
   spec.frames_per_clip = 70;
   spec.joints = 3;
-  return mmtest::serializeAligned(mmtest::makeSyntheticDatabase(spec));
+  return mmdb::test::serializeAligned(mmdb::test::makeSyntheticDatabase(spec));
 }
 
 // Uses everything a game would on a database that opened.
@@ -74,7 +74,7 @@ bool knownCode(ErrorCode code) {
 }
 
 TEST(Mutation, TruncatedFilesAreRefusedWithAReason) {
-  const mmtest::AlignedBytes bytes = validBytes();
+  const mmdb::test::AlignedBytes bytes = validBytes();
   ASSERT_TRUE(Database::fromMemory(bytes.data(), bytes.size()).ok());
   // Every length near the start and end, and a stride through the middle.
   std::vector<size_t> lengths;
@@ -83,7 +83,7 @@ TEST(Mutation, TruncatedFilesAreRefusedWithAReason) {
   for (size_t n = bytes.size() > 64 ? bytes.size() - 64 : 0; n < bytes.size(); ++n)
     lengths.push_back(n);
   for (size_t n : lengths) {
-    mmtest::AlignedBytes cut(bytes.data(), n);  // exact size, so ASan sees any overread
+    mmdb::test::AlignedBytes cut(bytes.data(), n);  // exact size, so ASan sees any overread
     auto r = Database::fromMemory(cut.data(), n);
     if (r.ok()) {
       // Only trailing alignment padding may go without anything referring to it.
@@ -98,7 +98,7 @@ TEST(Mutation, TruncatedFilesAreRefusedWithAReason) {
 }
 
 TEST(Mutation, FlippedBytesAreRefusedOrHarmless) {
-  const mmtest::AlignedBytes bytes = validBytes();
+  const mmdb::test::AlignedBytes bytes = validBytes();
   std::mt19937 rng(42);
   size_t refused = 0, opened = 0;
   // Every byte of the first 1 KiB (header, vtables, tables), then a stride over the rest, each
@@ -107,7 +107,7 @@ TEST(Mutation, FlippedBytesAreRefusedOrHarmless) {
   for (size_t i = 0; i < bytes.size() && i < 1024; ++i) positions.push_back(i);
   for (size_t i = 1024; i < bytes.size(); i += 13) positions.push_back(i);
   const uint8_t masks[] = {0x01, 0x80, 0xff};
-  mmtest::AlignedBytes copy(bytes.data(), bytes.size());
+  mmdb::test::AlignedBytes copy(bytes.data(), bytes.size());
   for (size_t pos : positions) {
     for (uint8_t mask : masks) {
       copy.data()[pos] ^= mask;
@@ -123,7 +123,7 @@ TEST(Mutation, FlippedBytesAreRefusedOrHarmless) {
     }
   }
   for (int trial = 0; trial < 2000; ++trial) {
-    mmtest::AlignedBytes damaged(bytes.data(), bytes.size());
+    mmdb::test::AlignedBytes damaged(bytes.data(), bytes.size());
     const int flips = 1 + int(rng() % 8);
     for (int k = 0; k < flips; ++k) damaged.data()[rng() % damaged.size()] = uint8_t(rng());
     auto r = Database::fromMemory(damaged.data(), damaged.size());

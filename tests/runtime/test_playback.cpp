@@ -25,12 +25,12 @@ float angleBetween(const glm::quat& a, const glm::quat& b) {
 class Playback : public ::testing::Test {
  protected:
   void SetUp() override {
-    mmtest::SyntheticSpec spec;
+    mmdb::test::SyntheticSpec spec;
     spec.clips = 3;
     spec.frames_per_clip = 60;
     spec.joints = 4;
-    cooked_ = mmtest::makeSyntheticDatabase(spec);
-    bytes_ = mmtest::serializeAligned(cooked_);
+    cooked_ = mmdb::test::makeSyntheticDatabase(spec);
+    bytes_ = mmdb::test::serializeAligned(cooked_);
     auto r = Database::fromMemory(bytes_.data(), bytes_.size());
     ASSERT_TRUE(r.ok()) << r.error().message();
     db_ = std::move(r.value());
@@ -51,7 +51,7 @@ class Playback : public ::testing::Test {
     return j;
   }
   mm::CookedDatabase cooked_;
-  mmtest::AlignedBytes bytes_;
+  mmdb::test::AlignedBytes bytes_;
   Database db_;
   std::vector<glm::quat> rotations_;
   std::vector<glm::vec3> translations_, velocities_, angular_;

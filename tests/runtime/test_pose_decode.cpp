@@ -43,11 +43,11 @@ struct Decoded {
 };
 
 mm::CookedDatabase coded(uint32_t segment_frames = 100, uint32_t joints = 6) {
-  mmtest::SyntheticSpec spec;
+  mmdb::test::SyntheticSpec spec;
   spec.clips = 3;
   spec.frames_per_clip = 170;
   spec.joints = joints;
-  mm::CookedDatabase db = mmtest::makeSyntheticDatabase(spec);
+  mm::CookedDatabase db = mmdb::test::makeSyntheticDatabase(spec);
   mm::CompressionSettings settings;
   settings.segment_frames = int(segment_frames);
   mm::compressPoses(db, settings, 2);
@@ -60,7 +60,7 @@ bool sameFloat4(const Float4& a, const glm::vec4& b) {
 
 TEST(PoseDecode, OpensWithNoCopyAndDecodesWhatTheCookMeasured) {
   const mm::CookedDatabase cooked = coded();
-  const mmtest::AlignedBytes bytes = mmtest::serializeAligned(cooked);
+  const mmdb::test::AlignedBytes bytes = mmdb::test::serializeAligned(cooked);
   auto opened = Database::fromMemory(bytes.data(), bytes.size());
   ASSERT_TRUE(opened.ok()) << opened.error().message();
   const Database& db = opened.value();
@@ -81,11 +81,11 @@ TEST(PoseDecode, OpensWithNoCopyAndDecodesWhatTheCookMeasured) {
   // The coded file is smaller than the raw one.
   mm::CookedDatabase raw = cooked;
   raw.pose_coding = {};
-  EXPECT_LT(bytes.size() * 2, mmtest::serializeAligned(raw).size());
+  EXPECT_LT(bytes.size() * 2, mmdb::test::serializeAligned(raw).size());
 }
 
 TEST(PoseDecode, AnyRangeOfFramesMatchesTheWholeDecode) {
-  const mmtest::AlignedBytes bytes = mmtest::serializeAligned(coded(100));
+  const mmdb::test::AlignedBytes bytes = mmdb::test::serializeAligned(coded(100));
   const Database db = std::move(Database::fromMemory(bytes.data(), bytes.size()).value());
   Decoded whole(db, db.frameCount());
   ASSERT_TRUE(db.decodePoses(0, db.frameCount(), whole.buffers()).ok());
@@ -113,9 +113,9 @@ TEST(PoseDecode, AnyRangeOfFramesMatchesTheWholeDecode) {
 }
 
 TEST(PoseDecode, ARawFileIsItsOwnMemoryAndDecodesAsACopy) {
-  mmtest::SyntheticSpec spec;
-  const mm::CookedDatabase cooked = mmtest::makeSyntheticDatabase(spec);
-  const mmtest::AlignedBytes bytes = mmtest::serializeAligned(cooked);
+  mmdb::test::SyntheticSpec spec;
+  const mm::CookedDatabase cooked = mmdb::test::makeSyntheticDatabase(spec);
+  const mmdb::test::AlignedBytes bytes = mmdb::test::serializeAligned(cooked);
   const Database db = std::move(Database::fromMemory(bytes.data(), bytes.size()).value());
   EXPECT_FALSE(db.posesCoded());
   const mmdb::PoseView raw = db.rawPoses();
@@ -129,7 +129,7 @@ TEST(PoseDecode, ARawFileIsItsOwnMemoryAndDecodesAsACopy) {
 }
 
 TEST(PoseDecode, BadArgumentsAreRefused) {
-  const mmtest::AlignedBytes bytes = mmtest::serializeAligned(coded());
+  const mmdb::test::AlignedBytes bytes = mmdb::test::serializeAligned(coded());
   const Database db = std::move(Database::fromMemory(bytes.data(), bytes.size()).value());
   Decoded out(db, 4);
   EXPECT_EQ(db.decodePoses(db.frameCount() - 2, 4, out.buffers()).code(),
@@ -206,9 +206,9 @@ double samplingDifference(const Database& raw_db, const Database& coded_db) {
 
 TEST(PoseDecode, SamplingACodedFileAgreesWithTheRawFileWithinTheBudget) {
   mm::CookedDatabase cooked = coded(128, 8);
-  const mmtest::AlignedBytes coded_bytes = mmtest::serializeAligned(cooked);
+  const mmdb::test::AlignedBytes coded_bytes = mmdb::test::serializeAligned(cooked);
   cooked.pose_coding = {};
-  const mmtest::AlignedBytes raw_bytes = mmtest::serializeAligned(cooked);
+  const mmdb::test::AlignedBytes raw_bytes = mmdb::test::serializeAligned(cooked);
   const Database raw = std::move(Database::fromMemory(raw_bytes.data(), raw_bytes.size()).value());
   const Database db = std::move(Database::fromMemory(coded_bytes.data(), coded_bytes.size()).value());
   const double worst = samplingDifference(raw, db);
@@ -220,7 +220,7 @@ TEST(PoseDecode, SamplingACodedFileAgreesWithTheRawFileWithinTheBudget) {
 
 namespace fb = mmdb::fb;
 
-mmdb::Status openStatus(const mmtest::AlignedBytes& b) {
+mmdb::Status openStatus(const mmdb::test::AlignedBytes& b) {
   auto r = Database::fromMemory(b.data(), b.size());
   return r.ok() ? mmdb::Status() : mmdb::Status(r.error());
 }
@@ -264,7 +264,7 @@ TEST(PoseDecode, BrokenStructureIsRefusedAtOpen) {
   for (const Case& c : cases) {
     mm::CookedDatabase db = coded();
     c.damage(db);
-    const mmdb::Status s = openStatus(mmtest::serializeAligned(db));
+    const mmdb::Status s = openStatus(mmdb::test::serializeAligned(db));
     EXPECT_EQ(s.code(), c.code) << c.name << ": " << s.message();
     EXPECT_NE(std::string(s.message()).find(c.message), std::string::npos)
         << c.name << ": " << s.message();
@@ -273,14 +273,14 @@ TEST(PoseDecode, BrokenStructureIsRefusedAtOpen) {
 
 // Patches a field of the root table in place (it must be present).
 template <class T>
-void patchRoot(mmtest::AlignedBytes& bytes, flatbuffers::voffset_t field, T value) {
+void patchRoot(mmdb::test::AlignedBytes& bytes, flatbuffers::voffset_t field, T value) {
   auto* table = reinterpret_cast<flatbuffers::Table*>(
       const_cast<fb::Database*>(fb::GetDatabase(bytes.data())));
   ASSERT_TRUE(table->SetField<T>(field, value, T()));
 }
 
 TEST(PoseDecode, FeatureBitsAndVersionsGuardTheCodedStreams) {
-  mmtest::AlignedBytes bytes = mmtest::serializeAligned(coded());
+  mmdb::test::AlignedBytes bytes = mmdb::test::serializeAligned(coded());
   patchRoot<uint64_t>(bytes, fb::Database::VT_REQUIRED_FEATURES, 3);
   mmdb::Status s = openStatus(bytes);
   EXPECT_EQ(s.code(), ErrorCode::VersionMismatch);
@@ -298,7 +298,7 @@ TEST(PoseDecode, DamagedSegmentsAreRefusedAtDecode) {
     auto& stream = *db.pose_coding.streams[mm::kStreamRotations];
     // Joint 0's first segment loses its last bytes to its second.
     stream.segment_offsets[1] -= 20;
-    const mmtest::AlignedBytes bytes = mmtest::serializeAligned(db);
+    const mmdb::test::AlignedBytes bytes = mmdb::test::serializeAligned(db);
     const Database d = std::move(Database::fromMemory(bytes.data(), bytes.size()).value());
     Decoded out(d, d.frameCount());
     const mmdb::Status s = d.decodePoses(0, d.frameCount(), out.buffers());
@@ -330,7 +330,7 @@ TEST(PoseDecode, DamagedSegmentsAreRefusedAtDecode) {
     }
     stream.data = data;
     stream.segment_offsets = offsets;
-    const mmtest::AlignedBytes bytes = mmtest::serializeAligned(db);
+    const mmdb::test::AlignedBytes bytes = mmdb::test::serializeAligned(db);
     const Database d = std::move(Database::fromMemory(bytes.data(), bytes.size()).value());
     Decoded out(d, d.frameCount());
     const mmdb::Status s = d.decodePoses(0, d.frameCount(), out.buffers());
@@ -346,7 +346,7 @@ TEST(PoseDecode, DamagedSegmentsAreRefusedAtDecode) {
 
 // Every byte of the coded data flipped, one at a time: open and decode return, ok or refused.
 TEST(PoseDecode, EveryCodedByteFlippedDecodesOrIsRefused) {
-  const mmtest::AlignedBytes valid = mmtest::serializeAligned(coded(100, 4));
+  const mmdb::test::AlignedBytes valid = mmdb::test::serializeAligned(coded(100, 4));
   const fb::Database* root = fb::GetDatabase(valid.data());
   int refused = 0, decoded = 0;
   for (const fb::CodedStream* stream :
@@ -354,7 +354,7 @@ TEST(PoseDecode, EveryCodedByteFlippedDecodesOrIsRefused) {
     const size_t begin = size_t(stream->data()->Data() - valid.data());
     const size_t size = stream->data()->size();
     for (size_t i = 0; i < size; i += 3) {
-      mmtest::AlignedBytes bytes(valid.data(), valid.size());
+      mmdb::test::AlignedBytes bytes(valid.data(), valid.size());
       bytes.data()[begin + i] ^= uint8_t(0x5a + i);
       auto opened = Database::fromMemory(bytes.data(), bytes.size());
       ASSERT_TRUE(opened.ok());  // the structure is intact
@@ -380,9 +380,9 @@ TEST(PoseDecode, EveryCodedByteFlippedDecodesOrIsRefused) {
 // A still database: every track constant, no coded bytes; even with the data vectors absent it
 // opens and decodes to the constants.
 TEST(PoseDecode, AStillDatabaseIsConstantsOnly) {
-  mmtest::SyntheticSpec spec;
+  mmdb::test::SyntheticSpec spec;
   spec.joints = 3;
-  mm::CookedDatabase db = mmtest::makeSyntheticDatabase(spec);
+  mm::CookedDatabase db = mmdb::test::makeSyntheticDatabase(spec);
   for (size_t e = 0; e < db.local_rotations.size(); ++e) {
     db.local_rotations[e] = glm::angleAxis(0.1f * float(e % db.joint_count), glm::vec3(0, 1, 0));
     db.local_translations[e] = glm::vec3(0.f, 0.2f, 0.01f * float(e % db.joint_count));
@@ -393,7 +393,7 @@ TEST(PoseDecode, AStillDatabaseIsConstantsOnly) {
     for (const mm::CookedTrack& t : stream->tracks) EXPECT_EQ(t.coding, mm::TrackCoding::Constant);
     EXPECT_TRUE(stream->data.empty());
   }
-  mmtest::AlignedBytes bytes = mmtest::serializeAligned(db);
+  mmdb::test::AlignedBytes bytes = mmdb::test::serializeAligned(db);
   // CodedStream.data (field 2) absent in every stream (they may share one vtable).
   const fb::PoseCoding* coding = fb::GetDatabase(bytes.data())->pose_coding();
   for (const fb::CodedStream* s :
@@ -429,12 +429,12 @@ TEST(PoseDecode, OldRawFilesStillOpen) {
 // runtime, stays within 0.1 mm in model space (shell points included) of the raw pose.
 TEST(PoseDecode, Bandai1RoundTripWithinTheBudget) {
   std::string why;
-  const mm::CookedDatabase* cooked = mmtest::bandaiCookedDatabase(&why);
+  const mm::CookedDatabase* cooked = mmdb::test::bandaiCookedDatabase(&why);
   if (!cooked) GTEST_SKIP() << why;
   mm::CookedDatabase db = *cooked;
   mm::CompressionReport report;
   mm::compressPoses(db, {}, 0, &report);
-  const mmtest::AlignedBytes bytes = mmtest::serializeAligned(db);
+  const mmdb::test::AlignedBytes bytes = mmdb::test::serializeAligned(db);
   const Database d = std::move(Database::fromMemory(bytes.data(), bytes.size()).value());
   Decoded out(d, d.frameCount());
   ASSERT_TRUE(d.decodePoses(0, d.frameCount(), out.buffers()).ok());

@@ -20,11 +20,11 @@ using mmdb::SearchResult;
 class Search : public ::testing::Test {
  protected:
   void SetUp() override {
-    mmtest::SyntheticSpec spec;
+    mmdb::test::SyntheticSpec spec;
     spec.clips = 8;
     spec.frames_per_clip = 500;
-    cooked_ = mmtest::makeSyntheticDatabase(spec);
-    bytes_ = mmtest::serializeAligned(cooked_);
+    cooked_ = mmdb::test::makeSyntheticDatabase(spec);
+    bytes_ = mmdb::test::serializeAligned(cooked_);
     auto r = Database::fromMemory(bytes_.data(), bytes_.size());
     ASSERT_TRUE(r.ok()) << r.error().message();
     db_ = std::move(r.value());
@@ -49,7 +49,7 @@ class Search : public ::testing::Test {
   }
 
   mm::CookedDatabase cooked_;
-  mmtest::AlignedBytes bytes_;
+  mmdb::test::AlignedBytes bytes_;
   Database db_;
 };
 
@@ -108,8 +108,8 @@ TEST_F(Search, ItStaysOnTheCurrentFrameUnlessSomethingIsStrictlyCheaper) {
   mm::CookedDatabase copy = cooked_;
   std::copy(copy.features.begin() + 300 * 28, copy.features.begin() + 301 * 28,
             copy.features.begin() + 1200 * 28);
-  mmtest::computeBounds(copy);
-  mmtest::AlignedBytes bytes = mmtest::serializeAligned(copy);
+  mmdb::test::computeBounds(copy);
+  mmdb::test::AlignedBytes bytes = mmdb::test::serializeAligned(copy);
   auto db = Database::fromMemory(bytes.data(), bytes.size());
   ASSERT_TRUE(db.ok());
   EXPECT_EQ(mmdb::searchPruned(db.value(), request).value().frame, 300);
@@ -126,8 +126,8 @@ TEST_F(Search, EqualCostsGoToTheLowestGlobalFrame) {
   // neither is the current frame and both cost the same.
   std::copy(copy.features.begin() + 2100 * 28, copy.features.begin() + 2101 * 28,
             copy.features.begin() + 1500 * 28);
-  mmtest::computeBounds(copy);
-  mmtest::AlignedBytes bytes = mmtest::serializeAligned(copy);
+  mmdb::test::computeBounds(copy);
+  mmdb::test::AlignedBytes bytes = mmdb::test::serializeAligned(copy);
   auto db = Database::fromMemory(bytes.data(), bytes.size());
   ASSERT_TRUE(db.ok());
   std::vector<float> q(db.value().featureRow(2100).begin(), db.value().featureRow(2100).end());

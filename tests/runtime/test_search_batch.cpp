@@ -29,14 +29,14 @@ SearchResult orNoMatch(const mmdb::Result<SearchResult>& r) {
 class SearchBatch : public ::testing::Test {
  protected:
   void SetUp() override {
-    mmtest::SyntheticSpec spec;
+    mmdb::test::SyntheticSpec spec;
     spec.clips = 8;
     spec.frames_per_clip = 500;
-    cooked_ = mmtest::makeSyntheticDatabase(spec);
+    cooked_ = mmdb::test::makeSyntheticDatabase(spec);
     open(cooked_);
   }
   void open(const mm::CookedDatabase& cooked) {
-    bytes_ = mmtest::serializeAligned(cooked);
+    bytes_ = mmdb::test::serializeAligned(cooked);
     auto r = Database::fromMemory(bytes_.data(), bytes_.size());
     ASSERT_TRUE(r.ok()) << r.error().message();
     db_ = std::move(r.value());
@@ -63,7 +63,7 @@ class SearchBatch : public ::testing::Test {
   }
 
   mm::CookedDatabase cooked_;
-  mmtest::AlignedBytes bytes_;
+  mmdb::test::AlignedBytes bytes_;
   Database db_;
 };
 
@@ -130,7 +130,7 @@ TEST_F(SearchBatch, TiesGoToTheLowestFrameAndTheCurrentFrameAcrossPartsAndBatche
             copy.features.begin() + 1500 * 28);
   std::copy(copy.features.begin() + 300 * 28, copy.features.begin() + 301 * 28,
             copy.features.begin() + 1200 * 28);
-  mmtest::computeBounds(copy);
+  mmdb::test::computeBounds(copy);
   open(copy);
   const std::vector<float> q2100 = row(2100), q300 = row(300);
   SearchRequest lowest;

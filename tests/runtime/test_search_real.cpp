@@ -18,12 +18,12 @@ namespace {
 // to searchExhaustive.
 TEST(SearchReal, PrunedAndBatchAgreeWithExhaustiveOnBandai) {
   std::string why;
-  const mmtest::RealDatabase* real = mmtest::bandaiDatabase(&why);
+  const mmdb::test::RealDatabase* real = mmdb::test::bandaiDatabase(&why);
   if (!real) GTEST_SKIP() << why;
   const mmdb::Database& db = real->db;
   std::vector<std::vector<float>> queries;
   std::vector<int32_t> current;
-  mmtest::makeGameQueries(db, 10000, 99, queries, current);
+  mmdb::test::makeGameQueries(db, 10000, 99, queries, current);
   uint64_t rows_exhaustive = 0, rows_pruned = 0;
   int changed = 0;
   std::vector<mmdb::SearchRequest> requests(queries.size());
@@ -73,7 +73,7 @@ TEST(SearchReal, PrunedAndBatchAgreeWithExhaustiveOnBandai) {
 
 TEST(SearchReal, MatchableRowsFindThemselves) {
   std::string why;
-  const mmtest::RealDatabase* real = mmtest::bandaiDatabase(&why);
+  const mmdb::test::RealDatabase* real = mmdb::test::bandaiDatabase(&why);
   if (!real) GTEST_SKIP() << why;
   const mmdb::Database& db = real->db;
   int checked = 0;

@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <string>
 
-namespace mmtest {
+namespace mmdb::test {
 
 // A scratch path under the build's temporary directory.
 inline std::string scratchPath(const std::string& name) {
@@ -18,4 +18,4 @@ inline std::string scratchPath(const std::string& name) {
   return std::string(dir && *dir ? dir : "/tmp") + "/mmdb_rt_" + std::to_string(::getpid()) + "_" + name;
 }
 
-}  // namespace mmtest
+}  // namespace mmdb::test
