@@ -317,5 +317,31 @@ TEST_F(CrowdSimulationTest, StaggeredTimersSpreadTheSearchesOverFrames) {
   }
 }
 
+// The timer counts whole steps: with 6 (0.1 s at 60 Hz), a periodic search every 6th step,
+// never the 7th as a float timer counting down from 0.1 s by 1/60 gave.
+TEST_F(CrowdSimulationTest, PeriodicSearchesComeEverySixthStep) {
+  mmdb::test::SyntheticSpec spec;
+  spec.clips = 2;
+  spec.frames_per_clip = 600;
+  spec.joints = 2;
+  auto t = makeTestDatabase(spec);
+  ASSERT_TRUE(t);
+  mmdb::gpu::CrowdSettings settings;
+  settings.stagger_phases = 0;
+  auto created = mmdb::gpu::Crowd::create(*context(), t->view, 1, settings);
+  ASSERT_TRUE(created) << created.error().message();
+  mmdb::gpu::Crowd& crowd = *created.value();
+  EXPECT_EQ(crowd.params().search_interval_ticks, 6u);
+  std::vector<int> periodic;
+  for (int step = 0; step < 40; ++step) {
+    ASSERT_TRUE(crowd.stepAndWait(kDt).ok());
+    const auto decisions = valueOf(crowd.readDecisions());
+    ASSERT_EQ(decisions.size(), 1u);
+    if (step == 0) EXPECT_EQ(decisions[0].reason, SearchReason::Start);
+    if (decisions[0].reason == SearchReason::Periodic) periodic.push_back(step);
+  }
+  EXPECT_EQ(periodic, (std::vector<int>{6, 12, 18, 24, 30, 36}));
+}
+
 }  // namespace
 }  // namespace mmdb::test

@@ -13,8 +13,9 @@
 //   updateCharacter(dt); search when nothing plays yet (Start, unseeded), at the last frame of a
 //   matchable range or clip (RangeEnd, unseeded), when forced, or when the search timer ran out
 //   (seeded); buildQuery + searchExhaustive; on a new winner an InertializeTransitionJob and a
-//   jump to the winner's clip time; SamplePoseJob at the clip time; InertializeJob; FK; then the
-//   clip time, the time since the switch move on by dt and the timer by one step. Typical use:
+//   jump to the winner's clip time; SamplePoseJob at the clip time; InertializeJob; FK; the
+//   achieved path moves by dt of the playing frame's root motion; then the clip time and the time
+//   since the switch move on by dt, and the timer by one step. Typical use:
 //
 //   auto db = mmdb::Database::open("walk.mmdb");
 //   auto ctx = mmdb::gpu::Context::createHeadless({});          // or Context::wrap(engine...)
