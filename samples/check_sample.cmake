@@ -9,6 +9,12 @@
 # EXPECT=bad_database: exit 1 and a message saying why the database cannot be used.
 # EXPECT=pruned_equals_exhaustive: runs twice, the second time with --exhaustive, and checks
 # that both print the same decisions (the two searches return the same frame and cost).
+# EXPECT=cpu_equals_gpu: runs on the CPU, then with --gpu, and checks that both make the same
+# decisions: the same decision lines (time, character, start or jump, global and clip-local frame,
+# reason) and the same search and jump counts. Costs agree to 0.1% plus the printed 0.001: the
+# query's trajectory comes from exp, sin, cos and atan, which a GPU computes to a few ulps of the
+# CPU's (lavapipe's sin and cos less closely), so the same winner's cost can differ in its last
+# printed digits. Without a Vulkan device the test reports itself skipped.
 # EXPECT=no_gpu: --gpu where no Vulkan driver can be loaded: exit 1 and a message saying so.
 # EXPECT=gpu: as ok, plus the per-pass GPU timings line; without a Vulkan device, exit 1 with a
 # message saying so, and the test reports itself skipped.
@@ -51,6 +57,67 @@ if(EXPECT STREQUAL "pruned_equals_exhaustive")
       endif()
     endforeach()
     message(FATAL_ERROR "the pruned and exhaustive runs printed different numbers of decisions")
+  endif()
+  return()
+endif()
+
+if(EXPECT STREQUAL "cpu_equals_gpu")
+  foreach(device cpu gpu)
+    set(command "${SAMPLE}" "${DATABASE}" ${ARGS})
+    if(device STREQUAL "gpu")
+      list(APPEND command --gpu)
+    endif()
+    execute_process(COMMAND ${command} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                    ERROR_VARIABLE err TIMEOUT 300)
+    if(device STREQUAL "gpu" AND rc EQUAL 1 AND err MATCHES "--gpu needs a Vulkan device")
+      message(STATUS "no Vulkan device, skipped")
+      return()
+    endif()
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "the ${device} run exited with '${rc}': ${err}")
+    endif()
+    string(REGEX MATCHALL "t=[^\n]*" lines "${out}")
+    list(LENGTH lines count)
+    if(count EQUAL 0)
+      message(FATAL_ERROR "the ${device} run printed no decision")
+    endif()
+    set(${device}_lines "${lines}")
+    string(REGEX MATCH "summary: ([0-9]+) searches \\([a-z]+\\), ([0-9.]+) jumps/s" summary "${out}")
+    set(${device}_counts "${CMAKE_MATCH_1} searches, ${CMAKE_MATCH_2} jumps/s")
+    message(STATUS "${device}: ${count} decisions, ${${device}_counts}")
+  endforeach()
+  list(LENGTH cpu_lines cpu_count)
+  list(LENGTH gpu_lines gpu_count)
+  if(NOT cpu_count EQUAL gpu_count)
+    message(FATAL_ERROR "the CPU printed ${cpu_count} decisions, the GPU ${gpu_count}")
+  endif()
+  set(cost_pattern "^(.*)cost +([0-9]+)\\.([0-9][0-9][0-9])(.*)$")
+  foreach(line IN ZIP_LISTS cpu_lines gpu_lines)
+    if(NOT line_0 MATCHES "${cost_pattern}")
+      message(FATAL_ERROR "no cost in '${line_0}'")
+    endif()
+    set(cpu_rest "${CMAKE_MATCH_1}${CMAKE_MATCH_4}")
+    math(EXPR cpu_cost "${CMAKE_MATCH_2} * 1000 + 1${CMAKE_MATCH_3} - 1000")  # thousandths
+    if(NOT line_1 MATCHES "${cost_pattern}")
+      message(FATAL_ERROR "no cost in '${line_1}'")
+    endif()
+    set(gpu_rest "${CMAKE_MATCH_1}${CMAKE_MATCH_4}")
+    math(EXPR gpu_cost "${CMAKE_MATCH_2} * 1000 + 1${CMAKE_MATCH_3} - 1000")
+    if(NOT cpu_rest STREQUAL gpu_rest)
+      message(FATAL_ERROR "first different decision:\n  cpu: ${line_0}\n  gpu: ${line_1}")
+    endif()
+    math(EXPR difference "${cpu_cost} - ${gpu_cost}")
+    if(difference LESS 0)
+      math(EXPR difference "-(${difference})")
+    endif()
+    math(EXPR allowed "1 + ${cpu_cost} / 1000")
+    if(difference GREATER allowed)
+      message(FATAL_ERROR "the same decision with costs apart by more than 0.1%:\n"
+                          "  cpu: ${line_0}\n  gpu: ${line_1}")
+    endif()
+  endforeach()
+  if(NOT cpu_counts STREQUAL gpu_counts)
+    message(FATAL_ERROR "the CPU counted ${cpu_counts}, the GPU ${gpu_counts}")
   endif()
   return()
 endif()

@@ -16,7 +16,7 @@
 #include <cstdio>
 #include <optional>
 
-namespace mmdb_sample {
+namespace mmdb::sample {
 
 mmdb::StickInput controller_input(const ScriptedStick& stick, const LocomotionSpeeds& speeds) {
   const glm::vec2 velocity = desired_velocity(stick, speeds);
@@ -101,7 +101,7 @@ struct Character {
   uint32_t clip = 0;              // playing clip
   float clip_time = 0.0f;         // clip-local seconds
   uint32_t frame = 0;             // global frame playing
-  double search_timer = 0.0;      // seconds until the next periodic search
+  int search_timer = 0;           // ticks until the next periodic search
   float since_switch = 1e6f;      // seconds since the last transition
   std::optional<SearchReason> reason;  // why it searches this tick, if it does
   Pose offsets;                   // inertialization offsets captured at the last switch
@@ -127,11 +127,10 @@ struct Scratch {
 // a database that cannot keep up (no run in it) is not queried with ever longer trajectories.
 void express_in_character_frame(const mmdb::CharacterState& sim, const RootMotionPath& character,
                                 float trajectory[mmdb::kTrajectoryFloats]) {
-  constexpr float kMaxGap = 0.5f;  // metres
   glm::vec3 gap = sim.position - character.position;
   gap.y = 0.0f;
   const float gap_length = glm::length(gap);
-  if (gap_length > kMaxGap) gap *= kMaxGap / gap_length;
+  if (gap_length > kMaxDrift) gap *= kMaxDrift / gap_length;
   const glm::quat to_character = glm::inverse(character.rotation);
   constexpr int kDirections = 2 * mmdb::kTrajectorySamples;
   for (int i = 0; i < mmdb::kTrajectorySamples; ++i) {
@@ -265,7 +264,7 @@ class CpuCrowd {
     if (!c.playing) return SearchReason::Start;
     if (forced_search_[c.frame]) return SearchReason::RangeEnd;
     if (stick_changed_sharply(c.previous_stick, stick)) return SearchReason::StickChanged;
-    if (c.search_timer <= 0.0) return SearchReason::Periodic;
+    if (c.search_timer <= 0) return SearchReason::Periodic;
     return std::nullopt;
   }
 
@@ -279,7 +278,7 @@ class CpuCrowd {
   bool decide(Character& c, const mmdb::SearchResult& found, double microseconds, double time) {
     log_.record(time, c.index, c.playing ? int64_t(c.frame) : -1, uint32_t(found.frame),
                 found.cost, microseconds, *c.reason);
-    c.search_timer = kSearchInterval;
+    c.search_timer = kSearchIntervalTicks;
     if (!c.playing || uint32_t(found.frame) != c.frame) return jump(c, uint32_t(found.frame));
     return true;
   }
@@ -383,11 +382,12 @@ class CpuCrowd {
   void advance(Character& c, float dt) const {
     const mmdb::ClipInfo clip = db_.clip(c.clip);
     c.clip_time += dt;
-    const double key = std::floor(double(c.clip_time) * db_.frameRate() + 1e-4);
-    const uint32_t local = uint32_t(std::min(key, double(clip.frame_count - 1)));
+    // In float, as the GPU's fk pass computes it, so both play the same frame at a key's edge.
+    const float key = std::floor(c.clip_time * db_.frameRate() + 1e-4f);
+    const uint32_t local = uint32_t(std::min(key, float(clip.frame_count - 1)));
     c.frame = clip.first_frame + local;
     c.since_switch += dt;
-    c.search_timer -= dt;
+    c.search_timer -= 1;
   }
 
   const mmdb::Database& db_;
@@ -420,4 +420,4 @@ int run_cpu_crowd(const mmdb::Database& db, const SampleOptions& options,
   return crowd.run();
 }
 
-}  // namespace mmdb_sample
+}  // namespace mmdb::sample

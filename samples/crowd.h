@@ -16,10 +16,15 @@
 #include <string>
 #include <vector>
 
-namespace mmdb_sample {
+namespace mmdb::sample {
 
 inline constexpr double kTickSeconds = 1.0 / 60.0;   // the game's update rate
-inline constexpr double kSearchInterval = 0.1;       // seconds between periodic searches
+// Ticks between periodic searches (0.1 s). Whole ticks, on the CPU and the GPU alike: a float
+// timer counting down 1/60 s steps from 0.1 s lands on either side of zero by rounding.
+inline constexpr int kSearchIntervalTicks = 6;
+// The most of the gap between the controller and the animated character the query asks to
+// close, in metres (see express_in_character_frame in cpu_crowd.cpp; the GPU's max_drift).
+inline constexpr float kMaxDrift = 0.5f;
 
 // Top-down (x, z) paths of character 0, for the plot.
 struct TrajectoryTrace {
@@ -62,4 +67,4 @@ int run_cpu_crowd(const mmdb::Database& db, const SampleOptions& options,
                   const LocomotionSpeeds& speeds, DecisionLog& log, TrajectoryTrace& trace,
                   PlaybackStats& stats);
 
-}  // namespace mmdb_sample
+}  // namespace mmdb::sample

@@ -2,7 +2,7 @@
 
 #include <mmdb/database.h>
 
-namespace mmdb_sample {
+namespace mmdb::sample {
 
 const char* search_reason_name(SearchReason reason) {
   switch (reason) {
@@ -63,4 +63,4 @@ void DecisionLog::print_summary(std::string_view method, double simulated_second
                jumps_per_second, mean_cost, mean_us);
 }
 
-}  // namespace mmdb_sample
+}  // namespace mmdb::sample

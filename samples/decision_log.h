@@ -10,7 +10,7 @@ namespace mmdb {
 class Database;
 }
 
-namespace mmdb_sample {
+namespace mmdb::sample {
 
 // Why a search ran.
 // Start: the first search of a character. RangeEnd: the playing frame is the last one the
@@ -54,4 +54,4 @@ class DecisionLog {
   double microseconds_sum_ = 0.0;
 };
 
-}  // namespace mmdb_sample
+}  // namespace mmdb::sample

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
-namespace mmdb_sample {
+namespace mmdb::sample {
 namespace {
 
 constexpr std::array<const char*, mmdb::gpu::kPassCount> kPassNames{
@@ -23,24 +23,25 @@ SearchReason sample_reason(mmdb::gpu::SearchReason reason) {
 
 class GpuCrowdRun {
  public:
-  GpuCrowdRun(const mmdb::Database& db, const SampleOptions& options,
+  GpuCrowdRun(const SampleOptions& options,
               const LocomotionSpeeds& speeds, DecisionLog& log, TrajectoryTrace& trace,
               mmdb::gpu::Crowd& crowd)
-      : db_(db), options_(options), speeds_(speeds), log_(log), trace_(trace), crowd_(crowd),
+      : options_(options), speeds_(speeds), log_(log), trace_(trace), crowd_(crowd),
         previous_sticks_(size_t(options.characters)), inputs_(size_t(options.characters)) {}
 
   int run() {
     const long ticks = std::lround(options_.seconds / kTickSeconds);
     for (long tick = 0; tick < ticks; ++tick) {
       const double time = double(tick) * kTickSeconds;
-      write_inputs(time, tick == 0);
-      if (crowd_.stepAndWait(float(kTickSeconds)) != VK_SUCCESS) {
-        std::fprintf(stderr, "mmdb_sample: a GPU step failed (device lost or out of memory)\n");
+      if (tick % 2 == 0 && !trace_character_zero()) return kExitInternal;
+      if (!write_inputs(time, tick == 0)) return kExitInternal;
+      if (const mmdb::Status s = crowd_.stepAndWait(float(kTickSeconds)); !s) {
+        std::fprintf(stderr, "mmdb_sample: a GPU step failed: %s: %s\n", mmdb::errorCodeName(s.code()),
+                     s.message());
         return kExitInternal;
       }
       if (!read_decisions(time)) return kExitInternal;
       add_timings();
-      if (tick % 2 == 0 && !trace_character_zero()) return kExitInternal;
     }
     print_timings();
     return kExitSuccess;
@@ -50,7 +51,7 @@ class GpuCrowdRun {
   // The same inputs as the CPU crowd: stick velocity, facing along the stick (zero keeps it),
   // and a forced search when the stick turned sharply. Range ends and the first search are the
   // GPU's own decisions, as they are the CPU crowd's.
-  void write_inputs(double time, bool first) {
+  bool write_inputs(double time, bool first) {
     for (size_t i = 0; i < inputs_.size(); ++i) {
       const ScriptedStick stick = scripted_stick(time + character_time_offset(int(i)));
       const mmdb::StickInput input = controller_input(stick, speeds_);
@@ -61,15 +62,20 @@ class GpuCrowdRun {
       in.force_search = !first && stick_changed_sharply(previous_sticks_[i], stick) ? 1u : 0u;
       previous_sticks_[i] = stick;
     }
-    crowd_.setInputs(inputs_.data(), inputs_.size());
+    return report(crowd_.setInputs(inputs_.data(), inputs_.size()), "setting the inputs");
+  }
+
+  static bool report(const mmdb::Status& status, const char* what) {
+    if (status) return true;
+    std::fprintf(stderr, "mmdb_sample: %s failed: %s: %s\n", what, mmdb::errorCodeName(status.code()),
+                 status.message());
+    return false;
   }
 
   bool read_decisions(double time) {
-    const std::vector<mmdb::gpu::Decision> decisions = crowd_.readDecisions();
-    if (decisions.size() != inputs_.size()) {
-      std::fprintf(stderr, "mmdb_sample: reading the GPU decisions back failed\n");
-      return false;
-    }
+    const mmdb::Result<std::vector<mmdb::gpu::Decision>> read = crowd_.readDecisions();
+    if (!report(read.error(), "reading the GPU decisions back")) return false;
+    const std::vector<mmdb::gpu::Decision>& decisions = read.value();
     searches_this_step_ = 0;
     for (size_t i = 0; i < decisions.size(); ++i) {
       const mmdb::gpu::Decision& d = decisions[i];
@@ -87,7 +93,6 @@ class GpuCrowdRun {
       log_.record(time, int(i), outcome, d.frame, d.cost, sample_reason(d.reason));
       ++searches_this_step_;
     }
-    playing_zero_ = decisions[0].playing;
     return true;
   }
 
@@ -102,16 +107,14 @@ class GpuCrowdRun {
                                                       searches_this_step_);
   }
 
+  // Before the tick's step, as the CPU crowd traces: the controller and the achieved path the
+  // GPU integrates (the root motion of the frames played).
   bool trace_character_zero() {
-    const std::vector<mmdb::gpu::CharacterState> states = crowd_.readCharacters();
-    if (states.empty()) {
-      std::fprintf(stderr, "mmdb_sample: reading the GPU character states back failed\n");
-      return false;
-    }
-    // Two ticks of root motion per traced point (the trace is every other tick).
-    achieved_.integrate(db_, playing_zero_, float(2.0 * kTickSeconds));
-    trace_.desired.emplace_back(states[0].sim_position.x, states[0].sim_position.z);
-    trace_.achieved.emplace_back(achieved_.position.x, achieved_.position.z);
+    const mmdb::Result<std::vector<mmdb::gpu::CrowdCharacter>> read = crowd_.readCharacters();
+    if (!report(read.error(), "reading the GPU character states back")) return false;
+    const mmdb::gpu::CrowdCharacter& zero = read.value()[0];
+    trace_.desired.emplace_back(zero.sim_position.x, zero.sim_position.z);
+    trace_.achieved.emplace_back(zero.achieved_position.x, zero.achieved_position.z);
     return true;
   }
 
@@ -127,7 +130,6 @@ class GpuCrowdRun {
     std::printf(", total %.4f\n", total_ms_ / double(timed_steps_));
   }
 
-  const mmdb::Database& db_;
   const SampleOptions& options_;
   LocomotionSpeeds speeds_;
   DecisionLog& log_;
@@ -136,8 +138,6 @@ class GpuCrowdRun {
   std::vector<ScriptedStick> previous_sticks_;
   std::vector<mmdb::gpu::CharacterInput> inputs_;
   uint64_t searches_this_step_ = 0;
-  uint32_t playing_zero_ = 0;
-  RootMotionPath achieved_;
   std::array<double, mmdb::gpu::kPassCount> pass_ms_{};
   double total_ms_ = 0.0;
   uint64_t timed_steps_ = 0;
@@ -153,7 +153,7 @@ int run_gpu_crowd(const mmdb::Database& db, const SampleOptions& options,
                  "mmdb_sample: --gpu needs a Vulkan device and none could be used: %s\n"
                  "Install a Vulkan driver (on Debian, mesa-vulkan-drivers runs Vulkan on the "
                  "CPU) or run without --gpu.\n",
-                 context.error().message.c_str());
+                 context.error().message());
     return kExitBadInput;
   }
   const mmdb::gpu::Context& ctx = *context.value();
@@ -162,21 +162,24 @@ int run_gpu_crowd(const mmdb::Database& db, const SampleOptions& options,
   auto view = mmdb::gpu::DatabaseView::fromDatabase(db);
   if (!view) {
     std::fprintf(stderr, "mmdb_sample: the database does not fit the GPU passes: %s\n",
-                 view.error().message.c_str());
+                 view.error().message());
     return kExitBadInput;
   }
   mmdb::gpu::CrowdSettings settings;
-  settings.search_interval = float(kSearchInterval);
-  settings.stagger_phases = 0;  // search when the CPU crowd does, so the two runs compare
+  // Decide as the CPU crowd does, so the two runs print the same decisions: its search interval,
+  // no staggering, its drift cap (the default neighbourhood is the CPU search's already).
+  settings.search_interval_ticks = uint32_t(kSearchIntervalTicks);
+  settings.stagger_phases = 0;
+  settings.max_drift = kMaxDrift;
   auto crowd = mmdb::gpu::Crowd::create(ctx, view.value(), uint32_t(options.characters),
                                         settings);
   if (!crowd) {
     std::fprintf(stderr, "mmdb_sample: creating the GPU crowd failed: %s\n",
-                 crowd.error().message.c_str());
+                 crowd.error().message());
     return kExitBadInput;
   }
-  GpuCrowdRun run(db, options, speeds, log, trace, *crowd.value());
+  GpuCrowdRun run(options, speeds, log, trace, *crowd.value());
   return run.run();
 }
 
-}  // namespace mmdb_sample
+}  // namespace mmdb::sample

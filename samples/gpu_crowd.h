@@ -4,7 +4,7 @@
 
 #include "crowd.h"
 
-namespace mmdb_sample {
+namespace mmdb::sample {
 
 // Runs the crowd on a headless Vulkan device and prints the mean time of each pass. Returns
 // kExitBadInput, with a message on stderr, when there is no usable Vulkan device or the
@@ -12,4 +12,4 @@ namespace mmdb_sample {
 int run_gpu_crowd(const mmdb::Database& db, const SampleOptions& options,
                   const LocomotionSpeeds& speeds, DecisionLog& log, TrajectoryTrace& trace);
 
-}  // namespace mmdb_sample
+}  // namespace mmdb::sample

@@ -16,7 +16,7 @@
 #include <filesystem>
 #include <string>
 
-namespace mmdb_sample {
+namespace mmdb::sample {
 namespace {
 
 void print_database(const mmdb::Database& db, const char* path) {
@@ -30,7 +30,7 @@ void print_run(const SampleOptions& options, const char* method) {
   std::printf("run: %d character%s, %g s at 60 Hz, %s search every %g s, when the stick turns "
               "sharply and at the end of each matchable range\n",
               options.characters, options.characters == 1 ? "" : "s", options.seconds, method,
-              kSearchInterval);
+              kSearchIntervalTicks * kTickSeconds);
   std::printf("frames: 'global' indexes the whole database, 'local' counts from its clip's "
               "first frame\n");
 }
@@ -108,10 +108,10 @@ int run(const SampleOptions& options) {
 }
 
 }  // namespace
-}  // namespace mmdb_sample
+}  // namespace mmdb::sample
 
 int main(int argc, char** argv) {
-  using namespace mmdb_sample;
+  using namespace mmdb::sample;
   SampleOptions options;
   std::string error;
   if (!parse_options(argc, argv, options, error)) {

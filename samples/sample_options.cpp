@@ -4,7 +4,7 @@
 #include <cmath>
 #include <string_view>
 
-namespace mmdb_sample {
+namespace mmdb::sample {
 namespace {
 
 constexpr int kMaxCharacters = 100000;
@@ -103,4 +103,4 @@ bool parse_options(int argc, const char* const* argv, SampleOptions& options,
   return true;
 }
 
-}  // namespace mmdb_sample
+}  // namespace mmdb::sample

@@ -4,7 +4,7 @@
 
 #include <string>
 
-namespace mmdb_sample {
+namespace mmdb::sample {
 
 struct SampleOptions {
   std::string database_path;
@@ -27,4 +27,4 @@ bool parse_options(int argc, const char* const* argv, SampleOptions& options, st
 // The --help text.
 std::string usage_text(const char* program);
 
-}  // namespace mmdb_sample
+}  // namespace mmdb::sample

@@ -9,7 +9,7 @@
 #include <sstream>
 #include <vector>
 
-namespace mmdb_sample {
+namespace mmdb::sample {
 namespace {
 
 constexpr double kTick = 1.0 / 60.0;
@@ -246,4 +246,4 @@ TEST(SampleOptions, BadUsageSaysWhatIsWrong) {
 }
 
 }  // namespace
-}  // namespace mmdb_sample
+}  // namespace mmdb::sample

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <iterator>
 
-namespace mmdb_sample {
+namespace mmdb::sample {
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;
@@ -85,4 +85,4 @@ bool stick_changed_sharply(const ScriptedStick& previous, const ScriptedStick& c
   return both_pushed && glm::dot(previous.direction, current.direction) < cos_30_degrees;
 }
 
-}  // namespace mmdb_sample
+}  // namespace mmdb::sample

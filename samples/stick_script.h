@@ -8,7 +8,7 @@
 
 #include <string_view>
 
-namespace mmdb_sample {
+namespace mmdb::sample {
 
 // What the stick says at one instant, in the world's ground plane.
 struct ScriptedStick {
@@ -41,4 +41,4 @@ glm::vec2 desired_velocity(const ScriptedStick& stick, const LocomotionSpeeds& s
 // magnitude or run change.
 bool stick_changed_sharply(const ScriptedStick& previous, const ScriptedStick& current);
 
-}  // namespace mmdb_sample
+}  // namespace mmdb::sample

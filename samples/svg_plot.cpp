@@ -9,7 +9,7 @@
 #include <limits>
 #include <sstream>
 
-namespace mmdb_sample {
+namespace mmdb::sample {
 namespace {
 
 constexpr double kAreaWidth = 600.0;      // the plot area; its height follows the data's aspect
@@ -201,4 +201,4 @@ bool write_svg_plot_file(const std::string& path, const std::vector<PlotSeries>&
   return true;
 }
 
-}  // namespace mmdb_sample
+}  // namespace mmdb::sample

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace mmdb_sample {
+namespace mmdb::sample {
 
 struct PlotSeries {
   std::string name;    // legend text
@@ -33,4 +33,4 @@ void write_svg_plot(std::ostream& out, const std::vector<PlotSeries>& series,
 bool write_svg_plot_file(const std::string& path, const std::vector<PlotSeries>& series,
                          const PlotLabels& labels, std::string& error);
 
-}  // namespace mmdb_sample
+}  // namespace mmdb::sample

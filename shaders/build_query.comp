@@ -3,10 +3,13 @@
 // stick's velocity and facing, mmdb::updateCharacter), decide whether to search and why, and
 // build the query (mmdb::predictTrajectory + mmdb::buildQuery): the pose columns copied from the
 // normalized row playing (zero when nothing plays yet), the trajectory columns predicted by the
-// controller in the character's frame and normalized like the database.
+// controller, then expressed from where the animated character is and faces (its achieved path),
+// with the gap between controller and character capped at max_drift, and normalized like the
+// database. That re-expression is the CPU sample's express_in_character_frame: when the character
+// drifts from the controller, the trajectory bends back towards it.
 #include "common.glsl"
 
-layout(local_size_x = 64) in;
+layout(local_size_x = MMDB_GROUP_SIZE) in;
 
 struct Sim {
   vec3 position, velocity, acceleration;
@@ -14,7 +17,7 @@ struct Sim {
   vec3 angular_velocity;
 };
 
-vec4 desired_rotation(vec4 current, vec3 facing) {
+vec4 desiredRotation(vec4 current, vec3 facing) {
   vec3 f = vec3(facing.x, 0.0, facing.z);
   if (dot(f, f) <= 1e-12) return current;
   float yaw = atan(f.x, f.z);
@@ -22,7 +25,7 @@ vec4 desired_rotation(vec4 current, vec3 facing) {
 }
 
 void update(inout Sim s, vec3 goal_velocity, vec4 goal_rotation, float t) {
-  float y = spring_y(params.controller_halflife);
+  float y = springY(params.controller_halflife);
   vec3 j0 = s.velocity - goal_velocity;
   vec3 j1 = s.acceleration + j0 * y;
   float e = exp(-y * t);
@@ -30,13 +33,13 @@ void update(inout Sim s, vec3 goal_velocity, vec4 goal_rotation, float t) {
   s.velocity = e * (j0 + j1 * t) + goal_velocity;
   s.acceleration = e * (s.acceleration - j1 * y * t);
 
-  vec3 r0 = quat_to_scaled_angle_axis(quat_abs(quat_mul(s.rotation, quat_inv(goal_rotation))));
+  vec3 r0 = toScaledAxis(quatAbs(quatMul(s.rotation, quatInv(goal_rotation))));
   vec3 r1 = s.angular_velocity + r0 * y;
-  s.rotation = normalize(quat_mul(quat_from_scaled_angle_axis(e * (r0 + r1 * t)), goal_rotation));
+  s.rotation = normalize(quatMul(fromScaledAxis(e * (r0 + r1 * t)), goal_rotation));
   s.angular_velocity = e * (s.angular_velocity - r1 * y * t);
 }
 
-void set_query(uint base, uint column, float raw) {
+void setQuery(uint base, uint column, float raw) {
   float value = (raw - normalization[column]) / normalization[params.feature_count + column];
   uint i = base + column;
   queries[i / 4u][i % 4u] = value;
@@ -45,8 +48,8 @@ void set_query(uint base, uint column, float raw) {
 void main() {
   uint c = gl_GlobalInvocationID.x;
   if (c >= params.character_count) return;
-  Character ch = characters[c];
-  Input inp = inputs[c];
+  CrowdCharacter ch = characters[c];
+  CharacterInput inp = inputs[c];
 
   Sim s;
   s.position = ch.sim_position.xyz;
@@ -55,7 +58,7 @@ void main() {
   s.rotation = ch.sim_rotation;
   s.angular_velocity = ch.sim_angular_velocity.xyz;
   vec3 goal_velocity = vec3(inp.desired_velocity.x, 0.0, inp.desired_velocity.z);
-  update(s, goal_velocity, desired_rotation(s.rotation, inp.desired_facing.xyz), params.dt);
+  update(s, goal_velocity, desiredRotation(s.rotation, inp.desired_facing.xyz), params.dt);
   characters[c].sim_position = vec4(s.position, 0.0);
   characters[c].sim_velocity = vec4(s.velocity, 0.0);
   characters[c].sim_acceleration = vec4(s.acceleration, 0.0);
@@ -66,10 +69,9 @@ void main() {
   uint frame = ch.current_frame;
   uint reason = kReasonNone;
   if (!playing) reason = kReasonStart;
-  else if (last_of_range(frame) || frame + 1u >= ch.clip_first + ch.clip_count) reason = kReasonRangeEnd;
-  else if (inp.control.x != 0u) reason = kReasonForced;
-  // Due within 1e-5 s of zero: float decrements of 1/60 s from 0.1 s must land on the 6th frame.
-  else if (ch.search_timer <= 1e-5) reason = kReasonPeriodic;
+  else if (lastOfRange(frame) || frame + 1u >= ch.clip_first + ch.clip_count) reason = kReasonRangeEnd;
+  else if (inp.force_search != 0u) reason = kReasonForced;
+  else if (ch.search_timer <= 0) reason = kReasonPeriodic;  // whole steps: no float drift
   results[c].reason = reason;
   if (reason == kReasonNone) return;
 
@@ -78,16 +80,25 @@ void main() {
   uint vecs = params.feature_stride / 4u;
   for (uint i = 0u; i < vecs; ++i) queries[c * vecs + i] = playing ? features[frame * vecs + i] : vec4(0.0);
 
-  vec4 goal_rotation = desired_rotation(s.rotation, inp.desired_facing.xyz);
-  vec4 inverse_now = quat_inv(s.rotation);
+  vec4 goal_rotation = desiredRotation(s.rotation, inp.desired_facing.xyz);
+  vec4 inverse_now = quatInv(s.rotation);
+  vec3 gap = s.position - ch.achieved_position.xyz;
+  gap.y = 0.0;
+  float gap_length = length(gap);
+  if (gap_length > params.max_drift) gap *= params.max_drift / gap_length;
+  vec4 to_character = quatInv(ch.achieved_rotation);
   for (uint k = 0u; k < 3u; ++k) {
     Sim future = s;
     update(future, goal_velocity, goal_rotation, params.trajectory_times[k]);
-    vec3 p = quat_rotate(inverse_now, future.position - s.position);
-    vec3 d = quat_rotate(inverse_now, quat_rotate(future.rotation, vec3(0.0, 0.0, 1.0)));
-    set_query(base, params.trajectory_position_column + 2u * k, p.x);
-    set_query(base, params.trajectory_position_column + 2u * k + 1u, p.z);
-    set_query(base, params.trajectory_direction_column + 2u * k, d.x);
-    set_query(base, params.trajectory_direction_column + 2u * k + 1u, d.z);
+    // In the controller's frame (mmdb::predictTrajectory), then from the character.
+    vec3 p = quatRotate(inverse_now, future.position - s.position);
+    vec3 d = quatRotate(inverse_now, quatRotate(future.rotation, vec3(0.0, 0.0, 1.0)));
+    vec3 ahead = quatRotate(s.rotation, vec3(p.x, 0.0, p.z));
+    vec3 local = quatRotate(to_character, gap + ahead);
+    vec3 facing = quatRotate(to_character, quatRotate(s.rotation, vec3(d.x, 0.0, d.z)));
+    setQuery(base, params.trajectory_position_column + 2u * k, local.x);
+    setQuery(base, params.trajectory_position_column + 2u * k + 1u, local.z);
+    setQuery(base, params.trajectory_direction_column + 2u * k, facing.x);
+    setQuery(base, params.trajectory_direction_column + 2u * k + 1u, facing.z);
   }
 }

@@ -1,11 +1,12 @@
 #version 450
 // Pass 6, a thread per character: forward kinematics of the shown local pose to model space,
 // relative to the character's simulation root (mmdb::ForwardKinematicsJob with an identity
-// root); parents precede their children. Then the playback clock moves on by dt: clip time,
-// the frame playing, the time since the switch and the search timer.
+// root); parents precede their children. Then the character's achieved path takes dt of the
+// root motion of the frame playing, and the playback clock moves on by dt: clip time, the frame
+// playing, the time since the switch, and the search timer by one step.
 #include "common.glsl"
 
-layout(local_size_x = 64) in;
+layout(local_size_x = MMDB_GROUP_SIZE) in;
 
 void main() {
   uint c = gl_GlobalInvocationID.x;
@@ -17,19 +18,24 @@ void main() {
     vec4 parent_rotation = p < 0 ? vec4(0.0, 0.0, 0.0, 1.0) : model_poses[base + uint(p)].rotation;
     vec3 parent_position = p < 0 ? vec3(0.0) : model_poses[base + uint(p)].position.xyz;
     ModelJoint m;
-    m.position = vec4(parent_position + quat_rotate(parent_rotation, local.translation.xyz), 1.0);
-    m.rotation = normalize(quat_mul(parent_rotation, local.rotation));
+    m.position = vec4(parent_position + quatRotate(parent_rotation, local.translation.xyz), 1.0);
+    m.rotation = normalize(quatMul(parent_rotation, local.rotation));
     model_poses[base + j] = m;
   }
 
-  Character ch = characters[c];
+  CrowdCharacter ch = characters[c];
   if ((ch.flags & kCharacterPlaying) != 0u) {
+    vec3 position = ch.achieved_position.xyz;
+    vec4 rotation = ch.achieved_rotation;
+    integrateRootMotion(position, rotation, ch.current_frame, params.dt);
+    characters[c].achieved_position = vec4(position, 0.0);
+    characters[c].achieved_rotation = rotation;
     ch.clip_time += params.dt;
     precise float key = floor(ch.clip_time * params.frame_rate + 1e-4);  // no fused multiply-add
     ch.current_frame = ch.clip_first + uint(min(key, float(ch.clip_count - 1u)));
   }
   ch.since_switch += params.dt;
-  ch.search_timer -= params.dt;
+  ch.search_timer -= 1;
   characters[c].clip_time = ch.clip_time;
   characters[c].current_frame = ch.current_frame;
   characters[c].since_switch = ch.since_switch;

@@ -7,7 +7,7 @@
 // Characters whose offsets have decayed below the threshold are skipped.
 #include "common.glsl"
 
-layout(local_size_x = 64) in;
+layout(local_size_x = MMDB_GROUP_SIZE) in;
 
 void main() {
   uint index = gl_GlobalInvocationID.x;
@@ -19,13 +19,13 @@ void main() {
   JointOffset o = offsets[index];
   vec3 rx = o.rotation.xyz, rv = o.angular_velocity.xyz;
   vec3 tx = o.translation.xyz, tv = o.velocity.xyz;
-  decay_offset(rx, rv, params.inertialization_halflife, t);
-  decay_offset(tx, tv, params.inertialization_halflife, t);
+  decayOffset(rx, rv, params.inertialization_halflife, t);
+  decayOffset(tx, tv, params.inertialization_halflife, t);
 
   JointPose pose = local_poses[index];
-  vec4 offset = quat_from_scaled_angle_axis(rx);
-  pose.rotation = normalize(quat_mul(offset, pose.rotation));
-  pose.angular_velocity = vec4(rv + quat_rotate(offset, pose.angular_velocity.xyz), 0.0);
+  vec4 offset = fromScaledAxis(rx);
+  pose.rotation = normalize(quatMul(offset, pose.rotation));
+  pose.angular_velocity = vec4(rv + quatRotate(offset, pose.angular_velocity.xyz), 0.0);
   pose.translation = vec4(pose.translation.xyz + tx, 0.0);
   pose.velocity = vec4(pose.velocity.xyz + tv, 0.0);
   local_poses[index] = pose;

@@ -1,10 +1,10 @@
 #version 450
 // Pass 2, a workgroup per character: the exhaustive search over the matchable ranges the
-// character's tag filter allows. 256 threads stride over the frames of each range, each keeping
+// character's tag filter allows. kMatchGroupSize threads stride over the frames of each range, each keeping
 // its best (cost, frame); the bests are reduced across the subgroup, then through shared memory.
 // Rules (mmdb::searchExhaustive's): the frame playing seeds the search (periodic and forced
 // searches; starts and range ends are unseeded) and a candidate wins only when strictly cheaper;
-// frames with |frame - playing| < ignore_surrounding are skipped when seeded; every candidate pays
+// frames with |frame - playing| < neighbourhood_frames are skipped when seeded; every candidate pays
 // the transition cost; equal costs go to the lowest global frame, so the winner does not depend
 // on the subgroup size. Costs accumulate column by column in file order, without fused
 // multiply-adds, so they are the same floats the CPU computes.
@@ -14,13 +14,12 @@
 #endif
 #include "common.glsl"
 
-layout(local_size_x = 256) in;
+layout(local_size_x = MMDB_MATCH_GROUP_SIZE) in;
 
-const uint kMaxStride = 128u;
-shared vec4 query[kMaxStride / 4u];
-shared float best_costs[256];
-shared uint best_keys[256];
-shared float box_bounds[256];
+shared vec4 query[MMDB_MAX_FEATURE_STRIDE / 4];
+shared float best_costs[MMDB_MATCH_GROUP_SIZE];
+shared uint best_keys[MMDB_MATCH_GROUP_SIZE];
+shared float box_bounds[MMDB_MATCH_GROUP_SIZE];
 shared uint workgroup_best;  // float bits of the best cost so far (costs are >= 0: uint order)
 
 // Keys are frame + 1; key 0 is the seed (the frame playing), so it wins every tie it is in.
@@ -28,7 +27,7 @@ bool better(float cost, uint key, float best_cost, uint best_key) {
   return cost < best_cost || (cost == best_cost && key < best_key);
 }
 
-float row_cost(uint frame, float initial, float bound) {
+float rowCost(uint frame, float initial, float bound) {
   precise float cost = initial;
   uint row = frame * (params.feature_stride / 4u);
   for (uint i = 0u; i < params.feature_stride / 4u; ++i) {
@@ -42,7 +41,7 @@ float row_cost(uint frame, float initial, float bound) {
   return cost;
 }
 
-float box_bound(uint box) {
+float boxBound(uint box) {
   precise float bound = params.transition_cost;
   uint row = box * (params.feature_stride / 4u);
   for (uint i = 0u; i < params.feature_stride / 4u; ++i) {
@@ -68,10 +67,11 @@ void main() {
   barrier();
 
   uint current = characters[c].current_frame;
-  float seed = seeded ? row_cost(current, 0.0, infinity()) : infinity();
+  float seed = seeded ? rowCost(current, 0.0, infinity()) : infinity();
   float best_cost = seed;
   uint best_key = 0u;
-  uvec4 tags = inputs[c].tags;
+  CharacterInput inp = inputs[c];
+  uvec4 tags = uvec4(inp.required_tags_lo, inp.required_tags_hi, inp.excluded_tags_lo, inp.excluded_tags_hi);
 
   if (tid == 0u) workgroup_best = floatBitsToUint(seed);
   barrier();
@@ -81,19 +81,19 @@ void main() {
     if ((range.z & tags.x) != tags.x || (range.w & tags.y) != tags.y) continue;
     if ((range.z & tags.z) != 0u || (range.w & tags.w) != 0u) continue;
     uint end = range.x + range.y;
-    for (uint chunk = range.x; chunk < end; chunk += 256u) {
+    for (uint chunk = range.x; chunk < end; chunk += kMatchGroupSize) {
       uint first_box = chunk / max(params.bounds_size, 1u);
       if (pruning) {
-        uint box_count = (min(chunk + 255u, end - 1u) / params.bounds_size) - first_box + 1u;
-        if (tid < box_count) box_bounds[tid] = box_bound(first_box + tid);
+        uint box_count = (min(chunk + (kMatchGroupSize - 1u), end - 1u) / params.bounds_size) - first_box + 1u;
+        if (tid < box_count) box_bounds[tid] = boxBound(first_box + tid);
         barrier();
       }
       uint f = chunk + tid;
       uint distance = f > current ? f - current : current - f;
-      if (f < end && !(seeded && distance < params.ignore_surrounding)) {
+      if (f < end && !(seeded && distance < uint(params.neighbourhood_frames))) {
         float limit = min(best_cost, uintBitsToFloat(workgroup_best));
         if (!pruning || !(box_bounds[f / params.bounds_size - first_box] > limit)) {
-          float cost = row_cost(f, params.transition_cost, limit);
+          float cost = rowCost(f, params.transition_cost, limit);
           if (cost <= limit && better(cost, f + 1u, best_cost, best_key)) {  // not cut short
             best_cost = cost;
             best_key = f + 1u;
@@ -116,7 +116,7 @@ void main() {
 #else
   best_costs[tid] = best_cost;
   best_keys[tid] = best_key;
-  uint entries = 256u;
+  uint entries = kMatchGroupSize;
 #endif
   barrier();
   if (tid == 0u) {
@@ -125,7 +125,7 @@ void main() {
     for (uint i = 1u; i < entries; ++i) {
       if (better(best_costs[i], best_keys[i], cost, key)) { cost = best_costs[i]; key = best_keys[i]; }
     }
-    results[c].frame = key == 0u ? (seeded ? current : 0xFFFFFFFFu) : key - 1u;
+    results[c].frame = key == 0u ? (seeded ? current : kNoFrame) : key - 1u;
     results[c].cost = cost;
     results[c].seed_cost = seed;
   }

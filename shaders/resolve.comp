@@ -6,26 +6,26 @@
 // pose are captured, so the shown pose stays continuous in position and velocity.
 #include "common.glsl"
 
-layout(local_size_x = 64) in;
+layout(local_size_x = MMDB_GROUP_SIZE) in;
 
-void capture_offsets(inout Character ch, uint winner_first, uint winner_count, float winner_time, uint c) {
+void captureOffsets(inout CrowdCharacter ch, uint winner_first, uint winner_count, float winner_time, uint c) {
   float bound_x = 0.0, bound_v = 0.0;
   for (uint j = 0u; j < params.joint_count; ++j) {
     uint index = c * params.joint_count + j;
     JointOffset o = offsets[index];
     vec3 rx = o.rotation.xyz, rv = o.angular_velocity.xyz;
     vec3 tx = o.translation.xyz, tv = o.velocity.xyz;
-    decay_offset(rx, rv, params.inertialization_halflife, ch.since_switch);
-    decay_offset(tx, tv, params.inertialization_halflife, ch.since_switch);
-    JointPose src = sample_joint(ch.clip_first, ch.clip_count, ch.clip_time, j);
-    JointPose dst = sample_joint(winner_first, winner_count, winner_time, j);
+    decayOffset(rx, rv, params.inertialization_halflife, ch.since_switch);
+    decayOffset(tx, tv, params.inertialization_halflife, ch.since_switch);
+    JointPose src = sampleJoint(ch.clip_first, ch.clip_count, ch.clip_time, j);
+    JointPose dst = sampleJoint(winner_first, winner_count, winner_time, j);
 
-    vec4 previous = quat_from_scaled_angle_axis(rx);
-    vec4 offset = normalize(quat_abs(quat_mul(quat_mul(previous, src.rotation), quat_inv(dst.rotation))));
-    o.rotation = vec4(quat_to_scaled_angle_axis(offset), 0.0);
+    vec4 previous = fromScaledAxis(rx);
+    vec4 offset = normalize(quatAbs(quatMul(quatMul(previous, src.rotation), quatInv(dst.rotation))));
+    o.rotation = vec4(toScaledAxis(offset), 0.0);
     // The shown angular velocity (offset rate + offset rotation applied to the pose's) is kept.
-    o.angular_velocity = vec4((rv + quat_rotate(previous, src.angular_velocity.xyz)) -
-                              quat_rotate(offset, dst.angular_velocity.xyz), 0.0);
+    o.angular_velocity = vec4((rv + quatRotate(previous, src.angular_velocity.xyz)) -
+                              quatRotate(offset, dst.angular_velocity.xyz), 0.0);
     o.translation = vec4((src.translation.xyz + tx) - dst.translation.xyz, 0.0);
     o.velocity = vec4((src.velocity.xyz + tv) - dst.velocity.xyz, 0.0);
     offsets[index] = o;
@@ -39,24 +39,24 @@ void capture_offsets(inout Character ch, uint winner_first, uint winner_count, f
 void main() {
   uint c = gl_GlobalInvocationID.x;
   if (c >= params.character_count) return;
-  Character ch = characters[c];
+  CrowdCharacter ch = characters[c];
   MatchResult result = results[c];
   uint flags = ch.flags & kCharacterPlaying;
 
   if (result.reason != kReasonNone) {
     flags |= kCharacterSearched;
     ch.search_count += 1u;
-    ch.search_timer = params.search_interval;
+    ch.search_timer = int(params.search_interval_ticks);
     if (result.reason == kReasonStart && params.stagger_phases > 1u)  // spread the crowd's searches
-      ch.search_timer += params.search_interval * float(c % params.stagger_phases) / float(params.stagger_phases);
+      ch.search_timer += int(params.search_interval_ticks * (c % params.stagger_phases) / params.stagger_phases);
     ch.last_winner = result.frame;
     ch.last_cost = result.cost;
     bool playing = (ch.flags & kCharacterPlaying) != 0u;
-    if (result.frame != 0xFFFFFFFFu && (!playing || result.frame != ch.current_frame)) {
-      uvec2 clip = clip_of(result.frame);
+    if (result.frame != kNoFrame && (!playing || result.frame != ch.current_frame)) {
+      uvec2 clip = clipOf(result.frame);
       float time = float(result.frame - clip.x) / params.frame_rate;
       if (playing) {
-        capture_offsets(ch, clip.x, clip.y, time, c);
+        captureOffsets(ch, clip.x, clip.y, time, c);
         ch.since_switch = 0.0;
         flags |= kCharacterSwitched;
       }
@@ -70,7 +70,7 @@ void main() {
 
   // Upper bound over joints of the decaying offsets, x(t) = e^-yt (x0 + (v0 + y x0) t), and of
   // their rate; below the threshold the inertialize pass skips the character.
-  float y = spring_y(params.inertialization_halflife);
+  float y = springY(params.inertialization_halflife);
   float t = ch.since_switch;
   float j1 = ch.offset_bound_v + y * ch.offset_bound_x;
   float bound = exp(-y * t) * max(ch.offset_bound_x + j1 * t, ch.offset_bound_v + j1 * y * t);

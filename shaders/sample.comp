@@ -4,13 +4,13 @@
 // along the shorter arc, translations and velocities lerp.
 #include "common.glsl"
 
-layout(local_size_x = 64) in;
+layout(local_size_x = MMDB_GROUP_SIZE) in;
 
 void main() {
   uint index = gl_GlobalInvocationID.x;
   if (index >= params.character_count * params.joint_count) return;
   uint c = index / params.joint_count;
-  Character ch = characters[c];
+  CrowdCharacter ch = characters[c];
   if ((ch.flags & kCharacterPlaying) == 0u) return;
-  local_poses[index] = sample_joint(ch.clip_first, ch.clip_count, ch.clip_time, index % params.joint_count);
+  local_poses[index] = sampleJoint(ch.clip_first, ch.clip_count, ch.clip_time, index % params.joint_count);
 }

@@ -46,6 +46,7 @@ const char* errorCodeName(ErrorCode code) noexcept {
     case ErrorCode::Inconsistent: return "Inconsistent";
     case ErrorCode::InvalidArgument: return "InvalidArgument";
     case ErrorCode::NoMatch: return "NoMatch";
+    case ErrorCode::DeviceError: return "DeviceError";
   }
   return "Unknown";
 }

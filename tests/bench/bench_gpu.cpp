@@ -49,7 +49,7 @@ Options g_options;
 
 struct Loaded {
   std::string name;
-  mmtest::AlignedBytes bytes;
+  mmdb::test::AlignedBytes bytes;
   mmdb::Database db;
   mmdb::gpu::DatabaseView view;
   uint64_t matchable = 0;
@@ -61,7 +61,7 @@ mmdb::gpu::Context& context() {
     options.device = g_options.device;
     auto created = mmdb::gpu::Context::createHeadless(options);
     if (!created) {
-      std::fprintf(stderr, "bench_gpu: %s\n", created.error().message.c_str());
+      std::fprintf(stderr, "bench_gpu: %s\n", created.error().message());
       std::exit(1);
     }
     return std::move(created.value());
@@ -69,7 +69,7 @@ mmdb::gpu::Context& context() {
   return *ctx;
 }
 
-std::unique_ptr<Loaded> open(std::string name, mmtest::AlignedBytes bytes) {
+std::unique_ptr<Loaded> open(std::string name, mmdb::test::AlignedBytes bytes) {
   auto l = std::make_unique<Loaded>();
   l->name = std::move(name);
   l->bytes = std::move(bytes);
@@ -81,7 +81,7 @@ std::unique_ptr<Loaded> open(std::string name, mmtest::AlignedBytes bytes) {
   l->db = std::move(db.value());
   auto view = mmdb::gpu::DatabaseView::fromDatabase(l->db);
   if (!view) {
-    std::fprintf(stderr, "bench_gpu: %s: %s\n", l->name.c_str(), view.error().message.c_str());
+    std::fprintf(stderr, "bench_gpu: %s: %s\n", l->name.c_str(), view.error().message());
     std::exit(1);
   }
   l->view = std::move(view.value());
@@ -89,9 +89,9 @@ std::unique_ptr<Loaded> open(std::string name, mmtest::AlignedBytes bytes) {
   return l;
 }
 
-mmtest::AlignedBytes readAligned(const std::string& path) {
-  const std::vector<uint8_t> bytes = mmtest::readFile(path.c_str());
-  return mmtest::AlignedBytes(bytes);
+mmdb::test::AlignedBytes readAligned(const std::string& path) {
+  const std::vector<uint8_t> bytes = mmdb::test::readFile(path.c_str());
+  return mmdb::test::AlignedBytes(bytes);
 }
 
 // The cooked database behind a name: "50k", "250k", "1M" (synthetic, 8 joints), "bandai-1";
@@ -113,11 +113,11 @@ std::unique_ptr<mm::CookedDatabase> cookedNamed(const std::string& name) {
               [](const mm::ClipSpec& a, const mm::ClipSpec& b) { return a.source < b.source; });
     return std::make_unique<mm::CookedDatabase>(mm::cookDatabase(request));
   }
-  mmtest::SyntheticSpec spec;
+  mmdb::test::SyntheticSpec spec;
   spec.frames_per_clip = 1000;
   spec.clips = (name == "50k" ? 50000 : name == "250k" ? 250000 : 1000000) / spec.frames_per_clip;
   spec.joints = 8;
-  return std::make_unique<mm::CookedDatabase>(mmtest::makeSyntheticDatabase(spec));
+  return std::make_unique<mm::CookedDatabase>(mmdb::test::makeSyntheticDatabase(spec));
 }
 
 // Databases by name, made once: "50k", "250k", "1M", "bandai-1" (raw pose streams), the same
@@ -137,7 +137,7 @@ Loaded* database(const std::string& name) {
       cookedNamed(coded ? name.substr(0, name.size() - suffix.size()) : name);
   if (!cooked) return nullptr;
   if (coded) mm::compressPoses(*cooked, {}, 0);
-  slot = open(name, mmtest::serializeAligned(*cooked));
+  slot = open(name, mmdb::test::serializeAligned(*cooked));
   return slot.get();
 }
 
@@ -205,11 +205,14 @@ double cpuMilliseconds(const std::chrono::steady_clock::time_point& start) {
 // The CPU search for a sample of the GPU's own queries, per query.
 void cpuSearchTimes(const Loaded& l, const mmdb::gpu::Crowd& crowd, uint32_t characters, double& pruned_ms,
                     double& exhaustive_ms) {
-  const std::vector<float> queries = crowd.readQueries();
-  const std::vector<mmdb::gpu::CharacterState> states = crowd.readCharacters();
+  const mmdb::Result<std::vector<float>> read_queries = crowd.readQueries();
+  const mmdb::Result<std::vector<mmdb::gpu::CrowdCharacter>> read_states = crowd.readCharacters();
+  pruned_ms = exhaustive_ms = 0;
+  if (!read_queries || !read_states) return;
+  const std::vector<float>& queries = read_queries.value();
+  const std::vector<mmdb::gpu::CrowdCharacter>& states = read_states.value();
   const uint32_t sample = std::min<uint32_t>(characters, 8);
   const uint32_t stride = l.db.featureStride();
-  pruned_ms = exhaustive_ms = 0;
   for (int kind = 0; kind < 2; ++kind) {
     const auto start = std::chrono::steady_clock::now();
     for (uint32_t i = 0; i < sample; ++i) {
@@ -236,7 +239,7 @@ void BM_GpuFrame(benchmark::State& state, const std::string& db_name, uint32_t c
   mmdb::gpu::CrowdSettings settings;
   settings.bounds_pruning = !g_options.exhaustive;
   auto created = mmdb::gpu::Crowd::create(ctx, l->view, characters, settings);
-  if (!created) return state.SkipWithError(created.error().message.c_str());
+  if (!created) return state.SkipWithError(created.error().message());
   mmdb::gpu::Crowd& crowd = *created.value();
   for (uint32_t i = 0; i < characters; ++i) crowd.setStick(i, 0.3f * float(i % 3), 0.8f);
   for (int warm = 0; warm < 3; ++warm) crowd.stepAndWait(1.f / 60);  // past the start searches
@@ -246,7 +249,7 @@ void BM_GpuFrame(benchmark::State& state, const std::string& db_name, uint32_t c
   int64_t frames = 0;
   for (auto _ : state) {
     for (uint32_t i = 0; i < characters; ++i) crowd.forceSearch(i);
-    if (crowd.stepAndWait(1.f / 60) != VK_SUCCESS) return state.SkipWithError("step failed");
+    if (const mmdb::Status s = crowd.stepAndWait(1.f / 60); !s) return state.SkipWithError(s.message());
     const mmdb::gpu::PassTimings t = crowd.readTimings();
     if (!t.valid) return state.SkipWithError("no timings");
     for (uint32_t p = 0; p < mmdb::gpu::kPassCount; ++p) sums[p] += t.ms[p];
@@ -286,7 +289,7 @@ void BM_Upload(benchmark::State& state, const std::string& db_name) {
     const auto start = std::chrono::steady_clock::now();
     auto crowd = mmdb::gpu::Crowd::create(ctx, l->view, 1, {});
     const double seconds = cpuMilliseconds(start) * 1e-3;
-    if (!crowd) return state.SkipWithError(crowd.error().message.c_str());
+    if (!crowd) return state.SkipWithError(crowd.error().message());
     state.SetIterationTime(seconds);
   }
   state.counters["file_MiB"] = double(l->bytes.size()) / 1048576.0;

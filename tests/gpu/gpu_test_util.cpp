@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
-namespace mmgpu {
+namespace mmdb::test {
 namespace {
 
 struct Env {
@@ -22,15 +22,16 @@ Env& env() {
     Env* self = created.get();
     mmdb::gpu::ContextOptions options;
     options.validation = true;
-    options.on_message = [self](mmdb::gpu::MessageSeverity severity, const char* message) {
+    options.message_user = self;
+    options.on_message = [](mmdb::gpu::MessageSeverity severity, const char* message, void* user) {
       if (severity == mmdb::gpu::MessageSeverity::Warning || severity == mmdb::gpu::MessageSeverity::Error)
-        self->messages.push_back(message);
+        static_cast<Env*>(user)->messages.push_back(message);
     };
     auto ctx = mmdb::gpu::Context::createHeadless(options);
     if (ctx) {
       created->context = std::move(ctx.value());
     } else {
-      created->error = ctx.error().message;
+      created->error = ctx.error().message();
     }
     return created;
   }();
@@ -43,12 +44,12 @@ mmdb::gpu::Context* context() { return env().context.get(); }
 const std::string& contextError() { return env().error; }
 std::vector<std::string>& validationMessages() { return env().messages; }
 
-std::unique_ptr<TestDatabase> makeTestDatabase(const mmtest::SyntheticSpec& spec,
+std::unique_ptr<TestDatabase> makeTestDatabase(const mmdb::test::SyntheticSpec& spec,
                                                bool coded_poses) {
   auto t = std::make_unique<TestDatabase>();
-  mm::CookedDatabase cooked = mmtest::makeSyntheticDatabase(spec);
+  mm::CookedDatabase cooked = mmdb::test::makeSyntheticDatabase(spec);
   if (coded_poses) mm::compressPoses(cooked, {}, 1);
-  t->bytes = mmtest::serializeAligned(cooked);
+  t->bytes = mmdb::test::serializeAligned(cooked);
   auto opened = mmdb::Database::fromMemory(t->bytes.data(), t->bytes.size());
   if (!opened) {
     ADD_FAILURE() << "synthetic database does not open: " << opened.error().message();
@@ -57,7 +58,7 @@ std::unique_ptr<TestDatabase> makeTestDatabase(const mmtest::SyntheticSpec& spec
   t->db = std::move(opened.value());
   auto view = mmdb::gpu::DatabaseView::fromDatabase(t->db);
   if (!view) {
-    ADD_FAILURE() << view.error().message;
+    ADD_FAILURE() << view.error().message();
     return nullptr;
   }
   t->view = std::move(view.value());
@@ -81,8 +82,40 @@ float quatDistance(const glm::quat& a, const glm::quat& b) {
   return std::max({std::fabs(a.x - c.x), std::fabs(a.y - c.y), std::fabs(a.z - c.z), std::fabs(a.w - c.w)});
 }
 
+void integrateRootMotion(const mmdb::Database& db, uint32_t frame, float dt, glm::vec3& position,
+                         glm::quat& rotation) {
+  const mmdb::RootFrame& root = db.rootMotion()[frame];
+  const glm::quat clip_rotation(root.rotation.w, root.rotation.x, root.rotation.y, root.rotation.z);
+  const glm::quat clip_to_character = rotation * glm::inverse(clip_rotation);
+  position += clip_to_character * toVec3(root.velocity) * dt;
+  const glm::vec3 spin = clip_to_character * toVec3(root.angular_velocity) * dt;
+  const float angle = glm::length(spin);
+  if (angle > 1e-9f) rotation = glm::normalize(glm::angleAxis(angle, spin / angle) * rotation);
+}
+
+void expressInCharacterFrame(const mmdb::CharacterState& sim, const glm::vec3& character_position,
+                             const glm::quat& character_rotation, float max_drift,
+                             float trajectory[mmdb::kTrajectoryFloats]) {
+  glm::vec3 gap = sim.position - character_position;
+  gap.y = 0.0f;
+  const float gap_length = glm::length(gap);
+  if (gap_length > max_drift) gap *= max_drift / gap_length;
+  const glm::quat to_character = glm::inverse(character_rotation);
+  constexpr int kDirections = 2 * mmdb::kTrajectorySamples;
+  for (int i = 0; i < mmdb::kTrajectorySamples; ++i) {
+    float* position = trajectory + 2 * i;
+    float* direction = trajectory + kDirections + 2 * i;
+    const glm::vec3 local = to_character * (gap + sim.rotation * glm::vec3(position[0], 0.0f, position[1]));
+    position[0] = local.x;
+    position[1] = local.z;
+    const glm::vec3 facing = to_character * (sim.rotation * glm::vec3(direction[0], 0.0f, direction[1]));
+    direction[0] = facing.x;
+    direction[1] = facing.z;
+  }
+}
+
 float vecDistance(const glm::vec3& a, const glm::vec3& b) {
   return std::max({std::fabs(a.x - b.x), std::fabs(a.y - b.y), std::fabs(a.z - b.z)});
 }
 
-}  // namespace mmgpu
+}  // namespace mmdb::test

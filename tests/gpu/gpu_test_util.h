@@ -4,6 +4,7 @@
 
 #include "synthetic_database.h"
 
+#include <mmdb/controller.h>
 #include <mmdb/database.h>
 #include <mmdb/gpu/crowd.h>
 
@@ -15,7 +16,7 @@
 #include <string>
 #include <vector>
 
-namespace mmgpu {
+namespace mmdb::test {
 
 // The process-wide context; null when no Vulkan device exists (tests skip with the reason).
 mmdb::gpu::Context* context();
@@ -24,12 +25,12 @@ std::vector<std::string>& validationMessages();
 
 // A synthetic database in memory, opened by the runtime, with its GPU view.
 struct TestDatabase {
-  mmtest::AlignedBytes bytes;
+  mmdb::test::AlignedBytes bytes;
   mmdb::Database db;
   mmdb::gpu::DatabaseView view;
 };
 // coded_poses: the pose streams coded with the default budget (the upload decodes them).
-std::unique_ptr<TestDatabase> makeTestDatabase(const mmtest::SyntheticSpec& spec,
+std::unique_ptr<TestDatabase> makeTestDatabase(const mmdb::test::SyntheticSpec& spec,
                                                bool coded_poses = false);
 
 // Fails on validation messages raised during the test; skips without a device.
@@ -42,13 +43,33 @@ class GpuTest : public ::testing::Test {
   size_t messages_before_ = 0;
 };
 
-inline glm::quat toQuat(const mmdb::gpu::Float4& q) { return glm::quat(q.w, q.x, q.y, q.z); }
-inline glm::vec3 toVec3(const mmdb::gpu::Float4& v) { return glm::vec3(v.x, v.y, v.z); }
-inline mmdb::gpu::Float4 toFloat4(const glm::quat& q) { return {q.x, q.y, q.z, q.w}; }
-inline mmdb::gpu::Float4 toFloat4(const glm::vec3& v, float w = 0) { return {v.x, v.y, v.z, w}; }
+inline glm::quat toQuat(const mmdb::Float4& q) { return glm::quat(q.w, q.x, q.y, q.z); }
+inline glm::vec3 toVec3(const mmdb::Float4& v) { return glm::vec3(v.x, v.y, v.z); }
+inline mmdb::Float4 toFloat4(const glm::quat& q) { return {q.x, q.y, q.z, q.w}; }
+inline mmdb::Float4 toFloat4(const glm::vec3& v, float w = 0) { return {v.x, v.y, v.z, w}; }
+
+// The value of a Result or Status the test needs: fails the test (and gives a default value) when
+// it is an error.
+template <class T>
+T valueOf(mmdb::Result<T> result) {
+  if (!result) {
+    ADD_FAILURE() << mmdb::errorCodeName(result.error().code()) << ": " << result.error().message();
+    return T{};
+  }
+  return std::move(result).value();
+}
+
+// The CPU sample's achieved path (samples/crowd.h RootMotionPath::integrate) and its query
+// re-expression (express_in_character_frame), the twins of what the GPU's fk and build_query
+// passes do with CrowdCharacter::achieved_position and achieved_rotation.
+void integrateRootMotion(const mmdb::Database& db, uint32_t frame, float dt, glm::vec3& position,
+                         glm::quat& rotation);
+void expressInCharacterFrame(const mmdb::CharacterState& sim, const glm::vec3& character_position,
+                             const glm::quat& character_rotation, float max_drift,
+                             float trajectory[mmdb::kTrajectoryFloats]);
 
 // Max component difference of two quaternions taken on the same hemisphere.
 float quatDistance(const glm::quat& a, const glm::quat& b);
 float vecDistance(const glm::vec3& a, const glm::vec3& b);
 
-}  // namespace mmgpu
+}  // namespace mmdb::test

@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
     if (ctx) {
       std::printf("context on %s\n", ctx.value()->info().name.c_str());
     } else {
-      std::printf("no Vulkan device: %s\n", ctx.error().message.c_str());
+      std::printf("no Vulkan device: %s\n", ctx.error().message());
     }
   }
   if (leak) leakOneBlock();

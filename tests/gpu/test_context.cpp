@@ -1,7 +1,7 @@
 // The headless context: device choice, device facts, errors that name the devices.
 #include "gpu_test_util.h"
 
-namespace mmgpu {
+namespace mmdb::test {
 namespace {
 
 using ContextTest = GpuTest;
@@ -19,13 +19,13 @@ TEST_F(ContextTest, PicksADeviceByNameSubstringOrIndex) {
   mmdb::gpu::ContextOptions by_name;
   by_name.device = name.substr(0, 4);
   auto a = mmdb::gpu::Context::createHeadless(by_name);
-  ASSERT_TRUE(a) << a.error().message;
+  ASSERT_TRUE(a) << a.error().message();
   EXPECT_EQ(a.value()->info().name.substr(0, 4), name.substr(0, 4));
 
   mmdb::gpu::ContextOptions by_index;
   by_index.device = "0";
   auto b = mmdb::gpu::Context::createHeadless(by_index);
-  ASSERT_TRUE(b) << b.error().message;
+  ASSERT_TRUE(b) << b.error().message();
 }
 
 TEST_F(ContextTest, AnUnknownDeviceIsAnErrorListingTheDevices) {
@@ -33,34 +33,96 @@ TEST_F(ContextTest, AnUnknownDeviceIsAnErrorListingTheDevices) {
   options.device = "no-such-gpu-xyz";
   auto ctx = mmdb::gpu::Context::createHeadless(options);
   ASSERT_FALSE(ctx);
-  EXPECT_NE(ctx.error().message.find("no-such-gpu-xyz"), std::string::npos) << ctx.error().message;
-  EXPECT_NE(ctx.error().message.find(context()->info().name), std::string::npos) << ctx.error().message;
+  const std::string message = ctx.error().message();
+  EXPECT_EQ(ctx.error().code(), mmdb::ErrorCode::DeviceError);
+  EXPECT_NE(message.find("no-such-gpu-xyz"), std::string::npos) << message;
+  EXPECT_NE(message.find(context()->info().name), std::string::npos) << message;
 }
 
 TEST_F(ContextTest, RefusesADatabaseWithoutTrajectoryBlocks) {
   mmdb::Database empty;
   auto view = mmdb::gpu::DatabaseView::fromDatabase(empty);
   ASSERT_FALSE(view);
-  EXPECT_NE(view.error().message.find("empty"), std::string::npos) << view.error().message;
+  EXPECT_EQ(view.error().code(), mmdb::ErrorCode::InvalidArgument);
+  EXPECT_NE(std::string(view.error().message()).find("empty"), std::string::npos) << view.error().message();
 }
 
 TEST_F(ContextTest, UploadsEveryStreamOnce) {
-  mmtest::SyntheticSpec spec;
+  mmdb::test::SyntheticSpec spec;
   spec.clips = 3;
   spec.frames_per_clip = 100;
   auto t = makeTestDatabase(spec);
   ASSERT_TRUE(t);
   auto crowd = mmdb::gpu::Crowd::create(*context(), t->view, 4);
-  ASSERT_TRUE(crowd) << crowd.error().message;
+  ASSERT_TRUE(crowd) << crowd.error().message();
   const uint64_t poses = uint64_t(t->db.frameCount()) * t->db.jointCount() * 16;
   const uint64_t expected = t->db.features().size_bytes() + t->db.ranges().size() * 16 + 4 * poses +
                             (t->db.clipCount() + 1) * 4 + 2 * t->db.featureCount() * 4 + t->db.jointCount() * 4 +
-                            t->db.boundsSmallMin().size_bytes() + t->db.boundsSmallMax().size_bytes();
+                            t->db.boundsSmallMin().size_bytes() + t->db.boundsSmallMax().size_bytes() +
+                            t->db.rootMotion().size_bytes();
   EXPECT_EQ(crowd.value()->deviceDatabaseBytes(), expected);
 }
 
+// A character index or a size that does not fit is an InvalidArgument naming both, never a throw.
+TEST_F(ContextTest, SettersAndWritesCheckTheirIndexAndSize) {
+  mmdb::test::SyntheticSpec spec;
+  spec.clips = 2;
+  spec.frames_per_clip = 60;
+  auto t = makeTestDatabase(spec);
+  ASSERT_TRUE(t);
+  auto created = mmdb::gpu::Crowd::create(*context(), t->view, 4);
+  ASSERT_TRUE(created) << created.error().message();
+  mmdb::gpu::Crowd& crowd = *created.value();
+  const mmdb::gpu::CharacterInput input{};
+  const std::vector<mmdb::gpu::CharacterInput> inputs(5, input);
+  const mmdb::Status failures[] = {
+      crowd.setStick(4, 0.f, 1.f),         crowd.setInput(7, input),
+      crowd.setTagFilter(4, 1, 0),         crowd.forceSearch(100),
+      crowd.setInputs(inputs.data(), 5),   crowd.writeCharacters(std::vector<mmdb::gpu::CrowdCharacter>(3)),
+      crowd.writeResults({}),              crowd.writeQueries(std::vector<float>(1)),
+      crowd.writeLocalPoses({}),           crowd.writeOffsets({}),
+  };
+  for (const mmdb::Status& s : failures) {
+    EXPECT_EQ(s.code(), mmdb::ErrorCode::InvalidArgument) << s.message();
+  }
+  EXPECT_STREQ(failures[0].message(), "setStick: character 4 is out of range (the crowd has 4 characters)");
+  EXPECT_STREQ(failures[4].message(), "setInputs: 5 inputs for a crowd of 4 characters");
+  EXPECT_STREQ(failures[5].message(), "writeCharacters: 3 elements, the buffer holds 4");
+  EXPECT_TRUE(crowd.setStick(3, 0.f, 1.f).ok());
+  EXPECT_TRUE(crowd.setInputs(inputs.data(), 4).ok());
+  EXPECT_TRUE(crowd.stepAndWait(1.f / 60).ok());
+
+  mmdb::gpu::CrowdSettings bad;
+  bad.max_drift = -1.f;
+  auto refused = mmdb::gpu::Crowd::create(*context(), t->view, 4, bad);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code(), mmdb::ErrorCode::InvalidArgument);
+  auto empty = mmdb::gpu::Crowd::create(*context(), t->view, 0);
+  ASSERT_FALSE(empty);
+  EXPECT_EQ(empty.error().code(), mmdb::ErrorCode::InvalidArgument);
+}
+
+// The neighbourhood means what SearchRequest::neighbourhood_frames means: negative is the file's
+// default (1/3 s at its rate), anything else is taken as it is.
+TEST_F(ContextTest, TheNeighbourhoodDefaultsToTheFilesAsOnTheCpu) {
+  mmdb::test::SyntheticSpec spec;
+  spec.clips = 2;
+  spec.frames_per_clip = 60;
+  auto t = makeTestDatabase(spec);
+  ASSERT_TRUE(t);
+  mmdb::gpu::CrowdSettings settings;
+  EXPECT_EQ(settings.neighbourhood_frames, mmdb::kDefaultNeighbourhood);
+  auto by_default = mmdb::gpu::Crowd::create(*context(), t->view, 1, settings);
+  ASSERT_TRUE(by_default) << by_default.error().message();
+  EXPECT_EQ(by_default.value()->params().neighbourhood_frames, t->db.defaultNeighbourhoodFrames());
+  settings.neighbourhood_frames = 0;
+  auto none = mmdb::gpu::Crowd::create(*context(), t->view, 1, settings);
+  ASSERT_TRUE(none) << none.error().message();
+  EXPECT_EQ(none.value()->params().neighbourhood_frames, 0);
+}
+
 TEST_F(ContextTest, AnEnginesDeviceRunsACrowdFromItsOwnCommandBuffer) {
-  mmtest::SyntheticSpec spec;
+  mmdb::test::SyntheticSpec spec;
   spec.clips = 2;
   spec.frames_per_clip = 120;
   auto t = makeTestDatabase(spec);
@@ -69,7 +131,7 @@ TEST_F(ContextTest, AnEnginesDeviceRunsACrowdFromItsOwnCommandBuffer) {
   auto wrapped = mmdb::gpu::Context::wrap(engine->instance(), engine->physicalDevice(), engine->device(),
                                           engine->queue(), engine->queueFamily());
   auto crowd = mmdb::gpu::Crowd::create(*wrapped, t->view, 8);
-  ASSERT_TRUE(crowd) << crowd.error().message;
+  ASSERT_TRUE(crowd) << crowd.error().message();
 
   // The engine's own command buffer and fence.
   VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
@@ -85,7 +147,7 @@ TEST_F(ContextTest, AnEnginesDeviceRunsACrowdFromItsOwnCommandBuffer) {
   ASSERT_EQ(vkAllocateCommandBuffers(engine->device(), &cai, &cmd), VK_SUCCESS);
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   for (int frame = 0; frame < 3; ++frame) {
-    crowd.value()->setStick(0, 0.f, 1.f);
+    ASSERT_TRUE(crowd.value()->setStick(0, 0.f, 1.f).ok());
     ASSERT_EQ(vkBeginCommandBuffer(cmd, &begin), VK_SUCCESS);
     crowd.value()->step(cmd, 1.f / 60);
     ASSERT_EQ(vkEndCommandBuffer(cmd), VK_SUCCESS);
@@ -97,10 +159,11 @@ TEST_F(ContextTest, AnEnginesDeviceRunsACrowdFromItsOwnCommandBuffer) {
   }
   vkDestroyCommandPool(engine->device(), pool, nullptr);
 
-  const auto decisions = crowd.value()->readDecisions();
+  const auto decisions = valueOf(crowd.value()->readDecisions());
   ASSERT_EQ(decisions.size(), 8u);
   for (const auto& d : decisions) EXPECT_NE(d.frame, mmdb::gpu::kNoFrame);
-  const auto states = crowd.value()->readCharacters();
+  const auto states = valueOf(crowd.value()->readCharacters());
+  ASSERT_EQ(states.size(), 8u);
   EXPECT_EQ(states[0].search_count, 1u) << "one start search, then the timer runs";
   EXPECT_GT(states[0].sim_position.z, 0.f) << "the stick pushed the character along +Z";
   const mmdb::gpu::PassTimings timings = crowd.value()->readTimings();
@@ -111,4 +174,4 @@ TEST_F(ContextTest, AnEnginesDeviceRunsACrowdFromItsOwnCommandBuffer) {
 }
 
 }  // namespace
-}  // namespace mmgpu
+}  // namespace mmdb::test

@@ -1,6 +1,7 @@
 // A crowd of 64 characters for 600 frames (10 s at 60 Hz) with scripted sticks, on the GPU and on
 // a CPU twin built from the runtime's functions with the same step semantics (see crowd.h): the
-// two make the same decisions every frame, and show the same poses.
+// two make the same decisions every frame, show the same poses and walk the same achieved paths
+// (the root motion of the frames played, from which the queries are built).
 //
 // The query's trajectory columns come from exp, sin, cos and atan, which a GPU computes to a few
 // ulps of the CPU's, so two candidates whose costs differ by about 1e-6 relative may swap. Such
@@ -14,7 +15,7 @@
 
 #include <cmath>
 
-namespace mmgpu {
+namespace mmdb::test {
 namespace {
 
 using mmdb::gpu::SearchReason;
@@ -58,10 +59,11 @@ class CpuCharacter {
     if (!playing_) reason_ = SearchReason::Start;
     else if (lastOfRange(frame_) || frame_ + 1 >= clip.first_frame + clip.frame_count) reason_ = SearchReason::RangeEnd;
     else if (forced) reason_ = SearchReason::Forced;
-    else if (timer_ <= 1e-5f) reason_ = SearchReason::Periodic;
+    else if (timer_ <= 0) reason_ = SearchReason::Periodic;
     if (reason_ == SearchReason::None) return;
     float trajectory[mmdb::kTrajectoryFloats];
     mmdb::predictTrajectory(sim_, stick, settings_, trajectory);
+    expressInCharacterFrame(sim_, achieved_position_, achieved_rotation_, p_.max_drift, trajectory);
     ASSERT_TRUE(mmdb::buildQuery(db_, playing_ ? int32_t(frame_) : -1, trajectory, query_).ok());
     request_ = {};
     request_.query = query_;
@@ -85,9 +87,9 @@ class CpuCharacter {
   // Resolve, sample, inertialize, FK, advance.
   void play() {
     if (reason_ != SearchReason::None) {
-      timer_ = p_.search_interval;
+      timer_ = int(p_.search_interval_ticks);
       if (reason_ == SearchReason::Start && p_.stagger_phases > 1)
-        timer_ += p_.search_interval * float(index_ % p_.stagger_phases) / float(p_.stagger_phases);
+        timer_ += int(p_.search_interval_ticks * (index_ % p_.stagger_phases) / p_.stagger_phases);
       if (winner_ >= 0 && (!playing_ || uint32_t(winner_) != frame_)) jump(uint32_t(winner_));
     }
     sample(clip_, time_, shown_);
@@ -110,18 +112,21 @@ class CpuCharacter {
     fk.model_translations = model_t_;
     ASSERT_TRUE(fk.Run().ok());
 
+    if (playing_) integrateRootMotion(db_, frame_, kDt, achieved_position_, achieved_rotation_);
     const mmdb::ClipInfo clip = db_.clip(clip_);
     time_ += kDt;
     const float key = std::floor(time_ * db_.frameRate() + 1e-4f);
     frame_ = clip.first_frame + uint32_t(std::min(key, float(clip.frame_count - 1)));
     since_switch_ += kDt;
-    timer_ -= kDt;
+    timer_ -= 1;
   }
 
   SearchReason reason() const { return reason_; }
   int32_t winner() const { return winner_; }
   float cost() const { return cost_; }
   uint32_t frame() const { return frame_; }
+  const glm::vec3& achievedPosition() const { return achieved_position_; }
+  const glm::quat& achievedRotation() const { return achieved_rotation_; }
   const std::vector<glm::quat>& modelRotations() const { return model_r_; }
   const std::vector<glm::vec3>& modelTranslations() const { return model_t_; }
 
@@ -178,7 +183,10 @@ class CpuCharacter {
   mmdb::CharacterState sim_;
   bool playing_ = false;
   uint32_t clip_ = 0, frame_ = 0;
-  float time_ = 0, timer_ = 0, since_switch_ = 1e6f;
+  float time_ = 0, since_switch_ = 1e6f;
+  int timer_ = 0;  // steps
+  glm::vec3 achieved_position_{0.f};
+  glm::quat achieved_rotation_{1, 0, 0, 0};
   Pose offsets_, shown_;
   std::vector<glm::quat> model_r_;
   std::vector<glm::vec3> model_t_;
@@ -192,7 +200,7 @@ class CpuCharacter {
 using CrowdSimulationTest = GpuTest;
 
 TEST_F(CrowdSimulationTest, SixtyFourCharactersDecideAndPoseAsOnTheCpu) {
-  mmtest::SyntheticSpec spec;
+  mmdb::test::SyntheticSpec spec;
   spec.clips = 8;
   spec.frames_per_clip = 300;
   spec.joints = 6;
@@ -200,31 +208,35 @@ TEST_F(CrowdSimulationTest, SixtyFourCharactersDecideAndPoseAsOnTheCpu) {
   ASSERT_TRUE(t);
   const mmdb::Database& db = t->db;
   auto created = mmdb::gpu::Crowd::create(*context(), t->view, kCharacters);
-  ASSERT_TRUE(created) << created.error().message;
+  ASSERT_TRUE(created) << created.error().message();
   mmdb::gpu::Crowd& crowd = *created.value();
 
   std::vector<CpuCharacter> cpu;
   for (uint32_t i = 0; i < kCharacters; ++i) cpu.emplace_back(db, i, crowd.params());
   const size_t joints = db.jointCount();
   uint64_t searches = 0, switches = 0, near_ties = 0;
-  float worst_pose = 0, worst_cost = 0;
+  float worst_pose = 0, worst_cost = 0, worst_path = 0;
 
   for (int frame = 0; frame < kFrames; ++frame) {
     std::vector<bool> forced(kCharacters);
     for (uint32_t i = 0; i < kCharacters; ++i) {
       const glm::vec2 stick = scriptedStick(i, frame);
-      crowd.setStick(i, stick.x, stick.y);
+      ASSERT_TRUE(crowd.setStick(i, stick.x, stick.y).ok());
       // A sharp turn of the stick asks for a search now, as a game would.
       forced[i] = frame > 0 && glm::length(stick - scriptedStick(i, frame - 1)) > 0.5f;
-      if (forced[i]) crowd.forceSearch(i);
+      if (forced[i]) ASSERT_TRUE(crowd.forceSearch(i).ok());
     }
     const std::vector<mmdb::gpu::CharacterInput> inputs = crowd.inputs();
-    ASSERT_EQ(crowd.stepAndWait(kDt), VK_SUCCESS);
-    const auto decisions = crowd.readDecisions();
+    ASSERT_TRUE(crowd.stepAndWait(kDt).ok());
+    const auto decisions = valueOf(crowd.readDecisions());
     ASSERT_EQ(decisions.size(), kCharacters);
     const bool check_pose = frame % 10 == 0 || frame == kFrames - 1;
     std::vector<mmdb::gpu::ModelJoint> model;
-    if (check_pose) model = crowd.readModelPoses();
+    std::vector<mmdb::gpu::CrowdCharacter> characters;
+    if (check_pose) {
+      model = valueOf(crowd.readModelPoses());
+      characters = valueOf(crowd.readCharacters());
+    }
 
     for (uint32_t i = 0; i < kCharacters; ++i) {
       SCOPED_TRACE("frame " + std::to_string(frame) + " character " + std::to_string(i));
@@ -254,6 +266,11 @@ TEST_F(CrowdSimulationTest, SixtyFourCharactersDecideAndPoseAsOnTheCpu) {
       if (decisions[i].switched) ++switches;
       ASSERT_EQ(decisions[i].playing, c.frame());
       if (!check_pose) continue;
+      const float path = vecDistance(toVec3(characters[i].achieved_position), c.achievedPosition());
+      const float facing = quatDistance(toQuat(characters[i].achieved_rotation), c.achievedRotation());
+      worst_path = std::max({worst_path, path, facing});
+      ASSERT_LT(path, 1e-4f) << "the achieved path";
+      ASSERT_LT(facing, 1e-4f) << "the achieved facing";
       for (size_t j = 0; j < joints; ++j) {
         const float dr = quatDistance(toQuat(model[i * joints + j].rotation), c.modelRotations()[j]);
         const float dt = vecDistance(toVec3(model[i * joints + j].position), c.modelTranslations()[j]);
@@ -264,27 +281,27 @@ TEST_F(CrowdSimulationTest, SixtyFourCharactersDecideAndPoseAsOnTheCpu) {
     }
   }
   std::printf("[ crowd    ] %llu searches, %llu inertialized switches, %llu near-ties, worst pose difference %.2g, "
-              "worst relative cost difference %.2g\n",
+              "worst relative cost difference %.2g, worst achieved path difference %.2g\n",
               (unsigned long long)searches, (unsigned long long)switches, (unsigned long long)near_ties,
-              double(worst_pose), double(worst_cost));
+              double(worst_pose), double(worst_cost), double(worst_path));
   EXPECT_GT(searches, uint64_t(kCharacters) * kFrames / 8);
   EXPECT_GT(switches, 100u);
   EXPECT_LE(near_ties, searches / 1000 + 1);
 }
 
 TEST_F(CrowdSimulationTest, StaggeredTimersSpreadTheSearchesOverFrames) {
-  mmtest::SyntheticSpec spec;
+  mmdb::test::SyntheticSpec spec;
   spec.clips = 4;
   spec.frames_per_clip = 600;
   spec.joints = 2;
   auto t = makeTestDatabase(spec);
   ASSERT_TRUE(t);
   auto created = mmdb::gpu::Crowd::create(*context(), t->view, 60);
-  ASSERT_TRUE(created) << created.error().message;
+  ASSERT_TRUE(created) << created.error().message();
   mmdb::gpu::Crowd& crowd = *created.value();
   for (int frame = 0; frame < 30; ++frame) {
-    ASSERT_EQ(crowd.stepAndWait(kDt), VK_SUCCESS);
-    const auto decisions = crowd.readDecisions();
+    ASSERT_TRUE(crowd.stepAndWait(kDt).ok());
+    const auto decisions = valueOf(crowd.readDecisions());
     int periodic = 0, start = 0;
     for (const auto& d : decisions) {
       periodic += d.reason == SearchReason::Periodic;
@@ -300,5 +317,31 @@ TEST_F(CrowdSimulationTest, StaggeredTimersSpreadTheSearchesOverFrames) {
   }
 }
 
+// The timer counts whole steps: with 6 (0.1 s at 60 Hz), a periodic search every 6th step,
+// never the 7th as a float timer counting down from 0.1 s by 1/60 gave.
+TEST_F(CrowdSimulationTest, PeriodicSearchesComeEverySixthStep) {
+  mmdb::test::SyntheticSpec spec;
+  spec.clips = 2;
+  spec.frames_per_clip = 600;
+  spec.joints = 2;
+  auto t = makeTestDatabase(spec);
+  ASSERT_TRUE(t);
+  mmdb::gpu::CrowdSettings settings;
+  settings.stagger_phases = 0;
+  auto created = mmdb::gpu::Crowd::create(*context(), t->view, 1, settings);
+  ASSERT_TRUE(created) << created.error().message();
+  mmdb::gpu::Crowd& crowd = *created.value();
+  EXPECT_EQ(crowd.params().search_interval_ticks, 6u);
+  std::vector<int> periodic;
+  for (int step = 0; step < 40; ++step) {
+    ASSERT_TRUE(crowd.stepAndWait(kDt).ok());
+    const auto decisions = valueOf(crowd.readDecisions());
+    ASSERT_EQ(decisions.size(), 1u);
+    if (step == 0) EXPECT_EQ(decisions[0].reason, SearchReason::Start);
+    if (decisions[0].reason == SearchReason::Periodic) periodic.push_back(step);
+  }
+  EXPECT_EQ(periodic, (std::vector<int>{6, 12, 18, 24, 30, 36}));
+}
+
 }  // namespace
-}  // namespace mmgpu
+}  // namespace mmdb::test

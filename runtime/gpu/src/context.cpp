@@ -60,8 +60,8 @@ bool hasLayer(const char* name) {
   return false;
 }
 
-std::string vkError(const char* what, VkResult result) {
-  return std::string(what) + " failed (VkResult " + std::to_string(static_cast<int>(result)) + ")";
+Error vkError(const char* what, VkResult result) {
+  return Error::format(ErrorCode::DeviceError, "%s failed (VkResult %d)", what, static_cast<int>(result));
 }
 
 // Picks by name substring or index when `wanted` is set, else by type rank.
@@ -70,7 +70,9 @@ Result<VkPhysicalDevice> pickDevice(VkInstance instance, const std::string& want
   vkEnumeratePhysicalDevices(instance, &count, nullptr);
   std::vector<VkPhysicalDevice> devices(count);
   vkEnumeratePhysicalDevices(instance, &count, devices.data());
-  if (devices.empty()) return Error{"no Vulkan device found (install a driver, e.g. mesa-vulkan-drivers for lavapipe)"};
+  if (devices.empty()) {
+    return Error(ErrorCode::DeviceError, "no Vulkan device found (install a driver, e.g. mesa-vulkan-drivers for lavapipe)");
+  }
   std::string names;
   VkPhysicalDevice best = VK_NULL_HANDLE;
   int best_rank = 99;
@@ -88,7 +90,10 @@ Result<VkPhysicalDevice> pickDevice(VkInstance instance, const std::string& want
       best = devices[i];
     }
   }
-  if (!wanted.empty()) return Error{"no Vulkan device matches '" + wanted + "' (devices: " + names + ")"};
+  if (!wanted.empty()) {
+    return Error::format(ErrorCode::DeviceError, "no Vulkan device matches '%s' (devices: %s)", wanted.c_str(),
+                         names.c_str());
+  }
   return best;
 }
 
@@ -104,7 +109,7 @@ VKAPI_ATTR VkBool32 VKAPI_CALL Context::onDebugMessage(VkDebugUtilsMessageSeveri
   else if (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) s = MessageSeverity::Warning;
   else if (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT) s = MessageSeverity::Info;
   if (s == MessageSeverity::Warning || s == MessageSeverity::Error) ++self->message_count_;
-  if (self->on_message_) self->on_message_(s, data->pMessage);
+  if (self->on_message_) self->on_message_(s, data->pMessage, self->message_user_);
   return VK_FALSE;
 }
 
@@ -112,11 +117,13 @@ Result<std::unique_ptr<Context>> Context::createHeadless(const ContextOptions& o
   std::unique_ptr<Context> ctx(new Context());
   ctx->owned_ = true;
   ctx->on_message_ = options.on_message;
+  ctx->message_user_ = options.message_user;
 
   std::vector<const char*> layers, extensions;
   if (options.validation) {
     if (!hasLayer(kValidationLayer)) {
-      return Error{"validation requested but VK_LAYER_KHRONOS_validation is not installed (Debian: vulkan-validationlayers)"};
+      return Error(ErrorCode::DeviceError,
+                   "validation requested but VK_LAYER_KHRONOS_validation is not installed (Debian: vulkan-validationlayers)");
     }
     layers.push_back(kValidationLayer);
     extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
@@ -138,7 +145,7 @@ Result<std::unique_ptr<Context>> Context::createHeadless(const ContextOptions& o
   ici.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
   ici.ppEnabledExtensionNames = extensions.data();
   VkResult r = vkCreateInstance(&ici, nullptr, &ctx->instance_);
-  if (r != VK_SUCCESS) return Error{vkError("vkCreateInstance (is a Vulkan loader and driver installed?)", r)};
+  if (r != VK_SUCCESS) return vkError("vkCreateInstance (is a Vulkan loader and driver installed?)", r);
   keepLoadedLibrariesUntilExit();  // the layers and drivers are loaded now
   if (options.validation) {
     auto create = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
@@ -162,7 +169,7 @@ Result<std::unique_ptr<Context>> Context::createHeadless(const ContextOptions& o
   for (uint32_t i = 0; i < family_count && ctx->family_ == UINT32_MAX; ++i) {
     if (families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) ctx->family_ = i;
   }
-  if (ctx->family_ == UINT32_MAX) return Error{"the Vulkan device has no compute queue"};
+  if (ctx->family_ == UINT32_MAX) return Error(ErrorCode::DeviceError, "the Vulkan device has no compute queue");
 
   float priority = 1.0f;
   VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
@@ -173,7 +180,7 @@ Result<std::unique_ptr<Context>> Context::createHeadless(const ContextOptions& o
   dci.queueCreateInfoCount = 1;
   dci.pQueueCreateInfos = &qci;
   r = vkCreateDevice(ctx->physical_, &dci, nullptr, &ctx->device_);
-  if (r != VK_SUCCESS) return Error{vkError("vkCreateDevice", r)};
+  if (r != VK_SUCCESS) return vkError("vkCreateDevice", r);
   keepLoadedLibrariesUntilExit();  // and whatever the driver loaded for the device
   vkGetDeviceQueue(ctx->device_, ctx->family_, 0, &ctx->queue_);
   ctx->queryInfo();
@@ -240,27 +247,31 @@ Context::~Context() {
   if (instance_) vkDestroyInstance(instance_, nullptr);
 }
 
-VkResult Context::submitAndWait(const std::function<void(VkCommandBuffer)>& record) const {
+Status Context::submitAndWait(RecordFunction record, void* user) const {
   VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
   cai.commandPool = pool_;
   cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
   cai.commandBufferCount = 1;
   VkCommandBuffer cmd = VK_NULL_HANDLE;
   VkResult r = vkAllocateCommandBuffers(device_, &cai, &cmd);
-  if (r != VK_SUCCESS) return r;
+  if (r != VK_SUCCESS) return vkError("vkAllocateCommandBuffers", r);
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   vkBeginCommandBuffer(cmd, &begin);
-  record(cmd);
+  record(cmd, user);
   vkEndCommandBuffer(cmd);
   VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   submit.commandBufferCount = 1;
   submit.pCommandBuffers = &cmd;
   r = vkQueueSubmit(queue_, 1, &submit, fence_);
-  if (r == VK_SUCCESS) r = vkWaitForFences(device_, 1, &fence_, VK_TRUE, UINT64_MAX);
+  const char* failed = r == VK_SUCCESS ? nullptr : "vkQueueSubmit";
+  if (r == VK_SUCCESS) {
+    r = vkWaitForFences(device_, 1, &fence_, VK_TRUE, UINT64_MAX);
+    if (r != VK_SUCCESS) failed = "vkWaitForFences";
+  }
   vkResetFences(device_, 1, &fence_);
   vkFreeCommandBuffers(device_, pool_, 1, &cmd);
-  return r;
+  return failed ? vkError(failed, r) : Status();
 }
 
 uint32_t Context::memoryType(uint32_t type_bits, VkMemoryPropertyFlags properties) const {

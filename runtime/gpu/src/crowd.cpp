@@ -16,14 +16,40 @@
 namespace mmdb::gpu {
 namespace {
 
-// Binding numbers, as in shaders/common.glsl.
+// Binding numbers, from shader_interface.h.
 enum Binding : uint32_t {
-  kFeatures = 0, kRanges, kRotations, kTranslations, kVelocities, kAngularVelocities, kClipStarts,
-  kNormalization, kParents, kCharacters, kInputs, kQueries, kResults, kOffsets, kLocalPoses, kModelPoses,
-  kBoundsMin, kBoundsMax, kBindingCount
+  kFeatures = MMDB_BINDING_FEATURES,
+  kRanges = MMDB_BINDING_RANGES,
+  kRotations = MMDB_BINDING_ROTATIONS,
+  kTranslations = MMDB_BINDING_TRANSLATIONS,
+  kVelocities = MMDB_BINDING_VELOCITIES,
+  kAngularVelocities = MMDB_BINDING_ANGULAR_VELOCITIES,
+  kClipStarts = MMDB_BINDING_CLIP_STARTS,
+  kNormalization = MMDB_BINDING_NORMALIZATION,
+  kParents = MMDB_BINDING_PARENTS,
+  kCharacters = MMDB_BINDING_CHARACTERS,
+  kInputs = MMDB_BINDING_INPUTS,
+  kQueries = MMDB_BINDING_QUERIES,
+  kResults = MMDB_BINDING_RESULTS,
+  kOffsets = MMDB_BINDING_OFFSETS,
+  kLocalPoses = MMDB_BINDING_LOCAL_POSES,
+  kModelPoses = MMDB_BINDING_MODEL_POSES,
+  kBoundsMin = MMDB_BINDING_BOUNDS_MIN,
+  kBoundsMax = MMDB_BINDING_BOUNDS_MAX,
+  kRootMotion = MMDB_BINDING_ROOT_MOTION,
+  kBindingCount = MMDB_BINDING_COUNT
 };
+// The pose streams are in PoseStream order (the upload decodes stream b - kRotations).
+static_assert(kTranslations == kRotations + uint32_t(mmdb::PoseStream::Translations) &&
+                  kVelocities == kRotations + uint32_t(mmdb::PoseStream::Velocities) &&
+                  kAngularVelocities == kRotations + uint32_t(mmdb::PoseStream::AngularVelocities),
+              "pose stream bindings");
 
-constexpr uint32_t kMaxFeatureStride = 128;     // match.comp's shared query
+bool isPoseStream(uint32_t b) { return b >= kRotations && b <= kAngularVelocities; }
+bool isDatabaseStream(uint32_t b) {
+  return b <= kParents || b == kBoundsMin || b == kBoundsMax || b == kRootMotion;
+}
+
 constexpr VkDeviceSize kStagingBytes = 32u << 20;  // upload chunk
 constexpr uint32_t kTimestampCount = kPassCount + 1;
 
@@ -34,11 +60,14 @@ struct Buffer {
   void* mapped = nullptr;
 };
 
+uint32_t groupsFor(uint64_t threads) { return uint32_t((threads + kGroupSize - 1) / kGroupSize); }
+
 }  // namespace
 
 struct Crowd::Impl {
   VkDevice device = VK_NULL_HANDLE;
   std::array<Buffer, kBindingCount> buffers;
+  std::array<VkDeviceSize, kBindingCount> bytes{};  // what each holds (a buffer has 16 at least)
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
   VkPipelineLayout pipeline_layout = VK_NULL_HANDLE;
   VkDescriptorPool pool = VK_NULL_HANDLE;
@@ -69,33 +98,35 @@ struct Crowd::Impl {
 
 namespace {
 
-std::string vkError(const char* what, VkResult r) {
-  return std::string(what) + " failed (VkResult " + std::to_string(static_cast<int>(r)) + ")";
+Error vkError(const char* what, VkResult r) {
+  return Error::format(ErrorCode::DeviceError, "%s failed (VkResult %d)", what, static_cast<int>(r));
 }
 
 Result<Buffer> createBuffer(const Context& ctx, VkDeviceSize size, VkBufferUsageFlags usage,
                             VkMemoryPropertyFlags properties) {
   Buffer b;
   b.size = std::max<VkDeviceSize>(size, 16);
-  VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-  bci.size = b.size;
-  bci.usage = usage;
-  bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-  VkResult r = vkCreateBuffer(ctx.device(), &bci, nullptr, &b.buffer);
-  if (r != VK_SUCCESS) return Error{vkError("vkCreateBuffer", r)};
-  VkMemoryRequirements req;
-  vkGetBufferMemoryRequirements(ctx.device(), b.buffer, &req);
-  VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-  mai.allocationSize = req.size;
-  mai.memoryTypeIndex = ctx.memoryType(req.memoryTypeBits, properties);
-  if (mai.memoryTypeIndex == UINT32_MAX) {
+  VkBufferCreateInfo buffer_info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  buffer_info.size = b.size;
+  buffer_info.usage = usage;
+  buffer_info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  VkResult r = vkCreateBuffer(ctx.device(), &buffer_info, nullptr, &b.buffer);
+  if (r != VK_SUCCESS) return vkError("vkCreateBuffer", r);
+  VkMemoryRequirements requirements;
+  vkGetBufferMemoryRequirements(ctx.device(), b.buffer, &requirements);
+  VkMemoryAllocateInfo allocation{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+  allocation.allocationSize = requirements.size;
+  allocation.memoryTypeIndex = ctx.memoryType(requirements.memoryTypeBits, properties);
+  if (allocation.memoryTypeIndex == UINT32_MAX) {
     vkDestroyBuffer(ctx.device(), b.buffer, nullptr);
-    return Error{"no Vulkan memory type for a buffer of " + std::to_string(size) + " bytes"};
+    return Error::format(ErrorCode::DeviceError, "no Vulkan memory type for a buffer of %llu bytes",
+                         static_cast<unsigned long long>(size));
   }
-  r = vkAllocateMemory(ctx.device(), &mai, nullptr, &b.memory);
+  r = vkAllocateMemory(ctx.device(), &allocation, nullptr, &b.memory);
   if (r != VK_SUCCESS) {
     vkDestroyBuffer(ctx.device(), b.buffer, nullptr);
-    return Error{vkError("vkAllocateMemory", r) + " for " + std::to_string(size) + " bytes (device memory full?)"};
+    return Error::format(ErrorCode::DeviceError, "vkAllocateMemory failed (VkResult %d) for %llu bytes (device memory full?)",
+                         static_cast<int>(r), static_cast<unsigned long long>(size));
   }
   vkBindBufferMemory(ctx.device(), b.buffer, b.memory, 0);
   if (properties & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) vkMapMemory(ctx.device(), b.memory, 0, VK_WHOLE_SIZE, 0, &b.mapped);
@@ -109,16 +140,17 @@ Result<Buffer> createHostBuffer(const Context& ctx, VkDeviceSize size) {
 
 // A coded pose stream -> device buffer: runs of frames decoded straight into the mapped staging
 // buffer, then copied, so a coded stream takes no more copies than a raw one.
-Result<bool> uploadDecoded(const Context& ctx, Buffer& staging, const Buffer& dst,
-                           const mmdb::Database& db, mmdb::PoseStream stream) {
+Status uploadDecoded(const Context& ctx, Buffer& staging, const Buffer& dst, const mmdb::Database& db,
+                     mmdb::PoseStream stream) {
   const uint32_t frames = db.frameCount();
-  const VkDeviceSize row = VkDeviceSize(db.jointCount()) * sizeof(Float4);
+  const VkDeviceSize row = VkDeviceSize(db.jointCount()) * sizeof(mmdb::Float4);
   const uint32_t per_chunk = uint32_t(std::min<VkDeviceSize>(frames, staging.size / row));
-  if (per_chunk == 0) return Error{"a frame of the pose streams does not fit the staging buffer"};
+  if (per_chunk == 0) {
+    return Error(ErrorCode::InvalidArgument, "a frame of the pose streams does not fit the staging buffer");
+  }
   for (uint32_t first = 0; first < frames;) {
     const uint32_t count = std::min(per_chunk, frames - first);
-    const mmdb::Span<mmdb::Float4> out(static_cast<mmdb::Float4*>(staging.mapped),
-                                       size_t(count) * db.jointCount());
+    const mmdb::Span<mmdb::Float4> out(static_cast<mmdb::Float4*>(staging.mapped), size_t(count) * db.jointCount());
     mmdb::PoseBuffers buffers;
     switch (stream) {
       case mmdb::PoseStream::Rotations: buffers.rotations = out; break;
@@ -126,34 +158,34 @@ Result<bool> uploadDecoded(const Context& ctx, Buffer& staging, const Buffer& ds
       case mmdb::PoseStream::Velocities: buffers.velocities = out; break;
       case mmdb::PoseStream::AngularVelocities: buffers.angular_velocities = out; break;
     }
-    if (mmdb::Status s = db.decodePoses(first, count, buffers); !s)
-      return Error{std::string("decoding the pose streams: ") + mmdb::errorCodeName(s.code()) +
-                   ": " + s.message()};
+    if (Status s = db.decodePoses(first, count, buffers); !s) {
+      return Error::format(s.code(), "decoding the pose streams: %.200s", s.message());
+    }
     const VkDeviceSize offset = VkDeviceSize(first) * row;
-    VkResult r = ctx.submitAndWait([&](VkCommandBuffer cmd) {
+    Status copied = ctx.submitAndWait([&](VkCommandBuffer cmd) {
       VkBufferCopy copy{0, offset, VkDeviceSize(count) * row};
       vkCmdCopyBuffer(cmd, staging.buffer, dst.buffer, 1, &copy);
     });
-    if (r != VK_SUCCESS) return Error{vkError("uploading the database", r)};
+    if (!copied) return copied;
     first += count;
   }
-  return true;
+  return Status();
 }
 
-// Host bytes -> device buffer at `offset`, through a staging buffer in chunks.
-VkResult upload(const Context& ctx, Buffer& staging, const Buffer& dst, const void* data, VkDeviceSize bytes) {
+// Host bytes -> device buffer, through a staging buffer in chunks.
+Status upload(const Context& ctx, Buffer& staging, const Buffer& dst, const void* data, VkDeviceSize bytes) {
   const auto* src = static_cast<const uint8_t*>(data);
   for (VkDeviceSize done = 0; done < bytes;) {
     VkDeviceSize chunk = std::min(bytes - done, staging.size);
     std::memcpy(staging.mapped, src + done, chunk);
-    VkResult r = ctx.submitAndWait([&](VkCommandBuffer cmd) {
+    Status copied = ctx.submitAndWait([&](VkCommandBuffer cmd) {
       VkBufferCopy copy{0, done, chunk};
       vkCmdCopyBuffer(cmd, staging.buffer, dst.buffer, 1, &copy);
     });
-    if (r != VK_SUCCESS) return r;
+    if (!copied) return copied;
     done += chunk;
   }
-  return VK_SUCCESS;
+  return Status();
 }
 
 void computeBarrier(VkCommandBuffer cmd, VkPipelineStageFlags src_stage, VkAccessFlags src_access,
@@ -168,11 +200,38 @@ constexpr VkPipelineStageFlags kAnyStage = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT 
 constexpr VkAccessFlags kAnyAccess = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
                                      VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
 
+// The push constants of a crowd; dt is set per pass.
+PassParams paramsFor(const DatabaseView& db, uint32_t count, const CrowdSettings& settings) {
+  PassParams p{};
+  p.character_count = count;
+  p.joint_count = db.joint_count;
+  p.feature_count = db.feature_count;
+  p.feature_stride = db.feature_stride;
+  p.range_count = db.range_count;
+  p.clip_count = static_cast<uint32_t>(db.clip_starts.size() - 1);
+  p.trajectory_position_column = db.trajectory_position_column;
+  p.trajectory_direction_column = db.trajectory_direction_column;
+  p.neighbourhood_frames = settings.neighbourhood_frames < 0 ? db.default_neighbourhood_frames
+                                                             : settings.neighbourhood_frames;
+  p.frame_rate = db.frame_rate;
+  p.dt = 1.f / 60;
+  p.search_interval_ticks = settings.search_interval_ticks;
+  p.transition_cost = settings.transition_cost;
+  p.inertialization_halflife = settings.inertialization_halflife;
+  p.inertialization_threshold = settings.inertialization_threshold;
+  p.controller_halflife = settings.controller_halflife;
+  p.stagger_phases = settings.stagger_phases;
+  p.bounds_size = settings.bounds_pruning && db.bounds_min ? db.bounds_size : 0;
+  p.max_drift = settings.max_drift;
+  p.trajectory_times = {db.trajectory_times[0], db.trajectory_times[1], db.trajectory_times[2], 0};
+  return p;
+}
+
 }  // namespace
 
 Result<DatabaseView> DatabaseView::fromDatabase(const mmdb::Database& db) {
   if (!db.valid() || db.frameCount() == 0 || db.jointCount() == 0) {
-    return Error{"the database is empty (not opened, or no frames or joints)"};
+    return Error(ErrorCode::InvalidArgument, "the database is empty (not opened, or no frames or joints)");
   }
   DatabaseView v;
   v.frame_count = db.frameCount();
@@ -180,19 +239,24 @@ Result<DatabaseView> DatabaseView::fromDatabase(const mmdb::Database& db) {
   v.feature_count = db.featureCount();
   v.feature_stride = db.featureStride();
   v.frame_rate = db.frameRate();
+  v.default_neighbourhood_frames = db.defaultNeighbourhoodFrames();
   if (v.feature_stride % 4 != 0 || v.feature_stride > kMaxFeatureStride || v.feature_count > v.feature_stride) {
-    return Error{"feature rows of " + std::to_string(v.feature_count) + " floats at stride " +
-                 std::to_string(v.feature_stride) + ": the GPU passes need a stride that is a multiple of 4 and at most " +
-                 std::to_string(kMaxFeatureStride) + "; re-cook with fewer features"};
+    return Error::format(ErrorCode::InvalidArgument,
+                         "feature rows of %u floats at stride %u: the GPU passes need a stride that is a multiple "
+                         "of 4 and at most %u; re-cook with fewer features",
+                         v.feature_count, v.feature_stride, kMaxFeatureStride);
   }
-  static_assert(sizeof(mmdb::Float4) == sizeof(Float4) && sizeof(mmdb::MatchRange) == 16, "file layouts");
+  if (db.rootMotion().size() != v.frame_count) {
+    return Error(ErrorCode::InvalidArgument, "the GPU passes need the root motion of every frame");
+  }
   v.features = db.features().data();
   v.ranges = db.ranges().data();
   v.range_count = static_cast<uint32_t>(db.ranges().size());
-  v.rotations = reinterpret_cast<const Float4*>(db.localRotations().data());
-  v.translations = reinterpret_cast<const Float4*>(db.localTranslations().data());
-  v.velocities = reinterpret_cast<const Float4*>(db.localVelocities().data());
-  v.angular_velocities = reinterpret_cast<const Float4*>(db.localAngularVelocities().data());
+  v.rotations = db.localRotations().data();
+  v.translations = db.localTranslations().data();
+  v.velocities = db.localVelocities().data();
+  v.angular_velocities = db.localAngularVelocities().data();
+  v.root_motion = db.rootMotion().data();
   if (db.posesCoded()) v.database = &db;  // coded streams' pointers stay null
   v.feature_offset = db.featureOffset().data();
   v.feature_scale = db.featureScale().data();
@@ -209,18 +273,21 @@ Result<DatabaseView> DatabaseView::fromDatabase(const mmdb::Database& db) {
   for (uint32_t i = 0; i < db.clipCount(); ++i) {
     const mmdb::ClipInfo clip = db.clip(i);
     if (clip.first_frame != expected || clip.frame_count == 0) {
-      return Error{"clip '" + std::string(clip.name) + "' does not start where the previous one ends (global frame " +
-                   std::to_string(expected) + "): the GPU passes need clips that tile the frames"};
+      return Error::format(ErrorCode::InvalidArgument,
+                           "clip '%.*s' does not start where the previous one ends (global frame %u): the GPU "
+                           "passes need clips that tile the frames",
+                           int(clip.name.size()), clip.name.data(), expected);
     }
     v.clip_starts.push_back(clip.first_frame);
     expected += clip.frame_count;
   }
-  if (expected != v.frame_count) return Error{"the clips do not cover the database's frames"};
+  if (expected != v.frame_count) return Error(ErrorCode::InvalidArgument, "the clips do not cover the database's frames");
   v.clip_starts.push_back(v.frame_count);
   const int32_t pos = db.findFeatureBlock(mmdb::FeatureKind::TrajectoryPosition);
   const int32_t dir = db.findFeatureBlock(mmdb::FeatureKind::TrajectoryDirection);
   if (pos < 0 || dir < 0 || db.featureBlock(uint32_t(pos)).width != 6 || db.featureBlock(uint32_t(dir)).width != 6) {
-    return Error{"the GPU query needs a trajectory position and a trajectory direction block of 3 (x, z) samples each"};
+    return Error(ErrorCode::InvalidArgument,
+                 "the GPU query needs a trajectory position and a trajectory direction block of 3 (x, z) samples each");
   }
   v.trajectory_position_column = db.featureBlock(uint32_t(pos)).first_column;
   v.trajectory_direction_column = db.featureBlock(uint32_t(dir)).first_column;
@@ -235,144 +302,157 @@ Crowd::~Crowd() = default;
 
 Result<std::unique_ptr<Crowd>> Crowd::create(const Context& ctx, const DatabaseView& db, uint32_t count,
                                              const CrowdSettings& settings) {
-  if (count == 0) return Error{"a crowd needs at least one character"};
+  if (count == 0) return Error(ErrorCode::InvalidArgument, "a crowd needs at least one character");
+  if (!(settings.max_drift >= 0)) {
+    return Error::format(ErrorCode::InvalidArgument, "max_drift %g m must be >= 0", double(settings.max_drift));
+  }
   std::unique_ptr<Crowd> crowd(new Crowd(ctx));
-  Impl& im = *crowd->impl_;
-  im.device = ctx.device();
+  crowd->impl_->device = ctx.device();
   crowd->count_ = count;
   crowd->settings_ = settings;
+  crowd->params_ = paramsFor(db, count, settings);
+  if (Status s = crowd->sizeBuffers(db); !s) return s;
+  if (Status s = crowd->uploadDatabase(db); !s) return s;
+  if (Status s = crowd->createDescriptors(); !s) return s;
+  if (Status s = crowd->createPipelines(); !s) return s;
+  crowd->createTimestampQueries();
+  crowd->inputs_.assign(count, CharacterInput{});
+  if (Status s = crowd->writeCharacters(std::vector<CrowdCharacter>(count, initialCharacter())); !s) return s;
+  return crowd;
+}
 
-  PassParams& p = crowd->params_;
-  p.character_count = count;
-  p.joint_count = db.joint_count;
-  p.feature_count = db.feature_count;
-  p.feature_stride = db.feature_stride;
-  p.range_count = db.range_count;
-  p.clip_count = static_cast<uint32_t>(db.clip_starts.size() - 1);
-  p.trajectory_position_column = db.trajectory_position_column;
-  p.trajectory_direction_column = db.trajectory_direction_column;
-  p.ignore_surrounding = settings.ignore_surrounding ? settings.ignore_surrounding
-                                                     : static_cast<uint32_t>(std::lround(db.frame_rate / 3.0f));
-  p.frame_rate = db.frame_rate;
-  p.search_interval = settings.search_interval;
-  p.transition_cost = settings.transition_cost;
-  p.inertialization_halflife = settings.inertialization_halflife;
-  p.inertialization_threshold = settings.inertialization_threshold;
-  p.controller_halflife = settings.controller_halflife;
-  p.stagger_phases = settings.stagger_phases;
-  p.bounds_size = settings.bounds_pruning && db.bounds_min ? db.bounds_size : 0;
-  p.trajectory_times = {db.trajectory_times[0], db.trajectory_times[1], db.trajectory_times[2], 0};
-
-  // Buffers: the database streams, then the per-character state.
-  const VkDeviceSize poses = VkDeviceSize(db.frame_count) * db.joint_count * sizeof(Float4);
-  std::vector<float> normalization(db.feature_offset, db.feature_offset + db.feature_count);
-  normalization.insert(normalization.end(), db.feature_scale, db.feature_scale + db.feature_count);
-  struct Source {
-    const void* data;
-    VkDeviceSize bytes;
-  };
-  std::array<Source, kBindingCount> sources{};
-  sources[kFeatures] = {db.features, VkDeviceSize(db.frame_count) * db.feature_stride * sizeof(float)};
-  sources[kRanges] = {db.ranges, VkDeviceSize(db.range_count) * 16};
-  sources[kRotations] = {db.rotations, poses};
-  sources[kTranslations] = {db.translations, poses};
-  sources[kVelocities] = {db.velocities, poses};
-  sources[kAngularVelocities] = {db.angular_velocities, poses};
-  sources[kClipStarts] = {db.clip_starts.data(), db.clip_starts.size() * sizeof(uint32_t)};
-  sources[kNormalization] = {normalization.data(), normalization.size() * sizeof(float)};
-  sources[kParents] = {db.parents.data(), db.parents.size() * sizeof(int32_t)};
-  const VkDeviceSize bounds_bytes = p.bounds_size ? VkDeviceSize(db.bounds_rows) * db.feature_stride * sizeof(float) : 0;
-  sources[kBoundsMin] = {db.bounds_min, bounds_bytes};
-  sources[kBoundsMax] = {db.bounds_max, bounds_bytes};
-  const VkDeviceSize per_joint = VkDeviceSize(count) * db.joint_count;
+// A device-local buffer per binding: the database streams, then the per-character state.
+Status Crowd::sizeBuffers(const DatabaseView& db) {
+  const VkDeviceSize frames = db.frame_count;
+  const VkDeviceSize poses = frames * db.joint_count * sizeof(mmdb::Float4);
+  const VkDeviceSize bounds = params_.bounds_size ? VkDeviceSize(db.bounds_rows) * db.feature_stride * sizeof(float) : 0;
+  const VkDeviceSize per_joint = VkDeviceSize(count_) * db.joint_count;
   std::array<VkDeviceSize, kBindingCount> sizes{};
-  auto isDatabaseStream = [](uint32_t b) { return b <= kParents || b == kBoundsMin || b == kBoundsMax; };
-  for (uint32_t b = 0; b < kBindingCount; ++b) {
-    if (isDatabaseStream(b)) sizes[b] = sources[b].bytes;
-  }
-  sizes[kCharacters] = count * sizeof(CharacterState);
-  sizes[kInputs] = count * sizeof(CharacterInput);
-  sizes[kQueries] = VkDeviceSize(count) * db.feature_stride * sizeof(float);
-  sizes[kResults] = count * sizeof(MatchResult);
+  sizes[kFeatures] = frames * db.feature_stride * sizeof(float);
+  sizes[kRanges] = VkDeviceSize(db.range_count) * sizeof(mmdb::MatchRange);
+  sizes[kRotations] = sizes[kTranslations] = sizes[kVelocities] = sizes[kAngularVelocities] = poses;
+  sizes[kClipStarts] = db.clip_starts.size() * sizeof(uint32_t);
+  sizes[kNormalization] = 2 * VkDeviceSize(db.feature_count) * sizeof(float);
+  sizes[kParents] = db.parents.size() * sizeof(int32_t);
+  sizes[kBoundsMin] = sizes[kBoundsMax] = bounds;
+  sizes[kRootMotion] = frames * sizeof(mmdb::RootFrame);
+  sizes[kCharacters] = count_ * sizeof(CrowdCharacter);
+  sizes[kInputs] = count_ * sizeof(CharacterInput);
+  sizes[kQueries] = VkDeviceSize(count_) * db.feature_stride * sizeof(float);
+  sizes[kResults] = count_ * sizeof(MatchResult);
   sizes[kOffsets] = per_joint * sizeof(JointOffset);
   sizes[kLocalPoses] = per_joint * sizeof(JointPose);
   sizes[kModelPoses] = per_joint * sizeof(ModelJoint);
+  for (uint32_t b = 0; b < kBindingCount; ++b) {
+    Result<Buffer> buffer = createBuffer(ctx_, sizes[b],
+                                         VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                             VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                                         VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    if (!buffer) return buffer.error();
+    impl_->buffers[b] = buffer.value();
+    if (isDatabaseStream(b)) database_bytes_ += sizes[b];
+  }
+  impl_->bytes = sizes;
+  return Status();
+}
 
-  auto staging = createHostBuffer(ctx, kStagingBytes);
+// Each database stream once through a staging buffer (coded pose streams decoded into it); the
+// per-character buffers cleared.
+Status Crowd::uploadDatabase(const DatabaseView& db) {
+  std::vector<float> normalization(db.feature_offset, db.feature_offset + db.feature_count);
+  normalization.insert(normalization.end(), db.feature_scale, db.feature_scale + db.feature_count);
+  std::array<const void*, kBindingCount> sources{};
+  sources[kFeatures] = db.features;
+  sources[kRanges] = db.ranges;
+  sources[kRotations] = db.rotations;
+  sources[kTranslations] = db.translations;
+  sources[kVelocities] = db.velocities;
+  sources[kAngularVelocities] = db.angular_velocities;
+  sources[kClipStarts] = db.clip_starts.data();
+  sources[kNormalization] = normalization.data();
+  sources[kParents] = db.parents.data();
+  sources[kBoundsMin] = db.bounds_min;
+  sources[kBoundsMax] = db.bounds_max;
+  sources[kRootMotion] = db.root_motion;
+
+  Result<Buffer> staging = createHostBuffer(ctx_, kStagingBytes);
   if (!staging) return staging.error();
   struct StagingGuard {
-    Impl& im;
-    Buffer& b;
-    ~StagingGuard() { im.destroy(b); }
-  } guard{im, staging.value()};
+    Impl& impl;
+    Buffer& buffer;
+    ~StagingGuard() { impl.destroy(buffer); }
+  } guard{*impl_, staging.value()};
   for (uint32_t b = 0; b < kBindingCount; ++b) {
-    auto buffer = createBuffer(ctx, sizes[b],
-                               VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                                   VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                               VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
-    if (!buffer) return buffer.error();
-    im.buffers[b] = buffer.value();
-    const bool pose = b >= kRotations && b <= kAngularVelocities;
-    if (isDatabaseStream(b) && pose && !sources[b].data && db.database) {
-      auto done = uploadDecoded(ctx, staging.value(), im.buffers[b], *db.database,
-                                mmdb::PoseStream(b - kRotations));
-      if (!done) return done.error();
-      crowd->database_bytes_ += sources[b].bytes;
-    } else if (isDatabaseStream(b)) {
-      VkResult r = upload(ctx, staging.value(), im.buffers[b], sources[b].data, sources[b].bytes);
-      if (r != VK_SUCCESS) return Error{vkError("uploading the database", r)};
-      crowd->database_bytes_ += sources[b].bytes;
+    const Buffer& buffer = impl_->buffers[b];
+    Status done;
+    if (!isDatabaseStream(b)) {
+      done = ctx_.submitAndWait([&](VkCommandBuffer cmd) { vkCmdFillBuffer(cmd, buffer.buffer, 0, VK_WHOLE_SIZE, 0); });
+    } else if (isPoseStream(b) && !sources[b] && db.database) {
+      done = uploadDecoded(ctx_, staging.value(), buffer, *db.database, mmdb::PoseStream(b - kRotations));
     } else {
-      VkResult r = ctx.submitAndWait([&](VkCommandBuffer cmd) { vkCmdFillBuffer(cmd, im.buffers[b].buffer, 0, VK_WHOLE_SIZE, 0); });
-      if (r != VK_SUCCESS) return Error{vkError("clearing a buffer", r)};
+      done = upload(ctx_, staging.value(), buffer, sources[b], impl_->bytes[b]);
     }
+    if (!done) return done;
   }
+  return Status();
+}
 
-  // Descriptors and pipelines, once.
+// One descriptor set of storage buffers, one push-constant range, shared by every pass.
+Status Crowd::createDescriptors() {
+  Impl& im = *impl_;
   std::array<VkDescriptorSetLayoutBinding, kBindingCount> bindings{};
   for (uint32_t b = 0; b < kBindingCount; ++b) {
     bindings[b] = {b, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
   }
-  VkDescriptorSetLayoutCreateInfo dslci{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-  dslci.bindingCount = kBindingCount;
-  dslci.pBindings = bindings.data();
-  if (vkCreateDescriptorSetLayout(im.device, &dslci, nullptr, &im.set_layout) != VK_SUCCESS)
-    return Error{"vkCreateDescriptorSetLayout failed"};
-  VkPushConstantRange push{VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PassParams)};
-  VkPipelineLayoutCreateInfo plci{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-  plci.setLayoutCount = 1;
-  plci.pSetLayouts = &im.set_layout;
-  plci.pushConstantRangeCount = 1;
-  plci.pPushConstantRanges = &push;
-  if (vkCreatePipelineLayout(im.device, &plci, nullptr, &im.pipeline_layout) != VK_SUCCESS)
-    return Error{"vkCreatePipelineLayout failed"};
+  VkDescriptorSetLayoutCreateInfo set_layout_info{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+  set_layout_info.bindingCount = kBindingCount;
+  set_layout_info.pBindings = bindings.data();
+  VkResult r = vkCreateDescriptorSetLayout(im.device, &set_layout_info, nullptr, &im.set_layout);
+  if (r != VK_SUCCESS) return vkError("vkCreateDescriptorSetLayout", r);
+
+  VkPushConstantRange push_constants{VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PassParams)};
+  VkPipelineLayoutCreateInfo pipeline_layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+  pipeline_layout_info.setLayoutCount = 1;
+  pipeline_layout_info.pSetLayouts = &im.set_layout;
+  pipeline_layout_info.pushConstantRangeCount = 1;
+  pipeline_layout_info.pPushConstantRanges = &push_constants;
+  r = vkCreatePipelineLayout(im.device, &pipeline_layout_info, nullptr, &im.pipeline_layout);
+  if (r != VK_SUCCESS) return vkError("vkCreatePipelineLayout", r);
+
   VkDescriptorPoolSize pool_size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kBindingCount};
-  VkDescriptorPoolCreateInfo dpci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-  dpci.maxSets = 1;
-  dpci.poolSizeCount = 1;
-  dpci.pPoolSizes = &pool_size;
-  if (vkCreateDescriptorPool(im.device, &dpci, nullptr, &im.pool) != VK_SUCCESS)
-    return Error{"vkCreateDescriptorPool failed"};
-  VkDescriptorSetAllocateInfo dsai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-  dsai.descriptorPool = im.pool;
-  dsai.descriptorSetCount = 1;
-  dsai.pSetLayouts = &im.set_layout;
-  VkResult r = vkAllocateDescriptorSets(im.device, &dsai, &im.set);
-  if (r != VK_SUCCESS) return Error{vkError("vkAllocateDescriptorSets", r)};
-  std::array<VkDescriptorBufferInfo, kBindingCount> infos{};
+  VkDescriptorPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+  pool_info.maxSets = 1;
+  pool_info.poolSizeCount = 1;
+  pool_info.pPoolSizes = &pool_size;
+  r = vkCreateDescriptorPool(im.device, &pool_info, nullptr, &im.pool);
+  if (r != VK_SUCCESS) return vkError("vkCreateDescriptorPool", r);
+
+  VkDescriptorSetAllocateInfo set_info{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+  set_info.descriptorPool = im.pool;
+  set_info.descriptorSetCount = 1;
+  set_info.pSetLayouts = &im.set_layout;
+  r = vkAllocateDescriptorSets(im.device, &set_info, &im.set);
+  if (r != VK_SUCCESS) return vkError("vkAllocateDescriptorSets", r);
+
+  std::array<VkDescriptorBufferInfo, kBindingCount> buffer_infos{};
   std::array<VkWriteDescriptorSet, kBindingCount> writes{};
   for (uint32_t b = 0; b < kBindingCount; ++b) {
-    infos[b] = {im.buffers[b].buffer, 0, VK_WHOLE_SIZE};
+    buffer_infos[b] = {im.buffers[b].buffer, 0, VK_WHOLE_SIZE};
     writes[b] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
     writes[b].dstSet = im.set;
     writes[b].dstBinding = b;
     writes[b].descriptorCount = 1;
     writes[b].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-    writes[b].pBufferInfo = &infos[b];
+    writes[b].pBufferInfo = &buffer_infos[b];
   }
   vkUpdateDescriptorSets(im.device, kBindingCount, writes.data(), 0, nullptr);
+  return Status();
+}
 
-  const bool subgroups = ctx.info().subgroup_arithmetic && !settings.shared_memory_reduction;
+// A compute pipeline per pass, from the SPIR-V built into the library.
+Status Crowd::createPipelines() {
+  Impl& im = *impl_;
+  const bool subgroups = ctx_.info().subgroup_arithmetic && !settings_.shared_memory_reduction;
   struct Code {
     const uint32_t* words;
     size_t bytes;
@@ -386,67 +466,86 @@ Result<std::unique_ptr<Crowd>> Crowd::create(const Context& ctx, const DatabaseV
       {kFkSpv, sizeof(kFkSpv)},
   }};
   for (uint32_t i = 0; i < kPassCount; ++i) {
-    VkShaderModuleCreateInfo smci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-    smci.codeSize = code[i].bytes;
-    smci.pCode = code[i].words;
+    VkShaderModuleCreateInfo module_info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+    module_info.codeSize = code[i].bytes;
+    module_info.pCode = code[i].words;
     VkShaderModule module = VK_NULL_HANDLE;
-    r = vkCreateShaderModule(im.device, &smci, nullptr, &module);
-    if (r != VK_SUCCESS) return Error{vkError("vkCreateShaderModule", r)};
-    VkComputePipelineCreateInfo cpci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
-    cpci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
-    cpci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-    cpci.stage.module = module;
-    cpci.stage.pName = "main";
-    cpci.layout = im.pipeline_layout;
-    r = vkCreateComputePipelines(im.device, VK_NULL_HANDLE, 1, &cpci, nullptr, &im.pipelines[i]);
+    VkResult r = vkCreateShaderModule(im.device, &module_info, nullptr, &module);
+    if (r != VK_SUCCESS) return vkError("vkCreateShaderModule", r);
+    VkComputePipelineCreateInfo pipeline_info{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+    pipeline_info.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
+    pipeline_info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    pipeline_info.stage.module = module;
+    pipeline_info.stage.pName = "main";
+    pipeline_info.layout = im.pipeline_layout;
+    r = vkCreateComputePipelines(im.device, VK_NULL_HANDLE, 1, &pipeline_info, nullptr, &im.pipelines[i]);
     vkDestroyShaderModule(im.device, module, nullptr);
-    if (r != VK_SUCCESS) return Error{vkError("vkCreateComputePipelines", r)};
+    if (r != VK_SUCCESS) return vkError("vkCreateComputePipelines", r);
   }
-
-  if (settings.timestamps && ctx.info().timestamp_period_ns > 0) {
-    VkQueryPoolCreateInfo qpci{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
-    qpci.queryType = VK_QUERY_TYPE_TIMESTAMP;
-    qpci.queryCount = kTimestampCount;
-    if (vkCreateQueryPool(im.device, &qpci, nullptr, &im.queries) == VK_SUCCESS) {
-      im.timestamps = true;
-      im.timestamp_period_ns = ctx.info().timestamp_period_ns;
-    }
-  }
-
-  // Initial state: nothing playing, at the origin facing +Z, no offsets.
-  crowd->inputs_.assign(count, CharacterInput{});
-  if (crowd->writeCharacters(std::vector<CharacterState>(count)) != VK_SUCCESS) {
-    return Error{"uploading the initial character state failed"};
-  }
-  return crowd;
+  return Status();
 }
 
-void Crowd::setStick(uint32_t i, float x, float z) {
-  CharacterInput& in = inputs_.at(i);
+// Per-pass GPU times when asked for and the queue has timestamps; a crowd works without them.
+void Crowd::createTimestampQueries() {
+  if (!settings_.timestamps || ctx_.info().timestamp_period_ns <= 0) return;
+  VkQueryPoolCreateInfo query_info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+  query_info.queryType = VK_QUERY_TYPE_TIMESTAMP;
+  query_info.queryCount = kTimestampCount;
+  if (vkCreateQueryPool(impl_->device, &query_info, nullptr, &impl_->queries) == VK_SUCCESS) {
+    impl_->timestamps = true;
+    impl_->timestamp_period_ns = ctx_.info().timestamp_period_ns;
+  }
+}
+
+Status Crowd::checkCharacter(uint32_t character, const char* what) const {
+  if (character < count_) return Status();
+  return Error::format(ErrorCode::InvalidArgument, "%s: character %u is out of range (the crowd has %u characters)", what,
+                       character, count_);
+}
+
+Status Crowd::setStick(uint32_t i, float x, float z) {
+  if (Status s = checkCharacter(i, "setStick"); !s) return s;
+  CharacterInput& in = inputs_[i];
   float length = std::sqrt(x * x + z * z);
   if (length > 1.0f) {
     x /= length;
     z /= length;
   }
   in.desired_velocity = {x * settings_.max_speed, 0, z * settings_.max_speed, 0};
-  in.desired_facing = length > 0.01f ? Float4{x, 0, z, 0} : Float4{};
+  in.desired_facing = length > 0.01f ? mmdb::Float4{x, 0, z, 0} : mmdb::Float4{0, 0, 0, 0};
+  return Status();
 }
 
-void Crowd::setInput(uint32_t i, const CharacterInput& input) { inputs_.at(i) = input; }
-
-void Crowd::setInputs(const CharacterInput* inputs, size_t count) {
-  std::copy(inputs, inputs + std::min<size_t>(count, count_), inputs_.begin());
+Status Crowd::setInput(uint32_t i, const CharacterInput& input) {
+  if (Status s = checkCharacter(i, "setInput"); !s) return s;
+  inputs_[i] = input;
+  return Status();
 }
 
-void Crowd::setTagFilter(uint32_t i, uint64_t required, uint64_t excluded) {
-  CharacterInput& in = inputs_.at(i);
+Status Crowd::setInputs(const CharacterInput* inputs, size_t count) {
+  if (count > count_) {
+    return Error::format(ErrorCode::InvalidArgument, "setInputs: %zu inputs for a crowd of %u characters", count,
+                         count_);
+  }
+  std::copy(inputs, inputs + count, inputs_.begin());
+  return Status();
+}
+
+Status Crowd::setTagFilter(uint32_t i, uint64_t required, uint64_t excluded) {
+  if (Status s = checkCharacter(i, "setTagFilter"); !s) return s;
+  CharacterInput& in = inputs_[i];
   in.required_tags_lo = uint32_t(required);
   in.required_tags_hi = uint32_t(required >> 32);
   in.excluded_tags_lo = uint32_t(excluded);
   in.excluded_tags_hi = uint32_t(excluded >> 32);
+  return Status();
 }
 
-void Crowd::forceSearch(uint32_t i) { inputs_.at(i).force_search = 1; }
+Status Crowd::forceSearch(uint32_t i) {
+  if (Status s = checkCharacter(i, "forceSearch"); !s) return s;
+  inputs_[i].force_search = 1;
+  return Status();
+}
 
 void Crowd::recordPass(VkCommandBuffer cmd, Pass pass, float dt) {
   Impl& im = *impl_;
@@ -455,10 +554,10 @@ void Crowd::recordPass(VkCommandBuffer cmd, Pass pass, float dt) {
   vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, im.pipelines[uint32_t(pass)]);
   vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, im.pipeline_layout, 0, 1, &im.set, 0, nullptr);
   vkCmdPushConstants(cmd, im.pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PassParams), &p);
-  const uint32_t per_character = (count_ + 63) / 64;
-  const uint32_t per_joint = uint32_t((uint64_t(count_) * p.joint_count + 63) / 64);
+  const uint32_t per_character = groupsFor(count_);
+  const uint32_t per_joint = groupsFor(uint64_t(count_) * p.joint_count);
   switch (pass) {
-    case Pass::Match: vkCmdDispatch(cmd, count_, 1, 1); break;
+    case Pass::Match: vkCmdDispatch(cmd, count_, 1, 1); break;  // a workgroup per character
     case Pass::Sample:
     case Pass::Inertialize: vkCmdDispatch(cmd, per_joint, 1, 1); break;
     default: vkCmdDispatch(cmd, per_character, 1, 1); break;
@@ -492,11 +591,11 @@ void Crowd::step(VkCommandBuffer cmd, float dt) {
   }
 }
 
-VkResult Crowd::stepAndWait(float dt) {
+Status Crowd::stepAndWait(float dt) {
   return ctx_.submitAndWait([&](VkCommandBuffer cmd) { step(cmd, dt); });
 }
 
-VkResult Crowd::passAndWait(Pass pass, float dt) {
+Status Crowd::passAndWait(Pass pass, float dt) {
   return ctx_.submitAndWait([&](VkCommandBuffer cmd) {
     computeBarrier(cmd, kAnyStage, kAnyAccess, kAnyStage, kAnyAccess);
     if (pass == Pass::BuildQuery || pass == Pass::Match) recordInputs(cmd);  // the passes that read them
@@ -507,34 +606,39 @@ VkResult Crowd::passAndWait(Pass pass, float dt) {
 namespace {
 
 template <class T>
-std::vector<T> readBuffer(const Context& ctx, VkBuffer buffer, size_t count) {
-  auto host = createHostBuffer(ctx, count * sizeof(T));
-  if (!host) return {};
+Result<std::vector<T>> readBuffer(const Context& ctx, VkBuffer buffer, size_t count) {
+  Result<Buffer> host = createHostBuffer(ctx, count * sizeof(T));
+  if (!host) return host.error();
   Buffer& b = host.value();
-  VkResult r = ctx.submitAndWait([&](VkCommandBuffer cmd) {
+  Status copied = ctx.submitAndWait([&](VkCommandBuffer cmd) {
     computeBarrier(cmd, kAnyStage, kAnyAccess, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
     VkBufferCopy copy{0, 0, count * sizeof(T)};
     vkCmdCopyBuffer(cmd, buffer, b.buffer, 1, &copy);
   });
   std::vector<T> out;
-  if (r == VK_SUCCESS) {
+  if (copied) {
     out.resize(count);
     std::memcpy(out.data(), b.mapped, count * sizeof(T));
   }
   vkDestroyBuffer(ctx.device(), b.buffer, nullptr);
   vkFreeMemory(ctx.device(), b.memory, nullptr);
+  if (!copied) return copied;
   return out;
 }
 
 template <class T>
-VkResult writeBuffer(const Context& ctx, VkBuffer buffer, VkDeviceSize capacity, const std::vector<T>& data) {
+Status writeBuffer(const Context& ctx, VkBuffer buffer, size_t expected, const std::vector<T>& data, const char* what) {
+  if (data.size() != expected) {
+    return Error::format(ErrorCode::InvalidArgument, "%s: %zu elements, the buffer holds %zu", what, data.size(),
+                         expected);
+  }
   const VkDeviceSize bytes = data.size() * sizeof(T);
-  if (bytes != capacity && !(capacity == 16 && bytes == 0)) return VK_ERROR_UNKNOWN;
-  auto host = createHostBuffer(ctx, bytes);
-  if (!host) return VK_ERROR_OUT_OF_HOST_MEMORY;
+  if (bytes == 0) return Status();
+  Result<Buffer> host = createHostBuffer(ctx, bytes);
+  if (!host) return host.error();
   Buffer& b = host.value();
   std::memcpy(b.mapped, data.data(), bytes);
-  VkResult r = ctx.submitAndWait([&](VkCommandBuffer cmd) {
+  Status copied = ctx.submitAndWait([&](VkCommandBuffer cmd) {
     computeBarrier(cmd, kAnyStage, kAnyAccess, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
     VkBufferCopy copy{0, 0, bytes};
     vkCmdCopyBuffer(cmd, b.buffer, buffer, 1, &copy);
@@ -542,43 +646,43 @@ VkResult writeBuffer(const Context& ctx, VkBuffer buffer, VkDeviceSize capacity,
   });
   vkDestroyBuffer(ctx.device(), b.buffer, nullptr);
   vkFreeMemory(ctx.device(), b.memory, nullptr);
-  return r;
+  return copied;
 }
 
 }  // namespace
 
-std::vector<CharacterState> Crowd::readCharacters() const {
-  return readBuffer<CharacterState>(ctx_, impl_->buffers[kCharacters].buffer, count_);
+Result<std::vector<CrowdCharacter>> Crowd::readCharacters() const {
+  return readBuffer<CrowdCharacter>(ctx_, impl_->buffers[kCharacters].buffer, count_);
 }
-std::vector<MatchResult> Crowd::readResults() const {
+Result<std::vector<MatchResult>> Crowd::readResults() const {
   return readBuffer<MatchResult>(ctx_, impl_->buffers[kResults].buffer, count_);
 }
-std::vector<float> Crowd::readQueries() const {
+Result<std::vector<float>> Crowd::readQueries() const {
   return readBuffer<float>(ctx_, impl_->buffers[kQueries].buffer, size_t(count_) * params_.feature_stride);
 }
-std::vector<JointPose> Crowd::readLocalPoses() const {
+Result<std::vector<JointPose>> Crowd::readLocalPoses() const {
   return readBuffer<JointPose>(ctx_, impl_->buffers[kLocalPoses].buffer, size_t(count_) * params_.joint_count);
 }
-std::vector<ModelJoint> Crowd::readModelPoses() const {
+Result<std::vector<ModelJoint>> Crowd::readModelPoses() const {
   return readBuffer<ModelJoint>(ctx_, impl_->buffers[kModelPoses].buffer, size_t(count_) * params_.joint_count);
 }
-std::vector<JointOffset> Crowd::readOffsets() const {
+Result<std::vector<JointOffset>> Crowd::readOffsets() const {
   return readBuffer<JointOffset>(ctx_, impl_->buffers[kOffsets].buffer, size_t(count_) * params_.joint_count);
 }
 
-std::vector<Decision> Crowd::readDecisions() const {
-  std::vector<CharacterState> states = readCharacters();
-  std::vector<Decision> out(states.size());
-  for (size_t i = 0; i < states.size(); ++i) {
-    const CharacterState& s = states[i];
-    out[i].switched = (s.flags & kCharacterSwitched) != 0;
-    out[i].frame = s.last_winner;
-    out[i].cost = s.last_cost;
-    out[i].playing = s.current_frame;
-  }
-  std::vector<MatchResult> results = readResults();
-  for (size_t i = 0; i < results.size() && i < out.size(); ++i) {
-    out[i].reason = (states[i].flags & kCharacterSearched) ? SearchReason(results[i].reason) : SearchReason::None;
+Result<std::vector<Decision>> Crowd::readDecisions() const {
+  Result<std::vector<CrowdCharacter>> characters = readCharacters();
+  if (!characters) return characters.error();
+  Result<std::vector<MatchResult>> results = readResults();
+  if (!results) return results.error();
+  std::vector<Decision> out(count_);
+  for (size_t i = 0; i < out.size(); ++i) {
+    const CrowdCharacter& c = characters.value()[i];
+    out[i].reason = (c.flags & kCharacterSearched) ? SearchReason(results.value()[i].reason) : SearchReason::None;
+    out[i].switched = (c.flags & kCharacterSwitched) != 0;
+    out[i].frame = c.last_winner;
+    out[i].cost = c.last_cost;
+    out[i].playing = c.current_frame;
   }
   return out;
 }
@@ -598,20 +702,21 @@ PassTimings Crowd::readTimings() const {
   return t;
 }
 
-VkResult Crowd::writeCharacters(const std::vector<CharacterState>& v) {
-  return writeBuffer(ctx_, impl_->buffers[kCharacters].buffer, impl_->buffers[kCharacters].size, v);
+Status Crowd::writeCharacters(const std::vector<CrowdCharacter>& v) {
+  return writeBuffer(ctx_, impl_->buffers[kCharacters].buffer, count_, v, "writeCharacters");
 }
-VkResult Crowd::writeResults(const std::vector<MatchResult>& v) {
-  return writeBuffer(ctx_, impl_->buffers[kResults].buffer, impl_->buffers[kResults].size, v);
+Status Crowd::writeResults(const std::vector<MatchResult>& v) {
+  return writeBuffer(ctx_, impl_->buffers[kResults].buffer, count_, v, "writeResults");
 }
-VkResult Crowd::writeQueries(const std::vector<float>& v) {
-  return writeBuffer(ctx_, impl_->buffers[kQueries].buffer, impl_->buffers[kQueries].size, v);
+Status Crowd::writeQueries(const std::vector<float>& v) {
+  return writeBuffer(ctx_, impl_->buffers[kQueries].buffer, size_t(count_) * params_.feature_stride, v, "writeQueries");
 }
-VkResult Crowd::writeLocalPoses(const std::vector<JointPose>& v) {
-  return writeBuffer(ctx_, impl_->buffers[kLocalPoses].buffer, impl_->buffers[kLocalPoses].size, v);
+Status Crowd::writeLocalPoses(const std::vector<JointPose>& v) {
+  return writeBuffer(ctx_, impl_->buffers[kLocalPoses].buffer, size_t(count_) * params_.joint_count, v,
+                     "writeLocalPoses");
 }
-VkResult Crowd::writeOffsets(const std::vector<JointOffset>& v) {
-  return writeBuffer(ctx_, impl_->buffers[kOffsets].buffer, impl_->buffers[kOffsets].size, v);
+Status Crowd::writeOffsets(const std::vector<JointOffset>& v) {
+  return writeBuffer(ctx_, impl_->buffers[kOffsets].buffer, size_t(count_) * params_.joint_count, v, "writeOffsets");
 }
 
 }  // namespace mmdb::gpu

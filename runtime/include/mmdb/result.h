@@ -21,6 +21,8 @@ enum class ErrorCode {
   InvalidArgument,  // a job or call was given inputs that do not fit the database
   NoMatch,          // a search found no frame: no candidate passed the filter, or every cost
                     // was NaN or inf (the mapped file changed after open)
+  DeviceError,      // mmdb::gpu: no usable Vulkan device, or a Vulkan call failed (device lost,
+                    // out of device memory)
 };
 
 // Short name of a code ("Corrupt", ...).

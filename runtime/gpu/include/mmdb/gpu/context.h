@@ -2,38 +2,21 @@
 // headless one made here for tools and tests (createHeadless). C++17.
 #pragma once
 
+#include "mmdb/result.h"
+
 #include <vulkan/vulkan.h>
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
-#include <variant>
+#include <type_traits>
 
 namespace mmdb::gpu {
 
-// An error value: what failed and, where it helps, what to do.
-struct Error {
-  std::string message;
-};
-
-// A value or an error.
-template <class T>
-class Result {
- public:
-  Result(T value) : v_(std::move(value)) {}
-  Result(Error error) : v_(std::move(error)) {}
-  explicit operator bool() const { return v_.index() == 0; }
-  T& value() { return std::get<0>(v_); }
-  const Error& error() const { return std::get<1>(v_); }
-
- private:
-  std::variant<T, Error> v_;
-};
-
 // Severity of a validation-layer message.
 enum class MessageSeverity { Verbose, Info, Warning, Error };
-using MessageCallback = std::function<void(MessageSeverity, const char* message)>;
+// Receives validation messages; `user` is ContextOptions::message_user.
+using MessageCallback = void (*)(MessageSeverity severity, const char* message, void* user);
 
 struct ContextOptions {
   // Which device: a substring of its name ("llvmpipe", "H200") or its index in enumeration order.
@@ -41,7 +24,8 @@ struct ContextOptions {
   // (discrete > integrated > virtual > CPU).
   std::string device;
   bool validation = false;            // enable VK_LAYER_KHRONOS_validation
-  MessageCallback on_message;         // validation messages (warnings and errors) go here
+  MessageCallback on_message = nullptr;  // validation messages (warnings and errors) go here
+  void* message_user = nullptr;          // passed to on_message
 };
 
 // Device facts the passes and the benchmarks need.
@@ -56,9 +40,9 @@ struct DeviceInfo {
 
 class Context {
  public:
-  // A headless instance and device with one compute queue. Fails (error value) when no Vulkan
-  // device exists, when the requested one is not found, or when validation is requested but the
-  // layer is not installed.
+  // A headless instance and device with one compute queue. DeviceError when no Vulkan device
+  // exists, when the requested one is not found, or when validation is requested but the layer
+  // is not installed.
   static Result<std::unique_ptr<Context>> createHeadless(const ContextOptions& options = {});
 
   // Borrow an engine's objects; the Context never destroys them. The queue must support compute.
@@ -82,8 +66,17 @@ class Context {
   // Validation messages of warning or error severity seen so far (headless contexts).
   uint32_t validationMessageCount() const { return message_count_; }
 
-  // Records commands with `record` into a one-time command buffer, submits it and waits.
-  VkResult submitAndWait(const std::function<void(VkCommandBuffer)>& record) const;
+  // Records commands with `record(cmd, user)` into a one-time command buffer, submits it and
+  // waits. DeviceError naming the failed call and its VkResult.
+  using RecordFunction = void (*)(VkCommandBuffer cmd, void* user);
+  Status submitAndWait(RecordFunction record, void* user) const;
+  // The same with any callable taking the command buffer (a lambda), called before this returns.
+  template <class Record>
+  Status submitAndWait(Record&& record) const {
+    using Callable = std::remove_reference_t<Record>;
+    return submitAndWait([](VkCommandBuffer cmd, void* user) { (*static_cast<Callable*>(user))(cmd); },
+                         const_cast<void*>(static_cast<const void*>(&record)));
+  }
 
   // Index of a memory type with the properties, or UINT32_MAX.
   uint32_t memoryType(uint32_t type_bits, VkMemoryPropertyFlags properties) const;
@@ -106,7 +99,8 @@ class Context {
   VkCommandPool pool_ = VK_NULL_HANDLE;
   VkFence fence_ = VK_NULL_HANDLE;
   DeviceInfo info_;
-  MessageCallback on_message_;
+  MessageCallback on_message_ = nullptr;
+  void* message_user_ = nullptr;
   uint32_t message_count_ = 0;
 };
 

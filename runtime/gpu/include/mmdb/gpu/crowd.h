@@ -1,26 +1,31 @@
 // Motion matching for a crowd on the GPU: the database goes to device-local buffers once, and each
 // frame six compute passes run for every character:
 //
-//   1 build_query  controller springs (stick -> trajectory), search timer, query features
+//   1 build_query  controller springs (stick -> trajectory), search timer, query features from
+//                  the trajectory as seen from the character's achieved path
 //   2 match        a workgroup per searching character: exhaustive search of the allowed ranges
 //   3 resolve      act on the winner (inertialized switch), advance playback time
 //   4 sample       local pose at start_frame + time * rate (slerp / lerp, clamped at clip end)
 //   5 inertialize  add the decaying transition offsets (characters below threshold skipped)
-//   6 fk           local pose -> model space
+//   6 fk           local pose -> model space; the achieved path takes the frame's root motion
 //
 // Semantics are those of the CPU runtime's functions (docs/runtime.md "The GPU crowd"), one step being:
 //   updateCharacter(dt); search when nothing plays yet (Start, unseeded), at the last frame of a
 //   matchable range or clip (RangeEnd, unseeded), when forced, or when the search timer ran out
 //   (seeded); buildQuery + searchExhaustive; on a new winner an InertializeTransitionJob and a
-//   jump to the winner's clip time; SamplePoseJob at the clip time; InertializeJob; FK; then the
-//   clip time, the time since the switch and the timer move on by dt. Typical use:
+//   jump to the winner's clip time; SamplePoseJob at the clip time; InertializeJob; FK; the
+//   achieved path moves by dt of the playing frame's root motion; then the clip time and the time
+//   since the switch move on by dt, and the timer by one step. Typical use:
 //
 //   auto db = mmdb::Database::open("walk.mmdb");
 //   auto ctx = mmdb::gpu::Context::createHeadless({});          // or Context::wrap(engine...)
 //   auto view = mmdb::gpu::DatabaseView::fromDatabase(db.value());
 //   auto crowd = mmdb::gpu::Crowd::create(*ctx.value(), view.value(), 250, {});
-//   each frame:  crowd->setStick(i, x, z) ...;  crowd->step(cmd, dt);   // caller submits cmd
-//   or, for tools: crowd->stepAndWait(dt); crowd->readModelPoses();
+//   each frame:  crowd.value()->setStick(i, x, z) ...;  crowd.value()->step(cmd, dt);  // caller submits
+//   or, for tools: crowd.value()->stepAndWait(dt); crowd.value()->readModelPoses();
+//
+// Errors are values (mmdb::Status, mmdb::Result): DeviceError for Vulkan failures,
+// InvalidArgument for a character index or a size that does not fit, nothing thrown.
 //
 // Nothing is allocated per frame: step() records into the caller's command buffer (inputs go in
 // with vkCmdUpdateBuffer), barriers between passes included. Reads copy back and wait; they are
@@ -29,6 +34,7 @@
 
 #include "mmdb/gpu/context.h"
 #include "mmdb/gpu/layout.h"
+#include "mmdb/search.h"
 
 #include <array>
 #include <cstddef>
@@ -53,10 +59,11 @@ struct DatabaseView {
   const float* features = nullptr;    // frame_count * feature_stride
   const void* ranges = nullptr;       // range_count MatchRange structs (16 bytes each)
   uint32_t range_count = 0;
-  const Float4* rotations = nullptr;  // frame_count * joint_count, each of the four; null for a
-  const Float4* translations = nullptr;  // stream the file codes, which the upload decodes from
-  const Float4* velocities = nullptr;    // `database` straight into the staging buffer
-  const Float4* angular_velocities = nullptr;
+  const mmdb::Float4* rotations = nullptr;  // frame_count * joint_count, each of the four; null
+  const mmdb::Float4* translations = nullptr;  // for a stream the file codes, which the upload
+  const mmdb::Float4* velocities = nullptr;    // decodes from `database` into the staging buffer
+  const mmdb::Float4* angular_velocities = nullptr;
+  const mmdb::RootFrame* root_motion = nullptr;  // frame_count: the achieved path integrates it
   const mmdb::Database* database = nullptr;  // set when a pose stream is coded
   const float* feature_offset = nullptr;  // feature_count
   const float* feature_scale = nullptr;   // feature_count
@@ -64,25 +71,30 @@ struct DatabaseView {
   const float* bounds_max = nullptr;      // ... and max of the features over bounds_size frames
   uint32_t bounds_size = 0;               // 0: no bounds (the match pass is exhaustive)
   uint32_t bounds_rows = 0;
+  int32_t default_neighbourhood_frames = 20;  // 1/3 s at the file's rate
   std::vector<int32_t> parents;           // joint_count
   std::vector<uint32_t> clip_starts;      // clip first frames, then frame_count
   uint32_t trajectory_position_column = 15;
   uint32_t trajectory_direction_column = 21;
   std::array<float, 3> trajectory_times{1.f / 3, 2.f / 3, 1.f};
 
-  // From an opened (verified) database. Errors name what the passes cannot handle: a row wider
-  // than 128 floats, trajectory blocks other than 3 samples of (x, z), clips that do not tile
-  // the frames.
+  // From an opened (verified) database. InvalidArgument naming what the passes cannot handle:
+  // a row wider than kMaxFeatureStride floats, trajectory blocks other than 3 samples of (x, z),
+  // clips that do not tile the frames.
   static Result<DatabaseView> fromDatabase(const mmdb::Database& db);
 };
 
 struct CrowdSettings {
-  float search_interval = 0.1f;       // seconds between searches (10 Hz); the float timer is due
-                                      // within 1e-5 s of zero, so 0.1 s at 60 Hz is every 6th frame
+  uint32_t search_interval_ticks = 6;  // steps between periodic searches (0.1 s at 60 steps/s);
+                                       // whole steps, so no float timer drifts past one
   uint32_t stagger_phases = 6;        // character c's first periodic search comes (c % n) / n of an
-                                      // interval late, spreading the crowd's searches (0: off)
+                                      // interval late (whole steps), spreading the searches (0: off)
   float transition_cost = 0.0f;       // added to every candidate but the frame playing
-  uint32_t ignore_surrounding = 0;    // frames around the playing one skipped; 0: 1/3 s at the rate
+  int32_t neighbourhood_frames = mmdb::kDefaultNeighbourhood;  // frames around the playing one a
+                                      // seeded search skips; negative: 1/3 s at the file's rate
+  float max_drift = 0.5f;             // m: the query's trajectory starts from the character's
+                                      // achieved path and closes at most this much of its gap
+                                      // to the controller
   float inertialization_halflife = 0.1f;
   float inertialization_threshold = 1e-5f;  // offsets bounded below this (rad, m) are skipped
   float controller_halflife = 0.27f;  // trajectory springs (Holden's default)
@@ -115,8 +127,10 @@ struct Decision {
 class Crowd {
  public:
   // Uploads the database (each stream with one copy through a staging buffer) and creates the
-  // buffers, pipelines and descriptors. Characters start at the origin facing +Z with nothing
-  // playing: their first step searches (SearchReason::Start). `db`'s arrays are read only here.
+  // buffers, pipelines and descriptors. Characters start as initialCharacter(): at the origin
+  // facing +Z with nothing playing, so their first step searches (SearchReason::Start). `db`'s
+  // arrays are read only here. InvalidArgument for no characters or a negative max_drift,
+  // DeviceError when Vulkan fails.
   static Result<std::unique_ptr<Crowd>> create(const Context& context, const DatabaseView& db,
                                                uint32_t character_count, const CrowdSettings& settings = {});
   ~Crowd();
@@ -126,41 +140,42 @@ class Crowd {
   uint32_t characterCount() const { return count_; }
   const PassParams& params() const { return params_; }
 
-  // Inputs of the next step (kept on the host, recorded by step()).
+  // Inputs of the next step (kept on the host, recorded by step()). InvalidArgument, naming the
+  // index and the count, for a character index of characterCount() or more (or more inputs).
   // World XZ stick, length <= 1: velocity max_speed * stick, facing along it (a stick under
   // 0.01 keeps the facing).
-  void setStick(uint32_t character, float x, float z);
-  void setInput(uint32_t character, const CharacterInput& input);
-  void setInputs(const CharacterInput* inputs, size_t count);
-  void setTagFilter(uint32_t character, uint64_t required, uint64_t excluded);
-  void forceSearch(uint32_t character);  // a seeded search in the next step only
+  Status setStick(uint32_t character, float x, float z);
+  Status setInput(uint32_t character, const CharacterInput& input);
+  Status setInputs(const CharacterInput* inputs, size_t count);  // characters [0, count)
+  Status setTagFilter(uint32_t character, uint64_t required, uint64_t excluded);
+  Status forceSearch(uint32_t character);  // a seeded search in the next step only
   const std::vector<CharacterInput>& inputs() const { return inputs_; }
 
   // Records one frame (all six passes, barriers, timestamps) into `cmd`, which the caller
   // submits. Clears one-shot forced searches.
   void step(VkCommandBuffer cmd, float dt);
   // step() on an internal command buffer, submitted and waited for.
-  VkResult stepAndWait(float dt);
+  Status stepAndWait(float dt);
   // Records a single pass with `dt` (tests, tools); barriers before and after it.
   void recordPass(VkCommandBuffer cmd, Pass pass, float dt);
-  VkResult passAndWait(Pass pass, float dt);
+  Status passAndWait(Pass pass, float dt);
 
-  // Copies back (waits). Empty on failure.
-  std::vector<Decision> readDecisions() const;
-  std::vector<CharacterState> readCharacters() const;
-  std::vector<MatchResult> readResults() const;
-  std::vector<float> readQueries() const;           // feature_stride floats per character
-  std::vector<JointPose> readLocalPoses() const;    // joint_count per character
-  std::vector<ModelJoint> readModelPoses() const;
-  std::vector<JointOffset> readOffsets() const;
-  PassTimings readTimings() const;                  // of the last completed step
+  // Copies back (waits). DeviceError when the copy fails.
+  Result<std::vector<Decision>> readDecisions() const;
+  Result<std::vector<CrowdCharacter>> readCharacters() const;
+  Result<std::vector<MatchResult>> readResults() const;
+  Result<std::vector<float>> readQueries() const;           // feature_stride floats per character
+  Result<std::vector<JointPose>> readLocalPoses() const;    // joint_count per character
+  Result<std::vector<ModelJoint>> readModelPoses() const;
+  Result<std::vector<JointOffset>> readOffsets() const;
+  PassTimings readTimings() const;                  // of the last completed step; valid false if none
 
-  // Overwrite GPU state (tools, tests). Sizes must match the read functions'.
-  VkResult writeCharacters(const std::vector<CharacterState>& states);
-  VkResult writeResults(const std::vector<MatchResult>& results);
-  VkResult writeQueries(const std::vector<float>& queries);
-  VkResult writeLocalPoses(const std::vector<JointPose>& poses);
-  VkResult writeOffsets(const std::vector<JointOffset>& offsets);
+  // Overwrite GPU state (tools, tests). InvalidArgument unless the size is the read functions'.
+  Status writeCharacters(const std::vector<CrowdCharacter>& characters);
+  Status writeResults(const std::vector<MatchResult>& results);
+  Status writeQueries(const std::vector<float>& queries);
+  Status writeLocalPoses(const std::vector<JointPose>& poses);
+  Status writeOffsets(const std::vector<JointOffset>& offsets);
 
   // Bytes of the database streams now on the device.
   uint64_t deviceDatabaseBytes() const { return database_bytes_; }
@@ -168,11 +183,18 @@ class Crowd {
  private:
   struct Impl;
   explicit Crowd(const Context& context);
+  // The steps of create().
+  Status sizeBuffers(const DatabaseView& db);
+  Status uploadDatabase(const DatabaseView& db);
+  Status createDescriptors();
+  Status createPipelines();
+  void createTimestampQueries();
+  Status checkCharacter(uint32_t character, const char* what) const;
   void recordInputs(VkCommandBuffer cmd);
   const Context& ctx_;
   std::unique_ptr<Impl> impl_;
   uint32_t count_ = 0;
-  PassParams params_;
+  PassParams params_{};
   CrowdSettings settings_;
   std::vector<CharacterInput> inputs_;
   uint64_t database_bytes_ = 0;

@@ -1,122 +1,124 @@
-// The GPU buffers' element types, byte for byte as the compute shaders declare them
-// (shaders/common.glsl, std430). Change both together. C++17.
+// The GPU buffers' element types and the numbers the passes share, as C++: they are defined once
+// in mmdb/gpu/shader_interface.h, which the shaders compile too. Here: what only C++ has (the
+// SearchReason enum, the starting state) and a check of every std430 offset. C++17.
 #pragma once
 
+#include "mmdb/database.h"
+#include "mmdb/gpu/shader_interface.h"
+
+#include <cstddef>
 #include <cstdint>
 
 namespace mmdb::gpu {
 
-struct Float4 {
-  float x = 0, y = 0, z = 0, w = 0;
-};
-
-// CharacterState::flags bits.
-inline constexpr uint32_t kCharacterSearched = 1u;       // searched during the last step
-inline constexpr uint32_t kCharacterSwitched = 2u;       // inertialized switch in the last step
-inline constexpr uint32_t kCharacterInertializing = 4u;  // offsets still above the threshold
-inline constexpr uint32_t kCharacterPlaying = 8u;        // a first search has picked a frame
-
 // Why a character searched (MatchResult::reason), in order of precedence.
 enum class SearchReason : uint32_t {
-  None = 0,      // did not search this step
-  Start = 1,     // nothing playing yet: unseeded
-  RangeEnd = 2,  // at the last frame of a matchable range or clip: unseeded, must move
-  Forced = 3,    // the host asked (Crowd::forceSearch): seeded with the frame playing
-  Periodic = 4,  // the search timer ran out: seeded
+  None = kReasonNone,          // did not search this step
+  Start = kReasonStart,        // nothing playing yet: unseeded
+  RangeEnd = kReasonRangeEnd,  // at the last frame of a matchable range or clip: unseeded, must move
+  Forced = kReasonForced,      // the host asked (Crowd::forceSearch): seeded with the frame playing
+  Periodic = kReasonPeriodic,  // the search timer ran out: seeded
 };
 
-// Per-character state, on the GPU between frames.
-struct CharacterState {
-  Float4 sim_position;              // controller: world position on the ground (w = 0)
-  Float4 sim_velocity;
-  Float4 sim_acceleration;
-  Float4 sim_rotation{0, 0, 0, 1};  // pure yaw quaternion (x, y, z, w)
-  Float4 sim_angular_velocity;
-  uint32_t clip_first = 0;          // global first frame of the playing clip
-  uint32_t clip_count = 0;          // its frame count
-  float clip_time = 0;              // clip-local seconds playing
-  float search_timer = 0;           // seconds until the next periodic search
-  float since_switch = 1e6f;        // seconds since the last switch
-  uint32_t current_frame = 0;       // global frame playing: clip_first + floor(time * rate + 1e-4)
-  float offset_bound_x = 0;         // max |offset| over joints at the switch (rad or m)
-  float offset_bound_v = 0;         // max |offset rate| over joints at the switch
-  uint32_t flags = 0;               // kCharacter* bits
-  uint32_t last_winner = 0;         // global frame the last search returned
-  float last_cost = 0;              // its cost
-  uint32_t search_count = 0;        // searches since creation
-};
-static_assert(sizeof(CharacterState) == 128, "std430 Character");
+// The structs carry no default member initializers (GLSL has none): these are the values a
+// character starts with. Nothing playing, at the origin facing +Z, no offsets to decay.
+inline CrowdCharacter initialCharacter() {
+  CrowdCharacter c{};
+  c.sim_rotation = {0, 0, 0, 1};
+  c.achieved_rotation = {0, 0, 0, 1};
+  c.since_switch = 1e6f;
+  return c;
+}
 
-// Per-character input of one step; the host's copy is recorded into the command buffer.
-struct CharacterInput {
-  Float4 desired_velocity;  // world m/s (y ignored)
-  Float4 desired_facing;    // world direction to face (y ignored); zero keeps the facing
-  uint32_t required_tags_lo = 0, required_tags_hi = 0;  // a range must carry all of these tags
-  uint32_t excluded_tags_lo = 0, excluded_tags_hi = 0;  // ... and none of these
-  uint32_t force_search = 0;                            // 1: search this step (seeded)
-  uint32_t reserved[3] = {0, 0, 0};
-};
-static_assert(sizeof(CharacterInput) == 64, "std430 Input");
+// ---- std430 offsets: the GLSL compiler lays the same definitions out this way ----
+#define MMDB_CHECK_OFFSET(type, field, offset) \
+  static_assert(offsetof(type, field) == (offset), #type "::" #field " is not at its std430 offset")
 
-inline constexpr uint32_t kNoFrame = 0xFFFFFFFFu;
+MMDB_CHECK_OFFSET(CrowdCharacter, sim_position, 0);
+MMDB_CHECK_OFFSET(CrowdCharacter, sim_velocity, 16);
+MMDB_CHECK_OFFSET(CrowdCharacter, sim_acceleration, 32);
+MMDB_CHECK_OFFSET(CrowdCharacter, sim_rotation, 48);
+MMDB_CHECK_OFFSET(CrowdCharacter, sim_angular_velocity, 64);
+MMDB_CHECK_OFFSET(CrowdCharacter, achieved_position, 80);
+MMDB_CHECK_OFFSET(CrowdCharacter, achieved_rotation, 96);
+MMDB_CHECK_OFFSET(CrowdCharacter, clip_first, 112);
+MMDB_CHECK_OFFSET(CrowdCharacter, clip_count, 116);
+MMDB_CHECK_OFFSET(CrowdCharacter, clip_time, 120);
+MMDB_CHECK_OFFSET(CrowdCharacter, search_timer, 124);
+MMDB_CHECK_OFFSET(CrowdCharacter, since_switch, 128);
+MMDB_CHECK_OFFSET(CrowdCharacter, current_frame, 132);
+MMDB_CHECK_OFFSET(CrowdCharacter, offset_bound_x, 136);
+MMDB_CHECK_OFFSET(CrowdCharacter, offset_bound_v, 140);
+MMDB_CHECK_OFFSET(CrowdCharacter, flags, 144);
+MMDB_CHECK_OFFSET(CrowdCharacter, last_winner, 148);
+MMDB_CHECK_OFFSET(CrowdCharacter, last_cost, 152);
+MMDB_CHECK_OFFSET(CrowdCharacter, search_count, 156);
+static_assert(sizeof(CrowdCharacter) == 160, "std430 CrowdCharacter: a multiple of 16 bytes");
 
-struct MatchResult {
-  uint32_t frame = 0;      // winner (global); the frame playing when nothing was strictly cheaper;
-                           // kNoFrame when unseeded and no range passed the filter
-  float cost = 0;          // its cost
-  uint32_t reason = 0;     // SearchReason
-  float seed_cost = 0;     // cost of the frame playing (+inf when unseeded)
-};
+MMDB_CHECK_OFFSET(CharacterInput, desired_velocity, 0);
+MMDB_CHECK_OFFSET(CharacterInput, desired_facing, 16);
+MMDB_CHECK_OFFSET(CharacterInput, required_tags_lo, 32);
+MMDB_CHECK_OFFSET(CharacterInput, required_tags_hi, 36);
+MMDB_CHECK_OFFSET(CharacterInput, excluded_tags_lo, 40);
+MMDB_CHECK_OFFSET(CharacterInput, excluded_tags_hi, 44);
+MMDB_CHECK_OFFSET(CharacterInput, force_search, 48);
+MMDB_CHECK_OFFSET(CharacterInput, reserved, 52);
+static_assert(sizeof(CharacterInput) == 64, "std430 CharacterInput");
+
+MMDB_CHECK_OFFSET(MatchResult, frame, 0);
+MMDB_CHECK_OFFSET(MatchResult, cost, 4);
+MMDB_CHECK_OFFSET(MatchResult, reason, 8);
+MMDB_CHECK_OFFSET(MatchResult, seed_cost, 12);
 static_assert(sizeof(MatchResult) == 16, "std430 MatchResult");
 
-// Inertialization offsets captured at a switch (per character and joint).
-struct JointOffset {
-  Float4 rotation;          // scaled angle-axis, rad
-  Float4 angular_velocity;  // rad/s
-  Float4 translation;       // m
-  Float4 velocity;          // m/s
-};
+MMDB_CHECK_OFFSET(JointOffset, rotation, 0);
+MMDB_CHECK_OFFSET(JointOffset, angular_velocity, 16);
+MMDB_CHECK_OFFSET(JointOffset, translation, 32);
+MMDB_CHECK_OFFSET(JointOffset, velocity, 48);
 static_assert(sizeof(JointOffset) == 64, "std430 JointOffset");
 
-// A local joint pose (parent space; the root joint relative to the simulation root).
-struct JointPose {
-  Float4 rotation{0, 0, 0, 1};
-  Float4 translation;
-  Float4 velocity;
-  Float4 angular_velocity;
-};
+MMDB_CHECK_OFFSET(JointPose, rotation, 0);
+MMDB_CHECK_OFFSET(JointPose, translation, 16);
+MMDB_CHECK_OFFSET(JointPose, velocity, 32);
+MMDB_CHECK_OFFSET(JointPose, angular_velocity, 48);
 static_assert(sizeof(JointPose) == 64, "std430 JointPose");
 
-// A joint in model space (relative to the character's simulation root), position w = 1.
-struct ModelJoint {
-  Float4 rotation{0, 0, 0, 1};
-  Float4 position;
-};
+MMDB_CHECK_OFFSET(ModelJoint, rotation, 0);
+MMDB_CHECK_OFFSET(ModelJoint, position, 16);
 static_assert(sizeof(ModelJoint) == 32, "std430 ModelJoint");
 
-// The push constants every pass reads.
-struct PassParams {
-  uint32_t character_count = 0;
-  uint32_t joint_count = 0;
-  uint32_t feature_count = 0;
-  uint32_t feature_stride = 0;
-  uint32_t range_count = 0;
-  uint32_t clip_count = 0;
-  uint32_t trajectory_position_column = 15;
-  uint32_t trajectory_direction_column = 21;
-  uint32_t ignore_surrounding = 20;
-  float frame_rate = 60;
-  float dt = 1.f / 60;
-  float search_interval = 0.1f;
-  float transition_cost = 0;
-  float inertialization_halflife = 0.1f;
-  float inertialization_threshold = 1e-5f;
-  float controller_halflife = 0.27f;
-  uint32_t stagger_phases = 6;
-  uint32_t bounds_size = 16;  // frames per bounds box the match prunes with; 0: exhaustive
-  uint32_t pad[2] = {0, 0};
-  Float4 trajectory_times{1.f / 3, 2.f / 3, 1.f, 0};
-};
-static_assert(sizeof(PassParams) == 96, "push constants");
+MMDB_CHECK_OFFSET(PassParams, character_count, 0);
+MMDB_CHECK_OFFSET(PassParams, joint_count, 4);
+MMDB_CHECK_OFFSET(PassParams, feature_count, 8);
+MMDB_CHECK_OFFSET(PassParams, feature_stride, 12);
+MMDB_CHECK_OFFSET(PassParams, range_count, 16);
+MMDB_CHECK_OFFSET(PassParams, clip_count, 20);
+MMDB_CHECK_OFFSET(PassParams, trajectory_position_column, 24);
+MMDB_CHECK_OFFSET(PassParams, trajectory_direction_column, 28);
+MMDB_CHECK_OFFSET(PassParams, neighbourhood_frames, 32);
+MMDB_CHECK_OFFSET(PassParams, frame_rate, 36);
+MMDB_CHECK_OFFSET(PassParams, dt, 40);
+MMDB_CHECK_OFFSET(PassParams, search_interval_ticks, 44);
+MMDB_CHECK_OFFSET(PassParams, transition_cost, 48);
+MMDB_CHECK_OFFSET(PassParams, inertialization_halflife, 52);
+MMDB_CHECK_OFFSET(PassParams, inertialization_threshold, 56);
+MMDB_CHECK_OFFSET(PassParams, controller_halflife, 60);
+MMDB_CHECK_OFFSET(PassParams, stagger_phases, 64);
+MMDB_CHECK_OFFSET(PassParams, bounds_size, 68);
+MMDB_CHECK_OFFSET(PassParams, max_drift, 72);
+MMDB_CHECK_OFFSET(PassParams, pad, 76);
+MMDB_CHECK_OFFSET(PassParams, trajectory_times, 80);
+static_assert(sizeof(PassParams) == 96, "push constants (at most 128 bytes on every device)");
+
+// The file's arrays the shaders read as they are (RootFrame is declared for GLSL only).
+MMDB_CHECK_OFFSET(mmdb::RootFrame, position, 0);
+MMDB_CHECK_OFFSET(mmdb::RootFrame, rotation, 16);
+MMDB_CHECK_OFFSET(mmdb::RootFrame, velocity, 32);
+MMDB_CHECK_OFFSET(mmdb::RootFrame, angular_velocity, 48);
+static_assert(sizeof(mmdb::RootFrame) == 64, "std430 RootFrame");
+static_assert(sizeof(mmdb::MatchRange) == 16, "a range is one uvec4");
+static_assert(sizeof(mmdb::Float4) == 16, "a vec4");
+
+#undef MMDB_CHECK_OFFSET
 
 }  // namespace mmdb::gpu

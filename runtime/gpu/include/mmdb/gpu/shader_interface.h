@@ -1,0 +1,190 @@
+// What the compute shaders and the C++ side of mmdb::gpu share, written once: descriptor
+// bindings, workgroup sizes, limits, character flags, search reasons and the std430 structs of
+// the buffers and push constants. This file is both GLSL (shaders/common.glsl includes it through
+// glslc's #include) and C++17 (mmdb/gpu/layout.h includes it, and checks every offset); the
+// shaders are compiled from the same struct definitions as the C++ side.
+//
+// Write only what both languages accept: scalars `uint`, `int`, `float` and `vec4` members
+// (std430 then lays them out as C++ does, given the static_asserts in layout.h), constants through
+// MMDB_UINT_CONST, and plain macros where GLSL needs a constant expression (layout qualifiers).
+#ifndef MMDB_GPU_SHADER_INTERFACE_H
+#define MMDB_GPU_SHADER_INTERFACE_H
+
+// ---- Numbers GLSL needs as literals ----
+#define MMDB_GROUP_SIZE 64             // threads per workgroup of the per-character and per-joint passes
+#define MMDB_MATCH_GROUP_SIZE 256      // threads per workgroup of the match pass (one per character)
+#define MMDB_MAX_FEATURE_STRIDE 128    // floats per feature row the match pass keeps in shared memory
+
+// Descriptor bindings of the one set (set 0), all storage buffers.
+#define MMDB_BINDING_FEATURES 0            // vec4 rows at feature_stride floats
+#define MMDB_BINDING_RANGES 1              // uvec4: first, count, mask lo, mask hi
+#define MMDB_BINDING_ROTATIONS 2           // [frame * joint_count + joint]
+#define MMDB_BINDING_TRANSLATIONS 3
+#define MMDB_BINDING_VELOCITIES 4
+#define MMDB_BINDING_ANGULAR_VELOCITIES 5
+#define MMDB_BINDING_CLIP_STARTS 6         // clip_count + 1 global frames
+#define MMDB_BINDING_NORMALIZATION 7       // offset[feature_count], scale[feature_count]
+#define MMDB_BINDING_PARENTS 8
+#define MMDB_BINDING_CHARACTERS 9          // CrowdCharacter per character
+#define MMDB_BINDING_INPUTS 10             // CharacterInput per character
+#define MMDB_BINDING_QUERIES 11            // feature_stride floats per character
+#define MMDB_BINDING_RESULTS 12            // MatchResult per character
+#define MMDB_BINDING_OFFSETS 13            // JointOffset [character * joint_count + joint]
+#define MMDB_BINDING_LOCAL_POSES 14        // JointPose, same indexing
+#define MMDB_BINDING_MODEL_POSES 15        // ModelJoint, same indexing
+#define MMDB_BINDING_BOUNDS_MIN 16         // per-column min over boxes of bounds_size frames
+#define MMDB_BINDING_BOUNDS_MAX 17         // ... and max
+#define MMDB_BINDING_ROOT_MOTION 18        // mmdb::RootFrame per frame
+#define MMDB_BINDING_COUNT 19
+
+#ifdef __cplusplus
+#include "mmdb/database.h"
+
+#include <cstdint>
+
+#define MMDB_UINT_CONST(name, value) inline constexpr std::uint32_t name = value
+namespace mmdb::gpu {
+#else
+#define MMDB_UINT_CONST(name, value) const uint name = value
+#endif
+
+MMDB_UINT_CONST(kGroupSize, MMDB_GROUP_SIZE);
+MMDB_UINT_CONST(kMatchGroupSize, MMDB_MATCH_GROUP_SIZE);
+MMDB_UINT_CONST(kMaxFeatureStride, MMDB_MAX_FEATURE_STRIDE);
+
+// CrowdCharacter::flags bits.
+MMDB_UINT_CONST(kCharacterSearched, 1u);       // searched during the last step
+MMDB_UINT_CONST(kCharacterSwitched, 2u);       // inertialized switch in the last step
+MMDB_UINT_CONST(kCharacterInertializing, 4u);  // offsets still above the threshold
+MMDB_UINT_CONST(kCharacterPlaying, 8u);        // a first search has picked a frame
+
+// Why a character searched (MatchResult::reason), in order of precedence (SearchReason in C++).
+MMDB_UINT_CONST(kReasonNone, 0u);      // did not search this step
+MMDB_UINT_CONST(kReasonStart, 1u);     // nothing playing yet: unseeded
+MMDB_UINT_CONST(kReasonRangeEnd, 2u);  // at the last frame of a matchable range or clip: unseeded
+MMDB_UINT_CONST(kReasonForced, 3u);    // the host asked: seeded with the frame playing
+MMDB_UINT_CONST(kReasonPeriodic, 4u);  // the search timer ran out: seeded
+
+// MatchResult::frame when an unseeded search found no candidate.
+MMDB_UINT_CONST(kNoFrame, 0xFFFFFFFFu);
+
+#ifdef __cplusplus
+// The GLSL spellings of the member types, for the struct definitions below only.
+namespace glsl {
+using uint = std::uint32_t;
+using vec4 = mmdb::Float4;
+#endif
+
+// Per-character state, on the GPU between frames.
+struct CrowdCharacter {
+  vec4 sim_position;          // controller: world position on the ground (w = 0)
+  vec4 sim_velocity;
+  vec4 sim_acceleration;
+  vec4 sim_rotation;          // pure yaw quaternion (x, y, z, w)
+  vec4 sim_angular_velocity;
+  vec4 achieved_position;     // where the root motion of the frames played took it (w = 0)
+  vec4 achieved_rotation;     // ... and its facing, pure yaw; the query is built from here
+  uint clip_first;            // global first frame of the playing clip
+  uint clip_count;            // its frame count
+  float clip_time;            // clip-local seconds playing
+  int search_timer;           // steps until the next periodic search (due at 0 or below)
+  float since_switch;         // seconds since the last switch (drives the inertialization decay)
+  uint current_frame;         // global frame playing: clip_first + floor(clip_time * rate + 1e-4)
+  float offset_bound_x;       // max |offset| over joints at the switch (rad or m)
+  float offset_bound_v;       // max |offset rate| over joints at the switch
+  uint flags;                 // kCharacter* bits
+  uint last_winner;           // global frame the last search returned
+  float last_cost;            // its cost
+  uint search_count;          // searches since creation
+};
+
+// Per-character input of one step; the host's copy is recorded into the command buffer.
+struct CharacterInput {
+  vec4 desired_velocity;      // world m/s (y ignored)
+  vec4 desired_facing;        // world direction to face (y ignored); zero keeps the facing
+  uint required_tags_lo;      // a range must carry all of these tags
+  uint required_tags_hi;
+  uint excluded_tags_lo;      // ... and none of these
+  uint excluded_tags_hi;
+  uint force_search;          // 1: search this step (seeded)
+  uint reserved[3];
+};
+
+struct MatchResult {
+  uint frame;                 // winner (global); the frame playing when nothing was strictly
+                              // cheaper; kNoFrame when unseeded and no range passed the filter
+  float cost;                 // its cost
+  uint reason;                // kReason*: kReasonNone when the character did not search
+  float seed_cost;            // cost of the frame playing (+inf when unseeded)
+};
+
+// Inertialization offsets captured at a switch (per character and joint).
+struct JointOffset {
+  vec4 rotation;              // scaled angle-axis, rad
+  vec4 angular_velocity;      // rad/s
+  vec4 translation;           // m
+  vec4 velocity;              // m/s
+};
+
+// A local joint pose (parent space; the root joint relative to the simulation root), after
+// sampling, then after inertialization.
+struct JointPose {
+  vec4 rotation;
+  vec4 translation;
+  vec4 velocity;
+  vec4 angular_velocity;
+};
+
+// A joint in model space (relative to the character's simulation root), position w = 1.
+struct ModelJoint {
+  vec4 rotation;
+  vec4 position;
+};
+
+// The push constants every pass reads.
+struct PassParams {
+  uint character_count;
+  uint joint_count;
+  uint feature_count;
+  uint feature_stride;        // floats, a multiple of 4
+  uint range_count;
+  uint clip_count;
+  uint trajectory_position_column;
+  uint trajectory_direction_column;
+  int neighbourhood_frames;   // frames around the playing one a seeded search skips (resolved, >= 0)
+  float frame_rate;
+  float dt;
+  uint search_interval_ticks; // steps between periodic searches
+  float transition_cost;
+  float inertialization_halflife;
+  float inertialization_threshold;
+  float controller_halflife;  // position and rotation springs
+  uint stagger_phases;        // character c's first periodic search is (c % n) * interval / n late
+  uint bounds_size;           // frames per bounds box; 0: no pruning (exhaustive match)
+  float max_drift;            // m: the most of the controller-character gap the query closes
+  uint pad;
+  vec4 trajectory_times;      // xyz: seconds ahead of the three trajectory samples
+};
+
+#ifdef __cplusplus
+}  // namespace glsl
+using glsl::CharacterInput;
+using glsl::CrowdCharacter;
+using glsl::JointOffset;
+using glsl::JointPose;
+using glsl::MatchResult;
+using glsl::ModelJoint;
+using glsl::PassParams;
+}  // namespace mmdb::gpu
+#else
+// The file's root motion (mmdb::RootFrame, whose offsets layout.h checks).
+struct RootFrame {
+  vec4 position;
+  vec4 rotation;
+  vec4 velocity;
+  vec4 angular_velocity;
+};
+#endif
+
+#undef MMDB_UINT_CONST
+#endif  // MMDB_GPU_SHADER_INTERFACE_H
