@@ -31,8 +31,7 @@ mmdb::StickInput controller_input(const ScriptedStick& stick, const LocomotionSp
 
 void RootMotionPath::integrate(const mmdb::Database& db, uint32_t frame, float dt) {
   const mmdb::RootFrame& root = db.rootMotion()[frame];
-  const glm::quat clip_rotation(root.rotation.w, root.rotation.x, root.rotation.y,
-                                root.rotation.z);
+  const glm::quat clip_rotation(root.rotation.w, root.rotation.x, root.rotation.y, root.rotation.z);
   const glm::quat clip_to_character = rotation * glm::inverse(clip_rotation);
   const glm::vec3 velocity(root.velocity.x, root.velocity.y, root.velocity.z);
   const glm::vec3 angular(root.angular_velocity.x, root.angular_velocity.y,
@@ -94,25 +93,28 @@ struct Character {
       : index(index_), time_offset(character_time_offset(index_)), offsets(joints) {}
 
   int index;
-  double time_offset;             // into the stick script
-  mmdb::CharacterState sim;       // the controller's simulation root
+  double time_offset;        // into the stick script
+  mmdb::CharacterState sim;  // the controller's simulation root
   ScriptedStick previous_stick;
-  bool playing = false;           // false until the first search picked a frame
-  uint32_t clip = 0;              // playing clip
-  float clip_time = 0.0f;         // clip-local seconds
-  uint32_t frame = 0;             // global frame playing
-  int search_timer = 0;           // ticks until the next periodic search
-  float since_switch = 1e6f;      // seconds since the last transition
+  bool playing = false;                // false until the first search picked a frame
+  uint32_t clip = 0;                   // playing clip
+  float clip_time = 0.0f;              // clip-local seconds
+  uint32_t frame = 0;                  // global frame playing
+  int search_timer = 0;                // ticks until the next periodic search
+  float since_switch = 1e6f;           // seconds since the last transition
   std::optional<SearchReason> reason;  // why it searches this tick, if it does
-  Pose offsets;                   // inertialization offsets captured at the last switch
-  RootMotionPath achieved;        // where the frames played took the character
+  Pose offsets;                        // inertialization offsets captured at the last switch
+  RootMotionPath achieved;             // where the frames played took the character
 };
 
 // Per-tick working memory shared by all characters, sized once.
 struct Scratch {
   explicit Scratch(const mmdb::Database& db)
-      : query(db.featureCount()), source(db.jointCount()), destination(db.jointCount()),
-        shown(db.jointCount()), model_rotations(db.jointCount()),
+      : query(db.featureCount()),
+        source(db.jointCount()),
+        destination(db.jointCount()),
+        shown(db.jointCount()),
+        model_rotations(db.jointCount()),
         model_translations(db.jointCount()) {}
   std::vector<float> query;
   Pose source, destination, shown;
@@ -149,18 +151,23 @@ void express_in_character_frame(const mmdb::CharacterState& sim, const RootMotio
 
 bool report(const mmdb::Status& status, const char* what) {
   if (status.ok()) return true;
-  std::fprintf(stderr, "mmdb_sample: %s failed: %s: %s\n", what,
-               mmdb::errorCodeName(status.code()), status.message());
+  std::fprintf(stderr, "mmdb_sample: %s failed: %s: %s\n", what, mmdb::errorCodeName(status.code()),
+               status.message());
   return false;
 }
 
 class CpuCrowd {
  public:
-  CpuCrowd(const mmdb::Database& db, const SampleOptions& options,
-           const LocomotionSpeeds& speeds, DecisionLog& log, TrajectoryTrace& trace,
-           PlaybackStats& stats)
-      : db_(db), options_(options), speeds_(speeds), log_(log), trace_(trace), stats_(stats),
-        scratch_(db), forced_search_(forced_search_frames(db)) {
+  CpuCrowd(const mmdb::Database& db, const SampleOptions& options, const LocomotionSpeeds& speeds,
+           DecisionLog& log, TrajectoryTrace& trace, PlaybackStats& stats)
+      : db_(db),
+        options_(options),
+        speeds_(speeds),
+        log_(log),
+        trace_(trace),
+        stats_(stats),
+        scratch_(db),
+        forced_search_(forced_search_frames(db)) {
     const mmdb::Span<const float> times = db.trajectoryTimes();
     if (times.size() == mmdb::kTrajectorySamples) {
       for (int i = 0; i < mmdb::kTrajectorySamples; ++i) settings_.times[i] = times[i];
@@ -238,8 +245,8 @@ class CpuCrowd {
       return search_failed(s, "the batch search");
     }
     const auto stop = std::chrono::steady_clock::now();
-    const double microseconds = std::chrono::duration<double, std::micro>(stop - start).count() /
-                                double(requests_.size());
+    const double microseconds =
+        std::chrono::duration<double, std::micro>(stop - start).count() / double(requests_.size());
     for (size_t i = 0; i < requests_.size(); ++i) {
       if (!decide(characters_[size_t(searching_[i])], results_[i], microseconds, time))
         return false;
@@ -276,8 +283,8 @@ class CpuCrowd {
 
   // The search's answer for one character: log it, then jump when it picked another frame.
   bool decide(Character& c, const mmdb::SearchResult& found, double microseconds, double time) {
-    log_.record(time, c.index, c.playing ? int64_t(c.frame) : -1, uint32_t(found.frame),
-                found.cost, microseconds, *c.reason);
+    log_.record(time, c.index, c.playing ? int64_t(c.frame) : -1, uint32_t(found.frame), found.cost,
+                microseconds, *c.reason);
     c.search_timer = kSearchIntervalTicks;
     if (!c.playing || uint32_t(found.frame) != c.frame) return jump(c, uint32_t(found.frame));
     return true;
@@ -403,7 +410,7 @@ class CpuCrowd {
   std::vector<float> queries_;                 // featureCount() floats per character
   std::vector<mmdb::SearchRequest> requests_;  // this tick's searches
   std::vector<mmdb::SearchResult> results_;
-  std::vector<int> searching_;                 // the character of each request
+  std::vector<int> searching_;  // the character of each request
   mmdb::ControllerSettings settings_;
   uint32_t hips_ = 0;
   std::vector<Character> characters_;

@@ -18,7 +18,7 @@
 
 namespace mmdb::sample {
 
-inline constexpr double kTickSeconds = 1.0 / 60.0;   // the game's update rate
+inline constexpr double kTickSeconds = 1.0 / 60.0;  // the game's update rate
 // Ticks between periodic searches (0.1 s). Whole ticks, on the CPU and the GPU alike: a float
 // timer counting down 1/60 s steps from 0.1 s lands on either side of zero by rounding.
 inline constexpr int kSearchIntervalTicks = 6;
@@ -34,8 +34,8 @@ struct TrajectoryTrace {
 
 // What the playback of the CPU crowd saw, as a sanity check printed after the summary.
 struct PlaybackStats {
-  uint64_t transitions = 0;       // inertialized switches
-  double hip_height_sum = 0.0;    // model-space hip height, summed over characters and ticks
+  uint64_t transitions = 0;     // inertialized switches
+  double hip_height_sum = 0.0;  // model-space hip height, summed over characters and ticks
   uint64_t hip_height_samples = 0;
 };
 

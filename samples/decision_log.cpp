@@ -6,10 +6,14 @@ namespace mmdb::sample {
 
 const char* search_reason_name(SearchReason reason) {
   switch (reason) {
-    case SearchReason::Start: return "start";
-    case SearchReason::Periodic: return "0.1 s timer";
-    case SearchReason::StickChanged: return "stick changed";
-    case SearchReason::RangeEnd: return "end of matchable range";
+    case SearchReason::Start:
+      return "start";
+    case SearchReason::Periodic:
+      return "0.1 s timer";
+    case SearchReason::StickChanged:
+      return "stick changed";
+    case SearchReason::RangeEnd:
+      return "end of matchable range";
   }
   return "?";
 }
@@ -17,10 +21,9 @@ const char* search_reason_name(SearchReason reason) {
 DecisionLog::DecisionLog(const mmdb::Database& db, std::FILE* out, bool print_decisions)
     : db_(db), out_(out), print_decisions_(print_decisions) {}
 
-void DecisionLog::record(double time, int character, int64_t playing_frame,
-                         uint32_t chosen_frame, float cost, double search_microseconds,
-                         SearchReason reason) {
-  const Outcome outcome = playing_frame < 0                       ? Outcome::Start
+void DecisionLog::record(double time, int character, int64_t playing_frame, uint32_t chosen_frame,
+                         float cost, double search_microseconds, SearchReason reason) {
+  const Outcome outcome = playing_frame < 0                        ? Outcome::Start
                           : int64_t(chosen_frame) == playing_frame ? Outcome::Kept
                                                                    : Outcome::Jump;
   record(time, character, outcome, chosen_frame, cost, reason);

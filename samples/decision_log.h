@@ -25,8 +25,8 @@ class DecisionLog {
 
   // One search on the CPU: the global frame playing when it ran (-1 before the first), the
   // global frame it chose, its cost and how long it took.
-  void record(double time, int character, int64_t playing_frame, uint32_t chosen_frame,
-              float cost, double search_microseconds, SearchReason reason);
+  void record(double time, int character, int64_t playing_frame, uint32_t chosen_frame, float cost,
+              double search_microseconds, SearchReason reason);
   // One search whose outcome is already known (the GPU reports it): kept the playing frame,
   // started playing (the first search) or jumped to `chosen_frame` (global). A kept frame
   // counts but prints nothing.

@@ -14,20 +14,28 @@ constexpr std::array<const char*, mmdb::gpu::kPassCount> kPassNames{
 
 SearchReason sample_reason(mmdb::gpu::SearchReason reason) {
   switch (reason) {
-    case mmdb::gpu::SearchReason::Start: return SearchReason::Start;
-    case mmdb::gpu::SearchReason::RangeEnd: return SearchReason::RangeEnd;
-    case mmdb::gpu::SearchReason::Forced: return SearchReason::StickChanged;  // the only force
-    default: return SearchReason::Periodic;
+    case mmdb::gpu::SearchReason::Start:
+      return SearchReason::Start;
+    case mmdb::gpu::SearchReason::RangeEnd:
+      return SearchReason::RangeEnd;
+    case mmdb::gpu::SearchReason::Forced:
+      return SearchReason::StickChanged;  // the only force
+    default:
+      return SearchReason::Periodic;
   }
 }
 
 class GpuCrowdRun {
  public:
-  GpuCrowdRun(const SampleOptions& options,
-              const LocomotionSpeeds& speeds, DecisionLog& log, TrajectoryTrace& trace,
-              mmdb::gpu::Crowd& crowd)
-      : options_(options), speeds_(speeds), log_(log), trace_(trace), crowd_(crowd),
-        previous_sticks_(size_t(options.characters)), inputs_(size_t(options.characters)) {}
+  GpuCrowdRun(const SampleOptions& options, const LocomotionSpeeds& speeds, DecisionLog& log,
+              TrajectoryTrace& trace, mmdb::gpu::Crowd& crowd)
+      : options_(options),
+        speeds_(speeds),
+        log_(log),
+        trace_(trace),
+        crowd_(crowd),
+        previous_sticks_(size_t(options.characters)),
+        inputs_(size_t(options.characters)) {}
 
   int run() {
     const long ticks = std::lround(options_.seconds / kTickSeconds);
@@ -36,8 +44,8 @@ class GpuCrowdRun {
       if (tick % 2 == 0 && !trace_character_zero()) return kExitInternal;
       if (!write_inputs(time, tick == 0)) return kExitInternal;
       if (const mmdb::Status s = crowd_.stepAndWait(float(kTickSeconds)); !s) {
-        std::fprintf(stderr, "mmdb_sample: a GPU step failed: %s: %s\n", mmdb::errorCodeName(s.code()),
-                     s.message());
+        std::fprintf(stderr, "mmdb_sample: a GPU step failed: %s: %s\n",
+                     mmdb::errorCodeName(s.code()), s.message());
         return kExitInternal;
       }
       if (!read_decisions(time)) return kExitInternal;
@@ -67,8 +75,8 @@ class GpuCrowdRun {
 
   static bool report(const mmdb::Status& status, const char* what) {
     if (status) return true;
-    std::fprintf(stderr, "mmdb_sample: %s failed: %s: %s\n", what, mmdb::errorCodeName(status.code()),
-                 status.message());
+    std::fprintf(stderr, "mmdb_sample: %s failed: %s: %s\n", what,
+                 mmdb::errorCodeName(status.code()), status.message());
     return false;
   }
 
@@ -103,8 +111,8 @@ class GpuCrowdRun {
     total_ms_ += timings.total_ms;
     ++timed_steps_;
     const auto match = size_t(mmdb::gpu::Pass::Match);
-    if (searches_this_step_ > 0) log_.add_search_time(timings.ms[match] * 1000.0,
-                                                      searches_this_step_);
+    if (searches_this_step_ > 0)
+      log_.add_search_time(timings.ms[match] * 1000.0, searches_this_step_);
   }
 
   // Before the tick's step, as the CPU crowd traces: the controller and the achieved path the
@@ -171,8 +179,7 @@ int run_gpu_crowd(const mmdb::Database& db, const SampleOptions& options,
   settings.search_interval_ticks = uint32_t(kSearchIntervalTicks);
   settings.stagger_phases = 0;
   settings.max_drift = kMaxDrift;
-  auto crowd = mmdb::gpu::Crowd::create(ctx, view.value(), uint32_t(options.characters),
-                                        settings);
+  auto crowd = mmdb::gpu::Crowd::create(ctx, view.value(), uint32_t(options.characters), settings);
   if (!crowd) {
     std::fprintf(stderr, "mmdb_sample: creating the GPU crowd failed: %s\n",
                  crowd.error().message());

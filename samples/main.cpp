@@ -20,19 +20,21 @@ namespace mmdb::sample {
 namespace {
 
 void print_database(const mmdb::Database& db, const char* path) {
-  std::printf("database: %s: %u frames at %g Hz (%.1f s), %u clips, %u joints, %u features\n",
-              path, db.frameCount(), double(db.frameRate()),
-              db.frameRate() > 0 ? db.frameCount() / double(db.frameRate()) : 0.0,
-              db.clipCount(), db.jointCount(), unsigned(db.featureCount()));
+  std::printf("database: %s: %u frames at %g Hz (%.1f s), %u clips, %u joints, %u features\n", path,
+              db.frameCount(), double(db.frameRate()),
+              db.frameRate() > 0 ? db.frameCount() / double(db.frameRate()) : 0.0, db.clipCount(),
+              db.jointCount(), unsigned(db.featureCount()));
 }
 
 void print_run(const SampleOptions& options, const char* method) {
-  std::printf("run: %d character%s, %g s at 60 Hz, %s search every %g s, when the stick turns "
-              "sharply and at the end of each matchable range\n",
-              options.characters, options.characters == 1 ? "" : "s", options.seconds, method,
-              kSearchIntervalTicks * kTickSeconds);
-  std::printf("frames: 'global' indexes the whole database, 'local' counts from its clip's "
-              "first frame\n");
+  std::printf(
+      "run: %d character%s, %g s at 60 Hz, %s search every %g s, when the stick turns "
+      "sharply and at the end of each matchable range\n",
+      options.characters, options.characters == 1 ? "" : "s", options.seconds, method,
+      kSearchIntervalTicks * kTickSeconds);
+  std::printf(
+      "frames: 'global' indexes the whole database, 'local' counts from its clip's "
+      "first frame\n");
 }
 
 bool write_plot(const SampleOptions& options, const TrajectoryTrace& trace) {
@@ -44,8 +46,8 @@ bool write_plot(const SampleOptions& options, const TrajectoryTrace& trace) {
   const std::string file = std::filesystem::path(options.database_path).filename().string();
   char seconds[32];
   std::snprintf(seconds, sizeof(seconds), "%g", options.seconds);
-  labels.title = "Character 0 on " + file + ", seen from above: " + seconds +
-                 " s of the stick script";
+  labels.title =
+      "Character 0 on " + file + ", seen from above: " + seconds + " s of the stick script";
   labels.x_axis = "x (m)";
   labels.y_axis = "z (m), downwards";
   labels.y_down = true;  // x right and z down is the view from +Y in a right-handed frame
@@ -69,17 +71,19 @@ int run(const SampleOptions& options) {
   const mmdb::Database& db = opened.value();
   print_database(db, options.database_path.c_str());
   if (db.ranges().empty()) {
-    std::fprintf(stderr, "mmdb_sample: '%s' has no matchable frame to play; re-cook it with "
-                         "longer clips or fewer excluded ranges\n",
+    std::fprintf(stderr,
+                 "mmdb_sample: '%s' has no matchable frame to play; re-cook it with "
+                 "longer clips or fewer excluded ranges\n",
                  options.database_path.c_str());
     return kExitBadInput;
   }
 
   float top_speed = 0.0f;
   const LocomotionSpeeds speeds = speeds_for_database(db, top_speed);
-  std::printf("stick: walk %.2f m/s, run %.2f m/s (95%% of matchable frames move at most %.2f "
-              "m/s)\n",
-              double(speeds.walk), double(speeds.run), double(top_speed));
+  std::printf(
+      "stick: walk %.2f m/s, run %.2f m/s (95%% of matchable frames move at most %.2f "
+      "m/s)\n",
+      double(speeds.walk), double(speeds.run), double(top_speed));
   DecisionLog log(db, stdout, !options.quiet_decisions);
   TrajectoryTrace trace;
   if (options.gpu) {
@@ -89,8 +93,9 @@ int run(const SampleOptions& options) {
     if (status != kExitSuccess) return status;
     log.print_summary("gpu", options.seconds, options.characters);
 #else
-    std::fprintf(stderr, "mmdb_sample: this build has no GPU support; configure with "
-                         "-DMMDB_BUILD_GPU=ON (needs the Vulkan headers and loader)\n");
+    std::fprintf(stderr,
+                 "mmdb_sample: this build has no GPU support; configure with "
+                 "-DMMDB_BUILD_GPU=ON (needs the Vulkan headers and loader)\n");
     return kExitBadInput;
 #endif
   } else {
@@ -115,8 +120,7 @@ int main(int argc, char** argv) {
   SampleOptions options;
   std::string error;
   if (!parse_options(argc, argv, options, error)) {
-    std::fprintf(stderr,
-                 "mmdb_sample: %s\nUsage: %s DATABASE.mmdb [options] (--help lists them)\n",
+    std::fprintf(stderr, "mmdb_sample: %s\nUsage: %s DATABASE.mmdb [options] (--help lists them)\n",
                  error.c_str(), argv[0]);
     return kExitBadUsage;
   }

@@ -29,7 +29,8 @@ bool parse_double(const std::string& text, double& value) {
 }  // namespace
 
 std::string usage_text(const char* program) {
-  return std::string("Usage: ") + program + " DATABASE.mmdb [options]\n"
+  return std::string("Usage: ") + program +
+         " DATABASE.mmdb [options]\n"
          "Plays a scripted stick path through a motion-matching database, as a game would.\n"
          "\n"
          "Options:\n"
@@ -44,8 +45,7 @@ std::string usage_text(const char* program) {
          "Exit codes: 0 success, 1 the database cannot be used (or no GPU), 2 bad usage.\n";
 }
 
-bool parse_options(int argc, const char* const* argv, SampleOptions& options,
-                   std::string& error) {
+bool parse_options(int argc, const char* const* argv, SampleOptions& options, std::string& error) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&](std::string& out) {

@@ -13,7 +13,7 @@ struct SampleOptions {
   bool exhaustive = false;       // exhaustive CPU search instead of the bounds-pruned one
   bool quiet_decisions = false;  // print the summary only
   std::string svg_path = "sample.svg";
-  bool gpu = false;              // run the crowd through the Vulkan compute runtime
+  bool gpu = false;  // run the crowd through the Vulkan compute runtime
   bool help = false;
 };
 

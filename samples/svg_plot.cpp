@@ -12,7 +12,7 @@
 namespace mmdb::sample {
 namespace {
 
-constexpr double kAreaWidth = 600.0;      // the plot area; its height follows the data's aspect
+constexpr double kAreaWidth = 600.0;  // the plot area; its height follows the data's aspect
 constexpr double kMaxAreaHeight = 600.0;
 constexpr double kMinAreaHeight = 200.0;
 constexpr double kMarginLeft = 70.0;
@@ -58,11 +58,20 @@ std::string escape_xml(const std::string& text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -102,8 +111,8 @@ void write_grid(std::ostream& out, const Bounds& b, const Mapping& m) {
   const double step = tick_step(std::max(b.max_x - b.min_x, b.max_y - b.min_y), 8);
   out << "<g stroke=\"#dddddd\" stroke-width=\"1\">\n";
   for (double v = std::ceil(b.min_x / step) * step; v <= b.max_x; v += step)
-    out << "<line x1=\"" << m.x(v) << "\" y1=\"" << m.top() << "\" x2=\"" << m.x(v)
-        << "\" y2=\"" << m.bottom() << "\"/>\n";
+    out << "<line x1=\"" << m.x(v) << "\" y1=\"" << m.top() << "\" x2=\"" << m.x(v) << "\" y2=\""
+        << m.bottom() << "\"/>\n";
   for (double v = std::ceil(b.min_y / step) * step; v <= b.max_y; v += step)
     out << "<line x1=\"" << m.left() << "\" y1=\"" << m.y(v) << "\" x2=\"" << m.right()
         << "\" y2=\"" << m.y(v) << "\"/>\n";
@@ -115,11 +124,11 @@ void write_grid(std::ostream& out, const Bounds& b, const Mapping& m) {
   const int decimals = std::max(0, -int(std::floor(std::log10(step) + 1e-9)));
   out << std::setprecision(decimals);
   for (double v = std::ceil(b.min_x / step) * step; v <= b.max_x; v += step)
-    out << "<text x=\"" << m.x(v) << "\" y=\"" << m.bottom() + 16
-        << "\" text-anchor=\"middle\">" << std::round(v / step) * step + 0.0 << "</text>\n";
+    out << "<text x=\"" << m.x(v) << "\" y=\"" << m.bottom() + 16 << "\" text-anchor=\"middle\">"
+        << std::round(v / step) * step + 0.0 << "</text>\n";
   for (double v = std::ceil(b.min_y / step) * step; v <= b.max_y; v += step)
-    out << "<text x=\"" << m.left() - 6 << "\" y=\"" << m.y(v) + 4
-        << "\" text-anchor=\"end\">" << std::round(v / step) * step + 0.0 << "</text>\n";
+    out << "<text x=\"" << m.left() - 6 << "\" y=\"" << m.y(v) + 4 << "\" text-anchor=\"end\">"
+        << std::round(v / step) * step + 0.0 << "</text>\n";
   out << std::setprecision(2);
   out << "</g>\n";
 }
@@ -129,12 +138,10 @@ void write_labels(std::ostream& out, const PlotLabels& labels, const Mapping& m)
   out << "<text x=\"" << kWidth / 2 << "\" y=\"28\" font-size=\"18\" text-anchor=\"middle\">"
       << escape_xml(labels.title) << "</text>\n";
   out << "<text x=\"" << 0.5 * (m.left() + m.right()) << "\" y=\"" << m.bottom() + 40
-      << "\" font-size=\"14\" text-anchor=\"middle\">" << escape_xml(labels.x_axis)
-      << "</text>\n";
+      << "\" font-size=\"14\" text-anchor=\"middle\">" << escape_xml(labels.x_axis) << "</text>\n";
   const double cy = 0.5 * (m.top() + m.bottom());
   out << "<text x=\"20\" y=\"" << cy << "\" font-size=\"14\" text-anchor=\"middle\" "
-      << "transform=\"rotate(-90 20 " << cy << ")\">" << escape_xml(labels.y_axis)
-      << "</text>\n";
+      << "transform=\"rotate(-90 20 " << cy << ")\">" << escape_xml(labels.y_axis) << "</text>\n";
   out << "</g>\n";
 }
 
@@ -177,8 +184,8 @@ void write_svg_plot(std::ostream& out, const std::vector<PlotSeries>& series,
   const Mapping mapping(bounds, labels.y_down);
   out << std::fixed << std::setprecision(2);
   const double height = mapping.page_height();
-  out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth << "\" height=\""
-      << height << "\" viewBox=\"0 0 " << kWidth << ' ' << height << "\">\n";
+  out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth << "\" height=\"" << height
+      << "\" viewBox=\"0 0 " << kWidth << ' ' << height << "\">\n";
   out << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   write_grid(out, bounds, mapping);
   for (const PlotSeries& s : series) write_series(out, s, mapping);

@@ -1,10 +1,10 @@
 #include "cache/clip_file.h"
 
+#include "cook/features.h"
 #include "core/errors.h"
 #include "core/input_file.h"
 #include "core/large_pages.h"
 #include "core/limits.h"
-#include "cook/features.h"
 #include "write/flatbuffer_strings.h"
 
 #include <mmclip/mmclip_generated.h>
@@ -30,8 +30,10 @@ using flatbuffers::Offset;
 static_assert(sizeof(fb::Vec3) == sizeof(glm::vec3));
 static_assert(sizeof(fb::Quat) == sizeof(glm::quat));
 static_assert(sizeof(fb::RootFrame) == sizeof(CookedRootFrame));
-static_assert(offsetof(CookedRootFrame, rotation) == 12 && offsetof(CookedRootFrame, velocity) == 28 &&
-              offsetof(CookedRootFrame, angular_velocity) == 40, "CookedRootFrame as fb::RootFrame");
+static_assert(offsetof(CookedRootFrame, rotation) == 12 &&
+                  offsetof(CookedRootFrame, velocity) == 28 &&
+                  offsetof(CookedRootFrame, angular_velocity) == 40,
+              "CookedRootFrame as fb::RootFrame");
 
 }  // namespace
 
@@ -66,7 +68,8 @@ Offset<flatbuffers::Vector<const Fb*>> structVector(FlatBufferBuilder& fbb,
   static_assert(sizeof(Fb) == sizeof(T));
   Fb* out = nullptr;
   auto offset = fbb.CreateUninitializedVectorOfStructs<Fb>(values.size(), &out);
-  if (!values.empty()) std::memcpy(static_cast<void*>(out), values.data(), values.size() * sizeof(T));
+  if (!values.empty())
+    std::memcpy(static_cast<void*>(out), values.data(), values.size() * sizeof(T));
   return offset;
 }
 
@@ -114,8 +117,7 @@ Offset<fb::Motion> writeMotion(FlatBufferBuilder& fbb, const ClipMotion& m) {
 }
 
 [[noreturn]] void refuse(const std::string& what, const std::string& problem) {
-  throw InputError(what + ": " + problem +
-                   "; it is not a usable .mmclip of " + kCookerVersion +
+  throw InputError(what + ": " + problem + "; it is not a usable .mmclip of " + kCookerVersion +
                    ": cook the clip again (mmcook cook-clip), or delete the file");
 }
 
@@ -156,8 +158,10 @@ ClipMotion readMotion(const fb::Motion* m, size_t joints, const std::string& wha
   out.facing.moving_frames = m->facing_moving_frames();
   out.warnings = fromStrings(m->warnings());
   const bool finite =
-      allFinite(&out.clip.rotations[0].x, cells * 4) && allFinite(&out.clip.translations[0].x, cells * 3) &&
-      allFinite(&out.velocities[0].x, cells * 3) && allFinite(&out.angular_velocities[0].x, cells * 3) &&
+      allFinite(&out.clip.rotations[0].x, cells * 4) &&
+      allFinite(&out.clip.translations[0].x, cells * 3) &&
+      allFinite(&out.velocities[0].x, cells * 3) &&
+      allFinite(&out.angular_velocities[0].x, cells * 3) &&
       allFinite(&out.root[0].position.x, frames * sizeof(CookedRootFrame) / sizeof(float)) &&
       allFinite(out.features.data(), out.features.size());
   if (!finite) refuse(where, "it holds values that are not finite");
@@ -211,7 +215,8 @@ ClipFile parseClipFile(const uint8_t* data, size_t size, const std::string& what
   const size_t body = size - 8;
   uint64_t sum = 0;
   for (int b = 0; b < 8; ++b) sum |= uint64_t(data[body + b]) << (8 * b);
-  if (sum != clipFileChecksum(data, body)) refuse(what, "its checksum does not match: the file is damaged");
+  if (sum != clipFileChecksum(data, body))
+    refuse(what, "its checksum does not match: the file is damaged");
   flatbuffers::Verifier verifier(data, body, flatbuffers::Verifier::Options{});
   if (!fb::VerifyClipBuffer(verifier)) refuse(what, "its FlatBuffers structure is damaged");
   const fb::Clip* c = fb::GetClip(data);
@@ -219,9 +224,8 @@ ClipFile parseClipFile(const uint8_t* data, size_t size, const std::string& what
     refuse(what, fmt::format("it is .mmclip format {}.{}; this cooker reads {}.x",
                              c->format_major(), c->format_minor(), kClipFormatMajor));
   if (!c->cooker_version() || c->cooker_version()->str() != kCookerVersion)
-    refuse(what, "it was cooked by " +
-                     (c->cooker_version() ? "'" + c->cooker_version()->str() + "'"
-                                          : std::string("an unnamed cooker")));
+    refuse(what, "it was cooked by " + (c->cooker_version() ? "'" + c->cooker_version()->str() + "'"
+                                                            : std::string("an unnamed cooker")));
   if (!c->key() || !c->take() || !c->unit_scale_origin() || !c->skeleton())
     refuse(what, "a field is missing");
 
@@ -242,7 +246,8 @@ ClipFile parseClipFile(const uint8_t* data, size_t size, const std::string& what
   p.source.content_hash = c->source_hash();
   p.source.size_bytes = c->source_size();
   const int format = c->source_format();
-  if (format < static_cast<int>(SourceFormat::Bvh) || format > static_cast<int>(SourceFormat::Other))
+  if (format < static_cast<int>(SourceFormat::Bvh) ||
+      format > static_cast<int>(SourceFormat::Other))
     refuse(what, "its source format is unknown");
   p.source.format = static_cast<SourceFormat>(format);
   p.source_rate = c->source_frame_rate();

@@ -18,7 +18,8 @@ namespace fs = std::filesystem;
 ClipCacheFolder::ClipCacheFolder(std::string folder) : folder_(std::move(folder)) {
   std::error_code ec;
   if (fs::exists(folder_, ec) && !fs::is_directory(folder_, ec))
-    throw InputError(folder_ + ": the clip cache is not a folder; give a folder with --cache, "
+    throw InputError(folder_ +
+                     ": the clip cache is not a folder; give a folder with --cache, "
                      "or cook with --no-cache");
   fs::create_directories(folder_, ec);
   if (ec)
@@ -79,7 +80,8 @@ std::string defaultClipCacheFolder() {
     return v && *v ? std::string(v) : std::string();
   };
   if (std::string dir = env("MMCOOK_CACHE_DIR"); !dir.empty()) return dir;
-  if (std::string dir = env("XDG_CACHE_HOME"); !dir.empty()) return (fs::path(dir) / "mmcook").string();
+  if (std::string dir = env("XDG_CACHE_HOME"); !dir.empty())
+    return (fs::path(dir) / "mmcook").string();
   if (std::string dir = env("HOME"); !dir.empty())
     return (fs::path(dir) / ".cache" / "mmcook").string();
   return "";
@@ -88,10 +90,11 @@ std::string defaultClipCacheFolder() {
 ClipFileList::ClipFileList(std::vector<std::string> files, std::vector<std::string> clip_names)
     : files_(std::move(files)), clip_names_(std::move(clip_names)), loaded_(files_.size()) {
   if (files_.size() != clip_names_.size())
-    throw InputError(fmt::format("the manifest has {} clips but {} .mmclip files were given; give "
-                                 "one per clip, in the manifest's order (re-run CMake when the "
-                                 "manifest's clips changed)",
-                                 clip_names_.size(), files_.size()));
+    throw InputError(
+        fmt::format("the manifest has {} clips but {} .mmclip files were given; give "
+                    "one per clip, in the manifest's order (re-run CMake when the "
+                    "manifest's clips changed)",
+                    clip_names_.size(), files_.size()));
 }
 
 ClipFile& ClipFileList::load(int index) {
@@ -109,11 +112,11 @@ std::optional<ClipPart> ClipFileList::find(const std::string& key, int index, bo
   ClipFile file = std::move(load(index));
   loaded_[index].reset();
   if (file.key != key)
-    throw InputError(path + ": it was not cooked from what clip " + clip_names_[index] +
-                     " of the manifest is now (first difference: " +
-                     firstKeyDifference(file.key, key) +
-                     "); cook it again with mmcook cook-clip, and give the files in the "
-                     "manifest's clip order");
+    throw InputError(
+        path + ": it was not cooked from what clip " + clip_names_[index] +
+        " of the manifest is now (first difference: " + firstKeyDifference(file.key, key) +
+        "); cook it again with mmcook cook-clip, and give the files in the "
+        "manifest's clip order");
   return std::move(file.part);
 }
 

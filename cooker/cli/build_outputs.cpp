@@ -78,8 +78,10 @@ std::string cookReportJson(const CookReportFacts& f) {
     json.field("output_fnv1a64", std::string(hash)).field("unchanged", f.unchanged);
     json.field("verified", f.verified);
     json.key("manifest");
-    if (f.request->manifest_path.empty()) json.null();
-    else json.value(f.request->manifest_path);
+    if (f.request->manifest_path.empty())
+      json.null();
+    else
+      json.value(f.request->manifest_path);
     json.field("clips", uint64_t{db.clips.size()}).field("mirrored_clips", mirrored);
     json.field("sources", uint64_t{db.sources.size()});
     json.field("frames", db.frame_count).field("frame_rate", db.frame_rate);
@@ -89,7 +91,8 @@ std::string cookReportJson(const CookReportFacts& f) {
     json.key("roles").beginArray();
     for (const std::string& line : report.role_lines) json.value(line);
     json.endArray();
-    json.field("unit_scale", report.unit_scale).field("unit_scale_origin", report.unit_scale_origin);
+    json.field("unit_scale", report.unit_scale)
+        .field("unit_scale_origin", report.unit_scale_origin);
     json.key("tags").beginArray();
     for (const std::string& tag : db.tag_names) json.value(tag);
     json.endArray();
@@ -142,8 +145,10 @@ std::string cookReportJson(const CookReportFacts& f) {
     } else {
       json.beginObject();
       json.key("folder");
-      if (f.cache.empty()) json.null();
-      else json.value(f.cache);
+      if (f.cache.empty())
+        json.null();
+      else
+        json.value(f.cache);
       json.field("hits", report.store.hits).field("misses", report.store.misses);
       json.field("refused", report.store.refused).endObject();
     }

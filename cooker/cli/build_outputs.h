@@ -33,8 +33,8 @@ struct CookReportFacts {
   std::span<const uint8_t> bytes;
   bool unchanged = false;  // the output already held these bytes and was left alone
   bool verified = false;
-  double seconds = 0;      // the whole command
-  std::string cache;       // the clip cache folder, or "" when the cook used none
+  double seconds = 0;  // the whole command
+  std::string cache;   // the clip cache folder, or "" when the cook used none
 };
 std::string cookReportJson(const CookReportFacts& facts);
 

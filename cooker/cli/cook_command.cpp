@@ -4,13 +4,13 @@
 
 #include "cache/clip_file.h"
 #include "cache/clip_store.h"
+#include "compress/pose_compression.h"
 #include "cook/cook_database.h"
 #include "core/cook_settings.h"
 #include "core/errors.h"
 #include "core/input_file.h"
 #include "core/limits.h"
 #include "manifest/manifest.h"
-#include "compress/pose_compression.h"
 #include "write/database_writer.h"
 
 #include <mmdb/database.h>
@@ -115,10 +115,12 @@ void verifyBytes(std::span<const uint8_t> bytes, const CookedDatabase& db) {
     const mmdb::Status s = loaded.decodePoses(0, loaded.frameCount(), out);
     if (!s)
       throw std::runtime_error(std::string("verification failed: the runtime cannot decode the "
-                                           "cooked poses: ") + s.message());
+                                           "cooked poses: ") +
+                               s.message());
     if (std::memcmp(decoded.data(), expected.data(), expected.size() * sizeof(glm::vec4)) != 0)
-      throw std::runtime_error("verification failed: the runtime decodes other poses than the "
-                               "cook measured");
+      throw std::runtime_error(
+          "verification failed: the runtime decodes other poses than the "
+          "cook measured");
   }
 }
 
@@ -126,9 +128,9 @@ void verifyBytes(std::span<const uint8_t> bytes, const CookedDatabase& db) {
 void verifyWrittenFile(const std::string& path, std::span<const uint8_t> bytes) {
   auto opened = mmdb::Database::open(path.c_str());
   if (!opened)
-    throw std::runtime_error("verification failed: '" + path + "' does not reopen: " +
-                             mmdb::errorCodeName(opened.error().code()) + ": " +
-                             opened.error().message());
+    throw std::runtime_error("verification failed: '" + path +
+                             "' does not reopen: " + mmdb::errorCodeName(opened.error().code()) +
+                             ": " + opened.error().message());
   const auto written = opened.value().bytes();
   if (written.size() != bytes.size() || std::memcmp(written.data(), bytes.data(), bytes.size()))
     throw std::runtime_error("verification failed: '" + path +
@@ -156,13 +158,15 @@ void printCompression(const CookedDatabase& db, const CompressionReport& c) {
   for (int i = 0; i < kPoseStreamCount; ++i) {
     const StreamCompressionReport& s = c.streams[size_t(i)];
     const std::string joint = s.worst_joint >= 0 && size_t(s.worst_joint) < db.skeleton.names.size()
-                                  ? db.skeleton.names[size_t(s.worst_joint)] : "-";
-    std::printf("    %-24s %s -> %s (%.1fx); %d constant, %d coded, %d exact tracks; worst %.3g %s "
-                "at joint %s, %s\n",
-                s.name.c_str(), humanBytes(s.raw_bytes).c_str(), humanBytes(s.coded_bytes).c_str(),
-                s.coded_bytes ? double(s.raw_bytes) / double(s.coded_bytes) : 0.0,
-                s.constant_tracks, s.coded_tracks, s.lossless_tracks, s.max_error,
-                c.error_unit[i].c_str(), joint.c_str(), whereIs(db, s.worst_frame).c_str());
+                                  ? db.skeleton.names[size_t(s.worst_joint)]
+                                  : "-";
+    std::printf(
+        "    %-24s %s -> %s (%.1fx); %d constant, %d coded, %d exact tracks; worst %.3g %s "
+        "at joint %s, %s\n",
+        s.name.c_str(), humanBytes(s.raw_bytes).c_str(), humanBytes(s.coded_bytes).c_str(),
+        s.coded_bytes ? double(s.raw_bytes) / double(s.coded_bytes) : 0.0, s.constant_tracks,
+        s.coded_tracks, s.lossless_tracks, s.max_error, c.error_unit[i].c_str(), joint.c_str(),
+        whereIs(db, s.worst_frame).c_str());
   }
 }
 
@@ -194,16 +198,17 @@ void printSummary(const CookCommandOptions& options, const CookRequest& request,
   if (report.store.used && !options.link)
     std::printf("  clip cache   %d of %zu clips from the cache, %d cooked%s (%s)\n",
                 report.store.hits, request.clips.size(), report.store.misses,
-                report.store.refused ? fmt::format(", {} entries refused", report.store.refused).c_str()
-                                     : "",
+                report.store.refused
+                    ? fmt::format(", {} entries refused", report.store.refused).c_str()
+                    : "",
                 cache.c_str());
   std::printf("  warnings     %zu\n", report.warnings.size());
   printCompression(db, compression);
   std::printf("  file size    %s\n", humanBytes(file_bytes).c_str());
   std::printf("  time         %.2f s%s\n", seconds, options.verify ? ", verified" : "");
-  std::printf("  from         %s\n",
-              request.manifest_path.empty() ? "command line (default settings)"
-                                            : request.manifest_path.c_str());
+  std::printf("  from         %s\n", request.manifest_path.empty()
+                                         ? "command line (default settings)"
+                                         : request.manifest_path.c_str());
 }
 
 // Whether two output paths name one file, existing or not ("out.mmdb" and "./out.mmdb").
@@ -228,35 +233,33 @@ CookRequest quickRequest(const std::vector<std::string>& files) {
     clip.source_label = file;
     const auto [it, inserted] = file_by_name.emplace(clip.name, file);
     if (!inserted)
-      throw InputError("'" + it->second + "' and '" + file + "' would both be clip '" +
-                       clip.name + "'; rename one, or write a manifest that names each clip");
+      throw InputError("'" + it->second + "' and '" + file + "' would both be clip '" + clip.name +
+                       "'; rename one, or write a manifest that names each clip");
     request.clips.push_back(std::move(clip));
   }
   return request;
 }
 
-int runCookCommand(const CookCommandOptions& options) {
-  const auto start = std::chrono::steady_clock::now();
+// The command line's own mistakes, before anything is read.
+void checkCookOptions(const CookCommandOptions& options, bool manifest) {
   if (options.inputs.empty()) throw UsageError("cook needs a manifest or motion files");
-  const size_t manifests = static_cast<size_t>(
-      std::count_if(options.inputs.begin(), options.inputs.end(), isManifest));
-  if (manifests > 0 && options.inputs.size() > 1)
-    throw UsageError("give one manifest (.toml) or motion files, not both or several manifests; "
-                     "list extra clips in the manifest as [[clip]] tables");
+  if (manifest && options.inputs.size() > 1)
+    throw UsageError(
+        "give one manifest (.toml) or motion files, not both or several manifests; "
+        "list extra clips in the manifest as [[clip]] tables");
   if (options.jobs < 0) throw UsageError("--jobs must be 0 (all cores) or more");
   if (options.output.empty()) throw UsageError("cook needs an output path: -o OUT.mmdb");
-  if (options.link && !manifests) throw UsageError("link needs the manifest the clips were cooked from");
+  if (options.link && !manifest)
+    throw UsageError("link needs the manifest the clips were cooked from");
   if (options.no_cache && !options.cache.empty())
     throw UsageError("--cache and --no-cache do not go together");
+}
 
-  CookRequest request =
-      manifests ? readManifest(options.inputs[0]) : quickRequest(options.inputs);
-  request.jobs = options.jobs;
-  std::vector<std::string> inputs = options.inputs;
-  for (const ClipSpec& clip : request.clips) inputs.push_back(clip.source);
-  inputs.insert(inputs.end(), options.clip_files.begin(), options.clip_files.end());
-  checkOutputPath(options.output, inputs);  // never replace an input, a device or a FIFO
-  checkWritable(options.output);            // fail before the cook, not after it
+// The outputs (database, depfile, report) may not be an input, a device or a FIFO, nor each
+// other, and must be writable: checked before the cook, not after it.
+void checkCookOutputs(const CookCommandOptions& options, const std::vector<std::string>& inputs) {
+  checkOutputPath(options.output, inputs);
+  checkWritable(options.output);
   if (!options.depfile.empty() && sameFile(options.depfile, options.output))
     throw UsageError("--depfile and -o name the same file '" + options.output + "'");
   if (!options.report.empty() && sameFile(options.report, options.output))
@@ -268,10 +271,14 @@ int runCookCommand(const CookCommandOptions& options) {
     checkOutputPath(*extra, inputs);
     checkWritable(*extra);
   }
+}
 
-  // Where the clips' parts come from: a link's files, a cache folder, or nowhere.
+// Where the clips' parts come from: a link's files, a cache folder, or nowhere (null). `cache`
+// receives the cache folder in use, or "".
+std::unique_ptr<ClipStore> openClipStore(const CookCommandOptions& options,
+                                         const CookRequest& request, bool manifest,
+                                         std::string& cache) {
   std::unique_ptr<ClipStore> store;
-  std::string cache;
   if (options.link) {
     std::vector<std::string> names;
     for (const ClipSpec& clip : request.clips)
@@ -280,7 +287,7 @@ int runCookCommand(const CookCommandOptions& options) {
   } else if (!options.cache.empty()) {
     store = std::make_unique<ClipCacheFolder>(options.cache);  // unusable: an error
     cache = options.cache;
-  } else if (manifests && !options.no_cache && !(cache = defaultClipCacheFolder()).empty()) {
+  } else if (manifest && !options.no_cache && !(cache = defaultClipCacheFolder()).empty()) {
     try {
       store = std::make_unique<ClipCacheFolder>(cache);
     } catch (const InputError& e) {  // the default folder is a convenience, never a failure
@@ -288,6 +295,21 @@ int runCookCommand(const CookCommandOptions& options) {
       cache.clear();
     }
   }
+  return store;
+}
+
+int runCookCommand(const CookCommandOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  const bool manifest = std::count_if(options.inputs.begin(), options.inputs.end(), isManifest) > 0;
+  checkCookOptions(options, manifest);
+  CookRequest request = manifest ? readManifest(options.inputs[0]) : quickRequest(options.inputs);
+  request.jobs = options.jobs;
+  std::vector<std::string> inputs = options.inputs;
+  for (const ClipSpec& clip : request.clips) inputs.push_back(clip.source);
+  inputs.insert(inputs.end(), options.clip_files.begin(), options.clip_files.end());
+  checkCookOutputs(options, inputs);
+  std::string cache;
+  std::unique_ptr<ClipStore> store = openClipStore(options, request, manifest, cache);
 
   CookReport report;
   CookedDatabase db;
@@ -318,8 +340,8 @@ int runCookCommand(const CookCommandOptions& options) {
     // A link depends on its parts, not on the sources they were cooked from.
     std::vector<std::string> depends = options.inputs;
     depends.insert(depends.end(), options.clip_files.begin(), options.clip_files.end());
-    const std::string text = options.link ? depfileText(options.output, depends)
-                                          : depfileText(options.output, request);
+    const std::string text =
+        options.link ? depfileText(options.output, depends) : depfileText(options.output, request);
     writeFileAtomically(options.depfile, std::vector<uint8_t>(text.begin(), text.end()));
   }
   if (options.verify) {
@@ -352,8 +374,8 @@ int runCookCommand(const CookCommandOptions& options) {
   }
   spdlog::debug("{} {} ({} bytes)", unchanged ? "unchanged:" : "wrote", options.output,
                 bytes.size());
-  if (!options.quiet) printSummary(options, request, db, report, compression, bytes.size(), seconds,
-                                     cache);
+  if (!options.quiet)
+    printSummary(options, request, db, report, compression, bytes.size(), seconds, cache);
   return kExitOk;
 }
 

@@ -11,13 +11,13 @@ namespace mmdb::cook {
 struct CookCommandOptions {
   std::vector<std::string> inputs;  // one .toml manifest, or motion files (the quick form)
   std::string output;
-  int jobs = 0;          // 0 = all cores
-  bool verify = false;   // reopen the written file with the runtime and check it
-  bool quiet = false;    // no summary, no progress
-  std::string depfile;   // when set, a Makefile-syntax depfile of the output's inputs goes here
-  std::string report;    // when set, a JSON report of the cook goes here
-  std::string cache;     // clip cache folder; "" = the default one for a manifest, none otherwise
-  bool no_cache = false; // no clip cache at all
+  int jobs = 0;           // 0 = all cores
+  bool verify = false;    // reopen the written file with the runtime and check it
+  bool quiet = false;     // no summary, no progress
+  std::string depfile;    // when set, a Makefile-syntax depfile of the output's inputs goes here
+  std::string report;     // when set, a JSON report of the cook goes here
+  std::string cache;      // clip cache folder; "" = the default one for a manifest, none otherwise
+  bool no_cache = false;  // no clip cache at all
   // `mmcook link`: the manifest's clips come from these .mmclip files (one per clip, in order)
   // and nothing is imported.
   bool link = false;
@@ -31,10 +31,10 @@ int runCookCommand(const CookCommandOptions& options);
 // `mmcook cook-clip`: one clip of a manifest in, its .mmclip out.
 struct CookClipOptions {
   std::string manifest;
-  int index = -1;         // the clip's place in the manifest, from 0; or
-  std::string clip;       // its name
-  std::string output;     // OUT.mmclip
-  std::string first;      // the first clip's .mmclip, for a later clip (else it is cooked here)
+  int index = -1;      // the clip's place in the manifest, from 0; or
+  std::string clip;    // its name
+  std::string output;  // OUT.mmclip
+  std::string first;   // the first clip's .mmclip, for a later clip (else it is cooked here)
   std::string depfile;
   bool quiet = false;
 };

@@ -61,39 +61,52 @@ std::string joinedTags(const fb::Database& db, uint64_t mask) {
 
 const char* formatName(fb::SourceFormat format) {
   switch (format) {
-    case fb::SourceFormat::Bvh: return "bvh";
-    case fb::SourceFormat::Fbx: return "fbx";
-    default: return "other";
+    case fb::SourceFormat::Bvh:
+      return "bvh";
+    case fb::SourceFormat::Fbx:
+      return "fbx";
+    default:
+      return "other";
   }
 }
 
 const char* kindName(fb::FeatureKind kind) {
   switch (kind) {
-    case fb::FeatureKind::Position: return "position";
-    case fb::FeatureKind::Velocity: return "velocity";
-    case fb::FeatureKind::TrajectoryPosition: return "trajectory_position";
-    case fb::FeatureKind::TrajectoryDirection: return "trajectory_direction";
+    case fb::FeatureKind::Position:
+      return "position";
+    case fb::FeatureKind::Velocity:
+      return "velocity";
+    case fb::FeatureKind::TrajectoryPosition:
+      return "trajectory_position";
+    case fb::FeatureKind::TrajectoryDirection:
+      return "trajectory_direction";
   }
   return "unknown";
 }
 
 const char* roleName(fb::Role role) {
   switch (role) {
-    case fb::Role::Hips: return "hips";
-    case fb::Role::LeftFoot: return "left_foot";
-    case fb::Role::RightFoot: return "right_foot";
-    case fb::Role::LeftToe: return "left_toe";
-    case fb::Role::RightToe: return "right_toe";
-    case fb::Role::RootPosition: return "root_position";
-    case fb::Role::Facing: return "facing";
+    case fb::Role::Hips:
+      return "hips";
+    case fb::Role::LeftFoot:
+      return "left_foot";
+    case fb::Role::RightFoot:
+      return "right_foot";
+    case fb::Role::LeftToe:
+      return "left_toe";
+    case fb::Role::RightToe:
+      return "right_toe";
+    case fb::Role::RootPosition:
+      return "root_position";
+    case fb::Role::Facing:
+      return "facing";
   }
   return "unknown";
 }
 
 std::string jointName(const fb::Database& db, int joint) {
   const auto* names = db.skeleton() ? db.skeleton()->names() : nullptr;
-  return joint >= 0 && static_cast<uint32_t>(joint) < count(names) ? str(names->Get(joint))
-                                                                    : "-";
+  return joint >= 0 && static_cast<uint32_t>(joint) < count(names) ? str(names->Get(joint)) : "-";
 }
 
 // The facing axis, or its default (+Z) when the file has none.
@@ -172,7 +185,9 @@ std::vector<PoseStreamSummary> poseStreams(const fb::Database& db) {
   return out;
 }
 
-double durationSeconds(uint32_t frames, float rate) { return rate > 0 ? double(frames) / rate : 0.0; }
+double durationSeconds(uint32_t frames, float rate) {
+  return rate > 0 ? double(frames) / rate : 0.0;
+}
 
 void printText(const std::string& path, const mmdb::Database& database, std::ostream& out) {
   const fb::Database& db = *database.flatbuffer();
@@ -188,12 +203,12 @@ void printText(const std::string& path, const mmdb::Database& database, std::ost
   out << format("joints      %u\n", db.joint_count());
   out << format("features    %u per frame, rows %u floats apart\n", db.feature_count(),
                 db.feature_stride());
-  out << format("settings    unit scale %g m, root position window %u frames, facing window %u "
-                "frames, order %u,\n            contact speed %g m/s, contact median %u frames, "
-                "trailing unmatchable %u frames,\n            trajectory times",
-                s.unit_scale(), s.root_position_window(), s.facing_window(),
-                s.savitzky_golay_order(), s.contact_speed_threshold(), s.contact_median_frames(),
-                s.trailing_unmatchable_frames());
+  out << format(
+      "settings    unit scale %g m, root position window %u frames, facing window %u "
+      "frames, order %u,\n            contact speed %g m/s, contact median %u frames, "
+      "trailing unmatchable %u frames,\n            trajectory times",
+      s.unit_scale(), s.root_position_window(), s.facing_window(), s.savitzky_golay_order(),
+      s.contact_speed_threshold(), s.contact_median_frames(), s.trailing_unmatchable_frames());
   for (float t : items(s.trajectory_times())) out << format(" %g", t);
   out << " s\n";
 
@@ -205,7 +220,8 @@ void printText(const std::string& path, const mmdb::Database& database, std::ost
                   jointName(db, role->joint()).c_str(), role->joint());
   out << "  contacts      ";
   for (uint32_t i = 0; i < count(sk.contact_joints()); ++i)
-    out << (i ? ", " : "") << format("bit %u = %s", i, jointName(db, sk.contact_joints()->Get(i)).c_str());
+    out << (i ? ", " : "")
+        << format("bit %u = %s", i, jointName(db, sk.contact_joints()->Get(i)).c_str());
   out << "\n";
 
   out << format("sources     %u\n", count(db.sources()));
@@ -224,9 +240,10 @@ void printText(const std::string& path, const mmdb::Database& database, std::ost
                   str(c->name()).c_str(), c->first_frame(), last, c->frame_count(),
                   durationSeconds(c->frame_count(), db.frame_rate()), c->source_index());
     if (!str(c->take()).empty()) out << " take '" << str(c->take()) << "'";
-    out << format(", source frames %u..%u at %g Hz", c->source_first_frame(),
-                  c->source_first_frame() + c->source_frame_count() - (c->source_frame_count() ? 1 : 0),
-                  c->source_frame_rate());
+    out << format(
+        ", source frames %u..%u at %g Hz", c->source_first_frame(),
+        c->source_first_frame() + c->source_frame_count() - (c->source_frame_count() ? 1 : 0),
+        c->source_frame_rate());
     if (c->mirrored()) out << format(", mirror of clip %d", c->mirror_of());
     out << "  tags: " << joinedTags(db, c->tag_mask()) << "\n";
   }
@@ -252,21 +269,21 @@ void printText(const std::string& path, const mmdb::Database& database, std::ost
                   b->first_column() + b->width() - 1, b->std(), b->weight());
 
   if (const fb::PoseCoding* pc = db.pose_coding()) {
-    out << format("poses       coded in segments of %u frames, within %g mm (shell %g mm), %g m/s, "
-                  "%g rad/s\n",
-                  pc->segment_frames(), pc->position_tolerance() * 1000.0,
-                  pc->shell_distance() * 1000.0, pc->velocity_tolerance(),
-                  pc->angular_velocity_tolerance());
+    out << format(
+        "poses       coded in segments of %u frames, within %g mm (shell %g mm), %g m/s, "
+        "%g rad/s\n",
+        pc->segment_frames(), pc->position_tolerance() * 1000.0, pc->shell_distance() * 1000.0,
+        pc->velocity_tolerance(), pc->angular_velocity_tolerance());
     for (const PoseStreamSummary& p : poseStreams(db)) {
       if (!p.coded) {
         out << format("  %-26s raw\n", p.name);
         continue;
       }
-      out << format("  %-26s %u constant, %u quaternion, %u exponent, %u lossless tracks; worst "
-                    "%g %s at joint %s, global frame %u\n",
-                    p.name, p.codings[0], p.codings[1], p.codings[2], p.codings[3],
-                    p.coded->max_error(), p.error_unit, jointName(db, p.coded->worst_joint()).c_str(),
-                    p.coded->worst_frame());
+      out << format(
+          "  %-26s %u constant, %u quaternion, %u exponent, %u lossless tracks; worst "
+          "%g %s at joint %s, global frame %u\n",
+          p.name, p.codings[0], p.codings[1], p.codings[2], p.codings[3], p.coded->max_error(),
+          p.error_unit, jointName(db, p.coded->worst_joint()).c_str(), p.coded->worst_frame());
     }
   } else {
     out << "poses       raw\n";
@@ -284,23 +301,9 @@ void writeTags(JsonWriter& json, const fb::Database& db, uint64_t mask) {
   json.endArray();
 }
 
-void printJson(const std::string& path, const mmdb::Database& database, std::ostream& out) {
-  const fb::Database& db = *database.flatbuffer();
+// The sections of `inspect --json`: one function per key of the top object.
+void writeSettings(JsonWriter& json, const fb::Database& db) {
   const fb::CookSettings& s = *db.settings();
-  const fb::Skeleton& sk = *db.skeleton();
-  JsonWriter json(out);
-  json.beginObject();
-  json.field("file", path).field("file_size", uint64_t{database.bytes().size()});
-  json.key("schema_version").beginObject();
-  json.field("major", unsigned{db.version()->major()}).field("minor", unsigned{db.version()->minor()});
-  json.endObject();
-  json.field("cooker_version", str(db.cooker_version()));
-  json.field("frame_rate", db.frame_rate()).field("frame_count", db.frame_count());
-  json.field("duration_s", durationSeconds(db.frame_count(), db.frame_rate()));
-  json.field("joint_count", db.joint_count());
-  json.field("feature_count", unsigned{db.feature_count()});
-  json.field("feature_stride", unsigned{db.feature_stride()});
-
   json.key("settings").beginObject();
   json.field("frame_rate", s.frame_rate()).field("unit_scale", s.unit_scale());
   json.field("root_position_window", unsigned{s.root_position_window()});
@@ -316,66 +319,105 @@ void printJson(const std::string& path, const mmdb::Database& database, std::ost
   for (float w : items(s.block_weights())) json.value(w);
   json.endArray();
   json.endObject();
+}
 
+void writeSkeleton(JsonWriter& json, const fb::Database& db) {
+  const fb::Skeleton& sk = *db.skeleton();
   json.key("skeleton").beginObject();
   json.field("preset", str(sk.preset()));
   json.key("joints").beginArray();
   for (uint32_t j = 0; j < count(sk.names()); ++j)
-    json.beginObject().field("name", str(sk.names()->Get(j)))
-        .field("parent", j < count(sk.parents()) ? sk.parents()->Get(j) : -1).endObject();
+    json.beginObject()
+        .field("name", str(sk.names()->Get(j)))
+        .field("parent", j < count(sk.parents()) ? sk.parents()->Get(j) : -1)
+        .endObject();
   json.endArray();
   json.key("roles").beginObject();
   for (const fb::RoleBinding* role : items(sk.roles()))
-    json.key(roleName(role->role())).beginObject().field("joint", role->joint())
-        .field("name", jointName(db, role->joint())).endObject();
+    json.key(roleName(role->role()))
+        .beginObject()
+        .field("joint", role->joint())
+        .field("name", jointName(db, role->joint()))
+        .endObject();
   json.endObject();
-  json.key("facing_axis").beginArray().value(facingAxis(sk).x()).value(facingAxis(sk).y())
-      .value(facingAxis(sk).z()).endArray();
+  json.key("facing_axis")
+      .beginArray()
+      .value(facingAxis(sk).x())
+      .value(facingAxis(sk).y())
+      .value(facingAxis(sk).z())
+      .endArray();
   json.key("contact_joints").beginArray();
   for (int32_t j : items(sk.contact_joints())) json.value(jointName(db, j));
   json.endArray();
   json.endObject();
+}
 
+void writeSources(JsonWriter& json, const fb::Database& db) {
   json.key("sources").beginArray();
   for (const fb::Source* src : items(db.sources()))
-    json.beginObject().field("path", str(src->path())).field("format", formatName(src->format()))
+    json.beginObject()
+        .field("path", str(src->path()))
+        .field("format", formatName(src->format()))
         .field("size_bytes", src->size_bytes())
-        .field("content_hash", format("%016" PRIx64, src->content_hash())).endObject();
+        .field("content_hash", format("%016" PRIx64, src->content_hash()))
+        .endObject();
   json.endArray();
+}
 
+void writeClips(JsonWriter& json, const fb::Database& db) {
   json.key("clips").beginArray();
   for (const fb::Clip* c : items(db.clips())) {
-    json.beginObject().field("name", str(c->name())).field("first_frame", c->first_frame())
-        .field("frame_count", c->frame_count()).field("source_index", c->source_index())
-        .field("take", str(c->take())).field("source_frame_rate", c->source_frame_rate())
+    json.beginObject()
+        .field("name", str(c->name()))
+        .field("first_frame", c->first_frame())
+        .field("frame_count", c->frame_count())
+        .field("source_index", c->source_index())
+        .field("take", str(c->take()))
+        .field("source_frame_rate", c->source_frame_rate())
         .field("source_first_frame", c->source_first_frame())
-        .field("source_frame_count", c->source_frame_count()).field("mirrored", c->mirrored())
+        .field("source_frame_count", c->source_frame_count())
+        .field("mirrored", c->mirrored())
         .field("mirror_of", c->mirror_of());
     writeTags(json, db, c->tag_mask());
     json.endObject();
   }
   json.endArray();
+}
 
+void writeTagNames(JsonWriter& json, const fb::Database& db) {
   json.key("tag_names").beginArray();
   for (const auto* tag : items(db.tag_names())) json.value(str(tag));
   json.endArray();
+}
 
+void writeRanges(JsonWriter& json, const fb::Database& db) {
   json.key("ranges").beginArray();
   for (const fb::MatchRange* r : items(db.ranges())) {
-    json.beginObject().field("first_frame", r->first_frame()).field("frame_count", r->frame_count());
+    json.beginObject()
+        .field("first_frame", r->first_frame())
+        .field("frame_count", r->frame_count());
     writeTags(json, db, r->tag_mask());
     json.endObject();
   }
   json.endArray();
+}
 
+void writeFeatureBlocks(JsonWriter& json, const fb::Database& db) {
   json.key("feature_blocks").beginArray();
   for (const fb::FeatureBlock* b : items(db.feature_blocks()))
-    json.beginObject().field("name", str(b->name())).field("kind", kindName(b->kind()))
-        .field("joint", b->joint()).field("first_column", unsigned{b->first_column()})
-        .field("width", unsigned{b->width()}).field("std", b->std()).field("weight", b->weight())
+    json.beginObject()
+        .field("name", str(b->name()))
+        .field("kind", kindName(b->kind()))
+        .field("joint", b->joint())
+        .field("first_column", unsigned{b->first_column()})
+        .field("width", unsigned{b->width()})
+        .field("std", b->std())
+        .field("weight", b->weight())
         .endObject();
   json.endArray();
+}
 
+void writePoseCoding(JsonWriter& json, const fb::Database& db) {
   json.key("pose_coding");
   if (const fb::PoseCoding* pc = db.pose_coding()) {
     json.beginObject().field("segment_frames", pc->segment_frames());
@@ -399,12 +441,43 @@ void printJson(const std::string& path, const mmdb::Database& database, std::ost
   } else {
     json.null();
   }
+}
 
+void writeSections(JsonWriter& json, const fb::Database& db) {
   json.key("sections").beginObject();
   for (const Section& section : sections(db))
-    json.key(section.name).beginObject().field("count", section.count)
-        .field("bytes", uint64_t{section.bytes()}).endObject();
+    json.key(section.name)
+        .beginObject()
+        .field("count", section.count)
+        .field("bytes", uint64_t{section.bytes()})
+        .endObject();
   json.endObject();
+}
+
+void printJson(const std::string& path, const mmdb::Database& database, std::ostream& out) {
+  const fb::Database& db = *database.flatbuffer();
+  JsonWriter json(out);
+  json.beginObject();
+  json.field("file", path).field("file_size", uint64_t{database.bytes().size()});
+  json.key("schema_version").beginObject();
+  json.field("major", unsigned{db.version()->major()})
+      .field("minor", unsigned{db.version()->minor()});
+  json.endObject();
+  json.field("cooker_version", str(db.cooker_version()));
+  json.field("frame_rate", db.frame_rate()).field("frame_count", db.frame_count());
+  json.field("duration_s", durationSeconds(db.frame_count(), db.frame_rate()));
+  json.field("joint_count", db.joint_count());
+  json.field("feature_count", unsigned{db.feature_count()});
+  json.field("feature_stride", unsigned{db.feature_stride()});
+  writeSettings(json, db);
+  writeSkeleton(json, db);
+  writeSources(json, db);
+  writeClips(json, db);
+  writeTagNames(json, db);
+  writeRanges(json, db);
+  writeFeatureBlocks(json, db);
+  writePoseCoding(json, db);
+  writeSections(json, db);
   json.endObject();
 }
 
@@ -414,8 +487,7 @@ void inspectDatabase(const std::string& path, bool json, std::ostream& out) {
   mmdb::Result<mmdb::Database> opened = mmdb::Database::open(path.c_str());
   if (!opened)
     throw InputError("cannot inspect '" + path + "': " +
-                     mmdb::errorCodeName(opened.error().code()) + ": " +
-                     opened.error().message());
+                     mmdb::errorCodeName(opened.error().code()) + ": " + opened.error().message());
   if (json)
     printJson(path, opened.value(), out);
   else
@@ -436,8 +508,8 @@ void inspectSource(const std::string& path, std::ostream& out) {
   for (size_t i = 0; i < info.takes.size(); ++i) {
     const SourceTake& take = info.takes[i];
     out << format("  [%zu] '%s'  %d frames at %g Hz (0..%d), %.2f s\n", i, take.name.c_str(),
-                  take.frame_count, take.frame_rate, take.frame_count > 0 ? take.frame_count - 1 : 0,
-                  take.duration_s);
+                  take.frame_count, take.frame_rate,
+                  take.frame_count > 0 ? take.frame_count - 1 : 0, take.duration_s);
   }
   const Skeleton& sk = info.skeleton;
   out << format("joints      %d (index, name, parent, bind offset in source units)\n",

@@ -21,8 +21,9 @@ void setUpLogging(bool quiet, bool verbose) {
   auto logger = spdlog::stderr_color_mt("mmcook");
   // On a terminal a message first erases the progress line it may interrupt.
   logger->set_pattern(::isatty(STDERR_FILENO) ? "\r\033[K%^%l%$: %v" : "%^%l%$: %v");
-  logger->set_level(quiet ? spdlog::level::err
-                          : verbose ? spdlog::level::debug : spdlog::level::info);
+  logger->set_level(quiet     ? spdlog::level::err
+                    : verbose ? spdlog::level::debug
+                              : spdlog::level::info);
   spdlog::set_default_logger(logger);
 }
 
@@ -47,9 +48,10 @@ int run(int argc, char** argv) {
   cook_cmd->add_option("--depfile", cook.depfile,
                        "Also write a Makefile-syntax depfile of the output's inputs (for Ninja "
                        "and Make)");
-  cook_cmd->add_option("--report", cook.report,
-                       "Also write a JSON report: summary, warnings with their clip, preset, roles, "
-                       "unit, time of each stage, the output's hash");
+  cook_cmd->add_option(
+      "--report", cook.report,
+      "Also write a JSON report: summary, warnings with their clip, preset, roles, "
+      "unit, time of each stage, the output's hash");
   cook_cmd->add_flag("--verify", cook.verify,
                      "Reopen the written file with the runtime and check it");
   cook_cmd->add_option("--cache", cook.cache,
@@ -82,15 +84,17 @@ int run(int argc, char** argv) {
       "link", "Make the database from a manifest and its clips' .mmclip files (from cook-clip)");
   link_cmd->add_option("manifest", link_manifest, "The manifest the clips were cooked from")
       ->required();
-  link_cmd->add_option("clips", link.clip_files,
-                       "One .mmclip per clip of the manifest, in the manifest's order")
+  link_cmd
+      ->add_option("clips", link.clip_files,
+                   "One .mmclip per clip of the manifest, in the manifest's order")
       ->required();
   link_cmd->add_option("-o,--output", link.output, "The database to write (OUT.mmdb)")->required();
   link_cmd->add_option("-j,--jobs", link.jobs, "Threads to link with; 0 = all cores")
       ->capture_default_str();
   link_cmd->add_option("--depfile", link.depfile, "Also write a Makefile-syntax depfile");
   link_cmd->add_option("--report", link.report, "Also write a JSON report of the link");
-  link_cmd->add_flag("--verify", link.verify, "Reopen the written file with the runtime and check it");
+  link_cmd->add_flag("--verify", link.verify,
+                     "Reopen the written file with the runtime and check it");
   link_cmd->add_flag("-q,--quiet", quiet, "Print errors only");
   link_cmd->add_flag("-v,--verbose", verbose, "Print debug messages");
 
@@ -144,8 +148,10 @@ int main(int argc, char** argv) {
     return mmdb::cook::kExitUsage;
   } catch (const std::exception& e) {
     std::fflush(stdout);
-    std::fprintf(stderr, "internal error: %s\nThis is a bug in mmcook; please report it with the "
-                 "input that caused it.\n", e.what());
+    std::fprintf(stderr,
+                 "internal error: %s\nThis is a bug in mmcook; please report it with the "
+                 "input that caused it.\n",
+                 e.what());
     return mmdb::cook::kExitInternal;
   } catch (...) {
     std::fprintf(stderr, "internal error: unknown exception\n");

@@ -32,10 +32,14 @@ using Track = std::vector<glm::vec4>;
 
 int vertexBytes(TrackCoding coding, bool rotation) {
   switch (coding) {
-    case TrackCoding::Constant: return 0;
-    case TrackCoding::Quaternion: return 8;
-    case TrackCoding::Exponent: return 16;
-    case TrackCoding::Lossless: return rotation ? 16 : 12;
+    case TrackCoding::Constant:
+      return 0;
+    case TrackCoding::Quaternion:
+      return 8;
+    case TrackCoding::Exponent:
+      return 16;
+    case TrackCoding::Lossless:
+      return rotation ? 16 : 12;
   }
   return 0;
 }
@@ -63,7 +67,8 @@ void filterTrack(const Track& track, size_t first, size_t n, const CookedTrack& 
       values[i * components + c] = c == 3 && padded ? pad : track[first + i][c];
   out.assign(n * size_t(vertexBytes(coding.coding, rotation)), 0);
   switch (coding.coding) {
-    case TrackCoding::Constant: break;
+    case TrackCoding::Constant:
+      break;
     case TrackCoding::Quaternion:
       meshopt_encodeFilterQuat(out.data(), n, 8, coding.bits, values.data());
       break;
@@ -99,7 +104,8 @@ void unfilter(std::vector<uint8_t>& bytes, size_t n, const CookedTrack& coding, 
         int16_t s[4];
         std::memcpy(s, bytes.data() + i * 8, sizeof(s));
         constexpr float kScale = 1.f / 32767.f;
-        out[i * out_stride] = normalized(s[0] * kScale, s[1] * kScale, s[2] * kScale, s[3] * kScale);
+        out[i * out_stride] =
+            normalized(s[0] * kScale, s[1] * kScale, s[2] * kScale, s[3] * kScale);
       }
       return;
     }
@@ -159,7 +165,8 @@ glm::vec4 constantOf(const Track& track, bool rotation) {
     return mid;
   }
   glm::dvec4 sum(0);
-  for (const glm::vec4& q : track) sum += glm::dot(q, track[0]) < 0 ? -glm::dvec4(q) : glm::dvec4(q);
+  for (const glm::vec4& q : track)
+    sum += glm::dot(q, track[0]) < 0 ? -glm::dvec4(q) : glm::dvec4(q);
   const double len = glm::length(sum);
   return len > 0 ? glm::vec4(sum / len) : track[0];
 }
@@ -217,7 +224,7 @@ Choice chooseCoding(const Track& track, bool rotation, float target) {
 // --- forward kinematics check -----------------------------------------------------------------
 
 struct FkError {
-  std::vector<float> joint_max;            // per joint, the largest error over frames
+  std::vector<float> joint_max;  // per joint, the largest error over frames
   std::vector<uint32_t> joint_worst_frame;
 };
 
@@ -335,7 +342,8 @@ CookedCodedStream encodeStream(const std::vector<Track>& tracks, const std::vect
       filterTrack(tracks[size_t(j)], first, n, coding, rotation, pad, filtered);
       std::vector<uint8_t>& out = blobs[size_t(j)][s];
       out.resize(meshopt_encodeVertexBufferBound(n, vertex));
-      const size_t size = meshopt_encodeVertexBuffer(out.data(), out.size(), filtered.data(), n, vertex);
+      const size_t size =
+          meshopt_encodeVertexBuffer(out.data(), out.size(), filtered.data(), n, vertex);
       if (size == 0) throw std::logic_error("the vertex codec found its output buffer too small");
       out.resize(size);
     }
@@ -416,9 +424,9 @@ void compressPoses(CookedDatabase& db, const CompressionSettings& settings, int 
                "shell_distance", "must be a number of metres >= 0");
   checkSetting(std::isfinite(settings.velocity_tolerance) && settings.velocity_tolerance > 0,
                "velocity_tolerance", "must be a positive number of m/s");
-  checkSetting(std::isfinite(settings.angular_velocity_tolerance) &&
-                   settings.angular_velocity_tolerance > 0,
-               "angular_velocity_tolerance", "must be a positive number of rad/s");
+  checkSetting(
+      std::isfinite(settings.angular_velocity_tolerance) && settings.angular_velocity_tolerance > 0,
+      "angular_velocity_tolerance", "must be a positive number of rad/s");
   checkSetting(settings.segment_frames >= 1 && settings.segment_frames <= kMaxSegmentFrames,
                "segment_frames", "must be 1 to " + std::to_string(kMaxSegmentFrames));
   if (jobs <= 0) jobs = int(std::max(1u, std::thread::hardware_concurrency()));
@@ -449,8 +457,8 @@ void compressPoses(CookedDatabase& db, const CompressionSettings& settings, int 
     return out;
   };
   auto measure = [&] {
-    return measureFk(parents, rot, pos, decodedOf(rot_choice), decodedOf(pos_choice), shell,
-                     frames, jobs);
+    return measureFk(parents, rot, pos, decodedOf(rot_choice), decodedOf(pos_choice), shell, frames,
+                     jobs);
   };
   FkError fk = measure();
   for (int round = 0;; ++round) {
@@ -513,7 +521,8 @@ void compressPoses(CookedDatabase& db, const CompressionSettings& settings, int 
   coding.shell_distance = shell;
   coding.velocity_tolerance = float(settings.velocity_tolerance);
   coding.angular_velocity_tolerance = float(settings.angular_velocity_tolerance);
-  coding.streams[kStreamRotations] = encodeStream(rot, rot_choice, true, segment_frames, frames, jobs);
+  coding.streams[kStreamRotations] =
+      encodeStream(rot, rot_choice, true, segment_frames, frames, jobs);
   coding.streams[kStreamTranslations] =
       encodeStream(pos, pos_choice, false, segment_frames, frames, jobs);
   // Both carry the model-space check's result: their errors show only together.
@@ -537,11 +546,15 @@ void compressPoses(CookedDatabase& db, const CompressionSettings& settings, int 
   for (int s = 0; s < kPoseStreamCount; ++s) {
     const CookedCodedStream& stream = *coding.streams[size_t(s)];
     StreamCompressionReport& sr = r.streams[size_t(s)];
-    sr.coded_bytes = stream.tracks.size() * 32 + stream.segment_offsets.size() * 4 + stream.data.size();
+    sr.coded_bytes =
+        stream.tracks.size() * 32 + stream.segment_offsets.size() * 4 + stream.data.size();
     for (const CookedTrack& t : stream.tracks) {
-      if (t.coding == TrackCoding::Constant) ++sr.constant_tracks;
-      else if (t.coding == TrackCoding::Lossless) ++sr.lossless_tracks;
-      else ++sr.coded_tracks;
+      if (t.coding == TrackCoding::Constant)
+        ++sr.constant_tracks;
+      else if (t.coding == TrackCoding::Lossless)
+        ++sr.lossless_tracks;
+      else
+        ++sr.coded_tracks;
     }
     sr.max_error = stream.max_error;
     sr.worst_joint = stream.worst_joint;

@@ -14,15 +14,15 @@
 namespace mmdb::cook {
 
 struct StreamCompressionReport {
-  std::string name;            // "local_rotations", ...
-  uint64_t raw_bytes = 0;      // the raw vector's bytes
-  uint64_t coded_bytes = 0;    // tracks, segment offsets and data
+  std::string name;          // "local_rotations", ...
+  uint64_t raw_bytes = 0;    // the raw vector's bytes
+  uint64_t coded_bytes = 0;  // tracks, segment offsets and data
   int constant_tracks = 0;
-  int coded_tracks = 0;        // Quaternion or Exponent
+  int coded_tracks = 0;  // Quaternion or Exponent
   int lossless_tracks = 0;
-  double max_error = 0;        // as CookedCodedStream::max_error
+  double max_error = 0;  // as CookedCodedStream::max_error
   int worst_joint = -1;
-  uint32_t worst_frame = 0;    // global
+  uint32_t worst_frame = 0;  // global
 };
 
 struct CompressionReport {

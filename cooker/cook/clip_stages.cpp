@@ -17,7 +17,8 @@ namespace mmdb::cook {
 
 ClipStageSettings clipStageSettings(const CookSettings& s) {
   if (!(s.frame_rate > 0) || !std::isfinite(s.frame_rate))
-    throw InputError("frame_rate must be above 0 Hz (it is " + fmt::format("{:g}", s.frame_rate) + ")");
+    throw InputError("frame_rate must be above 0 Hz (it is " + fmt::format("{:g}", s.frame_rate) +
+                     ")");
   if (s.savitzky_golay_order < 0 || s.savitzky_golay_order > 6)
     throw InputError("savitzky_golay_order must be 0 to 6 (it is " +
                      std::to_string(s.savitzky_golay_order) + ")");
@@ -30,17 +31,19 @@ ClipStageSettings clipStageSettings(const CookSettings& s) {
     if (w <= c.order || w < 5)
       throw InputError("a Savitzky-Golay window of " + std::to_string(w) + " frames at " +
                        fmt::format("{:g}", s.frame_rate) + " Hz is too short for order " +
-                       std::to_string(c.order) + " (at least 5 frames and more than the order): "
+                       std::to_string(c.order) +
+                       " (at least 5 frames and more than the order): "
                        "lengthen root_position_window or facing_window");
   if (!(s.contact_speed_threshold > 0))
     throw InputError("contact_speed_threshold must be above 0 m/s");
   c.contact_speed_threshold = static_cast<float>(s.contact_speed_threshold);
-  c.contact_median_frames = std::max(1, static_cast<int>(std::lround(s.contact_median_s * s.frame_rate)));
+  c.contact_median_frames =
+      std::max(1, static_cast<int>(std::lround(s.contact_median_s * s.frame_rate)));
   if (s.trailing_unmatchable_s < 0) throw InputError("trailing_unmatchable must not be negative");
-  c.trailing_unmatchable_frames = static_cast<int>(std::lround(s.trailing_unmatchable_s * s.frame_rate));
+  c.trailing_unmatchable_frames =
+      static_cast<int>(std::lround(s.trailing_unmatchable_s * s.frame_rate));
   for (int i = 0; i < 3; ++i) {
-    if (!(s.trajectory_times[i] > 0))
-      throw InputError("trajectory times must be above 0 s");
+    if (!(s.trajectory_times[i] > 0)) throw InputError("trajectory times must be above 0 s");
     c.trajectory_frames[i] = static_cast<int>(std::lround(s.trajectory_times[i] * s.frame_rate));
   }
   return c;
@@ -79,7 +82,9 @@ FacingAgreement measureFacing(const RawClip& clip, const std::vector<CookedRootF
 
 namespace {
 
-bool finite(const glm::vec3& v) { return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z); }
+bool finite(const glm::vec3& v) {
+  return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z);
+}
 bool finite(const glm::quat& q) { return std::isfinite(q.w) && finite(glm::vec3(q.x, q.y, q.z)); }
 
 void checkFinite(const RawClip& clip, double rate) {
@@ -87,8 +92,9 @@ void checkFinite(const RawClip& clip, double rate) {
   for (size_t i = 0; i < clip.rotations.size(); ++i)
     if (!finite(clip.rotations[i]) || !finite(clip.translations[i]))
       throw InputError("clip " + clip.name + " (" + clip.source_path + "), frame " +
-                       std::to_string(i / joints) + " (clip-local, at " + fmt::format("{:g}", rate) +
-                       " Hz), joint " + clip.skeleton.names[i % joints] +
+                       std::to_string(i / joints) + " (clip-local, at " +
+                       fmt::format("{:g}", rate) + " Hz), joint " +
+                       clip.skeleton.names[i % joints] +
                        ": the source holds NaN or infinite values; fix them or cut that part out");
 }
 

@@ -1,5 +1,5 @@
-// The per-clip part of the cook (docs/cook.md "Order of the stages", 5-8) on a clip already in metres and
-// at the database rate: root motion, stripping, velocities, contacts and raw features.
+// The per-clip part of the cook (docs/cook.md "Order of the stages", 5-8) on a clip already in
+// metres and at the database rate: root motion, stripping, velocities, contacts and raw features.
 #pragma once
 
 #include "cook/skeleton_presets.h"

@@ -21,8 +21,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cctype>
+#include <chrono>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -52,7 +52,9 @@ std::string where(const ClipSpec& spec) {
 SourceFormat formatOf(const std::string& path) {
   std::string ext = std::filesystem::path(path).extension().string();
   for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return ext == ".bvh" ? SourceFormat::Bvh : ext == ".fbx" ? SourceFormat::Fbx : SourceFormat::Other;
+  return ext == ".bvh"   ? SourceFormat::Bvh
+         : ext == ".fbx" ? SourceFormat::Fbx
+                         : SourceFormat::Other;
 }
 
 // Wall seconds since the last lap (or since it was made).
@@ -75,14 +77,16 @@ RawClip loadClip(const ClipSpec& spec) {
   validateSkeleton(clip.skeleton, where(spec));
   // Any importer: the rate and length must be usable before anything is resampled.
   if (!(clip.frame_rate >= kMinFrameRate && clip.frame_rate <= kMaxFrameRate))
-    throw InputError(fmt::format("{}: the source runs at {:g} Hz; mmcook reads {:g} to {:g} Hz: "
-                                 "re-export it at another rate",
-                                 where(spec), clip.frame_rate, kMinFrameRate, kMaxFrameRate));
+    throw InputError(
+        fmt::format("{}: the source runs at {:g} Hz; mmcook reads {:g} to {:g} Hz: "
+                    "re-export it at another rate",
+                    where(spec), clip.frame_rate, kMinFrameRate, kMaxFrameRate));
   const double seconds = (clip.frame_count - 1) / clip.frame_rate;
   if (seconds > kMaxClipSeconds)
-    throw InputError(fmt::format("{}: the source lasts {:g} s, over the {:g} s (24 hours) limit "
-                                 "of a clip; split it into shorter clips",
-                                 where(spec), seconds, kMaxClipSeconds));
+    throw InputError(
+        fmt::format("{}: the source lasts {:g} s, over the {:g} s (24 hours) limit "
+                    "of a clip; split it into shorter clips",
+                    where(spec), seconds, kMaxClipSeconds));
   clip.name = clipName(spec);
   const int n = clip.frame_count;
   const int first = spec.source_first_frame;
@@ -95,8 +99,9 @@ RawClip loadClip(const ClipSpec& spec) {
     const size_t joints = clip.skeleton.names.size();
     clip.rotations = std::vector<glm::quat>(clip.rotations.begin() + first * joints,
                                             clip.rotations.begin() + (first + count) * joints);
-    clip.translations = std::vector<glm::vec3>(clip.translations.begin() + first * joints,
-                                               clip.translations.begin() + (first + count) * joints);
+    clip.translations =
+        std::vector<glm::vec3>(clip.translations.begin() + first * joints,
+                               clip.translations.begin() + (first + count) * joints);
     clip.frame_count = count;
   }
   clip.source_first_frame = first;
@@ -174,7 +179,8 @@ std::optional<std::string> facingWarning(const std::vector<ClipPart>& work,
     const FacingAgreement& a = w.motion.facing;
     total.moving_frames += a.moving_frames;
     total.configured_sum += a.configured_sum;
-    for (int c = 0; c < FacingAgreement::kCandidates; ++c) total.candidate_sum[c] += a.candidate_sum[c];
+    for (int c = 0; c < FacingAgreement::kCandidates; ++c)
+      total.candidate_sum[c] += a.candidate_sum[c];
   }
   if (total.moving_frames == 0) return std::nullopt;
   const double frames = static_cast<double>(total.moving_frames);
@@ -233,8 +239,9 @@ ClipContext firstContext(const CookRequest& request, const RawClip& first) {
       c.inferred_scale = first.declared_unit_scale;
       c.inferred_origin = kUnitFromFirstClipsFile;
     } else {
-      c.inferred_scale = inferUnitScale(first, c.roles.joint(Role::Hips),
-                                        c.roles.joint(Role::LeftToe), c.roles.joint(Role::RightToe));
+      c.inferred_scale =
+          inferUnitScale(first, c.roles.joint(Role::Hips), c.roles.joint(Role::LeftToe),
+                         c.roles.joint(Role::RightToe));
       c.inferred_origin = kUnitFromHipHeight;
     }
   }
@@ -315,7 +322,8 @@ std::string clipKey(const CookRequest& request, int index, const CookedSource& s
     line(fmt::format("facing axis {:a} {:a} {:a}", r.facing_axis.x, r.facing_axis.y,
                      r.facing_axis.z));
     line(fmt::format("preset unit scale {:a} inferred {:a} ", r.preset_unit_scale,
-                     context->inferred_scale) + keyText(context->inferred_origin));
+                     context->inferred_scale) +
+         keyText(context->inferred_origin));
   }
   return k;
 }
@@ -436,7 +444,8 @@ ObtainedParts obtainParts(const CookRequest& request, ClipStore* store, int jobs
     }
     if (found) {
       ++hits;
-      if (context) checkSameSkeleton(context->skeleton, context->first_where, part.skeleton, where(spec));
+      if (context)
+        checkSameSkeleton(context->skeleton, context->first_where, part.skeleton, where(spec));
     } else {
       part = cookClipPart(request, i, store ? source : CookedSource{}, context);
       if (!store && t.hashing_clip[t.source_of[i]] == i)
@@ -446,8 +455,8 @@ ObtainedParts obtainParts(const CookRequest& request, ClipStore* store, int jobs
         store->keep(key, i, part);
       }
     }
-    checkEstimate(spec, estimated_bytes += estimatedDatabaseBytes(partFrames(part),
-                                                                  part.skeleton.names.size()));
+    checkEstimate(spec, estimated_bytes +=
+                        estimatedDatabaseBytes(partFrames(part), part.skeleton.names.size()));
     if (progress) {
       std::lock_guard<std::mutex> lock(progress_mutex);
       progress(++done, clip_count);
@@ -469,8 +478,8 @@ class WarningLog {
   explicit WarningLog(CookReport& report) : report_(report) {}
   void operator()(const std::string& text, const ClipSpec* spec = nullptr) const {
     spdlog::warn("{}", text);
-    report_.warnings.push_back({text, spec ? spec->source_label : std::string(),
-                                spec ? clipName(*spec) : std::string()});
+    report_.warnings.push_back(
+        {text, spec ? spec->source_label : std::string(), spec ? clipName(*spec) : std::string()});
   }
 
  private:
@@ -482,7 +491,8 @@ void reportParts(const CookRequest& request, const std::vector<ClipPart>& parts,
                  const ClipContext& context, const WarningLog& warn, CookReport& report) {
   report.preset = context.roles.preset;
   report.role_lines = context.roles.describe(context.skeleton);
-  spdlog::info("skeleton preset: {}", report.preset.empty() ? "(none, roles given)" : report.preset);
+  spdlog::info("skeleton preset: {}",
+               report.preset.empty() ? "(none, roles given)" : report.preset);
   for (const auto& line : report.role_lines) spdlog::info("  {}", line);
   for (size_t i = 0; i < parts.size(); ++i) {
     const ClipSpec& spec = request.clips[i];
@@ -494,7 +504,8 @@ void reportParts(const CookRequest& request, const std::vector<ClipPart>& parts,
   }
   report.unit_scale = parts[0].unit.scale;
   report.unit_scale_origin = parts[0].unit.origin;
-  spdlog::info("unit scale: {} m per source unit ({})", report.unit_scale, report.unit_scale_origin);
+  spdlog::info("unit scale: {} m per source unit ({})", report.unit_scale,
+               report.unit_scale_origin);
   if (auto facing = facingWarning(parts, context.roles, context.skeleton)) warn(*facing);
 }
 
@@ -585,7 +596,8 @@ void describeSkeleton(const Skeleton& skeleton, const SkeletonRoles& roles, doub
   sk.names = skeleton.names;
   sk.parents = skeleton.parents;
   sk.bind_rotations = skeleton.bind_rotations;
-  for (const auto& o : skeleton.offsets) sk.bind_translations.push_back(o * static_cast<float>(unit_scale));
+  for (const auto& o : skeleton.offsets)
+    sk.bind_translations.push_back(o * static_cast<float>(unit_scale));
   for (int r = 0; r < kRoleCount; ++r) sk.roles.emplace_back(static_cast<Role>(r), roles.joints[r]);
   sk.facing_axis = roles.facing_axis;
   sk.preset = roles.preset;
@@ -616,8 +628,9 @@ CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
   if (request.clips.empty()) throw InputError("there are no clips to cook; add at least one");
   checkWeights(settings);
   const ClipStageSettings stage = clipStageSettings(settings);
-  const int jobs = request.jobs > 0 ? request.jobs
-                                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int jobs = request.jobs > 0
+                       ? request.jobs
+                       : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   CookReport report;
   report.store.used = store != nullptr;
   Stopwatch stopwatch;
@@ -628,9 +641,9 @@ CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
     report.stage_seconds.emplace_back("source hashes", stopwatch.lap());
   }
   ObtainedParts obtained = obtainParts(request, store, jobs, progress, sources, report.store);
-  report.stage_seconds.emplace_back(store ? "clips (import and clip stages, or the store)"
-                                          : "import and clip stages",
-                                    stopwatch.lap());
+  report.stage_seconds.emplace_back(
+      store ? "clips (import and clip stages, or the store)" : "import and clip stages",
+      stopwatch.lap());
 
   // The link runs in manifest order on one thread.
   const WarningLog warn(report);
@@ -641,7 +654,8 @@ CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
   db.frame_rate = static_cast<float>(settings.frame_rate);
   Concatenated joined = concatenateParts(request, sources.source_of, obtained.parts, db);
   linkFeatures(joined, obtained.context.roles, settings, stage, warn, db);
-  describeSkeleton(obtained.context.skeleton, obtained.context.roles, report.unit_scale, db.skeleton);
+  describeSkeleton(obtained.context.skeleton, obtained.context.roles, report.unit_scale,
+                   db.skeleton);
   recordSettings(settings, stage, report.unit_scale, db);
 
   report.stage_seconds.emplace_back("assembly", stopwatch.lap());

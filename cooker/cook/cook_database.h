@@ -30,18 +30,18 @@ struct CookWarning {
 // Where the clips' parts came from, when the cook had a store.
 struct ClipStoreCounts {
   bool used = false;
-  int hits = 0;      // parts the store gave back: nothing imported
-  int misses = 0;    // parts cooked (and handed to the store)
-  int refused = 0;   // entries the store held but refused (corrupt, foreign, other version)
+  int hits = 0;     // parts the store gave back: nothing imported
+  int misses = 0;   // parts cooked (and handed to the store)
+  int refused = 0;  // entries the store held but refused (corrupt, foreign, other version)
 };
 
 struct CookReport {
-  std::string preset;                  // role preset picked ("" when all roles were given)
-  std::vector<std::string> role_lines; // "left_foot: LeftFoot (joint 4)", ...
-  double unit_scale = 0;               // metres per source unit that was applied
-  std::string unit_scale_origin;       // "manifest", "file", "preset" or "inferred from hip height"
-  long long source_frames = 0;         // frames read from the sources
-  std::vector<CookWarning> warnings;   // also logged as they happen
+  std::string preset;                   // role preset picked ("" when all roles were given)
+  std::vector<std::string> role_lines;  // "left_foot: LeftFoot (joint 4)", ...
+  double unit_scale = 0;                // metres per source unit that was applied
+  std::string unit_scale_origin;      // "manifest", "file", "preset" or "inferred from hip height"
+  long long source_frames = 0;        // frames read from the sources
+  std::vector<CookWarning> warnings;  // also logged as they happen
   // Wall time of each part of the cook, in order ("source hashes", "clips", "assembly", ...).
   std::vector<std::pair<std::string, double>> stage_seconds;
   ClipStoreCounts store;
@@ -49,10 +49,10 @@ struct CookReport {
 
 // One clip of the manifest after every per-clip stage: what a .mmclip file holds.
 struct ClipPart {
-  CookedSource source;        // hash, size and format (the path is the manifest's)
-  Skeleton skeleton;          // as imported: offsets in source units
-  double source_rate = 0;     // Hz
-  int source_frames = 0;      // source frames read, after the manifest's frame range
+  CookedSource source;     // hash, size and format (the path is the manifest's)
+  Skeleton skeleton;       // as imported: offsets in source units
+  double source_rate = 0;  // Hz
+  int source_frames = 0;   // source frames read, after the manifest's frame range
   std::string take;
   UnitScale unit;
   double hip_height = 0;      // standing, metres
@@ -69,7 +69,7 @@ struct ClipContext {
   SkeletonRoles roles;
   double inferred_scale = 0;
   std::string inferred_origin;  // kUnitFromFirstClipsFile or "inferred from hip height"
-  std::string first_where;  // "clip walk (walk.bvh, manifest line 3)"
+  std::string first_where;      // "clip walk (walk.bvh, manifest line 3)"
 };
 // Throws InputError when the roles do not resolve on the first clip's skeleton.
 ClipContext clipContext(const CookRequest& request, const ClipPart& first);

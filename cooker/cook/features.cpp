@@ -6,8 +6,8 @@ namespace mmdb::cook {
 
 FeatureBlockId blockWeightId(int block) {
   static constexpr FeatureBlockId kIds[kFeatureBlockCount] = {
-      kBlockFootPosition,       kBlockFootPosition, kBlockFootVelocity,      kBlockFootVelocity,
-      kBlockHipVelocity,        kBlockTrajectoryPosition, kBlockTrajectoryDirection};
+      kBlockFootPosition, kBlockFootPosition,       kBlockFootVelocity,       kBlockFootVelocity,
+      kBlockHipVelocity,  kBlockTrajectoryPosition, kBlockTrajectoryDirection};
   return kIds[block];
 }
 
@@ -48,7 +48,8 @@ std::vector<float> FeatureBuilder::run(const RawClip& clip, const std::vector<gl
     const size_t base = static_cast<size_t>(f) * joints;
     // The root frame moves: its velocity and angular velocity, seen from itself.
     const glm::quat root_inv = glm::inverse(root[f].rotation);
-    const glm::vec3 root_v = root_inv * root[f].velocity, root_w = root_inv * root[f].angular_velocity;
+    const glm::vec3 root_v = root_inv * root[f].velocity,
+                    root_w = root_inv * root[f].angular_velocity;
     for (size_t j = 0; j < joints; ++j) {
       const int pa = parents[j];
       const glm::quat pr = pa < 0 ? glm::quat(1, 0, 0, 0) : r[pa];

@@ -9,9 +9,9 @@
 // the reflection of the original's even when the bind skeleton is not perfectly symmetric.
 #include "cook/mirror.h"
 
+#include "cook/skeleton_presets.h"
 #include "core/errors.h"
 #include "core/pose_space.h"
-#include "cook/skeleton_presets.h"
 
 #include <glm/gtc/quaternion.hpp>
 

@@ -27,7 +27,8 @@ glm::quat yawRotation(float angle);
 // elements; a root joint's parent frame is (root_rotation, root_position).
 void forwardKinematics(const std::vector<int>& parents, const glm::quat* local_rotations,
                        const glm::vec3* local_translations, glm::quat* world_rotations,
-                       glm::vec3* world_positions, const glm::quat& root_rotation = glm::quat(1, 0, 0, 0),
+                       glm::vec3* world_positions,
+                       const glm::quat& root_rotation = glm::quat(1, 0, 0, 0),
                        const glm::vec3& root_position = glm::vec3(0));
 
 // World positions of every joint of every frame of a clip: [frame * jointCount + joint].

@@ -33,11 +33,10 @@ MatchableRanges buildMatchableRanges(const std::vector<ClipTagging>& clips,
       if (f >= 0) matchable[f] = 0;
     for (const SubRangeSpec& r : clip.ranges) {
       if (r.first_frame < 0 || r.frame_count <= 0 || r.first_frame + r.frame_count > n)
-        throw InputError("clip " + clip.name + ": range of frames [" +
-                         std::to_string(r.first_frame) + ", " +
-                         std::to_string(r.first_frame + r.frame_count) +
-                         ") does not lie inside the clip's " + std::to_string(n) +
-                         " frames (clip-local, at the database rate); fix the range");
+        throw InputError(
+            "clip " + clip.name + ": range of frames [" + std::to_string(r.first_frame) + ", " +
+            std::to_string(r.first_frame + r.frame_count) + ") does not lie inside the clip's " +
+            std::to_string(n) + " frames (clip-local, at the database rate); fix the range");
       uint64_t add = 0;
       for (const auto& t : r.tags) add |= uint64_t{1} << tagBit(t, clip.name, out.tag_names);
       for (int f = r.first_frame; f < r.first_frame + r.frame_count; ++f) {
@@ -54,8 +53,8 @@ MatchableRanges buildMatchableRanges(const std::vector<ClipTagging>& clips,
       }
       int end = f + 1;
       while (end < n && matchable[end] && mask[end] == mask[f]) ++end;
-      out.ranges.push_back({clip.first_frame + static_cast<uint32_t>(f),
-                            static_cast<uint32_t>(end - f), mask[f]});
+      out.ranges.push_back(
+          {clip.first_frame + static_cast<uint32_t>(f), static_cast<uint32_t>(end - f), mask[f]});
       any = true;
       f = end;
     }

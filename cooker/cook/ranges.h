@@ -21,7 +21,7 @@ struct ClipTagging {
 struct MatchableRanges {
   std::vector<std::string> tag_names;  // bit i = tag_names[i], in order of first appearance
   std::vector<uint64_t> clip_tag_masks;
-  std::vector<CookedRange> ranges;     // maximal runs of one tag mask inside a clip, frame order
+  std::vector<CookedRange> ranges;  // maximal runs of one tag mask inside a clip, frame order
   std::vector<std::string> warnings;
 };
 

@@ -64,7 +64,8 @@ std::vector<CookedRootFrame> RootMotionExtractor::run(const RawClip& clip,
   position = SavitzkyGolayFilter(pw, order).apply(position);
   for (auto& p : position) p.y = 0;
 
-  std::vector<glm::vec3> facing = projectedFacing(clip, roles.joint(Role::Facing), roles.facing_axis);
+  std::vector<glm::vec3> facing =
+      projectedFacing(clip, roles.joint(Role::Facing), roles.facing_axis);
   facing = SavitzkyGolayFilter(fw, order).apply(facing);
 
   std::vector<glm::quat> rotation(n);

@@ -21,8 +21,8 @@ int fitFilterWindow(int configured, int frames, const std::string& clip, const c
 
 struct RootMotionExtractor {
   // From ClipStageSettings.
-  double frame_rate = 0;     // the clip's rate, for velocities
-  int position_window = 0;   // Savitzky-Golay frames, odd
+  double frame_rate = 0;    // the clip's rate, for velocities
+  int position_window = 0;  // Savitzky-Golay frames, odd
   int facing_window = 0;
   int order = 0;
 
@@ -30,7 +30,8 @@ struct RootMotionExtractor {
   // facing joint's axis, normalized, smoothed, normalized; rotation is the yaw that turns +Z onto
   // it. Velocities are world-space, by central differences. `world_positions` is
   // worldPositions(clip). Throws InputError when the clip is shorter than 5 frames.
-  std::vector<CookedRootFrame> run(const RawClip& clip, const std::vector<glm::vec3>& world_positions,
+  std::vector<CookedRootFrame> run(const RawClip& clip,
+                                   const std::vector<glm::vec3>& world_positions,
                                    const SkeletonRoles& roles,
                                    std::vector<std::string>* warnings) const;
 };

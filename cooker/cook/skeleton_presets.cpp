@@ -23,12 +23,12 @@ std::vector<SkeletonPreset> makeBuiltinPresets() {
                      {}});
   // Geno, the LAFAN1-resolved character: toes are *ToeBase and the hips' bind frame is the
   // world's, so local +Z faces forward.
-  presets.push_back({"geno",
-                     {"Hips", "LeftFoot", "RightFoot", "LeftToeBase", "RightToeBase", "Spine2",
-                      "Hips"},
-                     {0, 0, 1},
-                     0.01,
-                     {}});
+  presets.push_back(
+      {"geno",
+       {"Hips", "LeftFoot", "RightFoot", "LeftToeBase", "RightToeBase", "Spine2", "Hips"},
+       {0, 0, 1},
+       0.01,
+       {}});
   // Bandai Namco Research Motiondataset: root joint_Root, then Hips; Spine -> Chest -> Neck.
   presets.push_back({"bandai",
                      {"Hips", "Foot_L", "Foot_R", "Toes_L", "Toes_R", "Chest", "Hips"},
@@ -42,34 +42,41 @@ std::vector<SkeletonPreset> makeBuiltinPresets() {
                      kCmuUnit,
                      {{"LHipJoint", "RHipJoint"}, {"lhand", "rhand"}}});
   // CMU BVH, "MotionBuilder friendly" naming (LeftFoot, LeftToeBase; Spine -> Spine1 -> Neck).
-  presets.push_back({"cmu-motionbuilder",
-                     {"Hips", "LeftFoot", "RightFoot", "LeftToeBase", "RightToeBase", "Spine1",
-                      "Hips"},
-                     {0, 0, 1},
-                     kCmuUnit,
-                     {{"LHipJoint", "RHipJoint"}}});
+  presets.push_back(
+      {"cmu-motionbuilder",
+       {"Hips", "LeftFoot", "RightFoot", "LeftToeBase", "RightToeBase", "Spine1", "Hips"},
+       {0, 0, 1},
+       kCmuUnit,
+       {{"LHipJoint", "RHipJoint"}}});
   // The CMU FBX exports (Blender, x100 armature over raw CMU units) use the naming above too.
   // Mixamo: every name in the "mixamorig:" namespace; the hips' bind frame is the world's and
   // files are in centimetres.
-  presets.push_back({"mixamo",
-                     {"mixamorig:Hips", "mixamorig:LeftFoot", "mixamorig:RightFoot",
-                      "mixamorig:LeftToeBase", "mixamorig:RightToeBase", "mixamorig:Spine2",
-                      "mixamorig:Hips"},
-                     {0, 0, 1},
-                     0.01,
-                     {}});
+  presets.push_back(
+      {"mixamo",
+       {"mixamorig:Hips", "mixamorig:LeftFoot", "mixamorig:RightFoot", "mixamorig:LeftToeBase",
+        "mixamorig:RightToeBase", "mixamorig:Spine2", "mixamorig:Hips"},
+       {0, 0, 1},
+       0.01,
+       {}});
   return presets;
 }
 
 const std::string& overrideFor(const RoleSettings& s, Role role) {
   switch (role) {
-    case Role::Hips: return s.hips;
-    case Role::LeftFoot: return s.left_foot;
-    case Role::RightFoot: return s.right_foot;
-    case Role::LeftToe: return s.left_toe;
-    case Role::RightToe: return s.right_toe;
-    case Role::RootPosition: return s.root_position;
-    case Role::Facing: return s.facing;
+    case Role::Hips:
+      return s.hips;
+    case Role::LeftFoot:
+      return s.left_foot;
+    case Role::RightFoot:
+      return s.right_foot;
+    case Role::LeftToe:
+      return s.left_toe;
+    case Role::RightToe:
+      return s.right_toe;
+    case Role::RootPosition:
+      return s.root_position;
+    case Role::Facing:
+      return s.facing;
   }
   return s.hips;
 }
@@ -99,9 +106,8 @@ int firstMissingRole(const Skeleton& skeleton, const RoleSettings& s, const Skel
 }  // namespace
 
 const char* roleName(Role role) {
-  static const char* const kNames[kRoleCount] = {"hips",      "left_foot", "right_foot",
-                                                 "left_toe",  "right_toe", "root_position",
-                                                 "facing"};
+  static const char* const kNames[kRoleCount] = {
+      "hips", "left_foot", "right_foot", "left_toe", "right_toe", "root_position", "facing"};
   return kNames[static_cast<int>(role)];
 }
 
@@ -119,13 +125,14 @@ const SkeletonPreset* findPreset(std::string_view name) {
 std::vector<std::string> SkeletonRoles::describe(const Skeleton& skeleton) const {
   std::vector<std::string> lines;
   for (int r = 0; r < kRoleCount; ++r)
-    lines.push_back(std::string(roleName(static_cast<Role>(r))) + ": " +
-                    skeleton.names[joints[r]] + " (joint " + std::to_string(joints[r]) + ")");
+    lines.push_back(std::string(roleName(static_cast<Role>(r))) + ": " + skeleton.names[joints[r]] +
+                    " (joint " + std::to_string(joints[r]) + ")");
   return lines;
 }
 
-[[noreturn]] static void throwMissingJoint(const Skeleton& skeleton, Role role, const std::string& name,
-                                   const SkeletonPreset* from, const std::string& what) {
+[[noreturn]] static void throwMissingJoint(const Skeleton& skeleton, Role role,
+                                           const std::string& name, const SkeletonPreset* from,
+                                           const std::string& what) {
   throw InputError(what + ": role " + roleName(role) + " names joint '" + name +
                    "', which the skeleton does not have" +
                    (from ? " (from preset " + from->name + ")" : "") + "; set [skeleton] " +
@@ -145,8 +152,8 @@ SkeletonRoles resolveRoles(const Skeleton& skeleton, const RoleSettings& setting
   if (!settings.preset.empty()) {
     preset = findPreset(settings.preset);
     if (!preset)
-      throw InputError("unknown skeleton preset '" + settings.preset + "'; the presets are: " +
-                       presetList());
+      throw InputError("unknown skeleton preset '" + settings.preset +
+                       "'; the presets are: " + presetList());
   } else if (firstMissingRole(skeleton, settings, nullptr) >= 0) {
     // Not every role is given: auto-detect the first preset that fits.
     for (const auto& p : builtinPresets())
@@ -160,10 +167,11 @@ SkeletonRoles resolveRoles(const Skeleton& skeleton, const RoleSettings& setting
         const int r = firstMissingRole(skeleton, settings, &p);
         tried += (tried.empty() ? "" : ", ") + p.name + " (no " + p.joints[r] + ")";
       }
-      throw InputError(what + ": no skeleton preset fits this skeleton; tried " + tried +
-                       ". Name the joints under [skeleton] in the manifest (hips, left_foot, "
-                       "right_foot, left_toe, right_toe, root_position, facing). The skeleton's joints are: " +
-                       jointList(skeleton));
+      throw InputError(
+          what + ": no skeleton preset fits this skeleton; tried " + tried +
+          ". Name the joints under [skeleton] in the manifest (hips, left_foot, "
+          "right_foot, left_toe, right_toe, root_position, facing). The skeleton's joints are: " +
+          jointList(skeleton));
     }
   }
 
@@ -179,8 +187,8 @@ SkeletonRoles resolveRoles(const Skeleton& skeleton, const RoleSettings& setting
     if (j < 0) throwMissingJoint(skeleton, role, name, o.empty() ? preset : nullptr, what);
     roles.joints[r] = j;
   }
-  const glm::vec3 axis =
-      settings.facing_axis ? *settings.facing_axis : (preset ? preset->facing_axis : glm::vec3(0, 0, 1));
+  const glm::vec3 axis = settings.facing_axis ? *settings.facing_axis
+                                              : (preset ? preset->facing_axis : glm::vec3(0, 0, 1));
   const float len = glm::length(axis);
   if (!(len > 1e-6f) || !std::isfinite(len))
     throw InputError(what + ": the facing axis must be a non-zero vector, e.g. [0, 0, 1]");

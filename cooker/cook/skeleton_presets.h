@@ -1,5 +1,5 @@
-// Skeleton role presets: which joint plays which role (docs/cook.md "Skeleton roles and presets"), the
-// facing axis and the source unit, per naming convention. Add a convention by appending a
+// Skeleton role presets: which joint plays which role (docs/cook.md "Skeleton roles and presets"),
+// the facing axis and the source unit, per naming convention. Add a convention by appending a
 // SkeletonPreset to the table in skeleton_presets.cpp; auto-detection tries them in order.
 #pragma once
 

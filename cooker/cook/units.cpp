@@ -21,8 +21,10 @@ double inferUnitScale(const RawClip& clip, int hips, int left_toe, int right_toe
   if (clip.frame_count < 1) throw InputError(clip.name + ": the clip has no frames");
   const double h = standingHipHeight(clip, hips, left_toe, right_toe);
   if (!(h > 0) || !std::isfinite(h))
-    throw InputError(clip.name + ": cannot infer the unit from the standing hip height (the hips, " +
-                     clip.skeleton.names[hips] + ", are not above the toes in the first frame); "
+    throw InputError(clip.name +
+                     ": cannot infer the unit from the standing hip height (the hips, " +
+                     clip.skeleton.names[hips] +
+                     ", are not above the toes in the first frame); "
                      "set unit_scale (metres per source unit) under [database] in the manifest");
   return kStandingHipHeight / h;
 }

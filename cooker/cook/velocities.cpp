@@ -36,9 +36,8 @@ std::vector<glm::vec3> differentiate(size_t count, int stride, Step step) {
 std::vector<glm::vec3> linearVelocities(const std::vector<glm::vec3>& x, int stride, double rate) {
   const float r = static_cast<float>(rate);
   const size_t s = static_cast<size_t>(stride);
-  return differentiate(x.size(), stride, [&](size_t f, size_t e) {
-    return (x[(f + 1) * s + e] - x[f * s + e]) * r;
-  });
+  return differentiate(x.size(), stride,
+                       [&](size_t f, size_t e) { return (x[(f + 1) * s + e] - x[f * s + e]) * r; });
 }
 
 std::vector<glm::vec3> angularVelocities(const std::vector<glm::quat>& q, int stride, double rate) {

@@ -25,12 +25,12 @@ enum FeatureBlockId : int {
 
 // Skeleton roles; an empty string means "from the preset or auto-detected".
 struct RoleSettings {
-  std::string preset;         // "" = auto-detect; else a preset name ("lafan1", "cmu", "bandai")
+  std::string preset;  // "" = auto-detect; else a preset name ("lafan1", "cmu", "bandai")
   std::string hips;
   std::string left_foot, right_foot;
   std::string left_toe, right_toe;
-  std::string root_position;  // simulation-root position joint (reference: Spine2)
-  std::string facing;         // facing joint (reference: Hips)
+  std::string root_position;             // simulation-root position joint (reference: Spine2)
+  std::string facing;                    // facing joint (reference: Hips)
   std::optional<glm::vec3> facing_axis;  // local axis of the facing joint
 };
 
@@ -93,16 +93,16 @@ struct SubRangeSpec {
 };
 
 struct ClipSpec {
-  std::string name;          // "" = the file's stem
-  std::string source;        // resolved path
-  std::string source_label;  // path as the user wrote it (stored in the file)
-  std::string take;          // FBX animation name or index as text; "" = the first
+  std::string name;             // "" = the file's stem
+  std::string source;           // resolved path
+  std::string source_label;     // path as the user wrote it (stored in the file)
+  std::string take;             // FBX animation name or index as text; "" = the first
   int source_first_frame = 0;   // source frames [first, first + count)
   int source_frame_count = -1;  // -1 = to the end
   std::vector<std::string> tags;
   bool mirror = false;
   std::vector<SubRangeSpec> ranges;
-  int manifest_line = 0;     // for messages; 0 when from the command line
+  int manifest_line = 0;  // for messages; 0 when from the command line
 };
 
 struct MirrorSettings {

@@ -21,7 +21,8 @@ namespace mmdb::cook {
 // The schema's own version and enums (schema/mmdb.fbs), so the cooker cannot disagree with it.
 inline constexpr uint16_t kSchemaMajor = static_cast<uint16_t>(fb::SchemaMajor::Current);
 inline constexpr uint16_t kSchemaMinor = static_cast<uint16_t>(fb::SchemaMinor::Current);
-inline constexpr uint64_t kFeatureCodedPoses = static_cast<uint64_t>(fb::RequiredFeature::CodedPoses);
+inline constexpr uint64_t kFeatureCodedPoses =
+    static_cast<uint64_t>(fb::RequiredFeature::CodedPoses);
 using SourceFormat = fb::SourceFormat;
 using Role = fb::Role;
 // "mmcook " and the project's version (CMakeLists.txt). It names the cooker in every file and
@@ -113,8 +114,8 @@ struct CookedTrack {
 
 // One coded pose stream (schema CodedStream).
 struct CookedCodedStream {
-  std::vector<CookedTrack> tracks;         // joint_count
-  std::vector<uint32_t> segment_offsets;   // joint_count * segments + 1
+  std::vector<CookedTrack> tracks;        // joint_count
+  std::vector<uint32_t> segment_offsets;  // joint_count * segments + 1
   std::vector<uint8_t> data;
   float max_error = 0;
   int worst_joint = -1;
@@ -122,8 +123,13 @@ struct CookedCodedStream {
 };
 
 // The four pose streams in file order; an index into CookedPoseCoding::streams.
-enum PoseStreamId : int { kStreamRotations = 0, kStreamTranslations, kStreamVelocities,
-                          kStreamAngularVelocities, kPoseStreamCount };
+enum PoseStreamId : int {
+  kStreamRotations = 0,
+  kStreamTranslations,
+  kStreamVelocities,
+  kStreamAngularVelocities,
+  kPoseStreamCount
+};
 
 struct CookedPoseCoding {
   uint32_t segment_frames = 0;
@@ -163,7 +169,7 @@ struct CookedDatabase {
 
   uint16_t feature_count = 27;
   uint16_t feature_stride = 28;
-  std::vector<float> features;  // frame_count * feature_stride, normalized, padding 0
+  std::vector<float> features;        // frame_count * feature_stride, normalized, padding 0
   std::vector<float> feature_offset;  // feature_count
   std::vector<float> feature_scale;   // feature_count
   std::vector<CookedFeatureBlock> feature_blocks;

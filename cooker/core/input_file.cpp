@@ -21,8 +21,10 @@ const char* typeProblem(mode_t mode) {
 
 std::string statProblem(int error) {
   switch (error) {
-    case ELOOP: return "a loop of symbolic links (too many levels of symbolic links)";
-    default: return std::strerror(error);
+    case ELOOP:
+      return "a loop of symbolic links (too many levels of symbolic links)";
+    default:
+      return std::strerror(error);
   }
 }
 
@@ -49,7 +51,7 @@ void requireRegularFile(const std::string& path, const std::string& what_to_do) 
 void checkOutputPath(const std::string& output, const std::vector<std::string>& inputs) {
   struct stat out {};
   if (::stat(output.c_str(), &out) != 0) return;  // does not exist (yet): nothing to destroy
-  if (S_ISDIR(out.st_mode)) return;  // checkWritable (database_writer.h) says so
+  if (S_ISDIR(out.st_mode)) return;               // checkWritable (database_writer.h) says so
   if (const char* problem = typeProblem(out.st_mode))
     throw InputError(output + ": cannot write the database there: " + problem +
                      ", which the output would replace; choose a regular file with -o");

@@ -19,7 +19,8 @@ void validateSkeleton(const Skeleton& s, const std::string& what) {
     throw InputError(what + ": skeleton arrays disagree in length (internal importer error)");
   std::unordered_set<std::string> seen;
   for (size_t j = 0; j < n; ++j) {
-    if (s.names[j].empty()) throw InputError(what + ": joint " + std::to_string(j) + " has no name");
+    if (s.names[j].empty())
+      throw InputError(what + ": joint " + std::to_string(j) + " has no name");
     if (!seen.insert(s.names[j]).second)
       throw InputError(what + ": duplicate joint name '" + s.names[j] +
                        "'; rename one of them so every joint is unique");

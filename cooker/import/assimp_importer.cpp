@@ -55,8 +55,7 @@ constexpr double kMaxPlausibleHeightM = 10.0;
 
 std::string lowerExtension(const std::string& path) {
   std::string ext = std::filesystem::path(path).extension().string();
-  for (char& c : ext)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return ext;
 }
 
@@ -104,12 +103,23 @@ bool metaNumber(const aiScene& scene, const char* key, T& out) {
     if (std::string_view(md.mKeys[i].C_Str()) != key) continue;
     const aiMetadataEntry& e = md.mValues[i];
     switch (e.mType) {
-      case AI_BOOL: out = static_cast<T>(*static_cast<bool*>(e.mData)); return true;
-      case AI_INT32: out = static_cast<T>(*static_cast<int32_t*>(e.mData)); return true;
-      case AI_UINT64: out = static_cast<T>(*static_cast<uint64_t*>(e.mData)); return true;
-      case AI_FLOAT: out = static_cast<T>(*static_cast<float*>(e.mData)); return true;
-      case AI_DOUBLE: out = static_cast<T>(*static_cast<double*>(e.mData)); return true;
-      default: return false;
+      case AI_BOOL:
+        out = static_cast<T>(*static_cast<bool*>(e.mData));
+        return true;
+      case AI_INT32:
+        out = static_cast<T>(*static_cast<int32_t*>(e.mData));
+        return true;
+      case AI_UINT64:
+        out = static_cast<T>(*static_cast<uint64_t*>(e.mData));
+        return true;
+      case AI_FLOAT:
+        out = static_cast<T>(*static_cast<float*>(e.mData));
+        return true;
+      case AI_DOUBLE:
+        out = static_cast<T>(*static_cast<double*>(e.mData));
+        return true;
+      default:
+        return false;
     }
   }
   return false;
@@ -124,24 +134,40 @@ std::string metaString(const aiScene& scene, const char* key) {
 // FbxTime::EMode -> frames per second; 0 for "default" and "custom".
 double fbxTimeModeRate(int mode) {
   switch (mode) {
-    case 1: return 120.0;
-    case 2: return 100.0;
-    case 3: return 60.0;
-    case 4: return 50.0;
-    case 5: return 48.0;
+    case 1:
+      return 120.0;
+    case 2:
+      return 100.0;
+    case 3:
+      return 60.0;
+    case 4:
+      return 50.0;
+    case 5:
+      return 48.0;
     case 6:
-    case 7: return 30.0;
+    case 7:
+      return 30.0;
     case 8:
-    case 9: return 30000.0 / 1001.0;
-    case 10: return 25.0;
-    case 11: return 24.0;
-    case 12: return 1000.0;
-    case 13: return 24000.0 / 1001.0;
-    case 15: return 96.0;
-    case 16: return 72.0;
-    case 17: return 60000.0 / 1001.0;
-    case 18: return 120000.0 / 1001.0;
-    default: return 0.0;
+    case 9:
+      return 30000.0 / 1001.0;
+    case 10:
+      return 25.0;
+    case 11:
+      return 24.0;
+    case 12:
+      return 1000.0;
+    case 13:
+      return 24000.0 / 1001.0;
+    case 15:
+      return 96.0;
+    case 16:
+      return 72.0;
+    case 17:
+      return 60000.0 / 1001.0;
+    case 18:
+      return 120000.0 / 1001.0;
+    default:
+      return 0.0;
   }
 }
 
@@ -261,8 +287,7 @@ JointSelection selectJoints(const NodeTable& table, std::vector<char> marked,
   // Marked nodes and their ancestors; RootNode (index 0) only when it is animated itself.
   std::vector<char> in(n, 0);
   for (int i = 0; i < n; ++i)
-    for (int j = i; j > 0 && marked[i] && !in[j]; j = table.parent[j])
-      in[j] = 1;
+    for (int j = i; j > 0 && marked[i] && !in[j]; j = table.parent[j]) in[j] = 1;
   in[0] = marked[0];
 
   // Keep the biggest tree; animated cameras or props beside the character are dropped.
@@ -308,8 +333,7 @@ JointSelection selectJoints(const NodeTable& table, std::vector<char> marked,
     under_top[i] = i == top || (table.parent[i] >= 0 && under_top[table.parent[i]]);
     if (!under_top[i] || !in[i] || isPivotHelper(table.nodes[i]->mName.C_Str())) continue;
     int p = table.parent[i];
-    while (i != top && joint_of[p] < 0)
-      p = table.parent[p];
+    while (i != top && joint_of[p] < 0) p = table.parent[p];
     joint_of[i] = static_cast<int>(sel.joint_nodes.size());
     sel.joint_nodes.push_back(i);
     sel.joint_parents.push_back(i == top ? -1 : joint_of[p]);
@@ -371,8 +395,7 @@ glm::dmat4 toGlm(const aiMatrix4x4& m) {
   // aiMatrix4x4 is row-major with translation in the last column; glm is column-major.
   glm::dmat4 r;
   for (int row = 0; row < 4; ++row)
-    for (int col = 0; col < 4; ++col)
-      r[col][row] = m[row][col];
+    for (int col = 0; col < 4; ++col) r[col][row] = m[row][col];
   return r;
 }
 
@@ -389,8 +412,7 @@ glm::dmat4 compose(const glm::dvec3& t, const glm::dquat& r, const glm::dvec3& s
 template <typename Key>
 unsigned findKey(const Key* keys, unsigned count, double t, unsigned& cursor) {
   if (cursor >= count || keys[cursor].mTime > t) cursor = 0;
-  while (cursor + 1 < count && keys[cursor + 1].mTime <= t)
-    ++cursor;
+  while (cursor + 1 < count && keys[cursor + 1].mTime <= t) ++cursor;
   return cursor;
 }
 
@@ -457,13 +479,11 @@ class PoseEvaluator {
     const int n = static_cast<int>(table.nodes.size());
     needed_.assign(n, 0);
     for (int node : sel.joint_nodes)
-      for (int a = node; a >= 0 && !needed_[a]; a = table.parent[a])
-        needed_[a] = 1;
+      for (int a = node; a >= 0 && !needed_[a]; a = table.parent[a]) needed_[a] = 1;
     channel_.assign(n, nullptr);
     cursor_.assign(n, {});
     bind_.resize(n);
-    for (int i = 0; i < n; ++i)
-      bind_[i] = decomposeNode(*table.nodes[i]);
+    for (int i = 0; i < n; ++i) bind_[i] = decomposeNode(*table.nodes[i]);
     if (anim)
       for (unsigned c = 0; c < anim->mNumChannels; ++c) {
         auto it = table.by_name.find(anim->mChannels[c]->mNodeName.C_Str());
@@ -610,18 +630,21 @@ TakeTiming takeTiming(const aiAnimation& anim, double declared_rate, const std::
   }
   const double seconds = (hi - lo) / t.ticks_per_second;
   if (!std::isfinite(lo) || !std::isfinite(hi) || !std::isfinite(seconds) || seconds < 0)
-    throw InputError(fmt::format("{}: key times run from {:g} to {:g} ticks at {:g} ticks per "
-                                 "second, which is not a usable time span; re-export the take",
-                                 where, lo, hi, t.ticks_per_second));
+    throw InputError(
+        fmt::format("{}: key times run from {:g} to {:g} ticks at {:g} ticks per "
+                    "second, which is not a usable time span; re-export the take",
+                    where, lo, hi, t.ticks_per_second));
   if (!(t.frame_rate >= kMinFrameRate && t.frame_rate <= kMaxFrameRate))
-    throw InputError(fmt::format("{}: the frame rate is {:g} Hz; mmcook reads {:g} to {:g} Hz: "
-                                 "re-export the take at another rate",
-                                 where, t.frame_rate, kMinFrameRate, kMaxFrameRate));
+    throw InputError(
+        fmt::format("{}: the frame rate is {:g} Hz; mmcook reads {:g} to {:g} Hz: "
+                    "re-export the take at another rate",
+                    where, t.frame_rate, kMinFrameRate, kMaxFrameRate));
   if (seconds > kMaxClipSeconds)
-    throw InputError(fmt::format("{}: the take lasts {:g} s (key times {:g} to {:g} ticks at {:g} "
-                                 "per second), over the {:g} s (24 hours) limit of a clip; check "
-                                 "the key times or split the take",
-                                 where, seconds, lo, hi, t.ticks_per_second, kMaxClipSeconds));
+    throw InputError(
+        fmt::format("{}: the take lasts {:g} s (key times {:g} to {:g} ticks at {:g} "
+                    "per second), over the {:g} s (24 hours) limit of a clip; check "
+                    "the key times or split the take",
+                    where, seconds, lo, hi, t.ticks_per_second, kMaxClipSeconds));
   t.frame_count = static_cast<int>(std::floor(seconds * t.frame_rate + 1e-6)) + 1;
   return t;
 }
@@ -678,8 +701,7 @@ double checkedUnitScale(double declared, const std::vector<glm::vec3>& bind_worl
                         std::vector<std::string>& warnings) {
   if (declared <= 0 || bind_world.size() < 2) return declared;
   glm::vec3 lo = bind_world[0], hi = bind_world[0];
-  for (const auto& p : bind_world)
-    lo = glm::min(lo, p), hi = glm::max(hi, p);
+  for (const auto& p : bind_world) lo = glm::min(lo, p), hi = glm::max(hi, p);
   const glm::vec3 ext = hi - lo;
   const double size_m = std::max({ext.x, ext.y, ext.z}) * declared;
   if (size_m <= 0 || (size_m >= kMinPlausibleHeightM && size_m <= kMaxPlausibleHeightM))
@@ -737,8 +759,7 @@ ImportedTake buildClip(const NodeTable& table, const SceneConventions& conv,
   PoseEvaluator eval(table, sel, anim, conv.to_y_up);
   eval.evaluate(0.0, true);
   const double unit = eval.topScale();
-  for (int node : sel.joint_nodes)
-    clip.skeleton.names.push_back(table.nodes[node]->mName.C_Str());
+  for (int node : sel.joint_nodes) clip.skeleton.names.push_back(table.nodes[node]->mName.C_Str());
   clip.skeleton.parents = sel.joint_parents;
   bool odd_scale = false;
   eval.localPose(unit, clip.skeleton.bind_rotations, clip.skeleton.offsets, &odd_scale);
@@ -759,10 +780,10 @@ ImportedTake buildClip(const NodeTable& table, const SceneConventions& conv,
     if (sample_frames) {
       const size_t n = clip.skeleton.names.size() * static_cast<size_t>(timing.frame_count);
       if (n > kMaxClipSamples)
-        throw InputError(fmt::format("{}: the take has {} frames of {} joints, more than the {} "
-                                     "joint samples a clip may hold; split the take",
-                                     path, timing.frame_count, clip.skeleton.names.size(),
-                                     kMaxClipSamples));
+        throw InputError(
+            fmt::format("{}: the take has {} frames of {} joints, more than the {} "
+                        "joint samples a clip may hold; split the take",
+                        path, timing.frame_count, clip.skeleton.names.size(), kMaxClipSamples));
       clip.rotations.reserve(n);
       clip.translations.reserve(n);
       for (int f = 0; f < timing.frame_count; ++f) {
@@ -815,14 +836,10 @@ RawClip importAssimpFile(const std::string& path, const std::string& take) {
                      "' animates no node of the scene; re-export it with its skeleton");
   ImportedTake imported = buildClip(table, conv, sel, &anim, path, true);
   imported.clip.take = takeName(*scene, index);
-  for (const auto& n : sel.notes)
-    spdlog::debug("{}: {}", path, n);
-  for (const auto& n : imported.notes)
-    spdlog::debug("{}: {}", path, n);
-  for (const auto& n : notes)
-    spdlog::warn("{}: {}", path, n);
-  for (const auto& n : imported.warnings)
-    spdlog::warn("{}: {}", path, n);
+  for (const auto& n : sel.notes) spdlog::debug("{}: {}", path, n);
+  for (const auto& n : imported.notes) spdlog::debug("{}: {}", path, n);
+  for (const auto& n : notes) spdlog::warn("{}: {}", path, n);
+  for (const auto& n : imported.warnings) spdlog::warn("{}: {}", path, n);
   return std::move(imported.clip);
 }
 
@@ -834,8 +851,7 @@ SourceInfo inspectAssimpFile(const std::string& path) {
   SourceInfo info;
   info.path = path;
   std::string ext = lowerExtension(path);
-  for (char& c : ext)
-    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (char& c : ext) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   info.format = ext.empty() ? "unknown" : ext.substr(1);
   info.notes = conv.notes;
   for (unsigned i = 0; i < scene->mNumAnimations; ++i) {

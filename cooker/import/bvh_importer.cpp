@@ -434,9 +434,12 @@ void sinCosBatch(const float* x, float* sin_out, float* cos_out, size_t n) {
 // q * (cos + sin * axis): the general product with the zero terms left out.
 glm::quat timesAxisRotation(const glm::quat& q, int axis, float s, float c) {
   switch (axis) {
-    case 0: return {q.w * c - q.x * s, q.x * c + q.w * s, q.y * c + q.z * s, q.z * c - q.y * s};
-    case 1: return {q.w * c - q.y * s, q.x * c - q.z * s, q.y * c + q.w * s, q.z * c + q.x * s};
-    default: return {q.w * c - q.z * s, q.x * c + q.y * s, q.y * c - q.x * s, q.z * c + q.w * s};
+    case 0:
+      return {q.w * c - q.x * s, q.x * c + q.w * s, q.y * c + q.z * s, q.z * c - q.y * s};
+    case 1:
+      return {q.w * c - q.y * s, q.x * c - q.z * s, q.y * c + q.w * s, q.z * c + q.x * s};
+    default:
+      return {q.w * c - q.z * s, q.x * c + q.y * s, q.y * c - q.x * s, q.z * c + q.w * s};
   }
 }
 
@@ -518,8 +521,9 @@ class HierarchyParser {
     if (first.empty())
       in_.fail(fmt::format("the file ends where 'HIERARCHY' was expected; {}", kHintTruncated));
     if (!equalsNoCase(first, "HIERARCHY"))
-      in_.fail("the file does not start with 'HIERARCHY', so it is not a BVH file (or it is "
-               "damaged); check the path, or re-export the file as BVH");
+      in_.fail(
+          "the file does not start with 'HIERARCHY', so it is not a BVH file (or it is "
+          "damaged); check the path, or re-export the file as BVH");
     in_.expect("ROOT");
     out_.root_line = in_.line();
     openJoint(-1);
@@ -622,10 +626,11 @@ MotionHeader parseMotionHeader(Cursor& in) {
                     "that line or re-export the file",
                     quoted(time_token)));
   if (frame_time < 1 / kMaxFrameRate - 1e-12 || frame_time > 1 / kMinFrameRate)
-    in.fail(fmt::format("'Frame Time:' is {:g} s, a rate of {:g} Hz; mmcook reads {:g} to {:g} Hz "
-                        "(a Frame Time of {:g} to {:g} s): fix that line or re-export the file",
-                        frame_time, 1.0 / frame_time, kMinFrameRate, kMaxFrameRate,
-                        1 / kMaxFrameRate, 1 / kMinFrameRate));
+    in.fail(
+        fmt::format("'Frame Time:' is {:g} s, a rate of {:g} Hz; mmcook reads {:g} to {:g} Hz "
+                    "(a Frame Time of {:g} to {:g} s): fix that line or re-export the file",
+                    frame_time, 1.0 / frame_time, kMinFrameRate, kMaxFrameRate, 1 / kMaxFrameRate,
+                    1 / kMinFrameRate));
   in.endOfLine("the frame time");
   h.frame_rate = 1.0 / frame_time;
   // 0.0333333 means 30 fps: snap a rate within the printed precision of a whole number.
@@ -896,8 +901,9 @@ RawClip parseBvh(std::string_view text, const std::string& path) {
   Cursor in(text, path);
   // Lines that end in CR alone (classic Mac OS) would make the whole file one line.
   if (text.find('\r') != std::string_view::npos && text.find('\n') == std::string_view::npos)
-    in.fail("the lines end with CR alone (classic Mac OS line ends); convert them to LF or CR LF "
-            "line ends, e.g. with tr '\\r' '\\n', or re-export the file");
+    in.fail(
+        "the lines end with CR alone (classic Mac OS line ends); convert them to LF or CR LF "
+        "line ends, e.g. with tr '\\r' '\\n', or re-export the file");
   Hierarchy hierarchy = HierarchyParser(in).parse();
   if (hierarchy.channel_count == 0)
     in.fail(hierarchy.root_line,

@@ -32,13 +32,14 @@ SourceInfo inspectSourceFile(const std::string& path) {
   info.path = path;
   info.format = "BVH";
   const double duration = clip.frame_rate > 0 ? (clip.frame_count - 1) / clip.frame_rate : 0.0;
-  info.takes.push_back({std::filesystem::path(path).stem().string(), clip.frame_rate,
-                        clip.frame_count, duration});
+  info.takes.push_back(
+      {std::filesystem::path(path).stem().string(), clip.frame_rate, clip.frame_count, duration});
   info.skeleton = clip.skeleton;
   info.declared_unit_scale = clip.declared_unit_scale;
   if (clip.declared_unit_scale <= 0)
-    info.notes.push_back("BVH declares no unit: the cook takes the scale from the manifest, the "
-                         "preset or the standing hip height");
+    info.notes.push_back(
+        "BVH declares no unit: the cook takes the scale from the manifest, the "
+        "preset or the standing hip height");
   return info;
 }
 

@@ -29,18 +29,24 @@ using Keys = std::span<const std::string_view>;
 
 constexpr std::string_view kTopKeys[]{"database", "skeleton",    "weights", "filters",
                                       "contacts", "compression", "mirror",  "clip"};
-constexpr std::string_view kDatabaseKeys[]{"frame_rate", "unit_scale", "trailing_unmatchable", "trajectory_times"};
-constexpr std::string_view kSkeletonKeys[]{"preset",    "hips",          "left_foot", "right_foot", "left_toe",
-                             "right_toe", "root_position", "facing",    "facing_axis"};
-constexpr std::string_view kWeightKeys[]{"foot_position", "foot_velocity", "hip_velocity", "trajectory_position",
-                           "trajectory_direction"};
+constexpr std::string_view kDatabaseKeys[]{"frame_rate", "unit_scale", "trailing_unmatchable",
+                                           "trajectory_times"};
+constexpr std::string_view kSkeletonKeys[]{"preset",        "hips",     "left_foot",
+                                           "right_foot",    "left_toe", "right_toe",
+                                           "root_position", "facing",   "facing_axis"};
+constexpr std::string_view kWeightKeys[]{"foot_position", "foot_velocity", "hip_velocity",
+                                         "trajectory_position", "trajectory_direction"};
 constexpr std::string_view kFilterKeys[]{"root_position_window", "facing_window", "order"};
 constexpr std::string_view kContactKeys[]{"speed_threshold", "median"};
 constexpr std::string_view kMirrorKeys[]{"patterns"};
-constexpr std::string_view kCompressionKeys[]{"pose", "position_tolerance", "shell_distance",
-                                              "velocity_tolerance", "angular_velocity_tolerance",
+constexpr std::string_view kCompressionKeys[]{"pose",
+                                              "position_tolerance",
+                                              "shell_distance",
+                                              "velocity_tolerance",
+                                              "angular_velocity_tolerance",
                                               "segment_frames"};
-constexpr std::string_view kClipKeys[]{"source", "name", "take", "frames", "tags", "mirror", "range"};
+constexpr std::string_view kClipKeys[]{"source", "name",   "take", "frames",
+                                       "tags",   "mirror", "range"};
 constexpr std::string_view kRangeKeys[]{"frames", "seconds", "tags", "exclude"};
 
 constexpr int kMaxTags = 64;  // a tag is one bit of a 64-bit mask
@@ -74,16 +80,26 @@ std::string joined(Keys keys) {
 
 std::string typeName(const toml::node& node) {
   switch (node.type()) {
-    case toml::node_type::table: return "a table";
-    case toml::node_type::array: return "an array";
-    case toml::node_type::string: return "a string";
-    case toml::node_type::integer: return "an integer";
-    case toml::node_type::floating_point: return "a number";
-    case toml::node_type::boolean: return "a boolean";
-    case toml::node_type::date: return "a date";
-    case toml::node_type::time: return "a time";
-    case toml::node_type::date_time: return "a date-time";
-    default: return "nothing";
+    case toml::node_type::table:
+      return "a table";
+    case toml::node_type::array:
+      return "an array";
+    case toml::node_type::string:
+      return "a string";
+    case toml::node_type::integer:
+      return "an integer";
+    case toml::node_type::floating_point:
+      return "a number";
+    case toml::node_type::boolean:
+      return "a boolean";
+    case toml::node_type::date:
+      return "a date";
+    case toml::node_type::time:
+      return "a time";
+    case toml::node_type::date_time:
+      return "a date-time";
+    default:
+      return "nothing";
   }
 }
 
@@ -104,8 +120,8 @@ std::string formatNumber(double value) {
 bool isTagName(std::string_view tag) {
   if (tag.empty() || tag.size() > 64) return false;
   return std::all_of(tag.begin(), tag.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '-' || c == '.';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-' || c == '.';
   });
 }
 
@@ -173,8 +189,8 @@ class ManifestParser {
     if (!node) return nullptr;
     const toml::table* table = node->as_table();
     if (!table)
-      fail(*node, "'" + std::string(key) + "' must be a table ([" + std::string(key) +
-                      "]), got " + typeName(*node));
+      fail(*node, "'" + std::string(key) + "' must be a table ([" + std::string(key) + "]), got " +
+                      typeName(*node));
     checkKeys(*table, std::string(key) + ".", known, static_cast<int>(node->source().begin.line));
     return table;
   }
@@ -200,11 +216,11 @@ class ManifestParser {
     if (!value) return value;
     const bool low = min_exclusive ? *value <= min : *value < min;
     if (low || *value > max) {
-      std::string bound = min_exclusive ? "greater than " + formatNumber(min)
-                                        : "at least " + formatNumber(min);
+      std::string bound =
+          min_exclusive ? "greater than " + formatNumber(min) : "at least " + formatNumber(min);
       fail(*table.get(key), "'" + prefix + std::string(key) + "' must be " + bound +
-                                " and at most " + formatNumber(max) + " (" + unit_hint +
-                                "), got " + formatNumber(*value));
+                                " and at most " + formatNumber(max) + " (" + unit_hint + "), got " +
+                                formatNumber(*value));
     }
     return value;
   }
@@ -235,8 +251,8 @@ class ManifestParser {
     const toml::node* node = table.get(key);
     if (!node) return std::nullopt;
     if (!node->is_boolean())
-      fail(*node, "'" + prefix + std::string(key) + "' must be true or false, got " +
-                      typeName(*node));
+      fail(*node,
+           "'" + prefix + std::string(key) + "' must be true or false, got " + typeName(*node));
     return *node->value<bool>();
   }
 
@@ -260,9 +276,9 @@ class ManifestParser {
     std::vector<double> out;
     for (const toml::node& element : *values) {
       if (!element.is_number() || !std::isfinite(toDouble(element)))
-        fail(*table.get(key), name + " must hold finite numbers only, got " +
-                                  (element.is_number() ? formatNumber(toDouble(element))
-                                                       : typeName(element)));
+        fail(*table.get(key),
+             name + " must hold finite numbers only, got " +
+                 (element.is_number() ? formatNumber(toDouble(element)) : typeName(element)));
       out.push_back(toDouble(element));
     }
     return out;
@@ -275,10 +291,12 @@ class ManifestParser {
     const toml::node& node = *table.get(key);
     const std::string name = "'" + prefix + std::string(key) + "'";
     const std::string form = name + " must be [first, end] (frames first to end - 1)";
-    if (values->size() != 2) fail(node, form + ", got " + std::to_string(values->size()) + " values");
+    if (values->size() != 2)
+      fail(node, form + ", got " + std::to_string(values->size()) + " values");
     std::array<int64_t, 2> v{};
     for (size_t i = 0; i < 2; ++i) {
-      if (!(*values)[i].is_integer()) fail(node, form + " with integers, got " + typeName((*values)[i]));
+      if (!(*values)[i].is_integer())
+        fail(node, form + " with integers, got " + typeName((*values)[i]));
       v[i] = *(*values)[i].value<int64_t>();
     }
     constexpr int64_t kMaxFrame = 100'000'000;
@@ -295,8 +313,9 @@ class ManifestParser {
     for (const toml::node& element : *values) {
       const std::string* tag = element.is_string() ? &element.as_string()->get() : nullptr;
       if (!tag || !isTagName(*tag))
-        fail(*table.get("tags"), "'" + prefix + "tags' must hold tag names (letters, digits, "
-                                 "'_', '-', '.'; 1 to 64 characters), got " +
+        fail(*table.get("tags"), "'" + prefix +
+                                     "tags' must hold tag names (letters, digits, "
+                                     "'_', '-', '.'; 1 to 64 characters), got " +
                                      (tag ? "'" + *tag + "'" : typeName(element)));
       if (std::find(out.begin(), out.end(), *tag) == out.end()) out.push_back(*tag);
       all_tags_.insert(*tag);
@@ -315,7 +334,8 @@ class ManifestParser {
     if (auto v = rangedNumber(*t, "frame_rate", p, kMinFrameRate, false, kMaxFrameRate,
                               "frames per second"))
       s.frame_rate = *v;
-    if (auto v = rangedNumber(*t, "unit_scale", p, 0, true, 1000, "metres per source unit")) s.unit_scale = *v;
+    if (auto v = rangedNumber(*t, "unit_scale", p, 0, true, 1000, "metres per source unit"))
+      s.unit_scale = *v;
     if (auto v = rangedNumber(*t, "trailing_unmatchable", p, 0, false, 60, "seconds"))
       s.trailing_unmatchable_s = *v;
     const std::vector<double> times = numbers(*t, "trajectory_times", p, 3);
@@ -333,11 +353,14 @@ class ManifestParser {
     if (!t) return;
     RoleSettings& r = request_.settings.roles;
     const std::string p = "skeleton.";
-    const std::pair<std::string_view, std::string*> names[] = {
-        {"preset", &r.preset},     {"hips", &r.hips},
-        {"left_foot", &r.left_foot}, {"right_foot", &r.right_foot},
-        {"left_toe", &r.left_toe}, {"right_toe", &r.right_toe},
-        {"root_position", &r.root_position}, {"facing", &r.facing}};
+    const std::pair<std::string_view, std::string*> names[] = {{"preset", &r.preset},
+                                                               {"hips", &r.hips},
+                                                               {"left_foot", &r.left_foot},
+                                                               {"right_foot", &r.right_foot},
+                                                               {"left_toe", &r.left_toe},
+                                                               {"right_toe", &r.right_toe},
+                                                               {"root_position", &r.root_position},
+                                                               {"facing", &r.facing}};
     for (const auto& [key, field] : names)
       if (auto v = string(*t, key, p, false)) *field = *v;
     const std::vector<double> axis = numbers(*t, "facing_axis", p, 3);
@@ -345,8 +368,9 @@ class ManifestParser {
       const glm::vec3 v(static_cast<float>(axis[0]), static_cast<float>(axis[1]),
                         static_cast<float>(axis[2]));
       if (!(glm::dot(v, v) > 1e-12f))
-        fail(*t->get("facing_axis"), "'skeleton.facing_axis' must not be zero; give the facing "
-                                     "joint's local axis that points forward, e.g. [0, 0, 1]");
+        fail(*t->get("facing_axis"),
+             "'skeleton.facing_axis' must not be zero; give the facing "
+             "joint's local axis that points forward, e.g. [0, 0, 1]");
       r.facing_axis = v;
     }
   }
@@ -372,7 +396,8 @@ class ManifestParser {
     const std::string p = "filters.";
     if (auto v = rangedNumber(*t, "root_position_window", p, 0, true, 10, "seconds"))
       s.root_position_window_s = *v;
-    if (auto v = rangedNumber(*t, "facing_window", p, 0, true, 10, "seconds")) s.facing_window_s = *v;
+    if (auto v = rangedNumber(*t, "facing_window", p, 0, true, 10, "seconds"))
+      s.facing_window_s = *v;
     if (auto v = integer(*t, "order", p)) {
       if (*v < 0 || *v > kMaxSavitzkyGolayOrder)
         fail(*t->get("order"), "'filters.order' (Savitzky-Golay polynomial order) must be 0 to " +
@@ -386,9 +411,11 @@ class ManifestParser {
     const toml::table* t = subtable(root, "contacts", kContactKeys);
     if (!t) return;
     CookSettings& s = request_.settings;
-    if (auto v = rangedNumber(*t, "speed_threshold", "contacts.", 0, true, 100, "metres per second"))
+    if (auto v =
+            rangedNumber(*t, "speed_threshold", "contacts.", 0, true, 100, "metres per second"))
       s.contact_speed_threshold = *v;
-    if (auto v = rangedNumber(*t, "median", "contacts.", 0, false, 10, "seconds")) s.contact_median_s = *v;
+    if (auto v = rangedNumber(*t, "median", "contacts.", 0, false, 10, "seconds"))
+      s.contact_median_s = *v;
   }
 
   void readCompression(const toml::table& root) {
@@ -397,20 +424,27 @@ class ManifestParser {
     CompressionSettings& c = request_.settings.compression;
     const std::string p = "compression.";
     if (auto v = string(*t, "pose", p, false)) {
-      if (*v == "meshopt") c.pose = CompressionSettings::Pose::Meshopt;
-      else if (*v == "none") c.pose = CompressionSettings::Pose::None;
-      else fail(*t->get("pose"), "'compression.pose' must be \"meshopt\" or \"none\", got \"" + *v + "\"");
+      if (*v == "meshopt")
+        c.pose = CompressionSettings::Pose::Meshopt;
+      else if (*v == "none")
+        c.pose = CompressionSettings::Pose::None;
+      else
+        fail(*t->get("pose"),
+             "'compression.pose' must be \"meshopt\" or \"none\", got \"" + *v + "\"");
     }
-    if (auto v = rangedNumber(*t, "position_tolerance", p, 0, true, 1, "metres")) c.position_tolerance = *v;
-    if (auto v = rangedNumber(*t, "shell_distance", p, 0, false, 10, "metres")) c.shell_distance = *v;
+    if (auto v = rangedNumber(*t, "position_tolerance", p, 0, true, 1, "metres"))
+      c.position_tolerance = *v;
+    if (auto v = rangedNumber(*t, "shell_distance", p, 0, false, 10, "metres"))
+      c.shell_distance = *v;
     if (auto v = rangedNumber(*t, "velocity_tolerance", p, 0, true, 100, "metres per second"))
       c.velocity_tolerance = *v;
-    if (auto v = rangedNumber(*t, "angular_velocity_tolerance", p, 0, true, 100, "radians per second"))
+    if (auto v =
+            rangedNumber(*t, "angular_velocity_tolerance", p, 0, true, 100, "radians per second"))
       c.angular_velocity_tolerance = *v;
     if (auto v = integer(*t, "segment_frames", p)) {
       if (*v < 1 || *v > 1024)
-        fail(*t->get("segment_frames"), "'compression.segment_frames' must be 1 to 1024, got " +
-                                            std::to_string(*v));
+        fail(*t->get("segment_frames"),
+             "'compression.segment_frames' must be 1 to 1024, got " + std::to_string(*v));
       c.segment_frames = static_cast<int>(*v);
     }
   }
@@ -445,8 +479,9 @@ class ManifestParser {
     if (!node) failAt(1, "no clips: add a [[clip]] table with source = \"file.bvh\" for each clip");
     const toml::array* clips = node->as_array();
     if (!clips || !clips->is_array_of_tables())
-      fail(*node, "'clip' must be an array of tables: write [[clip]] (double brackets) above each "
-                  "clip");
+      fail(*node,
+           "'clip' must be an array of tables: write [[clip]] (double brackets) above each "
+           "clip");
     if (clips->empty())
       fail(*node, "no clips: add a [[clip]] table with source = \"file.bvh\" for each clip");
     // Names of the database's clips, mirrored copies ("walk#mirror") included: line, mirrored.
@@ -479,8 +514,9 @@ class ManifestParser {
     checkKeys(t, p, kClipKeys, clip.manifest_line);
     const std::optional<std::string> source = string(t, "source", p, false);
     if (!source)
-      failAt(clip.manifest_line, "clip has no 'source'; add source = \"file.bvh\" (relative to "
-                                 "the manifest's folder)");
+      failAt(clip.manifest_line,
+             "clip has no 'source'; add source = \"file.bvh\" (relative to "
+             "the manifest's folder)");
     clip.source_label = *source;
     clip.source = resolveSource(*source, *t.get("source"));
     clip.name = string(t, "name", p, false).value_or(fs::path(*source).stem().string());
@@ -495,8 +531,9 @@ class ManifestParser {
     if (const toml::node* ranges = t.get("range")) {
       const toml::array* list = ranges->as_array();
       if (!list || !list->is_array_of_tables())
-        fail(*ranges, "'clip.range' must be an array of tables: write [[clip.range]] below its "
-                      "[[clip]]");
+        fail(*ranges,
+             "'clip.range' must be an array of tables: write [[clip.range]] below its "
+             "[[clip]]");
       for (const toml::node& range : *list) clip.ranges.push_back(readRange(*range.as_table()));
     }
     return clip;
@@ -510,8 +547,9 @@ class ManifestParser {
     const bool has_frames = t.contains("frames");
     const bool has_seconds = t.contains("seconds");
     if (has_frames == has_seconds)
-      failAt(line, "a [[clip.range]] needs exactly one of 'frames = [first, end]' (frames at the "
-                   "database rate, from the clip's start) or 'seconds = [start, end]'");
+      failAt(line,
+             "a [[clip.range]] needs exactly one of 'frames = [first, end]' (frames at the "
+             "database rate, from the clip's start) or 'seconds = [start, end]'");
     if (has_frames) {
       const auto [first, end] = frameRange(t, "frames", p);
       range.first_frame = first;
@@ -519,11 +557,14 @@ class ManifestParser {
     } else {
       const std::vector<double> s = numbers(t, "seconds", p, 2);
       if (!(s[0] >= 0 && s[1] > s[0] && s[1] <= 1e6))
-        fail(*t.get("seconds"), "'clip.range.seconds' must be [start, end] with 0 <= start < end, "
-                                "got [" + formatNumber(s[0]) + ", " + formatNumber(s[1]) + "]");
+        fail(*t.get("seconds"),
+             "'clip.range.seconds' must be [start, end] with 0 <= start < end, "
+             "got [" +
+                 formatNumber(s[0]) + ", " + formatNumber(s[1]) + "]");
       const double rate = request_.settings.frame_rate;  // [database] is read before clips
       range.first_frame = static_cast<int>(std::lround(s[0] * rate));
-      range.frame_count = std::max(1, static_cast<int>(std::lround(s[1] * rate)) - range.first_frame);
+      range.frame_count =
+          std::max(1, static_cast<int>(std::lround(s[1] * rate)) - range.first_frame);
     }
     range.tags = tags(t, p);
     range.exclude = boolean(t, "exclude", p).value_or(false);
@@ -570,8 +611,7 @@ CookRequest readManifest(const std::string& path) {
                      "; check the path");
   std::ostringstream text;
   text << in.rdbuf();
-  if (in.bad())
-    throw InputError("cannot read manifest '" + path + "': " + std::strerror(errno));
+  if (in.bad()) throw InputError("cannot read manifest '" + path + "': " + std::strerror(errno));
   return parseManifest(text.str(), path);
 }
 

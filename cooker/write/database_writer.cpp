@@ -6,18 +6,18 @@
 #include <mmdb/mmdb_generated.h>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
-#include <new>
 #include <cerrno>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <new>
 
 namespace mmdb::cook {
 namespace {
@@ -58,9 +58,9 @@ Offset<fb::CookSettings> writeSettings(FlatBufferBuilder& fbb, const CookedSetti
   auto times = fbb.CreateVector(s.trajectory_times);
   auto weights = fbb.CreateVector(s.block_weights);
   return fb::CreateCookSettings(fbb, s.frame_rate, s.unit_scale, s.root_position_window,
-                                s.facing_window, s.savitzky_golay_order,
-                                s.contact_speed_threshold, s.contact_median_frames,
-                                s.trailing_unmatchable_frames, times, weights);
+                                s.facing_window, s.savitzky_golay_order, s.contact_speed_threshold,
+                                s.contact_median_frames, s.trailing_unmatchable_frames, times,
+                                weights);
 }
 
 Offset<flatbuffers::Vector<Offset<fb::Source>>> writeSources(
@@ -86,8 +86,8 @@ Offset<fb::Skeleton> writeSkeleton(FlatBufferBuilder& fbb, const CookedSkeleton&
   auto preset = fbb.CreateString(sk.preset);
   auto contacts = fbb.CreateVector(sk.contact_joints);
   const fb::Vec4 facing_axis = toVec4(sk.facing_axis);
-  return fb::CreateSkeleton(fbb, names, parents, translations, rotations, role_vector,
-                            &facing_axis, preset, contacts);
+  return fb::CreateSkeleton(fbb, names, parents, translations, rotations, role_vector, &facing_axis,
+                            preset, contacts);
 }
 
 Offset<flatbuffers::Vector<Offset<fb::Clip>>> writeClips(FlatBufferBuilder& fbb,
@@ -97,9 +97,8 @@ Offset<flatbuffers::Vector<Offset<fb::Clip>>> writeClips(FlatBufferBuilder& fbb,
     auto name = fbb.CreateString(c.name);
     auto take = fbb.CreateString(c.take);
     out.push_back(fb::CreateClip(fbb, name, c.source_index, c.first_frame, c.frame_count,
-                                 c.source_frame_rate, c.source_first_frame,
-                                 c.source_frame_count, c.mirrored, c.mirror_of, c.tag_mask,
-                                 take));
+                                 c.source_frame_rate, c.source_first_frame, c.source_frame_count,
+                                 c.mirrored, c.mirror_of, c.tag_mask, take));
   }
   return fbb.CreateVector(out);
 }
@@ -109,8 +108,8 @@ Offset<flatbuffers::Vector<Offset<fb::FeatureBlock>>> writeFeatureBlocks(
   std::vector<Offset<fb::FeatureBlock>> out;
   for (const CookedFeatureBlock& b : blocks) {
     auto name = fbb.CreateString(b.name);
-    out.push_back(fb::CreateFeatureBlock(fbb, name, static_cast<fb::FeatureKind>(b.kind),
-                                         b.joint, b.first_column, b.width, b.std, b.weight));
+    out.push_back(fb::CreateFeatureBlock(fbb, name, static_cast<fb::FeatureKind>(b.kind), b.joint,
+                                         b.first_column, b.width, b.std, b.weight));
   }
   return fbb.CreateVector(out);
 }
@@ -147,8 +146,7 @@ Offset<fb::PoseCoding> writePoseCoding(FlatBufferBuilder& fbb, const CookedPoseC
   return fb::CreatePoseCoding(fbb, c.segment_frames, streams[kStreamRotations],
                               streams[kStreamTranslations], streams[kStreamVelocities],
                               streams[kStreamAngularVelocities], c.position_tolerance,
-                              c.shell_distance, c.velocity_tolerance,
-                              c.angular_velocity_tolerance);
+                              c.shell_distance, c.velocity_tolerance, c.angular_velocity_tolerance);
 }
 
 std::string systemReason(int error) { return std::strerror(error); }
@@ -162,8 +160,8 @@ namespace {
 class LargePageAllocator : public flatbuffers::Allocator {
  public:
   uint8_t* allocate(size_t size) override {
-    void* p = ::mmap(nullptr, rounded(size), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                     -1, 0);
+    void* p =
+        ::mmap(nullptr, rounded(size), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();
 #ifdef MADV_HUGEPAGE
     ::madvise(p, rounded(size), MADV_HUGEPAGE);  // a hint: refused or ignored is fine

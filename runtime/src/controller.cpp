@@ -29,8 +29,7 @@ void springPosition(glm::vec3& x, glm::vec3& v, glm::vec3& a, const glm::vec3& t
   a = e * (a - j1 * y * dt);
 }
 
-void springRotation(glm::quat& q, glm::vec3& w, const glm::quat& target, float halflife,
-                    float dt) {
+void springRotation(glm::quat& q, glm::vec3& w, const glm::quat& target, float halflife, float dt) {
   const float y = springY(halflife);
   const glm::vec3 j0 = toScaledAxis(quatAbs(q * glm::inverse(target)));
   const glm::vec3 j1 = w + j0 * y;
@@ -56,8 +55,8 @@ glm::quat facingRotation(const glm::vec3& facing) noexcept {
 void updateCharacter(CharacterState& state, const StickInput& stick,
                      const ControllerSettings& settings, float dt) noexcept {
   const glm::quat target = desiredRotation(state, stick);
-  springPosition(state.position, state.velocity, state.acceleration,
-                 ground(stick.desired_velocity), settings.position_halflife, dt);
+  springPosition(state.position, state.velocity, state.acceleration, ground(stick.desired_velocity),
+                 settings.position_halflife, dt);
   springRotation(state.rotation, state.angular_velocity, target, settings.rotation_halflife, dt);
 }
 

@@ -21,32 +21,43 @@ static_assert(kSchemaMajor == static_cast<uint16_t>(fb::SchemaMajor::Current) &&
               kSchemaMinor == static_cast<uint16_t>(fb::SchemaMinor::Current));
 static_assert(kFeatureCodedPoses == static_cast<uint64_t>(fb::RequiredFeature::ANY));
 constexpr bool sameRole(Role a, fb::Role b) { return static_cast<int>(a) == static_cast<int>(b); }
-static_assert(sameRole(Role::Hips, fb::Role::Hips) && sameRole(Role::LeftFoot, fb::Role::LeftFoot) &&
-              sameRole(Role::RightFoot, fb::Role::RightFoot) && sameRole(Role::LeftToe, fb::Role::LeftToe) &&
-              sameRole(Role::RightToe, fb::Role::RightToe) &&
-              sameRole(Role::RootPosition, fb::Role::RootPosition) &&
-              sameRole(Role::Facing, fb::Role::Facing) && sameRole(Role::Facing, fb::Role::MAX),
+static_assert(sameRole(Role::Hips, fb::Role::Hips) &&
+                  sameRole(Role::LeftFoot, fb::Role::LeftFoot) &&
+                  sameRole(Role::RightFoot, fb::Role::RightFoot) &&
+                  sameRole(Role::LeftToe, fb::Role::LeftToe) &&
+                  sameRole(Role::RightToe, fb::Role::RightToe) &&
+                  sameRole(Role::RootPosition, fb::Role::RootPosition) &&
+                  sameRole(Role::Facing, fb::Role::Facing) && sameRole(Role::Facing, fb::Role::MAX),
               "mmdb::Role must list schema/mmdb.fbs's Role, in its order");
 static_assert(std::is_same_v<std::underlying_type_t<Role>, std::underlying_type_t<fb::Role>>);
 static_assert(sizeof(RootFrame) == sizeof(fb::RootFrame));
-static_assert(sizeof(MatchRange) == sizeof(fb::MatchRange) &&
-              offsetof(MatchRange, tag_mask) == 8);
+static_assert(sizeof(MatchRange) == sizeof(fb::MatchRange) && offsetof(MatchRange, tag_mask) == 8);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "The .mmdb views are little-endian; a big-endian port must byte-swap at load"
 #endif
 
 const char* errorCodeName(ErrorCode code) noexcept {
   switch (code) {
-    case ErrorCode::None: return "None";
-    case ErrorCode::IoError: return "IoError";
-    case ErrorCode::NotAnMmdb: return "NotAnMmdb";
-    case ErrorCode::VersionMismatch: return "VersionMismatch";
-    case ErrorCode::Misaligned: return "Misaligned";
-    case ErrorCode::Corrupt: return "Corrupt";
-    case ErrorCode::Inconsistent: return "Inconsistent";
-    case ErrorCode::InvalidArgument: return "InvalidArgument";
-    case ErrorCode::NoMatch: return "NoMatch";
-    case ErrorCode::DeviceError: return "DeviceError";
+    case ErrorCode::None:
+      return "None";
+    case ErrorCode::IoError:
+      return "IoError";
+    case ErrorCode::NotAnMmdb:
+      return "NotAnMmdb";
+    case ErrorCode::VersionMismatch:
+      return "VersionMismatch";
+    case ErrorCode::Misaligned:
+      return "Misaligned";
+    case ErrorCode::Corrupt:
+      return "Corrupt";
+    case ErrorCode::Inconsistent:
+      return "Inconsistent";
+    case ErrorCode::InvalidArgument:
+      return "InvalidArgument";
+    case ErrorCode::NoMatch:
+      return "NoMatch";
+    case ErrorCode::DeviceError:
+      return "DeviceError";
   }
   return "Unknown";
 }
@@ -76,8 +87,8 @@ std::string_view str(const flatbuffers::String* s) {
 
 Status checkCount(const char* what, size_t actual, uint64_t expected) {
   if (actual == expected) return {};
-  return Error::format(ErrorCode::Inconsistent, "%s has %zu elements, expected %llu", what,
-                       actual, static_cast<unsigned long long>(expected));
+  return Error::format(ErrorCode::Inconsistent, "%s has %zu elements, expected %llu", what, actual,
+                       static_cast<unsigned long long>(expected));
 }
 
 Status checkFinite(const char* what, const flatbuffers::Vector<float>* v) {
@@ -110,10 +121,14 @@ const fb::CodedStream* codedStream(const fb::Database& db, PoseStream stream) no
   const fb::PoseCoding* c = db.pose_coding();
   if (!c) return nullptr;
   switch (stream) {
-    case PoseStream::Rotations: return c->rotations();
-    case PoseStream::Translations: return c->translations();
-    case PoseStream::Velocities: return c->velocities();
-    case PoseStream::AngularVelocities: return c->angular_velocities();
+    case PoseStream::Rotations:
+      return c->rotations();
+    case PoseStream::Translations:
+      return c->translations();
+    case PoseStream::Velocities:
+      return c->velocities();
+    case PoseStream::AngularVelocities:
+      return c->angular_velocities();
   }
   return nullptr;
 }
@@ -121,17 +136,21 @@ const fb::CodedStream* codedStream(const fb::Database& db, PoseStream stream) no
 const flatbuffers::Vector<const fb::Vec4*>* rawStream(const fb::Database& db,
                                                       PoseStream stream) noexcept {
   switch (stream) {
-    case PoseStream::Rotations: return db.local_rotations();
-    case PoseStream::Translations: return db.local_translations();
-    case PoseStream::Velocities: return db.local_velocities();
-    case PoseStream::AngularVelocities: return db.local_angular_velocities();
+    case PoseStream::Rotations:
+      return db.local_rotations();
+    case PoseStream::Translations:
+      return db.local_translations();
+    case PoseStream::Velocities:
+      return db.local_velocities();
+    case PoseStream::AngularVelocities:
+      return db.local_angular_velocities();
   }
   return nullptr;
 }
 
 const char* poseStreamName(PoseStream stream) noexcept {
-  static const char* const kNames[] = {"local_rotations", "local_translations",
-                                       "local_velocities", "local_angular_velocities"};
+  static const char* const kNames[] = {"local_rotations", "local_translations", "local_velocities",
+                                       "local_angular_velocities"};
   return kNames[size_t(stream)];
 }
 
@@ -159,10 +178,18 @@ Status checkCodedStream(const fb::Database& db, PoseStream stream, const fb::Cod
     const unsigned bits = t->bits();
     bool ok = false;
     switch (coding) {
-      case fb::TrackCoding::Constant: ok = true; break;
-      case fb::TrackCoding::Quaternion: ok = rotation && bits >= 4 && bits <= 16; break;
-      case fb::TrackCoding::Exponent: ok = bits >= 1 && bits <= 24; break;
-      case fb::TrackCoding::Lossless: ok = true; break;
+      case fb::TrackCoding::Constant:
+        ok = true;
+        break;
+      case fb::TrackCoding::Quaternion:
+        ok = rotation && bits >= 4 && bits <= 16;
+        break;
+      case fb::TrackCoding::Exponent:
+        ok = bits >= 1 && bits <= 24;
+        break;
+      case fb::TrackCoding::Lossless:
+        ok = true;
+        break;
     }
     if (!ok)
       return Error::format(ErrorCode::Inconsistent,
@@ -242,8 +269,8 @@ Status checkSettings(const fb::Database& db) {
   const flatbuffers::Vector<float>* times = settings->trajectory_times();
   if (count(times) != kTrajectoryTimeCount)
     return Error::format(ErrorCode::Inconsistent,
-                         "settings.trajectory_times has %zu elements, expected %zu",
-                         count(times), kTrajectoryTimeCount);
+                         "settings.trajectory_times has %zu elements, expected %zu", count(times),
+                         kTrajectoryTimeCount);
   float previous = 0;
   for (uint32_t i = 0; i < times->size(); ++i) {
     const float t = times->Get(i);
@@ -327,15 +354,14 @@ Status checkClips(const fb::Database& db) {
       return Error::format(ErrorCode::Inconsistent,
                            "clip %zu (%.64s): source_index %d is outside the %zu sources", i, name,
                            c->source_index(), sources);
-    if (c->mirror_of() < -1 || c->mirror_of() >= int64_t(clips) ||
-        c->mirror_of() == int64_t(i))
+    if (c->mirror_of() < -1 || c->mirror_of() >= int64_t(clips) || c->mirror_of() == int64_t(i))
       return Error::format(ErrorCode::Inconsistent,
                            "clip %zu (%.64s): mirror_of %d is not -1 or another of the %zu clips",
                            i, name, c->mirror_of(), clips);
     if (const uint64_t bits = unnamedTagBits(db, c->tag_mask()))
       return Error::format(ErrorCode::Inconsistent,
-                           "clip %zu (%.64s): tag_mask has bits 0x%llx beyond the %zu tag_names",
-                           i, name, (unsigned long long)bits, count(db.tag_names()));
+                           "clip %zu (%.64s): tag_mask has bits 0x%llx beyond the %zu tag_names", i,
+                           name, (unsigned long long)bits, count(db.tag_names()));
     if (!(std::isfinite(c->source_frame_rate()) && c->source_frame_rate() >= 0))
       return Error::format(ErrorCode::Inconsistent,
                            "clip %zu (%.64s): source_frame_rate %g is not a finite rate", i, name,
@@ -373,7 +399,10 @@ int32_t clipHolding(const fb::Database& db, uint32_t frame) {
   uint32_t lo = 0, hi = uint32_t(count(db.clips()));
   while (lo < hi) {
     const uint32_t mid = lo + (hi - lo) / 2;
-    if (db.clips()->Get(mid)->first_frame() <= frame) lo = mid + 1; else hi = mid;
+    if (db.clips()->Get(mid)->first_frame() <= frame)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   if (lo == 0) return -1;
   const fb::Clip* c = db.clips()->Get(lo - 1);
@@ -387,10 +416,9 @@ Status checkRanges(const fb::Database& db) {
     const fb::MatchRange* r = db.ranges()->Get(static_cast<flatbuffers::uoffset_t>(i));
     const uint64_t first = r->first_frame(), end = first + r->frame_count();
     if (end > frames)
-      return Error::format(ErrorCode::Inconsistent,
-                           "range %zu covers global frames [%llu, %llu), outside [0, %llu)", i,
-                           (unsigned long long)first, (unsigned long long)end,
-                           (unsigned long long)frames);
+      return Error::format(
+          ErrorCode::Inconsistent, "range %zu covers global frames [%llu, %llu), outside [0, %llu)",
+          i, (unsigned long long)first, (unsigned long long)end, (unsigned long long)frames);
     if (first < previous_end)
       return Error::format(ErrorCode::Inconsistent,
                            "range %zu starts at global frame %llu, before the previous range ends "
@@ -509,7 +537,9 @@ Status checkAlignment(const fb::Database& db) {
     const char* name;
     const void* data;
   };
-  auto data = [](auto* v) -> const void* { return v ? static_cast<const void*>(v->Data()) : nullptr; };
+  auto data = [](auto* v) -> const void* {
+    return v ? static_cast<const void*>(v->Data()) : nullptr;
+  };
   const Array arrays[] = {
       {"local_rotations", data(db.local_rotations())},
       {"local_translations", data(db.local_translations())},
@@ -586,7 +616,8 @@ Status checkVersion(const uint8_t* bytes, size_t size) {
   if (uint64_t(root) + 4 > size) return Error(ErrorCode::Corrupt, "root table outside the file");
   const int32_t vt_rel = load<int32_t>(bytes + root);
   const int64_t vt = int64_t(root) - vt_rel;
-  if (vt < 0 || uint64_t(vt) + 4 > size) return Error(ErrorCode::Corrupt, "vtable outside the file");
+  if (vt < 0 || uint64_t(vt) + 4 > size)
+    return Error(ErrorCode::Corrupt, "vtable outside the file");
   const uint16_t vt_size = load<uint16_t>(bytes + vt);
   const uint16_t table_size = load<uint16_t>(bytes + vt + 2);
   if (uint64_t(vt) + vt_size > size || uint64_t(root) + table_size > size)
@@ -667,8 +698,8 @@ Result<Database> Database::adopt(Database&& db, const OpenOptions& options) {
     return fail(Error::format(ErrorCode::InvalidArgument,
                               "no bytes given (a null pointer with size %zu)", size));
   if (size < 8 + 4)
-    return fail(Error::format(ErrorCode::NotAnMmdb, "%zu bytes is too small for an .mmdb file",
-                              size));
+    return fail(
+        Error::format(ErrorCode::NotAnMmdb, "%zu bytes is too small for an .mmdb file", size));
   if (!fb::DatabaseBufferHasIdentifier(bytes))
     return fail(Error(ErrorCode::NotAnMmdb,
                       "the file identifier is not \"MMDB\": this is not a motion-matching "
@@ -679,8 +710,8 @@ Result<Database> Database::adopt(Database&& db, const OpenOptions& options) {
                       "memory"));
   if (size > kMaxFileBytes)
     return fail(Error::format(ErrorCode::Corrupt,
-                              "%zu bytes exceeds the %zu-byte (2 GiB) limit of an .mmdb file",
-                              size, kMaxFileBytes));
+                              "%zu bytes exceeds the %zu-byte (2 GiB) limit of an .mmdb file", size,
+                              kMaxFileBytes));
   if (Status s = checkVersion(bytes, size); !s) return fail(s);
 
   flatbuffers::Verifier::Options vo;
@@ -800,8 +831,12 @@ int32_t Database::findFeatureBlock(FeatureKind kind) const noexcept {
   return -1;
 }
 
-uint16_t Database::boundsSmallSize() const noexcept { return root_ ? root_->bounds_small_size() : 0; }
-uint16_t Database::boundsLargeSize() const noexcept { return root_ ? root_->bounds_large_size() : 0; }
+uint16_t Database::boundsSmallSize() const noexcept {
+  return root_ ? root_->bounds_small_size() : 0;
+}
+uint16_t Database::boundsLargeSize() const noexcept {
+  return root_ ? root_->bounds_large_size() : 0;
+}
 Span<const float> Database::boundsSmallMin() const noexcept {
   return root_ ? view<float>(root_->bounds_small_min()) : Span<const float>();
 }
@@ -815,7 +850,9 @@ Span<const float> Database::boundsLargeMax() const noexcept {
   return root_ ? view<float>(root_->bounds_large_max()) : Span<const float>();
 }
 
-uint32_t Database::clipCount() const noexcept { return root_ ? uint32_t(count(root_->clips())) : 0; }
+uint32_t Database::clipCount() const noexcept {
+  return root_ ? uint32_t(count(root_->clips())) : 0;
+}
 ClipInfo Database::clip(uint32_t index) const noexcept {
   ClipInfo info;
   if (index >= clipCount()) return info;
@@ -836,7 +873,10 @@ int32_t Database::clipOfFrame(uint32_t frame) const noexcept {
   uint32_t lo = 0, hi = clipCount();
   while (lo < hi) {
     const uint32_t mid = lo + (hi - lo) / 2;
-    if (root_->clips()->Get(mid)->first_frame() <= frame) lo = mid + 1; else hi = mid;
+    if (root_->clips()->Get(mid)->first_frame() <= frame)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   if (lo == 0) return -1;
   const fb::Clip* c = root_->clips()->Get(lo - 1);

@@ -58,9 +58,8 @@ Result<FileMapping> mapWholeFile(const char* path, size_t min_size) noexcept {
   if (attributes & FILE_ATTRIBUTE_DIRECTORY)
     return Error::format(ErrorCode::IoError, "cannot read %s: not a regular file (a folder)", path);
   // FILE_SHARE_DELETE: a cooker may rename a new file over this one while it is mapped.
-  HANDLE file = CreateFileW(wide.c_str(), GENERIC_READ,
-                            FILE_SHARE_READ | FILE_SHARE_DELETE, nullptr, OPEN_EXISTING,
-                            FILE_ATTRIBUTE_NORMAL, nullptr);
+  HANDLE file = CreateFileW(wide.c_str(), GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_DELETE,
+                            nullptr, OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, nullptr);
   if (file == INVALID_HANDLE_VALUE) return windowsError("open", path);
   if (GetFileType(file) != FILE_TYPE_DISK) {
     CloseHandle(file);

@@ -66,12 +66,12 @@ Status SamplePoseJob::Validate() const noexcept {
                  "Database::decodePoses() and pass them as poses");
   const ClipInfo c = database->clip(clip);
   if (!view.covers(c.first_frame, c.frame_count))
-    return Error::format(ErrorCode::InvalidArgument,
-                         "SamplePoseJob: poses hold global frames [%u, %llu), not all of clip %u's "
-                         "[%u, %llu)",
-                         view.first_frame,
-                         (unsigned long long)(uint64_t(view.first_frame) + view.frame_count), clip,
-                         c.first_frame, (unsigned long long)(uint64_t(c.first_frame) + c.frame_count));
+    return Error::format(
+        ErrorCode::InvalidArgument,
+        "SamplePoseJob: poses hold global frames [%u, %llu), not all of clip %u's "
+        "[%u, %llu)",
+        view.first_frame, (unsigned long long)(uint64_t(view.first_frame) + view.frame_count), clip,
+        c.first_frame, (unsigned long long)(uint64_t(c.first_frame) + c.frame_count));
   const size_t elements = size_t(view.frame_count) * joints;
   if (view.rotations.size() != elements)
     return sizeError(job, "poses.rotations", view.rotations.size(), elements);
@@ -111,7 +111,8 @@ Status SamplePoseJob::Run() const noexcept {
   for (size_t j = 0; j < joints; ++j) {
     rotations[j] = glm::slerp(toQuat(rot[a + j]), toQuat(rot[b + j]), alpha);  // shorter arc
     translations[j] = glm::mix(toVec3(pos[a + j]), toVec3(pos[b + j]), alpha);
-    if (!velocities.empty()) velocities[j] = glm::mix(toVec3(vel[a + j]), toVec3(vel[b + j]), alpha);
+    if (!velocities.empty())
+      velocities[j] = glm::mix(toVec3(vel[a + j]), toVec3(vel[b + j]), alpha);
     if (!angular_velocities.empty())
       angular_velocities[j] = glm::mix(toVec3(ang[a + j]), toVec3(ang[b + j]), alpha);
   }
@@ -121,8 +122,7 @@ Status SamplePoseJob::Run() const noexcept {
 Result<ClipTime> clipTimeOfFrame(const Database& db, uint32_t global_frame) noexcept {
   const int32_t clip = db.valid() ? db.clipOfFrame(global_frame) : -1;
   if (clip < 0)
-    return Error::format(ErrorCode::InvalidArgument, "global frame %u is in no clip",
-                         global_frame);
+    return Error::format(ErrorCode::InvalidArgument, "global frame %u is in no clip", global_frame);
   ClipTime t;
   t.clip = uint32_t(clip);
   t.time = float(global_frame - db.clip(t.clip).first_frame) / db.frameRate();
@@ -210,7 +210,8 @@ Status InertializeJob::Run() const noexcept {
   if (Status s = Validate(); !s) return s;
   for (size_t j = 0; j < rotations.size(); ++j) {
     glm::vec3 angular = offset_angular_velocities[j];
-    const glm::quat offset = decayRotation(offset_rotations[j], angular, halflife, time_since_switch);
+    const glm::quat offset =
+        decayRotation(offset_rotations[j], angular, halflife, time_since_switch);
     glm::vec3 translation = offset_translations[j], velocity = offset_velocities[j];
     decayOffset(translation, velocity, halflife, time_since_switch);
     out_rotations[j] = glm::normalize(offset * rotations[j]);

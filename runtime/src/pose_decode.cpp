@@ -17,10 +17,14 @@ bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) ==
 
 size_t vertexBytes(fb::TrackCoding coding, bool rotation) {
   switch (coding) {
-    case fb::TrackCoding::Constant: return 0;
-    case fb::TrackCoding::Quaternion: return 8;
-    case fb::TrackCoding::Exponent: return 16;  // a vector's fourth component only fixes the exponent
-    case fb::TrackCoding::Lossless: return rotation ? 16 : 12;
+    case fb::TrackCoding::Constant:
+      return 0;
+    case fb::TrackCoding::Quaternion:
+      return 8;
+    case fb::TrackCoding::Exponent:
+      return 16;  // a vector's fourth component only fixes the exponent
+    case fb::TrackCoding::Lossless:
+      return rotation ? 16 : 12;
   }
   return 0;
 }
@@ -46,8 +50,8 @@ bool scatter(const uint8_t* scratch, fb::TrackCoding coding, bool rotation, uint
     } else {
       std::memcpy(&v, p, rotation ? 16 : 12);
     }
-    const bool finite = std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z) &&
-                        std::isfinite(v.w);
+    const bool finite =
+        std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z) && std::isfinite(v.w);
     const float length2 = v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;
     // A coded rotation is unit length to a few bits; far from it, the data is not what was coded.
     if (!finite || (rotation && !(length2 > 0.5f && length2 < 1.5f))) {
@@ -66,8 +70,8 @@ bool scatter(const uint8_t* scratch, fb::TrackCoding coding, bool rotation, uint
   return true;
 }
 
-Status decodeCoded(const fb::Database& db, PoseStream stream, const fb::CodedStream& c,
-                   Range range, Float4* out) {
+Status decodeCoded(const fb::Database& db, PoseStream stream, const fb::CodedStream& c, Range range,
+                   Float4* out) {
   const bool rotation = stream == PoseStream::Rotations;
   const uint32_t joints = db.joint_count(), frames = db.frame_count();
   const uint32_t segment_frames = db.pose_coding()->segment_frames();  // 1..kMaxSegmentFrames

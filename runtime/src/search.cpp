@@ -109,8 +109,8 @@ struct BoundWindow {
       return;
     }
     for (uint32_t k = 0; k < count; ++k)
-      boxBounds<1>(query, lo + row + size_t(k) * stride, hi + row + size_t(k) * stride, stride,
-                   n, start, bound + k);
+      boxBounds<1>(query, lo + row + size_t(k) * stride, hi + row + size_t(k) * stride, stride, n,
+                   start, bound + k);
   }
 };
 
@@ -305,8 +305,8 @@ MMDB_AVX2 inline void accumulate8(const Layout& layout, const PreparedQuery* con
                                   const float* const* lo, const float* const* hi, __m256* acc,
                                   uint32_t from, uint32_t to, uint32_t lanes = 8) noexcept {
   const uint32_t vectors = kV ? kV : layout.vectors;
-  const __m256 keep = _mm256_castsi256_ps(_mm256_load_si256(
-      reinterpret_cast<const __m256i*>(layout.keep)));
+  const __m256 keep =
+      _mm256_castsi256_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(layout.keep)));
   for (uint32_t k = 0; k < lanes; ++k) {
     __m256 s = acc[k];
     for (uint32_t v = from; v < to; ++v) {
@@ -349,8 +349,7 @@ MMDB_AVX2 inline __m256 shrink(__m256 transition, __m256 sums) noexcept {
 template <uint32_t kV>
 MMDB_AVX2 inline __m256 boxBounds8(const Layout& layout, const PreparedQuery* const* q,
                                    const float* const* lo, const float* const* hi,
-                                   __m256 transition, __m256 best,
-                                   uint32_t lanes = 8) noexcept {
+                                   __m256 transition, __m256 best, uint32_t lanes = 8) noexcept {
   const uint32_t vectors = kV ? kV : layout.vectors, half = vectors / 2;
   __m256 acc[8];
   for (__m256& a : acc) a = _mm256_setzero_ps();
@@ -389,8 +388,8 @@ MMDB_AVX2 inline void considerRows(const Layout& layout, const PreparedQuery& pq
     rows[k] = scan.features + size_t(f + k) * scan.stride;
   }
   alignas(32) float bound[8];
-  _mm256_store_ps(bound, shrink(_mm256_set1_ps(scan.transition),
-                                sums8<kV, false>(layout, q, rows, rows)));
+  _mm256_store_ps(bound,
+                  shrink(_mm256_set1_ps(scan.transition), sums8<kV, false>(layout, q, rows, rows)));
   uint32_t below = 0;
   for (uint32_t k = 0; k < count; ++k) below += !scan.prunes(bound[k], f + k);
   if (below < 2) {  // one row at most: its cost alone
@@ -466,12 +465,23 @@ MMDB_AVX2 void prunedAvx2(const Database& db, const SearchRequest& request, cons
   prepare(layout, scan.query, pq);
   const uint32_t small = db.boundsSmallSize(), large = db.boundsLargeSize();
   const uint32_t frames = db.frameCount(), stride = scan.stride;
-  BoxWindow<kV> large_bounds{&layout, &pq, db.boundsLargeMin().data(),
-                             db.boundsLargeMax().data(), stride, (frames + large - 1) / large,
-                             scan.transition, &scan.best_cost, 8};
-  BoxWindow<kV> small_bounds{&layout, &pq, db.boundsSmallMin().data(),
-                             db.boundsSmallMax().data(), stride, (frames + small - 1) / small,
-                             scan.transition, &scan.best_cost,
+  BoxWindow<kV> large_bounds{&layout,
+                             &pq,
+                             db.boundsLargeMin().data(),
+                             db.boundsLargeMax().data(),
+                             stride,
+                             (frames + large - 1) / large,
+                             scan.transition,
+                             &scan.best_cost,
+                             8};
+  BoxWindow<kV> small_bounds{&layout,
+                             &pq,
+                             db.boundsSmallMin().data(),
+                             db.boundsSmallMax().data(),
+                             stride,
+                             (frames + small - 1) / small,
+                             scan.transition,
+                             &scan.best_cost,
                              std::max(1u, std::min(8u, large / small))};
   large_bounds.inner_lo = db.boundsSmallMin().data();
   large_bounds.inner_hi = db.boundsSmallMax().data();
@@ -511,9 +521,8 @@ MMDB_AVX2 void prunedAvx2(const Database& db, const SearchRequest& request, cons
 // requests at a time against the same box.
 template <uint32_t kV>
 MMDB_AVX2 inline uint64_t boxesBelowBest(const Layout& layout, const PreparedQuery* pq,
-                                         const float* transition, const Scan* scans,
-                                         uint64_t mask, const float* box_lo,
-                                         const float* box_hi) noexcept {
+                                         const float* transition, const Scan* scans, uint64_t mask,
+                                         const float* box_lo, const float* box_hi) noexcept {
   uint64_t passed = 0;
   while (mask) {
     uint32_t index[8];
@@ -601,16 +610,16 @@ MMDB_AVX2 void batchAvx2(const Database& db, const SearchRequest* requests, Scan
           }
         }
         group_end = std::min(end, (group + 1) * kGroup * large);
-        in_group = boxesBelowBest<kV>(layout, pq, transition, scans, in_range, group_min,
-                                      group_max);
+        in_group =
+            boxesBelowBest<kV>(layout, pq, transition, scans, in_range, group_min, group_max);
         if (!in_group) {
           f = group_end;
           continue;
         }
       }
-      const uint64_t in_large = boxesBelowBest<kV>(
-          layout, pq, transition, scans, in_group, large_min + size_t(lb) * stride,
-          large_max + size_t(lb) * stride);
+      const uint64_t in_large =
+          boxesBelowBest<kV>(layout, pq, transition, scans, in_group,
+                             large_min + size_t(lb) * stride, large_max + size_t(lb) * stride);
       if (!in_large) {
         f = large_end;
         continue;
@@ -621,9 +630,9 @@ MMDB_AVX2 void batchAvx2(const Database& db, const SearchRequest* requests, Scan
       for (uint32_t g = f; g < large_end; ++boxes_here) {
         const uint32_t sb = g / small;
         const uint32_t small_end = std::min(large_end, (sb + 1) * small);
-        const uint64_t in_small = boxesBelowBest<kV>(
-            layout, pq, transition, scans, in_large, small_min + size_t(sb) * stride,
-            small_max + size_t(sb) * stride);
+        const uint64_t in_small =
+            boxesBelowBest<kV>(layout, pq, transition, scans, in_large,
+                               small_min + size_t(sb) * stride, small_max + size_t(sb) * stride);
         if (boxes_here < 64) in_small_box[boxes_here] = in_small;
         if (in_small) prefetchRows(scans[0], g, small_end);
         g = small_end;
@@ -631,11 +640,11 @@ MMDB_AVX2 void batchAvx2(const Database& db, const SearchRequest* requests, Scan
       for (uint32_t box = 0; f < large_end; ++box) {
         const uint32_t sb = f / small;
         const uint32_t small_end = std::min(large_end, (sb + 1) * small);
-        const uint64_t in_small =
-            box < 64 ? in_small_box[box]
-                     : boxesBelowBest<kV>(layout, pq, transition, scans, in_large,
-                                          small_min + size_t(sb) * stride,
-                                          small_max + size_t(sb) * stride);
+        const uint64_t in_small = box < 64
+                                      ? in_small_box[box]
+                                      : boxesBelowBest<kV>(layout, pq, transition, scans, in_large,
+                                                           small_min + size_t(sb) * stride,
+                                                           small_max + size_t(sb) * stride);
         if (in_small) {
           for (; f < small_end; f += 8) {
             const uint32_t rows = std::min(8u, small_end - f);
@@ -744,8 +753,8 @@ Result<SearchResult> searchRange(const Database& db, const SearchRequest& reques
 }
 
 SearchResult mergeSearchResults(const SearchResult& a, const SearchResult& b) noexcept {
-  const bool take_b = b.cost < a.cost || (b.cost == a.cost && b.frame >= 0 &&
-                                          (a.frame < 0 || b.frame < a.frame));
+  const bool take_b =
+      b.cost < a.cost || (b.cost == a.cost && b.frame >= 0 && (a.frame < 0 || b.frame < a.frame));
   SearchResult r = take_b ? b : a;
   r.evaluated = a.evaluated + b.evaluated;
   return r;

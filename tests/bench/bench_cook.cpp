@@ -88,8 +88,8 @@ const RecookCorpus* recookCorpus(int copies) {
   const std::vector<std::string> files = bandaiFiles();
   if (files.empty()) return nullptr;
   RecookCorpus& c = corpora[copies];
-  c.folder = fs::temp_directory_path() / ("mmdb_bench_recook_" + std::to_string(::getpid()) + "_" +
-                                          std::to_string(copies));
+  c.folder = fs::temp_directory_path() /
+             ("mmdb_bench_recook_" + std::to_string(::getpid()) + "_" + std::to_string(copies));
   fs::remove_all(c.folder);
   fs::create_directories(c.folder / "sources");
   const int count = copies > 0 ? copies : static_cast<int>(files.size());
@@ -130,7 +130,8 @@ void BM_Recook(benchmark::State& state) {
   if (kind != kCold) {
     fs::remove_all(cache_dir);
     cache = std::make_unique<mmdb::cook::ClipCacheFolder>(cache_dir.string());
-    if (kind != kIntoEmptyCache) mmdb::cook::cookDatabase(request, nullptr, {}, cache.get());  // warm it
+    if (kind != kIntoEmptyCache)
+      mmdb::cook::cookDatabase(request, nullptr, {}, cache.get());  // warm it
   }
   double seconds = 0;
   int iteration = 0;
@@ -149,8 +150,8 @@ void BM_Recook(benchmark::State& state) {
     state.ResumeTiming();
     const auto start = std::chrono::steady_clock::now();
     mmdb::cook::CookReport report;
-    const flatbuffers::DetachedBuffer bytes =
-        mmdb::cook::serializeDatabaseBuffer(mmdb::cook::cookDatabase(request, &report, {}, cache.get()));
+    const flatbuffers::DetachedBuffer bytes = mmdb::cook::serializeDatabaseBuffer(
+        mmdb::cook::cookDatabase(request, &report, {}, cache.get()));
     mmdb::cook::writeFileAtomically(output, {bytes.data(), bytes.size()});
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     state.counters["hits"] = report.store.hits;
@@ -167,11 +168,17 @@ void BM_Recook(benchmark::State& state) {
 void recookArguments(benchmark::internal::Benchmark* b) {
   b->ArgNames({"copies", "case"});
   for (int copies : {0, 1000})
-    for (int kind : {kCold, kIntoEmptyCache, kWeightChange, kOneEditedClip}) b->Args({copies, kind});
+    for (int kind : {kCold, kIntoEmptyCache, kWeightChange, kOneEditedClip})
+      b->Args({copies, kind});
 }
 
 BENCHMARK(BM_ImportOnly)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_CookDatabase)->ArgName("jobs")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_CookDatabase)
+    ->ArgName("jobs")
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 BENCHMARK(BM_Recook)->Apply(recookArguments)->Unit(benchmark::kMillisecond)->UseRealTime();
 

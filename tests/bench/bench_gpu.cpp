@@ -42,8 +42,8 @@ struct Options {
   std::string device;
   double bandwidth_gbs = 0;  // 0: measure
   std::string mmdb;
-  double max_work = -1;      // rows; -1: by device type
-  bool exhaustive = false;   // match without the bounds (pruning off)
+  double max_work = -1;     // rows; -1: by device type
+  bool exhaustive = false;  // match without the bounds (pruning off)
 };
 Options g_options;
 
@@ -75,7 +75,8 @@ std::unique_ptr<Loaded> open(std::string name, mmdb::test::AlignedBytes bytes) {
   l->bytes = std::move(bytes);
   auto db = mmdb::Database::fromMemory(l->bytes.data(), l->bytes.size());
   if (!db) {
-    std::fprintf(stderr, "bench_gpu: %s does not open: %s\n", l->name.c_str(), db.error().message());
+    std::fprintf(stderr, "bench_gpu: %s does not open: %s\n", l->name.c_str(),
+                 db.error().message());
     std::exit(1);
   }
   l->db = std::move(db.value());
@@ -96,28 +97,30 @@ mmdb::test::AlignedBytes readAligned(const std::string& path) {
 
 // The cooked database behind a name: "50k", "250k", "1M" (synthetic, 8 joints), "bandai-1";
 // null when the corpus is absent.
-std::unique_ptr<mm::CookedDatabase> cookedNamed(const std::string& name) {
+std::unique_ptr<mmdb::cook::CookedDatabase> cookedNamed(const std::string& name) {
   if (name == "bandai-1") {
     namespace fs = std::filesystem;
     const fs::path dir = fs::path(MMDB_SHARED_DATA) / "bandai-1";
     if (!fs::exists(dir)) return nullptr;
     spdlog::set_level(spdlog::level::err);
-    mm::CookRequest request;
+    mmdb::cook::CookRequest request;
     for (const auto& e : fs::directory_iterator(dir)) {
       if (e.path().extension() != ".bvh") continue;
-      mm::ClipSpec clip;
+      mmdb::cook::ClipSpec clip;
       clip.source = e.path().string();
       request.clips.push_back(clip);
     }
     std::sort(request.clips.begin(), request.clips.end(),
-              [](const mm::ClipSpec& a, const mm::ClipSpec& b) { return a.source < b.source; });
-    return std::make_unique<mm::CookedDatabase>(mm::cookDatabase(request));
+              [](const mmdb::cook::ClipSpec& a, const mmdb::cook::ClipSpec& b) {
+                return a.source < b.source;
+              });
+    return std::make_unique<mmdb::cook::CookedDatabase>(mmdb::cook::cookDatabase(request));
   }
   mmdb::test::SyntheticSpec spec;
   spec.frames_per_clip = 1000;
   spec.clips = (name == "50k" ? 50000 : name == "250k" ? 250000 : 1000000) / spec.frames_per_clip;
   spec.joints = 8;
-  return std::make_unique<mm::CookedDatabase>(mmdb::test::makeSyntheticDatabase(spec));
+  return std::make_unique<mmdb::cook::CookedDatabase>(mmdb::test::makeSyntheticDatabase(spec));
 }
 
 // Databases by name, made once: "50k", "250k", "1M", "bandai-1" (raw pose streams), the same
@@ -133,10 +136,10 @@ Loaded* database(const std::string& name) {
   const std::string suffix = " coded";
   const bool coded = name.size() > suffix.size() &&
                      name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
-  std::unique_ptr<mm::CookedDatabase> cooked =
+  std::unique_ptr<mmdb::cook::CookedDatabase> cooked =
       cookedNamed(coded ? name.substr(0, name.size() - suffix.size()) : name);
   if (!cooked) return nullptr;
-  if (coded) mm::compressPoses(*cooked, {}, 0);
+  if (coded) mmdb::cook::compressPoses(*cooked, {}, 0);
   slot = open(name, mmdb::test::serializeAligned(*cooked));
   return slot.get();
 }
@@ -147,7 +150,8 @@ double measuredBandwidth() {
     if (g_options.bandwidth_gbs > 0) return g_options.bandwidth_gbs;
     mmdb::gpu::Context& ctx = context();
     if (ctx.info().timestamp_period_ns <= 0) return 0.0;
-    const VkDeviceSize bytes = ctx.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU ? (64u << 20) : (512u << 20);
+    const VkDeviceSize bytes =
+        ctx.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU ? (64u << 20) : (512u << 20);
     VkBuffer buffers[2] = {};
     VkDeviceMemory memory[2] = {};
     for (int i = 0; i < 2; ++i) {
@@ -176,8 +180,8 @@ double measuredBandwidth() {
         VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
         barrier.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
         barrier.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-        vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &barrier, 0,
-                             nullptr, 0, nullptr);
+        vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0,
+                             1, &barrier, 0, nullptr, 0, nullptr);
         vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, pool, 0);
         VkBufferCopy copy{0, 0, bytes};
         vkCmdCopyBuffer(cmd, buffers[0], buffers[1], 1, &copy);
@@ -199,12 +203,13 @@ double measuredBandwidth() {
 }
 
 double cpuMilliseconds(const std::chrono::steady_clock::time_point& start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
 }
 
 // The CPU search for a sample of the GPU's own queries, per query.
-void cpuSearchTimes(const Loaded& l, const mmdb::gpu::Crowd& crowd, uint32_t characters, double& pruned_ms,
-                    double& exhaustive_ms) {
+void cpuSearchTimes(const Loaded& l, const mmdb::gpu::Crowd& crowd, uint32_t characters,
+                    double& pruned_ms, double& exhaustive_ms) {
   const mmdb::Result<std::vector<float>> read_queries = crowd.readQueries();
   const mmdb::Result<std::vector<mmdb::gpu::CrowdCharacter>> read_states = crowd.readCharacters();
   pruned_ms = exhaustive_ms = 0;
@@ -217,9 +222,11 @@ void cpuSearchTimes(const Loaded& l, const mmdb::gpu::Crowd& crowd, uint32_t cha
     const auto start = std::chrono::steady_clock::now();
     for (uint32_t i = 0; i < sample; ++i) {
       mmdb::SearchRequest request;
-      request.query = mmdb::Span<const float>(queries.data() + size_t(i) * stride, l.db.featureCount());
+      request.query =
+          mmdb::Span<const float>(queries.data() + size_t(i) * stride, l.db.featureCount());
       request.current_frame = int32_t(states[i].current_frame);
-      auto r = kind == 0 ? mmdb::searchPruned(l.db, request) : mmdb::searchExhaustive(l.db, request);
+      auto r =
+          kind == 0 ? mmdb::searchPruned(l.db, request) : mmdb::searchExhaustive(l.db, request);
       benchmark::DoNotOptimize(r);
     }
     (kind == 0 ? pruned_ms : exhaustive_ms) = cpuMilliseconds(start) / sample;
@@ -231,10 +238,12 @@ void BM_GpuFrame(benchmark::State& state, const std::string& db_name, uint32_t c
   if (!l) return state.SkipWithError("database not available (../shared/data/bandai-1 absent?)");
   mmdb::gpu::Context& ctx = context();
   const double rows = double(characters) * double(l->matchable);
-  double max_work = g_options.max_work >= 0 ? g_options.max_work
-                    : ctx.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU ? 2e7 : 0;
+  double max_work = g_options.max_work >= 0                          ? g_options.max_work
+                    : ctx.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU ? 2e7
+                                                                     : 0;
   if (max_work > 0 && rows > max_work) return state.SkipWithError("over --max-work on this device");
-  if (ctx.info().timestamp_period_ns <= 0) return state.SkipWithError("the queue has no timestamps");
+  if (ctx.info().timestamp_period_ns <= 0)
+    return state.SkipWithError("the queue has no timestamps");
 
   mmdb::gpu::CrowdSettings settings;
   settings.bounds_pruning = !g_options.exhaustive;
@@ -249,7 +258,8 @@ void BM_GpuFrame(benchmark::State& state, const std::string& db_name, uint32_t c
   int64_t frames = 0;
   for (auto _ : state) {
     for (uint32_t i = 0; i < characters; ++i) crowd.forceSearch(i);
-    if (const mmdb::Status s = crowd.stepAndWait(1.f / 60); !s) return state.SkipWithError(s.message());
+    if (const mmdb::Status s = crowd.stepAndWait(1.f / 60); !s)
+      return state.SkipWithError(s.message());
     const mmdb::gpu::PassTimings t = crowd.readTimings();
     if (!t.valid) return state.SkipWithError("no timings");
     for (uint32_t p = 0; p < mmdb::gpu::kPassCount; ++p) sums[p] += t.ms[p];
@@ -257,8 +267,10 @@ void BM_GpuFrame(benchmark::State& state, const std::string& db_name, uint32_t c
     ++frames;
     state.SetIterationTime(t.total_ms * 1e-3);
   }
-  const char* names[] = {"query_ms", "match_ms", "resolve_ms", "sample_ms", "inertialize_ms", "fk_ms"};
-  for (uint32_t p = 0; p < mmdb::gpu::kPassCount; ++p) state.counters[names[p]] = sums[p] / double(frames);
+  const char* names[] = {"query_ms",  "match_ms",       "resolve_ms",
+                         "sample_ms", "inertialize_ms", "fk_ms"};
+  for (uint32_t p = 0; p < mmdb::gpu::kPassCount; ++p)
+    state.counters[names[p]] = sums[p] / double(frames);
   state.counters["frame_ms"] = total / double(frames);
   const double match_ms = sums[1] / double(frames);
   const double bytes = rows * double(l->db.featureStride()) * sizeof(float);
@@ -302,13 +314,21 @@ void parseOptions(int& argc, char** argv) {
   int out = 1;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    auto value = [&](const char* flag) { return a.rfind(flag, 0) == 0 ? a.substr(std::strlen(flag)) : std::string(); };
-    if (!value("--device=").empty()) g_options.device = value("--device=");
-    else if (!value("--bandwidth-gbs=").empty()) g_options.bandwidth_gbs = std::atof(value("--bandwidth-gbs=").c_str());
-    else if (!value("--mmdb=").empty()) g_options.mmdb = value("--mmdb=");
-    else if (!value("--max-work=").empty()) g_options.max_work = std::atof(value("--max-work=").c_str());
-    else if (a == "--exhaustive") g_options.exhaustive = true;
-    else argv[out++] = argv[i];
+    auto value = [&](const char* flag) {
+      return a.rfind(flag, 0) == 0 ? a.substr(std::strlen(flag)) : std::string();
+    };
+    if (!value("--device=").empty())
+      g_options.device = value("--device=");
+    else if (!value("--bandwidth-gbs=").empty())
+      g_options.bandwidth_gbs = std::atof(value("--bandwidth-gbs=").c_str());
+    else if (!value("--mmdb=").empty())
+      g_options.mmdb = value("--mmdb=");
+    else if (!value("--max-work=").empty())
+      g_options.max_work = std::atof(value("--max-work=").c_str());
+    else if (a == "--exhaustive")
+      g_options.exhaustive = true;
+    else
+      argv[out++] = argv[i];
   }
   argc = out;
 }
@@ -321,8 +341,9 @@ int main(int argc, char** argv) {
   if (!g_options.mmdb.empty()) databases.push_back("file");
   for (const std::string& db : databases) {
     for (uint32_t characters : {1u, 64u, 250u, 1024u}) {
-      benchmark::RegisterBenchmark(("BM_GpuFrame/" + db + "/" + std::to_string(characters)).c_str(),
-                                   [db, characters](benchmark::State& s) { BM_GpuFrame(s, db, characters); })
+      benchmark::RegisterBenchmark(
+          ("BM_GpuFrame/" + db + "/" + std::to_string(characters)).c_str(),
+          [db, characters](benchmark::State& s) { BM_GpuFrame(s, db, characters); })
           ->UseManualTime()
           ->Unit(benchmark::kMillisecond)
           ->Iterations(characters >= 250 ? 3 : 10);

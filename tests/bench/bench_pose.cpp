@@ -80,10 +80,18 @@ const mmdb::cook::CookedDatabase* synthetic(uint32_t joints, uint32_t clips, uin
 const mmdb::cook::CookedDatabase* databaseNamed(int which, std::string& name) {
   std::string why;
   switch (which) {
-    case 0: name = "bandai-1"; return mmdb::test::bandaiCookedDatabase(&why);
-    case 1: name = "cmu-fbx"; return cmuFbx();
-    case 2: name = "synthetic 4 joints, 6 x 240 frames"; return synthetic(4, 6, 240);
-    case 3: name = "synthetic 22 joints, 40 x 1000 frames"; return synthetic(22, 40, 1000);
+    case 0:
+      name = "bandai-1";
+      return mmdb::test::bandaiCookedDatabase(&why);
+    case 1:
+      name = "cmu-fbx";
+      return cmuFbx();
+    case 2:
+      name = "synthetic 4 joints, 6 x 240 frames";
+      return synthetic(4, 6, 240);
+    case 3:
+      name = "synthetic 22 joints, 40 x 1000 frames";
+      return synthetic(22, 40, 1000);
   }
   return nullptr;
 }
@@ -136,9 +144,13 @@ void BM_DecodePoses(benchmark::State& state) {
     benchmark::ClobberMemory();
   }
   state.SetLabel(name + (decode ? ", coded: decode" : ", raw: copy (baseline)"));
-  state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(elements * 4 * sizeof(mmdb::Float4)));
+  state.SetBytesProcessed(int64_t(state.iterations()) *
+                          int64_t(elements * 4 * sizeof(mmdb::Float4)));
 }
-BENCHMARK(BM_DecodePoses)->ArgsProduct({{0, 1}, {0, 3}})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_DecodePoses)
+    ->ArgsProduct({{0, 1}, {0, 3}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
 

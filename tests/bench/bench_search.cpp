@@ -18,9 +18,9 @@
 
 #include <benchmark/benchmark.h>
 
-#include <ctime>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <map>
 #include <memory>
 #include <random>
@@ -166,8 +166,8 @@ Loaded* bandai(benchmark::State& state) {
     if (real) {
       cached = std::make_unique<Loaded>();
       cached->bytes = mmdb::test::AlignedBytes(real->bytes.data(), real->bytes.size());
-      cached->db = std::move(
-          mmdb::Database::fromMemory(cached->bytes.data(), cached->bytes.size()).value());
+      cached->db =
+          std::move(mmdb::Database::fromMemory(cached->bytes.data(), cached->bytes.size()).value());
       mmdb::test::makeGameQueries(cached->db, 256, 11, cached->queries, cached->current);
     }
   }
@@ -268,9 +268,15 @@ void BM_Game(benchmark::State& state, Method method) {
     request.current_frame = g->current[k];
     mmdb::SearchResult r;
     switch (method) {
-      case Method::Exhaustive: r = mmdb::searchExhaustive(*g->db, request).value(); break;
-      case Method::Reference: r = mmdb::test::referenceSearch(*g->db, request); break;
-      case Method::Pruned: r = mmdb::searchPruned(*g->db, request).value(); break;
+      case Method::Exhaustive:
+        r = mmdb::searchExhaustive(*g->db, request).value();
+        break;
+      case Method::Reference:
+        r = mmdb::test::referenceSearch(*g->db, request);
+        break;
+      case Method::Pruned:
+        r = mmdb::searchPruned(*g->db, request).value();
+        break;
     }
     benchmark::DoNotOptimize(r);
     evaluated += r.evaluated;

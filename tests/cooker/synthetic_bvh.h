@@ -55,7 +55,8 @@ inline std::vector<BvhFrame> walkFrames(int count, float speed) {
   };
   for (int f = 0; f < count; ++f) {
     const float hz = 100 * speed * f / 30.0f;
-    frames.push_back({{0, 90, hz}, 0, {10, -80, foot(f) - hz}, {-10, -80, foot(f + 15) - 50 * speed - hz}});
+    frames.push_back(
+        {{0, 90, hz}, 0, {10, -80, foot(f) - hz}, {-10, -80, foot(f + 15) - 50 * speed - hz}});
   }
   return frames;
 }

@@ -13,9 +13,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cmath>
 #include <filesystem>
 #include <initializer_list>
 #include <memory>
@@ -132,8 +132,8 @@ TEST(BvhImport, ChannelOrderDecidesTheProduct) {
 }
 
 TEST(BvhImport, GeneralAnglesMatchAxisAngleProduct) {
-  const mmdb::cook::RawClip clip =
-      mmdb::cook::parseBvh(oneJoint("3 Yrotation Zrotation Xrotation", "-33.5 71.25 160"), "yzx.bvh");
+  const mmdb::cook::RawClip clip = mmdb::cook::parseBvh(
+      oneJoint("3 Yrotation Zrotation Xrotation", "-33.5 71.25 160"), "yzx.bvh");
   const glm::quat expected = glm::angleAxis(glm::radians(-33.5f), glm::vec3(0, 1, 0)) *
                              glm::angleAxis(glm::radians(71.25f), glm::vec3(0, 0, 1)) *
                              glm::angleAxis(glm::radians(160.0f), glm::vec3(1, 0, 0));
@@ -142,7 +142,8 @@ TEST(BvhImport, GeneralAnglesMatchAxisAngleProduct) {
 
 TEST(BvhImport, AnySubsetOfChannels) {
   // One position axis and one rotation axis; the other axes come from OFFSET 1 2 3.
-  const mmdb::cook::RawClip clip = mmdb::cook::parseBvh(oneJoint("2 Yposition Xrotation", "7 90"), "subset.bvh");
+  const mmdb::cook::RawClip clip =
+      mmdb::cook::parseBvh(oneJoint("2 Yposition Xrotation", "7 90"), "subset.bvh");
   expectVec(clip.translation(0, 0), 1, 7, 3);
   expectQuat(clip.rotation(0, 0), kHalfSqrt2, kHalfSqrt2, 0, 0);
   // Rotation first, positions after, in any order.
@@ -325,7 +326,8 @@ TEST(BvhImport, RotationsMatchLibmOverAllAngles) {
 }
 
 TEST(BvhImport, TinyNumbersUnderflowToZero) {
-  const mmdb::cook::RawClip clip = mmdb::cook::parseBvh(oneJoint("1 Xposition", "1e-999"), "tiny.bvh");
+  const mmdb::cook::RawClip clip =
+      mmdb::cook::parseBvh(oneJoint("1 Xposition", "1e-999"), "tiny.bvh");
   EXPECT_EQ(clip.translation(0, 0).x, 0.0f);
 }
 

@@ -30,12 +30,12 @@ namespace fs = std::filesystem;
 // Motion files
 
 struct WalkOptions {
-  int frames = 240;           // at 30 Hz
-  double turn = 0.6;          // amplitude of the heading change, radians
-  double speed = 120.0;       // mean speed, cm/s
-  bool still = false;         // no motion at all (every feature block has zero spread)
+  int frames = 240;      // at 30 Hz
+  double turn = 0.6;     // amplitude of the heading change, radians
+  double speed = 120.0;  // mean speed, cm/s
+  bool still = false;    // no motion at all (every feature block has zero spread)
   std::string left_foot = "LeftFoot";
-  std::string extra_joint;    // appended under the hips when not empty
+  std::string extra_joint;  // appended under the hips when not empty
 };
 
 // A BVH in centimetres with the Geno/LAFAN1-resolved joint names (Hips, Spine2, LeftFoot,
@@ -44,13 +44,16 @@ std::string walkBvh(const WalkOptions& o) {
   std::ostringstream out;
   const auto joint = [&](const std::string& indent, const std::string& name, double x, double y,
                          double z) {
-    out << indent << "JOINT " << name << "\n" << indent << "{\n"
+    out << indent << "JOINT " << name << "\n"
+        << indent << "{\n"
         << indent << "  OFFSET " << x << " " << y << " " << z << "\n"
         << indent << "  CHANNELS 3 Zrotation Xrotation Yrotation\n";
   };
   const auto end = [&](const std::string& indent, double x, double y, double z) {
-    out << indent << "End Site\n" << indent << "{\n" << indent << "  OFFSET " << x << " " << y
-        << " " << z << "\n" << indent << "}\n";
+    out << indent << "End Site\n"
+        << indent << "{\n"
+        << indent << "  OFFSET " << x << " " << y << " " << z << "\n"
+        << indent << "}\n";
   };
   out << "HIERARCHY\nROOT Hips\n{\n  OFFSET 0 0 0\n"
       << "  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n";
@@ -89,15 +92,15 @@ std::string walkBvh(const WalkOptions& o) {
     v[0] = x;
     v[1] = 92 + (o.still ? 0 : 2 * std::sin(2 * phase));
     v[2] = z;
-    v[5] = heading * deg;                      // hips yaw (Y rotation, last of Z X Y)
-    const size_t left_up = 6 + 3 * 3;          // after Hips, Spine, Spine1, Spine2
+    v[5] = heading * deg;              // hips yaw (Y rotation, last of Z X Y)
+    const size_t left_up = 6 + 3 * 3;  // after Hips, Spine, Spine1, Spine2
     const size_t right_up = left_up + 3 * 4;
     if (!o.still) {
-      v[left_up + 1] = 25 * std::sin(phase);              // hip swing (X rotation)
+      v[left_up + 1] = 25 * std::sin(phase);                       // hip swing (X rotation)
       v[left_up + 4] = 30 * std::max(0.0, std::sin(phase + 1.2));  // knee
       v[right_up + 1] = -25 * std::sin(phase);
       v[right_up + 4] = 30 * std::max(0.0, std::sin(phase + 1.2 + M_PI));
-      v[left_up + 7] = 10 * std::cos(phase);              // ankle
+      v[left_up + 7] = 10 * std::cos(phase);  // ankle
       v[right_up + 7] = -10 * std::cos(phase);
     }
     for (size_t c = 0; c < v.size(); ++c) out << (c ? " " : "") << v[c];
@@ -225,7 +228,9 @@ using JsonObject = std::map<std::string, Json>;
 using JsonArray = std::vector<Json>;
 struct Json {
   std::variant<std::nullptr_t, bool, double, std::string, JsonArray, JsonObject> value;
-  const Json& operator[](const std::string& key) const { return std::get<JsonObject>(value).at(key); }
+  const Json& operator[](const std::string& key) const {
+    return std::get<JsonObject>(value).at(key);
+  }
   const Json& operator[](size_t i) const { return std::get<JsonArray>(value).at(i); }
   double number() const { return std::get<double>(value); }
   const std::string& string() const { return std::get<std::string>(value); }
@@ -252,7 +257,8 @@ class JsonReader {
     return s_[i_];
   }
   void expect(char c) {
-    if (peek() != c) throw std::runtime_error(std::string("expected ") + c + " at " + std::to_string(i_));
+    if (peek() != c)
+      throw std::runtime_error(std::string("expected ") + c + " at " + std::to_string(i_));
     ++i_;
   }
   bool literal(const char* word) {
@@ -268,7 +274,8 @@ class JsonReader {
       if (i_ >= s_.size()) throw std::runtime_error("unterminated string");
       const char c = s_[i_++];
       if (c == '"') return out;
-      if (static_cast<unsigned char>(c) < 0x20) throw std::runtime_error("control character in string");
+      if (static_cast<unsigned char>(c) < 0x20)
+        throw std::runtime_error("control character in string");
       if (c != '\\') {
         out += c;
         continue;
@@ -296,7 +303,10 @@ class JsonReader {
         std::string key = string();
         expect(':');
         object.emplace(std::move(key), value());
-        if (peek() == ',') { ++i_; continue; }
+        if (peek() == ',') {
+          ++i_;
+          continue;
+        }
         expect('}');
         return Json{object};
       }
@@ -307,7 +317,10 @@ class JsonReader {
       if (peek() == ']') return ++i_, Json{array};
       while (true) {
         array.push_back(value());
-        if (peek() == ',') { ++i_; continue; }
+        if (peek() == ',') {
+          ++i_;
+          continue;
+        }
         expect(']');
         return Json{array};
       }
@@ -442,13 +455,15 @@ TEST_F(Cli, InspectJsonIsValidAndCarriesTheFileFields) {
   EXPECT_EQ(doc["clips"][0]["first_frame"].number(), 0);
   EXPECT_EQ(doc["clips"][0]["tags"][0].string(), "locomotion");
   double frames = 0;
-  for (size_t c = 0; c < doc["clips"].size(); ++c) frames += doc["clips"][c]["frame_count"].number();
+  for (size_t c = 0; c < doc["clips"].size(); ++c)
+    frames += doc["clips"][c]["frame_count"].number();
   EXPECT_EQ(doc["frame_count"].number(), frames);
   EXPECT_EQ(doc["sources"][0]["path"].string(), "walk.bvh");
   EXPECT_EQ(doc["sources"][0]["content_hash"].string().size(), 16u);
   EXPECT_EQ(doc["sources"][1]["size_bytes"].number(),
             static_cast<double>(fs::file_size(folder_ / "turn.bvh")));
-  EXPECT_EQ(doc["sections"]["features"]["bytes"].number(), frames * doc["feature_stride"].number() * 4);
+  EXPECT_EQ(doc["sections"]["features"]["bytes"].number(),
+            frames * doc["feature_stride"].number() * 4);
   EXPECT_EQ(doc["feature_blocks"].size(), 7u);
   EXPECT_GT(doc["ranges"].size(), 0u);
 }
@@ -501,7 +516,7 @@ TEST_F(Cli, ReportHasTheSummaryWarningsWithTheirClipStagesAndHash) {
     EXPECT_GE(doc["stages"][i]["seconds"].number(), 0.0);
   }
   EXPECT_EQ(stages, (std::vector<std::string>{"import and clip stages", "assembly",
-                                               "pose compression", "serialization", "write"}));
+                                              "pose compression", "serialization", "write"}));
   // Per pose stream: raw and coded sizes, and the worst error with its joint and frame.
   const Json& compression = doc["compression"];
   EXPECT_EQ(compression["pose"].string(), "meshopt");
@@ -519,11 +534,11 @@ TEST_F(Cli, ReportHasTheSummaryWarningsWithTheirClipStagesAndHash) {
   EXPECT_EQ(compression["streams"][3]["error_unit"].string(), "rad/s");
 
   // The same cook again: the file is left as it was, and the report says so.
-  ASSERT_EQ(mmcook({"cook", "walk.bvh", "short.bvh", "-o", "out.mmdb", "--report", "out.json"})
-                .exit_code,
-            0);
-  EXPECT_TRUE(std::get<bool>(JsonReader(readFile(folder_ / "out.json")).document()["unchanged"]
-                                 .value));
+  ASSERT_EQ(
+      mmcook({"cook", "walk.bvh", "short.bvh", "-o", "out.mmdb", "--report", "out.json"}).exit_code,
+      0);
+  EXPECT_TRUE(
+      std::get<bool>(JsonReader(readFile(folder_ / "out.json")).document()["unchanged"].value));
 }
 
 TEST_F(Cli, JobsDoNotChangeTheBytes) {
@@ -571,13 +586,13 @@ TEST_F(Cli, DepfileAndReportMayNotBeTheOutput) {
   EXPECT_EQ(report.exit_code, 2);
   EXPECT_EQ(report.err.rfind("error: --report and -o name the same file 'out.mmdb'", 0), 0u)
       << report.err;
-  const CliRun both = mmcook({"cook", "walk.bvh", "-o", "out.mmdb", "--report", "x.d",
-                              "--depfile", "x.d"});
+  const CliRun both =
+      mmcook({"cook", "walk.bvh", "-o", "out.mmdb", "--report", "x.d", "--depfile", "x.d"});
   EXPECT_EQ(both.exit_code, 2);
   EXPECT_FALSE(fs::exists(folder_ / "out.mmdb"));
   write("loco.toml", kManifest);
-  const CliRun clip = mmcook({"cook-clip", "loco.toml", "--index", "0", "-o", "w.mmclip",
-                              "--depfile", "w.mmclip"});
+  const CliRun clip =
+      mmcook({"cook-clip", "loco.toml", "--index", "0", "-o", "w.mmclip", "--depfile", "w.mmclip"});
   EXPECT_EQ(clip.exit_code, 2);
   EXPECT_FALSE(fs::exists(folder_ / "w.mmclip"));
 }
@@ -616,11 +631,13 @@ TEST_F(Cli, TheDefaultClipCacheServesTheNextCook) {
   write("loco.toml", kManifest);
   const CliRun cold = mmcook({"cook", "loco.toml", "-o", "cold.mmdb"});
   ASSERT_EQ(cold.exit_code, 0) << cold.err;
-  EXPECT_NE(cold.out.find("  clip cache   0 of 2 clips from the cache, 2 cooked ("), std::string::npos)
+  EXPECT_NE(cold.out.find("  clip cache   0 of 2 clips from the cache, 2 cooked ("),
+            std::string::npos)
       << cold.out;
   const CliRun warm = mmcook({"cook", "loco.toml", "-o", "warm.mmdb", "--report", "warm.json"});
   ASSERT_EQ(warm.exit_code, 0) << warm.err;
-  EXPECT_NE(warm.out.find("  clip cache   2 of 2 clips from the cache, 0 cooked ("), std::string::npos)
+  EXPECT_NE(warm.out.find("  clip cache   2 of 2 clips from the cache, 0 cooked ("),
+            std::string::npos)
       << warm.out;
   EXPECT_TRUE(readFile(folder_ / "cold.mmdb") == readFile(folder_ / "warm.mmdb"));
   const Json report = JsonReader(readFile(folder_ / "warm.json")).document();
@@ -629,8 +646,8 @@ TEST_F(Cli, TheDefaultClipCacheServesTheNextCook) {
   EXPECT_EQ(report["clip_cache"]["refused"].number(), 0);
   EXPECT_EQ(report["clip_cache"]["folder"].string(), (folder_ / "cache").string());
 
-  const CliRun none = mmcook({"cook", "loco.toml", "-o", "none.mmdb", "--no-cache", "--report",
-                              "none.json"});
+  const CliRun none =
+      mmcook({"cook", "loco.toml", "-o", "none.mmdb", "--no-cache", "--report", "none.json"});
   ASSERT_EQ(none.exit_code, 0) << none.err;
   EXPECT_EQ(none.out.find("clip cache"), std::string::npos);
   EXPECT_TRUE(std::holds_alternative<std::nullptr_t>(
@@ -682,8 +699,8 @@ TEST_F(Cli, CookClipAndLinkMakeTheCooksBytes) {
 
   const auto old_time = fs::file_time_type::clock::now() - std::chrono::hours(1);
   fs::last_write_time(folder_ / "turning.mmclip", old_time);
-  const CliRun again = mmcook({"cook-clip", "loco.toml", "--index", "1", "--first",
-                               "walk.mmclip", "-o", "turning.mmclip"});
+  const CliRun again = mmcook(
+      {"cook-clip", "loco.toml", "--index", "1", "--first", "walk.mmclip", "-o", "turning.mmclip"});
   EXPECT_EQ(again.out, "up to date turning.mmclip (clip 1 of 2: turning)\n");
   EXPECT_EQ(fs::last_write_time(folder_ / "turning.mmclip"), old_time);
 
@@ -711,7 +728,8 @@ TEST_F(Cli, CookClipAndLinkRefuseWhatDoesNotFit) {
   fails({"cook-clip", "loco.toml", "-o", "x.mmclip"},
         "error: cook-clip needs one of --index N (from 0) or --clip NAME", 2);
   ASSERT_EQ(mmcook({"cook-clip", "loco.toml", "--index", "0", "-o", "walk.mmclip"}).exit_code, 0);
-  ASSERT_EQ(mmcook({"cook-clip", "loco.toml", "--index", "1", "-o", "turning.mmclip"}).exit_code, 0);
+  ASSERT_EQ(mmcook({"cook-clip", "loco.toml", "--index", "1", "-o", "turning.mmclip"}).exit_code,
+            0);
   fails({"link", "loco.toml", "turning.mmclip", "walk.mmclip", "-o", "out.mmdb"},
         "error: turning.mmclip: it was not cooked from what clip walk of the manifest is now");
   fails({"link", "loco.toml", "walk.mmclip", "-o", "out.mmdb"},
@@ -731,14 +749,18 @@ TEST_F(Cli, CookClipAndLinkRefuseWhatDoesNotFit) {
   manifest.replace(manifest.find("[database]"), 10, "[weights]\nhip_velocity = 2\n[database]");
   write("loco.toml", manifest);
   EXPECT_EQ(mmcook({"link", "loco.toml", "walk.mmclip", "turning.mmclip", "-o", "w.mmdb", "-q"})
-                .exit_code, 0);
+                .exit_code,
+            0);
   // A changed source is the build's to notice (cook-clip's depfile names it): the new part links
   // into what a whole cook gives.
   write("turn.bvh", walkBvh({}));
   ASSERT_EQ(mmcook({"cook-clip", "loco.toml", "--index", "1", "--first", "walk.mmclip", "-o",
-                    "turning.mmclip", "-q"}).exit_code, 0);
+                    "turning.mmclip", "-q"})
+                .exit_code,
+            0);
   ASSERT_EQ(mmcook({"link", "loco.toml", "walk.mmclip", "turning.mmclip", "-o", "new.mmdb", "-q"})
-                .exit_code, 0);
+                .exit_code,
+            0);
   ASSERT_EQ(mmcook({"cook", "loco.toml", "-o", "whole.mmdb", "-q", "--no-cache"}).exit_code, 0);
   EXPECT_TRUE(readFile(folder_ / "new.mmdb") == readFile(folder_ / "whole.mmdb"));
   fails({"cook-clip", "loco.toml", "--index", "0", "-o", "no/walk.mmclip"},
@@ -876,8 +898,9 @@ TEST_F(Cli, DeepHierarchy) {
   for (int j = 0; j < 300; ++j) text += "}\n";
   text += "MOTION\nFrames: 1\nFrame Time: 0.5\n" + std::string(600, ' ') + "\n";
   write("deep.bvh", text);
-  expectCookFails({"deep.bvh"}, "deep.bvh:1026: joints nest deeper than 256 levels, more than "
-                                "any skeleton; the file is damaged: re-export it");
+  expectCookFails({"deep.bvh"},
+                  "deep.bvh:1026: joints nest deeper than 256 levels, more than "
+                  "any skeleton; the file is damaged: re-export it");
 }
 
 TEST_F(Cli, DuplicateJoints) {
@@ -898,8 +921,9 @@ TEST_F(Cli, DuplicateJoints) {
 }
 
 TEST_F(Cli, MissingInputFile) {
-  expectCookFails({"nowhere.bvh"}, "nowhere.bvh: cannot open: No such file or directory; check "
-                                   "the path");
+  expectCookFails({"nowhere.bvh"},
+                  "nowhere.bvh: cannot open: No such file or directory; check "
+                  "the path");
 }
 
 TEST_F(Cli, TwoInputsWithOneName) {
@@ -914,8 +938,9 @@ TEST_F(Cli, TwoInputsWithOneName) {
 
 TEST_F(Cli, MistypedManifestKey) {
   writeGoodClips();
-  write("loco.toml", "[database]\nframe_rate = 60\n\n[weights]\nfoot_postion = 0.5\n"
-                     "[[clip]]\nsource = \"walk.bvh\"\n");
+  write("loco.toml",
+        "[database]\nframe_rate = 60\n\n[weights]\nfoot_postion = 0.5\n"
+        "[[clip]]\nsource = \"walk.bvh\"\n");
   expectCookFails({"loco.toml"},
                   "loco.toml:5: unknown key 'weights.foot_postion' (did you mean "
                   "'weights.foot_position'?); known keys in [weights]: foot_position, "
@@ -924,25 +949,28 @@ TEST_F(Cli, MistypedManifestKey) {
 
 TEST_F(Cli, ManifestSourceMissing) {
   write("loco.toml", "[[clip]]\nsource = \"walk.bvh\"\n");
-  expectCookFails({"loco.toml"}, "loco.toml:2: clip source 'walk.bvh' not found (looked for "
-                                 "'walk.bvh'); fix the path, which is relative to the manifest's "
-                                 "folder");
+  expectCookFails({"loco.toml"},
+                  "loco.toml:2: clip source 'walk.bvh' not found (looked for "
+                  "'walk.bvh'); fix the path, which is relative to the manifest's "
+                  "folder");
 }
 
 TEST_F(Cli, UnwritableOutputPath) {
   writeGoodClips();
   const CliRun run = mmcook({"cook", "walk.bvh", "-o", "no_such_folder/out.mmdb"});
   EXPECT_EQ(run.exit_code, 1);
-  EXPECT_EQ(run.err, "error: cannot write 'no_such_folder/out.mmdb': cannot create a temporary "
-                     "file beside it: No such file or directory; check that the folder exists, is "
-                     "writable and has free space, or choose another output path with -o\n");
+  EXPECT_EQ(run.err,
+            "error: cannot write 'no_such_folder/out.mmdb': cannot create a temporary "
+            "file beside it: No such file or directory; check that the folder exists, is "
+            "writable and has free space, or choose another output path with -o\n");
   EXPECT_EQ(run.out, "");
   fs::create_directories(folder_ / "out_is_a_folder");
   const CliRun folder = mmcook({"cook", "walk.bvh", "-o", "out_is_a_folder"});
   EXPECT_EQ(folder.exit_code, 1);
-  EXPECT_EQ(folder.err, "error: cannot write 'out_is_a_folder': it is a folder: Is a directory; "
-                        "check that the folder exists, is writable and has free space, or choose "
-                        "another output path with -o\n");
+  EXPECT_EQ(folder.err,
+            "error: cannot write 'out_is_a_folder': it is a folder: Is a directory; "
+            "check that the folder exists, is writable and has free space, or choose "
+            "another output path with -o\n");
   EXPECT_TRUE(fs::is_directory(folder_ / "out_is_a_folder"));
 }
 
@@ -971,8 +999,9 @@ TEST_F(Cli, InspectRefusesForeignAndDamagedFiles) {
 
 TEST_F(Cli, MissingRoleJointListsTheJoints) {
   write("walk.bvh", walkBvh({}));
-  write("loco.toml", "[skeleton]\npreset = \"geno\"\nleft_foot = \"LeftAnkle\"\n"
-                     "[[clip]]\nsource = \"walk.bvh\"\n");
+  write("loco.toml",
+        "[skeleton]\npreset = \"geno\"\nleft_foot = \"LeftAnkle\"\n"
+        "[[clip]]\nsource = \"walk.bvh\"\n");
   const std::string head =
       "error: clip walk (walk.bvh, manifest line 4): role left_foot names joint 'LeftAnkle', "
       "which the skeleton does not have; set ";
@@ -995,7 +1024,8 @@ TEST_F(Cli, NoPresetFitsListsTheJoints) {
   const CliRun run = mmcook({"cook", "odd.bvh", "-o", "out.mmdb"});
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_NE(run.err.find("no skeleton preset fits this skeleton; tried lafan1 (no LeftFoot)"),
-            std::string::npos) << run.err;
+            std::string::npos)
+      << run.err;
   EXPECT_NE(run.err.find("LeftLeg, LFoot, LeftToeBase"), std::string::npos) << run.err;
   EXPECT_FALSE(fs::exists(folder_ / "out.mmdb"));
 }
@@ -1033,18 +1063,20 @@ TEST_F(Cli, OutputThatIsAnInputIsRefused) {
   for (const std::string output : {"walk.bvh", "sub/../walk.bvh", "./walk.bvh", "link.bvh"}) {
     const CliRun run = mmcook({"cook", "walk.bvh", "-o", output});
     EXPECT_EQ(run.exit_code, 1) << output;
-    EXPECT_EQ(run.err, "error: " + output + ": the output is the input 'walk.bvh' (the same "
-                       "file), which the database would overwrite; choose another output path "
-                       "with -o\n");
+    EXPECT_EQ(run.err, "error: " + output +
+                           ": the output is the input 'walk.bvh' (the same "
+                           "file), which the database would overwrite; choose another output path "
+                           "with -o\n");
     EXPECT_EQ(readFile(folder_ / "walk.bvh"), walk);
   }
   write("loco.toml", "[[clip]]\nsource = \"walk.bvh\"\n");
   const std::string manifest = readFile(folder_ / "loco.toml");
   const CliRun over_manifest = mmcook({"cook", "loco.toml", "-o", "loco.toml"});
   EXPECT_EQ(over_manifest.exit_code, 1);
-  EXPECT_EQ(over_manifest.err, "error: loco.toml: the output is the input 'loco.toml' (the same "
-                               "file), which the database would overwrite; choose another "
-                               "output path with -o\n");
+  EXPECT_EQ(over_manifest.err,
+            "error: loco.toml: the output is the input 'loco.toml' (the same "
+            "file), which the database would overwrite; choose another "
+            "output path with -o\n");
   EXPECT_EQ(readFile(folder_ / "loco.toml"), manifest);
   const CliRun over_source = mmcook({"cook", "loco.toml", "-o", "sub/../walk.bvh"});
   EXPECT_EQ(over_source.exit_code, 1);
@@ -1059,9 +1091,10 @@ TEST_F(Cli, OutputThatIsNotARegularFileIsRefused) {
   ASSERT_EQ(::mkfifo((folder_ / "pipe.mmdb").c_str(), 0600), 0);
   const CliRun run = mmcook({"cook", "walk.bvh", "-o", "pipe.mmdb"});
   EXPECT_EQ(run.exit_code, 1);
-  EXPECT_EQ(run.err, "error: pipe.mmdb: cannot write the database there: not a regular file (a "
-                     "named pipe, FIFO), which the output would replace; choose a regular file "
-                     "with -o\n");
+  EXPECT_EQ(run.err,
+            "error: pipe.mmdb: cannot write the database there: not a regular file (a "
+            "named pipe, FIFO), which the output would replace; choose a regular file "
+            "with -o\n");
   EXPECT_TRUE(fs::is_fifo(folder_ / "pipe.mmdb"));
 }
 
@@ -1077,11 +1110,13 @@ TEST_F(Cli, PipesDevicesAndLinkLoopsAreRefusedAtOnce) {
   EXPECT_EQ(source.err, "error: pipe.bvh: cannot open: " + fifo + "; check the path\n");
   const CliRun fbx = mmcook({"inspect-source", "pipe.fbx"});
   EXPECT_EQ(fbx.exit_code, 1);
-  EXPECT_EQ(fbx.err, "error: pipe.fbx: cannot open: " + fifo + "; give the path of a motion file\n");
+  EXPECT_EQ(fbx.err,
+            "error: pipe.fbx: cannot open: " + fifo + "; give the path of a motion file\n");
   const CliRun zero = mmcook({"inspect-source", "/dev/zero"});
   EXPECT_EQ(zero.exit_code, 1);
-  EXPECT_EQ(zero.err, "error: /dev/zero: cannot open: not a regular file (a device); give the "
-                      "path of a motion file\n");
+  EXPECT_EQ(zero.err,
+            "error: /dev/zero: cannot open: not a regular file (a device); give the "
+            "path of a motion file\n");
   const CliRun database = mmcook({"inspect", "pipe.mmdb"});
   EXPECT_EQ(database.exit_code, 1);
   EXPECT_NE(database.err.find("not a regular file"), std::string::npos) << database.err;
@@ -1096,13 +1131,15 @@ TEST_F(Cli, PipesDevicesAndLinkLoopsAreRefusedAtOnce) {
   fs::create_symlink("loop_a.bvh", folder_ / "loop_b.bvh");
   const CliRun loop = mmcook({"inspect-source", "loop_a.bvh"});
   EXPECT_EQ(loop.exit_code, 1);
-  EXPECT_EQ(loop.err, "error: loop_a.bvh: cannot open: a loop of symbolic links (too many levels "
-                      "of symbolic links); check the path\n");
+  EXPECT_EQ(loop.err,
+            "error: loop_a.bvh: cannot open: a loop of symbolic links (too many levels "
+            "of symbolic links); check the path\n");
   fs::create_directories(folder_ / "dir.toml");
   const CliRun folder = mmcook({"cook", "dir.toml", "-o", "out.mmdb"});
   EXPECT_EQ(folder.exit_code, 1);
-  EXPECT_EQ(folder.err, "error: dir.toml: cannot open: not a regular file (a folder); check the "
-                        "path\n");
+  EXPECT_EQ(folder.err,
+            "error: dir.toml: cannot open: not a regular file (a folder); check the "
+            "path\n");
   EXPECT_FALSE(fs::exists(folder_ / "out.mmdb"));
 }
 

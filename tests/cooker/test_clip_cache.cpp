@@ -37,8 +37,9 @@ std::vector<uint8_t> readBytes(const fs::path& p) {
 }
 
 void writeBytes(const fs::path& p, const std::vector<uint8_t>& bytes) {
-  std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
-                                          static_cast<std::streamsize>(bytes.size()));
+  std::ofstream(p, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
 }
 
 std::vector<fs::path> cacheEntries(const fs::path& folder) {
@@ -66,7 +67,8 @@ std::vector<std::string> cookClipFiles(const CookRequest& r, const fs::path& fol
 
 std::vector<std::string> names(const CookRequest& r) {
   std::vector<std::string> out;
-  for (const auto& c : r.clips) out.push_back(c.name.empty() ? fs::path(c.source).stem().string() : c.name);
+  for (const auto& c : r.clips)
+    out.push_back(c.name.empty() ? fs::path(c.source).stem().string() : c.name);
   return out;
 }
 
@@ -198,9 +200,9 @@ TEST_F(ClipCache, TheKeyNamesTheClipsInputs) {
   const CookedSource source = hashSource(r.clips[0].source, r.clips[0].source_label);
   const std::string key = clipKey(r, 0, source, nullptr);
   const std::string cooker = std::string(kCookerVersion);
-  for (const std::string& line : {"cooker " + std::to_string(cooker.size()) + ":" + cooker,
-                                  std::string("name 4:walk"), std::string("first clip"),
-                                  std::string("mirror 0")})
+  for (const std::string& line :
+       {"cooker " + std::to_string(cooker.size()) + ":" + cooker, std::string("name 4:walk"),
+        std::string("first clip"), std::string("mirror 0")})
     EXPECT_NE(key.find(line), std::string::npos) << line << " in\n" << key;
   EXPECT_NE(key.find(fmt::format("source {:016x} {}", source.content_hash, source.size_bytes)),
             std::string::npos);
@@ -247,7 +249,8 @@ TEST_F(ClipCache, DamagedEntriesAreRefusedAndCookedAgain) {
     ADD_FAILURE() << "another cooker's part was read";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("other.mmclip: it was cooked by 'mmcook 0.9.0'"),
-              std::string::npos) << e.what();
+              std::string::npos)
+        << e.what();
   }
 
   CookReport report;
@@ -293,7 +296,10 @@ TEST_F(ClipCache, LinkRefusesMissingStaleAndMisplacedParts) {
   std::swap(swapped[1], swapped[3]);
   const std::string misplaced = linkError(swapped);
   EXPECT_EQ(misplaced.rfind(files[3] + ": it was not cooked from what clip turn of the manifest "
-                            "is now (first difference: ", 0), 0u) << misplaced;
+                                       "is now (first difference: ",
+                            0),
+            0u)
+      << misplaced;
   // Two parts of one source that disagree about its bytes: the later one does not fit.
   write("walk.bvh", bvhText(walkFrames(121, 1.25f)));
   fs::create_directories(dir_ / "again");
@@ -314,7 +320,8 @@ TEST_F(ClipCache, AnUnusableCacheFolderIsAnErrorNamingIt) {
     ClipCacheFolder cache(under_file);
     ADD_FAILURE() << "a cache under a file was accepted";
   } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()).rfind(under_file + ": cannot create the clip cache folder", 0), 0u)
+    EXPECT_EQ(std::string(e.what()).rfind(under_file + ": cannot create the clip cache folder", 0),
+              0u)
         << e.what();
   }
   try {
@@ -349,7 +356,8 @@ TEST(ClipCacheBandai, CacheAndLinkGiveTheOnePieceCooksBytes) {
     r.clips.push_back(c);
   }
   r.jobs = 2;
-  const fs::path work = fs::temp_directory_path() / ("mmdb_clip_cache_bandai_" + std::to_string(::getpid()));
+  const fs::path work =
+      fs::temp_directory_path() / ("mmdb_clip_cache_bandai_" + std::to_string(::getpid()));
   fs::remove_all(work);
   fs::create_directories(work);
   const std::vector<uint8_t> whole = cookBytes(r);

@@ -18,8 +18,8 @@ constexpr float kPi = 3.14159265f;
 
 struct JointSpec {
   int parent;
-  glm::vec3 offset;   // bind translation, m
-  float amplitude;    // rad of a sine swing, 0 = still
+  glm::vec3 offset;  // bind translation, m
+  float amplitude;   // rad of a sine swing, 0 = still
   float hertz;
   glm::vec3 axis;
 };
@@ -71,7 +71,8 @@ mmdb::cook::CookedDatabase characterDatabase(uint32_t frames = 1500, float rate 
       db.local_rotations.push_back(q);
       db.local_translations.push_back(p);
       db.local_velocities.push_back(v);
-      db.local_angular_velocities.push_back(glm::normalize(j.axis) * (i == 11 ? 0.f : rate_of_angle));
+      db.local_angular_velocities.push_back(glm::normalize(j.axis) *
+                                            (i == 11 ? 0.f : rate_of_angle));
     }
   }
   return db;
@@ -81,8 +82,9 @@ glm::quat quatOf(const glm::vec4& v) { return glm::quat(v.w, v.x, v.y, v.z); }
 
 // Per joint, the largest model-space distance between raw and decoded, at the joint and at its
 // shell points, over every frame.
-std::vector<double> fkErrors(const mmdb::cook::CookedDatabase& db, const std::vector<glm::vec4>& rot,
-                             const std::vector<glm::vec4>& pos, float shell) {
+std::vector<double> fkErrors(const mmdb::cook::CookedDatabase& db,
+                             const std::vector<glm::vec4>& rot, const std::vector<glm::vec4>& pos,
+                             float shell) {
   const size_t joints = db.joint_count;
   std::vector<double> worst(joints, 0);
   std::vector<glm::dquat> rq(joints), dq(joints);
@@ -111,8 +113,8 @@ std::vector<double> fkErrors(const mmdb::cook::CookedDatabase& db, const std::ve
 
 std::vector<glm::vec4> decoded(const mmdb::cook::CookedDatabase& db, int stream) {
   return mmdb::cook::decodeCodedStream(*db.pose_coding.streams[size_t(stream)], db.frame_count,
-                               db.joint_count, db.pose_coding.segment_frames,
-                               stream == mmdb::cook::kStreamRotations);
+                                       db.joint_count, db.pose_coding.segment_frames,
+                                       stream == mmdb::cook::kStreamRotations);
 }
 
 TEST(Compress, EveryJointOfAKnownMotionStaysWithinTheBudget) {
@@ -123,8 +125,8 @@ TEST(Compress, EveryJointOfAKnownMotionStaysWithinTheBudget) {
   mmdb::cook::compressPoses(db, settings, 2, &report);
   ASSERT_TRUE(report.enabled);
   const std::vector<double> errors =
-      fkErrors(db, decoded(db, mmdb::cook::kStreamRotations), decoded(db, mmdb::cook::kStreamTranslations),
-               float(settings.shell_distance));
+      fkErrors(db, decoded(db, mmdb::cook::kStreamRotations),
+               decoded(db, mmdb::cook::kStreamTranslations), float(settings.shell_distance));
   double worst = 0;
   for (uint32_t j = 0; j < kJointCount; ++j) {
     // The budget, less what float FK rounding can add (a few ulps of 2 m).
@@ -145,9 +147,11 @@ TEST(Compress, StillTracksAreStoredOnceWithTheirExactValue) {
   mmdb::cook::CookedDatabase db = characterDatabase();
   mmdb::cook::compressPoses(db, {}, 1);
   const mmdb::cook::CookedCodedStream& rot = *db.pose_coding.streams[mmdb::cook::kStreamRotations];
-  const mmdb::cook::CookedCodedStream& pos = *db.pose_coding.streams[mmdb::cook::kStreamTranslations];
+  const mmdb::cook::CookedCodedStream& pos =
+      *db.pose_coding.streams[mmdb::cook::kStreamTranslations];
   const mmdb::cook::CookedCodedStream& vel = *db.pose_coding.streams[mmdb::cook::kStreamVelocities];
-  const mmdb::cook::CookedCodedStream& ang = *db.pose_coding.streams[mmdb::cook::kStreamAngularVelocities];
+  const mmdb::cook::CookedCodedStream& ang =
+      *db.pose_coding.streams[mmdb::cook::kStreamAngularVelocities];
   EXPECT_EQ(rot.tracks[11].coding, mmdb::cook::TrackCoding::Constant);
   EXPECT_FLOAT_EQ(rot.tracks[11].value.z, kStillRotation.z);
   EXPECT_FLOAT_EQ(rot.tracks[11].value.w, kStillRotation.w);
@@ -185,9 +189,11 @@ TEST(Compress, VelocitiesStayWithinTheirBudgets) {
   const std::vector<glm::vec4> ang = decoded(db, mmdb::cook::kStreamAngularVelocities);
   for (size_t e = 0; e < vel.size(); ++e) {
     ASSERT_LE(glm::length(glm::vec3(vel[e]) - db.local_velocities[e]),
-              settings.velocity_tolerance * 1.0001) << "element " << e;
+              settings.velocity_tolerance * 1.0001)
+        << "element " << e;
     ASSERT_LE(glm::length(glm::vec3(ang[e]) - db.local_angular_velocities[e]),
-              settings.angular_velocity_tolerance * 1.0001) << "element " << e;
+              settings.angular_velocity_tolerance * 1.0001)
+        << "element " << e;
     ASSERT_EQ(vel[e].w, 0.f);
   }
 }
@@ -203,8 +209,8 @@ TEST(Compress, ATighterBudgetCostsBytesAndStillHolds) {
             loose_report.streams[mmdb::cook::kStreamRotations].coded_bytes);
   EXPECT_LE(tight_report.streams[mmdb::cook::kStreamRotations].max_error, 1e-5);
   const std::vector<double> errors =
-      fkErrors(tight, decoded(tight, mmdb::cook::kStreamRotations), decoded(tight, mmdb::cook::kStreamTranslations),
-               float(settings.shell_distance));
+      fkErrors(tight, decoded(tight, mmdb::cook::kStreamRotations),
+               decoded(tight, mmdb::cook::kStreamTranslations), float(settings.shell_distance));
   for (uint32_t j = 0; j < kJointCount; ++j) EXPECT_LE(errors[j], 1e-5 + 1e-6) << "joint " << j;
 }
 
@@ -217,8 +223,10 @@ TEST(Compress, SameBytesForAnyJobCount) {
     mmdb::cook::compressPoses(db, settings, jobs);
     db.feature_count = 0;  // the writer does not need a valid feature layout
     const std::vector<uint8_t> bytes = mmdb::cook::serializeDatabase(db);
-    if (first.empty()) first = bytes;
-    else EXPECT_EQ(bytes, first) << jobs << " jobs";
+    if (first.empty())
+      first = bytes;
+    else
+      EXPECT_EQ(bytes, first) << jobs << " jobs";
   }
 }
 
@@ -256,8 +264,8 @@ TEST(Compress, SettingsOutOfRangeNameTheirKey) {
 }
 
 TEST(Compress, ManifestKeys) {
-  const std::string clip = "[[clip]]\nsource = \"" + std::string(MMDB_TEST_DATA) +
-                           "/bvh/two_joints.bvh\"\n";
+  const std::string clip =
+      "[[clip]]\nsource = \"" + std::string(MMDB_TEST_DATA) + "/bvh/two_joints.bvh\"\n";
   mmdb::cook::CookRequest r = mmdb::cook::parseManifest(
       "[compression]\npose = \"none\"\nposition_tolerance = 0.0002\nshell_distance = 0.05\n"
       "velocity_tolerance = 0.002\nangular_velocity_tolerance = 0.02\nsegment_frames = 512\n" +

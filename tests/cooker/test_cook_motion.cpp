@@ -24,7 +24,7 @@ RawClip emptyClip(int frames) {
   c.source_path = "synthetic.bvh";
   c.skeleton.names = {"Hips", "Spine2", "LeftFoot", "LeftToeBase", "RightFoot", "RightToeBase"};
   c.skeleton.parents = {-1, 0, 0, 2, 0, 4};
-  c.skeleton.offsets = {{0, 0.9f, 0}, {0, 0.3f, 0}, {0.1f, -0.8f, 0},
+  c.skeleton.offsets = {{0, 0.9f, 0}, {0, 0.3f, 0},      {0.1f, -0.8f, 0},
                         kToeOffset,   {-0.1f, -0.8f, 0}, kToeOffset};
   c.skeleton.bind_rotations.assign(kJoints, glm::quat(1, 0, 0, 0));
   c.frame_rate = kRate;
@@ -178,7 +178,8 @@ RawClip circleWalk() {
   RawClip c = emptyClip(kCircleFrames);
   for (int f = 0; f < kCircleFrames; ++f) {
     const double a = kOmega * f / kRate;
-    c.translations[f * kJoints] = glm::vec3(kRadius * (1 - std::cos(a)), 0.9, kRadius * std::sin(a));
+    c.translations[f * kJoints] =
+        glm::vec3(kRadius * (1 - std::cos(a)), 0.9, kRadius * std::sin(a));
     c.rotations[f * kJoints] = yawRotation(static_cast<float>(a));
   }
   return c;
@@ -331,8 +332,10 @@ TEST(CookMotion, NonFiniteSourceValuesAreErrorsNamingClipAndFrame) {
     cookClipMotion(clip, roles(clip), clipStageSettings(CookSettings{}));
     ADD_FAILURE() << "no error";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("clip synthetic (synthetic.bvh), frame 100 (clip-local, at 60 Hz), joint LeftFoot"),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find(
+            "clip synthetic (synthetic.bvh), frame 100 (clip-local, at 60 Hz), joint LeftFoot"),
+        std::string::npos)
         << e.what();
   }
 }

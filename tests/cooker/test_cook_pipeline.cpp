@@ -26,9 +26,10 @@ using namespace mmdb::test;
 class CookPipeline : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("mmdb_cook_pipeline_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
-            "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ =
+        fs::temp_directory_path() /
+        ("mmdb_cook_pipeline_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+         "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -67,9 +68,8 @@ class CookPipeline : public ::testing::Test {
 TEST_F(CookPipeline, FillsEveryField) {
   CookReport report;
   std::vector<std::pair<int, int>> calls;
-  const CookedDatabase db = cookDatabase(threeClips(), &report, [&](int done, int total) {
-    calls.emplace_back(done, total);
-  });
+  const CookedDatabase db = cookDatabase(
+      threeClips(), &report, [&](int done, int total) { calls.emplace_back(done, total); });
   EXPECT_EQ(report.preset, "geno");
   EXPECT_DOUBLE_EQ(report.unit_scale, 0.01);
   EXPECT_EQ(report.unit_scale_origin, "preset");
@@ -141,8 +141,7 @@ TEST_F(CookPipeline, FillsEveryField) {
   EXPECT_EQ(db.settings.facing_window, 61);
   EXPECT_EQ(db.settings.contact_median_frames, 6);
   EXPECT_EQ(db.settings.trailing_unmatchable_frames, 20);
-  EXPECT_EQ(db.settings.block_weights,
-            (std::vector<float>{0.75f, 0.75f, 1, 1, 1, 1, 1.5f}));
+  EXPECT_EQ(db.settings.block_weights, (std::vector<float>{0.75f, 0.75f, 1, 1, 1, 1, 1.5f}));
 
   // The walk moves at 1.2 m/s along +Z; mid-clip trajectory sample at +1 s is 1.2 m ahead.
   EXPECT_NEAR(db.root_motion[100].velocity.z, 1.2f, 1e-3);
@@ -206,7 +205,9 @@ TEST_F(CookPipeline, WithoutAPresetTheUnitComesFromTheHipHeight) {
   EXPECT_NEAR(db.root_motion[100].velocity.z, 1.2f * 0.9f / 0.85f, 2e-3);
 }
 
-bool sameBytes(const void* a, const void* b, size_t n) { return n == 0 || std::memcmp(a, b, n) == 0; }
+bool sameBytes(const void* a, const void* b, size_t n) {
+  return n == 0 || std::memcmp(a, b, n) == 0;
+}
 template <typename T>
 bool same(const std::vector<T>& a, const std::vector<T>& b) {
   return a.size() == b.size() && sameBytes(a.data(), b.data(), a.size() * sizeof(T));
@@ -285,7 +286,9 @@ TEST_F(CookPipeline, SourceRangeOutsideTheFileIsAnError) {
 TEST_F(CookPipeline, StandingStillHasNoSpreadToNormalize) {
   CookRequest r;
   ClipSpec still;
-  still.source = write("still.bvh", bvhText(std::vector<BvhFrame>(60, {{0, 90, 0}, 0, {10, -80, 0}, {-10, -80, 0}})));
+  still.source =
+      write("still.bvh",
+            bvhText(std::vector<BvhFrame>(60, {{0, 90, 0}, 0, {10, -80, 0}, {-10, -80, 0}})));
   r.clips = {still};
   const std::string e = cookError(r);
   EXPECT_NE(e.find("feature block left_foot_position never changes"), std::string::npos) << e;
@@ -304,7 +307,8 @@ TEST_F(CookPipeline, BackwardFacingAxisIsReportedWithTheBetterAxis) {
   EXPECT_TRUE(found);
   CookReport fine;
   cookDatabase(threeClips(), &fine);
-  for (const auto& w : fine.warnings) EXPECT_EQ(w.text.find("direction of travel"), std::string::npos) << w.text;
+  for (const auto& w : fine.warnings)
+    EXPECT_EQ(w.text.find("direction of travel"), std::string::npos) << w.text;
 }
 
 TEST_F(CookPipeline, ZeroWeightIsRejectedBeforeCooking) {
@@ -333,7 +337,8 @@ TEST(CookPipelineBandai, WalksRunsAndFeetAreSane) {
   const CookedDatabase db = cookDatabase(r, &report);
   EXPECT_EQ(report.preset, "bandai");
   EXPECT_DOUBLE_EQ(report.unit_scale, 0.01);
-  for (const auto& w : report.warnings) EXPECT_EQ(w.text.find("direction of travel"), std::string::npos) << w.text;
+  for (const auto& w : report.warnings)
+    EXPECT_EQ(w.text.find("direction of travel"), std::string::npos) << w.text;
 
   // Mean horizontal root speed over the middle half of each clip, per motion kind.
   std::map<std::string, std::vector<double>> speeds;
@@ -369,10 +374,11 @@ TEST(CookPipelineBandai, WalksRunsAndFeetAreSane) {
   // Walking: each foot alone on the ground for a good part of the time.
   EXPECT_GT(single_left, walk_frames / 5);
   EXPECT_GT(single_right, walk_frames / 5);
-  std::printf("bandai-1: %u frames; mean root speed walk %.2f, run %.2f, dash %.2f m/s; single "
-              "support left %.0f%%, right %.0f%% of walk frames\n",
-              db.frame_count, mean(speeds["walk"]), mean(speeds["run"]), mean(speeds["dash"]),
-              100.0 * single_left / walk_frames, 100.0 * single_right / walk_frames);
+  std::printf(
+      "bandai-1: %u frames; mean root speed walk %.2f, run %.2f, dash %.2f m/s; single "
+      "support left %.0f%%, right %.0f%% of walk frames\n",
+      db.frame_count, mean(speeds["walk"]), mean(speeds["run"]), mean(speeds["dash"]),
+      100.0 * single_left / walk_frames, 100.0 * single_right / walk_frames);
 }
 
 }  // namespace

@@ -59,19 +59,19 @@ TEST(CookPresets, DetectsGenoBandaiAndCmuNaming) {
   EXPECT_EQ(geno.facing_axis, glm::vec3(0, 0, 1));
   EXPECT_DOUBLE_EQ(geno.preset_unit_scale, 0.01);
 
-  const Skeleton bandai = makeSkeleton(
-      {"joint_Root", "Hips", "Spine", "Chest", "UpperLeg_L", "LowerLeg_L", "Foot_L", "Toes_L",
-       "UpperLeg_R", "LowerLeg_R", "Foot_R", "Toes_R"},
-      {-1, 0, 1, 2, 1, 4, 5, 6, 1, 8, 9, 10});
+  const Skeleton bandai =
+      makeSkeleton({"joint_Root", "Hips", "Spine", "Chest", "UpperLeg_L", "LowerLeg_L", "Foot_L",
+                    "Toes_L", "UpperLeg_R", "LowerLeg_R", "Foot_R", "Toes_R"},
+                   {-1, 0, 1, 2, 1, 4, 5, 6, 1, 8, 9, 10});
   const SkeletonRoles b = resolveRoles(bandai, none, "clip");
   EXPECT_EQ(b.preset, "bandai");
   EXPECT_EQ(b.joint(Role::Hips), 1);
   EXPECT_EQ(b.joint(Role::RootPosition), 3);
   EXPECT_EQ(b.joint(Role::RightToe), 11);
 
-  const Skeleton cmu = makeSkeleton({"Hips", "LeftAnkle", "LeftToe", "RightAnkle", "RightToe",
-                                     "lowerback", "Chest", "Chest2"},
-                                    {-1, 0, 1, 0, 3, 0, 5, 6});
+  const Skeleton cmu = makeSkeleton(
+      {"Hips", "LeftAnkle", "LeftToe", "RightAnkle", "RightToe", "lowerback", "Chest", "Chest2"},
+      {-1, 0, 1, 0, 3, 0, 5, 6});
   const SkeletonRoles c = resolveRoles(cmu, none, "clip");
   EXPECT_EQ(c.preset, "cmu");
   EXPECT_NEAR(c.preset_unit_scale, 2.54 / 45, 1e-12);
@@ -148,8 +148,9 @@ RawClip standingClip(float hip_height, float toe_left, float toe_right) {
   c.frame_rate = 30;
   c.frame_count = 1;
   c.rotations.assign(6, glm::quat(1, 0, 0, 0));
-  c.translations = {{0, hip_height, 0}, {0, 30, 0},           {10, -hip_height + 8, 0},
-                    {0, toe_left - 8, 5}, {-10, -hip_height + 8, 0}, {0, toe_right - 8, 5}};
+  c.translations = {{0, hip_height, 0},        {0, 30, 0},
+                    {10, -hip_height + 8, 0},  {0, toe_left - 8, 5},
+                    {-10, -hip_height + 8, 0}, {0, toe_right - 8, 5}};
   return c;
 }
 
@@ -192,8 +193,8 @@ RawClip yawClip(double rate, const std::vector<float>& yaws) {
 }
 
 TEST(CookResample, FrameCountFormula) {
-  EXPECT_EQ(resampledFrameCount(31, 30, 60), 61);   // ~2x
-  EXPECT_EQ(resampledFrameCount(121, 120, 60), 61); // ~0.5x
+  EXPECT_EQ(resampledFrameCount(31, 30, 60), 61);    // ~2x
+  EXPECT_EQ(resampledFrameCount(121, 120, 60), 61);  // ~0.5x
   EXPECT_EQ(resampledFrameCount(10, 120, 60), 5);
   EXPECT_EQ(resampledFrameCount(6, 50, 60), 7);
   EXPECT_EQ(resampledFrameCount(1, 30, 60), 1);
@@ -283,8 +284,8 @@ TEST(CookSavitzkyGolay, CentreWeightsMatchTheClosedForm) {
     const SavitzkyGolayFilter filter(2 * m + 1, 3);
     const std::vector<double>& w = filter.weights(m);
     for (int k = -m; k <= m; ++k) {
-      const double c = (3.0 * (3 * m * m + 3 * m - 1) - 15.0 * k * k) /
-                       ((4.0 * m * m - 1) * (2 * m + 3));
+      const double c =
+          (3.0 * (3 * m * m + 3 * m - 1) - 15.0 * k * k) / ((4.0 * m * m - 1) * (2 * m + 3));
       EXPECT_NEAR(w[k + m], c, 1e-12) << m << " " << k;
     }
   }
@@ -363,7 +364,8 @@ TEST(CookContacts, SlowToesAreInContact) {
 // ---- normalization ---------------------------------------------------------------------------
 
 std::vector<CookedFeatureBlock> twoBlocks(float wa, float wb) {
-  return {{"a", FeatureKind::Position, 0, 0, 2, 0, wa}, {"b", FeatureKind::Velocity, 0, 2, 1, 0, wb}};
+  return {{"a", FeatureKind::Position, 0, 0, 2, 0, wa},
+          {"b", FeatureKind::Velocity, 0, 2, 1, 0, wb}};
 }
 
 TEST(CookNormalize, BlockStdIsTheMeanOfColumnStds) {
@@ -399,8 +401,8 @@ TEST(CookRanges, SubRangesTagAndCutClips) {
   const MatchableRanges r = buildMatchableRanges({a, b, c}, 20);
   EXPECT_EQ(r.tag_names, (std::vector<std::string>{"locomotion", "jump", "idle"}));
   EXPECT_EQ(r.clip_tag_masks, (std::vector<uint64_t>{1, 4, 0}));
-  const std::vector<CookedRange> want = {{0, 10, 1}, {10, 20, 3}, {30, 20, 1}, {60, 20, 1},
-                                         {100, 10, 4}};
+  const std::vector<CookedRange> want = {
+      {0, 10, 1}, {10, 20, 3}, {30, 20, 1}, {60, 20, 1}, {100, 10, 4}};
   ASSERT_EQ(r.ranges.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) {
     EXPECT_EQ(r.ranges[i].first_frame, want[i].first_frame) << i;

@@ -22,11 +22,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <limits>
 #include <memory>
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -231,7 +231,8 @@ TEST(AssimpImport, SamplesKeysAtTheSourceRateWithInterpolation) {
 TEST(AssimpImport, ScaleAboveTheSkeletonBecomesTheUnit) {
   TempDir dir;
   std::unique_ptr<aiScene> scene(makeWalkScene(0.01f));  // an armature in centimetres
-  const mmdb::cook::RawClip clip = mmdb::cook::importAssimpFile(writeGltf(scene.get(), dir.file("cm.gltf")), "");
+  const mmdb::cook::RawClip clip =
+      mmdb::cook::importAssimpFile(writeGltf(scene.get(), dir.file("cm.gltf")), "");
   EXPECT_NEAR(clip.declared_unit_scale, 0.01, 1e-9);
   // Values stay in the armature's units.
   EXPECT_NEAR(clip.skeleton.offsets[0].y, 90, 1e-3);
@@ -276,12 +277,12 @@ TEST(AssimpImport, ImplausibleDeclaredScaleIsDropped) {
   TempDir dir;
   std::unique_ptr<aiScene> scene(makeWalkScene(1.0f));
   // glTF is in metres, so this 60-unit skeleton would be 60 m tall: not a character.
-  const mmdb::cook::RawClip clip = mmdb::cook::importAssimpFile(writeGltf(scene.get(), dir.file("huge.gltf")), "");
+  const mmdb::cook::RawClip clip =
+      mmdb::cook::importAssimpFile(writeGltf(scene.get(), dir.file("huge.gltf")), "");
   EXPECT_EQ(clip.declared_unit_scale, 0.0);
   const mmdb::cook::SourceInfo info = mmdb::cook::inspectSourceFile(dir.file("huge.gltf"));
   bool noted = false;
-  for (const auto& n : info.notes)
-    noted = noted || n.find("ignoring it") != std::string::npos;
+  for (const auto& n : info.notes) noted = noted || n.find("ignoring it") != std::string::npos;
   EXPECT_TRUE(noted);
 }
 
@@ -316,7 +317,8 @@ TEST(AssimpImport, PivotHelperNodesAreComposedIntoTheirJoint) {
       makeChannel("Hips", {{0.0, aiVector3D(0, 0, 0)}},
                   {{0.0, aiQuaternion(1, 0, 0, 0)}, {30.0, aiQuaternion(h, 0, 0, h)}});
   TempDir dir;
-  const mmdb::cook::RawClip clip = mmdb::cook::importAssimpFile(writeGltf(s, dir.file("pivots.gltf")), "");
+  const mmdb::cook::RawClip clip =
+      mmdb::cook::importAssimpFile(writeGltf(s, dir.file("pivots.gltf")), "");
   ASSERT_EQ(clip.skeleton.names, (std::vector<std::string>{"Hips", "Spine"}));
   EXPECT_EQ(clip.skeleton.parents, (std::vector<int>{-1, 0}));
   // The translation helper's motion moves Hips; the pre-rotation composes with Hips' own.
@@ -399,9 +401,10 @@ TEST(AssimpImport, InspectListsTakesJointsAndUnit) {
 TEST(AssimpImport, MissingAndCorruptFilesNameTheFileAndTheReason) {
   TempDir dir;
   const std::string missing = dir.file("nope.fbx");
-  EXPECT_NE(
-      expectInputError([&] { mmdb::cook::importClipFile(missing, ""); }).find("nope.fbx: file not found"),
-      std::string::npos);
+  EXPECT_NE(expectInputError([&] {
+              mmdb::cook::importClipFile(missing, "");
+            }).find("nope.fbx: file not found"),
+            std::string::npos);
 
   const std::string garbage = dir.file("garbage.fbx");
   std::ofstream(garbage) << "this is not an FBX file\n";
@@ -419,7 +422,8 @@ TEST(AssimpImport, RawTestModelsWithNullChildrenDoNotCrash) {
 #if MMDB_TEST_LSAN
     __lsan::ScopedDisabler assimp_raw_leaks;  // Assimp 5.2's RAW reader leaks its nodes
 #endif
-    const mmdb::cook::SourceInfo info = mmdb::cook::inspectSourceFile(path);  // no animation, no skeleton
+    const mmdb::cook::SourceInfo info =
+        mmdb::cook::inspectSourceFile(path);  // no animation, no skeleton
     EXPECT_TRUE(info.takes.empty()) << name;
     const std::string msg = expectInputError([&] { mmdb::cook::importClipFile(path, ""); });
     EXPECT_NE(msg.find(std::string(name) + " has no animation"), std::string::npos) << msg;
@@ -476,7 +480,8 @@ TEST(AssimpImport, DebianTestModelsImportOrFailWithAReason) {
     GTEST_SKIP() << "assimp-testmodels not installed (" << kAssimpModels << ")";
   // Animated skeletons import.
   {
-    const mmdb::cook::RawClip clip = mmdb::cook::importClipFile(kAssimpModels + "/animation_with_skeleton.fbx", "");
+    const mmdb::cook::RawClip clip =
+        mmdb::cook::importClipFile(kAssimpModels + "/animation_with_skeleton.fbx", "");
     // The Armature has two bone chains below it, so it stays the root joint.
     EXPECT_EQ(clip.skeleton.jointCount(), 15);
     EXPECT_EQ(clip.skeleton.names[0], "Armature");
@@ -485,7 +490,8 @@ TEST(AssimpImport, DebianTestModelsImportOrFailWithAReason) {
     EXPECT_EQ(clip.frame_count, 21);
   }
   {
-    const mmdb::cook::RawClip clip = mmdb::cook::importClipFile(kAssimpModels + "/huesitos.fbx", "Action");
+    const mmdb::cook::RawClip clip =
+        mmdb::cook::importClipFile(kAssimpModels + "/huesitos.fbx", "Action");
     EXPECT_EQ(clip.skeleton.jointCount(), 9);
     EXPECT_EQ(clip.skeleton.names[0], "Bone");  // the static Armature is composed away
     EXPECT_DOUBLE_EQ(clip.frame_rate, 25.0);
@@ -504,8 +510,8 @@ TEST(AssimpImport, DebianTestModelsImportOrFailWithAReason) {
     EXPECT_EQ(info.skeleton.jointCount(), 0);
   }
   // A file Assimp 5.2 itself cannot tokenize.
-  const std::string msg =
-      expectInputError([&] { mmdb::cook::importClipFile(kAssimpModels + "/transparentTest.fbx", ""); });
+  const std::string msg = expectInputError(
+      [&] { mmdb::cook::importClipFile(kAssimpModels + "/transparentTest.fbx", ""); });
   EXPECT_NE(msg.find("Assimp cannot read transparentTest.fbx: FBX-Tokenize"), std::string::npos)
       << msg;
 }

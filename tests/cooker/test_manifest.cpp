@@ -33,7 +33,9 @@ class Manifest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(folder_); }
 
-  mmdb::cook::CookRequest parse(const std::string& text) { return mmdb::cook::parseManifest(text, manifest_); }
+  mmdb::cook::CookRequest parse(const std::string& text) {
+    return mmdb::cook::parseManifest(text, manifest_);
+  }
 
   // The message of the InputError that parsing `text` throws, with the manifest path replaced
   // by "loco.toml" so expectations read like what a user sees.
@@ -204,15 +206,16 @@ source = "clips/jump.fbx"
 }
 
 TEST_F(Manifest, IntegersAreAcceptedWhereNumbersAreExpected) {
-  const mmdb::cook::CookRequest request = parse(std::string("[contacts]\nspeed_threshold = 1\n") + kWalk);
+  const mmdb::cook::CookRequest request =
+      parse(std::string("[contacts]\nspeed_threshold = 1\n") + kWalk);
   EXPECT_EQ(request.settings.contact_speed_threshold, 1.0);
 }
 
 TEST_F(Manifest, AbsoluteSourceIsKeptAndRelativeResolvesAgainstManifestFolder) {
   const std::string absolute = (folder_ / "run.bvh").string();
   manifest_ = (folder_ / "clips" / "nested.toml").string();
-  const mmdb::cook::CookRequest request = parse("[[clip]]\nsource = \"" + absolute +
-                                        "\"\n[[clip]]\nsource = \"../walk.bvh\"\n");
+  const mmdb::cook::CookRequest request =
+      parse("[[clip]]\nsource = \"" + absolute + "\"\n[[clip]]\nsource = \"../walk.bvh\"\n");
   EXPECT_EQ(request.clips[0].source, absolute);
   EXPECT_EQ(request.clips[1].source, (folder_ / "walk.bvh").string());
   EXPECT_EQ(request.clips[1].source_label, "../walk.bvh");
@@ -491,8 +494,9 @@ TEST_F(Manifest, ReadManifestThatIsNotARegularFile) {
     mmdb::cook::readManifest(dir);
     FAIL() << "expected InputError";
   } catch (const mmdb::cook::InputError& e) {
-    EXPECT_EQ(std::string(e.what()), dir + ": cannot open: not a regular file (a folder); check "
-                                           "the path");
+    EXPECT_EQ(std::string(e.what()), dir +
+                                         ": cannot open: not a regular file (a folder); check "
+                                         "the path");
   }
   // A FIFO is refused before it is opened, so nothing blocks.
   const std::string fifo = (folder_ / "fifo.toml").string();
@@ -501,8 +505,9 @@ TEST_F(Manifest, ReadManifestThatIsNotARegularFile) {
     mmdb::cook::readManifest(fifo);
     FAIL() << "expected InputError";
   } catch (const mmdb::cook::InputError& e) {
-    EXPECT_EQ(std::string(e.what()), fifo + ": cannot open: not a regular file (a named pipe, "
-                                            "FIFO); check the path");
+    EXPECT_EQ(std::string(e.what()), fifo +
+                                         ": cannot open: not a regular file (a named pipe, "
+                                         "FIFO); check the path");
   }
 }
 
@@ -594,21 +599,27 @@ TEST(ManifestReference, ReadmeDefaultsAreCookSettings) {
   const std::string text = referenceManifest();
   ASSERT_FALSE(text.empty());
   // Sources need not exist: the reference names example files.
-  const mmdb::cook::CookRequest r = mmdb::cook::parseManifest(
-      text, "README.md", [](const std::string&, bool& missing) { missing = false; return std::string(); });
+  const mmdb::cook::CookRequest r =
+      mmdb::cook::parseManifest(text, "README.md", [](const std::string&, bool& missing) {
+        missing = false;
+        return std::string();
+      });
   const mmdb::cook::CookSettings& got = r.settings;
   const mmdb::cook::CookSettings want;
   // [database] (unit_scale shows an example: its default is "what the file declares").
   EXPECT_EQ(got.frame_rate, want.frame_rate);
-  expectPrinted(got.trailing_unmatchable_s, want.trailing_unmatchable_s, "database.trailing_unmatchable");
+  expectPrinted(got.trailing_unmatchable_s, want.trailing_unmatchable_s,
+                "database.trailing_unmatchable");
   for (int i = 0; i < 3; ++i)
     expectPrinted(got.trajectory_times[i], want.trajectory_times[i], "database.trajectory_times");
   // [skeleton] shows one preset's joints as an example; there is no default to compare.
   EXPECT_EQ(got.weights, want.weights) << "[weights]";
-  expectPrinted(got.root_position_window_s, want.root_position_window_s, "filters.root_position_window");
+  expectPrinted(got.root_position_window_s, want.root_position_window_s,
+                "filters.root_position_window");
   expectPrinted(got.facing_window_s, want.facing_window_s, "filters.facing_window");
   EXPECT_EQ(got.savitzky_golay_order, want.savitzky_golay_order) << "filters.order";
-  EXPECT_EQ(got.contact_speed_threshold, want.contact_speed_threshold) << "contacts.speed_threshold";
+  EXPECT_EQ(got.contact_speed_threshold, want.contact_speed_threshold)
+      << "contacts.speed_threshold";
   EXPECT_EQ(got.contact_median_s, want.contact_median_s) << "contacts.median";
   const mmdb::cook::CompressionSettings& gc = got.compression;
   const mmdb::cook::CompressionSettings& wc = want.compression;

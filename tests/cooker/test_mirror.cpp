@@ -38,8 +38,7 @@ std::vector<std::string> mappedNames(const mmdb::cook::Skeleton& s,
                                      const mmdb::cook::MirrorSettings& settings = {}) {
   const std::vector<int> map = mmdb::cook::mirrorJointMap(s, settings);
   std::vector<std::string> out;
-  for (int k : map)
-    out.push_back(s.names[k]);
+  for (int k : map) out.push_back(s.names[k]);
   return out;
 }
 
@@ -143,8 +142,7 @@ mmdb::cook::RawClip syntheticClip(int frames) {
   s.parents = {-1, 0, 1, 2, 1, 4, 0, 0};
   s.offsets = {{0.1f, 0.9f, 0.05f},   {0, 0.3f, 0},  {0.2f, 0.1f, 0},   {0.3f, 0, 0.01f},
                {-0.21f, 0.1f, 0.02f}, {-0.3f, 0, 0}, {0.1f, -0.05f, 0}, {-0.1f, -0.04f, 0.01f}};
-  for (size_t j = 0; j < s.names.size(); ++j)
-    s.bind_rotations.push_back(randomRotation(rng, 2.0f));
+  for (size_t j = 0; j < s.names.size(); ++j) s.bind_rotations.push_back(randomRotation(rng, 2.0f));
   c.frame_rate = 30;
   c.frame_count = frames;
   for (int f = 0; f < frames; ++f)
@@ -276,14 +274,12 @@ void expectMirroredFeatures(const std::string& source, const std::string& what) 
   // Columns: left foot position 0-2, right 3-5, left foot velocity 6-8, right 9-11, hip velocity
   // 12-14, trajectory positions (x, z) 15-20, trajectory directions (x, z) 21-26.
   std::vector<int> counterpart(27), sign(27, 1);
-  for (int c = 0; c < 27; ++c)
-    counterpart[c] = c;
+  for (int c = 0; c < 27; ++c) counterpart[c] = c;
   for (int c = 0; c < 3; ++c) {
     counterpart[c] = c + 3, counterpart[c + 3] = c;
     counterpart[c + 6] = c + 9, counterpart[c + 9] = c + 6;
   }
-  for (int c : {0, 3, 6, 9, 12, 15, 17, 19, 21, 23, 25})
-    sign[c] = -1;
+  for (int c : {0, 3, 6, 9, 12, 15, 17, 19, 21, 23, 25}) sign[c] = -1;
   float worst = 0;
   for (uint32_t f = 0; f < n; ++f)
     for (int c = 0; c < 27; ++c) {

@@ -45,7 +45,9 @@ mmdb::cook::CookedDatabase makeDatabase() {
   sk.bind_translations = {{0, 1, 0}, {0.1f, -0.4f, 0}, {-0.1f, -0.4f, 0}};
   sk.bind_rotations = {glm::quat(1, 0, 0, 0), glm::quat(0.5f, 0.5f, 0.5f, 0.5f),
                        glm::quat(0.8f, 0, 0.6f, 0)};
-  sk.roles = {{mmdb::cook::Role::Hips, 0}, {mmdb::cook::Role::LeftFoot, 1}, {mmdb::cook::Role::RightFoot, 2},
+  sk.roles = {{mmdb::cook::Role::Hips, 0},
+              {mmdb::cook::Role::LeftFoot, 1},
+              {mmdb::cook::Role::RightFoot, 2},
               {mmdb::cook::Role::Facing, 0}};
   sk.facing_axis = {0, 1, 0};
   sk.preset = "bandai";
@@ -98,9 +100,9 @@ mmdb::cook::CookedDatabase makeDatabase() {
   db.features = {1.5f, 2.5f, 3.5f, 0.0f, -1.5f, -2.5f, -3.5f, 0.0f};
   db.feature_offset = {0.1f, 0.2f, 0.3f};
   db.feature_scale = {1.1f, 1.2f, 1.3f};
-  db.feature_blocks = {{"left_foot_position", mmdb::cook::FeatureKind::Position, 1, 0, 2, 0.25f, 0.75f},
-                       {"trajectory_direction", mmdb::cook::FeatureKind::TrajectoryDirection, -1, 2, 1,
-                        0.5f, 1.5f}};
+  db.feature_blocks = {
+      {"left_foot_position", mmdb::cook::FeatureKind::Position, 1, 0, 2, 0.25f, 0.75f},
+      {"trajectory_direction", mmdb::cook::FeatureKind::TrajectoryDirection, -1, 2, 1, 0.5f, 1.5f}};
   db.bounds_small_size = 1;
   db.bounds_large_size = 2;
   db.bounds_small_min = {-1.5f, -2.5f, -3.5f, 0, 1.5f, 2.5f, 3.5f, 0};
@@ -288,7 +290,8 @@ TEST(Writer, DefaultValuedFieldsArePresent) {
   db.clips[0].mirror_of = -1;
   db.clips[0].source_index = 0;
   const auto bytes = mmdb::cook::serializeDatabase(db);
-  const auto* clip = reinterpret_cast<const flatbuffers::Table*>(verifiedRoot(bytes)->clips()->Get(0));
+  const auto* clip =
+      reinterpret_cast<const flatbuffers::Table*>(verifiedRoot(bytes)->clips()->Get(0));
   EXPECT_TRUE(clip->CheckField(fb::Clip::VT_MIRROR_OF));
   EXPECT_TRUE(clip->CheckField(fb::Clip::VT_SOURCE_INDEX));
   EXPECT_TRUE(clip->CheckField(fb::Clip::VT_MIRRORED));
@@ -366,7 +369,8 @@ class AtomicWrite : public ::testing::Test {
     return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   }
   size_t entryCount() const {
-    return static_cast<size_t>(std::distance(fs::directory_iterator(folder_), fs::directory_iterator()));
+    return static_cast<size_t>(
+        std::distance(fs::directory_iterator(folder_), fs::directory_iterator()));
   }
   fs::path folder_;
 };
@@ -427,8 +431,9 @@ TEST_F(AtomicWrite, UnwritableFolderLeavesExistingFileUntouched) {
   fs::permissions(folder_, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::others_read |
                                fs::perms::others_exec | fs::perms::group_read |
                                fs::perms::group_exec);
-  EXPECT_TRUE(throwsInputErrorWithoutRoot(
-      [&] { mmdb::cook::writeFileAtomically(out.string(), {'n', 'e', 'w'}); }));
+  EXPECT_TRUE(throwsInputErrorWithoutRoot([&] {
+    mmdb::cook::writeFileAtomically(out.string(), {'n', 'e', 'w'});
+  }));
   fs::permissions(folder_, fs::perms::owner_all);
   EXPECT_EQ(readFile(out), "old");
   EXPECT_EQ(entryCount(), 1u);
@@ -467,13 +472,15 @@ TEST_F(AtomicWrite, FailedWriteLeavesExistingFileAndNoTemporary) {
   ::setrlimit(RLIMIT_FSIZE, &saved);
   std::signal(SIGXFSZ, previous_handler);
   EXPECT_NE(message.find("cannot write '" + out.string() + "': writing the temporary file failed"),
-            std::string::npos) << message;
+            std::string::npos)
+      << message;
   EXPECT_EQ(readFile(out), "old");
   EXPECT_EQ(entryCount(), 1u);
 }
 
 TEST_F(AtomicWrite, SystemFolderIsInputError) {
-  EXPECT_THROW(mmdb::cook::writeFileAtomically("/proc/self/out.mmdb", {'a'}), mmdb::cook::InputError);
+  EXPECT_THROW(mmdb::cook::writeFileAtomically("/proc/self/out.mmdb", {'a'}),
+               mmdb::cook::InputError);
 }
 
 TEST_F(AtomicWrite, CheckWritableLeavesNothingBehind) {
@@ -484,10 +491,12 @@ TEST_F(AtomicWrite, CheckWritableLeavesNothingBehind) {
     mmdb::cook::checkWritable(missing);
     FAIL() << "expected InputError";
   } catch (const mmdb::cook::InputError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "cannot write '" + missing + "': cannot create a temporary file beside it: No such "
-              "file or directory; check that the folder exists, is writable and has free space, "
-              "or choose another output path with -o");
+    EXPECT_EQ(
+        std::string(e.what()),
+        "cannot write '" + missing +
+            "': cannot create a temporary file beside it: No such "
+            "file or directory; check that the folder exists, is writable and has free space, "
+            "or choose another output path with -o");
   }
   EXPECT_THROW(mmdb::cook::checkWritable(folder_.string()), mmdb::cook::InputError);
   EXPECT_EQ(entryCount(), 0u);

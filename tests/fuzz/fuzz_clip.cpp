@@ -3,8 +3,8 @@
 // instead of all stopping at the checksum. A part is refused with InputError or read whole and
 // consistent (what the link relies on), and then writes and reads back; never a crash.
 #include "cache/clip_file.h"
-#include "core/errors.h"
 #include "cook/features.h"
+#include "core/errors.h"
 
 #include <cstdint>
 #include <cstdlib>
@@ -18,7 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (int b = 0; b < 8; ++b) bytes[body + b] = static_cast<uint8_t>(sum >> (8 * b));
   }
   try {
-    const mmdb::cook::ClipFile file = mmdb::cook::parseClipFile(bytes.data(), bytes.size(), "fuzz.mmclip");
+    const mmdb::cook::ClipFile file =
+        mmdb::cook::parseClipFile(bytes.data(), bytes.size(), "fuzz.mmclip");
     const mmdb::cook::ClipPart& part = file.part;
     const size_t joints = part.skeleton.names.size();
     for (const mmdb::cook::ClipMotion* m : {&part.motion, part.mirror ? &*part.mirror : nullptr}) {
@@ -32,7 +33,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         std::abort();
     }
     const std::vector<uint8_t> again = mmdb::cook::serializeClipFile(file.key, part);
-    const mmdb::cook::ClipFile reread = mmdb::cook::parseClipFile(again.data(), again.size(), "again.mmclip");
+    const mmdb::cook::ClipFile reread =
+        mmdb::cook::parseClipFile(again.data(), again.size(), "again.mmclip");
     if (reread.key != file.key) std::abort();
   } catch (const mmdb::cook::InputError&) {
   }

@@ -38,8 +38,8 @@ void exercise(const mmdb::Database& db) {
     const size_t elements = size_t(db.frameCount()) * db.jointCount();
     if (elements > (size_t{1} << 22)) return;
     for (auto& stream : decoded) stream.resize(elements);
-    const mmdb::Status s = db.decodePoses(0, db.frameCount(),
-                                          {decoded[0], decoded[1], decoded[2], decoded[3]});
+    const mmdb::Status s =
+        db.decodePoses(0, db.frameCount(), {decoded[0], decoded[1], decoded[2], decoded[3]});
     if (!s) {
       if (s.code() != mmdb::ErrorCode::Corrupt && s.code() != mmdb::ErrorCode::Inconsistent)
         std::abort();
@@ -80,8 +80,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size) std::memcpy(buffer, data, size);
   {
     auto db = mmdb::Database::fromMemory(buffer, size);
-    if (db.ok()) exercise(db.value());
-    else if (db.error().message()[0] == '\0') std::abort();  // every refusal has a reason
+    if (db.ok())
+      exercise(db.value());
+    else if (db.error().message()[0] == '\0')
+      std::abort();  // every refusal has a reason
   }
   std::free(buffer);
   return 0;

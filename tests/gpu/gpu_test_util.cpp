@@ -24,7 +24,8 @@ Env& env() {
     options.validation = true;
     options.message_user = self;
     options.on_message = [](mmdb::gpu::MessageSeverity severity, const char* message, void* user) {
-      if (severity == mmdb::gpu::MessageSeverity::Warning || severity == mmdb::gpu::MessageSeverity::Error)
+      if (severity == mmdb::gpu::MessageSeverity::Warning ||
+          severity == mmdb::gpu::MessageSeverity::Error)
         static_cast<Env*>(user)->messages.push_back(message);
     };
     auto ctx = mmdb::gpu::Context::createHeadless(options);
@@ -47,8 +48,8 @@ std::vector<std::string>& validationMessages() { return env().messages; }
 std::unique_ptr<TestDatabase> makeTestDatabase(const mmdb::test::SyntheticSpec& spec,
                                                bool coded_poses) {
   auto t = std::make_unique<TestDatabase>();
-  mm::CookedDatabase cooked = mmdb::test::makeSyntheticDatabase(spec);
-  if (coded_poses) mm::compressPoses(cooked, {}, 1);
+  mmdb::cook::CookedDatabase cooked = mmdb::test::makeSyntheticDatabase(spec);
+  if (coded_poses) mmdb::cook::compressPoses(cooked, {}, 1);
   t->bytes = mmdb::test::serializeAligned(cooked);
   auto opened = mmdb::Database::fromMemory(t->bytes.data(), t->bytes.size());
   if (!opened) {
@@ -74,12 +75,14 @@ void GpuTest::SetUp() {
 void GpuTest::TearDown() {
   if (IsSkipped()) return;
   const auto& messages = validationMessages();
-  for (size_t i = messages_before_; i < messages.size(); ++i) ADD_FAILURE() << "validation: " << messages[i];
+  for (size_t i = messages_before_; i < messages.size(); ++i)
+    ADD_FAILURE() << "validation: " << messages[i];
 }
 
 float quatDistance(const glm::quat& a, const glm::quat& b) {
   const glm::quat c = glm::dot(a, b) < 0 ? -b : b;
-  return std::max({std::fabs(a.x - c.x), std::fabs(a.y - c.y), std::fabs(a.z - c.z), std::fabs(a.w - c.w)});
+  return std::max(
+      {std::fabs(a.x - c.x), std::fabs(a.y - c.y), std::fabs(a.z - c.z), std::fabs(a.w - c.w)});
 }
 
 void integrateRootMotion(const mmdb::Database& db, uint32_t frame, float dt, glm::vec3& position,
@@ -105,10 +108,12 @@ void expressInCharacterFrame(const mmdb::CharacterState& sim, const glm::vec3& c
   for (int i = 0; i < mmdb::kTrajectorySamples; ++i) {
     float* position = trajectory + 2 * i;
     float* direction = trajectory + kDirections + 2 * i;
-    const glm::vec3 local = to_character * (gap + sim.rotation * glm::vec3(position[0], 0.0f, position[1]));
+    const glm::vec3 local =
+        to_character * (gap + sim.rotation * glm::vec3(position[0], 0.0f, position[1]));
     position[0] = local.x;
     position[1] = local.z;
-    const glm::vec3 facing = to_character * (sim.rotation * glm::vec3(direction[0], 0.0f, direction[1]));
+    const glm::vec3 facing =
+        to_character * (sim.rotation * glm::vec3(direction[0], 0.0f, direction[1]));
     direction[0] = facing.x;
     direction[1] = facing.z;
   }

@@ -44,7 +44,8 @@ TEST_F(ContextTest, RefusesADatabaseWithoutTrajectoryBlocks) {
   auto view = mmdb::gpu::DatabaseView::fromDatabase(empty);
   ASSERT_FALSE(view);
   EXPECT_EQ(view.error().code(), mmdb::ErrorCode::InvalidArgument);
-  EXPECT_NE(std::string(view.error().message()).find("empty"), std::string::npos) << view.error().message();
+  EXPECT_NE(std::string(view.error().message()).find("empty"), std::string::npos)
+      << view.error().message();
 }
 
 TEST_F(ContextTest, UploadsEveryStreamOnce) {
@@ -57,9 +58,9 @@ TEST_F(ContextTest, UploadsEveryStreamOnce) {
   ASSERT_TRUE(crowd) << crowd.error().message();
   const uint64_t poses = uint64_t(t->db.frameCount()) * t->db.jointCount() * 16;
   const uint64_t expected = t->db.features().size_bytes() + t->db.ranges().size() * 16 + 4 * poses +
-                            (t->db.clipCount() + 1) * 4 + 2 * t->db.featureCount() * 4 + t->db.jointCount() * 4 +
-                            t->db.boundsSmallMin().size_bytes() + t->db.boundsSmallMax().size_bytes() +
-                            t->db.rootMotion().size_bytes();
+                            (t->db.clipCount() + 1) * 4 + 2 * t->db.featureCount() * 4 +
+                            t->db.jointCount() * 4 + t->db.boundsSmallMin().size_bytes() +
+                            t->db.boundsSmallMax().size_bytes() + t->db.rootMotion().size_bytes();
   EXPECT_EQ(crowd.value()->deviceDatabaseBytes(), expected);
 }
 
@@ -76,16 +77,22 @@ TEST_F(ContextTest, SettersAndWritesCheckTheirIndexAndSize) {
   const mmdb::gpu::CharacterInput input{};
   const std::vector<mmdb::gpu::CharacterInput> inputs(5, input);
   const mmdb::Status failures[] = {
-      crowd.setStick(4, 0.f, 1.f),         crowd.setInput(7, input),
-      crowd.setTagFilter(4, 1, 0),         crowd.forceSearch(100),
-      crowd.setInputs(inputs.data(), 5),   crowd.writeCharacters(std::vector<mmdb::gpu::CrowdCharacter>(3)),
-      crowd.writeResults({}),              crowd.writeQueries(std::vector<float>(1)),
-      crowd.writeLocalPoses({}),           crowd.writeOffsets({}),
+      crowd.setStick(4, 0.f, 1.f),
+      crowd.setInput(7, input),
+      crowd.setTagFilter(4, 1, 0),
+      crowd.forceSearch(100),
+      crowd.setInputs(inputs.data(), 5),
+      crowd.writeCharacters(std::vector<mmdb::gpu::CrowdCharacter>(3)),
+      crowd.writeResults({}),
+      crowd.writeQueries(std::vector<float>(1)),
+      crowd.writeLocalPoses({}),
+      crowd.writeOffsets({}),
   };
   for (const mmdb::Status& s : failures) {
     EXPECT_EQ(s.code(), mmdb::ErrorCode::InvalidArgument) << s.message();
   }
-  EXPECT_STREQ(failures[0].message(), "setStick: character 4 is out of range (the crowd has 4 characters)");
+  EXPECT_STREQ(failures[0].message(),
+               "setStick: character 4 is out of range (the crowd has 4 characters)");
   EXPECT_STREQ(failures[4].message(), "setInputs: 5 inputs for a crowd of 4 characters");
   EXPECT_STREQ(failures[5].message(), "writeCharacters: 3 elements, the buffer holds 4");
   EXPECT_TRUE(crowd.setStick(3, 0.f, 1.f).ok());
@@ -128,8 +135,8 @@ TEST_F(ContextTest, AnEnginesDeviceRunsACrowdFromItsOwnCommandBuffer) {
   auto t = makeTestDatabase(spec);
   ASSERT_TRUE(t);
   mmdb::gpu::Context* engine = context();
-  auto wrapped = mmdb::gpu::Context::wrap(engine->instance(), engine->physicalDevice(), engine->device(),
-                                          engine->queue(), engine->queueFamily());
+  auto wrapped = mmdb::gpu::Context::wrap(engine->instance(), engine->physicalDevice(),
+                                          engine->device(), engine->queue(), engine->queueFamily());
   auto crowd = mmdb::gpu::Crowd::create(*wrapped, t->view, 8);
   ASSERT_TRUE(crowd) << crowd.error().message();
 

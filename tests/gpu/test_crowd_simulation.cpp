@@ -31,7 +31,8 @@ glm::vec2 scriptedStick(uint32_t character, int frame) {
   // Off the 30-degree grid: an exact half turn from the initial +Z facing has two equally short
   // ways round, and which one float rounding picks may differ between devices.
   const float angle = float((segment * 7 + int(character) * 3) % 12) * (3.14159265f / 6) + 0.1f;
-  const float speed = ((segment + int(character)) % 4 == 0) ? 0.f : 0.4f + 0.2f * float((segment + character) % 4);
+  const float speed =
+      ((segment + int(character)) % 4 == 0) ? 0.f : 0.4f + 0.2f * float((segment + character) % 4);
   return {speed * std::sin(angle), speed * std::cos(angle)};
 }
 
@@ -45,8 +46,14 @@ struct Pose {
 class CpuCharacter {
  public:
   CpuCharacter(const mmdb::Database& db, uint32_t index, const mmdb::gpu::PassParams& p)
-      : db_(db), index_(index), p_(p), offsets_(db.jointCount()), shown_(db.jointCount()),
-        model_r_(db.jointCount()), model_t_(db.jointCount()), query_(db.featureCount()) {
+      : db_(db),
+        index_(index),
+        p_(p),
+        offsets_(db.jointCount()),
+        shown_(db.jointCount()),
+        model_r_(db.jointCount()),
+        model_t_(db.jointCount()),
+        query_(db.featureCount()) {
     std::fill(offsets_.r.begin(), offsets_.r.end(), glm::quat(1, 0, 0, 0));
     for (int k = 0; k < 3; ++k) settings_.times[k] = db.trajectoryTimes()[k];
   }
@@ -56,10 +63,14 @@ class CpuCharacter {
     mmdb::updateCharacter(sim_, stick, settings_, kDt);
     const mmdb::ClipInfo clip = db_.clip(clip_);
     reason_ = SearchReason::None;
-    if (!playing_) reason_ = SearchReason::Start;
-    else if (lastOfRange(frame_) || frame_ + 1 >= clip.first_frame + clip.frame_count) reason_ = SearchReason::RangeEnd;
-    else if (forced) reason_ = SearchReason::Forced;
-    else if (timer_ <= 0) reason_ = SearchReason::Periodic;
+    if (!playing_)
+      reason_ = SearchReason::Start;
+    else if (lastOfRange(frame_) || frame_ + 1 >= clip.first_frame + clip.frame_count)
+      reason_ = SearchReason::RangeEnd;
+    else if (forced)
+      reason_ = SearchReason::Forced;
+    else if (timer_ <= 0)
+      reason_ = SearchReason::Periodic;
     if (reason_ == SearchReason::None) return;
     float trajectory[mmdb::kTrajectoryFloats];
     mmdb::predictTrajectory(sim_, stick, settings_, trajectory);
@@ -224,7 +235,9 @@ TEST_F(CrowdSimulationTest, SixtyFourCharactersDecideAndPoseAsOnTheCpu) {
       ASSERT_TRUE(crowd.setStick(i, stick.x, stick.y).ok());
       // A sharp turn of the stick asks for a search now, as a game would.
       forced[i] = frame > 0 && glm::length(stick - scriptedStick(i, frame - 1)) > 0.5f;
-      if (forced[i]) ASSERT_TRUE(crowd.forceSearch(i).ok());
+      if (forced[i]) {
+        ASSERT_TRUE(crowd.forceSearch(i).ok());
+      }
     }
     const std::vector<mmdb::gpu::CharacterInput> inputs = crowd.inputs();
     ASSERT_TRUE(crowd.stepAndWait(kDt).ok());
@@ -253,7 +266,8 @@ TEST_F(CrowdSimulationTest, SixtyFourCharactersDecideAndPoseAsOnTheCpu) {
           ASSERT_NE(decisions[i].frame, mmdb::gpu::kNoFrame);
           const float a = c.costOf(c.winner()), b = c.costOf(int32_t(decisions[i].frame));
           ASSERT_LE(std::fabs(a - b), 1e-5f * std::max(a, b))
-              << "GPU picked " << decisions[i].frame << " (cost " << b << "), CPU " << c.winner() << " (cost " << a << ")";
+              << "GPU picked " << decisions[i].frame << " (cost " << b << "), CPU " << c.winner()
+              << " (cost " << a << ")";
           ++near_ties;
           c.adoptWinner(int32_t(decisions[i].frame));
         } else {
@@ -267,23 +281,28 @@ TEST_F(CrowdSimulationTest, SixtyFourCharactersDecideAndPoseAsOnTheCpu) {
       ASSERT_EQ(decisions[i].playing, c.frame());
       if (!check_pose) continue;
       const float path = vecDistance(toVec3(characters[i].achieved_position), c.achievedPosition());
-      const float facing = quatDistance(toQuat(characters[i].achieved_rotation), c.achievedRotation());
+      const float facing =
+          quatDistance(toQuat(characters[i].achieved_rotation), c.achievedRotation());
       worst_path = std::max({worst_path, path, facing});
       ASSERT_LT(path, 1e-4f) << "the achieved path";
       ASSERT_LT(facing, 1e-4f) << "the achieved facing";
       for (size_t j = 0; j < joints; ++j) {
-        const float dr = quatDistance(toQuat(model[i * joints + j].rotation), c.modelRotations()[j]);
-        const float dt = vecDistance(toVec3(model[i * joints + j].position), c.modelTranslations()[j]);
+        const float dr =
+            quatDistance(toQuat(model[i * joints + j].rotation), c.modelRotations()[j]);
+        const float dt =
+            vecDistance(toVec3(model[i * joints + j].position), c.modelTranslations()[j]);
         worst_pose = std::max({worst_pose, dr, dt});
         ASSERT_LT(dr, 1e-5f) << "joint " << j;
         ASSERT_LT(dt, 1e-5f) << "joint " << j;
       }
     }
   }
-  std::printf("[ crowd    ] %llu searches, %llu inertialized switches, %llu near-ties, worst pose difference %.2g, "
-              "worst relative cost difference %.2g, worst achieved path difference %.2g\n",
-              (unsigned long long)searches, (unsigned long long)switches, (unsigned long long)near_ties,
-              double(worst_pose), double(worst_cost), double(worst_path));
+  std::printf(
+      "[ crowd    ] %llu searches, %llu inertialized switches, %llu near-ties, worst pose "
+      "difference %.2g, "
+      "worst relative cost difference %.2g, worst achieved path difference %.2g\n",
+      (unsigned long long)searches, (unsigned long long)switches, (unsigned long long)near_ties,
+      double(worst_pose), double(worst_cost), double(worst_path));
   EXPECT_GT(searches, uint64_t(kCharacters) * kFrames / 8);
   EXPECT_GT(switches, 100u);
   EXPECT_LE(near_ties, searches / 1000 + 1);
@@ -337,7 +356,9 @@ TEST_F(CrowdSimulationTest, PeriodicSearchesComeEverySixthStep) {
     ASSERT_TRUE(crowd.stepAndWait(kDt).ok());
     const auto decisions = valueOf(crowd.readDecisions());
     ASSERT_EQ(decisions.size(), 1u);
-    if (step == 0) EXPECT_EQ(decisions[0].reason, SearchReason::Start);
+    if (step == 0) {
+      EXPECT_EQ(decisions[0].reason, SearchReason::Start);
+    }
     if (decisions[0].reason == SearchReason::Periodic) periodic.push_back(step);
   }
   EXPECT_EQ(periodic, (std::vector<int>{6, 12, 18, 24, 30, 36}));

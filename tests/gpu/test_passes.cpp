@@ -48,7 +48,9 @@ class PassTest : public GpuTest {
 
   float uniform(float lo, float hi) { return std::uniform_real_distribution<float>(lo, hi)(rng_); }
   uint32_t below(uint32_t n) { return std::uniform_int_distribution<uint32_t>(0, n - 1)(rng_); }
-  glm::vec3 randomVec(float scale) { return {uniform(-scale, scale), uniform(-scale, scale), uniform(-scale, scale)}; }
+  glm::vec3 randomVec(float scale) {
+    return {uniform(-scale, scale), uniform(-scale, scale), uniform(-scale, scale)};
+  }
   glm::quat randomQuat() {
     glm::quat q(uniform(-1, 1), uniform(-1, 1), uniform(-1, 1), uniform(-1, 1));
     return glm::normalize(q);
@@ -73,14 +75,16 @@ class PassTest : public GpuTest {
     s.sim_rotation = {0, std::sin(yaw / 2), 0, std::cos(yaw / 2)};
     s.sim_angular_velocity = toFloat4(glm::vec3(0, uniform(-2, 2), 0));
     // The achieved path near the controller, sometimes further than max_drift from it.
-    s.achieved_position = toFloat4(toVec3(s.sim_position) + glm::vec3(uniform(-0.8f, 0.8f), 0, uniform(-0.8f, 0.8f)));
+    s.achieved_position =
+        toFloat4(toVec3(s.sim_position) + glm::vec3(uniform(-0.8f, 0.8f), 0, uniform(-0.8f, 0.8f)));
     const float achieved_yaw = yaw + uniform(-0.6f, 0.6f);
     s.achieved_rotation = {0, std::sin(achieved_yaw / 2), 0, std::cos(achieved_yaw / 2)};
     return s;
   }
 
-  std::vector<float> sample(uint32_t first, float time, std::vector<glm::quat>& r, std::vector<glm::vec3>& t,
-                            std::vector<glm::vec3>& v, std::vector<glm::vec3>& w) {
+  std::vector<float> sample(uint32_t first, float time, std::vector<glm::quat>& r,
+                            std::vector<glm::vec3>& t, std::vector<glm::vec3>& v,
+                            std::vector<glm::vec3>& w) {
     const size_t n = db().jointCount();
     r.assign(n, glm::quat());
     t.assign(n, glm::vec3());
@@ -122,13 +126,15 @@ TEST_F(PassTest, BuildQueryMatchesTheControllerAndBuildQuery) {
   for (uint32_t i = 0; i < kCharacters; ++i) {
     states[i] = randomPlaying();
     if (i % 7 == 0) states[i].flags = 0;  // nothing playing yet
-    if (i % 11 == 1) {                     // at the last frame of a matchable range
+    if (i % 11 == 1) {                    // at the last frame of a matchable range
       const mmdb::MatchRange& r = db().ranges()[below(uint32_t(db().ranges().size()))];
       states[i].current_frame = r.first_frame + r.frame_count - 1;
     }
     CharacterInput in{};
-    in.desired_velocity = toFloat4(glm::vec3(uniform(-1.75f, 1.75f), uniform(-1, 1), uniform(-1.75f, 1.75f)));
-    in.desired_facing = i % 5 == 0 ? mmdb::Float4{0, 0, 0, 0} : toFloat4(glm::vec3(uniform(-1, 1), 0, uniform(-1, 1)));
+    in.desired_velocity =
+        toFloat4(glm::vec3(uniform(-1.75f, 1.75f), uniform(-1, 1), uniform(-1.75f, 1.75f)));
+    in.desired_facing = i % 5 == 0 ? mmdb::Float4{0, 0, 0, 0}
+                                   : toFloat4(glm::vec3(uniform(-1, 1), 0, uniform(-1, 1)));
     in.force_search = i % 4 == 0;
     crowd->setInput(i, in);
   }
@@ -161,21 +167,26 @@ TEST_F(PassTest, BuildQueryMatchesTheControllerAndBuildQuery) {
     const bool playing = s.flags & mmdb::gpu::kCharacterPlaying;
     const mmdb::ClipInfo clip = db().clip(uint32_t(db().clipOfFrame(s.current_frame)));
     SearchReason expected = SearchReason::None;
-    if (!playing) expected = SearchReason::Start;
-    else if (lastOfRange(db(), s.current_frame) || s.current_frame + 1 >= clip.first_frame + clip.frame_count)
+    if (!playing)
+      expected = SearchReason::Start;
+    else if (lastOfRange(db(), s.current_frame) ||
+             s.current_frame + 1 >= clip.first_frame + clip.frame_count)
       expected = SearchReason::RangeEnd;
-    else if (crowd->inputs()[i].force_search) expected = SearchReason::Forced;
-    else if (s.search_timer <= 0) expected = SearchReason::Periodic;
+    else if (crowd->inputs()[i].force_search)
+      expected = SearchReason::Forced;
+    else if (s.search_timer <= 0)
+      expected = SearchReason::Periodic;
     ASSERT_EQ(SearchReason(results[i].reason), expected);
     if (expected == SearchReason::None) continue;
     ++searched;
 
     float trajectory[mmdb::kTrajectoryFloats];
     mmdb::predictTrajectory(sim, stick, settings, trajectory);
-    expressInCharacterFrame(sim, toVec3(s.achieved_position), toQuat(s.achieved_rotation), crowd->params().max_drift,
-                            trajectory);
+    expressInCharacterFrame(sim, toVec3(s.achieved_position), toQuat(s.achieved_rotation),
+                            crowd->params().max_drift, trajectory);
     std::vector<float> query(db().featureCount());
-    ASSERT_TRUE(mmdb::buildQuery(db(), playing ? int32_t(s.current_frame) : -1, trajectory, query).ok());
+    ASSERT_TRUE(
+        mmdb::buildQuery(db(), playing ? int32_t(s.current_frame) : -1, trajectory, query).ok());
     const float* gpu = queries.data() + size_t(i) * db().featureStride();
     for (uint32_t c = 0; c < db().featureCount(); ++c) {
       if (c < 15) {
@@ -205,9 +216,11 @@ TEST_P(MatchTest, WinnersAndCostsEqualTheExhaustiveSearch) {
   auto crowd = makeCrowd(settings);
   ASSERT_EQ(crowd->params().bounds_size, GetParam().bounds ? db().boundsSmallSize() : 0u);
   ASSERT_TRUE(crowd);
-  const uint64_t locomotion = db().tagMask("locomotion"), idle = db().tagMask("idle"), jump = db().tagMask("jump");
+  const uint64_t locomotion = db().tagMask("locomotion"), idle = db().tagMask("idle"),
+                 jump = db().tagMask("jump");
   ASSERT_NE(locomotion, 0u);
-  const mmdb::TagFilter filters[] = {{0, 0}, {locomotion, 0}, {0, idle}, {jump, 0}, {1ull << 40, 0}, {0, locomotion | idle}};
+  const mmdb::TagFilter filters[] = {{0, 0},    {locomotion, 0}, {0, idle},
+                                     {jump, 0}, {1ull << 40, 0}, {0, locomotion | idle}};
   const SearchReason reasons[] = {SearchReason::Periodic, SearchReason::Forced, SearchReason::Start,
                                   SearchReason::RangeEnd, SearchReason::None};
 
@@ -221,7 +234,8 @@ TEST_P(MatchTest, WinnersAndCostsEqualTheExhaustiveSearch) {
       // A query near a random row, so the winner is a real decision, not a coin toss.
       const uint32_t near = below(db().frameCount());
       for (uint32_t c = 0; c < db().featureCount(); ++c)
-        queries[size_t(i) * db().featureStride() + c] = db().featureRow(near)[c] + uniform(-0.4f, 0.4f);
+        queries[size_t(i) * db().featureStride() + c] =
+            db().featureRow(near)[c] + uniform(-0.4f, 0.4f);
       const mmdb::TagFilter& f = filters[(i / 5 + round) % 6];
       crowd->setTagFilter(i, f.required, f.excluded);
     }
@@ -240,7 +254,8 @@ TEST_P(MatchTest, WinnersAndCostsEqualTheExhaustiveSearch) {
       }
       const bool seeded = reason == SearchReason::Periodic || reason == SearchReason::Forced;
       mmdb::SearchRequest request;
-      request.query = mmdb::Span<const float>(queries.data() + size_t(i) * db().featureStride(), db().featureCount());
+      request.query = mmdb::Span<const float>(queries.data() + size_t(i) * db().featureStride(),
+                                              db().featureCount());
       request.current_frame = seeded ? int32_t(states[i].current_frame) : -1;
       request.transition_cost = GetParam().transition_cost;
       request.filter = filters[(i / 5 + round) % 6];
@@ -251,20 +266,22 @@ TEST_P(MatchTest, WinnersAndCostsEqualTheExhaustiveSearch) {
         continue;
       }
       EXPECT_EQ(out[i].frame, uint32_t(cpu->frame));
-      EXPECT_EQ(out[i].cost, cpu->cost) << "costs accumulate in the same order, without fused multiply-adds";
+      EXPECT_EQ(out[i].cost, cpu->cost)
+          << "costs accumulate in the same order, without fused multiply-adds";
     }
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Reductions, MatchTest,
-                         ::testing::Values(MatchCase{false, false, 0.f}, MatchCase{true, false, 0.f},
-                                           MatchCase{false, true, 0.f}, MatchCase{true, true, 0.f},
-                                           MatchCase{false, false, 0.35f}, MatchCase{true, true, 0.35f}),
-                         [](const auto& info) {
-                           return std::string(info.param.shared_memory ? "SharedMemory" : "Subgroup") +
-                                  (info.param.bounds ? "Pruned" : "Exhaustive") +
-                                  (info.param.transition_cost > 0 ? "WithTransitionCost" : "");
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Reductions, MatchTest,
+    ::testing::Values(MatchCase{false, false, 0.f}, MatchCase{true, false, 0.f},
+                      MatchCase{false, true, 0.f}, MatchCase{true, true, 0.f},
+                      MatchCase{false, false, 0.35f}, MatchCase{true, true, 0.35f}),
+    [](const auto& info) {
+      return std::string(info.param.shared_memory ? "SharedMemory" : "Subgroup") +
+             (info.param.bounds ? "Pruned" : "Exhaustive") +
+             (info.param.transition_cost > 0 ? "WithTransitionCost" : "");
+    });
 
 TEST_F(PassTest, MatchTiesGoToTheLowestFrame) {
   // Two identical rows: the query equals both, so only the tie rule decides.
@@ -274,7 +291,8 @@ TEST_F(PassTest, MatchTiesGoToTheLowestFrame) {
   spec.joints = 2;
   auto cooked = mmdb::test::makeSyntheticDatabase(spec);
   const uint32_t a = 37, b = 400, stride = cooked.feature_stride;
-  for (uint32_t c = 0; c < stride; ++c) cooked.features[size_t(b) * stride + c] = cooked.features[size_t(a) * stride + c];
+  for (uint32_t c = 0; c < stride; ++c)
+    cooked.features[size_t(b) * stride + c] = cooked.features[size_t(a) * stride + c];
   mmdb::test::computeBounds(cooked);
   TestDatabase t;
   t.bytes = mmdb::test::serializeAligned(cooked);
@@ -286,7 +304,8 @@ TEST_F(PassTest, MatchTiesGoToTheLowestFrame) {
   ASSERT_TRUE(crowd) << crowd.error().message();
   std::vector<float> queries(3 * stride);
   for (uint32_t i = 0; i < 3; ++i)
-    for (uint32_t c = 0; c < stride; ++c) queries[i * stride + c] = cooked.features[size_t(b) * stride + c];
+    for (uint32_t c = 0; c < stride; ++c)
+      queries[i * stride + c] = cooked.features[size_t(b) * stride + c];
   std::vector<CrowdCharacter> states(3);
   for (auto& s : states) {
     s.flags = mmdb::gpu::kCharacterPlaying;
@@ -322,7 +341,8 @@ TEST_F(PassTest, ResolveCapturesTheTransitionJobsOffsets) {
     uint32_t winner = below(db().frameCount());
     if (kind == 1) winner = states[i].current_frame;
     if (kind == 3) winner = mmdb::gpu::kNoFrame;
-    results[i] = {winner, 1.5f, uint32_t(kind == 0 ? SearchReason::None : SearchReason::Periodic), 2.f};
+    results[i] = {winner, 1.5f, uint32_t(kind == 0 ? SearchReason::None : SearchReason::Periodic),
+                  2.f};
     for (size_t j = 0; j < joints; ++j) {
       JointOffset& o = offsets[i * joints + j];
       o.rotation = toFloat4(randomVec(0.6f));
@@ -345,7 +365,8 @@ TEST_F(PassTest, ResolveCapturesTheTransitionJobsOffsets) {
     const bool playing = s.flags & mmdb::gpu::kCharacterPlaying;
     const bool searched = results[i].reason != 0;
     const uint32_t winner = results[i].frame;
-    const bool jumps = searched && winner != mmdb::gpu::kNoFrame && (!playing || winner != s.current_frame);
+    const bool jumps =
+        searched && winner != mmdb::gpu::kNoFrame && (!playing || winner != s.current_frame);
     EXPECT_EQ(bool(after[i].flags & mmdb::gpu::kCharacterSearched), searched);
     EXPECT_EQ(bool(after[i].flags & mmdb::gpu::kCharacterSwitched), jumps && playing);
     if (searched) {
@@ -431,7 +452,8 @@ TEST_F(PassTest, SampleMatchesSamplePoseJob) {
       EXPECT_LT(quatDistance(toQuat(p.rotation), r[j]), kPoseTolerance) << i << "/" << j;
       EXPECT_LT(vecDistance(toVec3(p.translation), t[j]), kPoseTolerance) << i << "/" << j;
       EXPECT_LT(vecDistance(toVec3(p.velocity), v[j]), kPoseTolerance * 10) << i << "/" << j;
-      EXPECT_LT(vecDistance(toVec3(p.angular_velocity), w[j]), kPoseTolerance * 10) << i << "/" << j;
+      EXPECT_LT(vecDistance(toVec3(p.angular_velocity), w[j]), kPoseTolerance * 10)
+          << i << "/" << j;
     }
   }
 }
@@ -455,7 +477,7 @@ TEST_F(PassTest, SampleOfACodedDatabaseAgreesWithTheRawOneWithinTheBudget) {
   ASSERT_TRUE(crowd.value()->passAndWait(Pass::Sample, kDt).ok());
   const auto poses = valueOf(crowd.value()->readLocalPoses());
   const size_t joints = db().jointCount();
-  const float budget = float(mm::CompressionSettings{}.position_tolerance);
+  const float budget = float(mmdb::cook::CompressionSettings{}.position_tolerance);
   auto model = [&](const std::vector<glm::quat>& r, const std::vector<glm::vec3>& t) {
     std::vector<glm::quat> mq(joints);
     std::vector<glm::vec3> mp(joints);
@@ -494,9 +516,10 @@ TEST_F(PassTest, InertializeMatchesInertializeJobAndSkipsDecayedCharacters) {
     states[i].since_switch = uniform(0, 0.5f);
     if (i % 5 != 0) states[i].flags |= mmdb::gpu::kCharacterInertializing;
     for (size_t j = 0; j < joints; ++j) {
-      offsets[i * joints + j] = {toFloat4(randomVec(0.6f)), toFloat4(randomVec(3)), toFloat4(randomVec(0.2f)),
-                                 toFloat4(randomVec(1))};
-      poses[i * joints + j] = {toFloat4(randomQuat()), toFloat4(randomVec(1)), toFloat4(randomVec(1)), toFloat4(randomVec(2))};
+      offsets[i * joints + j] = {toFloat4(randomVec(0.6f)), toFloat4(randomVec(3)),
+                                 toFloat4(randomVec(0.2f)), toFloat4(randomVec(1))};
+      poses[i * joints + j] = {toFloat4(randomQuat()), toFloat4(randomVec(1)),
+                               toFloat4(randomVec(1)), toFloat4(randomVec(2))};
     }
   }
   ASSERT_TRUE(crowd->writeCharacters(states).ok());
@@ -507,7 +530,8 @@ TEST_F(PassTest, InertializeMatchesInertializeJobAndSkipsDecayedCharacters) {
   for (uint32_t i = 0; i < kCharacters; ++i) {
     SCOPED_TRACE("character " + std::to_string(i));
     if (!(states[i].flags & mmdb::gpu::kCharacterInertializing)) {
-      for (size_t j = 0; j < joints; ++j) EXPECT_EQ(out[i * joints + j].translation.x, poses[i * joints + j].translation.x);
+      for (size_t j = 0; j < joints; ++j)
+        EXPECT_EQ(out[i * joints + j].translation.x, poses[i * joints + j].translation.x);
       continue;
     }
     std::vector<glm::quat> r(joints), off_r(joints), out_r(joints);
@@ -538,7 +562,8 @@ TEST_F(PassTest, InertializeMatchesInertializeJobAndSkipsDecayedCharacters) {
       EXPECT_LT(vecDistance(toVec3(g.translation), out_t[j]), kPoseTolerance) << "joint " << j;
       glm::vec3 x = off_t[j], v = off_v[j];
       mmdb::decayOffset(x, v, crowd->params().inertialization_halflife, states[i].since_switch);
-      EXPECT_LT(vecDistance(toVec3(g.velocity), toVec3(poses[i * joints + j].velocity) + v), 1e-4f) << "joint " << j;
+      EXPECT_LT(vecDistance(toVec3(g.velocity), toVec3(poses[i * joints + j].velocity) + v), 1e-4f)
+          << "joint " << j;
       // Shown angular velocity: offset rate + offset rotation applied to the pose's.
       glm::vec3 rx = toVec3(offsets[i * joints + j].rotation), rv = off_w[j];
       mmdb::decayOffset(rx, rv, crowd->params().inertialization_halflife, states[i].since_switch);
@@ -557,7 +582,8 @@ TEST_F(PassTest, FkMatchesForwardKinematicsJobAndAdvancesTheClock) {
   std::vector<JointPose> poses(kCharacters * joints);
   for (uint32_t i = 0; i < kCharacters; ++i) {
     states[i] = randomPlaying();
-    for (size_t j = 0; j < joints; ++j) poses[i * joints + j] = {toFloat4(randomQuat()), toFloat4(randomVec(0.5f)), {}, {}};
+    for (size_t j = 0; j < joints; ++j)
+      poses[i * joints + j] = {toFloat4(randomQuat()), toFloat4(randomVec(0.5f)), {}, {}};
   }
   ASSERT_TRUE(crowd->writeCharacters(states).ok());
   ASSERT_TRUE(crowd->writeLocalPoses(poses).ok());
@@ -580,13 +606,16 @@ TEST_F(PassTest, FkMatchesForwardKinematicsJobAndAdvancesTheClock) {
     fk.model_translations = mt;
     ASSERT_TRUE(fk.Run().ok());
     for (size_t j = 0; j < joints; ++j) {
-      EXPECT_LT(quatDistance(toQuat(model[i * joints + j].rotation), mr[j]), kPoseTolerance) << "joint " << j;
-      EXPECT_LT(vecDistance(toVec3(model[i * joints + j].position), mt[j]), kPoseTolerance) << "joint " << j;
+      EXPECT_LT(quatDistance(toQuat(model[i * joints + j].rotation), mr[j]), kPoseTolerance)
+          << "joint " << j;
+      EXPECT_LT(vecDistance(toVec3(model[i * joints + j].position), mt[j]), kPoseTolerance)
+          << "joint " << j;
     }
     const float time = states[i].clip_time + kDt;
     const float key = std::floor(time * db().frameRate() + 1e-4f);
     EXPECT_EQ(after[i].clip_time, time);
-    EXPECT_EQ(after[i].current_frame, states[i].clip_first + uint32_t(std::min(key, float(states[i].clip_count - 1))));
+    EXPECT_EQ(after[i].current_frame,
+              states[i].clip_first + uint32_t(std::min(key, float(states[i].clip_count - 1))));
     EXPECT_EQ(after[i].since_switch, states[i].since_switch + kDt);
     EXPECT_EQ(after[i].search_timer, states[i].search_timer - 1) << "one step";
     // The achieved path takes dt of the root motion of the frame playing before the clock moves.

@@ -64,8 +64,11 @@ void addSkeleton(mmdb::cook::CookedDatabase& db, uint32_t joints) {
     sk.bind_translations.push_back(glm::vec3(0.f, j == 0 ? 0.9f : -0.2f, 0.05f * float(j)));
     sk.bind_rotations.push_back(glm::quat(1, 0, 0, 0));
   }
-  sk.roles = {{mmdb::cook::Role::Hips, 0}, {mmdb::cook::Role::RootPosition, 0}, {mmdb::cook::Role::Facing, 0}};
-  if (joints > 1) sk.roles.push_back({mmdb::cook::Role::LeftFoot, int(std::min<uint32_t>(2, joints - 1))});
+  sk.roles = {{mmdb::cook::Role::Hips, 0},
+              {mmdb::cook::Role::RootPosition, 0},
+              {mmdb::cook::Role::Facing, 0}};
+  if (joints > 1)
+    sk.roles.push_back({mmdb::cook::Role::LeftFoot, int(std::min<uint32_t>(2, joints - 1))});
   sk.contact_joints = {int(joints - 1)};
   sk.preset = "synthetic";
 }
@@ -152,11 +155,13 @@ mmdb::cook::CookedDatabase makeSyntheticDatabase(const SyntheticSpec& spec) {
         const float w = 0.7f + 0.3f * float(j);
         const float angle = 0.4f * std::sin(w * t + float(k));
         const size_t e = f * joints + j;
-        db.local_rotations[e] = glm::angleAxis(angle, glm::normalize(glm::vec3(0.2f, 1.f, 0.1f * float(j))));
-        db.local_translations[e] = glm::vec3(0.1f * std::sin(t + float(j)), 0.9f - 0.2f * float(j), 0.05f * float(j));
+        db.local_rotations[e] =
+            glm::angleAxis(angle, glm::normalize(glm::vec3(0.2f, 1.f, 0.1f * float(j))));
+        db.local_translations[e] =
+            glm::vec3(0.1f * std::sin(t + float(j)), 0.9f - 0.2f * float(j), 0.05f * float(j));
         db.local_velocities[e] = glm::vec3(0.1f * std::cos(t + float(j)), 0.f, 0.f);
-        db.local_angular_velocities[e] =
-            0.4f * w * std::cos(w * t + float(k)) * glm::normalize(glm::vec3(0.2f, 1.f, 0.1f * float(j)));
+        db.local_angular_velocities[e] = 0.4f * w * std::cos(w * t + float(k)) *
+                                         glm::normalize(glm::vec3(0.2f, 1.f, 0.1f * float(j)));
       }
       mmdb::cook::CookedRootFrame& r = db.root_motion[f];
       const float yaw = yaw_rate * t;
@@ -168,7 +173,8 @@ mmdb::cook::CookedDatabase makeSyntheticDatabase(const SyntheticSpec& spec) {
     }
 
     // Matchable: all but the trailing frames; clip 0's second half is also "jump".
-    const uint32_t matchable = spec.frames_per_clip > kTrailing ? spec.frames_per_clip - kTrailing : 0;
+    const uint32_t matchable =
+        spec.frames_per_clip > kTrailing ? spec.frames_per_clip - kTrailing : 0;
     if (matchable == 0) continue;
     if (k == 0 && matchable >= 2) {
       const uint32_t half = matchable / 2;

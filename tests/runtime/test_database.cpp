@@ -39,7 +39,8 @@ mmdb::Result<Database> openCooked(const mmdb::cook::CookedDatabase& db, AlignedB
 void expectViewsMatch(const Database& d, const mmdb::cook::CookedDatabase& c) {
   ASSERT_TRUE(d.valid());
   // The 1.0 regression file, or one written now.
-  EXPECT_TRUE(d.schemaMajor() == 1 || d.schemaMajor() == mmdb::cook::kSchemaMajor) << d.schemaMajor();
+  EXPECT_TRUE(d.schemaMajor() == 1 || d.schemaMajor() == mmdb::cook::kSchemaMajor)
+      << d.schemaMajor();
   EXPECT_EQ(d.frameCount(), c.frame_count);
   EXPECT_EQ(d.jointCount(), c.joint_count);
   EXPECT_FLOAT_EQ(d.frameRate(), c.frame_rate);
@@ -199,8 +200,8 @@ TEST(Database, FeaturesRewrittenUnderTheMappingGiveNoMatch) {
   auto r = Database::open(path.c_str());
   ASSERT_TRUE(r.ok()) << r.error().message();
   const Database& db = r.value();
-  const size_t offset = size_t(reinterpret_cast<const uint8_t*>(db.features().data()) -
-                               db.bytes().data());
+  const size_t offset =
+      size_t(reinterpret_cast<const uint8_t*>(db.features().data()) - db.bytes().data());
   std::vector<float> nan(db.features().size(), NAN);
   FILE* file = std::fopen(path.c_str(), "r+b");
   ASSERT_NE(file, nullptr);
@@ -307,10 +308,12 @@ const Damage kDamages[] = {
      "local_rotations has"},
     {"velocities short", [](mmdb::cook::CookedDatabase& d) { d.local_velocities.pop_back(); },
      "local_velocities has"},
-    {"root motion short", [](mmdb::cook::CookedDatabase& d) { d.root_motion.pop_back(); }, "root_motion"},
+    {"root motion short", [](mmdb::cook::CookedDatabase& d) { d.root_motion.pop_back(); },
+     "root_motion"},
     {"contacts short", [](mmdb::cook::CookedDatabase& d) { d.contacts.pop_back(); }, "contacts"},
     {"features short",
-     [](mmdb::cook::CookedDatabase& d) { d.features.resize(d.features.size() - 28); }, "features has"},
+     [](mmdb::cook::CookedDatabase& d) { d.features.resize(d.features.size() - 28); },
+     "features has"},
     {"stride not multiple of 4",
      [](mmdb::cook::CookedDatabase& d) {
        d.feature_stride = 30;
@@ -318,20 +321,28 @@ const Damage kDamages[] = {
        mmdb::test::computeBounds(d);
      },
      "multiple of 4"},
-    {"count over stride", [](mmdb::cook::CookedDatabase& d) { d.feature_count = 29; }, "feature_stride"},
-    {"offset size", [](mmdb::cook::CookedDatabase& d) { d.feature_offset.pop_back(); }, "feature_offset"},
-    {"scale zero", [](mmdb::cook::CookedDatabase& d) { d.feature_scale[3] = 0.f; }, "feature_scale[3]"},
-    {"scale NaN", [](mmdb::cook::CookedDatabase& d) { d.feature_scale[2] = NAN; }, "feature_scale[2]"},
-    {"feature NaN", [](mmdb::cook::CookedDatabase& d) { d.features[28 * 5 + 2] = NAN; }, "features[142]"},
+    {"count over stride", [](mmdb::cook::CookedDatabase& d) { d.feature_count = 29; },
+     "feature_stride"},
+    {"offset size", [](mmdb::cook::CookedDatabase& d) { d.feature_offset.pop_back(); },
+     "feature_offset"},
+    {"scale zero", [](mmdb::cook::CookedDatabase& d) { d.feature_scale[3] = 0.f; },
+     "feature_scale[3]"},
+    {"scale NaN", [](mmdb::cook::CookedDatabase& d) { d.feature_scale[2] = NAN; },
+     "feature_scale[2]"},
+    {"feature NaN", [](mmdb::cook::CookedDatabase& d) { d.features[28 * 5 + 2] = NAN; },
+     "features[142]"},
     {"feature inf", [](mmdb::cook::CookedDatabase& d) { d.features[7] = INFINITY; }, "not finite"},
-    {"bounds NaN", [](mmdb::cook::CookedDatabase& d) { d.bounds_small_max[3] = NAN; }, "bounds_small_max"},
+    {"bounds NaN", [](mmdb::cook::CookedDatabase& d) { d.bounds_small_max[3] = NAN; },
+     "bounds_small_max"},
     {"bounds size", [](mmdb::cook::CookedDatabase& d) { d.bounds_large_min.resize(28); },
      "bounds_large_min"},
     {"bounds do not contain",
-     [](mmdb::cook::CookedDatabase& d) { d.bounds_small_max[28 * 2 + 1] -= 1.f; }, "outside their bounds"},
+     [](mmdb::cook::CookedDatabase& d) { d.bounds_small_max[28 * 2 + 1] -= 1.f; },
+     "outside their bounds"},
     {"parent after child", [](mmdb::cook::CookedDatabase& d) { d.skeleton.parents[1] = 2; },
      "must precede"},
-    {"names short", [](mmdb::cook::CookedDatabase& d) { d.skeleton.names.pop_back(); }, "skeleton.names"},
+    {"names short", [](mmdb::cook::CookedDatabase& d) { d.skeleton.names.pop_back(); },
+     "skeleton.names"},
     {"clip past end", [](mmdb::cook::CookedDatabase& d) { d.clips.back().frame_count += 1; },
      "outside [0, 400)"},
     {"clips overlap", [](mmdb::cook::CookedDatabase& d) { d.clips[2].first_frame -= 1; }, "sorted"},
@@ -343,11 +354,7 @@ const Damage kDamages[] = {
      "trajectory_direction"},
     {"blocks overlap", [](mmdb::cook::CookedDatabase& d) { d.feature_blocks[1].first_column = 2; },
      "overlaps"},
-    {"no frames",
-     [](mmdb::cook::CookedDatabase& d) {
-       d.frame_count = 0;
-     },
-     ""},
+    {"no frames", [](mmdb::cook::CookedDatabase& d) { d.frame_count = 0; }, ""},
     {"zero rate", [](mmdb::cook::CookedDatabase& d) { d.frame_rate = 0; }, "frame_rate"},
     {"contact joint", [](mmdb::cook::CookedDatabase& d) { d.skeleton.contact_joints = {9}; },
      "contact joint"},
@@ -371,16 +378,21 @@ const Damage kDamages[] = {
      "root_motion[7] is not finite"},
     {"rotation inf", [](mmdb::cook::CookedDatabase& d) { d.local_rotations[5].w = INFINITY; },
      "local_rotations[5] is not finite"},
-    {"trajectory time NaN", [](mmdb::cook::CookedDatabase& d) { d.settings.trajectory_times[2] = NAN; },
+    {"trajectory time NaN",
+     [](mmdb::cook::CookedDatabase& d) { d.settings.trajectory_times[2] = NAN; },
      "settings.trajectory_times[2] = nan"},
-    {"two trajectory times", [](mmdb::cook::CookedDatabase& d) { d.settings.trajectory_times.pop_back(); },
+    {"two trajectory times",
+     [](mmdb::cook::CookedDatabase& d) { d.settings.trajectory_times.pop_back(); },
      "settings.trajectory_times has 2 elements, expected 3"},
     {"kind against width",
-     [](mmdb::cook::CookedDatabase& d) { d.feature_blocks[0].kind = mmdb::cook::FeatureKind::TrajectoryPosition; },
+     [](mmdb::cook::CookedDatabase& d) {
+       d.feature_blocks[0].kind = mmdb::cook::FeatureKind::TrajectoryPosition;
+     },
      "feature block 0 (left_foot_position): kind 2 with width 3"},
     {"clip tag bit", [](mmdb::cook::CookedDatabase& d) { d.clips[1].tag_mask |= 8; },
      "clip 1 (clip_1): tag_mask has bits 0x8 beyond the 3 tag_names"},
-    {"range tag bit", [](mmdb::cook::CookedDatabase& d) { d.ranges[0].tag_mask |= uint64_t{1} << 63; },
+    {"range tag bit",
+     [](mmdb::cook::CookedDatabase& d) { d.ranges[0].tag_mask |= uint64_t{1} << 63; },
      "range 0: tag_mask has bits 0x8000000000000000 beyond the 3 tag_names"},
     {"source index", [](mmdb::cook::CookedDatabase& d) { d.clips[2].source_index = 1; },
      "clip 2 (clip_2): source_index 1 is outside the 1 sources"},
@@ -389,7 +401,9 @@ const Damage kDamages[] = {
     {"mirror of itself", [](mmdb::cook::CookedDatabase& d) { d.clips[0].mirror_of = 0; },
      "clip 0 (clip_0): mirror_of 0"},
     {"no trajectory block",
-     [](mmdb::cook::CookedDatabase& d) { d.feature_blocks[5].kind = mmdb::cook::FeatureKind::TrajectoryDirection; },
+     [](mmdb::cook::CookedDatabase& d) {
+       d.feature_blocks[5].kind = mmdb::cook::FeatureKind::TrajectoryDirection;
+     },
      "feature_blocks has no trajectory position or no trajectory direction block"},
 };
 

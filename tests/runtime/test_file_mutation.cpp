@@ -356,8 +356,8 @@ class FileMutation : public ::testing::Test {
     mmdb::PoseView poses;
     if (db.posesCoded()) {
       for (auto& stream : decoded) stream.resize(size_t(db.frameCount()) * db.jointCount());
-      const mmdb::Status s = db.decodePoses(0, db.frameCount(),
-                                            {decoded[0], decoded[1], decoded[2], decoded[3]});
+      const mmdb::Status s =
+          db.decodePoses(0, db.frameCount(), {decoded[0], decoded[1], decoded[2], decoded[3]});
       if (!s) {
         EXPECT_TRUE(s.code() == mmdb::ErrorCode::Corrupt ||
                     s.code() == mmdb::ErrorCode::Inconsistent)

@@ -1,11 +1,11 @@
 // Compiled as C++17: every public header of the runtime on its own, then all together.
-#include <mmdb/span.h>
-#include <mmdb/result.h>
-#include <mmdb/database.h>
-#include <mmdb/search.h>
 #include <mmdb/controller.h>
-#include <mmdb/playback.h>
+#include <mmdb/database.h>
 #include <mmdb/mmdb.h>
+#include <mmdb/playback.h>
+#include <mmdb/result.h>
+#include <mmdb/search.h>
+#include <mmdb/span.h>
 
 #if __cplusplus != 201703L
 #error "this file must be compiled as C++17"

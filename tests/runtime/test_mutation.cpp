@@ -87,8 +87,8 @@ TEST(Mutation, TruncatedFilesAreRefusedWithAReason) {
     auto r = Database::fromMemory(cut.data(), n);
     if (r.ok()) {
       // Only trailing alignment padding may go without anything referring to it.
-      EXPECT_GE(n + 8, bytes.size()) << "a file cut to " << n << " of " << bytes.size()
-                                     << " bytes opened";
+      EXPECT_GE(n + 8, bytes.size())
+          << "a file cut to " << n << " of " << bytes.size() << " bytes opened";
       exercise(r.value());
       continue;
     }

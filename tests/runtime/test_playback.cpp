@@ -71,7 +71,8 @@ TEST_F(Playback, SamplingAtAKeyGivesTheStoredPose) {
 TEST_F(Playback, SamplingBetweenKeysBlends) {
   ASSERT_TRUE(job(0, 20.25f / 60).Run().ok());
   for (size_t j = 0; j < 4; ++j) {
-    const glm::quat a = cooked_.local_rotations[20 * 4 + j], b = cooked_.local_rotations[21 * 4 + j];
+    const glm::quat a = cooked_.local_rotations[20 * 4 + j],
+                    b = cooked_.local_rotations[21 * 4 + j];
     EXPECT_LT(angleBetween(rotations_[j], glm::slerp(a, b, 0.25f)), 1e-3f);
     const glm::vec3 ta = cooked_.local_translations[20 * 4 + j];
     const glm::vec3 tb = cooked_.local_translations[21 * 4 + j];
@@ -183,10 +184,14 @@ void shown(const Offsets& o, const Motion& m, float m_t0, float t, glm::quat& q,
   ASSERT_TRUE(job.Run().ok());
 }
 
-const Motion kSource{glm::angleAxis(0.3f, glm::vec3(0, 1, 0)), {0.f, 0.8f, 0.f},
-                     {0.1f, 0.9f, 0.2f}, {1.f, 0.f, 0.5f}};
-const Motion kDestination{glm::angleAxis(0.1f, glm::normalize(glm::vec3(1, 1, 0))), {0.f, 0.5f, 0.1f},
-                          {-0.2f, 0.95f, 0.f}, {0.f, 0.2f, 1.5f}};
+const Motion kSource{glm::angleAxis(0.3f, glm::vec3(0, 1, 0)),
+                     {0.f, 0.8f, 0.f},
+                     {0.1f, 0.9f, 0.2f},
+                     {1.f, 0.f, 0.5f}};
+const Motion kDestination{glm::angleAxis(0.1f, glm::normalize(glm::vec3(1, 1, 0))),
+                          {0.f, 0.5f, 0.1f},
+                          {-0.2f, 0.95f, 0.f},
+                          {0.f, 0.2f, 1.5f}};
 
 TEST(Inertialization, KeepsPositionAndVelocityContinuousAtTheSwitch) {
   Offsets o;
@@ -259,8 +264,10 @@ TEST(Inertialization, ASwitchDuringASwitchFoldsTheRemainingOffsetIn) {
   glm::quat before_q;
   glm::vec3 before_x;
   shown(o, kDestination, 0.f, tau, before_q, before_x);
-  const Motion third{glm::angleAxis(-0.4f, glm::vec3(0, 1, 0)), {0.f, -0.3f, 0.f},
-                     {0.3f, 1.f, -0.1f}, {-1.f, 0.f, 0.f}};
+  const Motion third{glm::angleAxis(-0.4f, glm::vec3(0, 1, 0)),
+                     {0.f, -0.3f, 0.f},
+                     {0.3f, 1.f, -0.1f},
+                     {-1.f, 0.f, 0.f}};
   transition(o, kDestination, tau, third, 0.f, tau);
   glm::quat after_q;
   glm::vec3 after_x;

@@ -27,9 +27,7 @@ struct Decoded {
   Decoded(const Database& db, uint32_t frames) {
     for (auto& s : streams) s.resize(size_t(frames) * db.jointCount());
   }
-  mmdb::PoseBuffers buffers() {
-    return {streams[0], streams[1], streams[2], streams[3]};
-  }
+  mmdb::PoseBuffers buffers() { return {streams[0], streams[1], streams[2], streams[3]}; }
   mmdb::PoseView view(uint32_t first, uint32_t frames) const {
     mmdb::PoseView v;
     v.first_frame = first;
@@ -54,9 +52,7 @@ mmdb::cook::CookedDatabase coded(uint32_t segment_frames = 100, uint32_t joints 
   return db;
 }
 
-bool sameFloat4(const Float4& a, const glm::vec4& b) {
-  return std::memcmp(&a, &b, sizeof(a)) == 0;
-}
+bool sameFloat4(const Float4& a, const glm::vec4& b) { return std::memcmp(&a, &b, sizeof(a)) == 0; }
 
 TEST(PoseDecode, OpensWithNoCopyAndDecodesWhatTheCookMeasured) {
   const mmdb::cook::CookedDatabase cooked = coded();
@@ -90,8 +86,8 @@ TEST(PoseDecode, AnyRangeOfFramesMatchesTheWholeDecode) {
   Decoded whole(db, db.frameCount());
   ASSERT_TRUE(db.decodePoses(0, db.frameCount(), whole.buffers()).ok());
   const uint32_t last = db.frameCount() - 1;
-  const std::pair<uint32_t, uint32_t> ranges[] = {{0, 1}, {99, 3}, {100, 100}, {250, 160},
-                                                  {last, 1}, {37, 400}};
+  const std::pair<uint32_t, uint32_t> ranges[] = {{0, 1},     {99, 3},   {100, 100},
+                                                  {250, 160}, {last, 1}, {37, 400}};
   const size_t joints = db.jointCount();
   for (const auto& [first, count] : ranges) {
     Decoded part(db, count);
@@ -137,9 +133,9 @@ TEST(PoseDecode, BadArgumentsAreRefused) {
   EXPECT_EQ(db.decodePoses(0, 3, out.buffers()).code(), ErrorCode::InvalidArgument);  // size
   std::vector<Float4> storage(4 * db.jointCount() + 1);
   mmdb::PoseBuffers misaligned;
-  misaligned.rotations = mmdb::Span<Float4>(
-      reinterpret_cast<Float4*>(reinterpret_cast<uint8_t*>(storage.data()) + 4),
-      4 * db.jointCount());
+  misaligned.rotations =
+      mmdb::Span<Float4>(reinterpret_cast<Float4*>(reinterpret_cast<uint8_t*>(storage.data()) + 4),
+                         4 * db.jointCount());
   const mmdb::Status s = db.decodePoses(0, 4, misaligned);
   EXPECT_EQ(s.code(), ErrorCode::InvalidArgument);
   EXPECT_NE(std::string(s.message()).find("16-byte"), std::string::npos) << s.message();
@@ -198,7 +194,8 @@ double samplingDifference(const Database& raw_db, const Database& coded_db) {
       EXPECT_TRUE(b.Run().ok());
       const std::vector<glm::vec3> pa = modelPositions(raw_db, ra, ta);
       const std::vector<glm::vec3> pb = modelPositions(coded_db, rb, tb);
-      for (size_t j = 0; j < joints; ++j) worst = std::max(worst, double(glm::length(pa[j] - pb[j])));
+      for (size_t j = 0; j < joints; ++j)
+        worst = std::max(worst, double(glm::length(pa[j] - pb[j])));
     }
   }
   return worst;
@@ -210,7 +207,8 @@ TEST(PoseDecode, SamplingACodedFileAgreesWithTheRawFileWithinTheBudget) {
   cooked.pose_coding = {};
   const mmdb::test::AlignedBytes raw_bytes = mmdb::test::serializeAligned(cooked);
   const Database raw = std::move(Database::fromMemory(raw_bytes.data(), raw_bytes.size()).value());
-  const Database db = std::move(Database::fromMemory(coded_bytes.data(), coded_bytes.size()).value());
+  const Database db =
+      std::move(Database::fromMemory(coded_bytes.data(), coded_bytes.size()).value());
   const double worst = samplingDifference(raw, db);
   EXPECT_LE(worst, mmdb::cook::CompressionSettings{}.position_tolerance + 1e-6);
   EXPECT_GT(worst, 0.0);
@@ -322,8 +320,8 @@ TEST(PoseDecode, DamagedSegmentsAreRefusedAtDecode) {
         std::vector<float> values(n * 3, 0.5f);
         if (j == 2 && s == 0) values[7 * 3 + 1] = NAN;
         std::vector<uint8_t> coded_bytes(meshopt_encodeVertexBufferBound(n, 12));
-        coded_bytes.resize(
-            meshopt_encodeVertexBuffer(coded_bytes.data(), coded_bytes.size(), values.data(), n, 12));
+        coded_bytes.resize(meshopt_encodeVertexBuffer(coded_bytes.data(), coded_bytes.size(),
+                                                      values.data(), n, 12));
         data.insert(data.end(), coded_bytes.begin(), coded_bytes.end());
         offsets.push_back(uint32_t(data.size()));
       }
@@ -390,14 +388,15 @@ TEST(PoseDecode, AStillDatabaseIsConstantsOnly) {
   }
   mmdb::cook::compressPoses(db, {}, 1);
   for (const auto& stream : db.pose_coding.streams) {
-    for (const mmdb::cook::CookedTrack& t : stream->tracks) EXPECT_EQ(t.coding, mmdb::cook::TrackCoding::Constant);
+    for (const mmdb::cook::CookedTrack& t : stream->tracks)
+      EXPECT_EQ(t.coding, mmdb::cook::TrackCoding::Constant);
     EXPECT_TRUE(stream->data.empty());
   }
   mmdb::test::AlignedBytes bytes = mmdb::test::serializeAligned(db);
   // CodedStream.data (field 2) absent in every stream (they may share one vtable).
   const fb::PoseCoding* coding = fb::GetDatabase(bytes.data())->pose_coding();
-  for (const fb::CodedStream* s :
-       {coding->rotations(), coding->translations(), coding->velocities(), coding->angular_velocities()}) {
+  for (const fb::CodedStream* s : {coding->rotations(), coding->translations(),
+                                   coding->velocities(), coding->angular_velocities()}) {
     auto* table = reinterpret_cast<const flatbuffers::Table*>(s);
     auto* vtable = const_cast<uint8_t*>(table->GetVTable());
     flatbuffers::WriteScalar<flatbuffers::voffset_t>(vtable + 4 + 2 * 2, 0);

@@ -96,8 +96,9 @@ TEST_F(SearchBatch, PrunedBatchAndSplitAgreeWithExhaustiveOn10000Queries) {
     std::vector<SearchResult> batch(kQueries);
     for (size_t i = 0; i < kQueries; i += kBatch) {
       const size_t n = std::min(kBatch, kQueries - i);
-      const mmdb::Status status = mmdb::searchBatch(
-          db_, mmdb::Span<const SearchRequest>(&requests[i], n), mmdb::Span<SearchResult>(&batch[i], n));
+      const mmdb::Status status =
+          mmdb::searchBatch(db_, mmdb::Span<const SearchRequest>(&requests[i], n),
+                            mmdb::Span<SearchResult>(&batch[i], n));
       ASSERT_TRUE(status.ok() || status.code() == mmdb::ErrorCode::NoMatch) << status.message();
     }
     for (size_t i = 0; i < kQueries; ++i) {
@@ -187,9 +188,8 @@ TEST_F(SearchBatch, EmptyRangesAndInvalidBatches) {
   const mmdb::Status bad = mmdb::searchBatch(db_, requests, results);
   EXPECT_EQ(bad.code(), mmdb::ErrorCode::InvalidArgument);
   EXPECT_NE(std::string(bad.message()).find("request 1"), std::string::npos) << bad.message();
-  EXPECT_TRUE(mmdb::searchBatch(db_, mmdb::Span<const SearchRequest>(),
-                                mmdb::Span<SearchResult>())
-                  .ok());
+  EXPECT_TRUE(
+      mmdb::searchBatch(db_, mmdb::Span<const SearchRequest>(), mmdb::Span<SearchResult>()).ok());
 
   // No current frame and no candidate: a part holds frame -1 for the merge to pass over; the
   // whole search and the batch say NoMatch, the batch naming the request.

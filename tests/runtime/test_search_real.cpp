@@ -64,10 +64,11 @@ TEST(SearchReal, PrunedAndBatchAgreeWithExhaustiveOnBandai) {
       changed += a.value().changed;
     }
   }
-  std::printf("bandai-1: %u frames; rows costed per query: exhaustive %.0f, pruned %.0f; "
-              "%d of %zu searches switched\n",
-              db.frameCount(), double(rows_exhaustive) / (2 * queries.size()),
-              double(rows_pruned) / (2 * queries.size()), changed, 2 * queries.size());
+  std::printf(
+      "bandai-1: %u frames; rows costed per query: exhaustive %.0f, pruned %.0f; "
+      "%d of %zu searches switched\n",
+      db.frameCount(), double(rows_exhaustive) / (2 * queries.size()),
+      double(rows_pruned) / (2 * queries.size()), changed, 2 * queries.size());
   EXPECT_LT(rows_pruned * 5, rows_exhaustive);
 }
 

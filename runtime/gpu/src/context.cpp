@@ -17,11 +17,16 @@ const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
 
 int typeRank(VkPhysicalDeviceType type) {
   switch (type) {
-    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return 0;
-    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return 1;
-    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return 2;
-    case VK_PHYSICAL_DEVICE_TYPE_CPU: return 3;
-    default: return 4;
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+      return 0;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+      return 1;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+      return 2;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU:
+      return 3;
+    default:
+      return 4;
   }
 }
 
@@ -42,7 +47,8 @@ void keepLoadedLibrariesUntilExit() {
       },
       &paths);
   for (const std::string& path : paths) {  // outside the iteration, which holds the loader's lock
-    if (void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE)) dlclose(handle);
+    if (void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE))
+      dlclose(handle);
   }
 }
 #else
@@ -61,7 +67,8 @@ bool hasLayer(const char* name) {
 }
 
 Error vkError(const char* what, VkResult result) {
-  return Error::format(ErrorCode::DeviceError, "%s failed (VkResult %d)", what, static_cast<int>(result));
+  return Error::format(ErrorCode::DeviceError, "%s failed (VkResult %d)", what,
+                       static_cast<int>(result));
 }
 
 // Picks by name substring or index when `wanted` is set, else by type rank.
@@ -71,7 +78,9 @@ Result<VkPhysicalDevice> pickDevice(VkInstance instance, const std::string& want
   std::vector<VkPhysicalDevice> devices(count);
   vkEnumeratePhysicalDevices(instance, &count, devices.data());
   if (devices.empty()) {
-    return Error(ErrorCode::DeviceError, "no Vulkan device found (install a driver, e.g. mesa-vulkan-drivers for lavapipe)");
+    return Error(
+        ErrorCode::DeviceError,
+        "no Vulkan device found (install a driver, e.g. mesa-vulkan-drivers for lavapipe)");
   }
   std::string names;
   VkPhysicalDevice best = VK_NULL_HANDLE;
@@ -82,7 +91,8 @@ Result<VkPhysicalDevice> pickDevice(VkInstance instance, const std::string& want
     names += (names.empty() ? "" : ", ") + std::to_string(i) + ": " + p.deviceName;
     if (!wanted.empty()) {
       bool is_index = wanted.find_first_not_of("0123456789") == std::string::npos;
-      if ((is_index && std::stoul(wanted) == i) || (!is_index && std::strstr(p.deviceName, wanted.c_str()))) {
+      if ((is_index && std::stoul(wanted) == i) ||
+          (!is_index && std::strstr(p.deviceName, wanted.c_str()))) {
         return devices[i];
       }
     } else if (typeRank(p.deviceType) < best_rank) {
@@ -91,23 +101,25 @@ Result<VkPhysicalDevice> pickDevice(VkInstance instance, const std::string& want
     }
   }
   if (!wanted.empty()) {
-    return Error::format(ErrorCode::DeviceError, "no Vulkan device matches '%s' (devices: %s)", wanted.c_str(),
-                         names.c_str());
+    return Error::format(ErrorCode::DeviceError, "no Vulkan device matches '%s' (devices: %s)",
+                         wanted.c_str(), names.c_str());
   }
   return best;
 }
 
 }  // namespace
 
-VKAPI_ATTR VkBool32 VKAPI_CALL Context::onDebugMessage(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
-                                                       VkDebugUtilsMessageTypeFlagsEXT,
-                                                       const VkDebugUtilsMessengerCallbackDataEXT* data,
-                                                       void* user) {
+VKAPI_ATTR VkBool32 VKAPI_CALL Context::onDebugMessage(
+    VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT,
+    const VkDebugUtilsMessengerCallbackDataEXT* data, void* user) {
   auto* self = static_cast<Context*>(user);
   MessageSeverity s = MessageSeverity::Verbose;
-  if (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) s = MessageSeverity::Error;
-  else if (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) s = MessageSeverity::Warning;
-  else if (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT) s = MessageSeverity::Info;
+  if (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT)
+    s = MessageSeverity::Error;
+  else if (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT)
+    s = MessageSeverity::Warning;
+  else if (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT)
+    s = MessageSeverity::Info;
   if (s == MessageSeverity::Warning || s == MessageSeverity::Error) ++self->message_count_;
   if (self->on_message_) self->on_message_(s, data->pMessage, self->message_user_);
   return VK_FALSE;
@@ -123,7 +135,8 @@ Result<std::unique_ptr<Context>> Context::createHeadless(const ContextOptions& o
   if (options.validation) {
     if (!hasLayer(kValidationLayer)) {
       return Error(ErrorCode::DeviceError,
-                   "validation requested but VK_LAYER_KHRONOS_validation is not installed (Debian: vulkan-validationlayers)");
+                   "validation requested but VK_LAYER_KHRONOS_validation is not installed (Debian: "
+                   "vulkan-validationlayers)");
     }
     layers.push_back(kValidationLayer);
     extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
@@ -131,9 +144,12 @@ Result<std::unique_ptr<Context>> Context::createHeadless(const ContextOptions& o
   VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
   app.pApplicationName = "mmdb";
   app.apiVersion = VK_API_VERSION_1_1;
-  VkDebugUtilsMessengerCreateInfoEXT messenger{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
-  messenger.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
-  messenger.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+  VkDebugUtilsMessengerCreateInfoEXT messenger{
+      VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
+  messenger.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+                              VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+  messenger.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                          VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
                           VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
   messenger.pfnUserCallback = &Context::onDebugMessage;
   messenger.pUserData = ctx.get();
@@ -145,7 +161,8 @@ Result<std::unique_ptr<Context>> Context::createHeadless(const ContextOptions& o
   ici.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
   ici.ppEnabledExtensionNames = extensions.data();
   VkResult r = vkCreateInstance(&ici, nullptr, &ctx->instance_);
-  if (r != VK_SUCCESS) return vkError("vkCreateInstance (is a Vulkan loader and driver installed?)", r);
+  if (r != VK_SUCCESS)
+    return vkError("vkCreateInstance (is a Vulkan loader and driver installed?)", r);
   keepLoadedLibrariesUntilExit();  // the layers and drivers are loaded now
   if (options.validation) {
     auto create = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
@@ -169,7 +186,8 @@ Result<std::unique_ptr<Context>> Context::createHeadless(const ContextOptions& o
   for (uint32_t i = 0; i < family_count && ctx->family_ == UINT32_MAX; ++i) {
     if (families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) ctx->family_ = i;
   }
-  if (ctx->family_ == UINT32_MAX) return Error(ErrorCode::DeviceError, "the Vulkan device has no compute queue");
+  if (ctx->family_ == UINT32_MAX)
+    return Error(ErrorCode::DeviceError, "the Vulkan device has no compute queue");
 
   float priority = 1.0f;
   VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
@@ -187,8 +205,8 @@ Result<std::unique_ptr<Context>> Context::createHeadless(const ContextOptions& o
   return ctx;
 }
 
-std::unique_ptr<Context> Context::wrap(VkInstance instance, VkPhysicalDevice physical_device, VkDevice device,
-                                       VkQueue queue, uint32_t queue_family) {
+std::unique_ptr<Context> Context::wrap(VkInstance instance, VkPhysicalDevice physical_device,
+                                       VkDevice device, VkQueue queue, uint32_t queue_family) {
   std::unique_ptr<Context> ctx(new Context());
   ctx->instance_ = instance;
   ctx->physical_ = physical_device;
@@ -200,7 +218,8 @@ std::unique_ptr<Context> Context::wrap(VkInstance instance, VkPhysicalDevice phy
 }
 
 void Context::queryInfo() {
-  VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  VkPhysicalDeviceSubgroupProperties subgroup{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
   VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
   props.pNext = &subgroup;
   vkGetPhysicalDeviceProperties2(physical_, &props);
@@ -220,11 +239,13 @@ void Context::queryInfo() {
   VkPhysicalDeviceMemoryProperties memory;
   vkGetPhysicalDeviceMemoryProperties(physical_, &memory);
   for (uint32_t i = 0; i < memory.memoryHeapCount; ++i) {
-    if (memory.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) info_.device_local_bytes += memory.memoryHeaps[i].size;
+    if (memory.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
+      info_.device_local_bytes += memory.memoryHeaps[i].size;
   }
 
   VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-  pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT | VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
+  pci.flags =
+      VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT | VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
   pci.queueFamilyIndex = family_;
   vkCreateCommandPool(device_, &pci, nullptr, &pool_);
   VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
@@ -278,7 +299,8 @@ uint32_t Context::memoryType(uint32_t type_bits, VkMemoryPropertyFlags propertie
   VkPhysicalDeviceMemoryProperties memory;
   vkGetPhysicalDeviceMemoryProperties(physical_, &memory);
   for (uint32_t i = 0; i < memory.memoryTypeCount; ++i) {
-    if ((type_bits & (1u << i)) && (memory.memoryTypes[i].propertyFlags & properties) == properties) return i;
+    if ((type_bits & (1u << i)) && (memory.memoryTypes[i].propertyFlags & properties) == properties)
+      return i;
   }
   return UINT32_MAX;
 }

@@ -99,7 +99,8 @@ struct Crowd::Impl {
 namespace {
 
 Error vkError(const char* what, VkResult r) {
-  return Error::format(ErrorCode::DeviceError, "%s failed (VkResult %d)", what, static_cast<int>(r));
+  return Error::format(ErrorCode::DeviceError, "%s failed (VkResult %d)", what,
+                       static_cast<int>(r));
 }
 
 Result<Buffer> createBuffer(const Context& ctx, VkDeviceSize size, VkBufferUsageFlags usage,
@@ -125,38 +126,52 @@ Result<Buffer> createBuffer(const Context& ctx, VkDeviceSize size, VkBufferUsage
   r = vkAllocateMemory(ctx.device(), &allocation, nullptr, &b.memory);
   if (r != VK_SUCCESS) {
     vkDestroyBuffer(ctx.device(), b.buffer, nullptr);
-    return Error::format(ErrorCode::DeviceError, "vkAllocateMemory failed (VkResult %d) for %llu bytes (device memory full?)",
-                         static_cast<int>(r), static_cast<unsigned long long>(size));
+    return Error::format(
+        ErrorCode::DeviceError,
+        "vkAllocateMemory failed (VkResult %d) for %llu bytes (device memory full?)",
+        static_cast<int>(r), static_cast<unsigned long long>(size));
   }
   vkBindBufferMemory(ctx.device(), b.buffer, b.memory, 0);
-  if (properties & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) vkMapMemory(ctx.device(), b.memory, 0, VK_WHOLE_SIZE, 0, &b.mapped);
+  if (properties & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT)
+    vkMapMemory(ctx.device(), b.memory, 0, VK_WHOLE_SIZE, 0, &b.mapped);
   return b;
 }
 
 Result<Buffer> createHostBuffer(const Context& ctx, VkDeviceSize size) {
-  return createBuffer(ctx, size, VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+  return createBuffer(ctx, size,
+                      VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
                       VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
 }
 
 // A coded pose stream -> device buffer: runs of frames decoded straight into the mapped staging
 // buffer, then copied, so a coded stream takes no more copies than a raw one.
-Status uploadDecoded(const Context& ctx, Buffer& staging, const Buffer& dst, const mmdb::Database& db,
-                     mmdb::PoseStream stream) {
+Status uploadDecoded(const Context& ctx, Buffer& staging, const Buffer& dst,
+                     const mmdb::Database& db, mmdb::PoseStream stream) {
   const uint32_t frames = db.frameCount();
   const VkDeviceSize row = VkDeviceSize(db.jointCount()) * sizeof(mmdb::Float4);
   const uint32_t per_chunk = uint32_t(std::min<VkDeviceSize>(frames, staging.size / row));
   if (per_chunk == 0) {
-    return Error(ErrorCode::InvalidArgument, "a frame of the pose streams does not fit the staging buffer");
+    return Error(ErrorCode::InvalidArgument,
+                 "a frame of the pose streams does not fit the staging buffer");
   }
   for (uint32_t first = 0; first < frames;) {
     const uint32_t count = std::min(per_chunk, frames - first);
-    const mmdb::Span<mmdb::Float4> out(static_cast<mmdb::Float4*>(staging.mapped), size_t(count) * db.jointCount());
+    const mmdb::Span<mmdb::Float4> out(static_cast<mmdb::Float4*>(staging.mapped),
+                                       size_t(count) * db.jointCount());
     mmdb::PoseBuffers buffers;
     switch (stream) {
-      case mmdb::PoseStream::Rotations: buffers.rotations = out; break;
-      case mmdb::PoseStream::Translations: buffers.translations = out; break;
-      case mmdb::PoseStream::Velocities: buffers.velocities = out; break;
-      case mmdb::PoseStream::AngularVelocities: buffers.angular_velocities = out; break;
+      case mmdb::PoseStream::Rotations:
+        buffers.rotations = out;
+        break;
+      case mmdb::PoseStream::Translations:
+        buffers.translations = out;
+        break;
+      case mmdb::PoseStream::Velocities:
+        buffers.velocities = out;
+        break;
+      case mmdb::PoseStream::AngularVelocities:
+        buffers.angular_velocities = out;
+        break;
     }
     if (Status s = db.decodePoses(first, count, buffers); !s) {
       return Error::format(s.code(), "decoding the pose streams: %.200s", s.message());
@@ -173,7 +188,8 @@ Status uploadDecoded(const Context& ctx, Buffer& staging, const Buffer& dst, con
 }
 
 // Host bytes -> device buffer, through a staging buffer in chunks.
-Status upload(const Context& ctx, Buffer& staging, const Buffer& dst, const void* data, VkDeviceSize bytes) {
+Status upload(const Context& ctx, Buffer& staging, const Buffer& dst, const void* data,
+              VkDeviceSize bytes) {
   const auto* src = static_cast<const uint8_t*>(data);
   for (VkDeviceSize done = 0; done < bytes;) {
     VkDeviceSize chunk = std::min(bytes - done, staging.size);
@@ -196,7 +212,8 @@ void computeBarrier(VkCommandBuffer cmd, VkPipelineStageFlags src_stage, VkAcces
   vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 1, &barrier, 0, nullptr, 0, nullptr);
 }
 
-constexpr VkPipelineStageFlags kAnyStage = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+constexpr VkPipelineStageFlags kAnyStage =
+    VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
 constexpr VkAccessFlags kAnyAccess = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
                                      VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
 
@@ -231,7 +248,8 @@ PassParams paramsFor(const DatabaseView& db, uint32_t count, const CrowdSettings
 
 Result<DatabaseView> DatabaseView::fromDatabase(const mmdb::Database& db) {
   if (!db.valid() || db.frameCount() == 0 || db.jointCount() == 0) {
-    return Error(ErrorCode::InvalidArgument, "the database is empty (not opened, or no frames or joints)");
+    return Error(ErrorCode::InvalidArgument,
+                 "the database is empty (not opened, or no frames or joints)");
   }
   DatabaseView v;
   v.frame_count = db.frameCount();
@@ -240,11 +258,13 @@ Result<DatabaseView> DatabaseView::fromDatabase(const mmdb::Database& db) {
   v.feature_stride = db.featureStride();
   v.frame_rate = db.frameRate();
   v.default_neighbourhood_frames = db.defaultNeighbourhoodFrames();
-  if (v.feature_stride % 4 != 0 || v.feature_stride > kMaxFeatureStride || v.feature_count > v.feature_stride) {
-    return Error::format(ErrorCode::InvalidArgument,
-                         "feature rows of %u floats at stride %u: the GPU passes need a stride that is a multiple "
-                         "of 4 and at most %u; re-cook with fewer features",
-                         v.feature_count, v.feature_stride, kMaxFeatureStride);
+  if (v.feature_stride % 4 != 0 || v.feature_stride > kMaxFeatureStride ||
+      v.feature_count > v.feature_stride) {
+    return Error::format(
+        ErrorCode::InvalidArgument,
+        "feature rows of %u floats at stride %u: the GPU passes need a stride that is a multiple "
+        "of 4 and at most %u; re-cook with fewer features",
+        v.feature_count, v.feature_stride, kMaxFeatureStride);
   }
   if (db.rootMotion().size() != v.frame_count) {
     return Error(ErrorCode::InvalidArgument, "the GPU passes need the root motion of every frame");
@@ -262,7 +282,8 @@ Result<DatabaseView> DatabaseView::fromDatabase(const mmdb::Database& db) {
   v.feature_scale = db.featureScale().data();
   v.parents.assign(db.parents().begin(), db.parents().end());
   const uint32_t box = db.boundsSmallSize();
-  if (box >= 2 && db.boundsSmallMin().size() == size_t((v.frame_count + box - 1) / box) * v.feature_stride &&
+  if (box >= 2 &&
+      db.boundsSmallMin().size() == size_t((v.frame_count + box - 1) / box) * v.feature_stride &&
       db.boundsSmallMax().size() == db.boundsSmallMin().size()) {
     v.bounds_size = box;
     v.bounds_rows = (v.frame_count + box - 1) / box;
@@ -273,21 +294,25 @@ Result<DatabaseView> DatabaseView::fromDatabase(const mmdb::Database& db) {
   for (uint32_t i = 0; i < db.clipCount(); ++i) {
     const mmdb::ClipInfo clip = db.clip(i);
     if (clip.first_frame != expected || clip.frame_count == 0) {
-      return Error::format(ErrorCode::InvalidArgument,
-                           "clip '%.*s' does not start where the previous one ends (global frame %u): the GPU "
-                           "passes need clips that tile the frames",
-                           int(clip.name.size()), clip.name.data(), expected);
+      return Error::format(
+          ErrorCode::InvalidArgument,
+          "clip '%.*s' does not start where the previous one ends (global frame %u): the GPU "
+          "passes need clips that tile the frames",
+          int(clip.name.size()), clip.name.data(), expected);
     }
     v.clip_starts.push_back(clip.first_frame);
     expected += clip.frame_count;
   }
-  if (expected != v.frame_count) return Error(ErrorCode::InvalidArgument, "the clips do not cover the database's frames");
+  if (expected != v.frame_count)
+    return Error(ErrorCode::InvalidArgument, "the clips do not cover the database's frames");
   v.clip_starts.push_back(v.frame_count);
   const int32_t pos = db.findFeatureBlock(mmdb::FeatureKind::TrajectoryPosition);
   const int32_t dir = db.findFeatureBlock(mmdb::FeatureKind::TrajectoryDirection);
-  if (pos < 0 || dir < 0 || db.featureBlock(uint32_t(pos)).width != 6 || db.featureBlock(uint32_t(dir)).width != 6) {
+  if (pos < 0 || dir < 0 || db.featureBlock(uint32_t(pos)).width != 6 ||
+      db.featureBlock(uint32_t(dir)).width != 6) {
     return Error(ErrorCode::InvalidArgument,
-                 "the GPU query needs a trajectory position and a trajectory direction block of 3 (x, z) samples each");
+                 "the GPU query needs a trajectory position and a trajectory direction block of 3 "
+                 "(x, z) samples each");
   }
   v.trajectory_position_column = db.featureBlock(uint32_t(pos)).first_column;
   v.trajectory_direction_column = db.featureBlock(uint32_t(dir)).first_column;
@@ -300,11 +325,12 @@ Result<DatabaseView> DatabaseView::fromDatabase(const mmdb::Database& db) {
 Crowd::Crowd(const Context& context) : ctx_(context), impl_(new Impl()) {}
 Crowd::~Crowd() = default;
 
-Result<std::unique_ptr<Crowd>> Crowd::create(const Context& ctx, const DatabaseView& db, uint32_t count,
-                                             const CrowdSettings& settings) {
+Result<std::unique_ptr<Crowd>> Crowd::create(const Context& ctx, const DatabaseView& db,
+                                             uint32_t count, const CrowdSettings& settings) {
   if (count == 0) return Error(ErrorCode::InvalidArgument, "a crowd needs at least one character");
   if (!(settings.max_drift >= 0)) {
-    return Error::format(ErrorCode::InvalidArgument, "max_drift %g m must be >= 0", double(settings.max_drift));
+    return Error::format(ErrorCode::InvalidArgument, "max_drift %g m must be >= 0",
+                         double(settings.max_drift));
   }
   std::unique_ptr<Crowd> crowd(new Crowd(ctx));
   crowd->impl_->device = ctx.device();
@@ -317,7 +343,8 @@ Result<std::unique_ptr<Crowd>> Crowd::create(const Context& ctx, const DatabaseV
   if (Status s = crowd->createPipelines(); !s) return s;
   crowd->createTimestampQueries();
   crowd->inputs_.assign(count, CharacterInput{});
-  if (Status s = crowd->writeCharacters(std::vector<CrowdCharacter>(count, initialCharacter())); !s) return s;
+  if (Status s = crowd->writeCharacters(std::vector<CrowdCharacter>(count, initialCharacter())); !s)
+    return s;
   return crowd;
 }
 
@@ -325,7 +352,8 @@ Result<std::unique_ptr<Crowd>> Crowd::create(const Context& ctx, const DatabaseV
 Status Crowd::sizeBuffers(const DatabaseView& db) {
   const VkDeviceSize frames = db.frame_count;
   const VkDeviceSize poses = frames * db.joint_count * sizeof(mmdb::Float4);
-  const VkDeviceSize bounds = params_.bounds_size ? VkDeviceSize(db.bounds_rows) * db.feature_stride * sizeof(float) : 0;
+  const VkDeviceSize bounds =
+      params_.bounds_size ? VkDeviceSize(db.bounds_rows) * db.feature_stride * sizeof(float) : 0;
   const VkDeviceSize per_joint = VkDeviceSize(count_) * db.joint_count;
   std::array<VkDeviceSize, kBindingCount> sizes{};
   sizes[kFeatures] = frames * db.feature_stride * sizeof(float);
@@ -344,10 +372,11 @@ Status Crowd::sizeBuffers(const DatabaseView& db) {
   sizes[kLocalPoses] = per_joint * sizeof(JointPose);
   sizes[kModelPoses] = per_joint * sizeof(ModelJoint);
   for (uint32_t b = 0; b < kBindingCount; ++b) {
-    Result<Buffer> buffer = createBuffer(ctx_, sizes[b],
-                                         VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                                             VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                                         VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    Result<Buffer> buffer =
+        createBuffer(ctx_, sizes[b],
+                     VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                         VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                     VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
     if (!buffer) return buffer.error();
     impl_->buffers[b] = buffer.value();
     if (isDatabaseStream(b)) database_bytes_ += sizes[b];
@@ -386,9 +415,11 @@ Status Crowd::uploadDatabase(const DatabaseView& db) {
     const Buffer& buffer = impl_->buffers[b];
     Status done;
     if (!isDatabaseStream(b)) {
-      done = ctx_.submitAndWait([&](VkCommandBuffer cmd) { vkCmdFillBuffer(cmd, buffer.buffer, 0, VK_WHOLE_SIZE, 0); });
+      done = ctx_.submitAndWait(
+          [&](VkCommandBuffer cmd) { vkCmdFillBuffer(cmd, buffer.buffer, 0, VK_WHOLE_SIZE, 0); });
     } else if (isPoseStream(b) && !sources[b] && db.database) {
-      done = uploadDecoded(ctx_, staging.value(), buffer, *db.database, mmdb::PoseStream(b - kRotations));
+      done = uploadDecoded(ctx_, staging.value(), buffer, *db.database,
+                           mmdb::PoseStream(b - kRotations));
     } else {
       done = upload(ctx_, staging.value(), buffer, sources[b], impl_->bytes[b]);
     }
@@ -404,7 +435,8 @@ Status Crowd::createDescriptors() {
   for (uint32_t b = 0; b < kBindingCount; ++b) {
     bindings[b] = {b, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
   }
-  VkDescriptorSetLayoutCreateInfo set_layout_info{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+  VkDescriptorSetLayoutCreateInfo set_layout_info{
+      VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
   set_layout_info.bindingCount = kBindingCount;
   set_layout_info.pBindings = bindings.data();
   VkResult r = vkCreateDescriptorSetLayout(im.device, &set_layout_info, nullptr, &im.set_layout);
@@ -459,7 +491,8 @@ Status Crowd::createPipelines() {
   };
   const std::array<Code, kPassCount> code{{
       {kBuildQuerySpv, sizeof(kBuildQuerySpv)},
-      {subgroups ? kMatchSpv : kMatchSharedOnlySpv, subgroups ? sizeof(kMatchSpv) : sizeof(kMatchSharedOnlySpv)},
+      {subgroups ? kMatchSpv : kMatchSharedOnlySpv,
+       subgroups ? sizeof(kMatchSpv) : sizeof(kMatchSharedOnlySpv)},
       {kResolveSpv, sizeof(kResolveSpv)},
       {kSampleSpv, sizeof(kSampleSpv)},
       {kInertializeSpv, sizeof(kInertializeSpv)},
@@ -478,7 +511,8 @@ Status Crowd::createPipelines() {
     pipeline_info.stage.module = module;
     pipeline_info.stage.pName = "main";
     pipeline_info.layout = im.pipeline_layout;
-    r = vkCreateComputePipelines(im.device, VK_NULL_HANDLE, 1, &pipeline_info, nullptr, &im.pipelines[i]);
+    r = vkCreateComputePipelines(im.device, VK_NULL_HANDLE, 1, &pipeline_info, nullptr,
+                                 &im.pipelines[i]);
     vkDestroyShaderModule(im.device, module, nullptr);
     if (r != VK_SUCCESS) return vkError("vkCreateComputePipelines", r);
   }
@@ -499,7 +533,8 @@ void Crowd::createTimestampQueries() {
 
 Status Crowd::checkCharacter(uint32_t character, const char* what) const {
   if (character < count_) return Status();
-  return Error::format(ErrorCode::InvalidArgument, "%s: character %u is out of range (the crowd has %u characters)", what,
+  return Error::format(ErrorCode::InvalidArgument,
+                       "%s: character %u is out of range (the crowd has %u characters)", what,
                        character, count_);
 }
 
@@ -524,8 +559,8 @@ Status Crowd::setInput(uint32_t i, const CharacterInput& input) {
 
 Status Crowd::setInputs(const CharacterInput* inputs, size_t count) {
   if (count > count_) {
-    return Error::format(ErrorCode::InvalidArgument, "setInputs: %zu inputs for a crowd of %u characters", count,
-                         count_);
+    return Error::format(ErrorCode::InvalidArgument,
+                         "setInputs: %zu inputs for a crowd of %u characters", count, count_);
   }
   std::copy(inputs, inputs + count, inputs_.begin());
   return Status();
@@ -552,25 +587,35 @@ void Crowd::recordPass(VkCommandBuffer cmd, Pass pass, float dt) {
   PassParams p = params_;
   p.dt = dt;
   vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, im.pipelines[uint32_t(pass)]);
-  vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, im.pipeline_layout, 0, 1, &im.set, 0, nullptr);
-  vkCmdPushConstants(cmd, im.pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PassParams), &p);
+  vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, im.pipeline_layout, 0, 1, &im.set, 0,
+                          nullptr);
+  vkCmdPushConstants(cmd, im.pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PassParams),
+                     &p);
   const uint32_t per_character = groupsFor(count_);
   const uint32_t per_joint = groupsFor(uint64_t(count_) * p.joint_count);
   switch (pass) {
-    case Pass::Match: vkCmdDispatch(cmd, count_, 1, 1); break;  // a workgroup per character
+    case Pass::Match:
+      vkCmdDispatch(cmd, count_, 1, 1);
+      break;  // a workgroup per character
     case Pass::Sample:
-    case Pass::Inertialize: vkCmdDispatch(cmd, per_joint, 1, 1); break;
-    default: vkCmdDispatch(cmd, per_character, 1, 1); break;
+    case Pass::Inertialize:
+      vkCmdDispatch(cmd, per_joint, 1, 1);
+      break;
+    default:
+      vkCmdDispatch(cmd, per_character, 1, 1);
+      break;
   }
   computeBarrier(cmd, kAnyStage, VK_ACCESS_SHADER_WRITE_BIT, kAnyStage, kAnyAccess);
 }
 
 void Crowd::recordInputs(VkCommandBuffer cmd) {
   // Inputs travel inside the command buffer (vkCmdUpdateBuffer takes at most 64 KiB per call).
-  computeBarrier(cmd, kAnyStage, kAnyAccess, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
+  computeBarrier(cmd, kAnyStage, kAnyAccess, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                 VK_ACCESS_TRANSFER_WRITE_BIT);
   const VkDeviceSize bytes = inputs_.size() * sizeof(CharacterInput);
   for (VkDeviceSize done = 0; done < bytes; done += 65536) {
-    vkCmdUpdateBuffer(cmd, impl_->buffers[kInputs].buffer, done, std::min<VkDeviceSize>(65536, bytes - done),
+    vkCmdUpdateBuffer(cmd, impl_->buffers[kInputs].buffer, done,
+                      std::min<VkDeviceSize>(65536, bytes - done),
                       reinterpret_cast<const uint8_t*>(inputs_.data()) + done);
   }
   computeBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
@@ -587,7 +632,8 @@ void Crowd::step(VkCommandBuffer cmd, float dt) {
   for (auto& in : inputs_) in.force_search = 0;
   for (uint32_t i = 0; i < kPassCount; ++i) {
     recordPass(cmd, Pass(i), dt);
-    if (im.timestamps) vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, im.queries, i + 1);
+    if (im.timestamps)
+      vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, im.queries, i + 1);
   }
 }
 
@@ -598,7 +644,8 @@ Status Crowd::stepAndWait(float dt) {
 Status Crowd::passAndWait(Pass pass, float dt) {
   return ctx_.submitAndWait([&](VkCommandBuffer cmd) {
     computeBarrier(cmd, kAnyStage, kAnyAccess, kAnyStage, kAnyAccess);
-    if (pass == Pass::BuildQuery || pass == Pass::Match) recordInputs(cmd);  // the passes that read them
+    if (pass == Pass::BuildQuery || pass == Pass::Match)
+      recordInputs(cmd);  // the passes that read them
     recordPass(cmd, pass, dt);
   });
 }
@@ -611,7 +658,8 @@ Result<std::vector<T>> readBuffer(const Context& ctx, VkBuffer buffer, size_t co
   if (!host) return host.error();
   Buffer& b = host.value();
   Status copied = ctx.submitAndWait([&](VkCommandBuffer cmd) {
-    computeBarrier(cmd, kAnyStage, kAnyAccess, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
+    computeBarrier(cmd, kAnyStage, kAnyAccess, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                   VK_ACCESS_TRANSFER_READ_BIT);
     VkBufferCopy copy{0, 0, count * sizeof(T)};
     vkCmdCopyBuffer(cmd, buffer, b.buffer, 1, &copy);
   });
@@ -627,10 +675,11 @@ Result<std::vector<T>> readBuffer(const Context& ctx, VkBuffer buffer, size_t co
 }
 
 template <class T>
-Status writeBuffer(const Context& ctx, VkBuffer buffer, size_t expected, const std::vector<T>& data, const char* what) {
+Status writeBuffer(const Context& ctx, VkBuffer buffer, size_t expected, const std::vector<T>& data,
+                   const char* what) {
   if (data.size() != expected) {
-    return Error::format(ErrorCode::InvalidArgument, "%s: %zu elements, the buffer holds %zu", what, data.size(),
-                         expected);
+    return Error::format(ErrorCode::InvalidArgument, "%s: %zu elements, the buffer holds %zu", what,
+                         data.size(), expected);
   }
   const VkDeviceSize bytes = data.size() * sizeof(T);
   if (bytes == 0) return Status();
@@ -639,10 +688,12 @@ Status writeBuffer(const Context& ctx, VkBuffer buffer, size_t expected, const s
   Buffer& b = host.value();
   std::memcpy(b.mapped, data.data(), bytes);
   Status copied = ctx.submitAndWait([&](VkCommandBuffer cmd) {
-    computeBarrier(cmd, kAnyStage, kAnyAccess, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
+    computeBarrier(cmd, kAnyStage, kAnyAccess, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                   VK_ACCESS_TRANSFER_WRITE_BIT);
     VkBufferCopy copy{0, 0, bytes};
     vkCmdCopyBuffer(cmd, b.buffer, buffer, 1, &copy);
-    computeBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, kAnyStage, kAnyAccess);
+    computeBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, kAnyStage,
+                   kAnyAccess);
   });
   vkDestroyBuffer(ctx.device(), b.buffer, nullptr);
   vkFreeMemory(ctx.device(), b.memory, nullptr);
@@ -658,16 +709,20 @@ Result<std::vector<MatchResult>> Crowd::readResults() const {
   return readBuffer<MatchResult>(ctx_, impl_->buffers[kResults].buffer, count_);
 }
 Result<std::vector<float>> Crowd::readQueries() const {
-  return readBuffer<float>(ctx_, impl_->buffers[kQueries].buffer, size_t(count_) * params_.feature_stride);
+  return readBuffer<float>(ctx_, impl_->buffers[kQueries].buffer,
+                           size_t(count_) * params_.feature_stride);
 }
 Result<std::vector<JointPose>> Crowd::readLocalPoses() const {
-  return readBuffer<JointPose>(ctx_, impl_->buffers[kLocalPoses].buffer, size_t(count_) * params_.joint_count);
+  return readBuffer<JointPose>(ctx_, impl_->buffers[kLocalPoses].buffer,
+                               size_t(count_) * params_.joint_count);
 }
 Result<std::vector<ModelJoint>> Crowd::readModelPoses() const {
-  return readBuffer<ModelJoint>(ctx_, impl_->buffers[kModelPoses].buffer, size_t(count_) * params_.joint_count);
+  return readBuffer<ModelJoint>(ctx_, impl_->buffers[kModelPoses].buffer,
+                                size_t(count_) * params_.joint_count);
 }
 Result<std::vector<JointOffset>> Crowd::readOffsets() const {
-  return readBuffer<JointOffset>(ctx_, impl_->buffers[kOffsets].buffer, size_t(count_) * params_.joint_count);
+  return readBuffer<JointOffset>(ctx_, impl_->buffers[kOffsets].buffer,
+                                 size_t(count_) * params_.joint_count);
 }
 
 Result<std::vector<Decision>> Crowd::readDecisions() const {
@@ -678,7 +733,8 @@ Result<std::vector<Decision>> Crowd::readDecisions() const {
   std::vector<Decision> out(count_);
   for (size_t i = 0; i < out.size(); ++i) {
     const CrowdCharacter& c = characters.value()[i];
-    out[i].reason = (c.flags & kCharacterSearched) ? SearchReason(results.value()[i].reason) : SearchReason::None;
+    out[i].reason = (c.flags & kCharacterSearched) ? SearchReason(results.value()[i].reason)
+                                                   : SearchReason::None;
     out[i].switched = (c.flags & kCharacterSwitched) != 0;
     out[i].frame = c.last_winner;
     out[i].cost = c.last_cost;
@@ -691,8 +747,9 @@ PassTimings Crowd::readTimings() const {
   PassTimings t;
   if (!impl_->timestamps) return t;
   std::array<uint64_t, kTimestampCount> stamps{};
-  VkResult r = vkGetQueryPoolResults(impl_->device, impl_->queries, 0, kTimestampCount, sizeof(stamps), stamps.data(),
-                                     sizeof(uint64_t), VK_QUERY_RESULT_64_BIT);
+  VkResult r =
+      vkGetQueryPoolResults(impl_->device, impl_->queries, 0, kTimestampCount, sizeof(stamps),
+                            stamps.data(), sizeof(uint64_t), VK_QUERY_RESULT_64_BIT);
   if (r != VK_SUCCESS) return t;
   for (uint32_t i = 0; i < kPassCount; ++i) {
     t.ms[i] = double(stamps[i + 1] - stamps[i]) * impl_->timestamp_period_ns * 1e-6;
@@ -709,14 +766,16 @@ Status Crowd::writeResults(const std::vector<MatchResult>& v) {
   return writeBuffer(ctx_, impl_->buffers[kResults].buffer, count_, v, "writeResults");
 }
 Status Crowd::writeQueries(const std::vector<float>& v) {
-  return writeBuffer(ctx_, impl_->buffers[kQueries].buffer, size_t(count_) * params_.feature_stride, v, "writeQueries");
+  return writeBuffer(ctx_, impl_->buffers[kQueries].buffer, size_t(count_) * params_.feature_stride,
+                     v, "writeQueries");
 }
 Status Crowd::writeLocalPoses(const std::vector<JointPose>& v) {
-  return writeBuffer(ctx_, impl_->buffers[kLocalPoses].buffer, size_t(count_) * params_.joint_count, v,
-                     "writeLocalPoses");
+  return writeBuffer(ctx_, impl_->buffers[kLocalPoses].buffer, size_t(count_) * params_.joint_count,
+                     v, "writeLocalPoses");
 }
 Status Crowd::writeOffsets(const std::vector<JointOffset>& v) {
-  return writeBuffer(ctx_, impl_->buffers[kOffsets].buffer, size_t(count_) * params_.joint_count, v, "writeOffsets");
+  return writeBuffer(ctx_, impl_->buffers[kOffsets].buffer, size_t(count_) * params_.joint_count, v,
+                     "writeOffsets");
 }
 
 }  // namespace mmdb::gpu

@@ -27,8 +27,8 @@ struct ControllerSettings {
 
 // What the player asks for, in world space.
 struct StickInput {
-  glm::vec3 desired_velocity{0.f};         // m/s, y ignored
-  glm::vec3 desired_facing{0.f, 0.f, 1.f}; // direction to face, y ignored; zero keeps facing
+  glm::vec3 desired_velocity{0.f};          // m/s, y ignored
+  glm::vec3 desired_facing{0.f, 0.f, 1.f};  // direction to face, y ignored; zero keeps facing
 };
 
 // The simulation root's state, in world space.

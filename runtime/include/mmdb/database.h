@@ -71,7 +71,7 @@ struct RootFrame {
 struct MatchRange {
   uint32_t first_frame;  // global
   uint32_t frame_count;
-  uint64_t tag_mask;     // bit i = Database::tagName(i)
+  uint64_t tag_mask;  // bit i = Database::tagName(i)
 };
 
 // Values match mmdb::fb::FeatureKind.
@@ -81,23 +81,23 @@ enum class Role : int8_t { Hips = 0, LeftFoot, RightFoot, LeftToe, RightToe, Roo
 
 struct ClipInfo {
   std::string_view name;
-  std::string_view take;       // animation name for multi-take sources, else ""
-  uint32_t first_frame = 0;    // global
+  std::string_view take;     // animation name for multi-take sources, else ""
+  uint32_t first_frame = 0;  // global
   uint32_t frame_count = 0;
   uint64_t tag_mask = 0;
-  int32_t source_index = 0;    // into the file's sources
-  int32_t mirror_of = -1;      // the clip this one mirrors, or -1
+  int32_t source_index = 0;  // into the file's sources
+  int32_t mirror_of = -1;    // the clip this one mirrors, or -1
   bool mirrored = false;
   float source_frame_rate = 0;
 };
 
 struct FeatureBlockInfo {
-  std::string_view name;       // "left_foot_position", ...
+  std::string_view name;  // "left_foot_position", ...
   FeatureKind kind = FeatureKind::Position;
-  int32_t joint = -1;          // -1 for trajectory blocks
+  int32_t joint = -1;  // -1 for trajectory blocks
   uint16_t first_column = 0;
   uint16_t width = 0;
-  float std = 0;               // raw units
+  float std = 0;  // raw units
   float weight = 1;
 };
 

@@ -27,13 +27,13 @@ inline constexpr float kDefaultInertializationHalflife = 0.1f;  // s
 // left empty for the file's own streams when they are raw (Database::rawPoses()).
 struct SamplePoseJob {
   const Database* database = nullptr;
-  PoseView poses;                          // empty: database->rawPoses()
+  PoseView poses;  // empty: database->rawPoses()
   uint32_t clip = 0;
-  float time = 0;                          // clip-local seconds
-  Span<glm::quat> rotations;               // out, local
-  Span<glm::vec3> translations;            // out, local
-  Span<glm::vec3> velocities;              // out, local m/s; may be empty
-  Span<glm::vec3> angular_velocities;      // out, local scaled axis rad/s; may be empty
+  float time = 0;                      // clip-local seconds
+  Span<glm::quat> rotations;           // out, local
+  Span<glm::vec3> translations;        // out, local
+  Span<glm::vec3> velocities;          // out, local m/s; may be empty
+  Span<glm::vec3> angular_velocities;  // out, local scaled axis rad/s; may be empty
 
   Status Validate() const noexcept;
   Status Run() const noexcept;
@@ -73,10 +73,10 @@ struct InertializeTransitionJob {
   Span<const glm::vec3> destination_angular_velocities;
   Span<const glm::vec3> destination_translations;
   Span<const glm::vec3> destination_velocities;
-  Span<glm::quat> offset_rotations;             // in/out
-  Span<glm::vec3> offset_angular_velocities;    // in/out
-  Span<glm::vec3> offset_translations;          // in/out
-  Span<glm::vec3> offset_velocities;            // in/out
+  Span<glm::quat> offset_rotations;           // in/out
+  Span<glm::vec3> offset_angular_velocities;  // in/out
+  Span<glm::vec3> offset_translations;        // in/out
+  Span<glm::vec3> offset_velocities;          // in/out
 
   Status Validate() const noexcept;
   Status Run() const noexcept;
@@ -92,7 +92,7 @@ struct InertializeJob {
   float time_since_switch = 0;  // s, >= 0
   Span<const glm::quat> rotations;
   Span<const glm::vec3> translations;
-  Span<const glm::quat> offset_rotations;           // as captured at the switch
+  Span<const glm::quat> offset_rotations;  // as captured at the switch
   Span<const glm::vec3> offset_angular_velocities;
   Span<const glm::vec3> offset_translations;
   Span<const glm::vec3> offset_velocities;

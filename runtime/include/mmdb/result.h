@@ -66,7 +66,7 @@ template <class T>
 class Result {
  public:
   Result(T&& value) : value_(std::move(value)) {}  // NOLINT: implicit by design
-  Result(const T& value) : value_(value) {}         // NOLINT: implicit by design
+  Result(const T& value) : value_(value) {}        // NOLINT: implicit by design
   Result(const Error& error) : error_(error) {}    // NOLINT: implicit by design
 
   bool ok() const noexcept { return value_.has_value(); }

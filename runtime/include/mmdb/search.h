@@ -55,9 +55,9 @@ struct TagFilter {
 inline constexpr int32_t kDefaultNeighbourhood = -1;
 
 struct SearchRequest {
-  Span<const float> query;            // featureCount() normalized floats
-  int32_t current_frame = -1;         // global frame playing now, or -1 for none
-  float transition_cost = 0;          // added to every candidate; finite, >= 0
+  Span<const float> query;                               // featureCount() normalized floats
+  int32_t current_frame = -1;                            // global frame playing now, or -1 for none
+  float transition_cost = 0;                             // added to every candidate; finite, >= 0
   int32_t neighbourhood_frames = kDefaultNeighbourhood;  // >= 0, or kDefaultNeighbourhood
   TagFilter filter;
 };
@@ -66,8 +66,8 @@ struct SearchResult {
   int32_t frame = -1;  // global: the winner, current_frame when nothing is strictly cheaper
                        // (never -1: that case is ErrorCode::NoMatch)
   float cost = std::numeric_limits<float>::infinity();  // the winner's cost (rule 2)
-  bool changed = false;     // frame != current_frame
-  uint32_t evaluated = 0;   // candidate rows whose cost was accumulated (for benchmarks)
+  bool changed = false;                                 // frame != current_frame
+  uint32_t evaluated = 0;  // candidate rows whose cost was accumulated (for benchmarks)
 };
 
 // InvalidArgument when the query size, current frame, transition cost or neighbourhood does not
@@ -113,7 +113,6 @@ Status searchBatchRange(const Database& db, Span<const SearchRequest> requests,
 // normalized = (raw - featureOffset()) / featureScale(). InvalidArgument on a size mismatch.
 Status normalizeQuery(const Database& db, Span<const float> raw, Span<float> normalized) noexcept;
 // The inverse: raw = normalized * scale + offset.
-Status denormalizeQuery(const Database& db, Span<const float> normalized,
-                        Span<float> raw) noexcept;
+Status denormalizeQuery(const Database& db, Span<const float> normalized, Span<float> raw) noexcept;
 
 }  // namespace mmdb

@@ -23,7 +23,7 @@ struct ContextOptions {
   // Empty: the environment variable MMDB_VK_DEVICE, else the best type
   // (discrete > integrated > virtual > CPU).
   std::string device;
-  bool validation = false;            // enable VK_LAYER_KHRONOS_validation
+  bool validation = false;               // enable VK_LAYER_KHRONOS_validation
   MessageCallback on_message = nullptr;  // validation messages (warnings and errors) go here
   void* message_user = nullptr;          // passed to on_message
 };
@@ -33,8 +33,8 @@ struct DeviceInfo {
   std::string name;
   VkPhysicalDeviceType type = VK_PHYSICAL_DEVICE_TYPE_OTHER;
   uint32_t subgroup_size = 0;
-  bool subgroup_arithmetic = false;   // subgroup min in compute shaders
-  float timestamp_period_ns = 0;      // 0: no timestamps on the queue
+  bool subgroup_arithmetic = false;  // subgroup min in compute shaders
+  float timestamp_period_ns = 0;     // 0: no timestamps on the queue
   uint64_t device_local_bytes = 0;
 };
 
@@ -74,8 +74,9 @@ class Context {
   template <class Record>
   Status submitAndWait(Record&& record) const {
     using Callable = std::remove_reference_t<Record>;
-    return submitAndWait([](VkCommandBuffer cmd, void* user) { (*static_cast<Callable*>(user))(cmd); },
-                         const_cast<void*>(static_cast<const void*>(&record)));
+    return submitAndWait(
+        [](VkCommandBuffer cmd, void* user) { (*static_cast<Callable*>(user))(cmd); },
+        const_cast<void*>(static_cast<const void*>(&record)));
   }
 
   // Index of a memory type with the properties, or UINT32_MAX.

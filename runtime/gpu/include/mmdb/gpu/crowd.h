@@ -9,7 +9,8 @@
 //   5 inertialize  add the decaying transition offsets (characters below threshold skipped)
 //   6 fk           local pose -> model space; the achieved path takes the frame's root motion
 //
-// Semantics are those of the CPU runtime's functions (docs/runtime.md "The GPU crowd"), one step being:
+// Semantics are those of the CPU runtime's functions (docs/runtime.md "The GPU crowd"), one step
+// being:
 //   updateCharacter(dt); search when nothing plays yet (Start, unseeded), at the last frame of a
 //   matchable range or clip (RangeEnd, unseeded), when forced, or when the search timer ran out
 //   (seeded); buildQuery + searchExhaustive; on a new winner an InertializeTransitionJob and a
@@ -21,8 +22,8 @@
 //   auto ctx = mmdb::gpu::Context::createHeadless({});          // or Context::wrap(engine...)
 //   auto view = mmdb::gpu::DatabaseView::fromDatabase(db.value());
 //   auto crowd = mmdb::gpu::Crowd::create(*ctx.value(), view.value(), 250, {});
-//   each frame:  crowd.value()->setStick(i, x, z) ...;  crowd.value()->step(cmd, dt);  // caller submits
-//   or, for tools: crowd.value()->stepAndWait(dt); crowd.value()->readModelPoses();
+//   each frame:  crowd.value()->setStick(i, x, z) ...;  crowd.value()->step(cmd, dt);  // caller
+//   submits or, for tools: crowd.value()->stepAndWait(dt); crowd.value()->readModelPoses();
 //
 // Errors are values (mmdb::Status, mmdb::Result): DeviceError for Vulkan failures,
 // InvalidArgument for a character index or a size that does not fit, nothing thrown.
@@ -54,26 +55,26 @@ struct DatabaseView {
   uint32_t frame_count = 0;
   uint32_t joint_count = 0;
   uint32_t feature_count = 0;
-  uint32_t feature_stride = 0;        // floats per row, a multiple of 4
+  uint32_t feature_stride = 0;  // floats per row, a multiple of 4
   float frame_rate = 60;
-  const float* features = nullptr;    // frame_count * feature_stride
-  const void* ranges = nullptr;       // range_count MatchRange structs (16 bytes each)
+  const float* features = nullptr;  // frame_count * feature_stride
+  const void* ranges = nullptr;     // range_count MatchRange structs (16 bytes each)
   uint32_t range_count = 0;
-  const mmdb::Float4* rotations = nullptr;  // frame_count * joint_count, each of the four; null
+  const mmdb::Float4* rotations = nullptr;     // frame_count * joint_count, each of the four; null
   const mmdb::Float4* translations = nullptr;  // for a stream the file codes, which the upload
   const mmdb::Float4* velocities = nullptr;    // decodes from `database` into the staging buffer
   const mmdb::Float4* angular_velocities = nullptr;
   const mmdb::RootFrame* root_motion = nullptr;  // frame_count: the achieved path integrates it
-  const mmdb::Database* database = nullptr;  // set when a pose stream is coded
-  const float* feature_offset = nullptr;  // feature_count
-  const float* feature_scale = nullptr;   // feature_count
-  const float* bounds_min = nullptr;      // bounds_rows rows at feature_stride: per-column min
-  const float* bounds_max = nullptr;      // ... and max of the features over bounds_size frames
-  uint32_t bounds_size = 0;               // 0: no bounds (the match pass is exhaustive)
+  const mmdb::Database* database = nullptr;      // set when a pose stream is coded
+  const float* feature_offset = nullptr;         // feature_count
+  const float* feature_scale = nullptr;          // feature_count
+  const float* bounds_min = nullptr;  // bounds_rows rows at feature_stride: per-column min
+  const float* bounds_max = nullptr;  // ... and max of the features over bounds_size frames
+  uint32_t bounds_size = 0;           // 0: no bounds (the match pass is exhaustive)
   uint32_t bounds_rows = 0;
   int32_t default_neighbourhood_frames = 20;  // 1/3 s at the file's rate
-  std::vector<int32_t> parents;           // joint_count
-  std::vector<uint32_t> clip_starts;      // clip first frames, then frame_count
+  std::vector<int32_t> parents;               // joint_count
+  std::vector<uint32_t> clip_starts;          // clip first frames, then frame_count
   uint32_t trajectory_position_column = 15;
   uint32_t trajectory_direction_column = 21;
   std::array<float, 3> trajectory_times{1.f / 3, 2.f / 3, 1.f};
@@ -87,22 +88,23 @@ struct DatabaseView {
 struct CrowdSettings {
   uint32_t search_interval_ticks = 6;  // steps between periodic searches (0.1 s at 60 steps/s);
                                        // whole steps, so no float timer drifts past one
-  uint32_t stagger_phases = 6;        // character c's first periodic search comes (c % n) / n of an
-                                      // interval late (whole steps), spreading the searches (0: off)
-  float transition_cost = 0.0f;       // added to every candidate but the frame playing
-  int32_t neighbourhood_frames = mmdb::kDefaultNeighbourhood;  // frames around the playing one a
-                                      // seeded search skips; negative: 1/3 s at the file's rate
-  float max_drift = 0.5f;             // m: the query's trajectory starts from the character's
-                                      // achieved path and closes at most this much of its gap
-                                      // to the controller
+  uint32_t stagger_phases = 6;   // character c's first periodic search comes (c % n) / n of an
+                                 // interval late (whole steps), spreading the searches (0: off)
+  float transition_cost = 0.0f;  // added to every candidate but the frame playing
+  int32_t neighbourhood_frames =
+      mmdb::kDefaultNeighbourhood;  // frames around the playing one a
+                                    // seeded search skips; negative: 1/3 s at the file's rate
+  float max_drift = 0.5f;           // m: the query's trajectory starts from the character's
+                                    // achieved path and closes at most this much of its gap
+                                    // to the controller
   float inertialization_halflife = 0.1f;
   float inertialization_threshold = 1e-5f;  // offsets bounded below this (rad, m) are skipped
-  float controller_halflife = 0.27f;  // trajectory springs (Holden's default)
-  float max_speed = 1.75f;            // m/s at full stick (setStick)
-  bool timestamps = true;             // per-pass GPU times (when the queue supports them)
-  bool shared_memory_reduction = false;  // reduce the match without subgroup operations
-  bool bounds_pruning = true;         // skip boxes of frames whose cost bound cannot win (the
-                                      // file's small boxes, as searchPruned); same winners
+  float controller_halflife = 0.27f;        // trajectory springs (Holden's default)
+  float max_speed = 1.75f;                  // m/s at full stick (setStick)
+  bool timestamps = true;                   // per-pass GPU times (when the queue supports them)
+  bool shared_memory_reduction = false;     // reduce the match without subgroup operations
+  bool bounds_pruning = true;               // skip boxes of frames whose cost bound cannot win (the
+                                            // file's small boxes, as searchPruned); same winners
 };
 
 enum class Pass : uint32_t { BuildQuery = 0, Match, Resolve, Sample, Inertialize, Fk };
@@ -118,10 +120,10 @@ struct PassTimings {
 // What a character decided in the last step.
 struct Decision {
   SearchReason reason = SearchReason::None;  // None: did not search this step
-  bool switched = false;   // started an inertialized transition to `frame`
-  uint32_t frame = 0;      // the last search's winner (global), kNoFrame when it found none
-  float cost = 0;          // its cost
-  uint32_t playing = 0;    // global frame playing after the step
+  bool switched = false;                     // started an inertialized transition to `frame`
+  uint32_t frame = 0;    // the last search's winner (global), kNoFrame when it found none
+  float cost = 0;        // its cost
+  uint32_t playing = 0;  // global frame playing after the step
 };
 
 class Crowd {
@@ -132,7 +134,8 @@ class Crowd {
   // arrays are read only here. InvalidArgument for no characters or a negative max_drift,
   // DeviceError when Vulkan fails.
   static Result<std::unique_ptr<Crowd>> create(const Context& context, const DatabaseView& db,
-                                               uint32_t character_count, const CrowdSettings& settings = {});
+                                               uint32_t character_count,
+                                               const CrowdSettings& settings = {});
   ~Crowd();
   Crowd(const Crowd&) = delete;
   Crowd& operator=(const Crowd&) = delete;
@@ -164,11 +167,11 @@ class Crowd {
   Result<std::vector<Decision>> readDecisions() const;
   Result<std::vector<CrowdCharacter>> readCharacters() const;
   Result<std::vector<MatchResult>> readResults() const;
-  Result<std::vector<float>> readQueries() const;           // feature_stride floats per character
-  Result<std::vector<JointPose>> readLocalPoses() const;    // joint_count per character
+  Result<std::vector<float>> readQueries() const;         // feature_stride floats per character
+  Result<std::vector<JointPose>> readLocalPoses() const;  // joint_count per character
   Result<std::vector<ModelJoint>> readModelPoses() const;
   Result<std::vector<JointOffset>> readOffsets() const;
-  PassTimings readTimings() const;                  // of the last completed step; valid false if none
+  PassTimings readTimings() const;  // of the last completed step; valid false if none
 
   // Overwrite GPU state (tools, tests). InvalidArgument unless the size is the read functions'.
   Status writeCharacters(const std::vector<CrowdCharacter>& characters);

@@ -13,10 +13,11 @@ namespace mmdb::gpu {
 
 // Why a character searched (MatchResult::reason), in order of precedence.
 enum class SearchReason : uint32_t {
-  None = kReasonNone,          // did not search this step
-  Start = kReasonStart,        // nothing playing yet: unseeded
-  RangeEnd = kReasonRangeEnd,  // at the last frame of a matchable range or clip: unseeded, must move
-  Forced = kReasonForced,      // the host asked (Crowd::forceSearch): seeded with the frame playing
+  None = kReasonNone,    // did not search this step
+  Start = kReasonStart,  // nothing playing yet: unseeded
+  RangeEnd =
+      kReasonRangeEnd,     // at the last frame of a matchable range or clip: unseeded, must move
+  Forced = kReasonForced,  // the host asked (Crowd::forceSearch): seeded with the frame playing
   Periodic = kReasonPeriodic,  // the search timer ran out: seeded
 };
 
@@ -31,8 +32,10 @@ inline CrowdCharacter initialCharacter() {
 }
 
 // ---- std430 offsets: the GLSL compiler lays the same definitions out this way ----
-#define MMDB_CHECK_OFFSET(type, field, offset) \
-  static_assert(offsetof(type, field) == (offset), #type "::" #field " is not at its std430 offset")
+#define MMDB_CHECK_OFFSET(type, field, offset)                                    \
+  static_assert(offsetof(type, field) == (offset), #type "::" #field              \
+                                                         " is not at its std430 " \
+                                                         "offset")
 
 MMDB_CHECK_OFFSET(CrowdCharacter, sim_position, 0);
 MMDB_CHECK_OFFSET(CrowdCharacter, sim_velocity, 16);

@@ -11,30 +11,30 @@
 #define MMDB_GPU_SHADER_INTERFACE_H
 
 // ---- Numbers GLSL needs as literals ----
-#define MMDB_GROUP_SIZE 64             // threads per workgroup of the per-character and per-joint passes
-#define MMDB_MATCH_GROUP_SIZE 256      // threads per workgroup of the match pass (one per character)
-#define MMDB_MAX_FEATURE_STRIDE 128    // floats per feature row the match pass keeps in shared memory
+#define MMDB_GROUP_SIZE 64  // threads per workgroup of the per-character and per-joint passes
+#define MMDB_MATCH_GROUP_SIZE 256    // threads per workgroup of the match pass (one per character)
+#define MMDB_MAX_FEATURE_STRIDE 128  // floats per feature row the match pass keeps in shared memory
 
 // Descriptor bindings of the one set (set 0), all storage buffers.
-#define MMDB_BINDING_FEATURES 0            // vec4 rows at feature_stride floats
-#define MMDB_BINDING_RANGES 1              // uvec4: first, count, mask lo, mask hi
-#define MMDB_BINDING_ROTATIONS 2           // [frame * joint_count + joint]
+#define MMDB_BINDING_FEATURES 0   // vec4 rows at feature_stride floats
+#define MMDB_BINDING_RANGES 1     // uvec4: first, count, mask lo, mask hi
+#define MMDB_BINDING_ROTATIONS 2  // [frame * joint_count + joint]
 #define MMDB_BINDING_TRANSLATIONS 3
 #define MMDB_BINDING_VELOCITIES 4
 #define MMDB_BINDING_ANGULAR_VELOCITIES 5
-#define MMDB_BINDING_CLIP_STARTS 6         // clip_count + 1 global frames
-#define MMDB_BINDING_NORMALIZATION 7       // offset[feature_count], scale[feature_count]
+#define MMDB_BINDING_CLIP_STARTS 6    // clip_count + 1 global frames
+#define MMDB_BINDING_NORMALIZATION 7  // offset[feature_count], scale[feature_count]
 #define MMDB_BINDING_PARENTS 8
-#define MMDB_BINDING_CHARACTERS 9          // CrowdCharacter per character
-#define MMDB_BINDING_INPUTS 10             // CharacterInput per character
-#define MMDB_BINDING_QUERIES 11            // feature_stride floats per character
-#define MMDB_BINDING_RESULTS 12            // MatchResult per character
-#define MMDB_BINDING_OFFSETS 13            // JointOffset [character * joint_count + joint]
-#define MMDB_BINDING_LOCAL_POSES 14        // JointPose, same indexing
-#define MMDB_BINDING_MODEL_POSES 15        // ModelJoint, same indexing
-#define MMDB_BINDING_BOUNDS_MIN 16         // per-column min over boxes of bounds_size frames
-#define MMDB_BINDING_BOUNDS_MAX 17         // ... and max
-#define MMDB_BINDING_ROOT_MOTION 18        // mmdb::RootFrame per frame
+#define MMDB_BINDING_CHARACTERS 9    // CrowdCharacter per character
+#define MMDB_BINDING_INPUTS 10       // CharacterInput per character
+#define MMDB_BINDING_QUERIES 11      // feature_stride floats per character
+#define MMDB_BINDING_RESULTS 12      // MatchResult per character
+#define MMDB_BINDING_OFFSETS 13      // JointOffset [character * joint_count + joint]
+#define MMDB_BINDING_LOCAL_POSES 14  // JointPose, same indexing
+#define MMDB_BINDING_MODEL_POSES 15  // ModelJoint, same indexing
+#define MMDB_BINDING_BOUNDS_MIN 16   // per-column min over boxes of bounds_size frames
+#define MMDB_BINDING_BOUNDS_MAX 17   // ... and max
+#define MMDB_BINDING_ROOT_MOTION 18  // mmdb::RootFrame per frame
 #define MMDB_BINDING_COUNT 19
 
 #ifdef __cplusplus
@@ -77,53 +77,53 @@ using vec4 = mmdb::Float4;
 
 // Per-character state, on the GPU between frames.
 struct CrowdCharacter {
-  vec4 sim_position;          // controller: world position on the ground (w = 0)
+  vec4 sim_position;  // controller: world position on the ground (w = 0)
   vec4 sim_velocity;
   vec4 sim_acceleration;
-  vec4 sim_rotation;          // pure yaw quaternion (x, y, z, w)
+  vec4 sim_rotation;  // pure yaw quaternion (x, y, z, w)
   vec4 sim_angular_velocity;
-  vec4 achieved_position;     // where the root motion of the frames played took it (w = 0)
-  vec4 achieved_rotation;     // ... and its facing, pure yaw; the query is built from here
-  uint clip_first;            // global first frame of the playing clip
-  uint clip_count;            // its frame count
-  float clip_time;            // clip-local seconds playing
-  int search_timer;           // steps until the next periodic search (due at 0 or below)
-  float since_switch;         // seconds since the last switch (drives the inertialization decay)
-  uint current_frame;         // global frame playing: clip_first + floor(clip_time * rate + 1e-4)
-  float offset_bound_x;       // max |offset| over joints at the switch (rad or m)
-  float offset_bound_v;       // max |offset rate| over joints at the switch
-  uint flags;                 // kCharacter* bits
-  uint last_winner;           // global frame the last search returned
-  float last_cost;            // its cost
-  uint search_count;          // searches since creation
+  vec4 achieved_position;  // where the root motion of the frames played took it (w = 0)
+  vec4 achieved_rotation;  // ... and its facing, pure yaw; the query is built from here
+  uint clip_first;         // global first frame of the playing clip
+  uint clip_count;         // its frame count
+  float clip_time;         // clip-local seconds playing
+  int search_timer;        // steps until the next periodic search (due at 0 or below)
+  float since_switch;      // seconds since the last switch (drives the inertialization decay)
+  uint current_frame;      // global frame playing: clip_first + floor(clip_time * rate + 1e-4)
+  float offset_bound_x;    // max |offset| over joints at the switch (rad or m)
+  float offset_bound_v;    // max |offset rate| over joints at the switch
+  uint flags;              // kCharacter* bits
+  uint last_winner;        // global frame the last search returned
+  float last_cost;         // its cost
+  uint search_count;       // searches since creation
 };
 
 // Per-character input of one step; the host's copy is recorded into the command buffer.
 struct CharacterInput {
-  vec4 desired_velocity;      // world m/s (y ignored)
-  vec4 desired_facing;        // world direction to face (y ignored); zero keeps the facing
-  uint required_tags_lo;      // a range must carry all of these tags
+  vec4 desired_velocity;  // world m/s (y ignored)
+  vec4 desired_facing;    // world direction to face (y ignored); zero keeps the facing
+  uint required_tags_lo;  // a range must carry all of these tags
   uint required_tags_hi;
-  uint excluded_tags_lo;      // ... and none of these
+  uint excluded_tags_lo;  // ... and none of these
   uint excluded_tags_hi;
-  uint force_search;          // 1: search this step (seeded)
+  uint force_search;  // 1: search this step (seeded)
   uint reserved[3];
 };
 
 struct MatchResult {
-  uint frame;                 // winner (global); the frame playing when nothing was strictly
-                              // cheaper; kNoFrame when unseeded and no range passed the filter
-  float cost;                 // its cost
-  uint reason;                // kReason*: kReasonNone when the character did not search
-  float seed_cost;            // cost of the frame playing (+inf when unseeded)
+  uint frame;       // winner (global); the frame playing when nothing was strictly
+                    // cheaper; kNoFrame when unseeded and no range passed the filter
+  float cost;       // its cost
+  uint reason;      // kReason*: kReasonNone when the character did not search
+  float seed_cost;  // cost of the frame playing (+inf when unseeded)
 };
 
 // Inertialization offsets captured at a switch (per character and joint).
 struct JointOffset {
-  vec4 rotation;              // scaled angle-axis, rad
-  vec4 angular_velocity;      // rad/s
-  vec4 translation;           // m
-  vec4 velocity;              // m/s
+  vec4 rotation;          // scaled angle-axis, rad
+  vec4 angular_velocity;  // rad/s
+  vec4 translation;       // m
+  vec4 velocity;          // m/s
 };
 
 // A local joint pose (parent space; the root joint relative to the simulation root), after
@@ -146,15 +146,15 @@ struct PassParams {
   uint character_count;
   uint joint_count;
   uint feature_count;
-  uint feature_stride;        // floats, a multiple of 4
+  uint feature_stride;  // floats, a multiple of 4
   uint range_count;
   uint clip_count;
   uint trajectory_position_column;
   uint trajectory_direction_column;
-  int neighbourhood_frames;   // frames around the playing one a seeded search skips (resolved, >= 0)
+  int neighbourhood_frames;  // frames around the playing one a seeded search skips (resolved, >= 0)
   float frame_rate;
   float dt;
-  uint search_interval_ticks; // steps between periodic searches
+  uint search_interval_ticks;  // steps between periodic searches
   float transition_cost;
   float inertialization_halflife;
   float inertialization_threshold;
@@ -163,7 +163,7 @@ struct PassParams {
   uint bounds_size;           // frames per bounds box; 0: no pruning (exhaustive match)
   float max_drift;            // m: the most of the controller-character gap the query closes
   uint pad;
-  vec4 trajectory_times;      // xyz: seconds ahead of the three trajectory samples
+  vec4 trajectory_times;  // xyz: seconds ahead of the three trajectory samples
 };
 
 #ifdef __cplusplus
