@@ -189,29 +189,9 @@ double durationSeconds(uint32_t frames, float rate) {
   return rate > 0 ? double(frames) / rate : 0.0;
 }
 
-void printText(const std::string& path, const mmdb::Database& database, std::ostream& out) {
-  const fb::Database& db = *database.flatbuffer();
-  // settings and skeleton are required at open; their vectors and the rest may be absent.
-  const fb::CookSettings& s = *db.settings();
+// The sections of `inspect`, in the order printed.
+void printSkeleton(const fb::Database& db, std::ostream& out) {
   const fb::Skeleton& sk = *db.skeleton();
-  out << "file        " << path << " (" << database.bytes().size() << " bytes)\n";
-  out << format("schema      %u.%u\n", db.version()->major(), db.version()->minor());
-  out << "cooker      " << str(db.cooker_version()) << "\n";
-  out << format("frames      %u at %g Hz (%.2f s), global frames 0..%u\n", db.frame_count(),
-                db.frame_rate(), durationSeconds(db.frame_count(), db.frame_rate()),
-                db.frame_count() ? db.frame_count() - 1 : 0);
-  out << format("joints      %u\n", db.joint_count());
-  out << format("features    %u per frame, rows %u floats apart\n", db.feature_count(),
-                db.feature_stride());
-  out << format(
-      "settings    unit scale %g m, root position window %u frames, facing window %u "
-      "frames, order %u,\n            contact speed %g m/s, contact median %u frames, "
-      "trailing unmatchable %u frames,\n            trajectory times",
-      s.unit_scale(), s.root_position_window(), s.facing_window(), s.savitzky_golay_order(),
-      s.contact_speed_threshold(), s.contact_median_frames(), s.trailing_unmatchable_frames());
-  for (float t : items(s.trajectory_times())) out << format(" %g", t);
-  out << " s\n";
-
   out << "skeleton    preset " << (str(sk.preset()).empty() ? "(none)" : str(sk.preset()))
       << format(", facing axis (%g, %g, %g)%s\n", facingAxis(sk).x(), facingAxis(sk).y(),
                 facingAxis(sk).z(), sk.facing_axis() ? "" : " (absent: default)");
@@ -223,7 +203,9 @@ void printText(const std::string& path, const mmdb::Database& database, std::ost
     out << (i ? ", " : "")
         << format("bit %u = %s", i, jointName(db, sk.contact_joints()->Get(i)).c_str());
   out << "\n";
+}
 
+void printSources(const fb::Database& db, std::ostream& out) {
   out << format("sources     %u\n", count(db.sources()));
   for (uint32_t i = 0; i < count(db.sources()); ++i) {
     const fb::Source* src = db.sources()->Get(i);
@@ -231,7 +213,9 @@ void printText(const std::string& path, const mmdb::Database& database, std::ost
                   str(src->path()).c_str(), formatName(src->format()), src->size_bytes(),
                   src->content_hash());
   }
+}
 
+void printClips(const fb::Database& db, std::ostream& out) {
   out << format("clips       %u (global frames first..last)\n", count(db.clips()));
   for (uint32_t i = 0; i < count(db.clips()); ++i) {
     const fb::Clip* c = db.clips()->Get(i);
@@ -247,12 +231,16 @@ void printText(const std::string& path, const mmdb::Database& database, std::ost
     if (c->mirrored()) out << format(", mirror of clip %d", c->mirror_of());
     out << "  tags: " << joinedTags(db, c->tag_mask()) << "\n";
   }
+}
 
+void printTagNames(const fb::Database& db, std::ostream& out) {
   out << "tags        ";
   for (uint32_t i = 0; i < count(db.tag_names()); ++i)
     out << (i ? ", " : "") << format("bit %u = %s", i, str(db.tag_names()->Get(i)).c_str());
   out << (count(db.tag_names()) ? "\n" : "(none)\n");
+}
 
+void printRanges(const fb::Database& db, std::ostream& out) {
   uint64_t matchable = 0;
   for (const fb::MatchRange* r : items(db.ranges())) matchable += r->frame_count();
   out << format("matchable   %" PRIu64 " of %u frames in %u ranges (global frames first..last)\n",
@@ -261,13 +249,17 @@ void printText(const std::string& path, const mmdb::Database& database, std::ost
     out << format("  %7u..%-7u (%u frames)  tags: %s\n", r->first_frame(),
                   r->first_frame() + r->frame_count() - 1, r->frame_count(),
                   joinedTags(db, r->tag_mask()).c_str());
+}
 
+void printFeatureBlocks(const fb::Database& db, std::ostream& out) {
   out << "feature blocks (columns, std in raw units, weight)\n";
   for (const fb::FeatureBlock* b : items(db.feature_blocks()))
     out << format("  %-24s %-20s joint %-3d columns %2u..%-2u std %-10.6g weight %g\n",
                   str(b->name()).c_str(), kindName(b->kind()), b->joint(), b->first_column(),
                   b->first_column() + b->width() - 1, b->std(), b->weight());
+}
 
+void printPoseCoding(const fb::Database& db, std::ostream& out) {
   if (const fb::PoseCoding* pc = db.pose_coding()) {
     out << format(
         "poses       coded in segments of %u frames, within %g mm (shell %g mm), %g m/s, "
@@ -288,11 +280,44 @@ void printText(const std::string& path, const mmdb::Database& database, std::ost
   } else {
     out << "poses       raw\n";
   }
+}
 
+void printSections(const fb::Database& db, std::ostream& out) {
   out << "sections (bytes)\n";
   for (const Section& section : sections(db))
     out << format("  %-28s %10zu  (%u x %zu)\n", section.name, section.bytes(), section.count,
                   section.element_bytes);
+}
+
+void printText(const std::string& path, const mmdb::Database& database, std::ostream& out) {
+  const fb::Database& db = *database.flatbuffer();
+  // Settings and skeleton are required at open; their vectors and the rest may be absent.
+  const fb::CookSettings& s = *db.settings();
+  out << "file        " << path << " (" << database.bytes().size() << " bytes)\n";
+  out << format("schema      %u.%u\n", db.version()->major(), db.version()->minor());
+  out << "cooker      " << str(db.cooker_version()) << "\n";
+  out << format("frames      %u at %g Hz (%.2f s), global frames 0..%u\n", db.frame_count(),
+                db.frame_rate(), durationSeconds(db.frame_count(), db.frame_rate()),
+                db.frame_count() ? db.frame_count() - 1 : 0);
+  out << format("joints      %u\n", db.joint_count());
+  out << format("features    %u per frame, rows %u floats apart\n", db.feature_count(),
+                db.feature_stride());
+  out << format(
+      "settings    unit scale %g m, root position window %u frames, facing window %u "
+      "frames, order %u,\n            contact speed %g m/s, contact median %u frames, "
+      "trailing unmatchable %u frames,\n            trajectory times",
+      s.unit_scale(), s.root_position_window(), s.facing_window(), s.savitzky_golay_order(),
+      s.contact_speed_threshold(), s.contact_median_frames(), s.trailing_unmatchable_frames());
+  for (float t : items(s.trajectory_times())) out << format(" %g", t);
+  out << " s\n";
+  printSkeleton(db, out);
+  printSources(db, out);
+  printClips(db, out);
+  printTagNames(db, out);
+  printRanges(db, out);
+  printFeatureBlocks(db, out);
+  printPoseCoding(db, out);
+  printSections(db, out);
 }
 
 void writeTags(JsonWriter& json, const fb::Database& db, uint64_t mask) {
