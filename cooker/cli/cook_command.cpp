@@ -318,7 +318,7 @@ int runCookCommand(const CookCommandOptions& options) {
     db = cookDatabase(request, &report, progress.callback(), store.get());
   }
   CompressionReport compression;
-  compressPoses(db, request.settings.compression, request.jobs, &compression);
+  compressPoses(db, request.settings.compression, request.jobs, &compression, RawPoses::Release);
   report.stage_seconds.emplace_back("pose compression", compression.seconds);
   const auto serialize_start = std::chrono::steady_clock::now();
   const flatbuffers::DetachedBuffer buffer = serializeDatabaseBuffer(db);

@@ -15,6 +15,7 @@
 #include <exception>
 #include <stdexcept>
 #include <thread>
+#include <type_traits>
 
 namespace mmdb::cook {
 namespace {
@@ -246,10 +247,11 @@ void modelPose(const std::vector<int>& parents, const glm::vec4* rot, const glm:
 }
 
 // Per joint, the largest distance over frames between the raw and the decoded model-space
-// position of the joint and of its shell points (shell along each local axis).
+// position of the joint and of its shell points (shell along each local axis). The decoded
+// tracks are read in place from the choices: copies of them would double the pose memory.
 FkError measureFk(const std::vector<int>& parents, const std::vector<Track>& raw_rot,
-                  const std::vector<Track>& raw_pos, const std::vector<Track>& dec_rot,
-                  const std::vector<Track>& dec_pos, float shell, size_t frames, int jobs) {
+                  const std::vector<Track>& raw_pos, const std::vector<Choice>& dec_rot,
+                  const std::vector<Choice>& dec_pos, float shell, size_t frames, int jobs) {
   const size_t joints = parents.size();
   constexpr size_t kChunk = 2048;
   const int chunks = int((frames + kChunk - 1) / kChunk);
@@ -266,8 +268,8 @@ FkError measureFk(const std::vector<int>& parents, const std::vector<Track>& raw
       for (size_t j = 0; j < joints; ++j) {
         rr[j] = raw_rot[j][f];
         rp[j] = raw_pos[j][f];
-        dr[j] = dec_rot[j][f];
-        dp[j] = dec_pos[j][f];
+        dr[j] = dec_rot[j].decoded[f];
+        dp[j] = dec_pos[j].decoded[f];
       }
       modelPose(parents, rr.data(), rp.data(), joints, mrr.data(), mrp.data());
       modelPose(parents, dr.data(), dp.data(), joints, mdr.data(), mdp.data());
@@ -403,7 +405,7 @@ CookedCodedStream codeVelocities(const std::vector<Track>& tracks, float toleran
 }  // namespace
 
 void compressPoses(CookedDatabase& db, const CompressionSettings& settings, int jobs,
-                   CompressionReport* report) {
+                   CompressionReport* report, RawPoses raw) {
   const auto start = std::chrono::steady_clock::now();
   db.pose_coding = CookedPoseCoding{};
   CompressionReport local;
@@ -436,8 +438,13 @@ void compressPoses(CookedDatabase& db, const CompressionSettings& settings, int 
   const float tolerance = float(settings.position_tolerance);
   const float shell = float(settings.shell_distance);
   const std::vector<int>& parents = db.skeleton.parents;
-  const std::vector<Track> rot = tracksOf(db.local_rotations, frames, joints);
-  const std::vector<Track> pos = tracksOf(db.local_translations, frames, joints);
+  auto release = [raw](auto& stream) {
+    if (raw == RawPoses::Release) std::decay_t<decltype(stream)>().swap(stream);
+  };
+  std::vector<Track> rot = tracksOf(db.local_rotations, frames, joints);
+  release(db.local_rotations);
+  std::vector<Track> pos = tracksOf(db.local_translations, frames, joints);
+  release(db.local_translations);
   const std::vector<float> lever = leverArms(parents, rot, pos, frames, shell);
 
   // Start each track at half the budget along its lever (errors down a chain add up),
@@ -450,15 +457,8 @@ void compressPoses(CookedDatabase& db, const CompressionSettings& settings, int 
     rot_choice[size_t(j)] = chooseCoding(rot[size_t(j)], true, rot_target[size_t(j)]);
     pos_choice[size_t(j)] = chooseCoding(pos[size_t(j)], false, pos_target[size_t(j)]);
   });
-  auto decodedOf = [](const std::vector<Choice>& choices) {
-    std::vector<Track> out;
-    out.reserve(choices.size());
-    for (const Choice& c : choices) out.push_back(c.decoded);
-    return out;
-  };
   auto measure = [&] {
-    return measureFk(parents, rot, pos, decodedOf(rot_choice), decodedOf(pos_choice), shell, frames,
-                     jobs);
+    return measureFk(parents, rot, pos, rot_choice, pos_choice, shell, frames, jobs);
   };
   FkError fk = measure();
   for (int round = 0;; ++round) {
@@ -535,12 +535,21 @@ void compressPoses(CookedDatabase& db, const CompressionSettings& settings, int 
         stream.worst_frame = fk.joint_worst_frame[j];
       }
   }
+  if (raw == RawPoses::Release) {  // done with the rotations and translations
+    std::vector<Track>().swap(rot);
+    std::vector<Track>().swap(pos);
+    std::vector<Choice>().swap(rot_choice);
+    std::vector<Choice>().swap(pos_choice);
+  }
+  std::vector<Track> vel = tracksOf(db.local_velocities, frames, joints);
+  release(db.local_velocities);
   coding.streams[kStreamVelocities] =
-      codeVelocities(tracksOf(db.local_velocities, frames, joints),
-                     float(settings.velocity_tolerance), segment_frames, frames, jobs);
+      codeVelocities(vel, float(settings.velocity_tolerance), segment_frames, frames, jobs);
+  std::vector<Track>().swap(vel);
+  std::vector<Track> ang = tracksOf(db.local_angular_velocities, frames, joints);
+  release(db.local_angular_velocities);
   coding.streams[kStreamAngularVelocities] =
-      codeVelocities(tracksOf(db.local_angular_velocities, frames, joints),
-                     float(settings.angular_velocity_tolerance), segment_frames, frames, jobs);
+      codeVelocities(ang, float(settings.angular_velocity_tolerance), segment_frames, frames, jobs);
 
   r.enabled = true;
   for (int s = 0; s < kPoseStreamCount; ++s) {

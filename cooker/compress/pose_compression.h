@@ -32,11 +32,16 @@ struct CompressionReport {
   double seconds = 0;
 };
 
+// What compressPoses does with a raw pose stream once it is coded. The writer leaves a coded
+// stream's raw vector out of the file, so a cook releases them: then the raw streams, their
+// per-joint copies and the decoded trial tracks are never all in memory at once.
+enum class RawPoses { Keep, Release };
+
 // Codes db's four pose streams into db.pose_coding (or clears it for Pose::None) and fills
 // *report. Deterministic: the same bytes for any `jobs` (0 = all cores). Throws InputError for
 // a setting out of range, naming the key.
 void compressPoses(CookedDatabase& db, const CompressionSettings& settings, int jobs,
-                   CompressionReport* report = nullptr);
+                   CompressionReport* report = nullptr, RawPoses raw = RawPoses::Keep);
 
 // Decodes one coded stream of `db` back to frame-major vec4s (w = 0 for vectors), as the
 // runtime does: for tests and tools that check the cook's own numbers.

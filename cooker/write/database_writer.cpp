@@ -186,13 +186,25 @@ std::vector<uint8_t> serializeDatabase(const CookedDatabase& db) {
 
 flatbuffers::DetachedBuffer serializeDatabaseBuffer(const CookedDatabase& db) {
   // Sized for the whole file up front: growing the builder would copy everything written so far.
-  const size_t cells = db.local_rotations.size() + db.local_translations.size() +
-                       db.local_velocities.size() + db.local_angular_velocities.size();
+  // A coded stream counts its coded bytes; its raw vector is left out (and may be released).
+  const CookedPoseCoding& coding = db.pose_coding;
+  size_t cells = 0, coded_bytes = 0;
+  const size_t raw_cells[kPoseStreamCount] = {
+      db.local_rotations.size(), db.local_translations.size(), db.local_velocities.size(),
+      db.local_angular_velocities.size()};
+  for (int s = 0; s < kPoseStreamCount; ++s) {
+    if (const auto& stream = coding.streams[size_t(s)])
+      coded_bytes += stream->data.size() + stream->segment_offsets.size() * sizeof(uint32_t) +
+                     stream->tracks.size() * 64 + 256;
+    else
+      cells += raw_cells[s];
+  }
   const size_t floats = db.features.size() + db.bounds_small_min.size() * 2 +
                         db.bounds_large_min.size() * 2 + db.feature_offset.size() * 2;
   const size_t estimate = cells * sizeof(fb::Vec4) + db.root_motion.size() * sizeof(fb::RootFrame) +
                           floats * sizeof(float) + db.contacts.size() * sizeof(uint32_t) +
-                          db.clips.size() * 256 + db.sources.size() * 512 + (64 << 10);
+                          coded_bytes + db.clips.size() * 256 + db.sources.size() * 512 +
+                          (64 << 10);
   static LargePageAllocator allocator;  // stateless; outlives every buffer it gave
   // A multiple of 64, so what is aligned in the file is aligned in memory too.
   FlatBufferBuilder fbb((estimate + 63) & ~size_t{63}, &allocator);
@@ -209,7 +221,6 @@ flatbuffers::DetachedBuffer serializeDatabaseBuffer(const CookedDatabase& db) {
     range_structs.emplace_back(r.first_frame, r.frame_count, r.tag_mask);
   auto ranges = fbb.CreateVectorOfStructs(range_structs);
   // A coded stream leaves its raw vector out (an absent field).
-  const CookedPoseCoding& coding = db.pose_coding;
   auto raw = [&](int stream, const auto& values) {
     return coding.streams[stream] ? decltype(vec4Vector(fbb, values))() : vec4Vector(fbb, values);
   };

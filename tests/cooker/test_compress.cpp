@@ -230,6 +230,28 @@ TEST(Compress, SameBytesForAnyJobCount) {
   }
 }
 
+// A cook releases each raw stream once it is coded, to lower its peak memory: the file must not
+// change, and the released streams must really be gone.
+TEST(Compress, ReleasingTheRawStreamsGivesTheSameFile) {
+  mmdb::cook::CompressionSettings settings;
+  settings.segment_frames = 300;
+  std::vector<uint8_t> files[2];
+  for (const mmdb::cook::RawPoses raw :
+       {mmdb::cook::RawPoses::Keep, mmdb::cook::RawPoses::Release}) {
+    mmdb::cook::CookedDatabase db = characterDatabase(700);
+    mmdb::cook::compressPoses(db, settings, 2, nullptr, raw);
+    const bool released = raw == mmdb::cook::RawPoses::Release;
+    EXPECT_EQ(db.local_rotations.empty(), released);
+    EXPECT_EQ(db.local_translations.empty(), released);
+    EXPECT_EQ(db.local_velocities.empty(), released);
+    EXPECT_EQ(db.local_angular_velocities.empty(), released);
+    db.feature_count = 0;  // the writer does not need a valid feature layout
+    files[released ? 1 : 0] = mmdb::cook::serializeDatabase(db);
+  }
+  ASSERT_FALSE(files[0].empty());
+  EXPECT_EQ(files[0], files[1]);
+}
+
 TEST(Compress, NoneLeavesTheRawStreams) {
   mmdb::cook::CookedDatabase db = characterDatabase(200);
   mmdb::cook::CompressionSettings settings;
