@@ -15,6 +15,9 @@
 # query's trajectory comes from exp, sin, cos and atan, which a GPU computes to a few ulps of the
 # CPU's (lavapipe's sin and cos less closely), so the same winner's cost can differ in its last
 # printed digits. Without a Vulkan device the test reports itself skipped.
+# EXPECT=explain: as ok, run with --explain: every decision line is followed by its search's
+# candidates (#1, #2, #3), #1 being the frame the decision chose, and each candidate's cost is
+# taken apart into every feature block's part.
 # EXPECT=no_gpu: --gpu where no Vulkan driver can be loaded: exit 1 and a message saying so.
 # EXPECT=gpu: as ok, plus the per-pass GPU timings line; without a Vulkan device, exit 1 with a
 # message saying so, and the test reports itself skipped.
@@ -170,6 +173,31 @@ string(APPEND decision_line "\\(clip '[^']+' local frame +[0-9]+\\)  cost +[0-9.
 if(NOT out MATCHES "${decision_line}")
   message(FATAL_ERROR "no decision line like 't=... s  char N  jump to global frame F "
                       "(clip 'NAME' local frame L)  cost C' in the output")
+endif()
+if(EXPECT STREQUAL "explain")
+  string(REPLACE "\n" ";" lines "${out}")
+  set(explained 0)
+  set(want "")
+  foreach(line IN LISTS lines)
+    if(line MATCHES "^t= *[0-9.]+ s  char +([0-9]+)  (jump to|start at) global frame +([0-9]+) ")
+      set(want "char +${CMAKE_MATCH_1}  #1 +frame +${CMAKE_MATCH_3} ")
+    elseif(line MATCHES "#1 ")
+      if(want AND NOT line MATCHES "${want}")
+        message(FATAL_ERROR "the decision before it chose another frame than #1:\n${line}")
+      endif()
+      if(NOT line MATCHES "cost +[0-9.]+ = [0-9.]+ left_foot_position \\+ .*trajectory_direction")
+        message(FATAL_ERROR "#1 not taken apart by feature block:\n${line}")
+      endif()
+      if(want)
+        math(EXPR explained "${explained} + 1")
+      endif()
+      set(want "")
+    endif()
+  endforeach()
+  if(explained EQUAL 0 OR NOT out MATCHES "#2 " OR NOT out MATCHES "#3 ")
+    message(FATAL_ERROR "no decision followed by its explained candidates #1, #2 and #3")
+  endif()
+  message(STATUS "${explained} decisions explained")
 endif()
 set(summary_line "summary: [0-9]+ searches \\([a-z]+\\), [0-9.]+ jumps/s per character, ")
 string(APPEND summary_line "mean cost [0-9.]+, mean search [0-9.]+ us")

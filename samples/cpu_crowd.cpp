@@ -11,6 +11,7 @@
 #include <glm/gtc/quaternion.hpp>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -248,8 +249,9 @@ class CpuCrowd {
     const double microseconds =
         std::chrono::duration<double, std::micro>(stop - start).count() / double(requests_.size());
     for (size_t i = 0; i < requests_.size(); ++i) {
-      if (!decide(characters_[size_t(searching_[i])], results_[i], microseconds, time))
-        return false;
+      Character& c = characters_[size_t(searching_[i])];
+      if (!decide(c, results_[i], microseconds, time)) return false;
+      if (options_.explain && !explain(c, requests_[i])) return false;
     }
     return true;
   }
@@ -287,6 +289,19 @@ class CpuCrowd {
                 microseconds, *c.reason);
     c.search_timer = kSearchIntervalTicks;
     if (!c.playing || uint32_t(found.frame) != c.frame) return jump(c, uint32_t(found.frame));
+    return true;
+  }
+
+  // --explain: the search's winner and the next two, each block's part of their cost.
+  bool explain(const Character& c, const mmdb::SearchRequest& request) {
+    std::array<mmdb::CandidateCost, 3> best;
+    uint64_t matchable = 0;  // a tiny database may have fewer frames to rank
+    for (const mmdb::MatchRange& range : db_.ranges()) matchable += range.frame_count;
+    const size_t k = size_t(std::min<uint64_t>(best.size(), matchable));
+    const mmdb::Result<uint32_t> n =
+        mmdb::explainCandidates(db_, request, mmdb::Span<mmdb::CandidateCost>(best.data(), k));
+    if (!n) return search_failed(n.error(), "explaining the search");
+    log_.explain(c.index, mmdb::Span<const mmdb::CandidateCost>(best.data(), n.value()));
     return true;
   }
 

@@ -53,6 +53,26 @@ void DecisionLog::record(double time, int character, Outcome outcome, uint32_t c
                search_reason_name(reason));
 }
 
+void DecisionLog::explain(int character, mmdb::Span<const mmdb::CandidateCost> candidates) {
+  if (!print_decisions_) return;
+  for (size_t k = 0; k < candidates.size(); ++k) {
+    const mmdb::CandidateCost& c = candidates[k];
+    const int32_t clip_index = db_.clipOfFrame(uint32_t(c.frame));
+    const mmdb::ClipInfo clip = clip_index >= 0 ? db_.clip(uint32_t(clip_index)) : mmdb::ClipInfo{};
+    std::fprintf(out_,
+                 "    char %2d  #%zu %s frame %6d (clip '%.*s' local %5u)  cost %8.3f =", character,
+                 k + 1, c.current ? "playing" : "       ", c.frame, int(clip.name.size()),
+                 clip.name.data(), uint32_t(c.frame) - clip.first_frame, c.cost);
+    for (uint32_t b = 0; b < c.block_count; ++b) {
+      const mmdb::FeatureBlockInfo block = db_.featureBlock(b);
+      std::fprintf(out_, "%s %.3f %.*s", b ? " +" : "", c.block_costs[b], int(block.name.size()),
+                   block.name.data());
+    }
+    if (c.transition != 0.f) std::fprintf(out_, " + %.3f transition", c.transition);
+    std::fprintf(out_, "\n");
+  }
+}
+
 void DecisionLog::print_summary(std::string_view method, double simulated_seconds,
                                 int characters) const {
   const double jumps_per_second =

@@ -1,14 +1,14 @@
-// The sample's output: one line per decision (a search that jumps to another frame) and a
-// summary of all searches. The CPU and GPU paths count decisions the same way, through this.
+// The sample's output: one line per decision (a search that jumps to another frame), with
+// --explain the best candidates of every search, and a summary of all searches. The CPU and GPU
+// paths count decisions the same way, through this.
 #pragma once
+
+#include <mmdb/search.h>
+#include <mmdb/span.h>
 
 #include <cstdint>
 #include <cstdio>
 #include <string_view>
-
-namespace mmdb {
-class Database;
-}
 
 namespace mmdb::sample {
 
@@ -33,6 +33,9 @@ class DecisionLog {
   enum class Outcome { Kept, Start, Jump };
   void record(double time, int character, Outcome outcome, uint32_t chosen_frame, float cost,
               SearchReason reason);
+  // The candidates explainCandidates() ranked for one search, best first, one line each with
+  // every feature block's part of the cost (--explain). Printed under the decision it explains.
+  void explain(int character, mmdb::Span<const mmdb::CandidateCost> candidates);
   // Search time measured for a batch of searches (a GPU match pass): adds to the mean.
   void add_search_time(double microseconds, uint64_t searches);
 

@@ -40,6 +40,8 @@ std::string usage_text(const char* program) {
          "  --quiet-decisions  print the summary only, not each decision\n"
          "  --svg FILE         plot of desired vs achieved trajectory of character 0 (sample.svg)\n"
          "  --gpu              run the crowd on the GPU (Vulkan compute) instead of the CPU\n"
+         "  --explain          after each search, its winner and the next two candidates with\n"
+         "                     each feature block's part of their cost (CPU crowd)\n"
          "  -h, --help         this text\n"
          "\n"
          "Exit codes: 0 success, 1 the database cannot be used (or no GPU), 2 bad usage.\n";
@@ -86,6 +88,8 @@ bool parse_options(int argc, const char* const* argv, SampleOptions& options, st
       options.quiet_decisions = true;
     } else if (arg == "--gpu") {
       options.gpu = true;
+    } else if (arg == "--explain") {
+      options.explain = true;
     } else if (!arg.empty() && arg[0] == '-') {
       error = "unknown option '" + arg + "' (see --help)";
       return false;
@@ -95,6 +99,10 @@ bool parse_options(int argc, const char* const* argv, SampleOptions& options, st
       error = "one database only: got '" + options.database_path + "' and '" + arg + "'";
       return false;
     }
+  }
+  if (options.explain && options.gpu) {
+    error = "--explain takes apart the CPU crowd's searches; leave out --gpu";
+    return false;
   }
   if (!options.help && options.database_path.empty()) {
     error = "no database given: pass the .mmdb file that mmcook wrote";

@@ -208,7 +208,7 @@ TEST(SampleOptions, DefaultsAndEveryOption) {
   EXPECT_EQ(o.characters, 1);
   EXPECT_DOUBLE_EQ(o.seconds, 20.0);
   EXPECT_EQ(o.svg_path, "sample.svg");
-  EXPECT_FALSE(o.exhaustive || o.quiet_decisions || o.gpu || o.help);
+  EXPECT_FALSE(o.exhaustive || o.quiet_decisions || o.gpu || o.explain || o.help);
 
   o = {};
   ASSERT_TRUE(parse({"--characters", "8", "--seconds", "2.5", "--exhaustive", "db.mmdb",
@@ -219,6 +219,10 @@ TEST(SampleOptions, DefaultsAndEveryOption) {
   EXPECT_DOUBLE_EQ(o.seconds, 2.5);
   EXPECT_TRUE(o.exhaustive && o.quiet_decisions && o.gpu);
   EXPECT_EQ(o.svg_path, "out.svg");
+
+  o = {};
+  ASSERT_TRUE(parse({"db.mmdb", "--explain"}, o, error)) << error;
+  EXPECT_TRUE(o.explain);
 
   o = {};
   ASSERT_TRUE(parse({"--help"}, o, error));
@@ -236,6 +240,7 @@ TEST(SampleOptions, BadUsageSaysWhatIsWrong) {
       {{"a.mmdb", "--seconds"}, "--seconds needs a value"},
       {{"a.mmdb", "--svg", ""}, "--svg wants a file name"},
       {{"a.mmdb", "--fast"}, "unknown option '--fast'"},
+      {{"a.mmdb", "--explain", "--gpu"}, "leave out --gpu"},
   };
   for (const auto& [args, message] : cases) {
     SampleOptions o;

@@ -816,6 +816,80 @@ Status checkMatch(const SearchResult& result) noexcept {
   return {};
 }
 
+namespace {
+
+// Whether `a` ranks before `b` in a search: cheaper, or as cheap and the frame playing, or as
+// cheap and a lower frame.
+bool ranksBefore(const CandidateCost& a, const CandidateCost& b) noexcept {
+  if (a.cost != b.cost) return a.cost < b.cost;
+  if (a.current != b.current) return a.current;
+  return a.frame < b.frame;
+}
+
+CandidateCost explainRow(const Database& db, const float* query, uint32_t frame, bool current,
+                         float transition) noexcept {
+  const uint32_t n = db.featureCount();
+  const float* row = db.features().data() + size_t(frame) * db.featureStride();
+  CandidateCost c;
+  c.frame = int32_t(frame);
+  c.current = current;
+  c.transition = current ? 0.f : transition;
+  c.cost = rowCost(query, row, n, c.transition);
+  c.block_count = db.featureBlockCount();
+  for (uint32_t b = 0; b < c.block_count; ++b) {
+    const FeatureBlockInfo block = db.featureBlock(b);
+    c.block_costs[b] = rowCost(query + block.first_column, row + block.first_column,
+                               std::min<uint32_t>(block.width, n - block.first_column), 0.f);
+  }
+  return c;
+}
+
+}  // namespace
+
+Result<uint32_t> explainCandidates(const Database& db, const SearchRequest& request,
+                                   Span<CandidateCost> out) noexcept {
+  if (Status s = validateSearch(db, request); !s) return s;
+  uint64_t matchable = 0;
+  for (const MatchRange& range : db.ranges()) matchable += range.frame_count;
+  if (out.empty() || out.size() > matchable)
+    return Error::format(ErrorCode::InvalidArgument,
+                         "explainCandidates: asked for %zu candidates; the database has %llu "
+                         "matchable frames (ask for 1 to that many)",
+                         out.size(), static_cast<unsigned long long>(matchable));
+  if (db.featureBlockCount() > kMaxExplainedBlocks)
+    return Error::format(ErrorCode::InvalidArgument,
+                         "explainCandidates: the file has %u feature blocks, more than %u",
+                         db.featureBlockCount(), kMaxExplainedBlocks);
+  const Scan scan = startScan(db, request);
+  // The best out.size() so far, as a heap whose top is the worst of them.
+  size_t kept = 0;
+  auto offer = [&](const CandidateCost& c) {
+    if (std::isnan(c.cost)) return;  // never a winner (a file changed after open)
+    if (kept < out.size()) {
+      out[kept++] = c;
+      std::push_heap(out.begin(), out.begin() + kept, ranksBefore);
+    } else if (ranksBefore(c, out[0])) {
+      std::pop_heap(out.begin(), out.begin() + kept, ranksBefore);
+      out[kept - 1] = c;
+      std::push_heap(out.begin(), out.begin() + kept, ranksBefore);
+    }
+  };
+  if (request.current_frame >= 0)
+    offer(explainRow(db, request.query.data(), uint32_t(request.current_frame), true, 0.f));
+  for (const MatchRange& range : db.ranges()) {
+    if (!request.filter.passes(range.tag_mask)) continue;
+    for (uint32_t f = range.first_frame; f < range.first_frame + range.frame_count; ++f) {
+      // The frame playing is the seed; the search never returns it as a candidate either.
+      if (scan.nearCurrent(f) || int64_t(f) == scan.current) continue;
+      offer(explainRow(db, request.query.data(), f, false, request.transition_cost));
+    }
+  }
+  if (kept == 0)
+    return Error(ErrorCode::NoMatch, "explainCandidates: no frame playing and no candidate");
+  std::sort_heap(out.begin(), out.begin() + kept, ranksBefore);
+  return uint32_t(kept);
+}
+
 Status normalizeQuery(const Database& db, Span<const float> raw, Span<float> normalized) noexcept {
   const size_t n = db.featureCount();
   if (!db.valid() || raw.size() != n || normalized.size() != n)

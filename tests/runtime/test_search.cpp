@@ -7,8 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace {
@@ -269,6 +271,155 @@ TEST_F(Search, NormalizeAndDenormalizeAreInverse) {
   for (int c = 0; c < 27; ++c) EXPECT_NEAR(back[c], raw[c], 1e-5f);
   std::vector<float> wrong(26);
   EXPECT_FALSE(mmdb::normalizeQuery(db_, wrong, mmdb::Span<float>(normalized)).ok());
+}
+
+// ---- explainCandidates ------------------------------------------------------------------------
+
+// Every candidate's cost, by brute force: the ranking explainCandidates must reproduce.
+std::vector<mmdb::CandidateCost> allCandidates(const Database& db, const SearchRequest& q) {
+  std::vector<mmdb::CandidateCost> all;
+  const int64_t nb =
+      q.neighbourhood_frames < 0 ? db.defaultNeighbourhoodFrames() : q.neighbourhood_frames;
+  auto cost = [&](uint32_t f, float start) {
+    float acc = start;
+    for (uint32_t c = 0; c < db.featureCount(); ++c) {
+      const float d = q.query[c] - db.featureRow(f)[c];
+      acc += d * d;
+    }
+    return acc;
+  };
+  if (q.current_frame >= 0) {
+    mmdb::CandidateCost c;
+    c.frame = q.current_frame;
+    c.current = true;
+    c.cost = cost(uint32_t(q.current_frame), 0.f);
+    all.push_back(c);
+  }
+  for (const mmdb::MatchRange& r : db.ranges()) {
+    if (!q.filter.passes(r.tag_mask)) continue;
+    for (uint32_t f = r.first_frame; f < r.first_frame + r.frame_count; ++f) {
+      if (q.current_frame >= 0 &&
+          std::llabs(int64_t(f) - q.current_frame) < std::max<int64_t>(nb, 1))
+        continue;
+      mmdb::CandidateCost c;
+      c.frame = int32_t(f);
+      c.cost = cost(f, q.transition_cost);
+      all.push_back(c);
+    }
+  }
+  std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
+    if (a.cost != b.cost) return a.cost < b.cost;
+    if (a.current != b.current) return a.current;
+    return a.frame < b.frame;
+  });
+  return all;
+}
+
+TEST_F(Search, ExplainRanksCandidatesAsTheSearchDoes) {
+  std::mt19937 rng(77);
+  std::uniform_real_distribution<float> noise(-0.3f, 0.3f);
+  const uint64_t masks[] = {0, 1, 2, 4};
+  for (int i = 0; i < 300; ++i) {
+    std::vector<float> q = row(rng() % db_.frameCount());
+    for (float& v : q) v += noise(rng);
+    SearchRequest request;
+    request.query = q;
+    request.current_frame = (i % 3 == 0) ? -1 : int32_t(rng() % db_.frameCount());
+    request.transition_cost = (i % 4 == 0) ? 0.25f : 0.f;
+    request.neighbourhood_frames = (i % 5 == 0) ? int32_t(rng() % 30) : mmdb::kDefaultNeighbourhood;
+    request.filter.required = masks[rng() % 4];
+    const SearchResult winner = exhaustive(request);
+    std::vector<mmdb::CandidateCost> out(1 + i % 7);
+    auto n = mmdb::explainCandidates(db_, request, mmdb::Span<mmdb::CandidateCost>(out));
+    if (winner.frame < 0) {
+      ASSERT_FALSE(n.ok());
+      EXPECT_EQ(n.error().code(), mmdb::ErrorCode::NoMatch);
+      continue;
+    }
+    ASSERT_TRUE(n.ok()) << n.error().message();
+    // The first is the search's winner, with the search's very cost.
+    ASSERT_EQ(out[0].frame, winner.frame) << "query " << i;
+    ASSERT_EQ(out[0].cost, winner.cost) << "query " << i;
+    const std::vector<mmdb::CandidateCost> all = allCandidates(db_, request);
+    ASSERT_EQ(n.value(), std::min(out.size(), all.size()));
+    for (uint32_t k = 0; k < n.value(); ++k) {
+      EXPECT_EQ(out[k].frame, all[k].frame) << "query " << i << ", rank " << k;
+      EXPECT_EQ(out[k].cost, all[k].cost) << "query " << i << ", rank " << k;
+      EXPECT_EQ(out[k].current, all[k].current);
+      // The parts add up to the cost.
+      ASSERT_EQ(out[k].block_count, db_.featureBlockCount());
+      float parts = out[k].transition;
+      for (uint32_t b = 0; b < out[k].block_count; ++b) parts += out[k].block_costs[b];
+      EXPECT_NEAR(parts, out[k].cost, 1e-5f * std::max(1.f, out[k].cost));
+      EXPECT_EQ(out[k].transition, out[k].current ? 0.f : request.transition_cost);
+    }
+  }
+}
+
+TEST_F(Search, ExplainNamesTheBlockThatCosts) {
+  // The query is frame 100 itself: it ranks first, at cost 0 in every block.
+  std::vector<float> q = row(100);
+  SearchRequest request;
+  request.query = q;
+  std::vector<mmdb::CandidateCost> out(3);
+  auto n = mmdb::explainCandidates(db_, request, mmdb::Span<mmdb::CandidateCost>(out));
+  ASSERT_TRUE(n.ok()) << n.error().message();
+  ASSERT_EQ(n.value(), 3u);
+  EXPECT_EQ(out[0].frame, 100);
+  EXPECT_EQ(out[0].cost, 0.f);
+  for (uint32_t b = 0; b < out[0].block_count; ++b) EXPECT_EQ(out[0].block_costs[b], 0.f);
+  // Moved by 2 in one column of block 2, the query costs frame 100 exactly 4 there and nothing
+  // elsewhere; every listed frame's parts are its own columns' squared differences.
+  const mmdb::FeatureBlockInfo block = db_.featureBlock(2);
+  q[block.first_column] += 2.f;
+  std::vector<mmdb::CandidateCost> wide(64);
+  n = mmdb::explainCandidates(db_, request, mmdb::Span<mmdb::CandidateCost>(wide));
+  ASSERT_TRUE(n.ok()) << n.error().message();
+  bool saw_100 = false;
+  for (uint32_t k = 0; k < n.value(); ++k) {
+    const mmdb::CandidateCost& c = wide[k];
+    for (uint32_t b = 0; b < c.block_count; ++b) {
+      const mmdb::FeatureBlockInfo info = db_.featureBlock(b);
+      float want = 0;
+      for (uint32_t col = info.first_column; col < info.first_column + info.width; ++col) {
+        const float d = q[col] - db_.featureRow(uint32_t(c.frame))[col];
+        want += d * d;
+      }
+      EXPECT_EQ(c.block_costs[b], want) << "frame " << c.frame << ", " << info.name;
+    }
+    if (c.frame == 100) {
+      saw_100 = true;
+      EXPECT_EQ(c.cost, 4.f);
+      for (uint32_t b = 0; b < c.block_count; ++b)
+        EXPECT_EQ(c.block_costs[b], b == 2 ? 4.f : 0.f) << db_.featureBlock(b).name;
+    }
+  }
+  EXPECT_TRUE(saw_100) << "frame 100 is not among the 64 cheapest";
+}
+
+TEST_F(Search, ExplainRefusesBadRequests) {
+  std::vector<float> q = row(10);
+  SearchRequest request;
+  request.query = q;
+  std::vector<mmdb::CandidateCost> none;
+  auto empty = mmdb::explainCandidates(db_, request, mmdb::Span<mmdb::CandidateCost>(none));
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.error().code(), mmdb::ErrorCode::InvalidArgument);
+  uint64_t matchable = 0;
+  for (const mmdb::MatchRange& r : db_.ranges()) matchable += r.frame_count;
+  std::vector<mmdb::CandidateCost> too_many(matchable + 1);
+  auto many = mmdb::explainCandidates(db_, request, mmdb::Span<mmdb::CandidateCost>(too_many));
+  ASSERT_FALSE(many.ok());
+  EXPECT_EQ(many.error().code(), mmdb::ErrorCode::InvalidArgument);
+  EXPECT_NE(std::string(many.error().message()).find("matchable frames"), std::string::npos);
+  std::vector<mmdb::CandidateCost> all(matchable);  // every matchable frame is allowed
+  EXPECT_TRUE(mmdb::explainCandidates(db_, request, mmdb::Span<mmdb::CandidateCost>(all)).ok());
+  std::vector<float> short_query(db_.featureCount() - 1);
+  request.query = short_query;
+  std::vector<mmdb::CandidateCost> one(1);
+  auto bad = mmdb::explainCandidates(db_, request, mmdb::Span<mmdb::CandidateCost>(one));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code(), mmdb::ErrorCode::InvalidArgument);
 }
 
 }  // namespace

@@ -109,6 +109,30 @@ Status searchBatchRange(const Database& db, Span<const SearchRequest> requests,
                         uint32_t first_frame, uint32_t end_frame,
                         Span<SearchResult> results) noexcept;
 
+// Why a frame won: a candidate's cost, taken apart by feature block.
+inline constexpr uint32_t kMaxExplainedBlocks = 16;
+struct CandidateCost {
+  int32_t frame = -1;    // global
+  bool current = false;  // the frame playing now (the seed: no transition cost)
+  float cost = 0;        // exactly what the searches compute for this frame (rule 2)
+  float transition = 0;  // the transition cost inside `cost` (0 for the frame playing)
+  // Per feature block, in the file's order (featureBlock(i)): the sum of the squared differences
+  // of its columns. With `transition` they add up to `cost` up to float rounding (the search sums
+  // all columns in one accumulator, a block here sums its own).
+  uint32_t block_count = 0;
+  float block_costs[kMaxExplainedBlocks] = {};
+};
+
+// The out.size() cheapest candidates of a search, best first, ranked as the search ranks them:
+// lower cost first; at equal cost the frame playing, then the lower frame. out[0] is the winner
+// searchExhaustive() returns, with its cost. Writes min(out.size(), candidates + 1 for the frame
+// playing) entries and returns how many. For tools and debuggers: it scans every candidate.
+// InvalidArgument for an invalid request (as validateSearch), an empty `out`, more entries than
+// the database's matchable frames, or a file with more than kMaxExplainedBlocks blocks;
+// NoMatch when there is nothing to rank.
+Result<uint32_t> explainCandidates(const Database& db, const SearchRequest& request,
+                                   Span<CandidateCost> out) noexcept;
+
 // raw (featureCount() floats, in the feature units of docs/format.md "Features") ->
 // normalized = (raw - featureOffset()) / featureScale(). InvalidArgument on a size mismatch.
 Status normalizeQuery(const Database& db, Span<const float> raw, Span<float> normalized) noexcept;
