@@ -260,6 +260,9 @@ class CpuCrowd {
     const float dt = float(kTickSeconds);
     if (!show_pose(c)) return false;
 
+    if (c.index == 0 && zero_ticks_++ % 60 == 0)
+      trace_.seconds.push_back({glm::vec2(c.sim.position.x, c.sim.position.z),
+                                std::to_string((zero_ticks_ - 1) / 60) + " s"});
     if (c.index == 0 && (trace_.desired.empty() || ++trace_ticks_ % 2 == 0)) {
       trace_.desired.emplace_back(c.sim.position.x, c.sim.position.z);
       trace_.achieved.emplace_back(c.achieved.position.x, c.achieved.position.z);
@@ -288,8 +291,16 @@ class CpuCrowd {
     log_.record(time, c.index, c.playing ? int64_t(c.frame) : -1, uint32_t(found.frame), found.cost,
                 microseconds, *c.reason);
     c.search_timer = kSearchIntervalTicks;
-    if (!c.playing || uint32_t(found.frame) != c.frame) return jump(c, uint32_t(found.frame));
+    const bool jumps = !c.playing || uint32_t(found.frame) != c.frame;
+    if (jumps && c.index == 0) trace_jump(c.achieved.position, uint32_t(found.frame));
+    if (jumps) return jump(c, uint32_t(found.frame));
     return true;
+  }
+
+  void trace_jump(const glm::vec3& at, uint32_t frame) {
+    const int32_t clip = db_.clipOfFrame(frame);
+    const std::string_view name = clip >= 0 ? db_.clip(uint32_t(clip)).name : std::string_view();
+    trace_.jumps.push_back({glm::vec2(at.x, at.z), std::string(name)});
   }
 
   // --explain: the search's winner and the next two, each block's part of their cost.
@@ -431,6 +442,7 @@ class CpuCrowd {
   std::vector<Character> characters_;
   int failure_ = kExitInternal;  // a failed step's exit code: 1 when the file is to blame
   long trace_ticks_ = 0;
+  long zero_ticks_ = 0;  // ticks character 0 has finished, for the plot's seconds
 };
 
 }  // namespace

@@ -30,6 +30,13 @@ inline constexpr float kMaxDrift = 0.5f;
 struct TrajectoryTrace {
   std::vector<glm::vec2> desired;   // the controller's simulation root
   std::vector<glm::vec2> achieved;  // root motion of the frames played, in the world
+  struct Event {
+    glm::vec2 at{0.0f};
+    std::string label;
+  };
+  std::vector<Event> seconds;  // on the desired path at each whole second ("3 s")
+  std::vector<Event> jumps;    // on the achieved path where character 0 started or jumped, with
+                               // the name of the clip it went to
 };
 
 // What the playback of the CPU crowd saw, as a sanity check printed after the summary.

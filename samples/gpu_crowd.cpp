@@ -27,9 +27,11 @@ SearchReason sample_reason(mmdb::gpu::SearchReason reason) {
 
 class GpuCrowdRun {
  public:
-  GpuCrowdRun(const SampleOptions& options, const LocomotionSpeeds& speeds, DecisionLog& log,
-              TrajectoryTrace& trace, mmdb::gpu::Crowd& crowd)
-      : options_(options),
+  GpuCrowdRun(const mmdb::Database& db, const SampleOptions& options,
+              const LocomotionSpeeds& speeds, DecisionLog& log, TrajectoryTrace& trace,
+              mmdb::gpu::Crowd& crowd)
+      : db_(db),
+        options_(options),
         speeds_(speeds),
         log_(log),
         trace_(trace),
@@ -41,7 +43,7 @@ class GpuCrowdRun {
     const long ticks = std::lround(options_.seconds / kTickSeconds);
     for (long tick = 0; tick < ticks; ++tick) {
       const double time = double(tick) * kTickSeconds;
-      if (tick % 2 == 0 && !trace_character_zero()) return kExitInternal;
+      if (tick % 2 == 0 && !trace_character_zero(tick)) return kExitInternal;
       if (!write_inputs(time, tick == 0)) return kExitInternal;
       if (const mmdb::Status s = crowd_.stepAndWait(float(kTickSeconds)); !s) {
         std::fprintf(stderr, "mmdb_sample: a GPU step failed: %s: %s\n",
@@ -99,6 +101,12 @@ class GpuCrowdRun {
                               : d.switched                               ? Outcome::Jump
                                                                          : Outcome::Kept;
       log_.record(time, int(i), outcome, d.frame, d.cost, sample_reason(d.reason));
+      // Where character 0 jumped: its achieved path at the last trace (at most 2 ticks before).
+      if (i == 0 && outcome != Outcome::Kept && !trace_.achieved.empty()) {
+        const int32_t clip = db_.clipOfFrame(d.frame);
+        const std::string_view name = clip >= 0 ? db_.clip(uint32_t(clip)).name : "";
+        trace_.jumps.push_back({trace_.achieved.back(), std::string(name)});
+      }
       ++searches_this_step_;
     }
     return true;
@@ -117,10 +125,13 @@ class GpuCrowdRun {
 
   // Before the tick's step, as the CPU crowd traces: the controller and the achieved path the
   // GPU integrates (the root motion of the frames played).
-  bool trace_character_zero() {
+  bool trace_character_zero(long tick) {
     const mmdb::Result<std::vector<mmdb::gpu::CrowdCharacter>> read = crowd_.readCharacters();
     if (!report(read.error(), "reading the GPU character states back")) return false;
     const mmdb::gpu::CrowdCharacter& zero = read.value()[0];
+    if (tick % 60 == 0)
+      trace_.seconds.push_back(
+          {glm::vec2(zero.sim_position.x, zero.sim_position.z), std::to_string(tick / 60) + " s"});
     trace_.desired.emplace_back(zero.sim_position.x, zero.sim_position.z);
     trace_.achieved.emplace_back(zero.achieved_position.x, zero.achieved_position.z);
     return true;
@@ -138,6 +149,7 @@ class GpuCrowdRun {
     std::printf(", total %.4f\n", total_ms_ / double(timed_steps_));
   }
 
+  const mmdb::Database& db_;  // names the clips of the plot's jumps
   const SampleOptions& options_;
   LocomotionSpeeds speeds_;
   DecisionLog& log_;
@@ -185,7 +197,7 @@ int run_gpu_crowd(const mmdb::Database& db, const SampleOptions& options,
                  crowd.error().message());
     return kExitBadInput;
   }
-  GpuCrowdRun run(options, speeds, log, trace, *crowd.value());
+  GpuCrowdRun run(db, options, speeds, log, trace, *crowd.value());
   return run.run();
 }
 

@@ -51,8 +51,15 @@ bool write_plot(const SampleOptions& options, const TrajectoryTrace& trace) {
   labels.x_axis = "x (m)";
   labels.y_axis = "z (m), downwards";
   labels.y_down = true;  // x right and z down is the view from +Y in a right-handed frame
+  // Seconds along the desired path, and each jump where it happened with the clip it went to.
+  std::vector<PlotMarker> markers;
+  for (const TrajectoryTrace::Event& e : trace.seconds)
+    markers.push_back({e.at, e.label, "#1f77b4", PlotMarker::Shape::Dot});
+  for (const TrajectoryTrace::Event& e : trace.jumps)
+    markers.push_back({e.at, e.label, "#d62728", PlotMarker::Shape::Cross});
+  const MarkerLegend legend{"seconds along the desired path", "jump (to the clip named)"};
   std::string error;
-  if (!write_svg_plot_file(options.svg_path, series, labels, error)) {
+  if (!write_svg_plot_file(options.svg_path, series, labels, error, markers, legend)) {
     std::fprintf(stderr, "mmdb_sample: %s\n", error.c_str());
     return false;
   }

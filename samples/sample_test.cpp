@@ -160,6 +160,37 @@ TEST(SvgPlot, WritesTwoPolylinesWithLegendAndEscapedText) {
   EXPECT_NE(svg.find(">x (m)</text>"), std::string::npos);
 }
 
+TEST(SvgPlot, MarkersAreDrawnLabelledAndListedInTheLegend) {
+  const std::vector<PlotSeries> series{{"path", "#1f77b4", {{0.0f, 0.0f}, {4.0f, 0.0f}}}};
+  const std::vector<PlotMarker> markers{
+      {{0.0f, 0.0f}, "0 s", "#1f77b4", PlotMarker::Shape::Dot},
+      {{2.0f, 0.0f}, "walk & turn", "#d62728", PlotMarker::Shape::Cross},
+      {{9.0f, 3.0f}, "far", "#d62728", PlotMarker::Shape::Cross},  // widens the view
+  };
+  std::ostringstream out;
+  write_svg_plot(out, series, {"t", "x", "y", false}, markers, {"seconds", "jumps"});
+  const std::string svg = out.str();
+  EXPECT_NE(svg.find(">0 s</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">walk &amp; turn</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">far</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">seconds</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">jumps</text>"), std::string::npos);
+  // Two crosses in the plot and one in the legend.
+  size_t crosses = 0;
+  for (size_t at = svg.find("<path d=\"M"); at != std::string::npos;
+       at = svg.find("<path d=\"M", at + 1))
+    ++crosses;
+  EXPECT_EQ(crosses, 3u);
+  // The far marker is inside the view: the path no longer spans the plot's width.
+  const auto p = polyline_points(svg, 0);
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_LT(p[1].first - p[0].first, 400.0);
+  // Without markers the legend names no marker shape.
+  std::ostringstream plain;
+  write_svg_plot(plain, series, {"t", "x", "y", false}, {}, {"seconds", "jumps"});
+  EXPECT_EQ(plain.str().find(">seconds</text>"), std::string::npos);
+}
+
 TEST(SvgPlot, EqualScaleAndAxisDirection) {
   const std::vector<PlotSeries> series{{"a", "black", {{0.0f, 0.0f}, {4.0f, 2.0f}}}};
   for (bool y_down : {false, true}) {

@@ -25,7 +25,7 @@ struct Bounds {
   double min_x, max_x, min_y, max_y;
 };
 
-Bounds data_bounds(const std::vector<PlotSeries>& series) {
+Bounds data_bounds(const std::vector<PlotSeries>& series, const std::vector<PlotMarker>& markers) {
   Bounds b{std::numeric_limits<double>::max(), std::numeric_limits<double>::lowest(),
            std::numeric_limits<double>::max(), std::numeric_limits<double>::lowest()};
   for (const PlotSeries& s : series) {
@@ -36,6 +36,13 @@ Bounds data_bounds(const std::vector<PlotSeries>& series) {
       b.min_y = std::min(b.min_y, double(p.y));
       b.max_y = std::max(b.max_y, double(p.y));
     }
+  }
+  for (const PlotMarker& m : markers) {
+    if (!std::isfinite(m.at.x) || !std::isfinite(m.at.y)) continue;
+    b.min_x = std::min(b.min_x, double(m.at.x));
+    b.max_x = std::max(b.max_x, double(m.at.x));
+    b.min_y = std::min(b.min_y, double(m.at.y));
+    b.max_y = std::max(b.max_y, double(m.at.y));
   }
   if (b.min_x > b.max_x) b = {-1.0, 1.0, -1.0, 1.0};  // nothing to draw: a unit view
   // At least a metre of extent on each axis, and a little air around the data.
@@ -161,7 +168,33 @@ void write_series(std::ostream& out, const PlotSeries& s, const Mapping& m) {
         << "\" r=\"4\" fill=\"" << escape_xml(s.colour) << "\"/>\n";
 }
 
-void write_legend(std::ostream& out, const std::vector<PlotSeries>& series) {
+void write_marker_shape(std::ostream& out, PlotMarker::Shape shape, double x, double y,
+                        const std::string& colour) {
+  if (shape == PlotMarker::Shape::Dot) {
+    out << "<circle cx=\"" << x << "\" cy=\"" << y << "\" r=\"3\" fill=\"" << escape_xml(colour)
+        << "\"/>\n";
+    return;
+  }
+  out << "<path d=\"M" << x - 4 << ',' << y - 4 << " L" << x + 4 << ',' << y + 4 << " M" << x - 4
+      << ',' << y + 4 << " L" << x + 4 << ',' << y - 4 << "\" stroke=\"" << escape_xml(colour)
+      << "\" stroke-width=\"2\"/>\n";
+}
+
+void write_markers(std::ostream& out, const std::vector<PlotMarker>& markers, const Mapping& m) {
+  out << "<g font-family=\"sans-serif\" font-size=\"10\">\n";
+  for (const PlotMarker& marker : markers) {
+    if (!std::isfinite(marker.at.x) || !std::isfinite(marker.at.y)) continue;
+    const double x = m.x(marker.at.x), y = m.y(marker.at.y);
+    write_marker_shape(out, marker.shape, x, y, marker.colour);
+    if (!marker.label.empty())
+      out << "<text x=\"" << x + 6 << "\" y=\"" << y - 5 << "\" fill=\""
+          << escape_xml(marker.colour) << "\">" << escape_xml(marker.label) << "</text>\n";
+  }
+  out << "</g>\n";
+}
+
+void write_legend(std::ostream& out, const std::vector<PlotSeries>& series,
+                  const std::vector<PlotMarker>& markers, const MarkerLegend& marker_legend) {
   const double x = kWidth - kMarginRight + 15;
   double y = kMarginTop + 10;
   out << "<g font-family=\"sans-serif\" font-size=\"13\" fill=\"#222222\">\n";
@@ -172,6 +205,16 @@ void write_legend(std::ostream& out, const std::vector<PlotSeries>& series) {
         << "</text>\n";
     y += 22;
   }
+  for (const PlotMarker::Shape shape : {PlotMarker::Shape::Dot, PlotMarker::Shape::Cross}) {
+    const std::string& text =
+        shape == PlotMarker::Shape::Dot ? marker_legend.dot : marker_legend.cross;
+    const auto used = std::find_if(markers.begin(), markers.end(),
+                                   [shape](const PlotMarker& m) { return m.shape == shape; });
+    if (text.empty() || used == markers.end()) continue;
+    write_marker_shape(out, shape, x + 12, y, used->colour);
+    out << "<text x=\"" << x + 30 << "\" y=\"" << y + 4 << "\">" << escape_xml(text) << "</text>\n";
+    y += 22;
+  }
   out << "<text x=\"" << x << "\" y=\"" << y + 4 << "\" fill=\"#555555\">dot: start</text>\n";
   out << "</g>\n";
 }
@@ -179,8 +222,9 @@ void write_legend(std::ostream& out, const std::vector<PlotSeries>& series) {
 }  // namespace
 
 void write_svg_plot(std::ostream& out, const std::vector<PlotSeries>& series,
-                    const PlotLabels& labels) {
-  const Bounds bounds = data_bounds(series);
+                    const PlotLabels& labels, const std::vector<PlotMarker>& markers,
+                    const MarkerLegend& marker_legend) {
+  const Bounds bounds = data_bounds(series, markers);
   const Mapping mapping(bounds, labels.y_down);
   out << std::fixed << std::setprecision(2);
   const double height = mapping.page_height();
@@ -189,15 +233,18 @@ void write_svg_plot(std::ostream& out, const std::vector<PlotSeries>& series,
   out << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   write_grid(out, bounds, mapping);
   for (const PlotSeries& s : series) write_series(out, s, mapping);
+  write_markers(out, markers, mapping);
   write_labels(out, labels, mapping);
-  write_legend(out, series);
+  write_legend(out, series, markers, marker_legend);
   out << "</svg>\n";
 }
 
 bool write_svg_plot_file(const std::string& path, const std::vector<PlotSeries>& series,
-                         const PlotLabels& labels, std::string& error) {
+                         const PlotLabels& labels, std::string& error,
+                         const std::vector<PlotMarker>& markers,
+                         const MarkerLegend& marker_legend) {
   std::ostringstream text;
-  write_svg_plot(text, series, labels);
+  write_svg_plot(text, series, labels, markers, marker_legend);
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
   if (file) file << text.str();
   if (file) file.flush();

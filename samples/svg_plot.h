@@ -23,14 +23,31 @@ struct PlotLabels {
   bool y_down = false;  // true: larger y is drawn lower on the page (screen convention)
 };
 
+// A labelled point: a time along a path (a dot) or an event such as a jump (a cross).
+struct PlotMarker {
+  enum class Shape { Dot, Cross };
+  glm::vec2 at{0.0f};
+  std::string label;  // drawn beside the point
+  std::string colour;
+  Shape shape = Shape::Dot;
+};
+
 // Writes the plot as a complete SVG document. Both axes use the same scale, so shapes are not
-// distorted. Series with no points are listed in the legend but draw nothing.
+// distorted. Series with no points are listed in the legend but draw nothing. Markers are drawn
+// over the series; `marker_legend` names each shape that is used ("" leaves it out).
+struct MarkerLegend {
+  std::string dot;
+  std::string cross;
+};
 void write_svg_plot(std::ostream& out, const std::vector<PlotSeries>& series,
-                    const PlotLabels& labels);
+                    const PlotLabels& labels, const std::vector<PlotMarker>& markers = {},
+                    const MarkerLegend& marker_legend = {});
 
 // Writes the plot to a file; returns false (and leaves `error` set) when the file cannot be
 // written.
 bool write_svg_plot_file(const std::string& path, const std::vector<PlotSeries>& series,
-                         const PlotLabels& labels, std::string& error);
+                         const PlotLabels& labels, std::string& error,
+                         const std::vector<PlotMarker>& markers = {},
+                         const MarkerLegend& marker_legend = {});
 
 }  // namespace mmdb::sample
