@@ -5,6 +5,7 @@
 #include "cook/cook_database.h"
 #include "core/errors.h"
 #include "synthetic_bvh.h"
+#include "synthetic_request.h"
 #include "write/database_writer.h"
 
 #include <gtest/gtest.h>
@@ -89,27 +90,12 @@ class ClipCache : public ::testing::Test {
     return p.string();
   }
 
-  // Four clips from three sources: tags, a range, a mirrored clip and a part of a file.
+  // Four clips from three sources: tags, ranges, a mirrored clip and a part of a file.
   CookRequest clips() {
-    CookRequest r;
-    ClipSpec walk;
-    walk.source = write("walk.bvh", bvhText(walkFrames(121, 1.2f)));
-    walk.source_label = "walk.bvh";
-    walk.tags = {"locomotion"};
-    walk.ranges = {{30, 40, {"fast"}, false}};
-    ClipSpec circle;
-    circle.name = "turn";
-    circle.source = write("circle.bvh", bvhText(circleFrames(151, 1.0, 1.5)));
-    circle.tags = {"locomotion", "turn"};
-    circle.mirror = true;
-    ClipSpec part = walk;
-    part.name = "walk_part";
-    part.source_first_frame = 10;
-    part.source_frame_count = 61;
-    part.tags = {};
+    CookRequest r = walkTurnAndPart(dir_);
     ClipSpec run;
     run.source = write("run.bvh", bvhText(walkFrames(90, 3.0f)));
-    r.clips = {walk, circle, part, run};
+    r.clips.push_back(run);
     r.jobs = 2;
     return r;
   }

@@ -4,6 +4,7 @@
 #include "cook/features.h"
 #include "core/errors.h"
 #include "synthetic_bvh.h"
+#include "synthetic_request.h"
 
 #include <gtest/gtest.h>
 
@@ -40,27 +41,7 @@ class CookPipeline : public ::testing::Test {
     return p.string();
   }
 
-  CookRequest threeClips() {
-    CookRequest r;
-    ClipSpec walk;
-    walk.source = write("walk.bvh", bvhText(walkFrames(121, 1.2f)));
-    walk.source_label = "walk.bvh";
-    walk.tags = {"locomotion"};
-    walk.ranges = {{30, 40, {"fast"}, false}};
-    ClipSpec circle;
-    circle.name = "turn";
-    circle.source = write("circle.bvh", bvhText(circleFrames(151, 1.0, 1.5)));
-    circle.tags = {"locomotion", "turn"};
-    circle.mirror = true;
-    ClipSpec part = walk;
-    part.name = "walk_part";
-    part.source_first_frame = 10;
-    part.source_frame_count = 61;
-    part.tags = {};
-    part.ranges = {{0, 10, {}, true}};
-    r.clips = {walk, circle, part};
-    return r;
-  }
+  CookRequest threeClips() { return walkTurnAndPart(dir_); }
 
   fs::path dir_;
 };
