@@ -31,16 +31,7 @@ mmdb::StickInput controller_input(const ScriptedStick& stick, const LocomotionSp
 }
 
 void RootMotionPath::integrate(const mmdb::Database& db, uint32_t frame, float dt) {
-  const mmdb::RootFrame& root = db.rootMotion()[frame];
-  const glm::quat clip_rotation(root.rotation.w, root.rotation.x, root.rotation.y, root.rotation.z);
-  const glm::quat clip_to_character = rotation * glm::inverse(clip_rotation);
-  const glm::vec3 velocity(root.velocity.x, root.velocity.y, root.velocity.z);
-  const glm::vec3 angular(root.angular_velocity.x, root.angular_velocity.y,
-                          root.angular_velocity.z);
-  position += clip_to_character * velocity * dt;
-  const glm::vec3 spin = clip_to_character * angular * dt;
-  const float angle = glm::length(spin);
-  if (angle > 1e-9f) rotation = glm::normalize(glm::angleAxis(angle, spin / angle) * rotation);
+  mmdb::integrateRootMotion(db, frame, dt, position, rotation);
 }
 
 LocomotionSpeeds speeds_for_database(const mmdb::Database& db, float& top_speed) {
@@ -123,33 +114,6 @@ struct Scratch {
   std::vector<glm::vec3> model_translations;
 };
 
-// The controller predicts the trajectory in its own frame (the simulation root). The query must
-// describe it from where the animated character is and faces, as in Holden's controller: when
-// the character drifts from the simulation, the trajectory then bends back towards it and the
-// search picks motion that corrects the drift. The position gap it asks to close is capped, so
-// a database that cannot keep up (no run in it) is not queried with ever longer trajectories.
-void express_in_character_frame(const mmdb::CharacterState& sim, const RootMotionPath& character,
-                                float trajectory[mmdb::kTrajectoryFloats]) {
-  glm::vec3 gap = sim.position - character.position;
-  gap.y = 0.0f;
-  const float gap_length = glm::length(gap);
-  if (gap_length > kMaxDrift) gap *= kMaxDrift / gap_length;
-  const glm::quat to_character = glm::inverse(character.rotation);
-  constexpr int kDirections = 2 * mmdb::kTrajectorySamples;
-  for (int i = 0; i < mmdb::kTrajectorySamples; ++i) {
-    float* position = trajectory + 2 * i;
-    float* direction = trajectory + kDirections + 2 * i;
-    const glm::vec3 ahead = sim.rotation * glm::vec3(position[0], 0.0f, position[1]);
-    const glm::vec3 local = to_character * (gap + ahead);
-    position[0] = local.x;
-    position[1] = local.z;
-    const glm::vec3 facing =
-        to_character * (sim.rotation * glm::vec3(direction[0], 0.0f, direction[1]));
-    direction[0] = facing.x;
-    direction[1] = facing.z;
-  }
-}
-
 bool report(const mmdb::Status& status, const char* what) {
   if (status.ok()) return true;
   std::fprintf(stderr, "mmdb_sample: %s failed: %s: %s\n", what, mmdb::errorCodeName(status.code()),
@@ -216,7 +180,8 @@ class CpuCrowd {
     if (!c.reason) return true;
     float trajectory[mmdb::kTrajectoryFloats];
     mmdb::predictTrajectory(c.sim, input, settings_, trajectory);
-    express_in_character_frame(c.sim, c.achieved, trajectory);
+    mmdb::expressInCharacterFrame(c.sim, c.achieved.position, c.achieved.rotation, kMaxDrift,
+                                  trajectory);
     const int32_t playing = c.playing ? int32_t(c.frame) : -1;
     const size_t n = db_.featureCount();
     const mmdb::Span<float> query(queries_.data() + size_t(c.index) * n, n);

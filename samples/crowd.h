@@ -23,7 +23,7 @@ inline constexpr double kTickSeconds = 1.0 / 60.0;  // the game's update rate
 // timer counting down 1/60 s steps from 0.1 s lands on either side of zero by rounding.
 inline constexpr int kSearchIntervalTicks = 6;
 // The most of the gap between the controller and the animated character the query asks to
-// close, in metres (see express_in_character_frame in cpu_crowd.cpp; the GPU's max_drift).
+// close, in metres (mmdb::expressInCharacterFrame; the GPU's max_drift).
 inline constexpr float kMaxDrift = 0.5f;
 
 // Top-down (x, z) paths of character 0, for the plot.
@@ -64,8 +64,7 @@ struct RootMotionPath {
   glm::vec3 position{0.0f};
   glm::quat rotation{1.0f, 0.0f, 0.0f, 0.0f};
 
-  // Moves by dt seconds of global frame `frame`'s root velocity, taken from its clip's world
-  // into the character's.
+  // Moves by dt seconds of global frame `frame`'s root motion (mmdb::integrateRootMotion).
   void integrate(const mmdb::Database& db, uint32_t frame, float dt);
 };
 

@@ -114,4 +114,41 @@ Status buildQuery(const Database& db, int32_t current_frame,
   return {};
 }
 
+void integrateRootMotion(const Database& db, uint32_t frame, float dt, glm::vec3& position,
+                         glm::quat& rotation) noexcept {
+  const RootFrame& root = db.rootMotion()[frame];
+  const glm::quat clip_rotation(root.rotation.w, root.rotation.x, root.rotation.y, root.rotation.z);
+  const glm::quat clip_to_character = rotation * glm::inverse(clip_rotation);
+  const glm::vec3 velocity(root.velocity.x, root.velocity.y, root.velocity.z);
+  const glm::vec3 angular(root.angular_velocity.x, root.angular_velocity.y,
+                          root.angular_velocity.z);
+  position += clip_to_character * velocity * dt;
+  const glm::vec3 spin = clip_to_character * angular * dt;
+  const float angle = glm::length(spin);
+  if (angle > 1e-9f) rotation = glm::normalize(glm::angleAxis(angle, spin / angle) * rotation);
+}
+
+void expressInCharacterFrame(const CharacterState& sim, const glm::vec3& character_position,
+                             const glm::quat& character_rotation, float max_drift,
+                             float trajectory[kTrajectoryFloats]) noexcept {
+  glm::vec3 gap = sim.position - character_position;
+  gap.y = 0.0f;
+  const float gap_length = glm::length(gap);
+  if (gap_length > max_drift) gap *= max_drift / gap_length;
+  const glm::quat to_character = glm::inverse(character_rotation);
+  constexpr int kDirections = 2 * kTrajectorySamples;
+  for (int i = 0; i < kTrajectorySamples; ++i) {
+    float* position = trajectory + 2 * i;
+    float* direction = trajectory + kDirections + 2 * i;
+    const glm::vec3 ahead = sim.rotation * glm::vec3(position[0], 0.0f, position[1]);
+    const glm::vec3 local = to_character * (gap + ahead);
+    position[0] = local.x;
+    position[1] = local.z;
+    const glm::vec3 facing =
+        to_character * (sim.rotation * glm::vec3(direction[0], 0.0f, direction[1]));
+    direction[0] = facing.x;
+    direction[1] = facing.z;
+  }
+}
+
 }  // namespace mmdb

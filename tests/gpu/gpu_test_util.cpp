@@ -85,40 +85,6 @@ float quatDistance(const glm::quat& a, const glm::quat& b) {
       {std::fabs(a.x - c.x), std::fabs(a.y - c.y), std::fabs(a.z - c.z), std::fabs(a.w - c.w)});
 }
 
-void integrateRootMotion(const mmdb::Database& db, uint32_t frame, float dt, glm::vec3& position,
-                         glm::quat& rotation) {
-  const mmdb::RootFrame& root = db.rootMotion()[frame];
-  const glm::quat clip_rotation(root.rotation.w, root.rotation.x, root.rotation.y, root.rotation.z);
-  const glm::quat clip_to_character = rotation * glm::inverse(clip_rotation);
-  position += clip_to_character * toVec3(root.velocity) * dt;
-  const glm::vec3 spin = clip_to_character * toVec3(root.angular_velocity) * dt;
-  const float angle = glm::length(spin);
-  if (angle > 1e-9f) rotation = glm::normalize(glm::angleAxis(angle, spin / angle) * rotation);
-}
-
-void expressInCharacterFrame(const mmdb::CharacterState& sim, const glm::vec3& character_position,
-                             const glm::quat& character_rotation, float max_drift,
-                             float trajectory[mmdb::kTrajectoryFloats]) {
-  glm::vec3 gap = sim.position - character_position;
-  gap.y = 0.0f;
-  const float gap_length = glm::length(gap);
-  if (gap_length > max_drift) gap *= max_drift / gap_length;
-  const glm::quat to_character = glm::inverse(character_rotation);
-  constexpr int kDirections = 2 * mmdb::kTrajectorySamples;
-  for (int i = 0; i < mmdb::kTrajectorySamples; ++i) {
-    float* position = trajectory + 2 * i;
-    float* direction = trajectory + kDirections + 2 * i;
-    const glm::vec3 local =
-        to_character * (gap + sim.rotation * glm::vec3(position[0], 0.0f, position[1]));
-    position[0] = local.x;
-    position[1] = local.z;
-    const glm::vec3 facing =
-        to_character * (sim.rotation * glm::vec3(direction[0], 0.0f, direction[1]));
-    direction[0] = facing.x;
-    direction[1] = facing.z;
-  }
-}
-
 float vecDistance(const glm::vec3& a, const glm::vec3& b) {
   return std::max({std::fabs(a.x - b.x), std::fabs(a.y - b.y), std::fabs(a.z - b.z)});
 }

@@ -59,15 +59,6 @@ T valueOf(mmdb::Result<T> result) {
   return std::move(result).value();
 }
 
-// The CPU sample's achieved path (samples/crowd.h RootMotionPath::integrate) and its query
-// re-expression (express_in_character_frame), the twins of what the GPU's fk and build_query
-// passes do with CrowdCharacter::achieved_position and achieved_rotation.
-void integrateRootMotion(const mmdb::Database& db, uint32_t frame, float dt, glm::vec3& position,
-                         glm::quat& rotation);
-void expressInCharacterFrame(const mmdb::CharacterState& sim, const glm::vec3& character_position,
-                             const glm::quat& character_rotation, float max_drift,
-                             float trajectory[mmdb::kTrajectoryFloats]);
-
 // Max component difference of two quaternions taken on the same hemisphere.
 float quatDistance(const glm::quat& a, const glm::quat& b);
 float vecDistance(const glm::vec3& a, const glm::vec3& b);

@@ -54,6 +54,25 @@ void predictTrajectory(const CharacterState& state, const StickInput& stick,
                        const ControllerSettings& settings,
                        float trajectory[kTrajectoryFloats]) noexcept;
 
+// The animated character: where the root motion of the frames it played took it. The controller
+// runs ahead of it (CharacterState); the two drift apart and the query pulls them together.
+//
+// Moves (position, rotation) by dt seconds of global frame `frame`'s root velocity and angular
+// velocity, taken from its clip's world into the character's (the rotation stays pure yaw).
+// `frame` must be below db.frameCount().
+void integrateRootMotion(const Database& db, uint32_t frame, float dt, glm::vec3& position,
+                         glm::quat& rotation) noexcept;
+
+// predictTrajectory() describes the trajectory from the controller (the simulation root). A query
+// must describe it from where the animated character is and faces, as Holden's controller does:
+// when the character drifts from the simulation, the trajectory bends back towards it and the
+// search picks motion that corrects the drift. Rewrites the 12 floats so; the position gap it
+// asks to close is capped at max_drift metres, so a database that cannot keep up (no run in it)
+// is not queried with ever longer trajectories. The GPU crowd's build_query does the same.
+void expressInCharacterFrame(const CharacterState& sim, const glm::vec3& character_position,
+                             const glm::quat& character_rotation, float max_drift,
+                             float trajectory[kTrajectoryFloats]) noexcept;
+
 // A full normalized query: the pose columns (every column outside the trajectory blocks) are
 // copied from the normalized row of current_frame (so the pose part needs no arithmetic and
 // matches that row exactly), and the 12 raw trajectory floats are normalized with the file's
