@@ -5,7 +5,7 @@
 // normalized row playing (zero when nothing plays yet), the trajectory columns predicted by the
 // controller, then expressed from where the animated character is and faces (its achieved path),
 // with the gap between controller and character capped at max_drift, and normalized like the
-// database. That re-expression is the CPU sample's express_in_character_frame: when the character
+// database. That re-expression is mmdb::expressInCharacterFrame: when the character
 // drifts from the controller, the trajectory bends back towards it.
 #include "common.glsl"
 

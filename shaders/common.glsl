@@ -110,7 +110,7 @@ void decayOffset(inout vec3 x, inout vec3 v, float halflife, float t) {
   v = e * (v - j * y * t);
 }
 
-// The achieved path (the CPU sample's RootMotionPath::integrate): dt seconds of a frame's root
+// The achieved path (mmdb::integrateRootMotion): dt seconds of a frame's root
 // velocity and spin, taken from its clip's world into the character's.
 void integrateRootMotion(inout vec3 position, inout vec4 rotation, uint frame, float dt) {
   RootFrame root = root_motion[frame];
