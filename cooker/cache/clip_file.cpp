@@ -1,8 +1,8 @@
 #include "cache/clip_file.h"
 
+#include "cache/intermediate_file.h"
 #include "cook/features.h"
 #include "core/errors.h"
-#include "core/input_file.h"
 #include "core/large_pages.h"
 #include "core/limits.h"
 #include "write/flatbuffer_strings.h"
@@ -11,12 +11,6 @@
 
 #include <spdlog/fmt/fmt.h>
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cmath>
 #include <cstring>
 
@@ -36,28 +30,6 @@ static_assert(offsetof(CookedRootFrame, rotation) == 12 &&
               "CookedRootFrame as fb::RootFrame");
 
 }  // namespace
-
-// Checksum of the buffer: four independent multiply-rotate lanes over 8-byte words (several GB/s,
-// unlike a byte-wise hash), then the tail bytes and a final mix.
-uint64_t clipFileChecksum(const uint8_t* data, size_t size) {
-  constexpr uint64_t k1 = 0x9e3779b97f4a7c15ull, k2 = 0xc2b2ae3d27d4eb4full;
-  auto rotl = [](uint64_t x, int r) { return (x << r) | (x >> (64 - r)); };
-  uint64_t lane[4] = {k1, k2, k1 ^ k2, size};
-  size_t i = 0;
-  for (; i + 32 <= size; i += 32)
-    for (int l = 0; l < 4; ++l) {
-      uint64_t w;
-      std::memcpy(&w, data + i + 8 * l, 8);
-      lane[l] = rotl(lane[l] ^ (w * k1), 31) * k2;
-    }
-  uint64_t h = size;
-  for (uint64_t v : lane) h = rotl(h ^ v, 27) * k1 + k2;
-  for (; i < size; ++i) h = (h ^ data[i]) * 1099511628211ull;
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdull;
-  h ^= h >> 33;
-  return h;
-}
 
 namespace {
 
@@ -99,19 +71,30 @@ std::vector<std::string> fromStrings(const flatbuffers::Vector<Offset<flatbuffer
   return out;
 }
 
-Offset<fb::Motion> writeMotion(FlatBufferBuilder& fbb, const ClipMotion& m) {
+// A motion's four pose streams: most of the file.
+struct PoseVectors {
+  Offset<flatbuffers::Vector<const fb::Quat*>> rotations;
+  Offset<flatbuffers::Vector<const fb::Vec3*>> translations, velocities, angular;
+};
+
+PoseVectors writePoseVectors(FlatBufferBuilder& fbb, const ClipMotion& m) {
+  PoseVectors v;
+  v.rotations = structVector<fb::Quat>(fbb, m.clip.rotations);
+  v.translations = structVector<fb::Vec3>(fbb, m.clip.translations);
+  v.velocities = structVector<fb::Vec3>(fbb, m.velocities);
+  v.angular = structVector<fb::Vec3>(fbb, m.angular_velocities);
+  return v;
+}
+
+Offset<fb::Motion> writeMotion(FlatBufferBuilder& fbb, const ClipMotion& m, const PoseVectors& p) {
   auto name = fbb.CreateString(m.clip.name);
-  auto rotations = structVector<fb::Quat>(fbb, m.clip.rotations);
-  auto translations = structVector<fb::Vec3>(fbb, m.clip.translations);
-  auto velocities = structVector<fb::Vec3>(fbb, m.velocities);
-  auto angular = structVector<fb::Vec3>(fbb, m.angular_velocities);
   auto root = structVector<fb::RootFrame>(fbb, m.root);
   auto contacts = fbb.CreateVector(m.contacts);
   auto features = fbb.CreateVector(m.features);
   auto facing = fbb.CreateVector(m.facing.candidate_sum.data(), m.facing.candidate_sum.size());
   auto warnings = stringVector(fbb, m.warnings);
-  return fb::CreateMotion(fbb, name, static_cast<uint32_t>(m.clip.frame_count), rotations,
-                          translations, velocities, angular, root, contacts, features,
+  return fb::CreateMotion(fbb, name, static_cast<uint32_t>(m.clip.frame_count), p.rotations,
+                          p.translations, p.velocities, p.angular, root, contacts, features,
                           static_cast<uint16_t>(kFeatureCount), facing, m.facing.configured_sum,
                           m.facing.moving_frames, warnings);
 }
@@ -128,7 +111,7 @@ bool allFinite(const float* v, size_t n) {
 }
 
 ClipMotion readMotion(const fb::Motion* m, size_t joints, const std::string& what,
-                      const char* which) {
+                      const char* which, PartPoses poses) {
   const std::string where = what + " (" + which + ")";
   if (!m || !m->name() || !m->rotations() || !m->translations() || !m->velocities() ||
       !m->angular_velocities() || !m->root() || !m->contacts() || !m->features() ||
@@ -145,10 +128,13 @@ ClipMotion readMotion(const fb::Motion* m, size_t joints, const std::string& wha
   ClipMotion out;
   out.clip.name = m->name()->str();
   out.clip.frame_count = static_cast<int>(frames);
-  out.clip.rotations = fromStructs<glm::quat>(m->rotations());
-  out.clip.translations = fromStructs<glm::vec3>(m->translations());
-  out.velocities = fromStructs<glm::vec3>(m->velocities());
-  out.angular_velocities = fromStructs<glm::vec3>(m->angular_velocities());
+  const bool with_poses = poses == PartPoses::Read;
+  if (with_poses) {
+    out.clip.rotations = fromStructs<glm::quat>(m->rotations());
+    out.clip.translations = fromStructs<glm::vec3>(m->translations());
+    out.velocities = fromStructs<glm::vec3>(m->velocities());
+    out.angular_velocities = fromStructs<glm::vec3>(m->angular_velocities());
+  }
   out.root = fromStructs<CookedRootFrame>(m->root());
   out.contacts = fromScalars(m->contacts());
   out.features = fromScalars(m->features());
@@ -158,10 +144,10 @@ ClipMotion readMotion(const fb::Motion* m, size_t joints, const std::string& wha
   out.facing.moving_frames = m->facing_moving_frames();
   out.warnings = fromStrings(m->warnings());
   const bool finite =
-      allFinite(&out.clip.rotations[0].x, cells * 4) &&
-      allFinite(&out.clip.translations[0].x, cells * 3) &&
-      allFinite(&out.velocities[0].x, cells * 3) &&
-      allFinite(&out.angular_velocities[0].x, cells * 3) &&
+      (!with_poses || (allFinite(&out.clip.rotations[0].x, cells * 4) &&
+                       allFinite(&out.clip.translations[0].x, cells * 3) &&
+                       allFinite(&out.velocities[0].x, cells * 3) &&
+                       allFinite(&out.angular_velocities[0].x, cells * 3))) &&
       allFinite(&out.root[0].position.x, frames * sizeof(CookedRootFrame) / sizeof(float)) &&
       allFinite(out.features.data(), out.features.size());
   if (!finite) refuse(where, "it holds values that are not finite");
@@ -174,6 +160,12 @@ ClipMotion readMotion(const fb::Motion* m, size_t joints, const std::string& wha
 
 std::vector<uint8_t> serializeClipFile(const std::string& key, const ClipPart& part) {
   FlatBufferBuilder fbb(1024 + part.motion.clip.rotations.size() * 64 * (part.mirror ? 2 : 1));
+  // The pose streams first: a builder fills its buffer from the end, so they become the buffer's
+  // bulk, its last bytes, which a reader that needs no poses neither checksums nor reads.
+  const PoseVectors motion_poses = writePoseVectors(fbb, part.motion);
+  PoseVectors mirror_poses;
+  if (part.mirror) mirror_poses = writePoseVectors(fbb, *part.mirror);
+  const size_t bulk_bytes = fbb.GetSize();
   auto version = fbb.CreateString(kCookerVersion);
   auto key_offset = fbb.CreateString(key);
   auto take = fbb.CreateString(part.take);
@@ -182,8 +174,9 @@ std::vector<uint8_t> serializeClipFile(const std::string& key, const ClipPart& p
   auto skeleton = fb::CreateSkeleton(fbb, stringVector(fbb, s.names), fbb.CreateVector(s.parents),
                                      structVector<fb::Vec3>(fbb, s.offsets),
                                      structVector<fb::Quat>(fbb, s.bind_rotations));
-  auto motion = writeMotion(fbb, part.motion);
-  Offset<fb::Motion> mirror = part.mirror ? writeMotion(fbb, *part.mirror) : Offset<fb::Motion>();
+  auto motion = writeMotion(fbb, part.motion, motion_poses);
+  Offset<fb::Motion> mirror =
+      part.mirror ? writeMotion(fbb, *part.mirror, mirror_poses) : Offset<fb::Motion>();
   fb::ClipBuilder clip(fbb);
   clip.add_format_major(kClipFormatMajor);
   clip.add_format_minor(kClipFormatMinor);
@@ -204,20 +197,16 @@ std::vector<uint8_t> serializeClipFile(const std::string& key, const ClipPart& p
   if (part.mirror) clip.add_mirror(mirror);
   fbb.Finish(clip.Finish(), fb::ClipIdentifier());
   std::vector<uint8_t> bytes(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
-  const uint64_t sum = clipFileChecksum(bytes.data(), bytes.size());
-  for (int b = 0; b < 8; ++b) bytes.push_back(static_cast<uint8_t>(sum >> (8 * b)));
+  appendTrailer(bytes, bytes.size() - bulk_bytes);
   return bytes;
 }
 
-ClipFile parseClipFile(const uint8_t* data, size_t size, const std::string& what) {
-  if (size < 16 || !flatbuffers::BufferHasIdentifier(data, fb::ClipIdentifier()))
+ClipFile parseClipFile(const uint8_t* data, size_t size, const std::string& what, PartPoses poses) {
+  if (size < 8 + kTrailerBytes || !flatbuffers::BufferHasIdentifier(data, fb::ClipIdentifier()))
     refuse(what, "it is not an .mmclip file (no MMCL identifier)");
-  const size_t body = size - 8;
-  uint64_t sum = 0;
-  for (int b = 0; b < 8; ++b) sum |= uint64_t(data[body + b]) << (8 * b);
-  if (sum != clipFileChecksum(data, body))
+  if (!checksumsHold(data, size, poses == PartPoses::Read))
     refuse(what, "its checksum does not match: the file is damaged");
-  flatbuffers::Verifier verifier(data, body, flatbuffers::Verifier::Options{});
+  flatbuffers::Verifier verifier(data, size - kTrailerBytes, flatbuffers::Verifier::Options{});
   if (!fb::VerifyClipBuffer(verifier)) refuse(what, "its FlatBuffers structure is damaged");
   const fb::Clip* c = fb::GetClip(data);
   if (c->format_major() != kClipFormatMajor)
@@ -261,44 +250,15 @@ ClipFile parseClipFile(const uint8_t* data, size_t size, const std::string& what
       !(p.unit.scale > 0) || !std::isfinite(p.unit.scale) || !std::isfinite(p.hip_height) ||
       !std::isfinite(p.inferred_scale) || p.inferred_scale < 0)
     refuse(what, "its source rate, frame count or unit is out of range");
-  p.motion = readMotion(c->motion(), joints, what, "motion");
-  if (c->mirror()) p.mirror = readMotion(c->mirror(), joints, what, "mirrored motion");
+  p.motion = readMotion(c->motion(), joints, what, "motion", poses);
+  if (c->mirror()) p.mirror = readMotion(c->mirror(), joints, what, "mirrored motion", poses);
   return out;
 }
 
-ClipFile readClipFile(const std::string& path) {
-  requireRegularFile(path, "give the path of an .mmclip file");
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    throw InputError(path + ": cannot open the file: " + std::strerror(errno) +
-                     "; check its permissions");
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const int error = errno;
-    ::close(fd);
-    throw InputError(path + ": cannot read the file's size: " + std::strerror(error));
-  }
-  const uint64_t size = static_cast<uint64_t>(st.st_size);
-  if (size > kMaxDatabaseBytes) {
-    ::close(fd);
-    refuse(path, "it is larger than any clip part can be");
-  }
-  if (size < 16) {
-    ::close(fd);
-    refuse(path, "it is not an .mmclip file (no MMCL identifier)");
-  }
-  // Mapped, with every page read in at once: the part is read once, so no copy of the file.
-  void* mapped = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-  const int error = errno;
-  ::close(fd);
-  if (mapped == MAP_FAILED)
-    throw InputError(path + ": cannot map the file: " + std::strerror(error));
-  struct Unmap {
-    void* p;
-    size_t n;
-    ~Unmap() { ::munmap(p, n); }
-  } unmap{mapped, size};
-  return parseClipFile(static_cast<const uint8_t*>(mapped), size, path);
+ClipFile readClipFile(const std::string& path, PartPoses poses) {
+  const MappedFile file(path, "give the path of an .mmclip file", poses == PartPoses::Read);
+  if (file.size() > kMaxDatabaseBytes) refuse(path, "it is larger than any clip part can be");
+  return parseClipFile(file.data(), file.size(), path, poses);
 }
 
 std::string firstKeyDifference(const std::string& a, const std::string& b) {

@@ -13,7 +13,7 @@ namespace mmdb::cook {
 
 // The format's version. A reader takes its own major with any minor; the cooker version must
 // match too, since a part is only valid for the cooker that made it.
-inline constexpr uint16_t kClipFormatMajor = 1;
+inline constexpr uint16_t kClipFormatMajor = 2;
 inline constexpr uint16_t kClipFormatMinor = 0;
 
 // A part and the key (clipKey) it was cooked under.
@@ -22,19 +22,20 @@ struct ClipFile {
   ClipPart part;
 };
 
-// The bytes of a .mmclip: the FlatBuffers buffer and its 8-byte checksum. Deterministic.
+// The bytes of a .mmclip: the FlatBuffers buffer, whose bulk is the four pose streams, and the
+// trailer with their checksums (intermediate_file.h). Deterministic.
 std::vector<uint8_t> serializeClipFile(const std::string& key, const ClipPart& part);
 
 // Checks and reads .mmclip bytes: the checksum, the FlatBuffers structure, the format and cooker
 // versions, and that every array has the size the clip's frame and joint counts give, with
 // finite values. Throws InputError "<what>: <what is wrong>; <what to do>".
-ClipFile parseClipFile(const uint8_t* data, size_t size, const std::string& what);
+// PartPoses::Skip checks the pose streams' sizes but neither reads them (nor checksums them) nor
+// puts them in the part.
+ClipFile parseClipFile(const uint8_t* data, size_t size, const std::string& what,
+                       PartPoses poses = PartPoses::Read);
 
 // Reads and parses the file at `path`. Throws InputError naming it.
-ClipFile readClipFile(const std::string& path);
-
-// The checksum that follows the FlatBuffers buffer in the file (8 bytes, little-endian).
-uint64_t clipFileChecksum(const uint8_t* data, size_t size);
+ClipFile readClipFile(const std::string& path, PartPoses poses = PartPoses::Read);
 
 // The key's first line that differs between two keys, as "'<a line>' against '<b line>'", for
 // messages that say why a part does not fit.

@@ -1,21 +1,25 @@
 #include "cache/clip_store.h"
 
 #include "cache/clip_file.h"
+#include "cache/pose_file.h"
 #include "core/errors.h"
 #include "core/fnv1a.h"
 #include "write/database_writer.h"
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <system_error>
 
 namespace mmdb::cook {
 
 namespace fs = std::filesystem;
 
-ClipCacheFolder::ClipCacheFolder(std::string folder) : folder_(std::move(folder)) {
+ClipCacheFolder::ClipCacheFolder(std::string folder, double stamp_settle_seconds)
+    : folder_(std::move(folder)), stamps_(folder_, stamp_settle_seconds) {
   std::error_code ec;
   if (fs::exists(folder_, ec) && !fs::is_directory(folder_, ec))
     throw InputError(folder_ +
@@ -34,19 +38,20 @@ ClipCacheFolder::ClipCacheFolder(std::string folder) : folder_(std::move(folder)
   }
 }
 
-std::string ClipCacheFolder::entryPath(const std::string& key) const {
+std::string ClipCacheFolder::entryPath(const std::string& key, const char* extension) const {
   Fnv1a64 hash;
   hash.add(key.data(), key.size());
   const std::string name = fmt::format("{:016x}", hash.value());
-  return (fs::path(folder_) / name.substr(0, 2) / (name + ".mmclip")).string();
+  return (fs::path(folder_) / name.substr(0, 2) / (name + extension)).string();
 }
 
-std::optional<ClipPart> ClipCacheFolder::find(const std::string& key, int, bool* refused) {
+std::optional<ClipPart> ClipCacheFolder::find(const std::string& key, int, bool* refused,
+                                              PartPoses poses) {
   const std::string path = entryPath(key);
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) return std::nullopt;
   try {
-    ClipFile file = readClipFile(path);
+    ClipFile file = readClipFile(path, poses);
     if (file.key != key) {  // another key with the same hash: a miss, the entry is replaced
       spdlog::debug("clip cache: {} holds another clip ({})", path,
                     firstKeyDifference(file.key, key));
@@ -61,15 +66,64 @@ std::optional<ClipPart> ClipCacheFolder::find(const std::string& key, int, bool*
 }
 
 void ClipCacheFolder::keep(const std::string& key, int, const ClipPart& part) {
-  const std::string path = entryPath(key);
+  keepEntry(entryPath(key), serializeClipFile(key, part), "a clip");
+}
+
+std::optional<StoredPoseCoding> ClipCacheFolder::findPoses(const std::string& key, bool* refused) {
+  const std::string path = entryPath(key, ".mmposes");
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return std::nullopt;
+  try {
+    PoseFile file = readPoseFile(path);
+    if (file.key != key) {  // another key with the same hash: a miss, the entry is replaced
+      spdlog::debug("clip cache: {} holds another pose coding ({})", path,
+                    firstKeyDifference(file.key, key));
+      return std::nullopt;
+    }
+    fs::last_write_time(path, fs::file_time_type::clock::now(), ec);  // recently used
+    return std::move(file.stored);
+  } catch (const InputError& e) {
+    spdlog::warn("clip cache: {}; coding the poses again", e.what());
+    if (refused) *refused = true;
+    return std::nullopt;
+  }
+}
+
+void ClipCacheFolder::keepPoses(const std::string& key, uint32_t frames, uint32_t joints,
+                                const CookedPoseCoding& coding) {
+  keepEntry(entryPath(key, ".mmposes"), serializePoseFile(key, frames, joints, coding),
+            "the pose coding");
+  prunePoseCodings();
+}
+
+// A pose coding is as large as the database's poses, and every edit of a clip makes a new one:
+// keep the most recently used (a hit touches its file), delete the rest.
+void ClipCacheFolder::prunePoseCodings() {
+  std::vector<std::pair<fs::file_time_type, fs::path>> codings;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(folder_, ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().extension() == ".mmposes" && it->is_regular_file(ec))
+      codings.emplace_back(it->last_write_time(ec), it->path());
+  if (codings.size() <= kKeptPoseCodings) return;
+  std::sort(codings.begin(), codings.end(), std::greater<>());
+  for (size_t i = kKeptPoseCodings; i < codings.size(); ++i) fs::remove(codings[i].second, ec);
+}
+
+CookedSource ClipCacheFolder::hashSourceFile(const std::string& path, const std::string& label,
+                                             bool* unread) {
+  return stamps_.hash(path, label, unread);
+}
+
+void ClipCacheFolder::keepEntry(const std::string& path, const std::vector<uint8_t>& bytes,
+                                const char* what) {
   try {
     std::error_code ec;
     fs::create_directories(fs::path(path).parent_path(), ec);
-    writeFileAtomically(path, serializeClipFile(key, part));
+    writeFileAtomically(path, bytes);
   } catch (const InputError& e) {
-    // The cook goes on: a cache that cannot keep a part only makes the next cook slower.
+    // The cook goes on: a cache that cannot keep an entry only makes the next cook slower.
     std::lock_guard lock(warn_mutex_);
-    if (!keep_failed_) spdlog::warn("clip cache: cannot keep a clip: {}", e.what());
+    if (!keep_failed_) spdlog::warn("clip cache: cannot keep {}: {}", what, e.what());
     keep_failed_ = true;
   }
 }
@@ -107,7 +161,7 @@ std::optional<CookedSource> ClipFileList::recordedSource(int index) {
   return load(index).part.source;
 }
 
-std::optional<ClipPart> ClipFileList::find(const std::string& key, int index, bool*) {
+std::optional<ClipPart> ClipFileList::find(const std::string& key, int index, bool*, PartPoses) {
   const std::string& path = files_.at(static_cast<size_t>(index));
   ClipFile file = std::move(load(index));
   loaded_[index].reset();

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "cache/clip_file.h"
+#include "cache/source_stamps.h"
 #include "cook/cook_database.h"
 
 #include <atomic>
@@ -15,22 +16,39 @@
 namespace mmdb::cook {
 
 // <folder>/<2 hex digits>/<16 hex digits>.mmclip, named by a hash of the key; the file also holds
-// the whole key, so a hit is an exact match. Entries are written atomically (a concurrent cook
+// the whole key, so a hit is an exact match. A database's pose coding is kept the same way, as
+// an .mmposes file named by its poseCodingKey, so a cook of the same clips with other weights,
+// tags or ranges codes no pose; the kKeptPoseCodings most recently used codings are kept, older
+// ones deleted. And it remembers each source's hash (SourceStamps), so such a cook
+// reads no source either. Entries are written atomically (a concurrent cook
 // reads the old file or the new one), and one that is damaged, foreign or from another cooker is
 // refused with a warning and cooked again. Deleting the folder at any time is safe.
 class ClipCacheFolder : public ClipStore {
  public:
+  static constexpr size_t kKeptPoseCodings = 8;
+
   // Creates the folder when missing. Throws InputError naming it when it cannot be created or
-  // written to.
-  explicit ClipCacheFolder(std::string folder);
-  std::optional<ClipPart> find(const std::string& key, int index, bool* refused) override;
+  // written to. `stamp_settle_seconds`: SourceStamps'.
+  explicit ClipCacheFolder(std::string folder, double stamp_settle_seconds = 2.0);
+  std::optional<ClipPart> find(const std::string& key, int index, bool* refused,
+                               PartPoses poses) override;
   void keep(const std::string& key, int index, const ClipPart& part) override;
+  std::optional<StoredPoseCoding> findPoses(const std::string& key, bool* refused) override;
+  void keepPoses(const std::string& key, uint32_t frames, uint32_t joints,
+                 const CookedPoseCoding& coding) override;
+  CookedSource hashSourceFile(const std::string& path, const std::string& label,
+                              bool* unread) override;
 
   const std::string& folder() const { return folder_; }
-  std::string entryPath(const std::string& key) const;
+  // `extension`: ".mmclip" for a clip's part, ".mmposes" for a pose coding.
+  std::string entryPath(const std::string& key, const char* extension = ".mmclip") const;
 
  private:
+  void keepEntry(const std::string& path, const std::vector<uint8_t>& bytes, const char* what);
+  void prunePoseCodings();
+
   std::string folder_;
+  SourceStamps stamps_;
   std::mutex warn_mutex_;
   bool keep_failed_ = false;  // warn once when the folder fills up or goes away mid-cook
 };
@@ -46,7 +64,8 @@ std::string defaultClipCacheFolder();
 class ClipFileList : public ClipStore {
  public:
   ClipFileList(std::vector<std::string> files, std::vector<std::string> clip_names);
-  std::optional<ClipPart> find(const std::string& key, int index, bool* refused) override;
+  std::optional<ClipPart> find(const std::string& key, int index, bool* refused,
+                               PartPoses poses) override;
   void keep(const std::string& key, int index, const ClipPart& part) override;
   std::optional<CookedSource> recordedSource(int index) override;
 

@@ -150,7 +150,9 @@ std::string cookReportJson(const CookReportFacts& f) {
       else
         json.value(f.cache);
       json.field("hits", report.store.hits).field("misses", report.store.misses);
-      json.field("refused", report.store.refused).endObject();
+      json.field("refused", report.store.refused);
+      json.field("coded_poses_found", report.store.coded_poses_found);
+      json.field("sources_unread", report.store.sources_unread).endObject();
     }
     json.field("seconds", f.seconds);
     json.endObject();

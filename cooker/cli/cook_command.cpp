@@ -196,12 +196,16 @@ void printSummary(const CookCommandOptions& options, const CookRequest& request,
   for (const std::string& tag : db.tag_names) tags += (tags.empty() ? "" : ", ") + tag;
   std::printf("  tags         %s\n", tags.empty() ? "(none)" : tags.c_str());
   if (report.store.used && !options.link)
-    std::printf("  clip cache   %d of %zu clips from the cache, %d cooked%s (%s)\n",
-                report.store.hits, request.clips.size(), report.store.misses,
-                report.store.refused
-                    ? fmt::format(", {} entries refused", report.store.refused).c_str()
-                    : "",
-                cache.c_str());
+    std::printf(
+        "  clip cache   %d of %zu clips from the cache, %d cooked%s%s%s (%s)\n", report.store.hits,
+        request.clips.size(), report.store.misses,
+        report.store.coded_poses_found ? ", pose coding from the cache" : "",
+        report.store.sources_unread
+            ? fmt::format(", {} unchanged sources not read", report.store.sources_unread).c_str()
+            : "",
+        report.store.refused ? fmt::format(", {} entries refused", report.store.refused).c_str()
+                             : "",
+        cache.c_str());
   std::printf("  warnings     %zu\n", report.warnings.size());
   printCompression(db, compression);
   std::printf("  file size    %s\n", humanBytes(file_bytes).c_str());
@@ -315,11 +319,9 @@ int runCookCommand(const CookCommandOptions& options) {
   CookedDatabase db;
   {
     ProgressLine progress(!options.quiet);
-    db = cookDatabase(request, &report, progress.callback(), store.get());
+    db = cookDatabase(request, &report, progress.callback(), store.get(), PoseOutput::Coded);
   }
-  CompressionReport compression;
-  compressPoses(db, request.settings.compression, request.jobs, &compression, RawPoses::Release);
-  report.stage_seconds.emplace_back("pose compression", compression.seconds);
+  const CompressionReport& compression = report.compression;
   const auto serialize_start = std::chrono::steady_clock::now();
   const flatbuffers::DetachedBuffer buffer = serializeDatabaseBuffer(db);
   const std::span<const uint8_t> bytes(buffer.data(), buffer.size());

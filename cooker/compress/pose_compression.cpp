@@ -20,7 +20,6 @@
 namespace mmdb::cook {
 namespace {
 
-constexpr int kMaxSegmentFrames = 1024;  // the runtime decodes a segment in a stack buffer
 constexpr int kQuatMinBits = 4, kQuatMaxBits = 16;
 // 24 would let a value that rounds up to its power of two overflow the signed mantissa.
 constexpr int kExpMaxBits = 23;
@@ -404,22 +403,7 @@ CookedCodedStream codeVelocities(const std::vector<Track>& tracks, float toleran
 
 }  // namespace
 
-void compressPoses(CookedDatabase& db, const CompressionSettings& settings, int jobs,
-                   CompressionReport* report, RawPoses raw) {
-  const auto start = std::chrono::steady_clock::now();
-  db.pose_coding = CookedPoseCoding{};
-  CompressionReport local;
-  CompressionReport& r = report ? *report : local;
-  r = CompressionReport{};
-  static const char* const kNames[kPoseStreamCount] = {
-      "local_rotations", "local_translations", "local_velocities", "local_angular_velocities"};
-  const size_t frames = db.frame_count, joints = db.joint_count;
-  for (int s = 0; s < kPoseStreamCount; ++s) {
-    r.streams[size_t(s)].name = kNames[s];
-    r.streams[size_t(s)].raw_bytes = uint64_t(frames) * joints * 16;
-  }
-  if (settings.pose == CompressionSettings::Pose::None || frames == 0 || joints == 0) return;
-
+void checkCompressionSettings(const CompressionSettings& settings) {
   checkSetting(std::isfinite(settings.position_tolerance) && settings.position_tolerance > 0,
                "position_tolerance", "must be a positive number of metres");
   checkSetting(std::isfinite(settings.shell_distance) && settings.shell_distance >= 0,
@@ -431,6 +415,47 @@ void compressPoses(CookedDatabase& db, const CompressionSettings& settings, int 
       "angular_velocity_tolerance", "must be a positive number of rad/s");
   checkSetting(settings.segment_frames >= 1 && settings.segment_frames <= kMaxSegmentFrames,
                "segment_frames", "must be 1 to " + std::to_string(kMaxSegmentFrames));
+}
+
+CompressionReport compressionReport(const CookedPoseCoding& coding, size_t frames, size_t joints) {
+  static const char* const kNames[kPoseStreamCount] = {
+      "local_rotations", "local_translations", "local_velocities", "local_angular_velocities"};
+  CompressionReport r;
+  for (int s = 0; s < kPoseStreamCount; ++s) {
+    StreamCompressionReport& sr = r.streams[size_t(s)];
+    sr.name = kNames[s];
+    sr.raw_bytes = uint64_t(frames) * joints * 16;
+    if (!coding.streams[size_t(s)]) continue;
+    r.enabled = true;
+    const CookedCodedStream& stream = *coding.streams[size_t(s)];
+    sr.coded_bytes =
+        stream.tracks.size() * 32 + stream.segment_offsets.size() * 4 + stream.data.size();
+    for (const CookedTrack& t : stream.tracks) {
+      if (t.coding == TrackCoding::Constant)
+        ++sr.constant_tracks;
+      else if (t.coding == TrackCoding::Lossless)
+        ++sr.lossless_tracks;
+      else
+        ++sr.coded_tracks;
+    }
+    sr.max_error = stream.max_error;
+    sr.worst_joint = stream.worst_joint;
+    sr.worst_frame = stream.worst_frame;
+  }
+  return r;
+}
+
+void compressPoses(CookedDatabase& db, const CompressionSettings& settings, int jobs,
+                   CompressionReport* report, RawPoses raw) {
+  const auto start = std::chrono::steady_clock::now();
+  db.pose_coding = CookedPoseCoding{};
+  CompressionReport local;
+  CompressionReport& r = report ? *report : local;
+  const size_t frames = db.frame_count, joints = db.joint_count;
+  r = compressionReport(db.pose_coding, frames, joints);
+  if (settings.pose == CompressionSettings::Pose::None || frames == 0 || joints == 0) return;
+
+  checkCompressionSettings(settings);
   if (jobs <= 0) jobs = int(std::max(1u, std::thread::hardware_concurrency()));
   meshopt_encodeVertexVersion(0);  // the format every meshoptimizer decodes
 
@@ -551,24 +576,7 @@ void compressPoses(CookedDatabase& db, const CompressionSettings& settings, int 
   coding.streams[kStreamAngularVelocities] =
       codeVelocities(ang, float(settings.angular_velocity_tolerance), segment_frames, frames, jobs);
 
-  r.enabled = true;
-  for (int s = 0; s < kPoseStreamCount; ++s) {
-    const CookedCodedStream& stream = *coding.streams[size_t(s)];
-    StreamCompressionReport& sr = r.streams[size_t(s)];
-    sr.coded_bytes =
-        stream.tracks.size() * 32 + stream.segment_offsets.size() * 4 + stream.data.size();
-    for (const CookedTrack& t : stream.tracks) {
-      if (t.coding == TrackCoding::Constant)
-        ++sr.constant_tracks;
-      else if (t.coding == TrackCoding::Lossless)
-        ++sr.lossless_tracks;
-      else
-        ++sr.coded_tracks;
-    }
-    sr.max_error = stream.max_error;
-    sr.worst_joint = stream.worst_joint;
-    sr.worst_frame = stream.worst_frame;
-  }
+  r = compressionReport(coding, frames, joints);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 

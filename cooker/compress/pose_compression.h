@@ -8,6 +8,7 @@
 #include "core/cooked_database.h"
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -36,6 +37,13 @@ struct CompressionReport {
 // stream's raw vector out of the file, so a cook releases them: then the raw streams, their
 // per-joint copies and the decoded trial tracks are never all in memory at once.
 enum class RawPoses { Keep, Release };
+
+// Throws InputError naming the [compression] key of a setting out of range.
+void checkCompressionSettings(const CompressionSettings& settings);
+
+// The report of a coding (sizes, track counts, measured errors) of `frames` x `joints` poses;
+// `seconds` is 0 and `enabled` false when no stream is coded.
+CompressionReport compressionReport(const CookedPoseCoding& coding, size_t frames, size_t joints);
 
 // Codes db's four pose streams into db.pose_coding (or clears it for Pose::None) and fills
 // *report. Deterministic: the same bytes for any `jobs` (0 = all cores). Throws InputError for

@@ -328,6 +328,24 @@ std::string clipKey(const CookRequest& request, int index, const CookedSource& s
   return k;
 }
 
+std::string poseCodingKey(const CookRequest& request, const std::vector<std::string>& clip_keys) {
+  const CompressionSettings& c = request.settings.compression;
+  std::string k;
+  auto line = [&k](const std::string& text) { (k += text) += '\n'; };
+  line("mmposes key 1");
+  line("cooker " + keyText(kCookerVersion));
+  line(fmt::format("tolerances {:a} {:a} {:a} {:a} segment {}", c.position_tolerance,
+                   c.shell_distance, c.velocity_tolerance, c.angular_velocity_tolerance,
+                   c.segment_frames));
+  line(fmt::format("clips {}", clip_keys.size()));
+  for (const std::string& key : clip_keys) {
+    Fnv1a64 hash;
+    hash.add(key.data(), key.size());
+    line(fmt::format("{:016x} {}", hash.value(), key.size()));
+  }
+  return k;
+}
+
 ClipPart cookClipPart(const CookRequest& request, int index, const CookedSource& source,
                       const ClipContext* context) {
   const CookSettings& settings = request.settings;
@@ -396,80 +414,117 @@ SourceTable distinctSources(const CookRequest& request) {
 
 // A store finds parts by their key, which holds the source's hash: hash every source first (or
 // take it from the part, when the store's parts vouch for their sources).
-void hashSourcesForStore(const CookRequest& request, ClipStore& store, int jobs, SourceTable& t) {
+void hashSourcesForStore(const CookRequest& request, ClipStore& store, int jobs, SourceTable& t,
+                         ClipStoreCounts& counts) {
+  std::atomic<int> unread{0};
   parallelFor(0, static_cast<int>(t.sources.size()), jobs, [&](int s) {
     const ClipSpec& spec = request.clips[t.hashing_clip[s]];
     if (std::optional<CookedSource> recorded = store.recordedSource(t.hashing_clip[s])) {
       t.sources[s] = *recorded;
       t.sources[s].path = spec.source_label.empty() ? spec.source : spec.source_label;
     } else {
-      t.sources[s] = hashSource(spec.source, spec.source_label);
+      bool was_unread = false;
+      t.sources[s] = store.hashSourceFile(spec.source, spec.source_label, &was_unread);
+      if (was_unread) ++unread;
     }
   });
+  counts.sources_unread = unread;
 }
 
 // Every clip's part, from the store or cooked, and the first clip's context. The first clip is
-// obtained alone: it fixes the skeleton, the roles and (when nothing else gives it) the unit.
-// Without a store, a clip's source is hashed after it is cooked, so a bad file gets the
-// importer's message.
+// obtained alone: it fixes the skeleton, the roles and (when nothing else gives it) the unit,
+// which the other clips' keys name. Without a store, a clip's source is hashed after it is
+// cooked, so a bad file gets the importer's message.
 struct ObtainedParts {
   std::vector<ClipPart> parts;
   ClipContext context;
+  std::vector<std::string> keys;  // with a store: each clip's key
 };
 
-ObtainedParts obtainParts(const CookRequest& request, ClipStore* store, int jobs,
-                          const CookProgress& progress, SourceTable& t, ClipStoreCounts& counts) {
-  const int clip_count = static_cast<int>(request.clips.size());
-  ObtainedParts out;
-  out.parts.resize(clip_count);
-  std::atomic<int> hits{0}, misses{0}, refused{0};
-  std::atomic<uint64_t> estimated_bytes{0};
-  std::mutex progress_mutex;
-  int done = 0;
-  auto obtain = [&](int i) {
-    const ClipSpec& spec = request.clips[i];
-    const CookedSource& source = t.sources[t.source_of[i]];
-    ClipPart& part = out.parts[i];
-    const ClipContext* context = i == 0 ? nullptr : &out.context;
+class PartGetter {
+ public:
+  PartGetter(const CookRequest& request, ClipStore* store, const CookProgress& progress,
+             SourceTable& sources, ObtainedParts& out)
+      : request_(request), store_(store), progress_(progress), t_(sources), out_(out) {
+    const size_t clip_count = request.clips.size();
+    out.parts.resize(clip_count);
+    if (store) out.keys.resize(clip_count);
+  }
+
+  // Clip i's part; without its pose streams for PartPoses::Skip (which a store may then not
+  // even read). Thread-safe for distinct clips, once clip 0 is done.
+  void obtain(int i, PartPoses poses) {
+    const ClipSpec& spec = request_.clips[i];
+    const CookedSource& source = t_.sources[t_.source_of[i]];
+    ClipPart& part = out_.parts[i];
+    const ClipContext* context = i == 0 ? nullptr : &out_.context;
     bool found = false;
-    std::string key;
-    if (store) {
-      key = clipKey(request, i, source, context);
+    if (store_) {
+      if (out_.keys[i].empty()) out_.keys[i] = clipKey(request_, i, source, context);
       bool was_refused = false;
-      if (auto kept = store->find(key, i, &was_refused)) {
+      if (auto kept = store_->find(out_.keys[i], i, &was_refused, poses)) {
         part = std::move(*kept);
         found = true;
       }
-      if (was_refused) ++refused;
+      if (was_refused) ++refused_;
     }
     if (found) {
-      ++hits;
+      ++hits_;
       if (context)
         checkSameSkeleton(context->skeleton, context->first_where, part.skeleton, where(spec));
     } else {
-      part = cookClipPart(request, i, store ? source : CookedSource{}, context);
-      if (!store && t.hashing_clip[t.source_of[i]] == i)
-        t.sources[t.source_of[i]] = hashSource(spec.source, spec.source_label);
-      if (store) {
-        ++misses;
-        store->keep(key, i, part);
+      part = cookClipPart(request_, i, store_ ? source : CookedSource{}, context);
+      if (!store_ && t_.hashing_clip[t_.source_of[i]] == i)
+        t_.sources[t_.source_of[i]] = hashSource(spec.source, spec.source_label);
+      if (store_) {
+        ++misses_;
+        store_->keep(out_.keys[i], i, part);
       }
+      if (poses == PartPoses::Skip) dropPoses(part);
     }
-    checkEstimate(spec, estimated_bytes +=
+    checkEstimate(spec, estimated_bytes_ +=
                         estimatedDatabaseBytes(partFrames(part), part.skeleton.names.size()));
-    if (progress) {
-      std::lock_guard<std::mutex> lock(progress_mutex);
-      progress(++done, clip_count);
+    if (progress_) {
+      std::lock_guard<std::mutex> lock(progress_mutex_);
+      progress_(++done_, static_cast<int>(request_.clips.size()));
     }
-  };
-  obtain(0);
-  out.context = clipContext(request, out.parts[0]);
-  parallelFor(1, clip_count, jobs, obtain);
-  counts.hits = hits;
-  counts.misses = misses;
-  counts.refused = refused;
-  return out;
-}
+  }
+
+  // With a store, after clip 0: every clip's key, so that the pose coding can be looked up before
+  // the other parts are read.
+  void makeKeys() {
+    for (size_t i = 1; i < out_.keys.size(); ++i)
+      out_.keys[i] =
+          clipKey(request_, static_cast<int>(i), t_.sources[t_.source_of[i]], &out_.context);
+  }
+
+  void count(ClipStoreCounts& counts) const {
+    counts.hits = hits_;
+    counts.misses = misses_;
+    counts.refused += refused_;
+  }
+
+  static void dropPoses(ClipPart& part) {
+    for (ClipMotion* m : {&part.motion, part.mirror ? &*part.mirror : nullptr}) {
+      if (!m) continue;
+      std::vector<glm::quat>().swap(m->clip.rotations);
+      std::vector<glm::vec3>().swap(m->clip.translations);
+      std::vector<glm::vec3>().swap(m->velocities);
+      std::vector<glm::vec3>().swap(m->angular_velocities);
+    }
+  }
+
+ private:
+  const CookRequest& request_;
+  ClipStore* store_;
+  const CookProgress& progress_;
+  SourceTable& t_;
+  ObtainedParts& out_;
+  std::atomic<int> hits_{0}, misses_{0}, refused_{0};
+  std::atomic<uint64_t> estimated_bytes_{0};
+  std::mutex progress_mutex_;
+  int done_ = 0;
+};
 
 // Logs and records the warnings, in manifest order, as soon as they are known, so a later error
 // does not hide them.
@@ -517,7 +572,7 @@ struct Concatenated {
 };
 
 Concatenated concatenateParts(const CookRequest& request, const std::vector<int>& source_of,
-                              std::vector<ClipPart>& parts, CookedDatabase& db) {
+                              std::vector<ClipPart>& parts, bool with_poses, CookedDatabase& db) {
   Concatenated out;
   auto add = [&](const ClipMotion& m, int spec_index, const ClipPart& part, int mirror_of) {
     const ClipSpec& spec = request.clips[spec_index];
@@ -537,10 +592,12 @@ Concatenated concatenateParts(const CookRequest& request, const std::vector<int>
     out.tagging.push_back(std::move(t));
     db.clips.push_back(std::move(c));
     db.frame_count += static_cast<uint32_t>(m.clip.frame_count);
-    append(db.local_rotations, m.clip.rotations);
-    append(db.local_translations, m.clip.translations);
-    append(db.local_velocities, m.velocities);
-    append(db.local_angular_velocities, m.angular_velocities);
+    if (with_poses) {
+      append(db.local_rotations, m.clip.rotations);
+      append(db.local_translations, m.clip.translations);
+      append(db.local_velocities, m.velocities);
+      append(db.local_angular_velocities, m.angular_velocities);
+    }
     append(db.root_motion, m.root);
     append(db.contacts, m.contacts);
     append(out.raw_features, m.features);
@@ -548,9 +605,11 @@ Concatenated concatenateParts(const CookRequest& request, const std::vector<int>
   size_t total_frames = 0;
   for (const auto& part : parts) total_frames += partFrames(part);
   const size_t joints = db.joint_count;
-  for (auto* v : {&db.local_translations, &db.local_velocities, &db.local_angular_velocities})
-    reserveLarge(*v, total_frames * joints);
-  reserveLarge(db.local_rotations, total_frames * joints);
+  if (with_poses) {
+    for (auto* v : {&db.local_translations, &db.local_velocities, &db.local_angular_velocities})
+      reserveLarge(*v, total_frames * joints);
+    reserveLarge(db.local_rotations, total_frames * joints);
+  }
   reserveLarge(db.root_motion, total_frames);
   reserveLarge(db.contacts, total_frames);
   reserveLarge(out.raw_features, total_frames * kFeatureCount);
@@ -620,13 +679,79 @@ void recordSettings(const CookSettings& settings, const ClipStageSettings& stage
   for (const auto& b : db.feature_blocks) cs.block_weights.push_back(b.weight);
 }
 
+// What the store keeps of the database's pose coding: the key it is kept under, and the coding
+// when the store has it.
+struct KeptPoses {
+  std::string key;
+  std::optional<StoredPoseCoding> stored;
+};
+
+// Every clip's part, and, for a cook that codes its poses from a store, the store's coding of
+// them. The coding is looked up between the first part and the others (its key names every
+// clip's key, and the first clip fixes the others'), so that a hit reads no other part's poses.
+KeptPoses obtainParts(const CookRequest& request, ClipStore* store, int jobs,
+                      const CookProgress& progress, bool code_poses, SourceTable& t,
+                      ObtainedParts& out, ClipStoreCounts& counts) {
+  const int clip_count = static_cast<int>(request.clips.size());
+  PartGetter getter(request, store, progress, t, out);
+  getter.obtain(0, PartPoses::Read);
+  out.context = clipContext(request, out.parts[0]);
+  KeptPoses kept;
+  if (store && code_poses) {
+    getter.makeKeys();
+    kept.key = poseCodingKey(request, out.keys);
+    bool refused = false;
+    kept.stored = store->findPoses(kept.key, &refused);
+    if (refused) ++counts.refused;
+  }
+  const PartPoses poses = kept.stored ? PartPoses::Skip : PartPoses::Read;
+  if (kept.stored) PartGetter::dropPoses(out.parts[0]);
+  parallelFor(1, clip_count, jobs, [&](int i) { getter.obtain(i, poses); });
+  getter.count(counts);
+  if (kept.stored) {
+    uint64_t frames = 0;
+    for (const ClipPart& part : out.parts) frames += partFrames(part);
+    const size_t joints = out.context.skeleton.names.size();
+    if (kept.stored->frame_count != frames || kept.stored->joint_count != joints) {
+      // Only a damaged store gets here: the coding's key names these very parts.
+      spdlog::warn(
+          "clip cache: the pose coding kept for these clips codes {} frames of {} joints, not "
+          "{} of {}; coding the poses again",
+          kept.stored->frame_count, kept.stored->joint_count, frames, joints);
+      kept.stored.reset();
+      ++counts.refused;
+      // Every part again, with its poses; the counts stay those of the first pass.
+      PartGetter again(request, store, {}, t, out);
+      again.obtain(0, PartPoses::Read);
+      parallelFor(1, clip_count, jobs, [&](int i) { again.obtain(i, PartPoses::Read); });
+    }
+  }
+  counts.coded_poses_found = kept.stored.has_value();
+  return kept;
+}
+
+// The pose coding: the store's, or made now (and offered to the store).
+void codePoses(const CompressionSettings& compression, int jobs, ClipStore* store, KeptPoses& kept,
+               CookedDatabase& db, CookReport& report) {
+  if (kept.stored) {
+    db.pose_coding = std::move(kept.stored->coding);
+    report.compression = compressionReport(db.pose_coding, db.frame_count, db.joint_count);
+    return;
+  }
+  compressPoses(db, compression, jobs, &report.compression, RawPoses::Release);
+  if (store) store->keepPoses(kept.key, db.frame_count, db.joint_count, db.pose_coding);
+}
+
 }  // namespace
 
 CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
-                            const CookProgress& progress, ClipStore* store) {
+                            const CookProgress& progress, ClipStore* store, PoseOutput poses) {
   const CookSettings& settings = request.settings;
   if (request.clips.empty()) throw InputError("there are no clips to cook; add at least one");
   checkWeights(settings);
+  const bool code_poses =
+      poses == PoseOutput::Coded && settings.compression.pose != CompressionSettings::Pose::None;
+  if (code_poses) checkCompressionSettings(settings.compression);
   const ClipStageSettings stage = clipStageSettings(settings);
   const int jobs = request.jobs > 0
                        ? request.jobs
@@ -637,10 +762,12 @@ CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
 
   SourceTable sources = distinctSources(request);
   if (store) {
-    hashSourcesForStore(request, *store, jobs, sources);
+    hashSourcesForStore(request, *store, jobs, sources, report.store);
     report.stage_seconds.emplace_back("source hashes", stopwatch.lap());
   }
-  ObtainedParts obtained = obtainParts(request, store, jobs, progress, sources, report.store);
+  ObtainedParts obtained;
+  KeptPoses kept =
+      obtainParts(request, store, jobs, progress, code_poses, sources, obtained, report.store);
   report.stage_seconds.emplace_back(
       store ? "clips (import and clip stages, or the store)" : "import and clip stages",
       stopwatch.lap());
@@ -652,13 +779,20 @@ CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
   db.sources = std::move(sources.sources);
   db.joint_count = static_cast<uint32_t>(obtained.context.skeleton.names.size());
   db.frame_rate = static_cast<float>(settings.frame_rate);
-  Concatenated joined = concatenateParts(request, sources.source_of, obtained.parts, db);
+  Concatenated joined =
+      concatenateParts(request, sources.source_of, obtained.parts, !kept.stored.has_value(), db);
   linkFeatures(joined, obtained.context.roles, settings, stage, warn, db);
   describeSkeleton(obtained.context.skeleton, obtained.context.roles, report.unit_scale,
                    db.skeleton);
   recordSettings(settings, stage, report.unit_scale, db);
 
   report.stage_seconds.emplace_back("assembly", stopwatch.lap());
+  if (code_poses) {
+    codePoses(settings.compression, jobs, store, kept, db, report);
+    report.stage_seconds.emplace_back(
+        report.store.coded_poses_found ? "pose compression (from the store)" : "pose compression",
+        report.compression.seconds = stopwatch.lap());
+  }
   if (report_out) *report_out = std::move(report);
   return db;
 }

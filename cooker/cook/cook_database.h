@@ -2,10 +2,13 @@
 //  - per clip (cookClipPart): import, units, resample, mirror, root motion, velocities, contacts
 //    and raw features. Pure: a clip's part depends only on the inputs its key names (clipKey),
 //    so a ClipStore may keep it and give it back instead of cooking it again;
-//  - per database (in cookDatabase, after every part): normalization, tags, ranges, bounds.
+//  - per database (in cookDatabase, after every part): normalization, tags, ranges, bounds and,
+//    for PoseOutput::Coded, the pose coding. The coding depends only on the parts and the
+//    [compression] settings (poseCodingKey), so a ClipStore may keep it too.
 // Deterministic: the result does not depend on request.jobs, nor on which parts came from a store.
 #pragma once
 
+#include "compress/pose_compression.h"
 #include "cook/clip_stages.h"
 #include "cook/skeleton_presets.h"
 #include "cook/units.h"
@@ -33,6 +36,8 @@ struct ClipStoreCounts {
   int hits = 0;     // parts the store gave back: nothing imported
   int misses = 0;   // parts cooked (and handed to the store)
   int refused = 0;  // entries the store held but refused (corrupt, foreign, other version)
+  bool coded_poses_found = false;  // the pose coding came from the store: nothing was coded
+  int sources_unread = 0;          // sources whose hash the store remembered: not read
 };
 
 struct CookReport {
@@ -45,6 +50,7 @@ struct CookReport {
   // Wall time of each part of the cook, in order ("source hashes", "clips", "assembly", ...).
   std::vector<std::pair<std::string, double>> stage_seconds;
   ClipStoreCounts store;
+  CompressionReport compression;  // PoseOutput::Coded
 };
 
 // One clip of the manifest after every per-clip stage: what a .mmclip file holds.
@@ -81,6 +87,11 @@ ClipContext clipContext(const CookRequest& request, const ClipPart& first);
 std::string clipKey(const CookRequest& request, int index, const CookedSource& source,
                     const ClipContext* context);
 
+// Every input the database's pose coding depends on, as text: the cooker's version, the
+// [compression] settings and, in order, a hash of each clip's key (the clips' poses, one after
+// another, are the streams it codes). Weights, tags and ranges are not in it.
+std::string poseCodingKey(const CookRequest& request, const std::vector<std::string>& clip_keys);
+
 // FNV-1a 64 hash, size and format of a source file; `label` is the path to record.
 CookedSource hashSource(const std::string& path, const std::string& label);
 
@@ -88,6 +99,17 @@ CookedSource hashSource(const std::string& path, const std::string& label);
 // makes its own. Throws InputError for anything a user can fix.
 ClipPart cookClipPart(const CookRequest& request, int index, const CookedSource& source,
                       const ClipContext* context);
+
+// Whether a part is needed with its four pose streams (rotations, translations, velocities,
+// angular velocities) or only with the rest (root motion, contacts, features, ...).
+enum class PartPoses { Read, Skip };
+
+// A database's pose coding as a store keeps it, with the counts it codes.
+struct StoredPoseCoding {
+  uint32_t frame_count = 0;
+  uint32_t joint_count = 0;
+  CookedPoseCoding coding;
+};
 
 // Keeps clip parts between cooks (a cache folder, or the .mmclip files given to a link).
 // Called from the cooking threads, so an implementation must be thread-safe.
@@ -97,7 +119,9 @@ class ClipStore {
   // The part kept under `key` for clip `index`, or nullopt. May throw InputError when a missing
   // part is an error (a link without the clip's file). `refused` is set when an entry was there
   // but could not be used.
-  virtual std::optional<ClipPart> find(const std::string& key, int index, bool* refused) = 0;
+  // For PartPoses::Skip the part's pose streams may be left out (the cook has their coding).
+  virtual std::optional<ClipPart> find(const std::string& key, int index, bool* refused,
+                                       PartPoses poses = PartPoses::Read) = 0;
   // Offers a freshly cooked part. May throw InputError.
   virtual void keep(const std::string& key, int index, const ClipPart& part) = 0;
   // The source of clip `index` as its part recorded it (hash, size, format), for a store whose
@@ -105,13 +129,38 @@ class ClipStore {
   // parts (a build that re-runs cook-clip when a source changes) for their freshness. nullopt:
   // the cook hashes the source. May throw InputError.
   virtual std::optional<CookedSource> recordedSource(int /*index*/) { return std::nullopt; }
+  // The hash, size and format of the source file at `path`, as hashSource gives them. A store may
+  // remember them for a file that has not changed since; then it sets `unread`. The default reads
+  // the file. Throws InputError as hashSource does.
+  virtual CookedSource hashSourceFile(const std::string& path, const std::string& label,
+                                      bool* /*unread*/) {
+    return hashSource(path, label);
+  }
+  // The pose coding kept under `key` (poseCodingKey), or nullopt; `refused` as for find. A store
+  // that keeps none (the default) finds none.
+  virtual std::optional<StoredPoseCoding> findPoses(const std::string& /*key*/, bool* /*refused*/) {
+    return std::nullopt;
+  }
+  // Offers a fresh pose coding. Never throws: a store that cannot keep it only makes the next
+  // cook slower.
+  virtual void keepPoses(const std::string& /*key*/, uint32_t /*frames*/, uint32_t /*joints*/,
+                         const CookedPoseCoding& /*coding*/) {}
 };
 
 // Called from the cooking threads with (clips done, clip count); may be empty.
 using CookProgress = std::function<void(int done, int total)>;
 
+// What the cook leaves in the pose streams:
+//  - Raw: the raw streams, for tools and tests that read them (compressPoses may code them later);
+//  - Coded: the coding that request.settings.compression asks for (none for pose = "none"),
+//    from the store when it keeps one for these parts and settings, else coded and offered to
+//    it. The raw streams of a coded database are released (or never assembled). What mmcook
+//    writes.
+enum class PoseOutput { Raw, Coded };
+
 // Throws InputError for anything a user can fix (file, clip, frame or joint named).
 CookedDatabase cookDatabase(const CookRequest& request, CookReport* report = nullptr,
-                            const CookProgress& progress = {}, ClipStore* store = nullptr);
+                            const CookProgress& progress = {}, ClipStore* store = nullptr,
+                            PoseOutput poses = PoseOutput::Raw);
 
 }  // namespace mmdb::cook

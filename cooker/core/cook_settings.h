@@ -34,6 +34,9 @@ struct RoleSettings {
   std::optional<glm::vec3> facing_axis;  // local axis of the facing joint
 };
 
+// The longest segment of a coded pose stream: the runtime decodes a segment in a stack buffer.
+inline constexpr int kMaxSegmentFrames = 1024;
+
 // [compression]: how the pose streams are stored. Features, bounds and root motion stay raw:
 // the search and the GPU read them in place.
 struct CompressionSettings {

@@ -139,6 +139,10 @@ Offset<fb::CodedStream> writeCodedStream(FlatBufferBuilder& fbb, const CookedCod
                                s.worst_frame);
 }
 
+std::string systemReason(int error) { return std::strerror(error); }
+
+}  // namespace
+
 Offset<fb::PoseCoding> writePoseCoding(FlatBufferBuilder& fbb, const CookedPoseCoding& c) {
   std::array<Offset<fb::CodedStream>, kPoseStreamCount> streams{};
   for (int i = 0; i < kPoseStreamCount; ++i)
@@ -148,10 +152,6 @@ Offset<fb::PoseCoding> writePoseCoding(FlatBufferBuilder& fbb, const CookedPoseC
                               streams[kStreamAngularVelocities], c.position_tolerance,
                               c.shell_distance, c.velocity_tolerance, c.angular_velocity_tolerance);
 }
-
-std::string systemReason(int error) { return std::strerror(error); }
-
-}  // namespace
 
 namespace {
 

@@ -22,6 +22,11 @@ std::vector<uint8_t> serializeDatabase(const CookedDatabase& db);
 // pages where the system has them). What mmcook writes: a database is often tens of MB.
 flatbuffers::DetachedBuffer serializeDatabaseBuffer(const CookedDatabase& db);
 
+// The schema's PoseCoding table of `coding`, as the database holds it (the clip cache keeps it
+// too, in an .mmposes file).
+flatbuffers::Offset<fb::PoseCoding> writePoseCoding(flatbuffers::FlatBufferBuilder& fbb,
+                                                    const CookedPoseCoding& coding);
+
 // Writes `bytes` to `path` through a temporary file in the same folder, flushed to disk and then
 // renamed over `path`, so a reader sees the old file or the new one, never a partial one. The
 // temporary file is unnamed while it is written (O_TMPFILE, where the file system has it), so a

@@ -1,16 +1,16 @@
 # Every #include "<folder>/..." in cooker/<folder>/ names a folder that folder may use, the same
 # rule the per-folder libraries link by (cooker/CMakeLists.txt):
-#   core <- import <- cook,  core <- manifest,  core <- write,  core <- compress,
+#   core <- import + compress <- cook,  core <- manifest,  core <- write,
 #   cook + write <- cache,
 #   everything <- cli
 #   cmake -DCOOKER=<repo>/cooker -P check_include_direction.cmake
 cmake_policy(VERSION 3.25)
 set(allowed_core core)
 set(allowed_import core import)
-set(allowed_cook core import cook)
+set(allowed_cook core import compress cook)
 set(allowed_manifest core manifest)
 set(allowed_write core write)
-set(allowed_cache core import cook write cache)
+set(allowed_cache core import compress cook write cache)
 set(allowed_compress core compress)
 set(allowed_cli core import cook manifest write compress cache cli)
 

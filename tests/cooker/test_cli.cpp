@@ -636,7 +636,8 @@ TEST_F(Cli, TheDefaultClipCacheServesTheNextCook) {
       << cold.out;
   const CliRun warm = mmcook({"cook", "loco.toml", "-o", "warm.mmdb", "--report", "warm.json"});
   ASSERT_EQ(warm.exit_code, 0) << warm.err;
-  EXPECT_NE(warm.out.find("  clip cache   2 of 2 clips from the cache, 0 cooked ("),
+  EXPECT_NE(warm.out.find("  clip cache   2 of 2 clips from the cache, 0 cooked, pose coding from "
+                          "the cache"),
             std::string::npos)
       << warm.out;
   EXPECT_TRUE(readFile(folder_ / "cold.mmdb") == readFile(folder_ / "warm.mmdb"));
@@ -644,6 +645,7 @@ TEST_F(Cli, TheDefaultClipCacheServesTheNextCook) {
   EXPECT_EQ(report["clip_cache"]["hits"].number(), 2);
   EXPECT_EQ(report["clip_cache"]["misses"].number(), 0);
   EXPECT_EQ(report["clip_cache"]["refused"].number(), 0);
+  EXPECT_TRUE(std::get<bool>(report["clip_cache"]["coded_poses_found"].value));
   EXPECT_EQ(report["clip_cache"]["folder"].string(), (folder_ / "cache").string());
 
   const CliRun none =

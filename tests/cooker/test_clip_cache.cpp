@@ -2,6 +2,8 @@
 // must give the bytes of the one-piece cook, and a part that does not fit is never used.
 #include "cache/clip_file.h"
 #include "cache/clip_store.h"
+#include "cache/intermediate_file.h"
+#include "cache/pose_file.h"
 #include "cook/cook_database.h"
 #include "core/errors.h"
 #include "synthetic_bvh.h"
@@ -11,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <spdlog/fmt/fmt.h>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -64,6 +67,19 @@ std::vector<std::string> cookClipFiles(const CookRequest& r, const fs::path& fol
     writeBytes(files.back(), serializeClipFile(key, part));
   }
   return files;
+}
+
+// What mmcook writes: the poses coded (from the store when it keeps them).
+std::vector<uint8_t> cookCodedBytes(const CookRequest& r, ClipStore* store = nullptr,
+                                    CookReport* report = nullptr) {
+  return serializeDatabase(cookDatabase(r, report, {}, store, PoseOutput::Coded));
+}
+
+std::vector<fs::path> poseEntries(const fs::path& folder) {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::recursive_directory_iterator(folder))
+    if (e.path().extension() == ".mmposes") out.push_back(e.path());
+  return out;
 }
 
 std::vector<std::string> names(const CookRequest& r) {
@@ -218,7 +234,7 @@ TEST_F(ClipCache, DamagedEntriesAreRefusedAndCookedAgain) {
   truncated.resize(truncated.size() / 3);
   writeBytes(entries[1], truncated);
   writeBytes(entries[2], std::vector<uint8_t>(whole.begin(), whole.begin() + 4096));  // an .mmdb
-  // Another cooker's part: the version string changed and the checksum sealed again.
+  // Another cooker's part: the version string changed and the checksums sealed again.
   std::vector<uint8_t> other = readBytes(entries[3]);
   const std::string version = kCookerVersion;
   // The last copy: the first is in the key (strings made first end up last in the buffer).
@@ -226,9 +242,7 @@ TEST_F(ClipCache, DamagedEntriesAreRefusedAndCookedAgain) {
   ASSERT_NE(at, other.end());
   at[7] = '0';
   at[9] = '9';
-  other.resize(other.size() - 8);
-  const uint64_t sum = clipFileChecksum(other.data(), other.size());
-  for (int b = 0; b < 8; ++b) other.push_back(static_cast<uint8_t>(sum >> (8 * b)));
+  resealIntermediate(other);
   writeBytes(entries[3], other);
   try {
     parseClipFile(other.data(), other.size(), "other.mmclip");
@@ -322,6 +336,233 @@ TEST_F(ClipCache, AnUnusableCacheFolderIsAnErrorNamingIt) {
     EXPECT_THROW(ClipCacheFolder((dir_ / "locked").string()), InputError);
     ::chmod((dir_ / "locked").c_str(), 0700);
   }
+}
+
+// ---- the pose coding in the cache ----------------------------------------------------------
+
+// A change that leaves every clip as it was (weights, tags, ranges) takes the pose coding from the
+// cache, reads no part's poses, and gives the bytes of a cook without a cache.
+TEST_F(ClipCache, ALinkSettingChangeTakesThePoseCodingFromTheCache) {
+  CookRequest r = clips();
+  ClipCacheFolder cache((dir_ / "cache").string());
+  CookReport first;
+  EXPECT_EQ(cookCodedBytes(r, &cache, &first), cookCodedBytes(r));
+  EXPECT_FALSE(first.store.coded_poses_found);
+  EXPECT_TRUE(first.compression.enabled);
+  EXPECT_EQ(poseEntries(dir_ / "cache").size(), 1u);
+  r.settings.weights[kBlockTrajectoryDirection] = 3.0f;
+  r.clips[0].tags = {"walk"};
+  r.clips[1].ranges = {{10, 20, {"sharp"}, false}};
+  for (int jobs : {1, 2}) {
+    r.jobs = jobs;
+    CookReport warm;
+    EXPECT_EQ(cookCodedBytes(r, &cache, &warm), cookCodedBytes(r)) << "jobs " << jobs;
+    EXPECT_TRUE(warm.store.coded_poses_found);
+    EXPECT_EQ(warm.store.hits, 4);
+    // The report is the coding's, as when it was made.
+    for (int s = 0; s < kPoseStreamCount; ++s) {
+      EXPECT_EQ(warm.compression.streams[s].coded_bytes, first.compression.streams[s].coded_bytes);
+      EXPECT_EQ(warm.compression.streams[s].max_error, first.compression.streams[s].max_error);
+      EXPECT_EQ(warm.compression.streams[s].worst_frame, first.compression.streams[s].worst_frame);
+    }
+  }
+  // Raw output never looks at the pose coding in the store.
+  CookReport raw;
+  EXPECT_EQ(cookBytes(r, &cache, &raw), cookBytes(r));
+  EXPECT_FALSE(raw.store.coded_poses_found);
+}
+
+// The coding's key names the clips and the [compression] settings: a change to either codes the
+// poses again.
+TEST_F(ClipCache, ACompressionOrClipChangeCodesThePosesAgain) {
+  CookRequest r = clips();
+  ClipCacheFolder cache((dir_ / "cache").string());
+  cookCodedBytes(r, &cache);
+  CookReport report;
+  r.settings.compression.position_tolerance = 0.0002;
+  EXPECT_EQ(cookCodedBytes(r, &cache, &report), cookCodedBytes(r));
+  EXPECT_FALSE(report.store.coded_poses_found);
+  EXPECT_EQ(report.store.hits, 4);
+  r.clips[3].name = "sprint";
+  EXPECT_EQ(cookCodedBytes(r, &cache, &report), cookCodedBytes(r));
+  EXPECT_FALSE(report.store.coded_poses_found);
+  write("walk.bvh", bvhText(walkFrames(121, 1.3f)));
+  EXPECT_EQ(cookCodedBytes(r, &cache, &report), cookCodedBytes(r));
+  EXPECT_FALSE(report.store.coded_poses_found);
+  EXPECT_EQ(poseEntries(dir_ / "cache").size(), 4u);
+  // pose = "none" writes raw streams, from the same parts.
+  r.settings.compression.pose = CompressionSettings::Pose::None;
+  EXPECT_EQ(cookCodedBytes(r, &cache, &report), cookBytes(r));
+  EXPECT_FALSE(report.store.coded_poses_found);
+}
+
+// Each pose coding is as large as the database's coded poses: the cache keeps the most recently
+// used ones only.
+TEST_F(ClipCache, OnlyTheRecentlyUsedPoseCodingsAreKept) {
+  CookRequest r = clips();
+  ClipCacheFolder cache((dir_ / "cache").string());
+  CookReport report;
+  auto cookWithTolerance = [&](int i) {
+    r.settings.compression.position_tolerance = 0.0001 * (1 + i);
+    cookCodedBytes(r, &cache, &report);
+    return report.store.coded_poses_found;
+  };
+  const int kept = static_cast<int>(ClipCacheFolder::kKeptPoseCodings);
+  for (int i = 0; i < kept; ++i) EXPECT_FALSE(cookWithTolerance(i));
+  EXPECT_TRUE(cookWithTolerance(0));  // used again: now the most recent
+  EXPECT_FALSE(cookWithTolerance(kept));
+  EXPECT_EQ(poseEntries(dir_ / "cache").size(), ClipCacheFolder::kKeptPoseCodings);
+  EXPECT_TRUE(cookWithTolerance(0));
+  EXPECT_FALSE(cookWithTolerance(1));  // the least recently used went
+}
+
+TEST_F(ClipCache, TheCodingKeyNamesEveryClipAndTheSettings) {
+  CookRequest r = clips();
+  const std::vector<std::string> keys = {"clip a\n", "clip b\n"};
+  const std::string key = poseCodingKey(r, keys);
+  EXPECT_NE(key.find("cooker " + std::to_string(std::string(kCookerVersion).size()) + ":" +
+                     kCookerVersion),
+            std::string::npos)
+      << key;
+  EXPECT_NE(key.find("clips 2\n"), std::string::npos) << key;
+  EXPECT_NE(poseCodingKey(r, {keys[1], keys[0]}), key);  // the order of the clips counts
+  CookRequest heavier = r;
+  heavier.settings.weights[kBlockFootPosition] = 9;
+  heavier.settings.trailing_unmatchable_s = 0.1;
+  EXPECT_EQ(poseCodingKey(heavier, keys), key);
+  CookRequest wider = r;
+  wider.settings.compression.segment_frames = 512;
+  EXPECT_NE(poseCodingKey(wider, keys), key);
+}
+
+// A damaged or foreign pose coding is refused with a warning and the poses are coded again; so
+// is one whose counts disagree with the parts its key names.
+TEST_F(ClipCache, DamagedPoseCodingsAreRefusedAndCodedAgain) {
+  CookRequest r = clips();
+  const std::vector<uint8_t> expected = cookCodedBytes(r);
+  ClipCacheFolder cache((dir_ / "cache").string());
+  CookReport report;
+  cookCodedBytes(r, &cache, &report);
+  const std::vector<fs::path> entries = poseEntries(dir_ / "cache");
+  ASSERT_EQ(entries.size(), 1u);
+  const std::vector<uint8_t> good = readBytes(entries[0]);
+  const PoseFile kept = parsePoseFile(good.data(), good.size(), "good.mmposes");
+
+  std::vector<uint8_t> flipped = good;
+  flipped[flipped.size() / 2] ^= 0x04;
+  // Sealed again: the coding's own checks must see the damage (segments that no longer span the
+  // data).
+  PoseFile shifted = kept;
+  shifted.stored.coding.streams[kStreamRotations]->segment_offsets.back() -= 1;
+  std::vector<uint8_t> miscounted = serializePoseFile(kept.key, kept.stored.frame_count + 1,
+                                                      kept.stored.joint_count, kept.stored.coding);
+  for (const std::vector<uint8_t>& bad :
+       {flipped, std::vector<uint8_t>(good.begin(), good.begin() + good.size() / 2),
+        serializePoseFile(kept.key, kept.stored.frame_count, kept.stored.joint_count,
+                          shifted.stored.coding)}) {
+    writeBytes(entries[0], bad);
+    EXPECT_EQ(cookCodedBytes(r, &cache, &report), expected);
+    EXPECT_FALSE(report.store.coded_poses_found);
+    EXPECT_EQ(report.store.refused, 1);
+  }
+  // The counts are checked against the parts after they are read without their poses: the cook
+  // reads them again, with their poses.
+  writeBytes(entries[0], miscounted);
+  EXPECT_EQ(cookCodedBytes(r, &cache, &report), expected);
+  EXPECT_FALSE(report.store.coded_poses_found);
+  EXPECT_EQ(report.store.refused, 1);
+  EXPECT_EQ(report.store.hits, 4);
+  // Coded again, kept again.
+  EXPECT_EQ(cookCodedBytes(r, &cache, &report), expected);
+  EXPECT_TRUE(report.store.coded_poses_found);
+  EXPECT_EQ(report.store.refused, 0);
+}
+
+TEST_F(ClipCache, EveryFlippedByteOfAPoseCodingIsRefused) {
+  CookRequest r = clips();
+  ClipCacheFolder cache((dir_ / "cache").string());
+  cookCodedBytes(r, &cache);
+  const std::vector<uint8_t> good = readBytes(poseEntries(dir_ / "cache").at(0));
+  EXPECT_NO_THROW(parsePoseFile(good.data(), good.size(), "good.mmposes"));
+  for (size_t i = 0; i < good.size(); i += std::max<size_t>(1, good.size() / 997)) {
+    std::vector<uint8_t> bad = good;
+    bad[i] ^= 0x01;
+    EXPECT_THROW(parsePoseFile(bad.data(), bad.size(), "bad.mmposes"), InputError) << i;
+  }
+}
+
+// A part read without its poses checks, and reads, only what comes before its pose streams.
+TEST_F(ClipCache, APartReadWithoutItsPosesSkipsThem) {
+  CookRequest r = clips();
+  r.clips.resize(2);  // the walk, and the mirrored turn
+  const std::vector<std::string> files = cookClipFiles(r, dir_);
+  for (const std::string& path : files) {
+    std::vector<uint8_t> bytes = readBytes(path);
+    const ClipFile whole = parseClipFile(bytes.data(), bytes.size(), "whole.mmclip");
+    const ClipFile lean = parseClipFile(bytes.data(), bytes.size(), "lean.mmclip", PartPoses::Skip);
+    EXPECT_EQ(lean.key, whole.key);
+    for (const auto& [a, b] : {std::pair{&lean.part.motion, &whole.part.motion},
+                               std::pair{lean.part.mirror ? &*lean.part.mirror : nullptr,
+                                         whole.part.mirror ? &*whole.part.mirror : nullptr}}) {
+      ASSERT_EQ(a == nullptr, b == nullptr);
+      if (!a) continue;
+      EXPECT_EQ(a->clip.frame_count, b->clip.frame_count);
+      EXPECT_TRUE(a->clip.rotations.empty() && a->clip.translations.empty() &&
+                  a->velocities.empty() && a->angular_velocities.empty());
+      EXPECT_FALSE(b->clip.rotations.empty());
+      EXPECT_EQ(a->features, b->features);
+      EXPECT_EQ(a->contacts, b->contacts);
+    }
+    // A byte of the last pose stream (the buffer's last bytes before the trailer) is damaged:
+    // the whole read refuses it, the read without poses never looks at it.
+    bytes[bytes.size() - kTrailerBytes - 5] ^= 0x40;
+    EXPECT_THROW(parseClipFile(bytes.data(), bytes.size(), "whole.mmclip"), InputError);
+    EXPECT_NO_THROW(parseClipFile(bytes.data(), bytes.size(), "lean.mmclip", PartPoses::Skip));
+  }
+}
+
+// ---- source stamps ---------------------------------------------------------------------------
+
+void setModifiedTime(const fs::path& p, const struct timespec& time) {
+  const struct timespec times[2] = {time, time};
+  ASSERT_EQ(::utimensat(AT_FDCWD, p.c_str(), times, 0), 0);
+}
+
+// The cache remembers each source's hash; a source is read again only when its identity or times
+// changed, and a freshly written one is not trusted to its times at all.
+TEST_F(ClipCache, UnchangedSourcesAreNotReadAgain) {
+  CookRequest r = clips();
+  {
+    ClipCacheFolder fresh((dir_ / "fresh").string());  // settles 2 s: these files are newer
+    CookReport report;
+    cookBytes(r, &fresh, &report);
+    cookBytes(r, &fresh, &report);
+    EXPECT_EQ(report.store.sources_unread, 0);
+  }
+  ClipCacheFolder cache((dir_ / "cache").string(), 0.0);
+  CookReport report;
+  cookBytes(r, &cache, &report);
+  EXPECT_EQ(report.store.sources_unread, 0);
+  EXPECT_EQ(cookBytes(r, &cache, &report), cookBytes(r));
+  EXPECT_EQ(report.store.sources_unread, 3);  // walk.bvh (twice in the manifest), circle, run
+  EXPECT_EQ(report.store.hits, 4);
+
+  // Other motion of the same size, with the old modification time put back: the change time
+  // still gives it away.
+  struct stat st {};
+  ASSERT_EQ(::stat((dir_ / "walk.bvh").c_str(), &st), 0);
+  std::string text = bvhText(walkFrames(121, 1.2f));
+  const size_t at = text.find("MOTION");
+  ASSERT_NE(at, std::string::npos);
+  const size_t digit = text.find_first_of("123456789", text.find("Frame Time", at) + 20);
+  text[digit] = text[digit] == '9' ? '8' : static_cast<char>(text[digit] + 1);
+  ASSERT_EQ(text.size(), static_cast<size_t>(st.st_size));
+  usleep(20000);  // a change time that differs at any time granularity of the file system
+  std::ofstream(dir_ / "walk.bvh", std::ios::binary) << text;
+  setModifiedTime(dir_ / "walk.bvh", st.st_mtim);
+  EXPECT_EQ(cookBytes(r, &cache, &report), cookBytes(r));
+  EXPECT_EQ(report.store.sources_unread, 2);
+  EXPECT_EQ(report.store.misses, 2);  // the walk and its part
 }
 
 // ---- real data -------------------------------------------------------------------------------

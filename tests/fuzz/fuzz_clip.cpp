@@ -1,22 +1,21 @@
-// .mmclip parts (the clip cache, cook-clip, link): any bytes. The checksum is sealed again over
+// .mmclip parts (the clip cache, cook-clip, link): any bytes. The checksums are sealed again over
 // the mutated buffer, so mutations reach the FlatBuffers verifier and the part's own checks
-// instead of all stopping at the checksum. A part is refused with InputError or read whole and
-// consistent (what the link relies on), and then writes and reads back; never a crash.
+// instead of all stopping at the checksums. A part is refused with InputError or read whole and
+// consistent (what the link relies on), and then writes and reads back; read without its poses,
+// it is the same part less its pose streams. Never a crash.
 #include "cache/clip_file.h"
+#include "cache/intermediate_file.h"
 #include "cook/features.h"
 #include "core/errors.h"
 
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<uint8_t> bytes(data, data + size);  // heap memory: aligned as a mapped file is
-  if (bytes.size() >= 16) {
-    const size_t body = bytes.size() - 8;
-    const uint64_t sum = mmdb::cook::clipFileChecksum(bytes.data(), body);
-    for (int b = 0; b < 8; ++b) bytes[body + b] = static_cast<uint8_t>(sum >> (8 * b));
-  }
+  mmdb::cook::resealIntermediate(bytes);
   try {
     const mmdb::cook::ClipFile file =
         mmdb::cook::parseClipFile(bytes.data(), bytes.size(), "fuzz.mmclip");
@@ -32,6 +31,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           m->contacts.size() != frames || m->features.size() != frames * mmdb::cook::kFeatureCount)
         std::abort();
     }
+    const mmdb::cook::ClipFile lean = mmdb::cook::parseClipFile(
+        bytes.data(), bytes.size(), "fuzz.mmclip", mmdb::cook::PartPoses::Skip);
+    if (lean.key != file.key || lean.part.motion.clip.frame_count != part.motion.clip.frame_count ||
+        !lean.part.motion.clip.rotations.empty() ||
+        lean.part.motion.root.size() != part.motion.root.size() ||
+        std::memcmp(lean.part.motion.root.data(), part.motion.root.data(),
+                    part.motion.root.size() * sizeof(part.motion.root[0])) != 0 ||
+        lean.part.motion.features != part.motion.features)
+      std::abort();
     const std::vector<uint8_t> again = mmdb::cook::serializeClipFile(file.key, part);
     const mmdb::cook::ClipFile reread =
         mmdb::cook::parseClipFile(again.data(), again.size(), "again.mmclip");

@@ -1,0 +1,109 @@
+#include "cache/intermediate_file.h"
+
+#include "core/errors.h"
+#include "core/input_file.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace mmdb::cook {
+
+uint64_t intermediateChecksum(const uint8_t* data, size_t size) {
+  constexpr uint64_t k1 = 0x9e3779b97f4a7c15ull, k2 = 0xc2b2ae3d27d4eb4full;
+  auto rotl = [](uint64_t x, int r) { return (x << r) | (x >> (64 - r)); };
+  uint64_t lane[4] = {k1, k2, k1 ^ k2, size};
+  size_t i = 0;
+  for (; i + 32 <= size; i += 32)
+    for (int l = 0; l < 4; ++l) {
+      uint64_t w;
+      std::memcpy(&w, data + i + 8 * l, 8);
+      lane[l] = rotl(lane[l] ^ (w * k1), 31) * k2;
+    }
+  uint64_t h = size;
+  for (uint64_t v : lane) h = rotl(h ^ v, 27) * k1 + k2;
+  for (; i < size; ++i) h = (h ^ data[i]) * 1099511628211ull;
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  return h;
+}
+
+namespace {
+
+uint64_t readWord(const uint8_t* p) {
+  uint64_t v = 0;
+  for (int b = 0; b < 8; ++b) v |= uint64_t(p[b]) << (8 * b);
+  return v;
+}
+
+void appendWord(std::vector<uint8_t>& bytes, uint64_t v) {
+  for (int b = 0; b < 8; ++b) bytes.push_back(static_cast<uint8_t>(v >> (8 * b)));
+}
+
+}  // namespace
+
+void appendTrailer(std::vector<uint8_t>& buffer, size_t bulk_start) {
+  const size_t body = buffer.size();
+  const uint64_t head = intermediateChecksum(buffer.data(), bulk_start);
+  const uint64_t bulk = intermediateChecksum(buffer.data() + bulk_start, body - bulk_start);
+  appendWord(buffer, bulk_start);
+  appendWord(buffer, head);
+  appendWord(buffer, bulk);
+}
+
+bool checksumsHold(const uint8_t* data, size_t size, bool with_bulk) {
+  if (size < kTrailerBytes) return false;
+  const size_t body = size - kTrailerBytes;
+  const uint64_t bulk_start = readWord(data + body);
+  if (bulk_start > body) return false;
+  if (readWord(data + body + 8) != intermediateChecksum(data, bulk_start)) return false;
+  return !with_bulk ||
+         readWord(data + body + 16) == intermediateChecksum(data + bulk_start, body - bulk_start);
+}
+
+void resealIntermediate(std::vector<uint8_t>& file) {
+  if (file.size() < kTrailerBytes) return;
+  const size_t body = file.size() - kTrailerBytes;
+  const size_t bulk_start = std::min<uint64_t>(readWord(file.data() + body), body);
+  file.resize(body);
+  appendTrailer(file, bulk_start);
+}
+
+MappedFile::MappedFile(const std::string& path, const std::string& what_to_do, bool populate) {
+  requireRegularFile(path, what_to_do);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    throw InputError(path + ": cannot open the file: " + std::strerror(errno) +
+                     "; check its permissions");
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int error = errno;
+    ::close(fd);
+    throw InputError(path + ": cannot read the file's size: " + std::strerror(error));
+  }
+  const size_t size = static_cast<size_t>(st.st_size);
+  if (size == 0) {  // mmap refuses a length of zero; the reader refuses the file
+    ::close(fd);
+    return;
+  }
+  void* mapped =
+      ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | (populate ? MAP_POPULATE : 0), fd, 0);
+  const int error = errno;
+  ::close(fd);
+  if (mapped == MAP_FAILED)
+    throw InputError(path + ": cannot map the file: " + std::strerror(error));
+  data_ = static_cast<const uint8_t*>(mapped);
+  size_ = size;
+}
+
+MappedFile::~MappedFile() {
+  if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
+}
+
+}  // namespace mmdb::cook
