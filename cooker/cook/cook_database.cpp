@@ -517,7 +517,7 @@ class PartGetter {
  private:
   const CookRequest& request_;
   ClipStore* store_;
-  const CookProgress& progress_;
+  const CookProgress progress_;  // a copy: the fallback pass gives a temporary
   SourceTable& t_;
   ObtainedParts& out_;
   std::atomic<int> hits_{0}, misses_{0}, refused_{0};
