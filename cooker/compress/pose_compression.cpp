@@ -1,6 +1,7 @@
 #include "compress/pose_compression.h"
 
 #include "core/errors.h"
+#include "core/large_pages.h"
 #include "core/parallel_for.h"
 
 #include <meshoptimizer.h>
@@ -13,6 +14,7 @@
 #include <cmath>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <stdexcept>
 #include <thread>
 #include <type_traits>
@@ -29,6 +31,47 @@ constexpr int kTighteningRounds = 64;
 
 // Rotations are x, y, z, w; vectors x, y, z with w = 0.
 using Track = std::vector<glm::vec4>;
+
+// A joint's values read in place from a frame-major pose stream ([frame * joints + joint]), as
+// the vec4s of a Track: the stream is never copied whole.
+class TrackView {
+ public:
+  TrackView(const std::vector<glm::quat>& stream, size_t joint, size_t joints, size_t frames)
+      : rotations_(stream.data() + joint), joints_(joints), frames_(frames) {}
+  TrackView(const std::vector<glm::vec3>& stream, size_t joint, size_t joints, size_t frames)
+      : vectors_(stream.data() + joint), joints_(joints), frames_(frames) {}
+
+  size_t size() const { return frames_; }
+  glm::vec4 operator[](size_t frame) const {
+    if (rotations_) {
+      const glm::quat& q = rotations_[frame * joints_];
+      return glm::vec4(q.x, q.y, q.z, q.w);
+    }
+    const glm::vec3& v = vectors_[frame * joints_];
+    return glm::vec4(v.x, v.y, v.z, 0.f);
+  }
+  // The whole track, contiguous: for the passes that read it many times.
+  Track copy() const {
+    Track track;
+    track.reserve(frames_);
+    for (size_t f = 0; f < frames_; ++f) track.push_back((*this)[f]);
+    return track;
+  }
+
+ private:
+  const glm::quat* rotations_ = nullptr;
+  const glm::vec3* vectors_ = nullptr;
+  size_t joints_ = 0, frames_ = 0;
+};
+
+// One view per joint of a stream.
+template <typename T>
+std::vector<TrackView> viewsOf(const std::vector<T>& stream, size_t frames, size_t joints) {
+  std::vector<TrackView> views;
+  views.reserve(joints);
+  for (size_t j = 0; j < joints; ++j) views.emplace_back(stream, j, joints, frames);
+  return views;
+}
 
 int vertexBytes(TrackCoding coding, bool rotation) {
   switch (coding) {
@@ -48,16 +91,20 @@ int vertexBytes(TrackCoding coding, bool rotation) {
 // fourth component, the track's largest magnitude, so the exponent is the same in every frame:
 // the mantissas are then a fixed-point grid whose deltas from frame to frame stay small, where
 // an exponent that followed each frame's magnitude would rescale them and defeat delta coding.
-float exponentPad(const Track& track) {
+template <typename Values>
+float exponentPad(const Values& track) {
   float pad = 0;
-  for (const glm::vec4& v : track)
+  for (size_t i = 0; i < track.size(); ++i) {
+    const glm::vec4 v = track[i];
     pad = std::max({pad, std::fabs(v.x), std::fabs(v.y), std::fabs(v.z)});
+  }
   return pad > 0 ? pad : 1.f;
 }
 
 // The filtered bytes of frames [first, first + n) of a track (what the vertex codec codes).
 // `pad`: exponentPad(track), for Exponent-coded vectors.
-void filterTrack(const Track& track, size_t first, size_t n, const CookedTrack& coding,
+template <typename Values>
+void filterTrack(const Values& track, size_t first, size_t n, const CookedTrack& coding,
                  bool rotation, float pad, std::vector<uint8_t>& out) {
   const bool padded = !rotation && coding.coding == TrackCoding::Exponent;
   const int components = rotation || padded ? 4 : 3;
@@ -128,12 +175,11 @@ void unfilter(std::vector<uint8_t>& bytes, size_t n, const CookedTrack& coding, 
   }
 }
 
-Track decodeTrack(const Track& track, const CookedTrack& coding, bool rotation) {
-  Track out(track.size());
-  std::vector<uint8_t> bytes;
+void decodeTrack(const Track& track, const CookedTrack& coding, bool rotation,
+                 std::vector<uint8_t>& bytes, Track& out) {
+  out.resize(track.size());
   filterTrack(track, 0, track.size(), coding, rotation, exponentPad(track), bytes);
   unfilter(bytes, track.size(), coding, rotation, out.data(), 1);
-  return out;
 }
 
 float angleBetween(const glm::vec4& a, const glm::vec4& b) {
@@ -142,12 +188,32 @@ float angleBetween(const glm::vec4& a, const glm::vec4& b) {
   return 2.f * std::atan2(glm::length(glm::vec3(d.x, d.y, d.z)), std::fabs(d.w));
 }
 
-// The largest error of a decoded track: an angle for rotations, a distance for vectors.
-float trackError(const Track& raw, const Track& decoded, bool rotation) {
-  float worst = 0;
-  for (size_t i = 0; i < raw.size(); ++i)
-    worst = std::max(worst, rotation ? angleBetween(raw[i], decoded[i])
-                                     : glm::length(glm::vec3(raw[i] - decoded[i])));
+struct TrackError {
+  float error = 0;     // an angle for rotations, a distance for vectors
+  uint32_t frame = 0;  // the first frame with that error
+};
+
+float valueError(const glm::vec4& raw, const glm::vec4& decoded, bool rotation) {
+  return rotation ? angleBetween(raw, decoded) : glm::length(glm::vec3(raw - decoded));
+}
+
+// The largest error of a decoded track.
+TrackError trackError(const Track& raw, const Track& decoded, bool rotation) {
+  TrackError worst;
+  for (size_t i = 0; i < raw.size(); ++i) {
+    const float e = valueError(raw[i], decoded[i], rotation);
+    if (e > worst.error) worst = {e, uint32_t(i)};
+  }
+  return worst;
+}
+
+// The largest error of a constant in place of the track.
+TrackError constantError(const Track& raw, const glm::vec4& value, bool rotation) {
+  TrackError worst;
+  for (size_t i = 0; i < raw.size(); ++i) {
+    const float e = valueError(raw[i], value, rotation);
+    if (e > worst.error) worst = {e, uint32_t(i)};
+  }
   return worst;
 }
 
@@ -171,44 +237,100 @@ glm::vec4 constantOf(const Track& track, bool rotation) {
   return len > 0 ? glm::vec4(sum / len) : track[0];
 }
 
-struct Choice {
-  CookedTrack coding;
-  float error = 0;  // the decoded track's largest error (angle or distance)
-  Track decoded;
+// The decoded tracks the model-space check reads: a slot of `frames` values for each track a
+// filter codes, handed out as the tracks are chosen (a track chosen again keeps its slot). The
+// slots lie in one block with large pages advised, so the tracks that take none (constant or
+// lossless) take no memory, and where the system has large pages the block costs a page fault
+// per 2 MB rather than per 4 KB.
+class DecodedSlots {
+ public:
+  DecodedSlots(size_t tracks, size_t frames)
+      : block_(tracks * frames), frames_(frames), slot_of_(tracks, -1) {}
+
+  // Called for distinct tracks from any threads.
+  glm::vec4* slot(size_t track) {
+    int& slot = slot_of_[track];
+    if (slot < 0) slot = next_++;
+    return block_.data() + size_t(slot) * frames_;
+  }
+
+ private:
+  LargePageBuffer<glm::vec4> block_;
+  size_t frames_;
+  std::vector<int> slot_of_;
+  std::atomic<int> next_{0};
 };
 
-// The cheapest coding of a track whose error is at most `target`.
-Choice chooseCoding(const Track& track, bool rotation, float target) {
+struct Choice {
+  CookedTrack coding;
+  float error = 0;           // the decoded track's largest error (angle or distance)
+  uint32_t worst_frame = 0;  // the first frame with that error
+  // Quaternion and Exponent codings chosen with slots: the decoded track, in its slot. A constant
+  // is its value and a lossless track the raw one, so neither is held twice.
+  const glm::vec4* decoded = nullptr;
+
+  glm::vec4 valueAt(size_t frame, const TrackView& raw) const {
+    switch (coding.coding) {
+      case TrackCoding::Constant:
+        return coding.value;
+      case TrackCoding::Lossless:
+        return raw[frame];
+      default:
+        return decoded[frame];
+    }
+  }
+};
+
+// The cheapest coding of a track whose error is at most `target`. With `slots`, a track coded
+// with a filter keeps its decoded values in the slot of track `slot_track`.
+Choice chooseCoding(const TrackView& view, bool rotation, float target,
+                    DecodedSlots* slots = nullptr, size_t slot_track = 0) {
+  const Track track = view.copy();
   Choice c;
   c.coding.coding = TrackCoding::Constant;
   c.coding.value = constantOf(track, rotation);
-  c.decoded.assign(track.size(), c.coding.value);
-  c.error = trackError(track, c.decoded, rotation);
+  const TrackError constant = constantError(track, c.coding.value, rotation);
+  c.error = constant.error;
+  c.worst_frame = constant.frame;
   if (c.error <= target) return c;
 
+  std::vector<uint8_t> bytes;
+  Track trial, best_trial;  // the decoded values of the last attempt and of the best one
   auto attempt = [&](TrackCoding coding, int bits) {
     Choice a;
     a.coding.coding = coding;
     a.coding.bits = uint8_t(bits);
-    a.decoded = decodeTrack(track, a.coding, rotation);
-    a.error = trackError(track, a.decoded, rotation);
+    decodeTrack(track, a.coding, rotation, bytes, trial);
+    const TrackError e = trackError(track, trial, rotation);
+    a.error = e.error;
+    a.worst_frame = e.frame;
     return a;
   };
   // The error falls as bits rise; search the narrowest that fits, then make sure of it.
   auto narrowest = [&](TrackCoding coding, int lo, int hi) -> std::optional<Choice> {
     Choice best = attempt(coding, hi);
     if (best.error > target) return std::nullopt;
+    trial.swap(best_trial);
     while (lo < hi) {
       const int mid = (lo + hi) / 2;
-      Choice a = attempt(coding, mid);
+      const Choice a = attempt(coding, mid);
       if (a.error <= target) {
         hi = mid;
-        best = std::move(a);
+        best = a;
+        trial.swap(best_trial);
       } else {
         lo = mid + 1;
       }
     }
-    if (best.coding.bits != hi) best = attempt(coding, hi);
+    if (best.coding.bits != hi) {
+      best = attempt(coding, hi);
+      trial.swap(best_trial);
+    }
+    if (slots) {
+      glm::vec4* slot = slots->slot(slot_track);
+      std::copy(best_trial.begin(), best_trial.end(), slot);
+      best.decoded = slot;
+    }
     return best;
   };
   if (rotation) {
@@ -217,7 +339,6 @@ Choice chooseCoding(const Track& track, bool rotation, float target) {
   if (auto e = narrowest(TrackCoding::Exponent, 1, kExpMaxBits)) return *e;
   Choice lossless;
   lossless.coding.coding = TrackCoding::Lossless;
-  lossless.decoded = track;
   return lossless;
 }
 
@@ -246,10 +367,10 @@ void modelPose(const std::vector<int>& parents, const glm::vec4* rot, const glm:
 }
 
 // Per joint, the largest distance over frames between the raw and the decoded model-space
-// position of the joint and of its shell points (shell along each local axis). The decoded
-// tracks are read in place from the choices: copies of them would double the pose memory.
-FkError measureFk(const std::vector<int>& parents, const std::vector<Track>& raw_rot,
-                  const std::vector<Track>& raw_pos, const std::vector<Choice>& dec_rot,
+// position of the joint and of its shell points (shell along each local axis). The raw and the
+// decoded tracks are read in place: copies of them would double the pose memory.
+FkError measureFk(const std::vector<int>& parents, const std::vector<TrackView>& raw_rot,
+                  const std::vector<TrackView>& raw_pos, const std::vector<Choice>& dec_rot,
                   const std::vector<Choice>& dec_pos, float shell, size_t frames, int jobs) {
   const size_t joints = parents.size();
   constexpr size_t kChunk = 2048;
@@ -267,8 +388,8 @@ FkError measureFk(const std::vector<int>& parents, const std::vector<Track>& raw
       for (size_t j = 0; j < joints; ++j) {
         rr[j] = raw_rot[j][f];
         rp[j] = raw_pos[j][f];
-        dr[j] = dec_rot[j].decoded[f];
-        dp[j] = dec_pos[j].decoded[f];
+        dr[j] = dec_rot[j].valueAt(f, raw_rot[j]);
+        dp[j] = dec_pos[j].valueAt(f, raw_pos[j]);
       }
       modelPose(parents, rr.data(), rp.data(), joints, mrr.data(), mrp.data());
       modelPose(parents, dr.data(), dp.data(), joints, mdr.data(), mdp.data());
@@ -300,8 +421,8 @@ FkError measureFk(const std::vector<int>& parents, const std::vector<Track>& raw
 
 // Per joint, the shell plus the farthest any descendant gets from it over the frames: the
 // lever through which its rotation error moves a point.
-std::vector<float> leverArms(const std::vector<int>& parents, const std::vector<Track>& rot,
-                             const std::vector<Track>& pos, size_t frames, float shell) {
+std::vector<float> leverArms(const std::vector<int>& parents, const std::vector<TrackView>& rot,
+                             const std::vector<TrackView>& pos, size_t frames, float shell) {
   const size_t joints = parents.size();
   std::vector<float> lever(joints, 0.f);
   std::vector<glm::vec4> r(joints), p(joints);
@@ -324,8 +445,9 @@ std::vector<float> leverArms(const std::vector<int>& parents, const std::vector<
 
 // --- segments ---------------------------------------------------------------------------------
 
-CookedCodedStream encodeStream(const std::vector<Track>& tracks, const std::vector<Choice>& choices,
-                               bool rotation, uint32_t segment_frames, size_t frames, int jobs) {
+CookedCodedStream encodeStream(const std::vector<TrackView>& tracks,
+                               const std::vector<Choice>& choices, bool rotation,
+                               uint32_t segment_frames, size_t frames, int jobs) {
   const size_t joints = tracks.size();
   const size_t segments = (frames + segment_frames - 1) / segment_frames;
   // Each joint's segments, coded in parallel, then laid out in joint order.
@@ -336,68 +458,61 @@ CookedCodedStream encodeStream(const std::vector<Track>& tracks, const std::vect
     if (coding.coding == TrackCoding::Constant) return;
     const size_t vertex = size_t(vertexBytes(coding.coding, rotation));
     const float pad = exponentPad(tracks[size_t(j)]);
-    std::vector<uint8_t> filtered;
+    std::vector<uint8_t> filtered, encoded;
     for (size_t s = 0; s < segments; ++s) {
       const size_t first = s * segment_frames;
       const size_t n = std::min<size_t>(segment_frames, frames - first);
       filterTrack(tracks[size_t(j)], first, n, coding, rotation, pad, filtered);
-      std::vector<uint8_t>& out = blobs[size_t(j)][s];
-      out.resize(meshopt_encodeVertexBufferBound(n, vertex));
+      encoded.resize(meshopt_encodeVertexBufferBound(n, vertex));
       const size_t size =
-          meshopt_encodeVertexBuffer(out.data(), out.size(), filtered.data(), n, vertex);
+          meshopt_encodeVertexBuffer(encoded.data(), encoded.size(), filtered.data(), n, vertex);
       if (size == 0) throw std::logic_error("the vertex codec found its output buffer too small");
-      out.resize(size);
+      // Kept at its size, not the codec's bound: the segments of a stream are held until the
+      // last one is coded.
+      blobs[size_t(j)][s].assign(encoded.begin(), encoded.begin() + std::ptrdiff_t(size));
     }
   });
   CookedCodedStream stream;
   for (const Choice& c : choices) stream.tracks.push_back(c.coding);
+  size_t total = 0;
+  for (const auto& joint : blobs)
+    for (const auto& blob : joint) total += blob.size();
+  if (total > UINT32_MAX)
+    throw InputError("the coded pose streams exceed 4 GiB; cook fewer frames");
+  // Sized once, and each segment freed as it is copied: the coded bytes are never held twice.
+  stream.data.reserve(total);
+  stream.segment_offsets.reserve(joints * segments + 1);
   stream.segment_offsets.push_back(0);
-  for (size_t j = 0; j < joints; ++j)
-    for (size_t s = 0; s < segments; ++s) {
-      stream.data.insert(stream.data.end(), blobs[j][s].begin(), blobs[j][s].end());
-      if (stream.data.size() > UINT32_MAX)
-        throw InputError("the coded pose streams exceed 4 GiB; cook fewer frames");
+  for (auto& joint : blobs)
+    for (auto& blob : joint) {
+      stream.data.insert(stream.data.end(), blob.begin(), blob.end());
+      std::vector<uint8_t>().swap(blob);
       stream.segment_offsets.push_back(uint32_t(stream.data.size()));
     }
   return stream;
-}
-
-template <typename T>
-std::vector<Track> tracksOf(const std::vector<T>& values, size_t frames, size_t joints) {
-  std::vector<Track> tracks(joints, Track(frames));
-  for (size_t f = 0; f < frames; ++f)
-    for (size_t j = 0; j < joints; ++j) {
-      const T& v = values[f * joints + j];
-      if constexpr (std::is_same_v<T, glm::quat>)
-        tracks[j][f] = glm::vec4(v.x, v.y, v.z, v.w);
-      else
-        tracks[j][f] = glm::vec4(v.x, v.y, v.z, 0.f);
-    }
-  return tracks;
 }
 
 void checkSetting(bool ok, const std::string& key, const std::string& rule) {
   if (!ok) throw InputError("compression." + key + " " + rule);
 }
 
-// Velocities: each track on its own, within the tolerance at every frame.
-CookedCodedStream codeVelocities(const std::vector<Track>& tracks, float tolerance,
-                                 uint32_t segment_frames, size_t frames, int jobs) {
-  std::vector<Choice> choices(tracks.size());
-  parallelFor(0, int(tracks.size()), jobs, [&](int j) {
+// Velocities: each track on its own, within the tolerance at every frame. The stream's worst
+// error is the first joint, in joint order, with the largest error, at that track's first frame
+// with it.
+CookedCodedStream codeVelocities(const std::vector<glm::vec3>& values, float tolerance,
+                                 uint32_t segment_frames, size_t frames, size_t joints, int jobs) {
+  const std::vector<TrackView> tracks = viewsOf(values, frames, joints);
+  std::vector<Choice> choices(joints);
+  parallelFor(0, int(joints), jobs, [&](int j) {
     choices[size_t(j)] = chooseCoding(tracks[size_t(j)], false, tolerance);
   });
   CookedCodedStream stream = encodeStream(tracks, choices, false, segment_frames, frames, jobs);
-  for (size_t j = 0; j < tracks.size(); ++j) {
-    for (size_t f = 0; f < frames; ++f) {
-      const float e = glm::length(glm::vec3(tracks[j][f] - choices[j].decoded[f]));
-      if (e > stream.max_error) {
-        stream.max_error = e;
-        stream.worst_joint = int(j);
-        stream.worst_frame = uint32_t(f);
-      }
+  for (size_t j = 0; j < joints; ++j)
+    if (choices[j].error > stream.max_error) {
+      stream.max_error = choices[j].error;
+      stream.worst_joint = int(j);
+      stream.worst_frame = choices[j].worst_frame;
     }
-  }
   return stream;
 }
 
@@ -466,10 +581,25 @@ void compressPoses(CookedDatabase& db, const CompressionSettings& settings, int 
   auto release = [raw](auto& stream) {
     if (raw == RawPoses::Release) std::decay_t<decltype(stream)>().swap(stream);
   };
-  std::vector<Track> rot = tracksOf(db.local_rotations, frames, joints);
-  release(db.local_rotations);
-  std::vector<Track> pos = tracksOf(db.local_translations, frames, joints);
-  release(db.local_translations);
+  CookedPoseCoding& coding = db.pose_coding;
+  coding.segment_frames = segment_frames;
+  coding.position_tolerance = tolerance;
+  coding.shell_distance = shell;
+  coding.velocity_tolerance = float(settings.velocity_tolerance);
+  coding.angular_velocity_tolerance = float(settings.angular_velocity_tolerance);
+  // The velocities first: each track is checked on its own, and a cook that releases their raw
+  // streams then holds less while the rotations and translations are checked together.
+  coding.streams[kStreamVelocities] =
+      codeVelocities(db.local_velocities, float(settings.velocity_tolerance), segment_frames,
+                     frames, joints, jobs);
+  release(db.local_velocities);
+  coding.streams[kStreamAngularVelocities] =
+      codeVelocities(db.local_angular_velocities, float(settings.angular_velocity_tolerance),
+                     segment_frames, frames, joints, jobs);
+  release(db.local_angular_velocities);
+
+  const std::vector<TrackView> rot = viewsOf(db.local_rotations, frames, joints);
+  const std::vector<TrackView> pos = viewsOf(db.local_translations, frames, joints);
   const std::vector<float> lever = leverArms(parents, rot, pos, frames, shell);
 
   // Start each track at half the budget along its lever (errors down a chain add up),
@@ -477,10 +607,16 @@ void compressPoses(CookedDatabase& db, const CompressionSettings& settings, int 
   constexpr float kShare = 0.5f;  // of 1/3, 1/2 and 1, the smallest file on bandai-1
   std::vector<float> rot_target(joints), pos_target(joints, tolerance * kShare);
   for (size_t j = 0; j < joints; ++j) rot_target[j] = tolerance * kShare / lever[j];
+  // Slot j: joint j's rotations; slot joints + j: its translations.
+  auto decoded = std::make_unique<DecodedSlots>(2 * joints, frames);
+  auto choose = [&](bool is_rot, size_t j, float target) {
+    return is_rot ? chooseCoding(rot[j], true, target, decoded.get(), j)
+                  : chooseCoding(pos[j], false, target, decoded.get(), joints + j);
+  };
   std::vector<Choice> rot_choice(joints), pos_choice(joints);
   parallelFor(0, int(joints), jobs, [&](int j) {
-    rot_choice[size_t(j)] = chooseCoding(rot[size_t(j)], true, rot_target[size_t(j)]);
-    pos_choice[size_t(j)] = chooseCoding(pos[size_t(j)], false, pos_target[size_t(j)]);
+    rot_choice[size_t(j)] = choose(true, size_t(j), rot_target[size_t(j)]);
+    pos_choice[size_t(j)] = choose(false, size_t(j), pos_target[size_t(j)]);
   });
   auto measure = [&] {
     return measureFk(parents, rot, pos, rot_choice, pos_choice, shell, frames, jobs);
@@ -517,13 +653,12 @@ void compressPoses(CookedDatabase& db, const CompressionSettings& settings, int 
     parallelFor(0, int(tighten.size()), jobs, [&](int i) {
       const auto [is_rot, j] = tighten[size_t(i)];
       Choice& c = is_rot ? rot_choice[j] : pos_choice[j];
-      const Track& t = is_rot ? rot[j] : pos[j];
       if (last_round) {
-        c = chooseCoding(t, is_rot, 0.f);  // exact
+        c = choose(is_rot, j, 0.f);  // exact
       } else {
         float& target = is_rot ? rot_target[j] : pos_target[j];
         target = std::min(target, c.error) * 0.5f;
-        c = chooseCoding(t, is_rot, target);
+        c = choose(is_rot, j, target);
       }
     });
     fk = measure();
@@ -532,20 +667,14 @@ void compressPoses(CookedDatabase& db, const CompressionSettings& settings, int 
       for (size_t d = 0; d < joints; ++d)
         if (fk.joint_max[d] > tolerance)
           for (int a = int(d); a >= 0; a = parents[size_t(a)]) {
-            rot_choice[size_t(a)] = chooseCoding(rot[size_t(a)], true, 0.f);
-            pos_choice[size_t(a)] = chooseCoding(pos[size_t(a)], false, 0.f);
+            rot_choice[size_t(a)] = choose(true, size_t(a), 0.f);
+            pos_choice[size_t(a)] = choose(false, size_t(a), 0.f);
           }
       fk = measure();
       break;
     }
   }
 
-  CookedPoseCoding& coding = db.pose_coding;
-  coding.segment_frames = segment_frames;
-  coding.position_tolerance = tolerance;
-  coding.shell_distance = shell;
-  coding.velocity_tolerance = float(settings.velocity_tolerance);
-  coding.angular_velocity_tolerance = float(settings.angular_velocity_tolerance);
   coding.streams[kStreamRotations] =
       encodeStream(rot, rot_choice, true, segment_frames, frames, jobs);
   coding.streams[kStreamTranslations] =
@@ -560,21 +689,12 @@ void compressPoses(CookedDatabase& db, const CompressionSettings& settings, int 
         stream.worst_frame = fk.joint_worst_frame[j];
       }
   }
-  if (raw == RawPoses::Release) {  // done with the rotations and translations
-    std::vector<Track>().swap(rot);
-    std::vector<Track>().swap(pos);
-    std::vector<Choice>().swap(rot_choice);
-    std::vector<Choice>().swap(pos_choice);
-  }
-  std::vector<Track> vel = tracksOf(db.local_velocities, frames, joints);
-  release(db.local_velocities);
-  coding.streams[kStreamVelocities] =
-      codeVelocities(vel, float(settings.velocity_tolerance), segment_frames, frames, jobs);
-  std::vector<Track>().swap(vel);
-  std::vector<Track> ang = tracksOf(db.local_angular_velocities, frames, joints);
-  release(db.local_angular_velocities);
-  coding.streams[kStreamAngularVelocities] =
-      codeVelocities(ang, float(settings.angular_velocity_tolerance), segment_frames, frames, jobs);
+  // Done with the rotations and translations: their decoded tracks and their raw streams.
+  std::vector<Choice>().swap(rot_choice);
+  std::vector<Choice>().swap(pos_choice);
+  decoded.reset();
+  release(db.local_rotations);
+  release(db.local_translations);
 
   r = compressionReport(coding, frames, joints);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

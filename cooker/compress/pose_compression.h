@@ -34,8 +34,9 @@ struct CompressionReport {
 };
 
 // What compressPoses does with a raw pose stream once it is coded. The writer leaves a coded
-// stream's raw vector out of the file, so a cook releases them: then the raw streams, their
-// per-joint copies and the decoded trial tracks are never all in memory at once.
+// stream's raw vector out of the file, so a cook releases them: the velocities are coded (and
+// released) first, then the rotations and translations, read in place with the decoded tracks
+// the model-space check needs, so the cook never holds a pose stream twice.
 enum class RawPoses { Keep, Release };
 
 // Throws InputError naming the [compression] key of a setting out of range.

@@ -11,6 +11,7 @@
 #include "cook/units.h"
 #include "core/errors.h"
 #include "core/fnv1a.h"
+#include "core/heap.h"
 #include "core/input_file.h"
 #include "core/large_pages.h"
 #include "core/limits.h"
@@ -613,11 +614,21 @@ Concatenated concatenateParts(const CookRequest& request, const std::vector<int>
   reserveLarge(db.root_motion, total_frames);
   reserveLarge(db.contacts, total_frames);
   reserveLarge(out.raw_features, total_frames * kFeatureCount);
+  // The freed parts go back to the system every few MB, or they would stay resident beside the
+  // streams they are copied into (core/heap.h). What is freed after the last time stays for the
+  // pose compression to reuse.
+  constexpr uint64_t kReleaseBytes = uint64_t{16} << 20;
+  uint64_t freed = 0;
   for (size_t i = 0; i < parts.size(); ++i) {
     const int original = static_cast<int>(db.clips.size());
     add(parts[i].motion, static_cast<int>(i), parts[i], -1);
     if (parts[i].mirror) add(*parts[i].mirror, static_cast<int>(i), parts[i], original);
+    freed += estimatedDatabaseBytes(partFrames(parts[i]), joints);
     parts[i] = ClipPart();
+    if (freed >= kReleaseBytes) {
+      releaseFreedMemory();
+      freed = 0;
+    }
   }
   return out;
 }

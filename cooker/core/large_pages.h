@@ -6,6 +6,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <new>
+#include <type_traits>
 #include <vector>
 
 #if defined(__linux__)
@@ -33,5 +35,42 @@ void reserveLarge(std::vector<T>& v, size_t n) {
   v.reserve(n);
   adviseLargePages(v.data(), v.capacity() * sizeof(T));
 }
+
+// Room for `count` values, mapped on its own with large pages advised and left unwritten: a page
+// takes memory only once written, and the whole block goes back to the system when it is
+// destroyed (where a freed vector may stay in the allocator's heap).
+template <typename T>
+class LargePageBuffer {
+  static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>);
+
+ public:
+  explicit LargePageBuffer(size_t count) : bytes_(count * sizeof(T)) {
+    if (bytes_ == 0) return;
+#if defined(__linux__)
+    void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    adviseLargePages(p, bytes_);
+    data_ = static_cast<T*>(p);
+#else
+    data_ = static_cast<T*>(::operator new(bytes_));
+#endif
+  }
+  ~LargePageBuffer() {
+    if (!data_) return;
+#if defined(__linux__)
+    ::munmap(data_, bytes_);
+#else
+    ::operator delete(data_);
+#endif
+  }
+  LargePageBuffer(const LargePageBuffer&) = delete;
+  LargePageBuffer& operator=(const LargePageBuffer&) = delete;
+
+  T* data() const { return data_; }
+
+ private:
+  T* data_ = nullptr;
+  size_t bytes_ = 0;
+};
 
 }  // namespace mmdb::cook
