@@ -565,6 +565,18 @@ void reportParts(const CookRequest& request, const std::vector<ClipPart>& parts,
   if (auto facing = facingWarning(parts, context.roles, context.skeleton)) warn(*facing);
 }
 
+// The bytes a part's arrays hold (its pose streams only when it was read with them).
+uint64_t partBytes(const ClipPart& part) {
+  auto bytes = [](const auto& v) { return uint64_t(v.capacity()) * sizeof(v[0]); };
+  uint64_t total = 0;
+  for (const ClipMotion* m : {&part.motion, part.mirror ? &*part.mirror : nullptr})
+    if (m)
+      total += bytes(m->clip.rotations) + bytes(m->clip.translations) + bytes(m->velocities) +
+               bytes(m->angular_velocities) + bytes(m->root) + bytes(m->contacts) +
+               bytes(m->features);
+  return total;
+}
+
 // The parts one after another (each clip, then its mirrored copy), freeing each part as it goes:
 // the database's clips and streams, and what the link still needs.
 struct Concatenated {
@@ -617,13 +629,13 @@ Concatenated concatenateParts(const CookRequest& request, const std::vector<int>
   // The freed parts go back to the system every few MB, or they would stay resident beside the
   // streams they are copied into (core/heap.h). What is freed after the last time stays for the
   // pose compression to reuse.
-  constexpr uint64_t kReleaseBytes = uint64_t{16} << 20;
+  constexpr uint64_t kReleaseBytes = uint64_t{12} << 20;
   uint64_t freed = 0;
   for (size_t i = 0; i < parts.size(); ++i) {
     const int original = static_cast<int>(db.clips.size());
     add(parts[i].motion, static_cast<int>(i), parts[i], -1);
     if (parts[i].mirror) add(*parts[i].mirror, static_cast<int>(i), parts[i], original);
-    freed += estimatedDatabaseBytes(partFrames(parts[i]), joints);
+    freed += partBytes(parts[i]);
     parts[i] = ClipPart();
     if (freed >= kReleaseBytes) {
       releaseFreedMemory();
