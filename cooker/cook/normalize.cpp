@@ -1,6 +1,7 @@
 #include "cook/normalize.h"
 
 #include "core/errors.h"
+#include "core/large_pages.h"
 
 #include <cmath>
 
@@ -44,6 +45,7 @@ NormalizedFeatures normalizeFeatures(const std::vector<float>& raw, int columns,
     for (int k = b.first_column; k < b.first_column + b.width; ++k) out.scale[k] = scale;
   }
 
+  reserveLarge(out.features, frames * stride);  // tens of MB, written once
   out.features.assign(frames * stride, 0.0f);
   for (size_t f = 0; f < frames; ++f)
     for (size_t k = 0; k < c; ++k)
