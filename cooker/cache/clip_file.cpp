@@ -119,16 +119,19 @@ ClipMotion readMotion(const fb::Motion* m, size_t joints, const std::string& wha
     refuse(where, "a field is missing");
   const uint64_t frames = m->frame_count();
   const uint64_t cells = frames * joints;
-  if (frames == 0 || m->rotations()->size() != cells || m->translations()->size() != cells ||
-      m->velocities()->size() != cells || m->angular_velocities()->size() != cells ||
-      m->root()->size() != frames || m->contacts()->size() != frames ||
+  const bool with_poses = poses == PartPoses::Read;
+  // Without its poses, a part's pose streams are neither read nor checked (their bytes may not
+  // even be there: HeadReader leaves them zero).
+  const bool poses_fit =
+      !with_poses || (m->rotations()->size() == cells && m->translations()->size() == cells &&
+                      m->velocities()->size() == cells && m->angular_velocities()->size() == cells);
+  if (frames == 0 || !poses_fit || m->root()->size() != frames || m->contacts()->size() != frames ||
       m->feature_count() != kFeatureCount || m->features()->size() != frames * kFeatureCount ||
       m->facing_candidate_sums()->size() != FacingAgreement::kCandidates)
     refuse(where, fmt::format("its arrays do not fit its {} frames of {} joints", frames, joints));
   ClipMotion out;
   out.clip.name = m->name()->str();
   out.clip.frame_count = static_cast<int>(frames);
-  const bool with_poses = poses == PartPoses::Read;
   if (with_poses) {
     out.clip.rotations = fromStructs<glm::quat>(m->rotations());
     out.clip.translations = fromStructs<glm::vec3>(m->translations());
@@ -256,7 +259,14 @@ ClipFile parseClipFile(const uint8_t* data, size_t size, const std::string& what
 }
 
 ClipFile readClipFile(const std::string& path, PartPoses poses) {
-  const MappedFile file(path, "give the path of an .mmclip file", poses == PartPoses::Read);
+  const std::string what_to_do = "give the path of an .mmclip file";
+  if (poses == PartPoses::Skip) {  // the part before the pose streams, into a reused buffer
+    thread_local HeadReader reader;
+    const std::span<const uint8_t> bytes = reader.read(path, what_to_do);
+    if (bytes.size() > kMaxDatabaseBytes) refuse(path, "it is larger than any clip part can be");
+    return parseClipFile(bytes.data(), bytes.size(), path, poses);
+  }
+  const MappedFile file(path, what_to_do);
   if (file.size() > kMaxDatabaseBytes) refuse(path, "it is larger than any clip part can be");
   return parseClipFile(file.data(), file.size(), path, poses);
 }

@@ -29,12 +29,13 @@ std::vector<uint8_t> serializeClipFile(const std::string& key, const ClipPart& p
 // Checks and reads .mmclip bytes: the checksum, the FlatBuffers structure, the format and cooker
 // versions, and that every array has the size the clip's frame and joint counts give, with
 // finite values. Throws InputError "<what>: <what is wrong>; <what to do>".
-// PartPoses::Skip checks the pose streams' sizes but neither reads them (nor checksums them) nor
-// puts them in the part.
+// PartPoses::Skip neither reads nor checks the pose streams (nor their checksum), and leaves them
+// out of the part.
 ClipFile parseClipFile(const uint8_t* data, size_t size, const std::string& what,
                        PartPoses poses = PartPoses::Read);
 
 // Reads and parses the file at `path`. Throws InputError naming it.
+// PartPoses::Skip reads only the bytes before the pose streams (a HeadReader per thread).
 ClipFile readClipFile(const std::string& path, PartPoses poses = PartPoses::Read);
 
 // The key's first line that differs between two keys, as "'<a line>' against '<b line>'", for

@@ -75,6 +75,61 @@ void resealIntermediate(std::vector<uint8_t>& file) {
   appendTrailer(file, bulk_start);
 }
 
+namespace {
+
+void readFully(int fd, uint8_t* out, size_t bytes, uint64_t offset, const std::string& path) {
+  size_t done = 0;
+  while (done < bytes) {
+    const ssize_t n = ::pread(fd, out + done, bytes - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)
+      throw InputError(
+          path + ": cannot read the file: " + (n < 0 ? std::strerror(errno) : "it ended early"));
+    done += static_cast<size_t>(n);
+  }
+}
+
+}  // namespace
+
+std::span<const uint8_t> HeadReader::read(const std::string& path, const std::string& what_to_do) {
+  // Zero what the last read wrote: the bulk of this one must read as zero.
+  std::fill(buffer_.begin(), buffer_.begin() + std::min(head_, buffer_.size()), uint8_t{0});
+  if (trailer_at_ + kTrailerBytes <= buffer_.size())
+    std::fill_n(buffer_.begin() + trailer_at_, kTrailerBytes, uint8_t{0});
+  head_ = trailer_at_ = 0;
+
+  requireRegularFile(path, what_to_do);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    throw InputError(path + ": cannot open the file: " + std::strerror(errno) +
+                     "; check its permissions");
+  struct Close {
+    int fd;
+    ~Close() { ::close(fd); }
+  } close{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0)
+    throw InputError(path + ": cannot read the file's size: " + std::strerror(errno));
+  const size_t size = static_cast<size_t>(st.st_size);
+  if (size < 16 + kTrailerBytes) {  // too short for anything: its first bytes, for the message
+    if (buffer_.size() < size) buffer_.resize(size);
+    readFully(fd, buffer_.data(), size, 0, path);
+    head_ = size;
+    return {buffer_.data(), size};
+  }
+  const size_t body = size - kTrailerBytes;
+  uint8_t trailer[kTrailerBytes];
+  readFully(fd, trailer, kTrailerBytes, body, path);
+  uint64_t bulk_start = 0;
+  for (int b = 0; b < 8; ++b) bulk_start |= uint64_t(trailer[b]) << (8 * b);
+  if (buffer_.size() < size) buffer_.resize(size);
+  head_ = static_cast<size_t>(std::min<uint64_t>(std::max<uint64_t>(bulk_start, 16), body));
+  readFully(fd, buffer_.data(), head_, 0, path);
+  std::copy(trailer, trailer + kTrailerBytes, buffer_.begin() + body);
+  trailer_at_ = body;
+  return {buffer_.data(), size};
+}
+
 MappedFile::MappedFile(const std::string& path, const std::string& what_to_do, bool populate) {
   requireRegularFile(path, what_to_do);
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,24 @@ bool checksumsHold(const uint8_t* data, size_t size, bool with_bulk);
 // Seals a file again after its buffer was changed: both checksums from the bytes as they are, the
 // bulk where it was. For tests and fuzzers that make damaged files which pass the checksums.
 void resealIntermediate(std::vector<uint8_t>& file);
+
+// Reads intermediate files without their bulk, into one buffer that is reused from file to file
+// (no mapping, no fresh memory per file). The buffer holds a file as laid out on disk, but with
+// the bulk left zero, so that a FlatBuffers verifier sees the bulk's vectors as empty and reads
+// nothing there. One reader per thread.
+class HeadReader {
+ public:
+  // The file at `path` with its bulk zero; valid until the next read. Throws InputError naming
+  // the path when it is not a regular file (ending with `what_to_do`) or cannot be read; a file
+  // too short for a trailer, or whose trailer puts the bulk outside it, comes back with nothing
+  // but its first bytes (a reader refuses it).
+  std::span<const uint8_t> read(const std::string& path, const std::string& what_to_do);
+
+ private:
+  std::vector<uint8_t> buffer_;  // zero but for [0, written_)
+  size_t head_ = 0;              // the bytes of the last read before its trailer's place
+  size_t trailer_at_ = 0;
+};
 
 class MappedFile {
  public:

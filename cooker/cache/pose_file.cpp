@@ -11,6 +11,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include <cmath>
+#include <memory>
 
 namespace mmdb::cook {
 namespace {
@@ -37,7 +38,8 @@ bool bitsFit(TrackCoding coding, int bits) {
 }
 
 CookedCodedStream readStream(const fb::CodedStream* s, const StoredPoseCoding& file,
-                             const std::string& what, const char* name) {
+                             const std::shared_ptr<const void>& keeper, const std::string& what,
+                             const char* name) {
   const std::string where = what + " (" + name + ")";
   if (!s || !s->tracks() || !s->segment_offsets() || !s->data())
     refuse(where, "the stream or one of its fields is missing");
@@ -67,10 +69,14 @@ CookedCodedStream readStream(const fb::CodedStream* s, const StoredPoseCoding& f
   // most of the file.
   const uint32_t* segment_offsets = s->segment_offsets()->data();
   out.segment_offsets.assign(segment_offsets, segment_offsets + offsets);
-  const uint8_t* data = s->data()->data();
-  reserveLarge(out.data, s->data()->size());
-  out.data.assign(data, data + s->data()->size());
-  if (out.segment_offsets.front() != 0 || out.segment_offsets.back() != out.data.size())
+  const std::span<const uint8_t> data(s->data()->data(), s->data()->size());
+  if (keeper) {  // left where it is: the database is written from there
+    out.borrowed = data;
+    out.keeper = keeper;
+  } else {
+    out.data.assign(data.begin(), data.end());
+  }
+  if (out.segment_offsets.front() != 0 || out.segment_offsets.back() != data.size())
     refuse(where, "its segment offsets do not span its data");
   for (uint64_t j = 0; j < file.joint_count; ++j) {
     const bool constant = out.tracks[j].coding == TrackCoding::Constant;
@@ -96,7 +102,7 @@ std::vector<uint8_t> serializePoseFile(const std::string& key_text, uint32_t fra
                                        uint32_t joint_count, const CookedPoseCoding& coding) {
   size_t coded = 0;
   for (const auto& s : coding.streams)
-    if (s) coded += s->data.size() + s->segment_offsets.size() * 4 + s->tracks.size() * 32;
+    if (s) coded += s->bytes().size() + s->segment_offsets.size() * 4 + s->tracks.size() * 32;
   FlatBufferBuilder fbb(1024 + key_text.size() + coded);
   auto version = fbb.CreateString(kCookerVersion);
   auto key = fbb.CreateString(key_text);
@@ -115,7 +121,8 @@ std::vector<uint8_t> serializePoseFile(const std::string& key_text, uint32_t fra
   return bytes;
 }
 
-PoseFile parsePoseFile(const uint8_t* data, size_t size, const std::string& what) {
+PoseFile parsePoseFile(const uint8_t* data, size_t size, const std::string& what,
+                       std::shared_ptr<const void> keeper) {
   if (size < 8 + kTrailerBytes ||
       !flatbuffers::BufferHasIdentifier(data, mmposes::fb::PosesIdentifier()))
     refuse(what, "it is not an .mmposes file (no MMPS identifier)");
@@ -147,18 +154,20 @@ PoseFile parsePoseFile(const uint8_t* data, size_t size, const std::string& what
       uint64_t(st.frame_count) * st.joint_count > kMaxDatabaseBytes ||
       st.coding.segment_frames < 1 || st.coding.segment_frames > uint32_t(kMaxSegmentFrames))
     refuse(what, "its frame count, joint count or segment length is out of range");
-  st.coding.streams[kStreamRotations] = readStream(c->rotations(), st, what, "rotations");
-  st.coding.streams[kStreamTranslations] = readStream(c->translations(), st, what, "translations");
-  st.coding.streams[kStreamVelocities] = readStream(c->velocities(), st, what, "velocities");
+  st.coding.streams[kStreamRotations] = readStream(c->rotations(), st, keeper, what, "rotations");
+  st.coding.streams[kStreamTranslations] =
+      readStream(c->translations(), st, keeper, what, "translations");
+  st.coding.streams[kStreamVelocities] =
+      readStream(c->velocities(), st, keeper, what, "velocities");
   st.coding.streams[kStreamAngularVelocities] =
-      readStream(c->angular_velocities(), st, what, "angular velocities");
+      readStream(c->angular_velocities(), st, keeper, what, "angular velocities");
   return out;
 }
 
 PoseFile readPoseFile(const std::string& path) {
-  const MappedFile file(path, "give the path of an .mmposes file");
-  if (file.size() > kMaxDatabaseBytes) refuse(path, "it is larger than any database can be");
-  return parsePoseFile(file.data(), file.size(), path);
+  auto file = std::make_shared<const MappedFile>(path, "give the path of an .mmposes file");
+  if (file->size() > kMaxDatabaseBytes) refuse(path, "it is larger than any database can be");
+  return parsePoseFile(file->data(), file->size(), path, file);
 }
 
 }  // namespace mmdb::cook

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -29,10 +30,13 @@ std::vector<uint8_t> serializePoseFile(const std::string& key, uint32_t frame_co
 
 // Checks and reads .mmposes bytes: the checksum, the FlatBuffers structure, the format and cooker
 // versions, and that every stream has a track per joint and segment offsets that fit its data.
-// Throws InputError "<what>: <what is wrong>; <what to do>".
-PoseFile parsePoseFile(const uint8_t* data, size_t size, const std::string& what);
+// Throws InputError "<what>: <what is wrong>; <what to do>". With a `keeper` that keeps the
+// bytes alive, the coded data is borrowed from them (CookedCodedStream::borrowed), else copied.
+PoseFile parsePoseFile(const uint8_t* data, size_t size, const std::string& what,
+                       std::shared_ptr<const void> keeper = nullptr);
 
-// Reads and parses the file at `path`. Throws InputError naming it.
+// Reads and parses the file at `path`, mapped: the coding borrows its coded data from the
+// mapping, which lives as long as the coding. Throws InputError naming it.
 PoseFile readPoseFile(const std::string& path);
 
 }  // namespace mmdb::cook

@@ -544,7 +544,7 @@ CompressionReport compressionReport(const CookedPoseCoding& coding, size_t frame
     r.enabled = true;
     const CookedCodedStream& stream = *coding.streams[size_t(s)];
     sr.coded_bytes =
-        stream.tracks.size() * 32 + stream.segment_offsets.size() * 4 + stream.data.size();
+        stream.tracks.size() * 32 + stream.segment_offsets.size() * 4 + stream.bytes().size();
     for (const CookedTrack& t : stream.tracks) {
       if (t.coding == TrackCoding::Constant)
         ++sr.constant_tracks;
@@ -716,7 +716,7 @@ std::vector<glm::vec4> decodeCodedStream(const CookedCodedStream& stream, uint32
         const uint32_t begin = stream.segment_offsets[j * segments + s];
         const uint32_t end = stream.segment_offsets[j * segments + s + 1];
         bytes.assign(n * vertex, 0);
-        if (meshopt_decodeVertexBuffer(bytes.data(), n, vertex, stream.data.data() + begin,
+        if (meshopt_decodeVertexBuffer(bytes.data(), n, vertex, stream.bytes().data() + begin,
                                        end - begin) != 0)
           throw std::logic_error("a coded segment does not decode");
       }

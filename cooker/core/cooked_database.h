@@ -12,7 +12,9 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -116,10 +118,18 @@ struct CookedTrack {
 struct CookedCodedStream {
   std::vector<CookedTrack> tracks;        // joint_count
   std::vector<uint32_t> segment_offsets;  // joint_count * segments + 1
-  std::vector<uint8_t> data;
+  std::vector<uint8_t> data;              // the coded bytes, unless they are borrowed
+  // Coded bytes held elsewhere instead of `data`: a cached coding's file, mapped, which `keeper`
+  // keeps alive. The cook writes them to the database straight from there.
+  std::span<const uint8_t> borrowed;
+  std::shared_ptr<const void> keeper;
   float max_error = 0;
   int worst_joint = -1;
   uint32_t worst_frame = 0;
+
+  std::span<const uint8_t> bytes() const {
+    return keeper ? borrowed : std::span<const uint8_t>(data);
+  }
 };
 
 // The four pose streams in file order; an index into CookedPoseCoding::streams.

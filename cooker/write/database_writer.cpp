@@ -134,7 +134,8 @@ Offset<fb::CodedStream> writeCodedStream(FlatBufferBuilder& fbb, const CookedCod
                         static_cast<fb::TrackCoding>(t.coding), t.bits);
   auto track_vector = fbb.CreateVectorOfStructs(tracks);
   auto offsets = fbb.CreateVector(s.segment_offsets);
-  auto data = fbb.CreateVector(s.data);
+  const std::span<const uint8_t> bytes = s.bytes();
+  auto data = fbb.CreateVector(bytes.data(), bytes.size());
   return fb::CreateCodedStream(fbb, track_vector, offsets, data, s.max_error, s.worst_joint,
                                s.worst_frame);
 }
@@ -194,7 +195,7 @@ flatbuffers::DetachedBuffer serializeDatabaseBuffer(const CookedDatabase& db) {
       db.local_angular_velocities.size()};
   for (int s = 0; s < kPoseStreamCount; ++s) {
     if (const auto& stream = coding.streams[size_t(s)])
-      coded_bytes += stream->data.size() + stream->segment_offsets.size() * sizeof(uint32_t) +
+      coded_bytes += stream->bytes().size() + stream->segment_offsets.size() * sizeof(uint32_t) +
                      stream->tracks.size() * 64 + 256;
     else
       cells += raw_cells[s];

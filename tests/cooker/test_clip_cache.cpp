@@ -521,6 +521,35 @@ TEST_F(ClipCache, APartReadWithoutItsPosesSkipsThem) {
   }
 }
 
+// A head reader reuses its buffer: whatever it read before, the bulk of the file it reads now is
+// zero, and the part before it is the file's.
+TEST_F(ClipCache, AHeadReaderLeavesEveryBulkZero) {
+  CookRequest r = clips();
+  const std::vector<std::string> files = cookClipFiles(r, dir_);
+  HeadReader reader;
+  for (int pass = 0; pass < 2; ++pass)
+    for (const std::string& path : files) {  // a long part, then shorter ones, and again
+      const std::vector<uint8_t> whole = readBytes(path);
+      const std::span<const uint8_t> head = reader.read(path, "give a part");
+      ASSERT_EQ(head.size(), whole.size());
+      const size_t body = whole.size() - kTrailerBytes;
+      uint64_t bulk_start = 0;
+      for (int b = 0; b < 8; ++b) bulk_start |= uint64_t(whole[body + b]) << (8 * b);
+      ASSERT_LT(bulk_start, body);
+      EXPECT_TRUE(std::equal(head.begin(), head.begin() + bulk_start, whole.begin())) << path;
+      EXPECT_TRUE(std::all_of(head.begin() + bulk_start, head.begin() + body, [](uint8_t v) {
+        return v == 0;
+      })) << path;
+      EXPECT_TRUE(std::equal(head.begin() + body, head.end(), whole.begin() + body)) << path;
+      EXPECT_NO_THROW(parseClipFile(head.data(), head.size(), path, PartPoses::Skip));
+      EXPECT_THROW(parseClipFile(head.data(), head.size(), path), InputError);  // no poses there
+    }
+  write("short.mmclip", "MMCL");
+  EXPECT_THROW(parseClipFile(reader.read((dir_ / "short.mmclip").string(), "give a part").data(), 4,
+                             "short.mmclip", PartPoses::Skip),
+               InputError);
+}
+
 // ---- source stamps ---------------------------------------------------------------------------
 
 void setModifiedTime(const fs::path& p, const struct timespec& time) {

@@ -23,7 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const auto& stream : st.coding.streams) {
       if (!stream || stream->tracks.size() != st.joint_count ||
           stream->segment_offsets.size() != st.joint_count * segments + 1 ||
-          stream->segment_offsets.back() != stream->data.size())
+          stream->segment_offsets.back() != stream->bytes().size())
         std::abort();
       for (size_t i = 1; i < stream->segment_offsets.size(); ++i)
         if (stream->segment_offsets[i] < stream->segment_offsets[i - 1]) std::abort();
