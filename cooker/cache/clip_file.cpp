@@ -212,12 +212,10 @@ ClipFile parseClipFile(const uint8_t* data, size_t size, const std::string& what
   flatbuffers::Verifier verifier(data, size - kTrailerBytes, flatbuffers::Verifier::Options{});
   if (!fb::VerifyClipBuffer(verifier)) refuse(what, "its FlatBuffers structure is damaged");
   const fb::Clip* c = fb::GetClip(data);
-  if (c->format_major() != kClipFormatMajor)
-    refuse(what, fmt::format("it is .mmclip format {}.{}; this cooker reads {}.x",
-                             c->format_major(), c->format_minor(), kClipFormatMajor));
-  if (!c->cooker_version() || c->cooker_version()->str() != kCookerVersion)
-    refuse(what, "it was cooked by " + (c->cooker_version() ? "'" + c->cooker_version()->str() + "'"
-                                                            : std::string("an unnamed cooker")));
+  const std::string version =
+      versionProblem(".mmclip", kClipFormatMajor, c->format_major(), c->format_minor(),
+                     c->cooker_version() ? c->cooker_version()->c_str() : nullptr);
+  if (!version.empty()) refuse(what, version);
   if (!c->key() || !c->take() || !c->unit_scale_origin() || !c->skeleton())
     refuse(what, "a field is missing");
 

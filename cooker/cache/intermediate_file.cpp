@@ -1,5 +1,6 @@
 #include "cache/intermediate_file.h"
 
+#include "core/cooked_database.h"
 #include "core/errors.h"
 #include "core/input_file.h"
 
@@ -73,6 +74,17 @@ void resealIntermediate(std::vector<uint8_t>& file) {
   const size_t bulk_start = std::min<uint64_t>(readWord(file.data() + body), body);
   file.resize(body);
   appendTrailer(file, bulk_start);
+}
+
+std::string versionProblem(const char* extension, uint16_t expected_major, uint16_t major,
+                           uint16_t minor, const char* cooker) {
+  if (major != expected_major)
+    return "it is " + std::string(extension) + " format " + std::to_string(major) + "." +
+           std::to_string(minor) + "; this cooker reads " + std::to_string(expected_major) + ".x";
+  if (!cooker) return "it was cooked by an unnamed cooker";
+  if (std::string(cooker) != kCookerVersion)
+    return "it was cooked by '" + std::string(cooker) + "'";
+  return "";
 }
 
 namespace {

@@ -31,6 +31,12 @@ bool checksumsHold(const uint8_t* data, size_t size, bool with_bulk);
 // bulk where it was. For tests and fuzzers that make damaged files which pass the checksums.
 void resealIntermediate(std::vector<uint8_t>& file);
 
+// Why an intermediate file of format major.minor, made by the cooker named `cooker` (null when the
+// file names none), is not for this cooker, which reads format `expected_major`: "it is .mmclip
+// format 1.0; this cooker reads 2.x", "it was cooked by 'mmcook 1.0.0'", or "" when it is.
+std::string versionProblem(const char* extension, uint16_t expected_major, uint16_t major,
+                           uint16_t minor, const char* cooker);
+
 // Reads intermediate files without their bulk, into one buffer that is reused from file to file
 // (no mapping, no fresh memory per file). The buffer holds a file as laid out on disk, but with
 // the bulk left zero, so that a FlatBuffers verifier sees the bulk's vectors as empty and reads

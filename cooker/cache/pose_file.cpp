@@ -132,12 +132,10 @@ PoseFile parsePoseFile(const uint8_t* data, size_t size, const std::string& what
   if (!mmposes::fb::VerifyPosesBuffer(verifier))
     refuse(what, "its FlatBuffers structure is damaged");
   const mmposes::fb::Poses* p = mmposes::fb::GetPoses(data);
-  if (p->format_major() != kPoseFileFormatMajor)
-    refuse(what, fmt::format("it is .mmposes format {}.{}; this cooker reads {}.x",
-                             p->format_major(), p->format_minor(), kPoseFileFormatMajor));
-  if (!p->cooker_version() || p->cooker_version()->str() != kCookerVersion)
-    refuse(what, "it was cooked by " + (p->cooker_version() ? "'" + p->cooker_version()->str() + "'"
-                                                            : std::string("an unnamed cooker")));
+  const std::string version =
+      versionProblem(".mmposes", kPoseFileFormatMajor, p->format_major(), p->format_minor(),
+                     p->cooker_version() ? p->cooker_version()->c_str() : nullptr);
+  if (!version.empty()) refuse(what, version);
   const fb::PoseCoding* c = p->coding();
   if (!p->key() || !c) refuse(what, "a field is missing");
   PoseFile out;

@@ -815,6 +815,8 @@ CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
     report.stage_seconds.emplace_back(
         report.store.coded_poses_found ? "pose compression (from the store)" : "pose compression",
         report.compression.seconds = stopwatch.lap());
+  } else if (poses == PoseOutput::Coded) {  // pose = "none": the raw streams' sizes
+    report.compression = compressionReport(db.pose_coding, db.frame_count, db.joint_count);
   }
   if (report_out) *report_out = std::move(report);
   return db;

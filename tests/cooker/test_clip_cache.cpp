@@ -394,6 +394,11 @@ TEST_F(ClipCache, ACompressionOrClipChangeCodesThePosesAgain) {
   r.settings.compression.pose = CompressionSettings::Pose::None;
   EXPECT_EQ(cookCodedBytes(r, &cache, &report), cookBytes(r));
   EXPECT_FALSE(report.store.coded_poses_found);
+  EXPECT_FALSE(report.compression.enabled);  // the report still names the raw streams
+  EXPECT_EQ(report.compression.streams[kStreamRotations].name, "local_rotations");
+  const CookedDatabase raw = cookDatabase(r);
+  EXPECT_EQ(report.compression.streams[kStreamRotations].raw_bytes,
+            uint64_t{16} * raw.frame_count * raw.joint_count);
 }
 
 // Each pose coding is as large as the database's coded poses: the cache keeps the most recently
