@@ -129,8 +129,9 @@ class Crowd {
   uint32_t jointCount() const noexcept { return joints_; }
   const CrowdSettings& settings() const noexcept { return settings_; }
 
-  // Inputs of the next step. InvalidArgument, naming the index and the count, for a character
-  // index of characterCount() or more.
+  // Inputs of the next step, kept until changed (forceSearch: one step). InvalidArgument, naming
+  // the index and the count, for a character index of characterCount() or more, or for a stick
+  // or input that is not finite.
   // World XZ stick, length <= 1: velocity max_speed * stick, facing along it (a stick under
   // 0.01 keeps the facing), as mmdb::gpu::Crowd::setStick.
   Status setStick(uint32_t character, float x, float z) noexcept;
@@ -187,6 +188,7 @@ class Crowd {
   void advance(uint32_t character) noexcept;
   Status sample(uint32_t clip, float time, uint32_t scratch) noexcept;
 
+  // operator=(Crowd&&) moves each member: one added here is added there.
   const Database* db_ = nullptr;
   CrowdSettings settings_;
   ControllerSettings controller_;
