@@ -7,9 +7,9 @@
 #include "stick_script.h"
 
 #include <mmdb/controller.h>
+#include <mmdb/crowd.h>
 #include <mmdb/database.h>
 
-#include <glm/gtc/quaternion.hpp>
 #include <glm/vec2.hpp>
 #include <glm/vec3.hpp>
 
@@ -55,20 +55,12 @@ mmdb::StickInput controller_input(const ScriptedStick& stick, const LocomotionSp
 // `top_speed` receives that percentile.
 LocomotionSpeeds speeds_for_database(const mmdb::Database& db, float& top_speed);
 
-// Per global frame: whether a character playing it must search now, because it is the last
-// frame of a matchable range (playing on leaves what the search may return) or of its clip.
-std::vector<bool> forced_search_frames(const mmdb::Database& db);
+// The log's reason for a search of the runtime's crowds (mmdb::Crowd, mmdb::gpu::Crowd): a forced
+// search is the sample's only force, the stick's sharp turn.
+SearchReason sample_reason(mmdb::SearchReason reason);
 
-// The achieved path of a character: where the root motion of the frames it played took it.
-struct RootMotionPath {
-  glm::vec3 position{0.0f};
-  glm::quat rotation{1.0f, 0.0f, 0.0f, 0.0f};
-
-  // Moves by dt seconds of global frame `frame`'s root motion (mmdb::integrateRootMotion).
-  void integrate(const mmdb::Database& db, uint32_t frame, float dt);
-};
-
-// Runs the crowd on the CPU runtime. Returns an exit code; prints a reason to stderr on failure.
+// Runs the crowd on the CPU runtime (an mmdb::Crowd). Returns an exit code; prints a reason to
+// stderr on failure.
 int run_cpu_crowd(const mmdb::Database& db, const SampleOptions& options,
                   const LocomotionSpeeds& speeds, DecisionLog& log, TrajectoryTrace& trace,
                   PlaybackStats& stats);

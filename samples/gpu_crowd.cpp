@@ -12,19 +12,6 @@ namespace {
 constexpr std::array<const char*, mmdb::gpu::kPassCount> kPassNames{
     "build_query", "match", "resolve", "sample", "inertialize", "fk"};
 
-SearchReason sample_reason(mmdb::gpu::SearchReason reason) {
-  switch (reason) {
-    case mmdb::gpu::SearchReason::Start:
-      return SearchReason::Start;
-    case mmdb::gpu::SearchReason::RangeEnd:
-      return SearchReason::RangeEnd;
-    case mmdb::gpu::SearchReason::Forced:
-      return SearchReason::StickChanged;  // the only force
-    default:
-      return SearchReason::Periodic;
-  }
-}
-
 class GpuCrowdRun {
  public:
   GpuCrowdRun(const mmdb::Database& db, const SampleOptions& options,

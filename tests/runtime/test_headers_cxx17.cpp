@@ -1,5 +1,6 @@
 // Compiled as C++17: every public header of the runtime on its own, then all together.
 #include <mmdb/controller.h>
+#include <mmdb/crowd.h>
 #include <mmdb/database.h>
 #include <mmdb/mmdb.h>
 #include <mmdb/playback.h>

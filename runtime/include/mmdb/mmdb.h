@@ -2,6 +2,7 @@
 #pragma once
 
 #include "mmdb/controller.h"
+#include "mmdb/crowd.h"
 #include "mmdb/database.h"
 #include "mmdb/playback.h"
 #include "mmdb/result.h"

@@ -9,8 +9,8 @@
 //   5 inertialize  add the decaying transition offsets (characters below threshold skipped)
 //   6 fk           local pose -> model space; the achieved path takes the frame's root motion
 //
-// Semantics are those of the CPU runtime's functions (docs/runtime.md "The GPU crowd"), one step
-// being:
+// Semantics are those of the CPU runtime's functions, and mmdb::Crowd (mmdb/crowd.h) is the same
+// step on the CPU (docs/runtime.md "The GPU crowd"), one step being:
 //   updateCharacter(dt); search when nothing plays yet (Start, unseeded), at the last frame of a
 //   matchable range or clip (RangeEnd, unseeded), when forced, or when the search timer ran out
 //   (seeded); buildQuery + searchExhaustive; on a new winner an InertializeTransitionJob and a
@@ -117,14 +117,9 @@ struct PassTimings {
   bool valid = false;
 };
 
-// What a character decided in the last step.
-struct Decision {
-  SearchReason reason = SearchReason::None;  // None: did not search this step
-  bool switched = false;                     // started an inertialized transition to `frame`
-  uint32_t frame = 0;    // the last search's winner (global), kNoFrame when it found none
-  float cost = 0;        // its cost
-  uint32_t playing = 0;  // global frame playing after the step
-};
+// What a character decided in the last step: the CPU crowd's type (mmdb/crowd.h), so the two
+// report decisions alike.
+using Decision = mmdb::Decision;
 
 class Crowd {
  public:

@@ -1,8 +1,10 @@
 // The GPU buffers' element types and the numbers the passes share, as C++: they are defined once
 // in mmdb/gpu/shader_interface.h, which the shaders compile too. Here: what only C++ has (the
-// SearchReason enum, the starting state) and a check of every std430 offset. C++17.
+// SearchReason enum, shared with the CPU crowd; the starting state) and a check of every std430
+// offset. C++17.
 #pragma once
 
+#include "mmdb/crowd.h"
 #include "mmdb/database.h"
 #include "mmdb/gpu/shader_interface.h"
 
@@ -11,15 +13,15 @@
 
 namespace mmdb::gpu {
 
-// Why a character searched (MatchResult::reason), in order of precedence.
-enum class SearchReason : uint32_t {
-  None = kReasonNone,    // did not search this step
-  Start = kReasonStart,  // nothing playing yet: unseeded
-  RangeEnd =
-      kReasonRangeEnd,     // at the last frame of a matchable range or clip: unseeded, must move
-  Forced = kReasonForced,  // the host asked (Crowd::forceSearch): seeded with the frame playing
-  Periodic = kReasonPeriodic,  // the search timer ran out: seeded
-};
+// Why a character searched (MatchResult::reason), in order of precedence: the CPU crowd's type
+// (mmdb/crowd.h), whose values are the shaders' kReason* constants.
+using SearchReason = mmdb::SearchReason;
+static_assert(uint32_t(SearchReason::None) == kReasonNone);
+static_assert(uint32_t(SearchReason::Start) == kReasonStart);
+static_assert(uint32_t(SearchReason::RangeEnd) == kReasonRangeEnd);
+static_assert(uint32_t(SearchReason::Forced) == kReasonForced);
+static_assert(uint32_t(SearchReason::Periodic) == kReasonPeriodic);
+static_assert(mmdb::kNoFrame == kNoFrame);
 
 // The structs carry no default member initializers (GLSL has none): these are the values a
 // character starts with. Nothing playing, at the origin facing +Z, no offsets to decay.

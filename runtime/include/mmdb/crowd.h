@@ -1,0 +1,223 @@
+// The character step on the CPU, for a crowd: the twin of mmdb::gpu::Crowd (mmdb/gpu/crowd.h),
+// with the same settings, the same step order and the same decisions. One step is
+//
+//   1 controller   updateCharacter(dt) towards the character's stick
+//   2 decide       search when nothing plays yet (Start, unseeded), at the last frame of a
+//                  matchable range or clip (RangeEnd, unseeded), when forced (Forced, seeded with
+//                  the frame playing), or when the search timer ran out (Periodic, seeded); the
+//                  query is predictTrajectory() seen from the achieved path
+//                  (expressInCharacterFrame()) put into buildQuery()
+//   3 match        every searching character's request in one searchBatch(): one pass over the
+//                  database for all of them (searchExhaustive() one by one without pruning)
+//   4 resolve      the timer restarts; on a new winner an InertializeTransitionJob and a jump
+//                  to the winner's clip time
+//   5 sample       SamplePoseJob at the clip time
+//   6 inertialize  InertializeJob: the captured offsets, decayed by the time since the switch
+//   7 fk           ForwardKinematicsJob to model space; the achieved path takes dt of the playing
+//                  frame's root motion; the clip time and the time since the switch move on by
+//                  dt, the timer by one step
+//
+// Typical use:
+//
+//   auto crowd = mmdb::Crowd::create(db, 250);
+//   each frame:  crowd->setStick(i, x, z) ...;  crowd->step(dt);
+//                crowd->modelRotations(), crowd->modelTranslations(): the poses to draw
+//
+// step() is beginStep(), search() and endStep(); a caller that times or explains the searches,
+// or answers the requests itself (searchBatchRange() on a job system), calls the three.
+//
+// Errors are values: InvalidArgument for a character index, a setting or a dt that does not fit;
+// nothing thrown. Everything is allocated by create(); a step allocates nothing. A Crowd is used
+// from one thread; the Database it was created from must outlive it and stay where it is.
+#pragma once
+
+#include "mmdb/controller.h"
+#include "mmdb/database.h"
+#include "mmdb/playback.h"
+#include "mmdb/result.h"
+#include "mmdb/search.h"
+#include "mmdb/span.h"
+
+#include <glm/gtc/quaternion.hpp>
+#include <glm/vec3.hpp>
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace mmdb {
+
+// Why a character searched, in order of precedence. The GPU crowd reports the same values
+// (mmdb::gpu::SearchReason is this type).
+enum class SearchReason : uint32_t {
+  None = 0,      // did not search this step
+  Start = 1,     // nothing playing yet: unseeded
+  RangeEnd = 2,  // at the last frame of a matchable range or clip: unseeded, must move
+  Forced = 3,    // the host asked (forceSearch): seeded with the frame playing
+  Periodic = 4,  // the search timer ran out: seeded
+};
+
+// Decision::frame when a search found nothing (an unseeded search whose filter passes no range).
+inline constexpr uint32_t kNoFrame = 0xFFFFFFFFu;
+
+// What a character decided in the last step (mmdb::gpu::Decision is this type).
+struct Decision {
+  SearchReason reason = SearchReason::None;  // None: did not search this step
+  bool switched = false;                     // started an inertialized transition to `frame`
+  uint32_t frame = 0;    // the last search's winner (global), kNoFrame when it found none
+  float cost = 0;        // its cost
+  uint32_t playing = 0;  // global frame playing after the step
+};
+
+// The settings of mmdb::gpu::CrowdSettings that decide and play, with the same names and
+// defaults, so that both crowds created with the same values make the same decisions.
+struct CrowdSettings {
+  uint32_t search_interval_ticks = 6;  // steps between periodic searches (0.1 s at 60 steps/s);
+                                       // whole steps, so no float timer drifts past one
+  uint32_t stagger_phases = 6;   // character c's first periodic search comes (c % n) / n of an
+                                 // interval late (whole steps), spreading the searches (0: off)
+  float transition_cost = 0.0f;  // added to every candidate but the frame playing
+  int32_t neighbourhood_frames = kDefaultNeighbourhood;  // frames around the playing one a
+                                                         // seeded search skips; negative: 1/3 s
+                                                         // at the file's rate
+  float max_drift = 0.5f;  // m: the query's trajectory starts from the character's achieved path
+                           // and closes at most this much of its gap to the controller
+  float inertialization_halflife = kDefaultInertializationHalflife;
+  float controller_halflife = 0.27f;  // position and rotation springs (Holden's default)
+  float max_speed = 1.75f;            // m/s at full stick (setStick)
+  bool bounds_pruning = true;  // searchBatch() (bounds-pruned); false: searchExhaustive() for
+                               // each request. Same winners, same costs
+};
+
+// One character's state between steps (the CPU's mmdb::gpu::CrowdCharacter).
+struct CrowdCharacter {
+  CharacterState sim;                // the controller's simulation root
+  glm::vec3 achieved_position{0.f};  // where the root motion of the frames played took it
+  glm::quat achieved_rotation{1.f, 0.f, 0.f, 0.f};  // ... and its facing; the query is built
+                                                    // from here
+  bool playing = false;                             // a first search has picked a frame
+  uint32_t clip = 0;                                // clip playing
+  float clip_time = 0;                              // clip-local seconds playing
+  uint32_t current_frame = 0;  // global frame playing: clip first + floor(clip_time * rate + 1e-4)
+  int32_t search_timer = 0;    // steps until the next periodic search (due at 0 or below)
+  float since_switch = 1e6f;   // seconds since the last switch (drives the inertialization decay)
+  uint32_t last_winner = 0;    // global frame the last search returned (kNoFrame: none)
+  float last_cost = 0;         // its cost
+  uint32_t search_count = 0;   // searches since creation
+};
+
+class Crowd {
+ public:
+  // A crowd of `character_count` characters playing `db`. Characters start at the origin facing
+  // +Z with nothing playing, so their first step searches (SearchReason::Start). `poses` holds
+  // every frame of the pose streams (Database::decodePoses()); left empty, the file's own streams
+  // are read, or, when the file codes them, decoded once here into memory the crowd owns.
+  // InvalidArgument for no characters, a database without 6-wide trajectory blocks, a negative
+  // or non-finite max_drift, transition cost or half-life, a search interval over 2^30 steps, a
+  // `poses` that does not hold every frame; the decoder's error when decoding fails.
+  static Result<Crowd> create(const Database& db, uint32_t character_count,
+                              const CrowdSettings& settings = {},
+                              const PoseView& poses = {}) noexcept;
+
+  Crowd() = default;  // empty: no characters; create() makes a usable one
+  Crowd(Crowd&& other) noexcept { *this = std::move(other); }
+  Crowd& operator=(Crowd&& other) noexcept;  // leaves `other` empty
+  Crowd(const Crowd&) = delete;
+  Crowd& operator=(const Crowd&) = delete;
+
+  uint32_t characterCount() const noexcept { return count_; }
+  uint32_t jointCount() const noexcept { return joints_; }
+  const CrowdSettings& settings() const noexcept { return settings_; }
+
+  // Inputs of the next step, kept until changed (forceSearch: one step). InvalidArgument, naming
+  // the index and the count, for a character index of characterCount() or more, or for a stick
+  // or input that is not finite.
+  // World XZ stick, length <= 1: velocity max_speed * stick, facing along it (a stick under
+  // 0.01 keeps the facing), as mmdb::gpu::Crowd::setStick.
+  Status setStick(uint32_t character, float x, float z) noexcept;
+  Status setInput(uint32_t character, const StickInput& input) noexcept;
+  Status setTagFilter(uint32_t character, uint64_t required, uint64_t excluded) noexcept;
+  Status forceSearch(uint32_t character) noexcept;  // a seeded search in the next step only
+
+  // One step of dt seconds (finite, >= 0): beginStep(dt), search(), endStep().
+  Status step(float dt) noexcept;
+
+  // The step in three parts. beginStep() runs the controllers and decides who searches, building
+  // their queries and requests (requests()); search() answers them into results(); endStep()
+  // acts on the results and plays. Between beginStep() and endStep() the caller may read the
+  // requests (explainCandidates()) and write results() itself instead of calling search(): a
+  // result's frame -1 means the search found nothing. InvalidArgument for a part out of order
+  // (a beginStep() before the last step ended, a search() or endStep() without a beginStep()),
+  // or for a result whose frame is outside the database.
+  Status beginStep(float dt) noexcept;
+  Status search() noexcept;
+  Status endStep() noexcept;
+
+  // This step's searches, in character order: searching()[k] is the character of requests()[k]
+  // and results()[k]. Valid from beginStep() to the next beginStep().
+  Span<const SearchRequest> requests() const noexcept { return {requests_.data(), searches_}; }
+  Span<const uint32_t> searching() const noexcept { return {searching_.data(), searches_}; }
+  Span<SearchResult> results() noexcept { return {results_.data(), searches_}; }
+  Span<const SearchResult> results() const noexcept { return {results_.data(), searches_}; }
+
+  // Per character. decisions()[c].reason is set by beginStep(), the rest by endStep().
+  Span<const Decision> decisions() const noexcept { return decisions_; }
+  Span<const CrowdCharacter> characters() const noexcept { return characters_; }
+  Span<const StickInput> inputs() const noexcept { return inputs_; }
+
+  // The pose shown after the last step, element character * jointCount() + joint: local (after
+  // inertialization; the root joint relative to the simulation root) and model space (FK with
+  // the root at the origin, as the GPU's ModelJoint).
+  Span<const glm::quat> localRotations() const noexcept { return local_rotations_; }
+  Span<const glm::vec3> localTranslations() const noexcept { return local_translations_; }
+  Span<const glm::quat> modelRotations() const noexcept { return model_rotations_; }
+  Span<const glm::vec3> modelTranslations() const noexcept { return model_translations_; }
+
+  // The inertialization offsets captured at each character's last switch (not decayed; the
+  // shown pose decays them by since_switch), same layout.
+  Span<const glm::quat> offsetRotations() const noexcept { return offset_rotations_; }
+  Span<const glm::vec3> offsetAngularVelocities() const noexcept { return offset_angular_; }
+  Span<const glm::vec3> offsetTranslations() const noexcept { return offset_translations_; }
+  Span<const glm::vec3> offsetVelocities() const noexcept { return offset_velocities_; }
+
+ private:
+  Status checkCharacter(uint32_t character, const char* what) const noexcept;
+  Status decide(uint32_t character) noexcept;
+  Status resolve(uint32_t character, const SearchResult& found) noexcept;
+  Status pose(uint32_t character) noexcept;
+  void advance(uint32_t character) noexcept;
+  Status sample(uint32_t clip, float time, uint32_t scratch) noexcept;
+
+  // operator=(Crowd&&) moves each member: one added here is added there.
+  const Database* db_ = nullptr;
+  CrowdSettings settings_;
+  ControllerSettings controller_;
+  PoseView poses_;
+  uint32_t count_ = 0;
+  uint32_t joints_ = 0;
+  uint32_t features_ = 0;
+  enum class Phase : uint8_t { Idle, Begun } phase_ = Phase::Idle;
+  float dt_ = 0;
+  size_t searches_ = 0;  // requests this step
+
+  std::vector<uint8_t> must_move_;  // per frame: the last of a matchable range or of a clip
+  std::vector<CrowdCharacter> characters_;
+  std::vector<StickInput> inputs_;
+  std::vector<TagFilter> filters_;
+  std::vector<uint8_t> forced_;
+  std::vector<Decision> decisions_;
+  std::vector<float> queries_;  // featureCount() per character
+  std::vector<SearchRequest> requests_;
+  std::vector<SearchResult> results_;
+  std::vector<uint32_t> searching_;
+  std::vector<glm::quat> local_rotations_, model_rotations_, offset_rotations_;
+  std::vector<glm::vec3> local_translations_, model_translations_;
+  std::vector<glm::vec3> offset_angular_, offset_translations_, offset_velocities_;
+  // Two poses sampled at a switch (source, destination): rotations, translations, velocities
+  // and angular velocities of jointCount() joints each.
+  std::vector<glm::quat> switch_rotations_;
+  std::vector<glm::vec3> switch_translations_, switch_velocities_, switch_angular_;
+  std::vector<Float4> decoded_[kPoseStreamCount];  // a coded file's poses, when the crowd decodes
+};
+
+}  // namespace mmdb

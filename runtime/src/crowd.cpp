@@ -1,0 +1,460 @@
+// The CPU character step of a crowd, in the order of the GPU crowd's passes (build query, match,
+// resolve, sample, inertialize, fk), made of the runtime's own functions and jobs.
+#include "mmdb/crowd.h"
+
+#include "mmdb/playback.h"
+
+#include <algorithm>
+#include <cmath>
+#include <new>
+#include <utility>
+
+namespace mmdb {
+namespace {
+
+// The timer is a signed count of steps: an interval, staggered, stays far from its limit.
+constexpr uint32_t kMaxSearchInterval = 1u << 30;
+
+bool finiteNonNegative(float x) { return std::isfinite(x) && x >= 0.f; }
+
+template <class T>
+Span<T> slice(std::vector<T>& v, size_t index, size_t count) {
+  return Span<T>(v.data() + index * count, count);
+}
+
+}  // namespace
+
+Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
+                            const CrowdSettings& settings, const PoseView& poses) noexcept {
+  if (!db.valid() || db.frameCount() == 0 || db.jointCount() == 0 || db.clipCount() == 0)
+    return Error(ErrorCode::InvalidArgument,
+                 "Crowd::create: the database is empty (not opened, or no frames, joints or "
+                 "clips)");
+  if (character_count == 0)
+    return Error(ErrorCode::InvalidArgument, "Crowd::create: a crowd needs at least one character");
+  if (!finiteNonNegative(settings.max_drift))
+    return Error::format(ErrorCode::InvalidArgument,
+                         "Crowd::create: max_drift %g m must be finite and >= 0",
+                         double(settings.max_drift));
+  if (!finiteNonNegative(settings.transition_cost))
+    return Error::format(ErrorCode::InvalidArgument,
+                         "Crowd::create: transition_cost %g must be finite and >= 0",
+                         double(settings.transition_cost));
+  if (!(settings.inertialization_halflife > 0.f) ||
+      !std::isfinite(settings.inertialization_halflife))
+    return Error::format(ErrorCode::InvalidArgument,
+                         "Crowd::create: inertialization_halflife %g s must be finite and > 0",
+                         double(settings.inertialization_halflife));
+  if (!(settings.controller_halflife > 0.f) || !std::isfinite(settings.controller_halflife))
+    return Error::format(ErrorCode::InvalidArgument,
+                         "Crowd::create: controller_halflife %g s must be finite and > 0",
+                         double(settings.controller_halflife));
+  if (settings.search_interval_ticks > kMaxSearchInterval)
+    return Error::format(ErrorCode::InvalidArgument,
+                         "Crowd::create: search_interval_ticks %u is over 2^30 steps",
+                         settings.search_interval_ticks);
+  if (!std::isfinite(settings.max_speed))
+    return Error::format(ErrorCode::InvalidArgument, "Crowd::create: max_speed %g must be finite",
+                         double(settings.max_speed));
+  const uint64_t pose_elements = uint64_t(db.frameCount()) * db.jointCount();
+  const bool given = poses.frame_count != 0 || !poses.rotations.empty();
+  if (given &&
+      (!poses.covers(0, db.frameCount()) || poses.first_frame != 0 ||
+       poses.rotations.size() != pose_elements || poses.translations.size() != pose_elements ||
+       poses.velocities.size() != pose_elements ||
+       poses.angular_velocities.size() != pose_elements))
+    return Error::format(ErrorCode::InvalidArgument,
+                         "Crowd::create: the poses must hold all %u frames of the database, "
+                         "%llu elements in each of the four streams",
+                         db.frameCount(), static_cast<unsigned long long>(pose_elements));
+
+  Crowd crowd;
+  crowd.db_ = &db;
+  crowd.settings_ = settings;
+  crowd.count_ = character_count;
+  crowd.joints_ = db.jointCount();
+  crowd.features_ = db.featureCount();
+  crowd.controller_.position_halflife = settings.controller_halflife;
+  crowd.controller_.rotation_halflife = settings.controller_halflife;
+  const Span<const float> times = db.trajectoryTimes();
+  if (times.size() == size_t(kTrajectorySamples))
+    for (int i = 0; i < kTrajectorySamples; ++i) crowd.controller_.times[i] = times[i];
+
+  const size_t n = character_count;
+  const size_t joints = crowd.joints_;
+  try {
+    crowd.must_move_.assign(db.frameCount(), 0);
+    crowd.characters_.assign(n, CrowdCharacter{});
+    crowd.inputs_.assign(n, StickInput{});
+    crowd.filters_.assign(n, TagFilter{});
+    crowd.forced_.assign(n, 0);
+    crowd.decisions_.assign(n, Decision{});
+    crowd.queries_.assign(n * crowd.features_, 0.f);
+    crowd.requests_.assign(n, SearchRequest{});
+    crowd.results_.assign(n, SearchResult{});
+    crowd.searching_.assign(n, 0);
+    const glm::quat identity(1.f, 0.f, 0.f, 0.f);
+    crowd.local_rotations_.assign(n * joints, identity);
+    crowd.model_rotations_.assign(n * joints, identity);
+    crowd.offset_rotations_.assign(n * joints, identity);
+    crowd.local_translations_.assign(n * joints, glm::vec3(0.f));
+    crowd.model_translations_.assign(n * joints, glm::vec3(0.f));
+    crowd.offset_angular_.assign(n * joints, glm::vec3(0.f));
+    crowd.offset_translations_.assign(n * joints, glm::vec3(0.f));
+    crowd.offset_velocities_.assign(n * joints, glm::vec3(0.f));
+    crowd.switch_rotations_.assign(2 * joints, identity);
+    crowd.switch_translations_.assign(2 * joints, glm::vec3(0.f));
+    crowd.switch_velocities_.assign(2 * joints, glm::vec3(0.f));
+    crowd.switch_angular_.assign(2 * joints, glm::vec3(0.f));
+    if (!given && db.posesCoded())
+      for (std::vector<Float4>& stream : crowd.decoded_) stream.resize(size_t(pose_elements));
+  } catch (const std::bad_alloc&) {
+    return Error::format(ErrorCode::InvalidArgument,
+                         "Crowd::create: out of memory for %u characters of %u joints",
+                         character_count, db.jointCount());
+  }
+
+  // A query the database cannot take (no trajectory blocks) is refused now, not at a step.
+  const float trajectory[kTrajectoryFloats] = {};
+  if (Status s = buildQuery(db, -1, trajectory, slice(crowd.queries_, 0, crowd.features_)); !s)
+    return s;
+
+  // Playing on from the last frame of a range leaves what the search may return; from the last
+  // frame of a clip, the clip itself: either way the character must move.
+  for (const MatchRange& range : db.ranges())
+    if (range.frame_count > 0) crowd.must_move_[range.first_frame + range.frame_count - 1] = 1;
+  for (uint32_t i = 0; i < db.clipCount(); ++i) {
+    const ClipInfo clip = db.clip(i);
+    if (clip.frame_count > 0) crowd.must_move_[clip.first_frame + clip.frame_count - 1] = 1;
+  }
+
+  if (given) {
+    crowd.poses_ = poses;
+  } else if (db.posesCoded()) {
+    std::vector<Float4>* s = crowd.decoded_;
+    if (Status status = db.decodePoses(0, db.frameCount(), {s[0], s[1], s[2], s[3]}); !status)
+      return status;
+    crowd.poses_ = {0, db.frameCount(), s[0], s[1], s[2], s[3]};
+  } else {
+    crowd.poses_ = db.rawPoses();
+  }
+  for (uint32_t c = 0; c < character_count; ++c) {
+    Status s = crowd.pose(c);  // the pose of a character that plays nothing yet: clip 0 at 0 s
+    if (!s) return s;
+  }
+  return Result<Crowd>(std::move(crowd));
+}
+
+Crowd& Crowd::operator=(Crowd&& other) noexcept {
+  if (this == &other) return *this;
+  db_ = std::exchange(other.db_, nullptr);
+  settings_ = other.settings_;
+  controller_ = other.controller_;
+  poses_ = std::exchange(other.poses_, PoseView{});
+  count_ = std::exchange(other.count_, 0u);
+  joints_ = std::exchange(other.joints_, 0u);
+  features_ = std::exchange(other.features_, 0u);
+  phase_ = std::exchange(other.phase_, Phase::Idle);
+  dt_ = std::exchange(other.dt_, 0.f);
+  searches_ = std::exchange(other.searches_, size_t(0));
+  // Moving a vector keeps its elements where they are, so the requests' queries and the pose
+  // view into decoded_ stay valid.
+  must_move_ = std::move(other.must_move_);
+  characters_ = std::move(other.characters_);
+  inputs_ = std::move(other.inputs_);
+  filters_ = std::move(other.filters_);
+  forced_ = std::move(other.forced_);
+  decisions_ = std::move(other.decisions_);
+  queries_ = std::move(other.queries_);
+  requests_ = std::move(other.requests_);
+  results_ = std::move(other.results_);
+  searching_ = std::move(other.searching_);
+  local_rotations_ = std::move(other.local_rotations_);
+  model_rotations_ = std::move(other.model_rotations_);
+  offset_rotations_ = std::move(other.offset_rotations_);
+  local_translations_ = std::move(other.local_translations_);
+  model_translations_ = std::move(other.model_translations_);
+  offset_angular_ = std::move(other.offset_angular_);
+  offset_translations_ = std::move(other.offset_translations_);
+  offset_velocities_ = std::move(other.offset_velocities_);
+  switch_rotations_ = std::move(other.switch_rotations_);
+  switch_translations_ = std::move(other.switch_translations_);
+  switch_velocities_ = std::move(other.switch_velocities_);
+  switch_angular_ = std::move(other.switch_angular_);
+  for (uint32_t s = 0; s < kPoseStreamCount; ++s) decoded_[s] = std::move(other.decoded_[s]);
+  return *this;
+}
+
+Status Crowd::checkCharacter(uint32_t character, const char* what) const noexcept {
+  if (character < count_) return Status();
+  return Error::format(ErrorCode::InvalidArgument,
+                       "%s: character %u is out of range (the crowd has %u characters)", what,
+                       character, count_);
+}
+
+Status Crowd::setStick(uint32_t character, float x, float z) noexcept {
+  if (Status s = checkCharacter(character, "setStick"); !s) return s;
+  if (!std::isfinite(x) || !std::isfinite(z))
+    return Error::format(ErrorCode::InvalidArgument, "setStick: the stick (%g, %g) is not finite",
+                         double(x), double(z));
+  const float length = std::sqrt(x * x + z * z);
+  if (length > 1.0f) {
+    x /= length;
+    z /= length;
+  }
+  StickInput& in = inputs_[character];
+  in.desired_velocity = {x * settings_.max_speed, 0.f, z * settings_.max_speed};
+  in.desired_facing = length > 0.01f ? glm::vec3(x, 0.f, z) : glm::vec3(0.f);
+  return Status();
+}
+
+Status Crowd::setInput(uint32_t character, const StickInput& input) noexcept {
+  if (Status s = checkCharacter(character, "setInput"); !s) return s;
+  const glm::vec3& v = input.desired_velocity;
+  const glm::vec3& f = input.desired_facing;
+  if (!std::isfinite(v.x) || !std::isfinite(v.z) || !std::isfinite(f.x) || !std::isfinite(f.z))
+    return Error::format(ErrorCode::InvalidArgument, "setInput: character %u's input is not finite",
+                         character);
+  inputs_[character] = input;
+  return Status();
+}
+
+Status Crowd::setTagFilter(uint32_t character, uint64_t required, uint64_t excluded) noexcept {
+  if (Status s = checkCharacter(character, "setTagFilter"); !s) return s;
+  filters_[character] = TagFilter{required, excluded};
+  return Status();
+}
+
+Status Crowd::forceSearch(uint32_t character) noexcept {
+  if (Status s = checkCharacter(character, "forceSearch"); !s) return s;
+  forced_[character] = 1;
+  return Status();
+}
+
+Status Crowd::step(float dt) noexcept {
+  if (Status s = beginStep(dt); !s) return s;
+  if (Status s = search(); !s) return s;
+  return endStep();
+}
+
+Status Crowd::beginStep(float dt) noexcept {
+  if (db_ == nullptr) return Error(ErrorCode::InvalidArgument, "beginStep: the crowd is empty");
+  if (phase_ != Phase::Idle)
+    return Error(ErrorCode::InvalidArgument, "beginStep: the previous step has not ended");
+  if (!finiteNonNegative(dt))
+    return Error::format(ErrorCode::InvalidArgument, "beginStep: dt %g s must be finite and >= 0",
+                         double(dt));
+  dt_ = dt;
+  searches_ = 0;
+  for (uint32_t c = 0; c < count_; ++c) {
+    if (Status s = decide(c); !s) return s;
+  }
+  phase_ = Phase::Begun;
+  return Status();
+}
+
+// The build query pass: the controller, the reason to search, the query and the request.
+Status Crowd::decide(uint32_t c) noexcept {
+  CrowdCharacter& ch = characters_[c];
+  const StickInput& input = inputs_[c];
+  updateCharacter(ch.sim, input, controller_, dt_);
+
+  SearchReason reason = SearchReason::None;
+  if (!ch.playing)
+    reason = SearchReason::Start;
+  else if (must_move_[ch.current_frame])
+    reason = SearchReason::RangeEnd;
+  else if (forced_[c])
+    reason = SearchReason::Forced;
+  else if (ch.search_timer <= 0)  // whole steps: no float drift
+    reason = SearchReason::Periodic;
+  forced_[c] = 0;  // one step only
+  decisions_[c].reason = reason;
+  decisions_[c].switched = false;
+  if (reason == SearchReason::None) return Status();
+
+  float trajectory[kTrajectoryFloats];
+  predictTrajectory(ch.sim, input, controller_, trajectory);
+  expressInCharacterFrame(ch.sim, ch.achieved_position, ch.achieved_rotation, settings_.max_drift,
+                          trajectory);
+  const int32_t playing = ch.playing ? int32_t(ch.current_frame) : -1;
+  const Span<float> query = slice(queries_, c, features_);
+  if (Status s = buildQuery(*db_, playing, trajectory, query); !s) return s;
+  SearchRequest& request = requests_[searches_];
+  request = SearchRequest{};
+  request.query = query;
+  // Start and range-end searches have no frame to beat: at a range end the search must move.
+  const bool seeded = reason == SearchReason::Forced || reason == SearchReason::Periodic;
+  request.current_frame = seeded ? playing : -1;
+  request.transition_cost = settings_.transition_cost;
+  request.neighbourhood_frames =
+      settings_.neighbourhood_frames < 0 ? kDefaultNeighbourhood : settings_.neighbourhood_frames;
+  request.filter = filters_[c];
+  results_[searches_] = SearchResult{};
+  searching_[searches_] = c;
+  ++searches_;
+  return Status();
+}
+
+// The match pass. NoMatch is not an error of the step: that character's result has frame -1, as
+// the GPU's kNoFrame, and it keeps what it plays.
+Status Crowd::search() noexcept {
+  if (phase_ != Phase::Begun)
+    return Error(ErrorCode::InvalidArgument, "search: no step has begun (call beginStep)");
+  if (searches_ == 0) return Status();
+  const Span<const SearchRequest> requests(requests_.data(), searches_);
+  const Span<SearchResult> results(results_.data(), searches_);
+  if (settings_.bounds_pruning) {
+    const Status s = searchBatch(*db_, requests, results);
+    if (!s && s.code() != ErrorCode::NoMatch) return s;
+    return Status();
+  }
+  for (size_t k = 0; k < searches_; ++k) {
+    const Result<SearchResult> found = searchExhaustive(*db_, requests[k]);
+    if (found) {
+      results[k] = found.value();
+    } else if (found.error().code() == ErrorCode::NoMatch) {
+      results[k] = SearchResult{};
+    } else {
+      return found.error();
+    }
+  }
+  return Status();
+}
+
+Status Crowd::endStep() noexcept {
+  if (phase_ != Phase::Begun)
+    return Error(ErrorCode::InvalidArgument, "endStep: no step has begun (call beginStep)");
+  for (size_t k = 0; k < searches_; ++k) {
+    const int32_t frame = results_[k].frame;
+    if (frame < -1 || frame >= int64_t(db_->frameCount()))
+      return Error::format(ErrorCode::InvalidArgument,
+                           "endStep: result %zu (character %u) has frame %d, outside [-1, %u)", k,
+                           searching_[k], frame, db_->frameCount());
+  }
+  phase_ = Phase::Idle;
+  size_t k = 0;
+  for (uint32_t c = 0; c < count_; ++c) {
+    if (k < searches_ && searching_[k] == c) {
+      if (Status s = resolve(c, results_[k++]); !s) return s;
+    }
+    if (Status s = pose(c); !s) return s;
+    advance(c);
+    const CrowdCharacter& ch = characters_[c];
+    decisions_[c].frame = ch.last_winner;
+    decisions_[c].cost = ch.last_cost;
+    decisions_[c].playing = ch.current_frame;
+  }
+  return Status();
+}
+
+Status Crowd::sample(uint32_t clip, float time, uint32_t scratch) noexcept {
+  SamplePoseJob job;
+  job.database = db_;
+  job.poses = poses_;
+  job.clip = clip;
+  job.time = time;
+  job.rotations = slice(switch_rotations_, scratch, joints_);
+  job.translations = slice(switch_translations_, scratch, joints_);
+  job.velocities = slice(switch_velocities_, scratch, joints_);
+  job.angular_velocities = slice(switch_angular_, scratch, joints_);
+  return job.Run();
+}
+
+// The resolve pass: the timer restarts; a new winner is an inertialized switch (or the start).
+Status Crowd::resolve(uint32_t c, const SearchResult& found) noexcept {
+  CrowdCharacter& ch = characters_[c];
+  const uint32_t interval = settings_.search_interval_ticks;
+  ch.search_count += 1;
+  ch.search_timer = int32_t(interval);
+  const uint32_t phases = settings_.stagger_phases;
+  if (decisions_[c].reason == SearchReason::Start && phases > 1)  // spread the crowd's searches
+    ch.search_timer += int32_t(interval * (c % phases) / phases);
+  ch.last_winner = found.frame < 0 ? kNoFrame : uint32_t(found.frame);
+  ch.last_cost = found.cost;
+  if (found.frame < 0 || (ch.playing && uint32_t(found.frame) == ch.current_frame)) return Status();
+
+  const Result<ClipTime> where = clipTimeOfFrame(*db_, uint32_t(found.frame));
+  if (!where) return where.error();
+  if (ch.playing) {
+    // The pose showing (source) and the one to show (destination), both with velocities.
+    if (Status s = sample(ch.clip, ch.clip_time, 0); !s) return s;
+    if (Status s = sample(where->clip, where->time, 1); !s) return s;
+    InertializeTransitionJob job;
+    job.halflife = settings_.inertialization_halflife;
+    job.time_since_previous = ch.since_switch;
+    job.source_rotations = slice(switch_rotations_, 0, joints_);
+    job.source_angular_velocities = slice(switch_angular_, 0, joints_);
+    job.source_translations = slice(switch_translations_, 0, joints_);
+    job.source_velocities = slice(switch_velocities_, 0, joints_);
+    job.destination_rotations = slice(switch_rotations_, 1, joints_);
+    job.destination_angular_velocities = slice(switch_angular_, 1, joints_);
+    job.destination_translations = slice(switch_translations_, 1, joints_);
+    job.destination_velocities = slice(switch_velocities_, 1, joints_);
+    job.offset_rotations = slice(offset_rotations_, c, joints_);
+    job.offset_angular_velocities = slice(offset_angular_, c, joints_);
+    job.offset_translations = slice(offset_translations_, c, joints_);
+    job.offset_velocities = slice(offset_velocities_, c, joints_);
+    if (Status s = job.Run(); !s) return s;
+    ch.since_switch = 0.f;
+    decisions_[c].switched = true;
+  }
+  ch.playing = true;
+  ch.clip = where->clip;
+  ch.clip_time = where->time;
+  ch.current_frame = uint32_t(found.frame);
+  return Status();
+}
+
+// The sample, inertialize and fk passes: the pose shown.
+Status Crowd::pose(uint32_t c) noexcept {
+  const CrowdCharacter& ch = characters_[c];
+  SamplePoseJob pose;
+  pose.database = db_;
+  pose.poses = poses_;
+  pose.clip = ch.clip;
+  pose.time = ch.clip_time;
+  pose.rotations = slice(local_rotations_, c, joints_);
+  pose.translations = slice(local_translations_, c, joints_);
+  if (Status s = pose.Run(); !s) return s;
+
+  InertializeJob blend;
+  blend.halflife = settings_.inertialization_halflife;
+  blend.time_since_switch = ch.since_switch;
+  blend.rotations = slice(local_rotations_, c, joints_);
+  blend.translations = slice(local_translations_, c, joints_);
+  blend.offset_rotations = slice(offset_rotations_, c, joints_);
+  blend.offset_angular_velocities = slice(offset_angular_, c, joints_);
+  blend.offset_translations = slice(offset_translations_, c, joints_);
+  blend.offset_velocities = slice(offset_velocities_, c, joints_);
+  blend.out_rotations = slice(local_rotations_, c, joints_);  // in place: allowed for this job
+  blend.out_translations = slice(local_translations_, c, joints_);
+  if (Status s = blend.Run(); !s) return s;
+
+  ForwardKinematicsJob fk;
+  fk.parents = db_->parents();
+  fk.local_rotations = slice(local_rotations_, c, joints_);
+  fk.local_translations = slice(local_translations_, c, joints_);
+  fk.model_rotations = slice(model_rotations_, c, joints_);
+  fk.model_translations = slice(model_translations_, c, joints_);
+  if (Status s = fk.Run(); !s) return s;
+
+  return Status();
+}
+
+// The end of the fk pass: the achieved path takes dt of the frame playing, the clock moves on.
+void Crowd::advance(uint32_t c) noexcept {
+  CrowdCharacter& ch = characters_[c];
+  if (ch.playing) {
+    integrateRootMotion(*db_, ch.current_frame, dt_, ch.achieved_position, ch.achieved_rotation);
+    const ClipInfo clip = db_->clip(ch.clip);
+    ch.clip_time += dt_;
+    // In float, as the GPU's fk pass computes it, so both play the same frame at a key's edge.
+    const float key = std::floor(ch.clip_time * db_->frameRate() + 1e-4f);
+    ch.current_frame = clip.first_frame + uint32_t(std::min(key, float(clip.frame_count - 1)));
+  }
+  ch.since_switch += dt_;
+  ch.search_timer -= 1;
+}
+
+}  // namespace mmdb

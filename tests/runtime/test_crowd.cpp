@@ -1,0 +1,382 @@
+// mmdb::Crowd, the CPU character step, with known answers on synthetic databases: the controller
+// reaches the stick, the timer fires every N steps, a range end forces an unseeded search, the
+// offsets of a switch decay away, the same steps give the same bytes, and every bad argument is
+// refused.
+#include "compress/pose_compression.h"
+#include "synthetic_database.h"
+
+#include <mmdb/crowd.h>
+#include <mmdb/playback.h>
+
+#include <gtest/gtest.h>
+
+#include <glm/geometric.hpp>
+#include <glm/gtc/quaternion.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+namespace {
+
+using mmdb::Crowd;
+using mmdb::CrowdSettings;
+using mmdb::Database;
+using mmdb::ErrorCode;
+using mmdb::SearchReason;
+
+constexpr float kDt = 1.f / 60;
+
+// A synthetic database, opened from aligned memory the fixture keeps.
+struct TestDatabase {
+  explicit TestDatabase(const mmdb::test::SyntheticSpec& spec, bool coded = false) {
+    mmdb::cook::CookedDatabase cooked = mmdb::test::makeSyntheticDatabase(spec);
+    if (coded) mmdb::cook::compressPoses(cooked, mmdb::cook::CompressionSettings{}, 1);
+    bytes = mmdb::test::serializeAligned(cooked);
+    auto opened = Database::fromMemory(bytes.data(), bytes.size());
+    EXPECT_TRUE(opened.ok()) << opened.error().message();
+    if (opened.ok()) db = std::move(opened.value());
+  }
+  mmdb::test::AlignedBytes bytes;
+  Database db;
+};
+
+mmdb::test::SyntheticSpec spec(uint32_t clips, uint32_t frames_per_clip, uint32_t joints) {
+  mmdb::test::SyntheticSpec s;
+  s.clips = clips;
+  s.frames_per_clip = frames_per_clip;
+  s.joints = joints;
+  return s;
+}
+
+Crowd create(const Database& db, uint32_t count, const CrowdSettings& settings = {}) {
+  auto created = Crowd::create(db, count, settings);
+  EXPECT_TRUE(created.ok()) << created.error().message();
+  return created.ok() ? std::move(created).value() : Crowd();
+}
+
+// The stick of a character at a step: turns every 1.5 s, sometimes released.
+glm::vec2 scriptedStick(uint32_t character, int step) {
+  const int segment = (step + int(character) * 17) / 90;
+  const float angle = float((segment * 7 + int(character) * 3) % 12) * (3.14159265f / 6) + 0.1f;
+  const float length = ((segment + int(character)) % 4 == 0) ? 0.f : 0.5f;
+  return {length * std::sin(angle), length * std::cos(angle)};
+}
+
+float angleBetween(const glm::quat& a, const glm::quat& b) {
+  const glm::quat d = glm::normalize(a) * glm::inverse(glm::normalize(b));
+  return 2.f * std::atan2(glm::length(glm::vec3(d.x, d.y, d.z)), std::abs(d.w));
+}
+
+TEST(Crowd, ACharacterReachesTheSticksSpeedAndFacing) {
+  TestDatabase t(spec(2, 600, 3));
+  Crowd crowd = create(t.db, 1);
+  ASSERT_TRUE(crowd.setStick(0, 0.6f, 0.8f).ok());
+  for (int step = 0; step < 240; ++step) ASSERT_TRUE(crowd.step(kDt).ok());
+  const mmdb::CrowdCharacter& c = crowd.characters()[0];
+  const glm::vec3 wanted = 1.75f * glm::vec3(0.6f, 0.f, 0.8f);  // max_speed * stick
+  EXPECT_LT(glm::length(c.sim.velocity - wanted), 1e-3f);
+  const glm::vec3 facing = c.sim.rotation * glm::vec3(0.f, 0.f, 1.f);
+  EXPECT_LT(glm::length(facing - glm::vec3(0.6f, 0.f, 0.8f)), 1e-3f);
+  // Every frame of the synthetic clips moves its root at 1.2 m/s: so does the achieved path.
+  const glm::vec3 before = c.achieved_position;
+  ASSERT_TRUE(crowd.step(kDt).ok());
+  EXPECT_NEAR(glm::length(crowd.characters()[0].achieved_position - before) / kDt, 1.2f, 1e-3f);
+  EXPECT_TRUE(crowd.characters()[0].playing);
+}
+
+TEST(Crowd, PeriodicSearchesComeEveryNthStep) {
+  TestDatabase t(spec(2, 600, 2));
+  CrowdSettings settings;
+  settings.stagger_phases = 0;
+  Crowd crowd = create(t.db, 1, settings);
+  std::vector<int> periodic;
+  for (int step = 0; step < 40; ++step) {
+    ASSERT_TRUE(crowd.step(kDt).ok());
+    const mmdb::Decision& d = crowd.decisions()[0];
+    if (step == 0) {
+      EXPECT_EQ(d.reason, SearchReason::Start);
+    }
+    if (d.reason == SearchReason::Periodic) periodic.push_back(step);
+  }
+  EXPECT_EQ(periodic, (std::vector<int>{6, 12, 18, 24, 30, 36}));
+  EXPECT_EQ(crowd.characters()[0].search_count, 7u);
+
+  // Another interval; a forced search restarts the timer and is seeded with the frame playing.
+  settings.search_interval_ticks = 10;
+  Crowd other = create(t.db, 1, settings);
+  periodic.clear();
+  for (int step = 0; step < 45; ++step) {
+    if (step == 15) {
+      ASSERT_TRUE(other.forceSearch(0).ok());
+    }
+    const uint32_t playing = other.characters()[0].current_frame;
+    ASSERT_TRUE(other.beginStep(kDt).ok());
+    const SearchReason reason = other.decisions()[0].reason;
+    if (step == 15) {
+      EXPECT_EQ(reason, SearchReason::Forced);
+      ASSERT_EQ(other.requests().size(), 1u);
+      EXPECT_EQ(other.requests()[0].current_frame, int32_t(playing));
+    }
+    ASSERT_TRUE(other.search().ok());
+    ASSERT_TRUE(other.endStep().ok());
+    if (reason == SearchReason::Periodic) periodic.push_back(step);
+  }
+  EXPECT_EQ(periodic, (std::vector<int>{10, 25, 35}));
+}
+
+TEST(Crowd, StaggeredTimersSpreadTheFirstPeriodicSearches) {
+  TestDatabase t(spec(4, 600, 2));
+  Crowd crowd = create(t.db, 60);  // 6 steps, 6 phases
+  std::vector<int> first(60, -1);
+  for (int step = 0; step < 20; ++step) {
+    ASSERT_TRUE(crowd.step(kDt).ok());
+    for (uint32_t c = 0; c < 60; ++c) {
+      const SearchReason reason = crowd.decisions()[c].reason;
+      if (step == 0) {
+        EXPECT_EQ(reason, SearchReason::Start);
+      }
+      if (reason == SearchReason::RangeEnd) first[c] = -2;  // restarted by a range end
+      if (reason == SearchReason::Periodic && first[c] == -1) first[c] = step;
+    }
+  }
+  for (uint32_t c = 0; c < 60; ++c) {
+    if (first[c] != -2) {
+      EXPECT_EQ(first[c], 6 + int(c % 6)) << "character " << c;
+    }
+  }
+}
+
+TEST(Crowd, TheLastFrameOfARangeForcesAnUnseededSearch) {
+  TestDatabase t(spec(2, 300, 2));
+  CrowdSettings settings;
+  settings.transition_cost = 1e6f;  // seeded searches keep the frame playing
+  Crowd crowd = create(t.db, 1, settings);
+  // Only the "jump" range: the second half of clip 0's matchable frames.
+  const uint64_t jump = t.db.tagMask("jump");
+  ASSERT_NE(jump, 0u);
+  ASSERT_TRUE(crowd.setTagFilter(0, jump, 0).ok());
+  uint32_t range_first = 0, range_last = 0;
+  for (const mmdb::MatchRange& r : t.db.ranges()) {
+    if (r.tag_mask & jump) {
+      range_first = r.first_frame;
+      range_last = r.first_frame + r.frame_count - 1;
+    }
+  }
+  int range_ends = 0;
+  for (int step = 0; step < 400; ++step) {
+    const mmdb::CrowdCharacter before = crowd.characters()[0];
+    ASSERT_TRUE(crowd.beginStep(kDt).ok());
+    const SearchReason reason = crowd.decisions()[0].reason;
+    if (before.playing && before.current_frame == range_last) {
+      ASSERT_EQ(reason, SearchReason::RangeEnd) << "step " << step;
+      ASSERT_EQ(crowd.requests().size(), 1u);
+      EXPECT_EQ(crowd.requests()[0].current_frame, -1);
+      ++range_ends;
+    }
+    ASSERT_TRUE(crowd.search().ok());
+    ASSERT_TRUE(crowd.endStep().ok());
+    const mmdb::Decision& d = crowd.decisions()[0];
+    if (reason == SearchReason::Start || reason == SearchReason::RangeEnd) {
+      // Unseeded: the winner is one of the frames the filter lets through.
+      ASSERT_NE(d.frame, mmdb::kNoFrame);
+      EXPECT_GE(d.frame, range_first);
+      EXPECT_LE(d.frame, range_last);
+    }
+  }
+  EXPECT_GE(range_ends, 1);
+}
+
+TEST(Crowd, TheOffsetsOfASwitchDecayToZero) {
+  TestDatabase t(spec(2, 600, 4));
+  CrowdSettings settings;
+  settings.search_interval_ticks = 1000000;  // no periodic search after the first
+  Crowd crowd = create(t.db, 1, settings);
+  for (int step = 0; step < 10; ++step) ASSERT_TRUE(crowd.step(kDt).ok());
+
+  // A forced search answered by the caller: a switch to frame 100 of clip 1.
+  const uint32_t target = t.db.clip(1).first_frame + 100;
+  ASSERT_TRUE(crowd.forceSearch(0).ok());
+  ASSERT_TRUE(crowd.beginStep(kDt).ok());
+  ASSERT_EQ(crowd.results().size(), 1u);
+  crowd.results()[0].frame = int32_t(target);
+  crowd.results()[0].cost = 0.f;
+  ASSERT_TRUE(crowd.endStep().ok());
+  ASSERT_TRUE(crowd.decisions()[0].switched);
+  EXPECT_EQ(crowd.decisions()[0].frame, target);
+  EXPECT_EQ(crowd.characters()[0].since_switch, kDt);
+
+  const uint32_t joints = t.db.jointCount();
+  std::vector<glm::quat> rotations(joints);
+  std::vector<glm::vec3> translations(joints);
+  float first = 0, last = 0;
+  for (int step = 0; step < 60; ++step) {
+    const mmdb::CrowdCharacter before = crowd.characters()[0];
+    ASSERT_TRUE(crowd.step(kDt).ok());
+    ASSERT_EQ(crowd.decisions()[0].reason, SearchReason::None);
+    mmdb::SamplePoseJob job;
+    job.database = &t.db;
+    job.clip = before.clip;
+    job.time = before.clip_time;
+    job.rotations = rotations;
+    job.translations = translations;
+    ASSERT_TRUE(job.Run().ok());
+    float worst = 0;
+    for (uint32_t j = 0; j < joints; ++j) {
+      worst = std::max(worst, angleBetween(crowd.localRotations()[j], rotations[j]));
+      worst = std::max(worst, glm::length(crowd.localTranslations()[j] - translations[j]));
+    }
+    if (step == 0) first = worst;
+    last = worst;
+  }
+  EXPECT_GT(first, 1e-3f) << "the switch captured offsets";
+  EXPECT_LT(last, 1e-5f) << "after 1 s (10 half-lives) they are gone";
+}
+
+// Two crowds stepped the same give the same bytes; without pruning, the same decisions.
+TEST(Crowd, TheSameStepsGiveTheSameBytes) {
+  TestDatabase t(spec(6, 240, 5));
+  constexpr uint32_t kCount = 16;
+  Crowd a = create(t.db, kCount), b = create(t.db, kCount);
+  CrowdSettings exhaustive;
+  exhaustive.bounds_pruning = false;
+  Crowd c = create(t.db, kCount, exhaustive);
+  uint64_t searches = 0, switches = 0;
+  for (int step = 0; step < 300; ++step) {
+    for (uint32_t i = 0; i < kCount; ++i) {
+      const glm::vec2 stick = scriptedStick(i, step);
+      for (Crowd* crowd : {&a, &b, &c}) ASSERT_TRUE(crowd->setStick(i, stick.x, stick.y).ok());
+      if (step > 0 && glm::length(stick - scriptedStick(i, step - 1)) > 0.3f) {
+        for (Crowd* crowd : {&a, &b, &c}) ASSERT_TRUE(crowd->forceSearch(i).ok());
+      }
+    }
+    for (Crowd* crowd : {&a, &b, &c}) ASSERT_TRUE(crowd->step(kDt).ok());
+    for (uint32_t i = 0; i < kCount; ++i) {
+      const mmdb::Decision &da = a.decisions()[i], &db = b.decisions()[i], &dc = c.decisions()[i];
+      ASSERT_EQ(da.reason, db.reason);
+      ASSERT_EQ(da.reason, dc.reason);
+      ASSERT_EQ(da.frame, db.frame);
+      ASSERT_EQ(da.frame, dc.frame) << "pruned and exhaustive disagree";
+      ASSERT_EQ(std::memcmp(&da.cost, &dc.cost, sizeof(float)), 0);
+      ASSERT_EQ(da.playing, dc.playing);
+      searches += da.reason != SearchReason::None;
+      switches += da.switched;
+    }
+    const auto same = [](auto x, auto y) {
+      return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size_bytes()) == 0;
+    };
+    ASSERT_TRUE(same(a.modelRotations(), b.modelRotations()));
+    ASSERT_TRUE(same(a.modelTranslations(), b.modelTranslations()));
+    ASSERT_TRUE(same(a.localRotations(), c.localRotations()));
+    ASSERT_TRUE(same(a.offsetRotations(), b.offsetRotations()));
+    ASSERT_TRUE(same(a.offsetVelocities(), c.offsetVelocities()));
+  }
+  for (uint32_t i = 0; i < kCount; ++i) {
+    const mmdb::CrowdCharacter &x = a.characters()[i], &y = b.characters()[i];
+    EXPECT_EQ(std::memcmp(&x.sim, &y.sim, sizeof(x.sim)), 0);
+    EXPECT_EQ(std::memcmp(&x.achieved_position, &y.achieved_position, sizeof(glm::vec3)), 0);
+    EXPECT_EQ(x.clip_time, y.clip_time);
+    EXPECT_EQ(x.search_count, y.search_count);
+  }
+  EXPECT_GT(searches, uint64_t(kCount) * 300 / 8);
+  EXPECT_GT(switches, 20u);
+}
+
+// A file whose poses are coded: the crowd decodes them once and plays what a caller's own
+// decoded view plays.
+TEST(Crowd, ACodedFileIsDecodedOnceAndPlaysAsTheDecodedView) {
+  TestDatabase t(spec(3, 200, 4), /*coded=*/true);
+  ASSERT_TRUE(t.db.posesCoded());
+  std::vector<mmdb::Float4> s[mmdb::kPoseStreamCount];
+  for (auto& v : s) v.resize(size_t(t.db.frameCount()) * t.db.jointCount());
+  ASSERT_TRUE(t.db.decodePoses(0, t.db.frameCount(), {s[0], s[1], s[2], s[3]}).ok());
+  const mmdb::PoseView view{0, t.db.frameCount(), s[0], s[1], s[2], s[3]};
+  Crowd own = create(t.db, 4);
+  auto created = Crowd::create(t.db, 4, {}, view);
+  ASSERT_TRUE(created.ok()) << created.error().message();
+  Crowd given = std::move(created).value();
+  for (int step = 0; step < 120; ++step) {
+    for (uint32_t i = 0; i < 4; ++i) {
+      const glm::vec2 stick = scriptedStick(i, step);
+      ASSERT_TRUE(own.setStick(i, stick.x, stick.y).ok());
+      ASSERT_TRUE(given.setStick(i, stick.x, stick.y).ok());
+    }
+    ASSERT_TRUE(own.step(kDt).ok());
+    ASSERT_TRUE(given.step(kDt).ok());
+    ASSERT_EQ(std::memcmp(own.modelTranslations().data(), given.modelTranslations().data(),
+                          own.modelTranslations().size_bytes()),
+              0);
+  }
+}
+
+TEST(Crowd, BadArgumentsAreRefused) {
+  TestDatabase t(spec(2, 120, 2));
+  const auto invalid = [](const mmdb::Status& s) {
+    return !s.ok() && s.code() == ErrorCode::InvalidArgument;
+  };
+  const auto refused = [&](const CrowdSettings& settings) {
+    auto r = Crowd::create(t.db, 2, settings);
+    return !r.ok() && r.error().code() == ErrorCode::InvalidArgument;
+  };
+  EXPECT_FALSE(Crowd::create(t.db, 0).ok());
+  EXPECT_FALSE(Crowd::create(Database(), 2).ok());
+  CrowdSettings s;
+  s.max_drift = -1.f;
+  EXPECT_TRUE(refused(s));
+  s = {};
+  s.transition_cost = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_TRUE(refused(s));
+  s = {};
+  s.transition_cost = -1.f;
+  EXPECT_TRUE(refused(s));
+  s = {};
+  s.inertialization_halflife = 0.f;
+  EXPECT_TRUE(refused(s));
+  s = {};
+  s.controller_halflife = -0.1f;
+  EXPECT_TRUE(refused(s));
+  s = {};
+  s.max_speed = std::numeric_limits<float>::infinity();
+  EXPECT_TRUE(refused(s));
+  s = {};
+  s.search_interval_ticks = (1u << 30) + 1;
+  EXPECT_TRUE(refused(s));
+  std::vector<mmdb::Float4> short_stream(4);
+  const mmdb::PoseView too_small{0, 1, short_stream, short_stream, short_stream, short_stream};
+  auto r = Crowd::create(t.db, 2, {}, too_small);
+  EXPECT_TRUE(!r.ok() && r.error().code() == ErrorCode::InvalidArgument);
+
+  Crowd crowd = create(t.db, 2);
+  EXPECT_TRUE(invalid(crowd.setStick(2, 0.f, 1.f)));
+  EXPECT_NE(std::strstr(crowd.setStick(2, 0.f, 1.f).message(), "character 2"), nullptr);
+  EXPECT_TRUE(invalid(crowd.setStick(0, std::nanf(""), 1.f)));
+  mmdb::StickInput nan_input;
+  nan_input.desired_velocity.x = std::numeric_limits<float>::infinity();
+  EXPECT_TRUE(invalid(crowd.setInput(0, nan_input)));
+  EXPECT_TRUE(invalid(crowd.setInput(5, mmdb::StickInput{})));
+  EXPECT_TRUE(invalid(crowd.setTagFilter(2, 1, 0)));
+  EXPECT_TRUE(invalid(crowd.forceSearch(7)));
+  EXPECT_TRUE(invalid(crowd.step(-kDt)));
+  EXPECT_TRUE(invalid(crowd.step(std::numeric_limits<float>::quiet_NaN())));
+  EXPECT_TRUE(invalid(crowd.search()));
+  EXPECT_TRUE(invalid(crowd.endStep()));
+  ASSERT_TRUE(crowd.beginStep(kDt).ok());
+  EXPECT_TRUE(invalid(crowd.beginStep(kDt)));
+  ASSERT_EQ(crowd.results().size(), 2u);  // both start
+  crowd.results()[1].frame = int32_t(t.db.frameCount());
+  EXPECT_TRUE(invalid(crowd.endStep()));
+  crowd.results()[1].frame = 0;
+  EXPECT_TRUE(crowd.endStep().ok());
+  EXPECT_TRUE(crowd.step(kDt).ok());
+  EXPECT_TRUE(invalid(Crowd().step(kDt)));
+  // A moved-from crowd is empty; the one it moved to steps on.
+  Crowd moved = std::move(crowd);
+  EXPECT_EQ(crowd.characterCount(), 0u);  // NOLINT(bugprone-use-after-move): on purpose
+  EXPECT_TRUE(invalid(crowd.step(kDt)));
+  EXPECT_TRUE(invalid(crowd.forceSearch(0)));
+  EXPECT_TRUE(moved.step(kDt).ok());
+  EXPECT_GE(moved.characters()[0].search_count, 1u);
+}
+
+}  // namespace
