@@ -45,24 +45,37 @@ std::string ClipCacheFolder::entryPath(const std::string& key, const char* exten
   return (fs::path(folder_) / name.substr(0, 2) / (name + extension)).string();
 }
 
-std::optional<ClipPart> ClipCacheFolder::find(const std::string& key, int, bool* refused,
-                                              PartPoses poses) {
-  const std::string path = entryPath(key);
+namespace {
+
+// The cache entry at `path` as `read` reads it, when it is there and holds `key`. An entry under
+// another key with the same hash is a miss (it is replaced); one that cannot be used is refused
+// with a warning that the cook does `instead`.
+template <typename Read>
+auto readEntry(const std::string& path, const std::string& key, Read read, const char* holds,
+               const char* instead, bool* refused) -> std::optional<decltype(read(path))> {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) return std::nullopt;
   try {
-    ClipFile file = readClipFile(path, poses);
-    if (file.key != key) {  // another key with the same hash: a miss, the entry is replaced
-      spdlog::debug("clip cache: {} holds another clip ({})", path,
-                    firstKeyDifference(file.key, key));
-      return std::nullopt;
-    }
-    return std::move(file.part);
+    auto file = read(path);
+    if (file.key == key) return file;
+    spdlog::debug("clip cache: {} holds another {} ({})", path, holds,
+                  firstKeyDifference(file.key, key));
   } catch (const InputError& e) {
-    spdlog::warn("clip cache: {}; cooking the clip again", e.what());
+    spdlog::warn("clip cache: {}; {}", e.what(), instead);
     if (refused) *refused = true;
-    return std::nullopt;
   }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<ClipPart> ClipCacheFolder::find(const std::string& key, int, bool* refused,
+                                              PartPoses poses) {
+  auto file = readEntry(
+      entryPath(key), key, [poses](const std::string& path) { return readClipFile(path, poses); },
+      "clip", "cooking the clip again", refused);
+  if (!file) return std::nullopt;
+  return std::move(file->part);
 }
 
 void ClipCacheFolder::keep(const std::string& key, int, const ClipPart& part) {
@@ -71,22 +84,11 @@ void ClipCacheFolder::keep(const std::string& key, int, const ClipPart& part) {
 
 std::optional<StoredPoseCoding> ClipCacheFolder::findPoses(const std::string& key, bool* refused) {
   const std::string path = entryPath(key, ".mmposes");
+  auto file = readEntry(path, key, readPoseFile, "pose coding", "coding the poses again", refused);
+  if (!file) return std::nullopt;
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) return std::nullopt;
-  try {
-    PoseFile file = readPoseFile(path);
-    if (file.key != key) {  // another key with the same hash: a miss, the entry is replaced
-      spdlog::debug("clip cache: {} holds another pose coding ({})", path,
-                    firstKeyDifference(file.key, key));
-      return std::nullopt;
-    }
-    fs::last_write_time(path, fs::file_time_type::clock::now(), ec);  // recently used
-    return std::move(file.stored);
-  } catch (const InputError& e) {
-    spdlog::warn("clip cache: {}; coding the poses again", e.what());
-    if (refused) *refused = true;
-    return std::nullopt;
-  }
+  fs::last_write_time(path, fs::file_time_type::clock::now(), ec);  // recently used
+  return std::move(file->stored);
 }
 
 void ClipCacheFolder::keepPoses(const std::string& key, uint32_t frames, uint32_t joints,

@@ -53,9 +53,7 @@ constexpr const char* kStampHeader = "mmcook source stamp 1";
 SourceStamps::SourceStamps(std::string folder, double settle_seconds)
     : folder_(std::move(folder)), settle_seconds_(settle_seconds) {}
 
-std::string SourceStamps::stampPath(const std::string& path) const {
-  std::error_code ec;
-  const std::string absolute = fs::absolute(path, ec).lexically_normal().string();
+std::string SourceStamps::stampPath(const std::string& absolute) const {
   Fnv1a64 hash;
   hash.add(absolute.data(), absolute.size());
   return (fs::path(folder_) / "sources" / fmt::format("{:016x}.stamp", hash.value())).string();
@@ -65,8 +63,9 @@ CookedSource SourceStamps::hash(const std::string& path, const std::string& labe
                                 bool* from_stamp) const {
   if (from_stamp) *from_stamp = false;
   const std::optional<FileIdentity> before = identityOf(path);
-  const std::string stamp = stampPath(path);
-  const std::string absolute = fs::absolute(path).lexically_normal().string();
+  std::error_code ec;
+  const std::string absolute = fs::absolute(path, ec).lexically_normal().string();
+  const std::string stamp = stampPath(absolute);
   if (before) {
     // header, path, identity, then "hash format"
     std::ifstream in(stamp);
@@ -96,7 +95,7 @@ CookedSource SourceStamps::hash(const std::string& path, const std::string& labe
                     source.content_hash, static_cast<int>(source.format));
     // Renamed into place, not synced: a stamp lost or cut short by a crash is only a miss (the
     // reader wants every line), and a sync per source would cost more than the hashing.
-    std::error_code ec;
+    ec.clear();
     fs::create_directories(fs::path(stamp).parent_path(), ec);
     const std::string temporary =
         fmt::format("{}.tmp.{}.{}", stamp, ::getpid(),

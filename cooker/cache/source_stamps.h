@@ -23,7 +23,7 @@ class SourceStamps {
   CookedSource hash(const std::string& path, const std::string& label, bool* from_stamp) const;
 
  private:
-  std::string stampPath(const std::string& path) const;
+  std::string stampPath(const std::string& absolute) const;  // of a source's absolute path
 
   std::string folder_;
   double settle_seconds_;
