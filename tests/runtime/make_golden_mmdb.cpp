@@ -15,7 +15,9 @@
 
 int main(int argc, char** argv) {
   const bool coded = argc == 3 && std::string(argv[1]) == "--coded";
-  if (argc != 2 && !coded) {
+  // An output path that looks like an option (--help) is a mistyped command, not a file name.
+  const bool path_is_option = argc >= 2 && argv[argc - 1][0] == '-';
+  if ((argc != 2 && !coded) || path_is_option) {
     std::fprintf(stderr, "usage: %s [--coded] <out.mmdb>\n", argv[0]);
     return 2;
   }
