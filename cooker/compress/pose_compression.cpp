@@ -105,10 +105,10 @@ float exponentPad(const Values& track) {
 // `pad`: exponentPad(track), for Exponent-coded vectors.
 template <typename Values>
 void filterTrack(const Values& track, size_t first, size_t n, const CookedTrack& coding,
-                 bool rotation, float pad, std::vector<uint8_t>& out) {
+                 bool rotation, float pad, std::vector<float>& values, std::vector<uint8_t>& out) {
   const bool padded = !rotation && coding.coding == TrackCoding::Exponent;
   const int components = rotation || padded ? 4 : 3;
-  std::vector<float> values(n * size_t(components));
+  values.resize(n * size_t(components));
   for (size_t i = 0; i < n; ++i)
     for (int c = 0; c < components; ++c)
       values[i * components + c] = c == 3 && padded ? pad : track[first + i][c];
@@ -175,13 +175,6 @@ void unfilter(std::vector<uint8_t>& bytes, size_t n, const CookedTrack& coding, 
   }
 }
 
-void decodeTrack(const Track& track, const CookedTrack& coding, bool rotation,
-                 std::vector<uint8_t>& bytes, Track& out) {
-  out.resize(track.size());
-  filterTrack(track, 0, track.size(), coding, rotation, exponentPad(track), bytes);
-  unfilter(bytes, track.size(), coding, rotation, out.data(), 1);
-}
-
 float angleBetween(const glm::vec4& a, const glm::vec4& b) {
   const glm::quat qa(a.w, a.x, a.y, a.z), qb(b.w, b.x, b.y, b.z);
   const glm::quat d = glm::conjugate(qa) * qb;
@@ -197,12 +190,32 @@ float valueError(const glm::vec4& raw, const glm::vec4& decoded, bool rotation) 
   return rotation ? angleBetween(raw, decoded) : glm::length(glm::vec3(raw - decoded));
 }
 
-// The largest error of a decoded track.
-TrackError trackError(const Track& raw, const Track& decoded, bool rotation) {
+// The scratch of one thread's trial codings.
+struct TrialScratch {
+  std::vector<float> values;
+  std::vector<uint8_t> bytes;
+};
+
+// Codes a track, decodes it into `decoded` as the runtime would, and measures its largest error
+// (the first frame with it). The filters code each frame on its own, so this goes chunk by
+// chunk with the same result as in one piece, and stops at the first chunk whose error exceeds
+// `target`: a caller searching for the narrowest coding only needs to know that this one fails
+// (the error returned is then a lower bound of the whole track's).
+TrackError codeAndMeasure(const Track& track, const CookedTrack& coding, bool rotation,
+                          float pad, float target, TrialScratch& scratch,
+                          Track& decoded) {
+  constexpr size_t kChunkFrames = 256;
+  decoded.resize(track.size());
   TrackError worst;
-  for (size_t i = 0; i < raw.size(); ++i) {
-    const float e = valueError(raw[i], decoded[i], rotation);
-    if (e > worst.error) worst = {e, uint32_t(i)};
+  for (size_t first = 0; first < track.size(); first += kChunkFrames) {
+    const size_t n = std::min(kChunkFrames, track.size() - first);
+    filterTrack(track, first, n, coding, rotation, pad, scratch.values, scratch.bytes);
+    unfilter(scratch.bytes, n, coding, rotation, decoded.data() + first, 1);
+    for (size_t i = first; i < first + n; ++i) {
+      const float e = valueError(track[i], decoded[i], rotation);
+      if (e > worst.error) worst = {e, uint32_t(i)};
+    }
+    if (worst.error > target) break;
   }
   return worst;
 }
@@ -294,14 +307,17 @@ Choice chooseCoding(const TrackView& view, bool rotation, float target,
   c.worst_frame = constant.frame;
   if (c.error <= target) return c;
 
-  std::vector<uint8_t> bytes;
+  TrialScratch scratch;
+  const float pad = exponentPad(track);
   Track trial, best_trial;  // the decoded values of the last attempt and of the best one
+  // An attempt that fails is only compared with the target, so it stops early; one that passes
+  // is always measured whole.
   auto attempt = [&](TrackCoding coding, int bits) {
     Choice a;
     a.coding.coding = coding;
     a.coding.bits = uint8_t(bits);
-    decodeTrack(track, a.coding, rotation, bytes, trial);
-    const TrackError e = trackError(track, trial, rotation);
+    const TrackError e =
+        codeAndMeasure(track, a.coding, rotation, pad, target, scratch, trial);
     a.error = e.error;
     a.worst_frame = e.frame;
     return a;
@@ -458,11 +474,12 @@ CookedCodedStream encodeStream(const std::vector<TrackView>& tracks,
     if (coding.coding == TrackCoding::Constant) return;
     const size_t vertex = size_t(vertexBytes(coding.coding, rotation));
     const float pad = exponentPad(tracks[size_t(j)]);
+    std::vector<float> values;
     std::vector<uint8_t> filtered, encoded;
     for (size_t s = 0; s < segments; ++s) {
       const size_t first = s * segment_frames;
       const size_t n = std::min<size_t>(segment_frames, frames - first);
-      filterTrack(tracks[size_t(j)], first, n, coding, rotation, pad, filtered);
+      filterTrack(tracks[size_t(j)], first, n, coding, rotation, pad, values, filtered);
       encoded.resize(meshopt_encodeVertexBufferBound(n, vertex));
       const size_t size =
           meshopt_encodeVertexBuffer(encoded.data(), encoded.size(), filtered.data(), n, vertex);
