@@ -1,5 +1,7 @@
 #include "compress/pose_compression.h"
 
+#include "compress/exponent_filter.h"
+
 #include "core/errors.h"
 #include "core/large_pages.h"
 #include "core/parallel_for.h"
@@ -120,7 +122,7 @@ void filterTrack(const Values& track, size_t first, size_t n, const CookedTrack&
       meshopt_encodeFilterQuat(out.data(), n, 8, coding.bits, values.data());
       break;
     case TrackCoding::Exponent:
-      meshopt_encodeFilterExp(out.data(), n, size_t(components) * 4, coding.bits, values.data());
+      encodeExponentFilter(out.data(), values.data(), n, components, coding.bits);
       break;
     case TrackCoding::Lossless:
       std::memcpy(out.data(), values.data(), values.size() * sizeof(float));

@@ -2,15 +2,19 @@
 // budget in model space, still tracks are stored once, and the bytes do not depend on the job
 // count.
 #include "compress/pose_compression.h"
+#include "compress/exponent_filter.h"
 #include "core/errors.h"
 #include "manifest/manifest.h"
 #include "write/database_writer.h"
 
 #include <gtest/gtest.h>
+#include <meshoptimizer.h>
 
 #include <glm/gtc/quaternion.hpp>
 
 #include <cmath>
+#include <cstring>
+#include <random>
 
 namespace {
 
@@ -313,3 +317,50 @@ TEST(Compress, ManifestKeys) {
 }
 
 }  // namespace
+
+// The cook's exponential filter writes the same bytes as meshoptimizer's, for values of every
+// magnitude (subnormal to large), both signs, zeros (which take part in the shared exponent),
+// exact powers of two and their neighbours, with and without a fourth component.
+TEST(ExponentFilter, SameBytesAsMeshoptimizer) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> unit(-1.f, 1.f);
+  std::uniform_int_distribution<int> exponent(-140, 60);
+  std::uniform_int_distribution<int> kind(0, 7);
+  auto value = [&]() -> float {
+    switch (kind(rng)) {
+      case 0:
+        return 0.f;
+      case 1:
+        return -0.f;
+      case 2:
+        return std::ldexp(1.f, exponent(rng)) * (unit(rng) < 0 ? -1.f : 1.f);
+      case 3:
+        return std::nextafter(std::ldexp(1.f, exponent(rng) / 4), 0.f);
+      case 4:
+        return unit(rng) * std::ldexp(1.f, exponent(rng));
+      default:
+        return unit(rng) * 3.f;
+    }
+  };
+  size_t compared = 0;
+  for (int components : {3, 4}) {
+    for (int bits = 1; bits <= 23; ++bits) {
+      constexpr size_t kVectors = 2000;
+      std::vector<float> values(kVectors * size_t(components));
+      for (float& v : values) v = value();
+      std::vector<uint8_t> ours(values.size() * 4), theirs(values.size() * 4);
+      mmdb::cook::encodeExponentFilter(ours.data(), values.data(), kVectors, components, bits);
+      meshopt_encodeFilterExp(theirs.data(), kVectors, size_t(components) * 4, bits,
+                              values.data());
+      for (size_t k = 0; k < values.size(); ++k) {
+        uint32_t a, b;
+        std::memcpy(&a, ours.data() + k * 4, 4);
+        std::memcpy(&b, theirs.data() + k * 4, 4);
+        ASSERT_EQ(a, b) << "value " << values[k] << " (vector " << k / size_t(components)
+                        << ", " << components << " components, " << bits << " bits)";
+        ++compared;
+      }
+    }
+  }
+  EXPECT_EQ(compared, size_t(2000 * 23 * (3 + 4)));
+}
