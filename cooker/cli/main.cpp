@@ -4,6 +4,7 @@
 #include "cli/inspect.h"
 #include "core/cooked_database.h"
 #include "core/errors.h"
+#include "core/heap.h"
 
 #include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -136,6 +137,7 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  mmdb::cook::restartWithLargePageHeap(argv);
   try {
     return run(argc, argv);
   } catch (const mmdb::cook::InputError& e) {
