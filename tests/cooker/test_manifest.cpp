@@ -231,10 +231,10 @@ TEST_F(Manifest, MistypedKeyNamesKeyLineAndSuggestion) {
             "hip_velocity, trajectory_position, trajectory_direction");
   EXPECT_EQ(errorOf(std::string(kWalk) + "colour = \"red\"\n"),
             "loco.toml:3: unknown key 'clip.colour'; known keys in [clip]: source, name, take, "
-            "frames, tags, mirror, range");
+            "frames, tags, mirror, bias, range");
   EXPECT_EQ(errorOf(std::string(kWalk) + "[[clip.range]]\nframe = [1, 2]\ntags = [\"a\"]\n"),
             "loco.toml:4: unknown key 'clip.range.frame' (did you mean 'clip.range.frames'?); "
-            "known keys in [clip.range]: frames, seconds, tags, exclude");
+            "known keys in [clip.range]: frames, seconds, tags, exclude, bias");
   EXPECT_EQ(errorOf(std::string("frame_rate = 30\n") + kWalk),
             "loco.toml:1: unknown key 'frame_rate'; known keys at the top level: database, "
             "skeleton, weights, filters, contacts, compression, mirror, clip");
