@@ -256,6 +256,11 @@ SearchResult finish(const Scan& s, const SearchRequest& request) noexcept {
   return r;
 }
 
+// Range r's cost bias from the file's biases (empty: every bias is 0), read once per search.
+inline float biasOf(Span<const float> biases, uint32_t r) noexcept {
+  return biases.empty() ? 0.f : biases[r];
+}
+
 // Frames [first, end) of `range` clipped to [lo, hi); false when nothing is left.
 inline bool clip(const MatchRange& range, uint32_t lo, uint32_t hi, uint32_t& first,
                  uint32_t& end) noexcept {
@@ -283,12 +288,13 @@ void prunedScalarOf(const Database& db, const SearchRequest& request, uint32_t l
   // Ranges are sorted, so frames are visited in increasing order as in the exhaustive scan: a
   // skipped frame could only tie a best found earlier, which has the lower index.
   const Span<const MatchRange> ranges = db.ranges();
+  const Span<const float> biases = db.rangeBiases();
   for (uint32_t r = 0; r < ranges.size(); ++r) {
     const MatchRange& range = ranges[r];
     if (!request.filter.passes(range.tag_mask)) continue;
     uint32_t f, end;
     if (!clip(range, lo, hi, f, end)) continue;
-    scan.bias = db.rangeBias(r);
+    scan.bias = biasOf(biases, r);
     while (f < end) {
       const uint32_t lb = f / large;
       const uint32_t large_end = std::min(end, (lb + 1) * large);
@@ -576,12 +582,13 @@ MMDB_AVX2 void prunedAvx2(const Database& db, const SearchRequest& request, cons
   large_bounds.inner = size_t(large / small) * stride;
   large_bounds.inner_total = db.boundsSmallMin().size();
   const Span<const MatchRange> ranges = db.ranges();
+  const Span<const float> biases = db.rangeBiases();
   for (uint32_t r = 0; r < ranges.size(); ++r) {
     const MatchRange& range = ranges[r];
     if (!request.filter.passes(range.tag_mask)) continue;
     uint32_t f, end;
     if (!clip(range, lo, hi, f, end)) continue;
-    scan.bias = db.rangeBias(r);
+    scan.bias = biasOf(biases, r);
     while (f < end) {
       const uint32_t lb = f / large;
       const uint32_t large_end = std::min(end, (lb + 1) * large);
@@ -674,6 +681,7 @@ MMDB_AVX2 void batchAvx2(const Database& db, const SearchRequest* requests, Scan
   alignas(32) float group_min[8 * kMaxVectors] = {}, group_max[8 * kMaxVectors] = {};
 
   const Span<const MatchRange> ranges = db.ranges();
+  const Span<const float> biases = db.rangeBiases();
   for (uint32_t r = 0; r < ranges.size(); ++r) {
     const MatchRange& range = ranges[r];
     uint32_t f, end;
@@ -682,7 +690,7 @@ MMDB_AVX2 void batchAvx2(const Database& db, const SearchRequest* requests, Scan
     for (uint32_t i = 0; i < count; ++i)
       if (requests[i].filter.passes(range.tag_mask)) in_range |= uint64_t(1) << i;
     if (!in_range) continue;
-    const float bias = db.rangeBias(r);
+    const float bias = biasOf(biases, r);
     for (uint32_t i = 0; i < count; ++i) scans[i].bias = bias;
     uint64_t in_group = 0;
     uint32_t group_end = 0;
@@ -841,9 +849,10 @@ Result<SearchResult> searchExhaustive(const Database& db, const SearchRequest& r
   if (Status s = validateSearch(db, request); !s) return s;
   Scan scan = startScan(db, request);
   const Span<const MatchRange> ranges = db.ranges();
+  const Span<const float> biases = db.rangeBiases();
   for (uint32_t r = 0; r < ranges.size(); ++r) {
     if (!request.filter.passes(ranges[r].tag_mask)) continue;
-    scan.bias = db.rangeBias(r);
+    scan.bias = biasOf(biases, r);
     scan.considerRun(ranges[r].first_frame, ranges[r].first_frame + ranges[r].frame_count);
   }
   const SearchResult r = finish(scan, request);
@@ -1011,13 +1020,14 @@ Result<uint32_t> explainCandidates(const Database& db, const SearchRequest& requ
     offer(explainRow(db, scan, current, true, db.frameBias(current)));
   }
   const Span<const MatchRange> ranges = db.ranges();
+  const Span<const float> biases = db.rangeBiases();
   for (uint32_t r = 0; r < ranges.size(); ++r) {
     const MatchRange& range = ranges[r];
     if (!request.filter.passes(range.tag_mask)) continue;
     for (uint32_t f = range.first_frame; f < range.first_frame + range.frame_count; ++f) {
       // The frame playing is the seed; the search never returns it as a candidate either.
       if (scan.nearCurrent(f) || int64_t(f) == scan.current) continue;
-      offer(explainRow(db, scan, f, false, db.rangeBias(r)));
+      offer(explainRow(db, scan, f, false, biasOf(biases, r)));
     }
   }
   if (kept == 0)
