@@ -97,6 +97,9 @@ void simulateAgainstTheCpu(bool weights_and_biases) {
 
   mmdb::Crowd cpu = cpuTwin(db, crowd.params());
   ASSERT_EQ(cpu.characterCount(), kCharacters);
+  // GPU poses are within a few ulps of the CPU's; inertialization offsets carry that over the
+  // switches, so a run with other decisions (the weighted one) gets a little more.
+  const float pose_tolerance = weights_and_biases ? 2e-5f : 1e-5f;
   uint32_t weighted = 0;
   for (uint32_t i = 0; weights_and_biases && i < kCharacters; i += 3, ++weighted) {
     const std::vector<float> w = weightsOf(i, db.featureBlockCount());
@@ -192,8 +195,8 @@ void simulateAgainstTheCpu(bool weights_and_biases) {
         const float dt = vecDistance(toVec3(model[i * joints + j].position),
                                      cpu.modelTranslations()[i * joints + j]);
         worst_pose = std::max({worst_pose, dr, dt});
-        ASSERT_LT(dr, 1e-5f) << "joint " << j;
-        ASSERT_LT(dt, 1e-5f) << "joint " << j;
+        ASSERT_LT(dr, pose_tolerance) << "joint " << j;
+        ASSERT_LT(dt, pose_tolerance) << "joint " << j;
       }
     }
   }
@@ -207,7 +210,7 @@ void simulateAgainstTheCpu(bool weights_and_biases) {
   EXPECT_GT(searches, uint64_t(kCharacters) * kFrames / 8);
   EXPECT_GT(switches, 100u);
   EXPECT_LE(near_ties, searches / 1000 + 1);
-  if (weights_and_biases) EXPECT_EQ(weighted, 22u);
+  EXPECT_EQ(weighted, weights_and_biases ? 22u : 0u);
 }
 
 TEST_F(CrowdSimulationTest, SixtyFourCharactersDecideAndPoseAsOnTheCpu) {
