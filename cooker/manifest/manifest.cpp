@@ -45,7 +45,7 @@ constexpr std::string_view kCompressionKeys[]{"pose",
                                               "velocity_tolerance",
                                               "angular_velocity_tolerance",
                                               "segment_frames"};
-constexpr std::string_view kClipKeys[]{"source", "name",  "take", "frames",
+constexpr std::string_view kClipKeys[]{"source", "name",   "take", "frames",
                                        "tags",   "mirror", "bias", "range"};
 constexpr std::string_view kRangeKeys[]{"frames", "seconds", "tags", "exclude", "bias"};
 // A cost bias, in the search's cost units (a typical cost is a few units).

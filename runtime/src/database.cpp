@@ -446,8 +446,7 @@ Status checkRanges(const fb::Database& db) {
   }
   for (size_t i = 0; i < count(db.clips()); ++i)
     if (!std::isfinite(db.clips()->Get(static_cast<flatbuffers::uoffset_t>(i))->bias()))
-      return Error::format(ErrorCode::Inconsistent, "clip %zu: bias is not finite (NaN or inf)",
-                           i);
+      return Error::format(ErrorCode::Inconsistent, "clip %zu: bias is not finite (NaN or inf)", i);
   return {};
 }
 

@@ -156,8 +156,8 @@ struct Scan {
   float best_cost;
   int64_t best_frame;
   uint32_t evaluated = 0;
-  float bias = 0;         // the cost bias of the range being scanned
-  bool weighted = false;  // some run-time weight is not 1
+  float bias = 0;                         // the cost bias of the range being scanned
+  bool weighted = false;                  // some run-time weight is not 1
   alignas(32) float weight[kMaxColumns];  // per column: its block's run-time weight, else 1
 
   bool nearCurrent(int64_t frame) const noexcept {
@@ -479,10 +479,9 @@ MMDB_AVX2 inline void considerRows(const Layout& layout, const PreparedQuery& pq
     rows[k] = scan.features + size_t(f + k) * scan.stride;
   }
   alignas(32) float bound[8];
-  _mm256_store_ps(
-      bound, _mm256_add_ps(shrink(_mm256_set1_ps(scan.transition),
-                                  sums8<kV, false, kWeighted>(layout, q, rows, rows)),
-                           _mm256_set1_ps(scan.bias)));
+  _mm256_store_ps(bound, _mm256_add_ps(shrink(_mm256_set1_ps(scan.transition),
+                                              sums8<kV, false, kWeighted>(layout, q, rows, rows)),
+                                       _mm256_set1_ps(scan.bias)));
   uint32_t below = 0;
   for (uint32_t k = 0; k < count; ++k) below += !scan.prunes(bound[k], f + k);
   if (below < 2) {  // one row at most: its cost alone
@@ -560,23 +559,23 @@ MMDB_AVX2 void prunedAvx2(const Database& db, const SearchRequest& request, cons
   const uint32_t small = db.boundsSmallSize(), large = db.boundsLargeSize();
   const uint32_t frames = db.frameCount(), stride = scan.stride;
   BoxWindow<kV, kWeighted> large_bounds{&layout,
-                             &pq,
-                             db.boundsLargeMin().data(),
-                             db.boundsLargeMax().data(),
-                             stride,
-                             (frames + large - 1) / large,
-                             scan.transition,
-                             &scan.best_cost,
-                             8};
+                                        &pq,
+                                        db.boundsLargeMin().data(),
+                                        db.boundsLargeMax().data(),
+                                        stride,
+                                        (frames + large - 1) / large,
+                                        scan.transition,
+                                        &scan.best_cost,
+                                        8};
   BoxWindow<kV, kWeighted> small_bounds{&layout,
-                             &pq,
-                             db.boundsSmallMin().data(),
-                             db.boundsSmallMax().data(),
-                             stride,
-                             (frames + small - 1) / small,
-                             scan.transition,
-                             &scan.best_cost,
-                             std::max(1u, std::min(8u, large / small))};
+                                        &pq,
+                                        db.boundsSmallMin().data(),
+                                        db.boundsSmallMax().data(),
+                                        stride,
+                                        (frames + small - 1) / small,
+                                        scan.transition,
+                                        &scan.best_cost,
+                                        std::max(1u, std::min(8u, large / small))};
   large_bounds.inner_lo = db.boundsSmallMin().data();
   large_bounds.inner_hi = db.boundsSmallMax().data();
   large_bounds.inner = size_t(large / small) * stride;
@@ -643,9 +642,9 @@ MMDB_AVX2 inline uint64_t boxesBelowBest(const Layout& layout, const PreparedQue
       best[k] = scans[i].best_cost;
     }
     const __m256 best_v = _mm256_load_ps(best);
-    const __m256 bound = _mm256_add_ps(
-        boxBounds8<kV, kWeighted>(layout, q, l, h, _mm256_load_ps(t), best_v),
-        _mm256_set1_ps(bias));
+    const __m256 bound =
+        _mm256_add_ps(boxBounds8<kV, kWeighted>(layout, q, l, h, _mm256_load_ps(t), best_v),
+                      _mm256_set1_ps(bias));
     const uint32_t below = uint32_t(_mm256_movemask_ps(_mm256_cmp_ps(bound, best_v, _CMP_LT_OQ)));
     for (uint32_t k = 0; k < m; ++k)
       if (below & (1u << k)) passed |= uint64_t(1) << index[k];
@@ -718,8 +717,8 @@ MMDB_AVX2 void batchAvx2(const Database& db, const SearchRequest* requests, Scan
           }
         }
         group_end = std::min(end, (group + 1) * kGroup * large);
-        in_group = boxesBelowBest<kV, kWeighted>(layout, pq, transition, scans, in_range,
-                                                 group_min, group_max, bias);
+        in_group = boxesBelowBest<kV, kWeighted>(layout, pq, transition, scans, in_range, group_min,
+                                                 group_max, bias);
         if (!in_group) {
           f = group_end;
           continue;

@@ -424,7 +424,7 @@ TEST(CookRanges, BiasesAddUpAndSplitRanges) {
     uint64_t mask;
     float bias;
   };
-  const std::vector<Want> want = {{0, 10, 0, 0.5f},   {10, 10, 0, 0.f},   {20, 10, 1, 0.25f},
+  const std::vector<Want> want = {{0, 10, 0, 0.5f},   {10, 10, 0, 0.f},  {20, 10, 1, 0.25f},
                                   {30, 10, 1, 0.75f}, {40, 40, 0, 0.5f}, {100, 30, 0, 0.f}};
   ASSERT_EQ(r.ranges.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) {

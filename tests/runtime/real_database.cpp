@@ -29,7 +29,7 @@ const mmdb::cook::CookedDatabase* bandaiCookedDatabase(std::string* why_absent) 
 namespace {
 
 const RealDatabase* cookBandai(double frame_rate, bool mirror, const std::array<float, 5>& weights,
-                              std::string* why_absent) {
+                               std::string* why_absent) {
   static std::map<std::tuple<double, bool, std::array<float, 5>>, std::unique_ptr<RealDatabase>>
       cache;
   auto& slot = cache[{frame_rate, mirror, weights}];

@@ -329,8 +329,7 @@ TEST(Crowd, BlockWeightsArePerCharacter) {
   EXPECT_EQ(crowd.requests()[1].block_weights[2], 2.f);
   ASSERT_TRUE(crowd.search().ok());
   // The weighted character's result is the weighted search's.
-  const mmdb::SearchResult expected =
-      mmdb::searchExhaustive(t.db, crowd.requests()[1]).value();
+  const mmdb::SearchResult expected = mmdb::searchExhaustive(t.db, crowd.requests()[1]).value();
   EXPECT_EQ(crowd.results()[1].frame, expected.frame);
   EXPECT_EQ(crowd.results()[1].cost, expected.cost);
   ASSERT_TRUE(crowd.endStep().ok());

@@ -105,8 +105,8 @@ void expectWeightsActLikeACook(const Database& plain, const Database& weighted,
           << name << " query " << i << ": winners " << x.frame << " and " << y.frame;
     }
   }
-  std::printf("%s: %u queries, %d different winners (all ties within 1e-5)\n", name,
-              queries_count, different);
+  std::printf("%s: %u queries, %d different winners (all ties within 1e-5)\n", name, queries_count,
+              different);
 }
 
 std::vector<float> relativeWeights(const Database& plain, const Database& weighted) {
@@ -128,8 +128,8 @@ TEST(SearchWeights, WeightsActLikeACookWithThemOnASyntheticDatabase) {
     std::vector<float> weights = defaults;
     for (size_t b = 0; b < weights.size(); ++b) weights[b] *= factors[b];
     const Opened weighted = open(mmdb::test::reweighted(base, weights));
-    expectWeightsActLikeACook(plain.db, weighted.db, relativeWeights(plain.db, weighted.db),
-                              10000, "synthetic");
+    expectWeightsActLikeACook(plain.db, weighted.db, relativeWeights(plain.db, weighted.db), 10000,
+                              "synthetic");
   }
 }
 
@@ -162,7 +162,8 @@ TEST_F(SearchWeightsAndBiases, TheFileHoldsTheBiases) {
   ASSERT_EQ(db().rangeBiases().size(), db().ranges().size());
   for (uint32_t r = 0; r < db().ranges().size(); ++r)
     EXPECT_EQ(db().rangeBias(r), cooked_.ranges[r].bias);
-  for (uint32_t c = 0; c < db().clipCount(); ++c) EXPECT_EQ(db().clip(c).bias, cooked_.clips[c].bias);
+  for (uint32_t c = 0; c < db().clipCount(); ++c)
+    EXPECT_EQ(db().clip(c).bias, cooked_.clips[c].bias);
   // A matchable frame has its range's bias, a trailing one its clip's.
   const mmdb::MatchRange first = db().ranges()[0];
   EXPECT_EQ(db().frameBias(first.first_frame), db().rangeBias(0));
@@ -213,8 +214,8 @@ TEST_F(SearchWeightsAndBiases, AllSearchesAgreeBitForBit) {
       ASSERT_EQ(a.cost, batch[i].cost) << "batch, query " << i;
       if (i % 10 == 0) {
         SearchResult merged = mmdb::searchRange(*db, requests[i], third, 2 * third + 5).value();
-        merged = mmdb::mergeSearchResults(
-            merged, mmdb::searchRange(*db, requests[i], 0, third).value());
+        merged =
+            mmdb::mergeSearchResults(merged, mmdb::searchRange(*db, requests[i], 0, third).value());
         merged = mmdb::mergeSearchResults(
             merged, mmdb::searchRange(*db, requests[i], 2 * third + 5, ~0u).value());
         ASSERT_EQ(a.frame, merged.frame) << "split, query " << i;

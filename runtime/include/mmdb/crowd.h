@@ -211,9 +211,9 @@ class Crowd {
   std::vector<CrowdCharacter> characters_;
   std::vector<StickInput> inputs_;
   std::vector<TagFilter> filters_;
-  uint32_t blocks_ = 0;                // featureBlockCount()
-  std::vector<float> block_weights_;   // blocks_ per character
-  std::vector<uint8_t> weighted_;      // per character: block_weights_ are set
+  uint32_t blocks_ = 0;               // featureBlockCount()
+  std::vector<float> block_weights_;  // blocks_ per character
+  std::vector<uint8_t> weighted_;     // per character: block_weights_ are set
   std::vector<uint8_t> forced_;
   std::vector<Decision> decisions_;
   std::vector<float> queries_;  // featureCount() per character
