@@ -69,7 +69,8 @@ void DecisionLog::explain(int character, mmdb::Span<const mmdb::CandidateCost> c
                    block.name.data());
     }
     if (c.transition != 0.f) std::fprintf(out_, " + %.3f transition", c.transition);
-    std::fprintf(out_, "\n");
+    // The cost bias cooked into the frame's range (0 when the manifest gives none).
+    std::fprintf(out_, " + %.3f bias\n", c.bias);
   }
 }
 

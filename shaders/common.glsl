@@ -16,11 +16,13 @@ layout(std430, set = 0, binding = MMDB_BINDING_PARENTS) readonly buffer Parents 
 layout(std430, set = 0, binding = MMDB_BINDING_BOUNDS_MIN) readonly buffer BoundsMin { vec4 bounds_min[]; };
 layout(std430, set = 0, binding = MMDB_BINDING_BOUNDS_MAX) readonly buffer BoundsMax { vec4 bounds_max[]; };
 layout(std430, set = 0, binding = MMDB_BINDING_ROOT_MOTION) readonly buffer RootMotion { RootFrame root_motion[]; };
+layout(std430, set = 0, binding = MMDB_BINDING_BIASES) readonly buffer Biases { float biases[]; };
 
 // ---- Per character ----
 layout(std430, set = 0, binding = MMDB_BINDING_CHARACTERS) buffer Characters { CrowdCharacter characters[]; };
 layout(std430, set = 0, binding = MMDB_BINDING_INPUTS) readonly buffer Inputs { CharacterInput inputs[]; };
 layout(std430, set = 0, binding = MMDB_BINDING_QUERIES) buffer Queries { vec4 queries[]; };
+layout(std430, set = 0, binding = MMDB_BINDING_WEIGHTS) readonly buffer Weights { vec4 weights[]; };
 layout(std430, set = 0, binding = MMDB_BINDING_RESULTS) buffer Results { MatchResult results[]; };
 layout(std430, set = 0, binding = MMDB_BINDING_OFFSETS) buffer Offsets { JointOffset offsets[]; };
 layout(std430, set = 0, binding = MMDB_BINDING_LOCAL_POSES) buffer LocalPoses { JointPose local_poses[]; };
@@ -71,6 +73,23 @@ bool lastOfRange(uint frame) {
     if (ranges[mid].x <= frame) lo = mid + 1u; else hi = mid;
   }
   return lo > 0u && ranges[lo - 1u].x + ranges[lo - 1u].y == frame + 1u;
+}
+
+// The cost bias of a global frame (mmdb::Database::frameBias): its matchable range's, else its
+// clip's.
+float frameBias(uint frame) {
+  uint lo = 0u, hi = params.range_count;
+  while (lo < hi) {  // first range starting after frame
+    uint mid = (lo + hi) / 2u;
+    if (ranges[mid].x <= frame) lo = mid + 1u; else hi = mid;
+  }
+  if (lo > 0u && frame - ranges[lo - 1u].x < ranges[lo - 1u].y) return biases[lo - 1u];
+  uint clip_lo = 0u, clip_hi = params.clip_count;
+  while (clip_hi - clip_lo > 1u) {
+    uint mid = (clip_lo + clip_hi) / 2u;
+    if (clip_starts[mid] <= frame) clip_lo = mid; else clip_hi = mid;
+  }
+  return biases[params.range_count + clip_lo];
 }
 
 float infinity() { return uintBitsToFloat(0x7F800000u); }

@@ -6,8 +6,11 @@
 // searches; starts and range ends are unseeded) and a candidate wins only when strictly cheaper;
 // frames with |frame - playing| < neighbourhood_frames are skipped when seeded; every candidate pays
 // the transition cost; equal costs go to the lowest global frame, so the winner does not depend
-// on the subgroup size. Costs accumulate column by column in file order, without fused
-// multiply-adds, so they are the same floats the CPU computes.
+// on the subgroup size. Costs accumulate column by column in file order, each difference times
+// the character's run-time weight for its column (1 when none is set: the same float), without
+// fused multiply-adds, then the frame's cost bias is added (its range's; the frame playing's own),
+// so they are the same floats the CPU computes. A box's bound adds the bias of the range being
+// scanned, as the CPU's does.
 #ifndef MMDB_NO_SUBGROUP
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -17,28 +20,40 @@
 layout(local_size_x = MMDB_MATCH_GROUP_SIZE) in;
 
 shared vec4 query[MMDB_MAX_FEATURE_STRIDE / 4];
+shared vec4 weight[MMDB_MAX_FEATURE_STRIDE / 4];
 shared float best_costs[MMDB_MATCH_GROUP_SIZE];
 shared uint best_keys[MMDB_MATCH_GROUP_SIZE];
 shared float box_bounds[MMDB_MATCH_GROUP_SIZE];
-shared uint workgroup_best;  // float bits of the best cost so far (costs are >= 0: uint order)
+shared uint workgroup_best;  // orderedBits() of the best cost so far (biases make costs signed)
 
 // Keys are frame + 1; key 0 is the seed (the frame playing), so it wins every tie it is in.
 bool better(float cost, uint key, float best_cost, uint best_key) {
   return cost < best_cost || (cost == best_cost && key < best_key);
 }
 
-float rowCost(uint frame, float initial, float bound) {
+// Float bits in an order uint comparison keeps, negative floats included.
+uint orderedBits(float x) {
+  uint b = floatBitsToUint(x);
+  return (b & 0x80000000u) != 0u ? ~b : (b | 0x80000000u);
+}
+float fromOrderedBits(uint k) {
+  return uintBitsToFloat((k & 0x80000000u) != 0u ? (k & 0x7FFFFFFFu) : ~k);
+}
+
+float rowCost(uint frame, float initial, float bias, float bound) {
   precise float cost = initial;
   uint row = frame * (params.feature_stride / 4u);
   for (uint i = 0u; i < params.feature_stride / 4u; ++i) {
-    precise vec4 d = query[i] - features[row + i];
+    precise vec4 d = (query[i] - features[row + i]) * weight[i];
     cost += d.x * d.x;
     cost += d.y * d.y;
     cost += d.z * d.z;
     cost += d.w * d.w;
-    if (cost > bound) return cost;  // partial sums only grow: it cannot win
+    precise float biased = cost + bias;
+    if (biased > bound) return biased;  // partial sums only grow: it cannot win
   }
-  return cost;
+  precise float biased = cost + bias;
+  return biased;
 }
 
 float boxBound(uint box) {
@@ -46,7 +61,7 @@ float boxBound(uint box) {
   uint row = box * (params.feature_stride / 4u);
   for (uint i = 0u; i < params.feature_stride / 4u; ++i) {
     vec4 q = query[i], lo = bounds_min[row + i], hi = bounds_max[row + i];
-    precise vec4 d = mix(mix(vec4(0.0), lo - q, lessThan(q, lo)), q - hi, greaterThan(q, hi));
+    precise vec4 d = mix(mix(vec4(0.0), lo - q, lessThan(q, lo)), q - hi, greaterThan(q, hi)) * weight[i];
     bound += d.x * d.x;
     bound += d.y * d.y;
     bound += d.z * d.z;
@@ -63,17 +78,20 @@ void main() {
   bool seeded = reason >= kReasonForced;
 
   uint vec_count = params.feature_stride / 4u;
-  if (tid < vec_count) query[tid] = queries[c * vec_count + tid];
+  if (tid < vec_count) {
+    query[tid] = queries[c * vec_count + tid];
+    weight[tid] = weights[c * vec_count + tid];
+  }
   barrier();
 
   uint current = characters[c].current_frame;
-  float seed = seeded ? rowCost(current, 0.0, infinity()) : infinity();
+  float seed = seeded ? rowCost(current, 0.0, frameBias(current), infinity()) : infinity();
   float best_cost = seed;
   uint best_key = 0u;
   CharacterInput inp = inputs[c];
   uvec4 tags = uvec4(inp.required_tags_lo, inp.required_tags_hi, inp.excluded_tags_lo, inp.excluded_tags_hi);
 
-  if (tid == 0u) workgroup_best = floatBitsToUint(seed);
+  if (tid == 0u) workgroup_best = orderedBits(seed);
   barrier();
   const bool pruning = params.bounds_size != 0u;
   for (uint r = 0u; r < params.range_count; ++r) {  // uniform: every thread walks the same ranges
@@ -81,6 +99,7 @@ void main() {
     if ((range.z & tags.x) != tags.x || (range.w & tags.y) != tags.y) continue;
     if ((range.z & tags.z) != 0u || (range.w & tags.w) != 0u) continue;
     uint end = range.x + range.y;
+    float bias = biases[r];
     for (uint chunk = range.x; chunk < end; chunk += kMatchGroupSize) {
       uint first_box = chunk / max(params.bounds_size, 1u);
       if (pruning) {
@@ -91,13 +110,14 @@ void main() {
       uint f = chunk + tid;
       uint distance = f > current ? f - current : current - f;
       if (f < end && !(seeded && distance < uint(params.neighbourhood_frames))) {
-        float limit = min(best_cost, uintBitsToFloat(workgroup_best));
-        if (!pruning || !(box_bounds[f / params.bounds_size - first_box] > limit)) {
-          float cost = rowCost(f, params.transition_cost, limit);
+        float limit = min(best_cost, fromOrderedBits(workgroup_best));
+        precise float box = pruning ? box_bounds[f / params.bounds_size - first_box] + bias : 0.0;
+        if (!pruning || !(box > limit)) {
+          float cost = rowCost(f, params.transition_cost, bias, limit);
           if (cost <= limit && better(cost, f + 1u, best_cost, best_key)) {  // not cut short
             best_cost = cost;
             best_key = f + 1u;
-            if (pruning) atomicMin(workgroup_best, floatBitsToUint(cost));
+            if (pruning) atomicMin(workgroup_best, orderedBits(cost));
           }
         }
       }

@@ -229,6 +229,7 @@ void printClips(const fb::Database& db, std::ostream& out) {
         c->source_first_frame() + c->source_frame_count() - (c->source_frame_count() ? 1 : 0),
         c->source_frame_rate());
     if (c->mirrored()) out << format(", mirror of clip %d", c->mirror_of());
+    if (c->bias() != 0) out << format(", bias %g", c->bias());
     out << "  tags: " << joinedTags(db, c->tag_mask()) << "\n";
   }
 }
@@ -240,15 +241,24 @@ void printTagNames(const fb::Database& db, std::ostream& out) {
   out << (count(db.tag_names()) ? "\n" : "(none)\n");
 }
 
+// A range's cost bias (2.1; 0 when the file stores none).
+float rangeBias(const fb::Database& db, uint32_t range) {
+  return range < count(db.range_biases()) ? db.range_biases()->Get(range) : 0.f;
+}
+
 void printRanges(const fb::Database& db, std::ostream& out) {
   uint64_t matchable = 0;
   for (const fb::MatchRange* r : items(db.ranges())) matchable += r->frame_count();
   out << format("matchable   %" PRIu64 " of %u frames in %u ranges (global frames first..last)\n",
                 matchable, db.frame_count(), count(db.ranges()));
-  for (const fb::MatchRange* r : items(db.ranges()))
-    out << format("  %7u..%-7u (%u frames)  tags: %s\n", r->first_frame(),
-                  r->first_frame() + r->frame_count() - 1, r->frame_count(),
-                  joinedTags(db, r->tag_mask()).c_str());
+  for (uint32_t i = 0; i < count(db.ranges()); ++i) {
+    const fb::MatchRange* r = db.ranges()->Get(i);
+    const float bias = rangeBias(db, i);
+    out << format("  %7u..%-7u (%u frames)  ", r->first_frame(),
+                  r->first_frame() + r->frame_count() - 1, r->frame_count());
+    if (bias != 0) out << format("bias %g  ", bias);
+    out << "tags: " << joinedTags(db, r->tag_mask()) << "\n";
+  }
 }
 
 void printFeatureBlocks(const fb::Database& db, std::ostream& out) {
@@ -402,7 +412,8 @@ void writeClips(JsonWriter& json, const fb::Database& db) {
         .field("source_first_frame", c->source_first_frame())
         .field("source_frame_count", c->source_frame_count())
         .field("mirrored", c->mirrored())
-        .field("mirror_of", c->mirror_of());
+        .field("mirror_of", c->mirror_of())
+        .field("bias", c->bias());
     writeTags(json, db, c->tag_mask());
     json.endObject();
   }
@@ -417,10 +428,12 @@ void writeTagNames(JsonWriter& json, const fb::Database& db) {
 
 void writeRanges(JsonWriter& json, const fb::Database& db) {
   json.key("ranges").beginArray();
-  for (const fb::MatchRange* r : items(db.ranges())) {
+  for (uint32_t i = 0; i < count(db.ranges()); ++i) {
+    const fb::MatchRange* r = db.ranges()->Get(i);
     json.beginObject()
         .field("first_frame", r->first_frame())
-        .field("frame_count", r->frame_count());
+        .field("frame_count", r->frame_count())
+        .field("bias", rangeBias(db, i));
     writeTags(json, db, r->tag_mask());
     json.endObject();
   }

@@ -600,7 +600,8 @@ Concatenated concatenateParts(const CookRequest& request, const std::vector<int>
     c.mirrored = mirror_of >= 0;
     c.mirror_of = mirror_of;
     c.take = part.take;
-    ClipTagging t{c.name, c.first_frame, c.frame_count, spec.tags, spec.ranges};
+    c.bias = static_cast<float>(spec.bias);
+    ClipTagging t{c.name, c.first_frame, c.frame_count, spec.tags, spec.ranges, spec.bias};
     if (c.mirrored) t.tags.push_back("mirrored");
     out.tagging.push_back(std::move(t));
     db.clips.push_back(std::move(c));

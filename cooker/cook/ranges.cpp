@@ -2,6 +2,8 @@
 
 #include "core/errors.h"
 
+#include <cmath>
+
 namespace mmdb::cook {
 namespace {
 
@@ -28,6 +30,7 @@ MatchableRanges buildMatchableRanges(const std::vector<ClipTagging>& clips,
 
     // Per clip-local frame: its mask, or not matchable.
     std::vector<uint64_t> mask(n, clip_mask);
+    std::vector<double> bias(n, clip.bias);
     std::vector<uint8_t> matchable(n, 1);
     for (int f = n - trailing_unmatchable; f < n; ++f)
       if (f >= 0) matchable[f] = 0;
@@ -41,6 +44,7 @@ MatchableRanges buildMatchableRanges(const std::vector<ClipTagging>& clips,
       for (const auto& t : r.tags) add |= uint64_t{1} << tagBit(t, clip.name, out.tag_names);
       for (int f = r.first_frame; f < r.first_frame + r.frame_count; ++f) {
         mask[f] |= add;
+        bias[f] += r.bias;
         if (r.exclude) matchable[f] = 0;
       }
     }
@@ -52,9 +56,14 @@ MatchableRanges buildMatchableRanges(const std::vector<ClipTagging>& clips,
         continue;
       }
       int end = f + 1;
-      while (end < n && matchable[end] && mask[end] == mask[f]) ++end;
-      out.ranges.push_back(
-          {clip.first_frame + static_cast<uint32_t>(f), static_cast<uint32_t>(end - f), mask[f]});
+      while (end < n && matchable[end] && mask[end] == mask[f] && bias[end] == bias[f]) ++end;
+      const float range_bias = static_cast<float>(bias[f]);
+      if (!std::isfinite(range_bias))
+        throw InputError("clip " + clip.name + ": the cost bias of frames [" + std::to_string(f) +
+                         ", " + std::to_string(end) + ") adds up to " + std::to_string(bias[f]) +
+                         ", beyond a float; use smaller biases");
+      out.ranges.push_back({clip.first_frame + static_cast<uint32_t>(f),
+                            static_cast<uint32_t>(end - f), mask[f], range_bias});
       any = true;
       f = end;
     }

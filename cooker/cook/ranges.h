@@ -16,18 +16,22 @@ struct ClipTagging {
   uint32_t frame_count = 0;
   std::vector<std::string> tags;     // apply to the whole clip
   std::vector<SubRangeSpec> ranges;  // clip-local frames at the database rate
+  double bias = 0;                   // the clip's cost bias
 };
 
 struct MatchableRanges {
   std::vector<std::string> tag_names;  // bit i = tag_names[i], in order of first appearance
   std::vector<uint64_t> clip_tag_masks;
-  std::vector<CookedRange> ranges;  // maximal runs of one tag mask inside a clip, frame order
+  // Maximal runs of one tag mask and one bias inside a clip, frame order.
+  std::vector<CookedRange> ranges;
   std::vector<std::string> warnings;
 };
 
 // Tags are numbered in order of first appearance: a clip's own tags, then its sub-ranges' tags,
 // clip after clip. Each clip's last `trailing_unmatchable` frames and its excluded sub-ranges are
-// left out. Throws InputError naming the clip for a sub-range outside it, and for a 65th tag.
+// left out. A frame's bias is its clip's plus that of every sub-range holding it (summed in
+// double, stored as float). Throws InputError naming the clip for a sub-range outside it, for a
+// 65th tag, and for a bias sum that is not a finite float.
 MatchableRanges buildMatchableRanges(const std::vector<ClipTagging>& clips,
                                      int trailing_unmatchable);
 

@@ -87,12 +87,13 @@ static_assert(kDefaultContactMedianFrames / kDefaultFrameRate == 0.1 &&
               kDefaultTrajectoryFrames[1] / kDefaultFrameRate == 2.0 / 3.0);
 
 // A part of a clip (clip-local frames at the database rate, [first, first + count)) that adds
-// tags or is cut out of matching.
+// tags or a cost bias, or is cut out of matching.
 struct SubRangeSpec {
   int first_frame = 0;
   int frame_count = 0;
   std::vector<std::string> tags;
   bool exclude = false;
+  double bias = 0;  // added to the search cost of its frames (with the clip's and other ranges')
 };
 
 struct ClipSpec {
@@ -104,6 +105,7 @@ struct ClipSpec {
   int source_frame_count = -1;  // -1 = to the end
   std::vector<std::string> tags;
   bool mirror = false;
+  double bias = 0;  // added to the search cost of every frame of the clip
   std::vector<SubRangeSpec> ranges;
   int manifest_line = 0;  // for messages; 0 when from the command line
 };

@@ -61,12 +61,14 @@ struct CookedClip {
   int mirror_of = -1;
   uint64_t tag_mask = 0;
   std::string take;
+  float bias = 0;  // the manifest's clip bias
 };
 
 struct CookedRange {
   uint32_t first_frame = 0;
   uint32_t frame_count = 0;
   uint64_t tag_mask = 0;
+  float bias = 0;  // the cost bias of its frames: the clip's plus its manifest ranges'
 };
 
 // Values match mmdb.fb::FeatureKind.

@@ -46,8 +46,10 @@ constexpr std::string_view kCompressionKeys[]{"pose",
                                               "angular_velocity_tolerance",
                                               "segment_frames"};
 constexpr std::string_view kClipKeys[]{"source", "name",   "take", "frames",
-                                       "tags",   "mirror", "range"};
-constexpr std::string_view kRangeKeys[]{"frames", "seconds", "tags", "exclude"};
+                                       "tags",   "mirror", "bias", "range"};
+constexpr std::string_view kRangeKeys[]{"frames", "seconds", "tags", "exclude", "bias"};
+// A cost bias, in the search's cost units (a typical cost is a few units).
+constexpr double kMaxBias = 1e6;
 
 constexpr int kMaxTags = 64;  // a tag is one bit of a 64-bit mask
 // Weights are stored as floats: below this a weight would be 0 or denormal.
@@ -528,6 +530,7 @@ class ManifestParser {
     }
     clip.tags = tags(t, p);
     clip.mirror = boolean(t, "mirror", p).value_or(false);
+    clip.bias = bias(t, p);
     if (const toml::node* ranges = t.get("range")) {
       const toml::array* list = ranges->as_array();
       if (!list || !list->is_array_of_tables())
@@ -568,9 +571,18 @@ class ManifestParser {
     }
     range.tags = tags(t, p);
     range.exclude = boolean(t, "exclude", p).value_or(false);
-    if (range.tags.empty() && !range.exclude)
-      failAt(line, "a [[clip.range]] does nothing without tags = [...] or exclude = true");
+    range.bias = bias(t, p);
+    if (range.tags.empty() && !range.exclude && range.bias == 0)
+      failAt(line,
+             "a [[clip.range]] does nothing without tags = [...], bias = ... or exclude = true");
     return range;
+  }
+
+  // A cost bias: finite, at most kMaxBias either way; 0 when absent.
+  double bias(const toml::table& t, const std::string& prefix) const {
+    return rangedNumber(t, "bias", prefix, -kMaxBias, false, kMaxBias,
+                        "added to the search cost; negative prefers the frames")
+        .value_or(0.0);
   }
 
   std::string resolveSource(const std::string& source, const toml::node& node) const {

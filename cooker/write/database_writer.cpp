@@ -96,9 +96,22 @@ Offset<flatbuffers::Vector<Offset<fb::Clip>>> writeClips(FlatBufferBuilder& fbb,
   for (const CookedClip& c : clips) {
     auto name = fbb.CreateString(c.name);
     auto take = fbb.CreateString(c.take);
-    out.push_back(fb::CreateClip(fbb, name, c.source_index, c.first_frame, c.frame_count,
-                                 c.source_frame_rate, c.source_first_frame, c.source_frame_count,
-                                 c.mirrored, c.mirror_of, c.tag_mask, take));
+    // CreateClip()'s order, with the 2.1 bias written only when it is not 0: a cook without
+    // biases gives the bytes it gave before 2.1 (but for the version).
+    fb::ClipBuilder clip(fbb);
+    clip.add_tag_mask(c.tag_mask);
+    if (c.bias != 0) clip.add_bias(c.bias);
+    clip.add_take(take);
+    clip.add_mirror_of(c.mirror_of);
+    clip.add_source_frame_count(c.source_frame_count);
+    clip.add_source_first_frame(c.source_first_frame);
+    clip.add_source_frame_rate(c.source_frame_rate);
+    clip.add_frame_count(c.frame_count);
+    clip.add_first_frame(c.first_frame);
+    clip.add_source_index(c.source_index);
+    clip.add_name(name);
+    clip.add_mirrored(c.mirrored);
+    out.push_back(clip.Finish());
   }
   return fbb.CreateVector(out);
 }
@@ -221,6 +234,15 @@ flatbuffers::DetachedBuffer serializeDatabaseBuffer(const CookedDatabase& db) {
   for (const CookedRange& r : db.ranges)
     range_structs.emplace_back(r.first_frame, r.frame_count, r.tag_mask);
   auto ranges = fbb.CreateVectorOfStructs(range_structs);
+  // 2.1: range_biases only when some range has a bias (absent reads as 0 everywhere).
+  bool any_bias = false;
+  for (const CookedRange& r : db.ranges) any_bias = any_bias || r.bias != 0;
+  Offset<flatbuffers::Vector<float>> range_biases;
+  if (any_bias) {
+    std::vector<float> biases;
+    for (const CookedRange& r : db.ranges) biases.push_back(r.bias);
+    range_biases = fbb.CreateVector(biases);
+  }
   // A coded stream leaves its raw vector out (an absent field).
   auto raw = [&](int stream, const auto& values) {
     return coding.streams[stream] ? decltype(vec4Vector(fbb, values))() : vec4Vector(fbb, values);
@@ -248,7 +270,7 @@ flatbuffers::DetachedBuffer serializeDatabaseBuffer(const CookedDatabase& db) {
       db.frame_rate, db.frame_count, db.joint_count, rotations, translations, velocities,
       angular_velocities, root_motion, contacts, db.feature_count, db.feature_stride, features,
       feature_offset, feature_scale, feature_blocks, db.bounds_small_size, db.bounds_large_size,
-      small_min, small_max, large_min, large_max, required_features, pose_coding);
+      small_min, small_max, large_min, large_max, required_features, pose_coding, range_biases);
   fb::FinishDatabaseBuffer(fbb, root);
   return fbb.Release();
 }

@@ -87,6 +87,9 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
     crowd.characters_.assign(n, CrowdCharacter{});
     crowd.inputs_.assign(n, StickInput{});
     crowd.filters_.assign(n, TagFilter{});
+    crowd.blocks_ = db.featureBlockCount();
+    crowd.block_weights_.assign(n * crowd.blocks_, 1.f);
+    crowd.weighted_.assign(n, 0);
     crowd.forced_.assign(n, 0);
     crowd.decisions_.assign(n, Decision{});
     crowd.queries_.assign(n * crowd.features_, 0.f);
@@ -163,6 +166,9 @@ Crowd& Crowd::operator=(Crowd&& other) noexcept {
   characters_ = std::move(other.characters_);
   inputs_ = std::move(other.inputs_);
   filters_ = std::move(other.filters_);
+  blocks_ = std::exchange(other.blocks_, 0u);
+  block_weights_ = std::move(other.block_weights_);
+  weighted_ = std::move(other.weighted_);
   forced_ = std::move(other.forced_);
   decisions_ = std::move(other.decisions_);
   queries_ = std::move(other.queries_);
@@ -223,6 +229,29 @@ Status Crowd::setTagFilter(uint32_t character, uint64_t required, uint64_t exclu
   if (Status s = checkCharacter(character, "setTagFilter"); !s) return s;
   filters_[character] = TagFilter{required, excluded};
   return Status();
+}
+
+Status Crowd::setBlockWeights(uint32_t character, Span<const float> weights) noexcept {
+  if (Status s = checkCharacter(character, "setBlockWeights"); !s) return s;
+  if (weights.empty()) {
+    weighted_[character] = 0;
+    return Status();
+  }
+  // The search's own check, on a request that holds only the weights and a valid query.
+  SearchRequest check;
+  check.query = slice(queries_, character, features_);
+  check.block_weights = weights;
+  if (Status s = validateSearch(*db_, check); !s)
+    return Error::format(ErrorCode::InvalidArgument, "setBlockWeights: character %u: %.200s",
+                         character, s.message());
+  std::copy(weights.begin(), weights.end(), block_weights_.begin() + size_t(character) * blocks_);
+  weighted_[character] = 1;
+  return Status();
+}
+
+Span<const float> Crowd::blockWeights(uint32_t character) const noexcept {
+  if (character >= count_ || !weighted_[character]) return {};
+  return {block_weights_.data() + size_t(character) * blocks_, blocks_};
 }
 
 Status Crowd::forceSearch(uint32_t character) noexcept {
@@ -290,6 +319,7 @@ Status Crowd::decide(uint32_t c) noexcept {
   request.neighbourhood_frames =
       settings_.neighbourhood_frames < 0 ? kDefaultNeighbourhood : settings_.neighbourhood_frames;
   request.filter = filters_[c];
+  request.block_weights = blockWeights(c);
   results_[searches_] = SearchResult{};
   searching_[searches_] = c;
   ++searches_;

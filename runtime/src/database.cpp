@@ -439,6 +439,14 @@ Status checkRanges(const fb::Database& db) {
                            (unsigned long long)bits, count(db.tag_names()));
     previous_end = end;
   }
+  // 2.1 cost biases: absent, or one finite value per range; clip biases finite.
+  if (db.range_biases()) {
+    Status s = checkCount("range_biases", count(db.range_biases()), count(db.ranges()));
+    if (!s || !(s = checkFinite("range_biases", db.range_biases()))) return s;
+  }
+  for (size_t i = 0; i < count(db.clips()); ++i)
+    if (!std::isfinite(db.clips()->Get(static_cast<flatbuffers::uoffset_t>(i))->bias()))
+      return Error::format(ErrorCode::Inconsistent, "clip %zu: bias is not finite (NaN or inf)", i);
   return {};
 }
 
@@ -866,6 +874,7 @@ ClipInfo Database::clip(uint32_t index) const noexcept {
   info.mirror_of = c->mirror_of();
   info.mirrored = c->mirrored();
   info.source_frame_rate = c->source_frame_rate();
+  info.bias = c->bias();
   return info;
 }
 int32_t Database::clipOfFrame(uint32_t frame) const noexcept {
@@ -890,6 +899,29 @@ int32_t Database::findClip(std::string_view name) const noexcept {
 
 Span<const MatchRange> Database::ranges() const noexcept {
   return root_ ? view<MatchRange>(root_->ranges()) : Span<const MatchRange>();
+}
+Span<const float> Database::rangeBiases() const noexcept {
+  return root_ ? view<float>(root_->range_biases()) : Span<const float>();
+}
+float Database::rangeBias(uint32_t range) const noexcept {
+  const Span<const float> biases = rangeBiases();
+  return range < biases.size() ? biases[range] : 0.f;
+}
+float Database::frameBias(uint32_t frame) const noexcept {
+  if (!root_) return 0.f;
+  const Span<const MatchRange> r = ranges();
+  // Ranges are sorted and disjoint (checked at open): the last one starting at or before frame.
+  uint32_t lo = 0, hi = uint32_t(r.size());
+  while (lo < hi) {
+    const uint32_t mid = lo + (hi - lo) / 2;
+    if (r[mid].first_frame <= frame)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo > 0 && frame - r[lo - 1].first_frame < r[lo - 1].frame_count) return rangeBias(lo - 1);
+  const int32_t clip = clipOfFrame(frame);
+  return clip >= 0 ? root_->clips()->Get(uint32_t(clip))->bias() : 0.f;
 }
 uint32_t Database::tagCount() const noexcept {
   return root_ ? uint32_t(count(root_->tag_names())) : 0;

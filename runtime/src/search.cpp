@@ -28,7 +28,8 @@
 namespace mmdb {
 namespace {
 
-// transition + sum of squared differences, left to right. The single definition of a cost.
+// transition + sum of squared differences, left to right. The single definition of a cost
+// (before its bias is added).
 inline float rowCost(const float* query, const float* row, uint32_t n, float start) noexcept {
   float acc = start;
   for (uint32_t c = 0; c < n; ++c) {
@@ -38,18 +39,33 @@ inline float rowCost(const float* query, const float* row, uint32_t n, float sta
   return acc;
 }
 
+// rowCost() with run-time weights: each difference is multiplied by its column's weight before
+// it is squared. A weight of 1 gives rowCost()'s floats exactly.
+inline float weightedRowCost(const float* query, const float* row, const float* weight, uint32_t n,
+                             float start) noexcept {
+  float acc = start;
+  for (uint32_t c = 0; c < n; ++c) {
+    const float d = (query[c] - row[c]) * weight[c];
+    acc += d * d;
+  }
+  return acc;
+}
+
 // rowCost() of kBlock consecutive rows at once. Each row keeps its own accumulator and the same
 // column order, so every cost is bit-identical to rowCost(); interleaving rows only hides the
 // latency of the dependent additions.
+// With kWeighted, weightedRowCost()'s floats.
 constexpr uint32_t kBlock = 8;
+template <bool kWeighted>
 inline void blockCosts(const float* query, const float* rows, uint32_t stride, uint32_t n,
-                       float start, float* out) noexcept {
+                       float start, const float* weight, float* out) noexcept {
   float acc[kBlock];
   for (uint32_t k = 0; k < kBlock; ++k) acc[k] = start;
   for (uint32_t c = 0; c < n; ++c) {
     const float q = query[c];
     for (uint32_t k = 0; k < kBlock; ++k) {
-      const float d = q - rows[size_t(k) * stride + c];
+      float d = q - rows[size_t(k) * stride + c];
+      if (kWeighted) d *= weight[c];
       acc[k] += d * d;
     }
   }
@@ -58,43 +74,56 @@ inline void blockCosts(const float* query, const float* rows, uint32_t stride, u
 
 // A lower bound of rowCost() for any row inside [lo, hi] per column. Per column the distance
 // to the box is at most |query - row| after rounding (float subtraction is monotone and
-// symmetric), so each squared term, and each partial sum in the same order, is no larger.
-inline float boxTerm(float q, float lo, float hi) noexcept {
+// symmetric), so each squared term, and each partial sum in the same order, is no larger. A
+// weight keeps that: multiplying two such distances by the same positive float keeps their
+// order (rounding is monotone).
+template <bool kWeighted>
+inline float boxTerm(float q, float lo, float hi, float weight) noexcept {
   // lo <= hi (open checks every feature lies inside its boxes), so at most one is positive.
-  const float d = std::max(std::max(lo - q, q - hi), 0.f);
+  float d = std::max(std::max(lo - q, q - hi), 0.f);
+  if (kWeighted) d *= weight;
   return d * d;
 }
 
 // Bounds of K consecutive boxes (rows `stride` apart), each summed in column order like
 // boxBound of one box would be; interleaved only to overlap the additions.
-template <uint32_t K>
-inline void boxBounds(const float* query, const float* lo, const float* hi, uint32_t stride,
-                      uint32_t n, float start, float* out) noexcept {
+template <uint32_t K, bool kWeighted>
+inline void boxBounds(const float* query, const float* lo, const float* hi, const float* weight,
+                      uint32_t stride, uint32_t n, float start, float* out) noexcept {
   float acc[K];
   for (uint32_t k = 0; k < K; ++k) acc[k] = start;
   for (uint32_t c = 0; c < n; ++c) {
     const float q = query[c];
+    const float w = kWeighted ? weight[c] : 1.f;
     for (uint32_t k = 0; k < K; ++k)
-      acc[k] += boxTerm(q, lo[size_t(k) * stride + c], hi[size_t(k) * stride + c]);
+      acc[k] += boxTerm<kWeighted>(q, lo[size_t(k) * stride + c], hi[size_t(k) * stride + c], w);
   }
   for (uint32_t k = 0; k < K; ++k) out[k] = acc[k];
 }
 
 // Box bounds computed K boxes at a time, ahead of the scan (a bound does not depend on the
 // best cost, so comparing it later with a smaller best is still sound). No allocation.
-template <uint32_t K>
+template <uint32_t K, bool kWeighted>
 struct BoundWindow {
   const float* query;
   const float* lo;
   const float* hi;
+  const float* weight;
   uint32_t stride, n, boxes;
   float start;
   uint32_t first = 0, count = 0;
   float bound[K];
 
-  BoundWindow(const float* query_, const float* lo_, const float* hi_, uint32_t stride_,
-              uint32_t n_, uint32_t boxes_, float start_) noexcept
-      : query(query_), lo(lo_), hi(hi_), stride(stride_), n(n_), boxes(boxes_), start(start_) {}
+  BoundWindow(const float* query_, const float* lo_, const float* hi_, const float* weight_,
+              uint32_t stride_, uint32_t n_, uint32_t boxes_, float start_) noexcept
+      : query(query_),
+        lo(lo_),
+        hi(hi_),
+        weight(weight_),
+        stride(stride_),
+        n(n_),
+        boxes(boxes_),
+        start(start_) {}
 
   float get(uint32_t box) noexcept {
     if (box - first >= count) fill(box);  // unsigned: also refills when box < first
@@ -105,14 +134,17 @@ struct BoundWindow {
     count = std::min(K, boxes - box);
     const size_t row = size_t(box) * stride;
     if (count == K) {
-      boxBounds<K>(query, lo + row, hi + row, stride, n, start, bound);
+      boxBounds<K, kWeighted>(query, lo + row, hi + row, weight, stride, n, start, bound);
       return;
     }
     for (uint32_t k = 0; k < count; ++k)
-      boxBounds<1>(query, lo + row + size_t(k) * stride, hi + row + size_t(k) * stride, stride, n,
-                   start, bound + k);
+      boxBounds<1, kWeighted>(query, lo + row + size_t(k) * stride, hi + row + size_t(k) * stride,
+                              weight, stride, n, start, bound + k);
   }
 };
+
+// Columns a search handles (open refuses more).
+constexpr uint32_t kMaxColumns = 64;
 
 struct Scan {
   const float* query;
@@ -124,6 +156,9 @@ struct Scan {
   float best_cost;
   int64_t best_frame;
   uint32_t evaluated = 0;
+  float bias = 0;                         // the cost bias of the range being scanned
+  bool weighted = false;                  // some run-time weight is not 1
+  alignas(32) float weight[kMaxColumns];  // per column: its block's run-time weight, else 1
 
   bool nearCurrent(int64_t frame) const noexcept {
     return current >= 0 && std::llabs(frame - current) < neighbourhood;
@@ -142,17 +177,33 @@ struct Scan {
     return bound > best_cost ||
            (bound == best_cost && (best_frame == current || int64_t(first) >= best_frame));
   }
+  // A row's sum from `start` (rule 2 of search.h), weighted or not.
+  float rowSum(uint32_t frame, float start) const noexcept {
+    const float* row = features + size_t(frame) * stride;
+    return weighted ? weightedRowCost(query, row, weight, n, start) : rowCost(query, row, n, start);
+  }
+  // A candidate's cost: the row's sum from the transition cost, then its range's bias.
+  float cost(uint32_t frame) const noexcept { return rowSum(frame, transition) + bias; }
+  // blockCosts() of kBlock rows from `frame`, each with the bias added.
+  void costs8(uint32_t frame, float* out) const noexcept {
+    const float* rows = features + size_t(frame) * stride;
+    if (weighted)
+      blockCosts<true>(query, rows, stride, n, transition, weight, out);
+    else
+      blockCosts<false>(query, rows, stride, n, transition, weight, out);
+    for (uint32_t k = 0; k < kBlock; ++k) out[k] += bias;
+  }
   void consider(uint32_t frame) noexcept {
     if (nearCurrent(frame)) return;
     ++evaluated;
-    improve(frame, rowCost(query, features + size_t(frame) * stride, n, transition));
+    improve(frame, cost(frame));
   }
   // Frames [first, end) in increasing order, kBlock rows at a time where they fit.
   void considerRun(uint32_t first, uint32_t end) noexcept {
     uint32_t f = first;
     float costs[kBlock];
     for (; f + kBlock <= end; f += kBlock) {
-      blockCosts(query, features + size_t(f) * stride, stride, n, transition, costs);
+      costs8(f, costs);
       for (uint32_t k = 0; k < kBlock; ++k) {
         if (nearCurrent(f + k)) continue;
         ++evaluated;
@@ -179,8 +230,19 @@ Scan startScan(const Database& db, const SearchRequest& request) noexcept {
                         : request.neighbourhood_frames;
   s.best_frame = request.current_frame;
   s.best_cost = std::numeric_limits<float>::infinity();
-  if (request.current_frame >= 0)
-    s.best_cost = rowCost(s.query, s.features + size_t(request.current_frame) * s.stride, s.n, 0.f);
+  s.weighted = !request.block_weights.empty();
+  for (uint32_t c = 0; c < kMaxColumns; ++c) s.weight[c] = 1.f;
+  for (size_t b = 0; s.weighted && b < request.block_weights.size(); ++b) {
+    const FeatureBlockInfo block = db.featureBlock(uint32_t(b));
+    for (uint32_t c = block.first_column; c < block.first_column + block.width; ++c)
+      s.weight[c] = request.block_weights[b];
+  }
+  if (request.current_frame >= 0) {
+    // The frame playing carries its own bias, so that a biased range stays as preferred (or as
+    // avoided) while it plays as when it was chosen.
+    const uint32_t current = uint32_t(request.current_frame);
+    s.best_cost = s.rowSum(current, 0.f) + db.frameBias(current);
+  }
   return s;
 }
 
@@ -194,6 +256,11 @@ SearchResult finish(const Scan& s, const SearchRequest& request) noexcept {
   return r;
 }
 
+// Range r's cost bias from the file's biases (empty: every bias is 0), read once per search.
+inline float biasOf(Span<const float> biases, uint32_t r) noexcept {
+  return biases.empty() ? 0.f : biases[r];
+}
+
 // Frames [first, end) of `range` clipped to [lo, hi); false when nothing is left.
 inline bool clip(const MatchRange& range, uint32_t lo, uint32_t hi, uint32_t& first,
                  uint32_t& end) noexcept {
@@ -203,37 +270,54 @@ inline bool clip(const MatchRange& range, uint32_t lo, uint32_t hi, uint32_t& fi
 }
 
 // The scalar pruned scan of candidates in [lo, hi): the file's boxes, bounds in column order.
-void prunedScalar(const Database& db, const SearchRequest& request, uint32_t lo, uint32_t hi,
-                  Scan& scan) noexcept {
+// A bound is compared with the best only for frames of the range being scanned, so it adds that
+// range's bias: float addition is monotone, so bound + bias <= sum + bias for the same bias.
+template <bool kWeighted>
+void prunedScalarOf(const Database& db, const SearchRequest& request, uint32_t lo, uint32_t hi,
+                    Scan& scan) noexcept {
   const uint32_t n = scan.n, stride = scan.stride;
   const uint32_t small = db.boundsSmallSize(), large = db.boundsLargeSize();
   const uint32_t frames = db.frameCount();
-  BoundWindow<8> large_bounds(scan.query, db.boundsLargeMin().data(), db.boundsLargeMax().data(),
-                              stride, n, (frames + large - 1) / large, scan.transition);
-  BoundWindow<4> small_bounds(scan.query, db.boundsSmallMin().data(), db.boundsSmallMax().data(),
-                              stride, n, (frames + small - 1) / small, scan.transition);
+  BoundWindow<8, kWeighted> large_bounds(scan.query, db.boundsLargeMin().data(),
+                                         db.boundsLargeMax().data(), scan.weight, stride, n,
+                                         (frames + large - 1) / large, scan.transition);
+  BoundWindow<4, kWeighted> small_bounds(scan.query, db.boundsSmallMin().data(),
+                                         db.boundsSmallMax().data(), scan.weight, stride, n,
+                                         (frames + small - 1) / small, scan.transition);
 
   // Ranges are sorted, so frames are visited in increasing order as in the exhaustive scan: a
   // skipped frame could only tie a best found earlier, which has the lower index.
-  for (const MatchRange& range : db.ranges()) {
+  const Span<const MatchRange> ranges = db.ranges();
+  const Span<const float> biases = db.rangeBiases();
+  for (uint32_t r = 0; r < ranges.size(); ++r) {
+    const MatchRange& range = ranges[r];
     if (!request.filter.passes(range.tag_mask)) continue;
     uint32_t f, end;
     if (!clip(range, lo, hi, f, end)) continue;
+    scan.bias = biasOf(biases, r);
     while (f < end) {
       const uint32_t lb = f / large;
       const uint32_t large_end = std::min(end, (lb + 1) * large);
-      if (large_bounds.get(lb) >= scan.best_cost) {
+      if (large_bounds.get(lb) + scan.bias >= scan.best_cost) {
         f = large_end;
         continue;
       }
       while (f < large_end) {
         const uint32_t sb = f / small;
         const uint32_t small_end = std::min(large_end, (sb + 1) * small);
-        if (small_bounds.get(sb) < scan.best_cost) scan.considerRun(f, small_end);
+        if (small_bounds.get(sb) + scan.bias < scan.best_cost) scan.considerRun(f, small_end);
         f = small_end;
       }
     }
   }
+}
+
+void prunedScalar(const Database& db, const SearchRequest& request, uint32_t lo, uint32_t hi,
+                  Scan& scan) noexcept {
+  if (scan.weighted)
+    prunedScalarOf<true>(db, request, lo, hi, scan);
+  else
+    prunedScalarOf<false>(db, request, lo, hi, scan);
 }
 
 #if MMDB_SEARCH_AVX2
@@ -277,14 +361,18 @@ bool haveAvx2() noexcept {
   return have;
 }
 
-// The query in the layout's vectors (32-byte aligned, one load each).
+// The query and the per-column weights in the layout's vectors (32-byte aligned, one load
+// each).
 struct alignas(32) PreparedQuery {
   float v[kMaxVectors][8];
+  float w[kMaxVectors][8];
 };
 
-inline void prepare(const Layout& layout, const float* query, PreparedQuery& out) noexcept {
-  for (uint32_t v = 0; v < layout.vectors; ++v)
-    std::memcpy(out.v[v], query + layout.offset[v], 8 * sizeof(float));
+inline void prepare(const Layout& layout, const Scan& scan, PreparedQuery& out) noexcept {
+  for (uint32_t v = 0; v < layout.vectors; ++v) {
+    std::memcpy(out.v[v], scan.query + layout.offset[v], 8 * sizeof(float));
+    std::memcpy(out.w[v], scan.weight + layout.offset[v], 8 * sizeof(float));
+  }
 }
 
 // Sum of the 8 lanes of each of a[0..7], as one vector [sum a0, ..., sum a7].
@@ -298,9 +386,10 @@ MMDB_AVX2 inline __m256 reduce8(const __m256* a) noexcept {
 
 // Eight sums at once, lane k for the pair (q[k], x[k]): with kBox, the box terms of query q[k]
 // against the box whose min row is lo[k] and max row hi[k]; without, the squared differences
-// of query q[k] and row lo[k]. Vectors [from, to) are added to acc[k]; kV is the layout's
+// of query q[k] and row lo[k]; with kWeighted, each distance times its column's weight first
+// (as weightedRowCost() does). Vectors [from, to) are added to acc[k]; kV is the layout's
 // vector count (0: layout.vectors, not known at compile time).
-template <uint32_t kV, bool kBox>
+template <uint32_t kV, bool kBox, bool kWeighted>
 MMDB_AVX2 inline void accumulate8(const Layout& layout, const PreparedQuery* const* q,
                                   const float* const* lo, const float* const* hi, __m256* acc,
                                   uint32_t from, uint32_t to, uint32_t lanes = 8) noexcept {
@@ -319,6 +408,7 @@ MMDB_AVX2 inline void accumulate8(const Layout& layout, const PreparedQuery* con
       } else {
         d = _mm256_sub_ps(qv, _mm256_loadu_ps(lo[k] + layout.offset[v]));
       }
+      if (kWeighted) d = _mm256_mul_ps(d, _mm256_load_ps(q[k]->w[v]));
       if (v + 1 == vectors) d = _mm256_and_ps(d, keep);
       s = _mm256_fmadd_ps(d, d, s);
     }
@@ -326,12 +416,12 @@ MMDB_AVX2 inline void accumulate8(const Layout& layout, const PreparedQuery* con
   }
 }
 
-template <uint32_t kV, bool kBox>
+template <uint32_t kV, bool kBox, bool kWeighted>
 MMDB_AVX2 inline __m256 sums8(const Layout& layout, const PreparedQuery* const* q,
                               const float* const* lo, const float* const* hi) noexcept {
   __m256 acc[8];
   for (__m256& a : acc) a = _mm256_setzero_ps();
-  accumulate8<kV, kBox>(layout, q, lo, hi, acc, 0, kV ? kV : layout.vectors);
+  accumulate8<kV, kBox, kWeighted>(layout, q, lo, hi, acc, 0, kV ? kV : layout.vectors);
   return reduce8(acc);
 }
 
@@ -346,7 +436,7 @@ MMDB_AVX2 inline __m256 shrink(__m256 transition, __m256 sums) noexcept {
 // columns 16 to 26, the trajectory's, which differ most between a game's query and the boxes);
 // when every lane's partial bound already reaches its best, the partial bounds are returned
 // (still lower bounds, and enough to skip them all).
-template <uint32_t kV>
+template <uint32_t kV, bool kWeighted>
 MMDB_AVX2 inline __m256 boxBounds8(const Layout& layout, const PreparedQuery* const* q,
                                    const float* const* lo, const float* const* hi,
                                    __m256 transition, __m256 best, uint32_t lanes = 8) noexcept {
@@ -354,13 +444,13 @@ MMDB_AVX2 inline __m256 boxBounds8(const Layout& layout, const PreparedQuery* co
   __m256 acc[8];
   for (__m256& a : acc) a = _mm256_setzero_ps();
   if (half > 0) {
-    accumulate8<kV, true>(layout, q, lo, hi, acc, half, vectors, lanes);
+    accumulate8<kV, true, kWeighted>(layout, q, lo, hi, acc, half, vectors, lanes);
     const __m256 partial = shrink(transition, reduce8(acc));
     const uint32_t used = (1u << lanes) - 1;
     if ((uint32_t(_mm256_movemask_ps(_mm256_cmp_ps(partial, best, _CMP_LT_OQ))) & used) == 0)
       return partial;
   }
-  accumulate8<kV, true>(layout, q, lo, hi, acc, 0, half, lanes);
+  accumulate8<kV, true, kWeighted>(layout, q, lo, hi, acc, 0, half, lanes);
   return shrink(transition, reduce8(acc));
 }
 
@@ -373,8 +463,9 @@ MMDB_AVX2 inline void prefetchRows(const Scan& scan, uint32_t first, uint32_t en
 }
 
 // Rows [f, f + count) (count <= 8) of one query: their bounds 8 at a time, then rowCost() for
-// those whose bound is below the best so far, in increasing frame order.
-template <uint32_t kV>
+// those whose bound is below the best so far, in increasing frame order. The scan's bias is
+// added to both (after the shrink: adding the same float keeps bound <= cost).
+template <uint32_t kV, bool kWeighted>
 MMDB_AVX2 inline void considerRows(const Layout& layout, const PreparedQuery& pq, Scan& scan,
                                    uint32_t f, uint32_t count, uint32_t frames) noexcept {
   if (f + 8 > frames) {  // the last rows of the database: no 8-row load
@@ -388,8 +479,9 @@ MMDB_AVX2 inline void considerRows(const Layout& layout, const PreparedQuery& pq
     rows[k] = scan.features + size_t(f + k) * scan.stride;
   }
   alignas(32) float bound[8];
-  _mm256_store_ps(bound,
-                  shrink(_mm256_set1_ps(scan.transition), sums8<kV, false>(layout, q, rows, rows)));
+  _mm256_store_ps(bound, _mm256_add_ps(shrink(_mm256_set1_ps(scan.transition),
+                                              sums8<kV, false, kWeighted>(layout, q, rows, rows)),
+                                       _mm256_set1_ps(scan.bias)));
   uint32_t below = 0;
   for (uint32_t k = 0; k < count; ++k) below += !scan.prunes(bound[k], f + k);
   if (below < 2) {  // one row at most: its cost alone
@@ -400,7 +492,7 @@ MMDB_AVX2 inline void considerRows(const Layout& layout, const PreparedQuery& pq
   // Several: the costs of all 8 rows at once (the same floats rowCost() gives, 8 additions in
   // flight instead of one), then taken in frame order as consider() would.
   float costs[kBlock];
-  blockCosts(scan.query, rows[0], scan.stride, scan.n, scan.transition, costs);
+  scan.costs8(f, costs);
   for (uint32_t k = 0; k < count; ++k) {
     if (scan.prunes(bound[k], f + k) || scan.nearCurrent(f + k)) continue;
     ++scan.evaluated;
@@ -408,8 +500,9 @@ MMDB_AVX2 inline void considerRows(const Layout& layout, const PreparedQuery& pq
   }
 }
 
-// Bounds of 8 consecutive boxes for one query, computed ahead as BoundWindow does.
-template <uint32_t kV>
+// Bounds of 8 consecutive boxes for one query, computed ahead as BoundWindow does (without a
+// range's bias: the caller adds it).
+template <uint32_t kV, bool kWeighted>
 struct BoxWindow {
   const Layout* layout;
   const PreparedQuery* query;
@@ -443,8 +536,8 @@ struct BoxWindow {
       l[k] = lo + b * stride;
       h[k] = hi + b * stride;
     }
-    _mm256_store_ps(bound, boxBounds8<kV>(*layout, q, l, h, _mm256_set1_ps(transition),
-                                          _mm256_set1_ps(*best), lanes));
+    _mm256_store_ps(bound, boxBounds8<kV, kWeighted>(*layout, q, l, h, _mm256_set1_ps(transition),
+                                                     _mm256_set1_ps(*best), lanes));
     if (!inner_lo) return;
     for (uint32_t k = 0; k < count; ++k) {
       if (bound[k] >= *best) continue;
@@ -458,58 +551,62 @@ struct BoxWindow {
   }
 };
 
-template <uint32_t kV>
+template <uint32_t kV, bool kWeighted>
 MMDB_AVX2 void prunedAvx2(const Database& db, const SearchRequest& request, const Layout& layout,
                           uint32_t lo, uint32_t hi, Scan& scan) noexcept {
   PreparedQuery pq;
-  prepare(layout, scan.query, pq);
+  prepare(layout, scan, pq);
   const uint32_t small = db.boundsSmallSize(), large = db.boundsLargeSize();
   const uint32_t frames = db.frameCount(), stride = scan.stride;
-  BoxWindow<kV> large_bounds{&layout,
-                             &pq,
-                             db.boundsLargeMin().data(),
-                             db.boundsLargeMax().data(),
-                             stride,
-                             (frames + large - 1) / large,
-                             scan.transition,
-                             &scan.best_cost,
-                             8};
-  BoxWindow<kV> small_bounds{&layout,
-                             &pq,
-                             db.boundsSmallMin().data(),
-                             db.boundsSmallMax().data(),
-                             stride,
-                             (frames + small - 1) / small,
-                             scan.transition,
-                             &scan.best_cost,
-                             std::max(1u, std::min(8u, large / small))};
+  BoxWindow<kV, kWeighted> large_bounds{&layout,
+                                        &pq,
+                                        db.boundsLargeMin().data(),
+                                        db.boundsLargeMax().data(),
+                                        stride,
+                                        (frames + large - 1) / large,
+                                        scan.transition,
+                                        &scan.best_cost,
+                                        8};
+  BoxWindow<kV, kWeighted> small_bounds{&layout,
+                                        &pq,
+                                        db.boundsSmallMin().data(),
+                                        db.boundsSmallMax().data(),
+                                        stride,
+                                        (frames + small - 1) / small,
+                                        scan.transition,
+                                        &scan.best_cost,
+                                        std::max(1u, std::min(8u, large / small))};
   large_bounds.inner_lo = db.boundsSmallMin().data();
   large_bounds.inner_hi = db.boundsSmallMax().data();
   large_bounds.inner = size_t(large / small) * stride;
   large_bounds.inner_total = db.boundsSmallMin().size();
-  for (const MatchRange& range : db.ranges()) {
+  const Span<const MatchRange> ranges = db.ranges();
+  const Span<const float> biases = db.rangeBiases();
+  for (uint32_t r = 0; r < ranges.size(); ++r) {
+    const MatchRange& range = ranges[r];
     if (!request.filter.passes(range.tag_mask)) continue;
     uint32_t f, end;
     if (!clip(range, lo, hi, f, end)) continue;
+    scan.bias = biasOf(biases, r);
     while (f < end) {
       const uint32_t lb = f / large;
       const uint32_t large_end = std::min(end, (lb + 1) * large);
-      if (scan.prunes(large_bounds.get(lb), f)) {
+      if (scan.prunes(large_bounds.get(lb) + scan.bias, f)) {
         f = large_end;
         continue;
       }
       for (uint32_t g = f; g < large_end;) {  // the rows of the small boxes that pass, ahead
         const uint32_t sb = g / small;
         const uint32_t small_end = std::min(large_end, (sb + 1) * small);
-        if (!scan.prunes(small_bounds.get(sb), g)) prefetchRows(scan, g, small_end);
+        if (!scan.prunes(small_bounds.get(sb) + scan.bias, g)) prefetchRows(scan, g, small_end);
         g = small_end;
       }
       while (f < large_end) {
         const uint32_t sb = f / small;
         const uint32_t small_end = std::min(large_end, (sb + 1) * small);
-        if (!scan.prunes(small_bounds.get(sb), f)) {
+        if (!scan.prunes(small_bounds.get(sb) + scan.bias, f)) {
           for (; f < small_end; f += 8)
-            considerRows<kV>(layout, pq, scan, f, std::min(8u, small_end - f), frames);
+            considerRows<kV, kWeighted>(layout, pq, scan, f, std::min(8u, small_end - f), frames);
         }
         f = small_end;
       }
@@ -517,12 +614,13 @@ MMDB_AVX2 void prunedAvx2(const Database& db, const SearchRequest& request, cons
   }
 }
 
-// The requests of `mask` whose bound for the box at box_lo/box_hi is below their best, 8
-// requests at a time against the same box.
-template <uint32_t kV>
+// The requests of `mask` whose bound for the box at box_lo/box_hi, plus the bias of the range
+// being scanned, is below their best, 8 requests at a time against the same box.
+template <uint32_t kV, bool kWeighted>
 MMDB_AVX2 inline uint64_t boxesBelowBest(const Layout& layout, const PreparedQuery* pq,
                                          const float* transition, const Scan* scans, uint64_t mask,
-                                         const float* box_lo, const float* box_hi) noexcept {
+                                         const float* box_lo, const float* box_hi,
+                                         float bias) noexcept {
   uint64_t passed = 0;
   while (mask) {
     uint32_t index[8];
@@ -544,7 +642,9 @@ MMDB_AVX2 inline uint64_t boxesBelowBest(const Layout& layout, const PreparedQue
       best[k] = scans[i].best_cost;
     }
     const __m256 best_v = _mm256_load_ps(best);
-    const __m256 bound = boxBounds8<kV>(layout, q, l, h, _mm256_load_ps(t), best_v);
+    const __m256 bound =
+        _mm256_add_ps(boxBounds8<kV, kWeighted>(layout, q, l, h, _mm256_load_ps(t), best_v),
+                      _mm256_set1_ps(bias));
     const uint32_t below = uint32_t(_mm256_movemask_ps(_mm256_cmp_ps(bound, best_v, _CMP_LT_OQ)));
     for (uint32_t k = 0; k < m; ++k)
       if (below & (1u << k)) passed |= uint64_t(1) << index[k];
@@ -556,13 +656,15 @@ MMDB_AVX2 inline uint64_t boxesBelowBest(const Layout& layout, const PreparedQue
 // bounds of those still searching it, 8 requests at a time against the same box; per group of
 // rows, each request that reached it. Every request sees its frames in increasing order, so
 // its result is its own search's.
-template <uint32_t kV>
+// With kWeighted (some request has weights), every request's rows and boxes are weighted: a
+// request without weights has weights of 1, which give its unweighted floats exactly.
+template <uint32_t kV, bool kWeighted>
 MMDB_AVX2 void batchAvx2(const Database& db, const SearchRequest* requests, Scan* scans,
                          uint32_t count, const Layout& layout, uint32_t lo, uint32_t hi) noexcept {
   PreparedQuery pq[kBatchChunk];
   alignas(32) float transition[kBatchChunk];
   for (uint32_t i = 0; i < count; ++i) {
-    prepare(layout, scans[i].query, pq[i]);
+    prepare(layout, scans[i], pq[i]);
     transition[i] = scans[i].transition;
   }
   const uint32_t small = db.boundsSmallSize(), large = db.boundsLargeSize();
@@ -577,13 +679,18 @@ MMDB_AVX2 void batchAvx2(const Database& db, const SearchRequest* requests, Scan
   uint32_t group_index = ~0u;
   alignas(32) float group_min[8 * kMaxVectors] = {}, group_max[8 * kMaxVectors] = {};
 
-  for (const MatchRange& range : db.ranges()) {
+  const Span<const MatchRange> ranges = db.ranges();
+  const Span<const float> biases = db.rangeBiases();
+  for (uint32_t r = 0; r < ranges.size(); ++r) {
+    const MatchRange& range = ranges[r];
     uint32_t f, end;
     if (!clip(range, lo, hi, f, end)) continue;
     uint64_t in_range = 0;
     for (uint32_t i = 0; i < count; ++i)
       if (requests[i].filter.passes(range.tag_mask)) in_range |= uint64_t(1) << i;
     if (!in_range) continue;
+    const float bias = biasOf(biases, r);
+    for (uint32_t i = 0; i < count; ++i) scans[i].bias = bias;
     uint64_t in_group = 0;
     uint32_t group_end = 0;
     while (f < end) {
@@ -610,16 +717,16 @@ MMDB_AVX2 void batchAvx2(const Database& db, const SearchRequest* requests, Scan
           }
         }
         group_end = std::min(end, (group + 1) * kGroup * large);
-        in_group =
-            boxesBelowBest<kV>(layout, pq, transition, scans, in_range, group_min, group_max);
+        in_group = boxesBelowBest<kV, kWeighted>(layout, pq, transition, scans, in_range, group_min,
+                                                 group_max, bias);
         if (!in_group) {
           f = group_end;
           continue;
         }
       }
-      const uint64_t in_large =
-          boxesBelowBest<kV>(layout, pq, transition, scans, in_group,
-                             large_min + size_t(lb) * stride, large_max + size_t(lb) * stride);
+      const uint64_t in_large = boxesBelowBest<kV, kWeighted>(
+          layout, pq, transition, scans, in_group, large_min + size_t(lb) * stride,
+          large_max + size_t(lb) * stride, bias);
       if (!in_large) {
         f = large_end;
         continue;
@@ -630,9 +737,9 @@ MMDB_AVX2 void batchAvx2(const Database& db, const SearchRequest* requests, Scan
       for (uint32_t g = f; g < large_end; ++boxes_here) {
         const uint32_t sb = g / small;
         const uint32_t small_end = std::min(large_end, (sb + 1) * small);
-        const uint64_t in_small =
-            boxesBelowBest<kV>(layout, pq, transition, scans, in_large,
-                               small_min + size_t(sb) * stride, small_max + size_t(sb) * stride);
+        const uint64_t in_small = boxesBelowBest<kV, kWeighted>(
+            layout, pq, transition, scans, in_large, small_min + size_t(sb) * stride,
+            small_max + size_t(sb) * stride, bias);
         if (boxes_here < 64) in_small_box[boxes_here] = in_small;
         if (in_small) prefetchRows(scans[0], g, small_end);
         g = small_end;
@@ -640,17 +747,17 @@ MMDB_AVX2 void batchAvx2(const Database& db, const SearchRequest* requests, Scan
       for (uint32_t box = 0; f < large_end; ++box) {
         const uint32_t sb = f / small;
         const uint32_t small_end = std::min(large_end, (sb + 1) * small);
-        const uint64_t in_small = box < 64
-                                      ? in_small_box[box]
-                                      : boxesBelowBest<kV>(layout, pq, transition, scans, in_large,
-                                                           small_min + size_t(sb) * stride,
-                                                           small_max + size_t(sb) * stride);
+        const uint64_t in_small =
+            box < 64 ? in_small_box[box]
+                     : boxesBelowBest<kV, kWeighted>(layout, pq, transition, scans, in_large,
+                                                     small_min + size_t(sb) * stride,
+                                                     small_max + size_t(sb) * stride, bias);
         if (in_small) {
           for (; f < small_end; f += 8) {
             const uint32_t rows = std::min(8u, small_end - f);
             for (uint64_t m = in_small; m; m &= m - 1) {
               const uint32_t i = uint32_t(__builtin_ctzll(m));
-              considerRows<kV>(layout, pq[i], scans[i], f, rows, frames);
+              considerRows<kV, kWeighted>(layout, pq[i], scans[i], f, rows, frames);
             }
           }
         }
@@ -668,10 +775,13 @@ void pruned(const Database& db, const SearchRequest& request, uint32_t lo, uint3
 #if MMDB_SEARCH_AVX2
   Layout layout;
   if (haveAvx2() && avx2Layout(scan.n, layout)) {
-    if (layout.vectors == 4 && !kAnyWidth)
-      prunedAvx2<4>(db, request, layout, lo, hi, scan);
+    const bool four = layout.vectors == 4 && !kAnyWidth;
+    if (scan.weighted)
+      four ? prunedAvx2<4, true>(db, request, layout, lo, hi, scan)
+           : prunedAvx2<0, true>(db, request, layout, lo, hi, scan);
     else
-      prunedAvx2<0>(db, request, layout, lo, hi, scan);
+      four ? prunedAvx2<4, false>(db, request, layout, lo, hi, scan)
+           : prunedAvx2<0, false>(db, request, layout, lo, hi, scan);
     return;
   }
 #endif
@@ -716,15 +826,33 @@ Status validateSearch(const Database& db, const SearchRequest& request) noexcept
     return Error::format(ErrorCode::InvalidArgument,
                          "search: neighbourhood %d frames must be >= 0 (or kDefaultNeighbourhood)",
                          request.neighbourhood_frames);
+  if (request.block_weights.empty()) return {};
+  if (request.block_weights.size() != db.featureBlockCount() || !request.block_weights.data())
+    return Error::format(ErrorCode::InvalidArgument,
+                         "search: %zu block weights for the database's %u feature blocks (give "
+                         "one per block, in the file's block order, or none)",
+                         request.block_weights.size(), db.featureBlockCount());
+  for (uint32_t b = 0; b < db.featureBlockCount(); ++b) {
+    const float w = request.block_weights[b];
+    if (!(std::isfinite(w) && w > 0))
+      return Error::format(ErrorCode::InvalidArgument,
+                           "search: block weight %u (%.*s) is %g; a weight must be finite and "
+                           "> 0 (1 = as cooked)",
+                           b, int(std::min<size_t>(db.featureBlock(b).name.size(), 64)),
+                           db.featureBlock(b).name.data(), double(w));
+  }
   return {};
 }
 
 Result<SearchResult> searchExhaustive(const Database& db, const SearchRequest& request) noexcept {
   if (Status s = validateSearch(db, request); !s) return s;
   Scan scan = startScan(db, request);
-  for (const MatchRange& range : db.ranges()) {
-    if (!request.filter.passes(range.tag_mask)) continue;
-    scan.considerRun(range.first_frame, range.first_frame + range.frame_count);
+  const Span<const MatchRange> ranges = db.ranges();
+  const Span<const float> biases = db.rangeBiases();
+  for (uint32_t r = 0; r < ranges.size(); ++r) {
+    if (!request.filter.passes(ranges[r].tag_mask)) continue;
+    scan.bias = biasOf(biases, r);
+    scan.considerRun(ranges[r].first_frame, ranges[r].first_frame + ranges[r].frame_count);
   }
   const SearchResult r = finish(scan, request);
   if (Status s = checkMatch(r); !s) return s;
@@ -775,11 +903,19 @@ Status searchBatchRange(const Database& db, Span<const SearchRequest> requests,
     Scan scans[kBatchChunk];
     for (size_t done = 0; done < requests.size(); done += kBatchChunk) {
       const uint32_t count = uint32_t(std::min(kBatchChunk, requests.size() - done));
-      for (uint32_t i = 0; i < count; ++i) scans[i] = startScan(db, requests[done + i]);
-      if (layout.vectors == 4 && !kAnyWidth)
-        batchAvx2<4>(db, requests.data() + done, scans, count, layout, first_frame, hi);
+      bool weighted = false;
+      for (uint32_t i = 0; i < count; ++i) {
+        scans[i] = startScan(db, requests[done + i]);
+        weighted = weighted || scans[i].weighted;
+      }
+      const SearchRequest* part = requests.data() + done;
+      const bool four = layout.vectors == 4 && !kAnyWidth;
+      if (weighted)
+        four ? batchAvx2<4, true>(db, part, scans, count, layout, first_frame, hi)
+             : batchAvx2<0, true>(db, part, scans, count, layout, first_frame, hi);
       else
-        batchAvx2<0>(db, requests.data() + done, scans, count, layout, first_frame, hi);
+        four ? batchAvx2<4, false>(db, part, scans, count, layout, first_frame, hi)
+             : batchAvx2<0, false>(db, part, scans, count, layout, first_frame, hi);
       for (uint32_t i = 0; i < count; ++i) results[done + i] = finish(scans[i], requests[done + i]);
     }
     return {};
@@ -826,20 +962,24 @@ bool ranksBefore(const CandidateCost& a, const CandidateCost& b) noexcept {
   return a.frame < b.frame;
 }
 
-CandidateCost explainRow(const Database& db, const float* query, uint32_t frame, bool current,
-                         float transition) noexcept {
+// A frame's cost taken apart; `scan` gives the query, the weights and the candidate's bias
+// (for the frame playing, its own bias).
+CandidateCost explainRow(const Database& db, const Scan& scan, uint32_t frame, bool current,
+                         float bias) noexcept {
   const uint32_t n = db.featureCount();
   const float* row = db.features().data() + size_t(frame) * db.featureStride();
   CandidateCost c;
   c.frame = int32_t(frame);
   c.current = current;
-  c.transition = current ? 0.f : transition;
-  c.cost = rowCost(query, row, n, c.transition);
+  c.transition = current ? 0.f : scan.transition;
+  c.bias = bias;
+  c.cost = scan.rowSum(frame, c.transition) + bias;
   c.block_count = db.featureBlockCount();
   for (uint32_t b = 0; b < c.block_count; ++b) {
     const FeatureBlockInfo block = db.featureBlock(b);
-    c.block_costs[b] = rowCost(query + block.first_column, row + block.first_column,
-                               std::min<uint32_t>(block.width, n - block.first_column), 0.f);
+    const uint32_t first = block.first_column;
+    c.block_costs[b] = weightedRowCost(scan.query + first, row + first, scan.weight + first,
+                                       std::min<uint32_t>(block.width, n - first), 0.f);
   }
   return c;
 }
@@ -874,14 +1014,19 @@ Result<uint32_t> explainCandidates(const Database& db, const SearchRequest& requ
       std::push_heap(out.begin(), out.begin() + kept, ranksBefore);
     }
   };
-  if (request.current_frame >= 0)
-    offer(explainRow(db, request.query.data(), uint32_t(request.current_frame), true, 0.f));
-  for (const MatchRange& range : db.ranges()) {
+  if (request.current_frame >= 0) {
+    const uint32_t current = uint32_t(request.current_frame);
+    offer(explainRow(db, scan, current, true, db.frameBias(current)));
+  }
+  const Span<const MatchRange> ranges = db.ranges();
+  const Span<const float> biases = db.rangeBiases();
+  for (uint32_t r = 0; r < ranges.size(); ++r) {
+    const MatchRange& range = ranges[r];
     if (!request.filter.passes(range.tag_mask)) continue;
     for (uint32_t f = range.first_frame; f < range.first_frame + range.frame_count; ++f) {
       // The frame playing is the seed; the search never returns it as a candidate either.
       if (scan.nearCurrent(f) || int64_t(f) == scan.current) continue;
-      offer(explainRow(db, request.query.data(), f, false, request.transition_cost));
+      offer(explainRow(db, scan, f, false, biasOf(biases, r)));
     }
   }
   if (kept == 0)

@@ -198,6 +198,10 @@ struct Game {
   std::vector<std::vector<float>> queries;
   std::vector<int32_t> current;
   std::vector<mmdb::SearchResult> expected;  // searchExhaustive's, computed once
+  // Run-time weights a technical artist might try (feet positions halved, trajectory direction
+  // doubled), and searchExhaustive's answers with them.
+  std::vector<float> weights;
+  std::vector<mmdb::SearchResult> expected_weighted;
 };
 
 Game* game(benchmark::State& state) {
@@ -238,11 +242,19 @@ Game* game(benchmark::State& state) {
       }
     }
     if (g->db) {
+      g->weights.assign(g->db->featureBlockCount(), 1.f);
+      for (uint32_t b = 0; b < g->db->featureBlockCount(); ++b) {
+        const mmdb::FeatureKind kind = g->db->featureBlock(b).kind;
+        if (kind == mmdb::FeatureKind::Position) g->weights[b] = 0.5f;
+        if (kind == mmdb::FeatureKind::TrajectoryDirection) g->weights[b] = 2.f;
+      }
       for (size_t i = 0; i < g->queries.size(); ++i) {
         mmdb::SearchRequest request;
         request.query = g->queries[i];
         request.current_frame = g->current[i];
         g->expected.push_back(mmdb::searchExhaustive(*g->db, request).value());
+        request.block_weights = g->weights;
+        g->expected_weighted.push_back(mmdb::searchExhaustive(*g->db, request).value());
       }
       slot = std::move(g);
     }
@@ -252,7 +264,7 @@ Game* game(benchmark::State& state) {
   return slot.get();
 }
 
-enum class Method { Exhaustive, Reference, Pruned };
+enum class Method { Exhaustive, Reference, Pruned, PrunedWeighted };
 
 void BM_Game(benchmark::State& state, Method method) {
   Game* g = game(state);
@@ -266,6 +278,7 @@ void BM_Game(benchmark::State& state, Method method) {
     mmdb::SearchRequest request;
     request.query = g->queries[k];
     request.current_frame = g->current[k];
+    if (method == Method::PrunedWeighted) request.block_weights = g->weights;
     mmdb::SearchResult r;
     switch (method) {
       case Method::Exhaustive:
@@ -275,6 +288,7 @@ void BM_Game(benchmark::State& state, Method method) {
         r = mmdb::test::referenceSearch(*g->db, request);
         break;
       case Method::Pruned:
+      case Method::PrunedWeighted:
         r = mmdb::searchPruned(*g->db, request).value();
         break;
     }
@@ -283,8 +297,10 @@ void BM_Game(benchmark::State& state, Method method) {
     got[k] = r;
     seen[k] = true;
   }
+  const std::vector<mmdb::SearchResult>& expected =
+      method == Method::PrunedWeighted ? g->expected_weighted : g->expected;
   for (size_t k = 0; k < got.size(); ++k)
-    if (seen[k] && (got[k].frame != g->expected[k].frame || got[k].cost != g->expected[k].cost))
+    if (seen[k] && (got[k].frame != expected[k].frame || got[k].cost != expected[k].cost))
       ++mismatches;
   state.counters["frames"] = double(g->db->frameCount());
   state.counters["rows_per_query"] = double(evaluated) / double(std::max<size_t>(i, 1));
@@ -295,9 +311,12 @@ void BM_Game(benchmark::State& state, Method method) {
 void BM_GameExhaustive(benchmark::State& state) { BM_Game(state, Method::Exhaustive); }
 void BM_GameReference(benchmark::State& state) { BM_Game(state, Method::Reference); }
 void BM_GamePruned(benchmark::State& state) { BM_Game(state, Method::Pruned); }
+// The same with run-time block weights (SearchRequest::block_weights).
+void BM_GamePrunedWeighted(benchmark::State& state) { BM_Game(state, Method::PrunedWeighted); }
 BENCHMARK(BM_GameReference)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_GameExhaustive)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_GamePruned)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_GamePrunedWeighted)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
 // 64 characters: 64 single searchPruned calls against one searchBatch of the same 64 requests
 // (consecutive queries of the 1,000, round robin). items = queries answered.

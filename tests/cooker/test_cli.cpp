@@ -417,7 +417,7 @@ TEST_F(Cli, ManifestCookVerifiesAndInspects) {
 
   const CliRun inspect = mmcook({"inspect", "out.mmdb"});
   ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
-  EXPECT_NE(inspect.out.find("schema      2.0\n"), std::string::npos) << inspect.out;
+  EXPECT_NE(inspect.out.find("schema      2.1\n"), std::string::npos) << inspect.out;
   EXPECT_NE(inspect.out.find(std::string("cooker      ") + mmdb::cook::kCookerVersion + "\n"),
             std::string::npos)
       << inspect.out;
@@ -447,7 +447,7 @@ TEST_F(Cli, InspectJsonIsValidAndCarriesTheFileFields) {
     FAIL() << "not JSON (" << e.what() << "):\n" << run.out;
   }
   EXPECT_EQ(doc["schema_version"]["major"].number(), 2);
-  EXPECT_EQ(doc["schema_version"]["minor"].number(), 0);
+  EXPECT_EQ(doc["schema_version"]["minor"].number(), 1);
   EXPECT_EQ(doc["cooker_version"].string(), mmdb::cook::kCookerVersion);
   const Json& coding = doc["pose_coding"];
   EXPECT_EQ(coding["segment_frames"].number(), 1024);
@@ -479,6 +479,37 @@ TEST_F(Cli, InspectJsonIsValidAndCarriesTheFileFields) {
             frames * doc["feature_stride"].number() * 4);
   EXPECT_EQ(doc["feature_blocks"].size(), 7u);
   EXPECT_GT(doc["ranges"].size(), 0u);
+}
+
+// Cost biases from the manifest: in the file (a clip's, and its range's added to it), shown by
+// inspect and inspect --json; a cook without biases stores none.
+TEST_F(Cli, InspectShowsCostBiases) {
+  writeGoodClips();
+  std::string manifest = kManifest;
+  manifest.replace(manifest.find("mirror = true\n"), 14,
+                   "mirror = true\nbias = 0.25\n\n  [[clip.range]]\n  frames = [10, 40]\n"
+                   "  bias = -0.75\n");
+  write("loco.toml", manifest);
+  ASSERT_EQ(mmcook({"cook", "loco.toml", "-o", "out.mmdb", "--quiet"}).exit_code, 0);
+  const CliRun text = mmcook({"inspect", "out.mmdb"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find(", bias 0.25  tags: locomotion\n"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("(30 frames)  bias -0.5  tags: locomotion\n"), std::string::npos)
+      << text.out;
+  const CliRun run = mmcook({"inspect", "out.mmdb", "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const Json doc = JsonReader(run.out).document();
+  EXPECT_EQ(doc["clips"][0]["bias"].number(), 0.25);
+  EXPECT_EQ(doc["clips"][1]["bias"].number(), 0.25);  // the mirrored copy
+  EXPECT_EQ(doc["clips"][2]["bias"].number(), 0);
+  EXPECT_EQ(doc["ranges"][0]["bias"].number(), 0.25);
+  EXPECT_EQ(doc["ranges"][1]["first_frame"].number(), 10);
+  EXPECT_EQ(doc["ranges"][1]["bias"].number(), -0.5);
+
+  write("plain.toml", kManifest);
+  ASSERT_EQ(mmcook({"cook", "plain.toml", "-o", "plain.mmdb", "--quiet"}).exit_code, 0);
+  const CliRun plain = mmcook({"inspect", "plain.mmdb"});
+  EXPECT_EQ(plain.out.find("bias"), std::string::npos) << plain.out;
 }
 
 // --report: one JSON object with the summary's facts, every warning with its source and clip,

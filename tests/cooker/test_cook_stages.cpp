@@ -413,6 +413,31 @@ TEST(CookRanges, SubRangesTagAndCutClips) {
   EXPECT_NE(r.warnings[0].find("clip c has no matchable frame"), std::string::npos);
 }
 
+// A frame's bias is its clip's plus every sub-range's that holds it; ranges split where it
+// changes, and a clip without biases keeps its ranges whole.
+TEST(CookRanges, BiasesAddUpAndSplitRanges) {
+  ClipTagging a{"a", 0, 100, {}, {{10, 20, {}, false, -0.5}, {20, 20, {"turn"}, false, 0.25}}, 0.5};
+  ClipTagging b{"b", 100, 50, {}, {}, 0};
+  const MatchableRanges r = buildMatchableRanges({a, b}, 20);
+  struct Want {
+    uint32_t first, count;
+    uint64_t mask;
+    float bias;
+  };
+  const std::vector<Want> want = {{0, 10, 0, 0.5f},   {10, 10, 0, 0.f},  {20, 10, 1, 0.25f},
+                                  {30, 10, 1, 0.75f}, {40, 40, 0, 0.5f}, {100, 30, 0, 0.f}};
+  ASSERT_EQ(r.ranges.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(r.ranges[i].first_frame, want[i].first) << i;
+    EXPECT_EQ(r.ranges[i].frame_count, want[i].count) << i;
+    EXPECT_EQ(r.ranges[i].tag_mask, want[i].mask) << i;
+    EXPECT_EQ(r.ranges[i].bias, want[i].bias) << i;
+  }
+  ClipTagging huge{"huge", 0, 100, {}, {{0, 10, {}, false, 3e38}}, 3e38};
+  const std::string e = errorText([&] { buildMatchableRanges({huge}, 20); });
+  EXPECT_NE(e.find("clip huge: the cost bias of frames [0, 10)"), std::string::npos) << e;
+}
+
 TEST(CookRanges, RangeOutsideTheClipAndTooManyTagsAreErrors) {
   ClipTagging a{"walk", 0, 100, {}, {{90, 20, {"x"}, false}}};
   const std::string e = errorText([&] { buildMatchableRanges({a}, 20); });

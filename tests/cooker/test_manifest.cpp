@@ -231,10 +231,10 @@ TEST_F(Manifest, MistypedKeyNamesKeyLineAndSuggestion) {
             "hip_velocity, trajectory_position, trajectory_direction");
   EXPECT_EQ(errorOf(std::string(kWalk) + "colour = \"red\"\n"),
             "loco.toml:3: unknown key 'clip.colour'; known keys in [clip]: source, name, take, "
-            "frames, tags, mirror, range");
+            "frames, tags, mirror, bias, range");
   EXPECT_EQ(errorOf(std::string(kWalk) + "[[clip.range]]\nframe = [1, 2]\ntags = [\"a\"]\n"),
             "loco.toml:4: unknown key 'clip.range.frame' (did you mean 'clip.range.frames'?); "
-            "known keys in [clip.range]: frames, seconds, tags, exclude");
+            "known keys in [clip.range]: frames, seconds, tags, exclude, bias");
   EXPECT_EQ(errorOf(std::string("frame_rate = 30\n") + kWalk),
             "loco.toml:1: unknown key 'frame_rate'; known keys at the top level: database, "
             "skeleton, weights, filters, contacts, compression, mirror, clip");
@@ -402,12 +402,42 @@ TEST_F(Manifest, RangeErrors) {
             "loco.toml:3: a [[clip.range]] needs exactly one of 'frames = [first, end]' (frames "
             "at the database rate, from the clip's start) or 'seconds = [start, end]'");
   EXPECT_EQ(errorOf(clip + "[[clip.range]]\nframes = [1, 2]\n"),
-            "loco.toml:3: a [[clip.range]] does nothing without tags = [...] or exclude = true");
+            "loco.toml:3: a [[clip.range]] does nothing without tags = [...], bias = ... or "
+            "exclude = true");
   EXPECT_EQ(errorOf(clip + "[[clip.range]]\nseconds = [2, 1]\nexclude = true\n"),
             "loco.toml:4: 'clip.range.seconds' must be [start, end] with 0 <= start < end, got "
             "[2, 1]");
   EXPECT_EQ(errorOf(clip + "[[clip.range]]\nframes = [1, 2]\nexclude = 1\n"),
             "loco.toml:5: 'clip.range.exclude' must be true or false, got an integer");
+}
+
+TEST_F(Manifest, BiasesOfClipsAndRanges) {
+  const mmdb::cook::CookRequest r =
+      parse(std::string(kWalk) +
+            "bias = 0.2\n[[clip.range]]\nframes = [10, 20]\nbias = -0.5\n[[clip.range]]\n"
+            "frames = [30, 40]\ntags = [\"turn\"]\n[[clip]]\nsource = \"run.bvh\"\n"
+            "bias = -3\n");
+  ASSERT_EQ(r.clips.size(), 2u);
+  EXPECT_EQ(r.clips[0].bias, 0.2);
+  ASSERT_EQ(r.clips[0].ranges.size(), 2u);
+  EXPECT_EQ(r.clips[0].ranges[0].bias, -0.5);  // a range with only a bias is fine
+  EXPECT_EQ(r.clips[0].ranges[1].bias, 0.0);
+  EXPECT_EQ(r.clips[1].bias, -3.0);  // an integer is a number
+}
+
+TEST_F(Manifest, BiasesThatAreNotFiniteNumbersNameTheirLine) {
+  const std::string clip = kWalk;
+  EXPECT_EQ(errorOf(clip + "bias = nan\n"),
+            "loco.toml:3: 'clip.bias' must be a finite number, got nan");
+  EXPECT_EQ(errorOf(clip + "tags = [\"a\"]\nbias = -inf\n"),
+            "loco.toml:4: 'clip.bias' must be a finite number, got -inf");
+  EXPECT_EQ(errorOf(clip + "[[clip.range]]\nframes = [1, 2]\nbias = inf\n"),
+            "loco.toml:5: 'clip.range.bias' must be a finite number, got inf");
+  EXPECT_EQ(errorOf(clip + "[[clip.range]]\nframes = [1, 2]\nbias = \"low\"\n"),
+            "loco.toml:5: 'clip.range.bias' must be a number, got a string");
+  EXPECT_EQ(errorOf(clip + "bias = 2e6\n"),
+            "loco.toml:3: 'clip.bias' must be at least -1e+06 and at most 1e+06 (added to the "
+            "search cost; negative prefers the frames), got 2e+06");
 }
 
 TEST_F(Manifest, TooManyTags) {
@@ -637,6 +667,7 @@ TEST(ManifestReference, ReadmeDefaultsAreCookSettings) {
   EXPECT_EQ(plain.name, "run");
   EXPECT_EQ(plain.take, "");
   EXPECT_FALSE(plain.mirror);
+  EXPECT_EQ(plain.bias, 0.0);
   EXPECT_EQ(plain.source_first_frame, 0);
   EXPECT_EQ(plain.source_frame_count, -1);
 }

@@ -46,10 +46,11 @@ const std::string& contextError() { return env().error; }
 std::vector<std::string>& validationMessages() { return env().messages; }
 
 std::unique_ptr<TestDatabase> makeTestDatabase(const mmdb::test::SyntheticSpec& spec,
-                                               bool coded_poses) {
+                                               bool coded_poses, bool biases) {
   auto t = std::make_unique<TestDatabase>();
   mmdb::cook::CookedDatabase cooked = mmdb::test::makeSyntheticDatabase(spec);
   if (coded_poses) mmdb::cook::compressPoses(cooked, {}, 1);
+  if (biases) mmdb::test::setSyntheticBiases(cooked);
   t->bytes = mmdb::test::serializeAligned(cooked);
   auto opened = mmdb::Database::fromMemory(t->bytes.data(), t->bytes.size());
   if (!opened) {

@@ -29,9 +29,10 @@ struct TestDatabase {
   mmdb::Database db;
   mmdb::gpu::DatabaseView view;
 };
-// coded_poses: the pose streams coded with the default budget (the upload decodes them).
+// coded_poses: the pose streams coded with the default budget (the upload decodes them);
+// biases: the cost biases of setSyntheticBiases().
 std::unique_ptr<TestDatabase> makeTestDatabase(const mmdb::test::SyntheticSpec& spec,
-                                               bool coded_poses = false);
+                                               bool coded_poses = false, bool biases = false);
 
 // Fails on validation messages raised during the test; skips without a device.
 class GpuTest : public ::testing::Test {

@@ -60,8 +60,33 @@ TEST_F(ContextTest, UploadsEveryStreamOnce) {
   const uint64_t expected = t->db.features().size_bytes() + t->db.ranges().size() * 16 + 4 * poses +
                             (t->db.clipCount() + 1) * 4 + 2 * t->db.featureCount() * 4 +
                             t->db.jointCount() * 4 + t->db.boundsSmallMin().size_bytes() +
-                            t->db.boundsSmallMax().size_bytes() + t->db.rootMotion().size_bytes();
+                            t->db.boundsSmallMax().size_bytes() + t->db.rootMotion().size_bytes() +
+                            (t->db.ranges().size() + t->db.clipCount()) * 4;  // cost biases
   EXPECT_EQ(crowd.value()->deviceDatabaseBytes(), expected);
+}
+
+// Run-time weights: one per feature block, finite and > 0, or none; refused by block.
+TEST_F(ContextTest, BlockWeightsAreCheckedByBlock) {
+  mmdb::test::SyntheticSpec spec;
+  spec.clips = 2;
+  auto t = makeTestDatabase(spec);
+  ASSERT_TRUE(t);
+  auto created = mmdb::gpu::Crowd::create(*context(), t->view, 2);
+  ASSERT_TRUE(created) << created.error().message();
+  mmdb::gpu::Crowd& crowd = *created.value();
+  std::vector<float> w(t->db.featureBlockCount(), 1.f);
+  EXPECT_TRUE(crowd.setBlockWeights(1, w.data(), w.size()).ok());
+  EXPECT_TRUE(crowd.setBlockWeights(1, nullptr, 0).ok());
+  w[5] = 0.f;
+  const mmdb::Status zero = crowd.setBlockWeights(0, w.data(), w.size());
+  ASSERT_FALSE(zero.ok());
+  EXPECT_EQ(zero.code(), mmdb::ErrorCode::InvalidArgument);
+  EXPECT_NE(std::string(zero.message()).find("trajectory_position"), std::string::npos)
+      << zero.message();
+  w[5] = 1.f;
+  EXPECT_FALSE(crowd.setBlockWeights(0, w.data(), 3).ok());
+  EXPECT_FALSE(crowd.setBlockWeights(2, w.data(), w.size()).ok());
+  ASSERT_TRUE(crowd.stepAndWait(1.f / 60).ok());
 }
 
 // A character index or a size that does not fit is an InvalidArgument naming both, never a throw.

@@ -1,6 +1,7 @@
 // Writes the regression database for the current schema version (tests/data/mmdb/mmdb-<v>.mmdb):
-// a small synthetic database whose expected values the tests know. Run once per released schema
-// version and commit the output; never regenerate an old version's file. With --coded, the same
+// a small synthetic database whose expected values the tests know, with the cost biases of
+// setSyntheticBiases() (schema 2.1). Run once per released schema version and commit the output;
+// never regenerate an old version's file. With --coded, the same
 // database with its pose streams coded (segments of 64 frames): the .mmdb fuzzer's seed of a
 // coded file.
 #include "golden_spec.h"
@@ -23,6 +24,7 @@ int main(int argc, char** argv) {
   }
   try {
     mmdb::cook::CookedDatabase db = mmdb::test::makeSyntheticDatabase(mmdb::test::goldenSpec());
+    mmdb::test::setSyntheticBiases(db);
     if (coded) {
       mmdb::cook::CompressionSettings settings;
       settings.segment_frames = 64;

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <tuple>
 
 namespace mmdb::test {
 
@@ -25,9 +26,13 @@ const mmdb::cook::CookedDatabase* bandaiCookedDatabase(std::string* why_absent) 
   return real ? &real->cooked : nullptr;
 }
 
-const RealDatabase* bandaiDatabaseAt(double frame_rate, bool mirror, std::string* why_absent) {
-  static std::map<std::pair<double, bool>, std::unique_ptr<RealDatabase>> cache;
-  auto& slot = cache[{frame_rate, mirror}];
+namespace {
+
+const RealDatabase* cookBandai(double frame_rate, bool mirror, const std::array<float, 5>& weights,
+                               std::string* why_absent) {
+  static std::map<std::tuple<double, bool, std::array<float, 5>>, std::unique_ptr<RealDatabase>>
+      cache;
+  auto& slot = cache[{frame_rate, mirror, weights}];
   if (slot) return slot.get();
   const fs::path dir = fs::path(MMDB_SHARED_DATA) / "bandai-1";
   if (!fs::exists(dir)) {
@@ -40,6 +45,7 @@ const RealDatabase* bandaiDatabaseAt(double frame_rate, bool mirror, std::string
   std::sort(files.begin(), files.end());
   mmdb::cook::CookRequest request;
   request.settings.frame_rate = frame_rate;
+  request.settings.weights = weights;
   for (const auto& f : files) {
     mmdb::cook::ClipSpec clip;
     clip.source = f.string();
@@ -60,6 +66,17 @@ const RealDatabase* bandaiDatabaseAt(double frame_rate, bool mirror, std::string
   real->db = std::move(opened.value());
   slot = std::move(real);
   return slot.get();
+}
+
+}  // namespace
+
+const RealDatabase* bandaiDatabaseAt(double frame_rate, bool mirror, std::string* why_absent) {
+  return cookBandai(frame_rate, mirror, mmdb::cook::CookSettings{}.weights, why_absent);
+}
+
+const RealDatabase* bandaiDatabaseWeighted(const std::array<float, 5>& weights,
+                                           std::string* why_absent) {
+  return cookBandai(mmdb::cook::CookSettings{}.frame_rate, false, weights, why_absent);
 }
 
 void makeGameQueries(const mmdb::Database& db, uint32_t count, uint32_t seed,

@@ -6,6 +6,7 @@
 
 #include <mmdb/database.h>
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,11 @@ const mmdb::cook::CookedDatabase* bandaiCookedDatabase(std::string* why_absent);
 // bandai-1 cooked at `frame_rate` Hz, every clip also mirrored when `mirror`; cooked once per
 // process for each pair. nullptr when the corpus is absent, as above.
 const RealDatabase* bandaiDatabaseAt(double frame_rate, bool mirror, std::string* why_absent);
+
+// bandai-1 cooked with these manifest weights (foot_position, foot_velocity, hip_velocity,
+// trajectory_position, trajectory_direction); cooked once per process for each set.
+const RealDatabase* bandaiDatabaseWeighted(const std::array<float, 5>& weights,
+                                           std::string* why_absent);
 
 // Queries a game asks: the pose part of a playing row and a trajectory predicted by the
 // controller from that frame's root motion and a random stick. current[i] is the playing frame.

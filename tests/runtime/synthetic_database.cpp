@@ -1,5 +1,6 @@
 #include "synthetic_database.h"
 
+#include "cook/normalize.h"
 #include "write/database_writer.h"
 
 #include <glm/gtc/quaternion.hpp>
@@ -95,6 +96,38 @@ void computeBounds(mmdb::cook::CookedDatabase& db) {
   };
   boxes(db.bounds_small_size, db.bounds_small_min, db.bounds_small_max);
   boxes(db.bounds_large_size, db.bounds_large_min, db.bounds_large_max);
+}
+
+void setSyntheticBiases(mmdb::cook::CookedDatabase& db) {
+  for (size_t c = 0; c < db.clips.size(); ++c) db.clips[c].bias = 0.25f * float(c % 3) - 0.25f;
+  for (mmdb::cook::CookedRange& r : db.ranges) {
+    float bias = 0;
+    for (const mmdb::cook::CookedClip& c : db.clips)
+      if (r.first_frame >= c.first_frame && r.first_frame < c.first_frame + c.frame_count)
+        bias = c.bias;
+    r.bias = bias - ((r.tag_mask & 4u) ? 0.5f : 0.f);
+  }
+}
+
+mmdb::cook::CookedDatabase reweighted(const mmdb::cook::CookedDatabase& db,
+                                      const std::vector<float>& block_weights) {
+  mmdb::cook::CookedDatabase out = db;
+  const size_t n = db.feature_count, stride = db.feature_stride, frames = db.frame_count;
+  std::vector<float> raw(frames * n);
+  for (size_t f = 0; f < frames; ++f)
+    for (size_t c = 0; c < n; ++c)
+      raw[f * n + c] = db.features[f * stride + c] * db.feature_scale[c] + db.feature_offset[c];
+  for (size_t b = 0; b < out.feature_blocks.size(); ++b) {
+    out.feature_blocks[b].weight = block_weights.at(b);
+    out.settings.block_weights.at(b) = block_weights[b];
+  }
+  mmdb::cook::NormalizedFeatures normalized =
+      mmdb::cook::normalizeFeatures(raw, int(n), int(stride), out.feature_blocks);
+  out.features = std::move(normalized.features);
+  out.feature_offset = std::move(normalized.offset);
+  out.feature_scale = std::move(normalized.scale);
+  computeBounds(out);
+  return out;
 }
 
 mmdb::cook::CookedDatabase makeSyntheticDatabase(const SyntheticSpec& spec) {

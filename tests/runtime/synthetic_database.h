@@ -28,6 +28,16 @@ mmdb::cook::CookedDatabase makeSyntheticDatabase(const SyntheticSpec& spec);
 // Recomputes exact per-box min/max of the stored features (what the cook does).
 void computeBounds(mmdb::cook::CookedDatabase& db);
 
+// Cost biases (schema 2.1) on a synthetic database: clip c's bias is -0.25, 0 or 0.25 (c % 3),
+// and a range's is its clip's, minus 0.5 for the "jump" ranges (tag bit 2).
+void setSyntheticBiases(mmdb::cook::CookedDatabase& db);
+
+// The database normalized again by the cook's normalize stage with these block weights (one per
+// feature block, in order): what a cook of the same motion with those weights stores. Bounds
+// are recomputed.
+mmdb::cook::CookedDatabase reweighted(const mmdb::cook::CookedDatabase& db,
+                                      const std::vector<float>& block_weights);
+
 // Bytes on a 64-byte boundary (FlatBuffers data must start 16-aligned for the runtime).
 class AlignedBytes {
  public:

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <vector>
 
 namespace {
@@ -308,6 +309,44 @@ TEST(Crowd, ACodedFileIsDecodedOnceAndPlaysAsTheDecodedView) {
                           own.modelTranslations().size_bytes()),
               0);
   }
+}
+
+// Run-time weights per character reach that character's requests, and only its; bad ones are
+// refused by block and leave the weights as they were.
+TEST(Crowd, BlockWeightsArePerCharacter) {
+  TestDatabase t(spec(3, 200, 2));
+  Crowd crowd = create(t.db, 3);
+  const std::vector<float> w{1.f, 1.f, 2.f, 2.f, 0.5f, 1.f, 3.f};
+  ASSERT_EQ(w.size(), t.db.featureBlockCount());
+  ASSERT_TRUE(crowd.setBlockWeights(1, w).ok());
+  EXPECT_TRUE(crowd.blockWeights(0).empty());
+  ASSERT_EQ(crowd.blockWeights(1).size(), w.size());
+  EXPECT_EQ(crowd.blockWeights(1)[6], 3.f);
+  ASSERT_TRUE(crowd.beginStep(kDt).ok());  // every character starts with a search
+  ASSERT_EQ(crowd.requests().size(), 3u);
+  EXPECT_TRUE(crowd.requests()[0].block_weights.empty());
+  ASSERT_EQ(crowd.requests()[1].block_weights.size(), w.size());
+  EXPECT_EQ(crowd.requests()[1].block_weights[2], 2.f);
+  ASSERT_TRUE(crowd.search().ok());
+  // The weighted character's result is the weighted search's.
+  const mmdb::SearchResult expected = mmdb::searchExhaustive(t.db, crowd.requests()[1]).value();
+  EXPECT_EQ(crowd.results()[1].frame, expected.frame);
+  EXPECT_EQ(crowd.results()[1].cost, expected.cost);
+  ASSERT_TRUE(crowd.endStep().ok());
+
+  std::vector<float> bad = w;
+  bad[4] = -1.f;
+  const mmdb::Status refused = crowd.setBlockWeights(1, bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.code(), ErrorCode::InvalidArgument);
+  EXPECT_NE(std::string(refused.message()).find("hip_velocity"), std::string::npos)
+      << refused.message();
+  EXPECT_EQ(crowd.blockWeights(1)[4], 0.5f);
+  const std::vector<float> two(2, 1.f);
+  EXPECT_FALSE(crowd.setBlockWeights(0, two).ok());
+  EXPECT_FALSE(crowd.setBlockWeights(3, w).ok());
+  ASSERT_TRUE(crowd.setBlockWeights(1, {}).ok());
+  EXPECT_TRUE(crowd.blockWeights(1).empty());
 }
 
 TEST(Crowd, BadArgumentsAreRefused) {

@@ -66,12 +66,14 @@ void expectViewsMatch(const Database& d, const mmdb::cook::CookedDatabase& c) {
     EXPECT_EQ(d.clip(i).first_frame, c.clips[i].first_frame);
     EXPECT_EQ(d.clip(i).frame_count, c.clips[i].frame_count);
     EXPECT_EQ(d.clip(i).tag_mask, c.clips[i].tag_mask);
+    EXPECT_EQ(d.clip(i).bias, c.clips[i].bias);
   }
   ASSERT_EQ(d.ranges().size(), c.ranges.size());
   for (size_t i = 0; i < c.ranges.size(); ++i) {
     EXPECT_EQ(d.ranges()[i].first_frame, c.ranges[i].first_frame);
     EXPECT_EQ(d.ranges()[i].frame_count, c.ranges[i].frame_count);
     EXPECT_EQ(d.ranges()[i].tag_mask, c.ranges[i].tag_mask);
+    EXPECT_EQ(d.rangeBias(uint32_t(i)), c.ranges[i].bias);
   }
   EXPECT_EQ(d.tagCount(), 3u);
   EXPECT_EQ(d.tagName(2), "jump");
@@ -432,6 +434,48 @@ TEST(Database, OpensTheSchema1_0RegressionFileWithItsValues) {
   EXPECT_EQ(d.schemaMinor(), 0);
   // The file was made from goldenSpec(); it must read back exactly as that database.
   expectViewsMatch(d, mmdb::test::makeSyntheticDatabase(mmdb::test::goldenSpec()));
+  // A file from before the 2.1 cost biases: every bias reads as 0.
+  EXPECT_TRUE(d.rangeBiases().empty());
+  for (uint32_t f = 0; f < d.frameCount(); ++f) ASSERT_EQ(d.frameBias(f), 0.f) << f;
+}
+
+// --- the regression file of schema 2.1 ---------------------------------------------------------
+
+TEST(Database, OpensTheSchema2_1RegressionFileWithItsBiases) {
+  const std::string path = std::string(MMDB_TEST_DATA) + "/mmdb/mmdb-2.1.mmdb";
+  auto r = Database::open(path.c_str());
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  const Database& d = r.value();
+  EXPECT_EQ(d.schemaMajor(), 2);
+  EXPECT_EQ(d.schemaMinor(), 1);
+  // The file was made from goldenSpec() with setSyntheticBiases().
+  mmdb::cook::CookedDatabase c = mmdb::test::makeSyntheticDatabase(mmdb::test::goldenSpec());
+  mmdb::test::setSyntheticBiases(c);
+  expectViewsMatch(d, c);
+  ASSERT_EQ(d.rangeBiases().size(), d.ranges().size());
+  EXPECT_EQ(d.clip(0).bias, -0.25f);
+  EXPECT_EQ(d.rangeBias(1), -0.75f);  // clip 0's jump range
+  const mmdb::ClipInfo last = d.clip(2);
+  EXPECT_EQ(d.frameBias(last.first_frame + last.frame_count - 1), 0.25f);  // unmatchable tail
+}
+
+// Biases a file holds must be finite (the cooker never writes others).
+TEST(Database, RefusesABiasThatIsNotFinite) {
+  for (const bool in_range : {true, false}) {
+    mmdb::cook::CookedDatabase c = small();
+    mmdb::test::setSyntheticBiases(c);
+    if (in_range)
+      c.ranges[1].bias = NAN;
+    else
+      c.clips[1].bias = INFINITY;
+    const mmdb::test::AlignedBytes bytes = mmdb::test::serializeAligned(c);
+    auto r = Database::fromMemory(bytes.data(), bytes.size());
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code(), mmdb::ErrorCode::Inconsistent);
+    EXPECT_NE(std::string(r.error().message()).find(in_range ? "range_biases[1]" : "clip 1: bias"),
+              std::string::npos)
+        << r.error().message();
+  }
 }
 
 }  // namespace

@@ -37,6 +37,8 @@ enum Binding : uint32_t {
   kBoundsMin = MMDB_BINDING_BOUNDS_MIN,
   kBoundsMax = MMDB_BINDING_BOUNDS_MAX,
   kRootMotion = MMDB_BINDING_ROOT_MOTION,
+  kBiases = MMDB_BINDING_BIASES,
+  kWeights = MMDB_BINDING_WEIGHTS,
   kBindingCount = MMDB_BINDING_COUNT
 };
 // The pose streams are in PoseStream order (the upload decodes stream b - kRotations).
@@ -47,7 +49,7 @@ static_assert(kTranslations == kRotations + uint32_t(mmdb::PoseStream::Translati
 
 bool isPoseStream(uint32_t b) { return b >= kRotations && b <= kAngularVelocities; }
 bool isDatabaseStream(uint32_t b) {
-  return b <= kParents || b == kBoundsMin || b == kBoundsMax || b == kRootMotion;
+  return b <= kParents || b == kBoundsMin || b == kBoundsMax || b == kRootMotion || b == kBiases;
 }
 
 constexpr VkDeviceSize kStagingBytes = 32u << 20;  // upload chunk
@@ -281,6 +283,12 @@ Result<DatabaseView> DatabaseView::fromDatabase(const mmdb::Database& db) {
   v.feature_offset = db.featureOffset().data();
   v.feature_scale = db.featureScale().data();
   v.parents.assign(db.parents().begin(), db.parents().end());
+  for (uint32_t r = 0; r < v.range_count; ++r) v.biases.push_back(db.rangeBias(r));
+  for (uint32_t c = 0; c < db.clipCount(); ++c) v.biases.push_back(db.clip(c).bias);
+  for (uint32_t b = 0; b < db.featureBlockCount(); ++b) {
+    const mmdb::FeatureBlockInfo block = db.featureBlock(b);
+    v.blocks.push_back({std::string(block.name), block.first_column, block.width});
+  }
   const uint32_t box = db.boundsSmallSize();
   if (box >= 2 &&
       db.boundsSmallMin().size() == size_t((v.frame_count + box - 1) / box) * v.feature_stride &&
@@ -332,6 +340,13 @@ Result<std::unique_ptr<Crowd>> Crowd::create(const Context& ctx, const DatabaseV
     return Error::format(ErrorCode::InvalidArgument, "max_drift %g m must be >= 0",
                          double(settings.max_drift));
   }
+  if (db.clip_starts.empty() || db.biases.size() != db.range_count + db.clip_starts.size() - 1) {
+    return Error::format(ErrorCode::InvalidArgument,
+                         "the view holds %zu cost biases for %u ranges and %zu clips (one each; "
+                         "DatabaseView::fromDatabase fills them)",
+                         db.biases.size(), db.range_count,
+                         db.clip_starts.empty() ? size_t(0) : db.clip_starts.size() - 1);
+  }
   std::unique_ptr<Crowd> crowd(new Crowd(ctx));
   crowd->impl_->device = ctx.device();
   crowd->count_ = count;
@@ -343,6 +358,8 @@ Result<std::unique_ptr<Crowd>> Crowd::create(const Context& ctx, const DatabaseV
   if (Status s = crowd->createPipelines(); !s) return s;
   crowd->createTimestampQueries();
   crowd->inputs_.assign(count, CharacterInput{});
+  crowd->blocks_ = db.blocks;
+  crowd->column_weights_.assign(size_t(count) * db.feature_stride, 1.f);
   if (Status s = crowd->writeCharacters(std::vector<CrowdCharacter>(count, initialCharacter())); !s)
     return s;
   return crowd;
@@ -364,6 +381,8 @@ Status Crowd::sizeBuffers(const DatabaseView& db) {
   sizes[kParents] = db.parents.size() * sizeof(int32_t);
   sizes[kBoundsMin] = sizes[kBoundsMax] = bounds;
   sizes[kRootMotion] = frames * sizeof(mmdb::RootFrame);
+  sizes[kBiases] = db.biases.size() * sizeof(float);
+  sizes[kWeights] = VkDeviceSize(count_) * db.feature_stride * sizeof(float);
   sizes[kCharacters] = count_ * sizeof(CrowdCharacter);
   sizes[kInputs] = count_ * sizeof(CharacterInput);
   sizes[kQueries] = VkDeviceSize(count_) * db.feature_stride * sizeof(float);
@@ -403,6 +422,7 @@ Status Crowd::uploadDatabase(const DatabaseView& db) {
   sources[kBoundsMin] = db.bounds_min;
   sources[kBoundsMax] = db.bounds_max;
   sources[kRootMotion] = db.root_motion;
+  sources[kBiases] = db.biases.data();
 
   Result<Buffer> staging = createHostBuffer(ctx_, kStagingBytes);
   if (!staging) return staging.error();
@@ -576,6 +596,32 @@ Status Crowd::setTagFilter(uint32_t i, uint64_t required, uint64_t excluded) {
   return Status();
 }
 
+Status Crowd::setBlockWeights(uint32_t i, const float* weights, size_t count) {
+  if (Status s = checkCharacter(i, "setBlockWeights"); !s) return s;
+  if (count != 0 && count != blocks_.size()) {
+    return Error::format(ErrorCode::InvalidArgument,
+                         "setBlockWeights: %zu block weights for the database's %zu feature blocks "
+                         "(give one per block, in the file's block order, or none)",
+                         count, blocks_.size());
+  }
+  for (size_t b = 0; b < count; ++b) {
+    if (!(std::isfinite(weights[b]) && weights[b] > 0)) {
+      return Error::format(ErrorCode::InvalidArgument,
+                           "setBlockWeights: block weight %zu (%.64s) is %g; a weight must be "
+                           "finite and > 0 (1 = as cooked)",
+                           b, blocks_[b].name.c_str(), double(weights[b]));
+    }
+  }
+  const size_t stride = params_.feature_stride;
+  float* columns = column_weights_.data() + size_t(i) * stride;
+  std::fill(columns, columns + stride, 1.f);
+  for (size_t b = 0; b < count; ++b)
+    std::fill(columns + blocks_[b].first_column,
+              columns + blocks_[b].first_column + blocks_[b].width, weights[b]);
+  weights_changed_ = true;
+  return Status();
+}
+
 Status Crowd::forceSearch(uint32_t i) {
   if (Status s = checkCharacter(i, "forceSearch"); !s) return s;
   inputs_[i].force_search = 1;
@@ -617,6 +663,16 @@ void Crowd::recordInputs(VkCommandBuffer cmd) {
     vkCmdUpdateBuffer(cmd, impl_->buffers[kInputs].buffer, done,
                       std::min<VkDeviceSize>(65536, bytes - done),
                       reinterpret_cast<const uint8_t*>(inputs_.data()) + done);
+  }
+  // Run-time weights only when they changed (1 everywhere before the first step).
+  if (weights_changed_) {
+    const VkDeviceSize weight_bytes = column_weights_.size() * sizeof(float);
+    for (VkDeviceSize done = 0; done < weight_bytes; done += 65536) {
+      vkCmdUpdateBuffer(cmd, impl_->buffers[kWeights].buffer, done,
+                        std::min<VkDeviceSize>(65536, weight_bytes - done),
+                        reinterpret_cast<const uint8_t*>(column_weights_.data()) + done);
+    }
+    weights_changed_ = false;
   }
   computeBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
                  VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);

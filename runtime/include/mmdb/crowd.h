@@ -137,6 +137,13 @@ class Crowd {
   Status setStick(uint32_t character, float x, float z) noexcept;
   Status setInput(uint32_t character, const StickInput& input) noexcept;
   Status setTagFilter(uint32_t character, uint64_t required, uint64_t excluded) noexcept;
+  // The character's run-time block weights (SearchRequest::block_weights): featureBlockCount()
+  // floats, finite and > 0, relative to the cooked weights; an empty span goes back to the cooked
+  // weights. Copied. InvalidArgument, naming the block, for a count or a weight that does not
+  // fit (the character's weights are then unchanged).
+  Status setBlockWeights(uint32_t character, Span<const float> weights) noexcept;
+  // The weights set for the character (empty: the cooked ones).
+  Span<const float> blockWeights(uint32_t character) const noexcept;
   Status forceSearch(uint32_t character) noexcept;  // a seeded search in the next step only
 
   // One step of dt seconds (finite, >= 0): beginStep(dt), search(), endStep().
@@ -204,6 +211,9 @@ class Crowd {
   std::vector<CrowdCharacter> characters_;
   std::vector<StickInput> inputs_;
   std::vector<TagFilter> filters_;
+  uint32_t blocks_ = 0;               // featureBlockCount()
+  std::vector<float> block_weights_;  // blocks_ per character
+  std::vector<uint8_t> weighted_;     // per character: block_weights_ are set
   std::vector<uint8_t> forced_;
   std::vector<Decision> decisions_;
   std::vector<float> queries_;  // featureCount() per character

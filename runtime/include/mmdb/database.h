@@ -18,7 +18,8 @@
 // trajectory blocks) and, for the clips to name, sources. Optional fields, which every reader
 // handles when absent: settings.block_weights, skeleton.roles, skeleton.facing_axis (default
 // +Z), skeleton.contact_joints, ranges (nothing matchable), tag_names, and every field a later
-// minor version adds.
+// minor version adds (2.1: clip biases and range_biases, 0 when absent; when present,
+// range_biases has one finite value per range and every clip bias is finite -> Inconsistent).
 // Nothing is copied: every accessor returns a view into the buffer, so opening costs what the
 // verifier costs. Frame numbers are global (indices into the database) unless a name says
 // "local" (clip-local).
@@ -40,7 +41,7 @@ struct Database;  // the FlatBuffers root (mmdb/mmdb_generated.h), for tools tha
 // SchemaMinor, checked when the runtime compiles): it opens kSchemaMajor.x for any x, and
 // the majors back to kOldestSchemaMajor (1.x files have raw pose streams only).
 inline constexpr uint16_t kSchemaMajor = 2;
-inline constexpr uint16_t kSchemaMinor = 0;
+inline constexpr uint16_t kSchemaMinor = 1;
 inline constexpr uint16_t kOldestSchemaMajor = 1;
 // Database.required_features bits this runtime reads: bit 0, coded pose streams.
 inline constexpr uint64_t kFeatureCodedPoses = 1;
@@ -89,6 +90,7 @@ struct ClipInfo {
   int32_t mirror_of = -1;    // the clip this one mirrors, or -1
   bool mirrored = false;
   float source_frame_rate = 0;
+  float bias = 0;  // the manifest's cost bias for the clip (0 before schema 2.1)
 };
 
 struct FeatureBlockInfo {
@@ -239,6 +241,14 @@ class Database {
 
   // Matchable ranges, sorted, inside the frames.
   Span<const MatchRange> ranges() const noexcept;
+  // Schema 2.1: per range, the cost bias the search adds to its frames (docs/runtime.md
+  // "Search"). Empty when the file stores none (an older file, or a cook without biases): every
+  // bias is then 0.
+  Span<const float> rangeBiases() const noexcept;
+  float rangeBias(uint32_t range) const noexcept;  // 0 when there is no such bias
+  // The bias of a global frame: its matchable range's, else (a clip's unmatchable tail, an
+  // excluded part) its clip's; 0 outside the frames.
+  float frameBias(uint32_t frame) const noexcept;
   uint32_t tagCount() const noexcept;
   std::string_view tagName(uint32_t bit) const noexcept;
   // The mask bit of a tag name (1 << index), or 0 when the file has no such tag.

@@ -3,19 +3,32 @@
 // Rules (Holden's reference, docs/runtime.md "Search"):
 //  1. The query is featureCount() normalized floats (normalizeQuery() turns raw features into
 //     that, buildQuery() in controller.h makes one from the playing row and a trajectory).
-//  2. cost(frame) = transition_cost + sum over columns c, in column order, of
-//     (query[c] - features[frame][c])^2, accumulated left to right in float.
+//  2. cost(frame) = (transition_cost + sum over columns c, in column order, of
+//     (w[c] * (query[c] - features[frame][c]))^2, accumulated left to right in float) + bias,
+//     where w[c] is the run-time weight of c's feature block (SearchRequest::block_weights; 1,
+//     and no multiply, when none are given) and bias the cost bias of the frame's matchable range
+//     (Database::rangeBias(), cooked from the manifest; 0 in files without biases), added once
+//     at the end. A run-time weight w is relative to the cooked weight: the cook divides a
+//     block by std / cooked weight, so its normalized differences carry the cooked weight and
+//     their squares its square; multiplying the differences by w gives what a cook with weight
+//     w * cooked would give (up to float rounding), and the block's squared differences count
+//     w^2 times. w = 2 makes a block count as much as a re-cook with twice its weight.
 //  3. The search starts from the frame playing now: best = current_frame with its cost computed
-//     WITHOUT the transition cost (or nothing, +inf, when current_frame is -1). A candidate
+//     WITHOUT the transition cost but with its own bias (Database::frameBias(): its matchable
+//     range's, else its clip's, so a preferred range stays preferred while it plays), or
+//     nothing, +inf, when current_frame is -1. A candidate
 //     replaces the best only when strictly cheaper, so equal costs go to the lowest global frame
 //     among candidates and never away from the playing frame.
 //  4. Candidates are the frames of matchable ranges whose tag mask passes the filter, except
 //     those with |frame - current_frame| < neighbourhood_frames.
 // searchExhaustive() scans every candidate; searchPruned() skips 64- and 16-frame boxes and rows
 // whose lower bound is already >= best. A bound is the same sum over the distance from the query
-// to the box's min/max (or to the row itself), computed in any order (8 columns or 8 boxes at a
-// time) and shrunk by a relative margin larger than any float rounding of its terms, so it never
-// exceeds the cost rule 2 gives. Only rows whose bound is below best get their cost summed, in
+// to the box's min/max (or to the row itself), each distance times its column's weight,
+// computed in any order (8 columns or 8 boxes at a time) and shrunk by a relative margin larger
+// than any float rounding of its terms, then the bias of the range being scanned is added (a box
+// is only ever tested for the frames of one range, so its bound takes that range's bias; float
+// addition is monotone, so the bound stays <= the cost). It never exceeds the cost rule 2
+// gives. Only rows whose bound is below best get their cost summed, in
 // column order. Both return the same frame and the same cost for every query. Neither
 // allocates; both are safe to call from several threads.
 //
@@ -60,6 +73,10 @@ struct SearchRequest {
   float transition_cost = 0;                             // added to every candidate; finite, >= 0
   int32_t neighbourhood_frames = kDefaultNeighbourhood;  // >= 0, or kDefaultNeighbourhood
   TagFilter filter;
+  // Run-time weights (rule 2): empty for the cooked weights, else featureBlockCount() finite
+  // floats > 0, one per feature block in the file's order (featureBlock(i)), relative to the
+  // cooked weight (1 = as cooked). Read during the call only.
+  Span<const float> block_weights;
 };
 
 struct SearchResult {
@@ -70,8 +87,9 @@ struct SearchResult {
   uint32_t evaluated = 0;  // candidate rows whose cost was accumulated (for benchmarks)
 };
 
-// InvalidArgument when the query size, current frame, transition cost or neighbourhood does not
-// fit the database (or it is empty).
+// InvalidArgument when the query size, current frame, transition cost, neighbourhood or block
+// weights (count, or a weight not finite or not > 0, named by block) do not fit the database (or
+// it is empty).
 Status validateSearch(const Database& db, const SearchRequest& request) noexcept;
 
 // Both validate first and return the error instead of a result when the request is invalid.
@@ -116,9 +134,10 @@ struct CandidateCost {
   bool current = false;  // the frame playing now (the seed: no transition cost)
   float cost = 0;        // exactly what the searches compute for this frame (rule 2)
   float transition = 0;  // the transition cost inside `cost` (0 for the frame playing)
-  // Per feature block, in the file's order (featureBlock(i)): the sum of the squared differences
-  // of its columns. With `transition` they add up to `cost` up to float rounding (the search sums
-  // all columns in one accumulator, a block here sums its own).
+  float bias = 0;        // the cost bias inside `cost` (its range's; the frame playing's own)
+  // Per feature block, in the file's order (featureBlock(i)): the sum of the squared weighted
+  // differences of its columns. With `transition` and `bias` they add up to `cost` up to float
+  // rounding (the search sums all columns in one accumulator, a block here sums its own).
   uint32_t block_count = 0;
   float block_costs[kMaxExplainedBlocks] = {};
 };

@@ -41,6 +41,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace mmdb {
@@ -75,6 +76,16 @@ struct DatabaseView {
   int32_t default_neighbourhood_frames = 20;  // 1/3 s at the file's rate
   std::vector<int32_t> parents;               // joint_count
   std::vector<uint32_t> clip_starts;          // clip first frames, then frame_count
+  // Cost biases (mmdb::Database::rangeBias, ClipInfo::bias): range_count per range, then one per
+  // clip; all 0 for a file without biases.
+  std::vector<float> biases;
+  // Per feature block, in the file's order: its name, first column and width (for run-time
+  // weights).
+  struct Block {
+    std::string name;
+    uint32_t first_column = 0, width = 0;
+  };
+  std::vector<Block> blocks;
   uint32_t trajectory_position_column = 15;
   uint32_t trajectory_direction_column = 21;
   std::array<float, 3> trajectory_times{1.f / 3, 2.f / 3, 1.f};
@@ -147,6 +158,11 @@ class Crowd {
   Status setInputs(const CharacterInput* inputs, size_t count);  // characters [0, count)
   Status setTagFilter(uint32_t character, uint64_t required, uint64_t excluded);
   Status forceSearch(uint32_t character);  // a seeded search in the next step only
+  // The character's run-time block weights, as mmdb::Crowd::setBlockWeights and
+  // mmdb::SearchRequest::block_weights: `count` floats (one per feature block, finite, > 0,
+  // relative to the cooked weights), or count 0 for the cooked weights. Copied; uploaded by the
+  // next step(). InvalidArgument naming the block, or the count, when they do not fit.
+  Status setBlockWeights(uint32_t character, const float* weights, size_t count);
   const std::vector<CharacterInput>& inputs() const { return inputs_; }
 
   // Records one frame (all six passes, barriers, timestamps) into `cmd`, which the caller
@@ -195,6 +211,9 @@ class Crowd {
   PassParams params_{};
   CrowdSettings settings_;
   std::vector<CharacterInput> inputs_;
+  std::vector<DatabaseView::Block> blocks_;
+  std::vector<float> column_weights_;  // feature_stride per character, 1 where none is set
+  bool weights_changed_ = true;        // column_weights_ not yet recorded for the device
   uint64_t database_bytes_ = 0;
 };
 

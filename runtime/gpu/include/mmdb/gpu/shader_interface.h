@@ -35,7 +35,9 @@
 #define MMDB_BINDING_BOUNDS_MIN 16   // per-column min over boxes of bounds_size frames
 #define MMDB_BINDING_BOUNDS_MAX 17   // ... and max
 #define MMDB_BINDING_ROOT_MOTION 18  // mmdb::RootFrame per frame
-#define MMDB_BINDING_COUNT 19
+#define MMDB_BINDING_BIASES 19       // cost biases: range_count per range, then clip_count per clip
+#define MMDB_BINDING_WEIGHTS 20      // feature_stride per-column run-time weights per character
+#define MMDB_BINDING_COUNT 21
 
 #ifdef __cplusplus
 #include "mmdb/database.h"
