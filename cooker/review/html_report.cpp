@@ -19,12 +19,16 @@ constexpr float kPi = 3.14159265358979f;
 
 std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 std::string format(const char* fmt, ...) {
-  char buffer[1024];
   va_list args;
   va_start(args, fmt);
-  std::vsnprintf(buffer, sizeof(buffer), fmt, args);
+  va_list again;
+  va_copy(again, args);
+  const int size = std::vsnprintf(nullptr, 0, fmt, args);
   va_end(args);
-  return buffer;
+  std::string out(size_t(std::max(size, 0)), '\0');
+  std::vsnprintf(out.data(), out.size() + 1, fmt, again);
+  va_end(again);
+  return out;
 }
 
 // Text for HTML content and attribute values.
@@ -207,8 +211,8 @@ void timelinePanel(Page& page, const Side& side, uint32_t longest, size_t sides)
         t.frame_rate > 0 ? c.frame_count / double(t.frame_rate) : 0.0, c.matchableFrames(),
         escape(tagList(t, c.tag_mask)).c_str(), mirror.empty() ? "" : "; ", escape(mirror).c_str());
     std::string shown = label.size() > 28 ? label.substr(0, 27) + "\xe2\x80\xa6" : label;
-    page += format("<text x=\"%d\" y=\"%d\">%s%s</text>", kLabel - 6 - (c.mirrored ? 12 : 0),
-                   y + 13, escape(shown).c_str(), "");
+    page += format("<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>",
+                   kLabel - 6 - (c.mirrored ? 12 : 0), y + 13, escape(shown).c_str());
     if (c.mirrored)
       page += format("<text x=\"%d\" y=\"%d\" fill=\"#1864ab\">\xe2\x86\x94</text>", kLabel - 14,
                      y + 13);
