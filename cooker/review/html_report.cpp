@@ -103,6 +103,7 @@ table{border-collapse:collapse;font-size:13px}
 td,th{border-bottom:1px solid #e9ecef;padding:2px 8px;text-align:left}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 svg text{font:11px system-ui,sans-serif;fill:#343a40}
+svg.timeline{max-width:100%;height:auto}
 .clip-row:hover .clip-bar{stroke:#000}
 .range{fill:#40c057}
 .excluded{fill:#dee2e6}
@@ -174,7 +175,7 @@ void timelinePanel(Page& page, const Side& side, uint32_t longest, size_t sides)
   }
   page += format(
       "<p class=\"summary\" data-clips=\"%zu\" data-frames=\"%u\" data-ranges=\"%u\">"
-      "%zu clips (%u mirrored), %u frames at %g Hz (%.1f s), %u matchable ranges covering %u "
+      "clips: %zu (%u mirrored); frames: %u at %g Hz (%.1f s); matchable ranges: %u, covering %u "
       "frames (%.0f%%).</p>",
       t.clips.size(), t.frame_count, t.range_count, t.clips.size(), mirrored, t.frame_count,
       double(t.frame_rate), t.frame_rate > 0 ? t.frame_count / double(t.frame_rate) : 0.0,
@@ -368,10 +369,10 @@ std::string sectorPath(double cx, double cy, double r0, double r1, double a0, do
 void polarMap(Page& page, const Side& side, const CoverageMap& map, size_t turn,
               const CostScale& scale, const CoverageMap* other) {
   constexpr double kSize = 168, kRadius = 70;
-  const double cx = kSize / 2, cy = kSize / 2 + 6;
+  const double cx = kSize / 2, cy = kSize / 2 + 14;
   const CoverageSettings& s = map.settings;
   page += format("<svg class=\"polar\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\">",
-                 kSize, kSize + 12, kSize, kSize + 12);
+                 kSize, kSize + 20, kSize, kSize + 20);
   page += format("<text x=\"%.0f\" y=\"11\" text-anchor=\"middle\">%s</text>", cx,
                  escape(turnName(s.turn_rates[turn])).c_str());
   const size_t rings = s.speeds.size();

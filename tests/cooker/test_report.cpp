@@ -227,7 +227,9 @@ TEST_F(Report, AStraightWalkCoversWalkingForwardButNotTurningRunningOrStanding) 
   EXPECT_EQ(walk.turn_rate_deg, 0.f);
   // The walk answers its own motion: the cheapest cell of the map, and by far.
   for (size_t i = 0; i < map.cells.size(); ++i)
-    if (&map.cells[i] != &walk) EXPECT_GT(map.cells[i].cost, walk.cost) << i;
+    if (&map.cells[i] != &walk) {
+      EXPECT_GT(map.cells[i].cost, walk.cost) << i;
+    }
   EXPECT_GT(map.cell(0, 1, 0).cost, 4 * walk.cost);  // turning right
   EXPECT_GT(map.cell(2, 1, 0).cost, 4 * walk.cost);  // turning left
   EXPECT_GT(map.cell(1, 2, 0).cost, 4 * walk.cost);  // running
