@@ -1,7 +1,8 @@
 # Every #include "<folder>/..." in cooker/<folder>/ names a folder that folder may use, the same
 # rule the per-folder libraries link by (cooker/CMakeLists.txt):
 #   core <- import + compress <- cook,  core <- manifest,  core <- write,
-#   cook + write <- cache,  core + write <- review,
+#   cook + write <- cache,
+#   review (the runtime only; the report's files also core + write),
 #   everything <- cli
 #   cmake -DCOOKER=<repo>/cooker -P check_include_direction.cmake
 cmake_policy(VERSION 3.25)
