@@ -115,12 +115,14 @@ int run(int argc, char** argv) {
   CLI::App* report_cmd = app.add_subcommand(
       "report",
       "Write one self-contained HTML page that shows an .mmdb file: clip timeline, "
-      "feature distributions, coverage map");
+      "feature distributions, coverage map, replay");
   report_cmd->add_option("file", report.database, "The .mmdb file")->required();
   report_cmd->add_option("-o,--output", report.output, "The page to write (REPORT.html)")
       ->required();
   report_cmd->add_option("--compare", report.compare,
                          "A second .mmdb file to show side by side with the first");
+  report_cmd->add_option("--stick", report.stick,
+                         "A stick file to replay (default: the built-in script)");
 
   try {
     app.parse(argc, argv);

@@ -1,8 +1,12 @@
 #include "review/html_report.h"
 
+#include "review/replay.h"
+
 #include "core/cooked_database.h"
 #include "core/errors.h"
 #include "write/database_writer.h"
+
+#include <mmdb/stick_script.h>
 
 #include <algorithm>
 #include <cmath>
@@ -150,6 +154,8 @@ struct Side {
   std::vector<BlockHistogram> histograms;
   std::optional<CoverageMap> coverage;
   std::string coverage_error;  // why there is no map
+  std::optional<Replay> replay;
+  std::string replay_error;  // why there is no replay
 };
 
 void openColumns(Page& page, size_t n) {
@@ -495,6 +501,210 @@ void coverageSection(Page& page, const std::vector<Side>& sides, const std::stri
   page += "</div></section>";
 }
 
+// ---- Replay --------------------------------------------------------------------------------
+
+const char* reasonName(mmdb::SearchReason reason) {
+  switch (reason) {
+    case mmdb::SearchReason::None:
+      return "none";
+    case mmdb::SearchReason::Start:
+      return "start";
+    case mmdb::SearchReason::RangeEnd:
+      return "end of range";
+    case mmdb::SearchReason::Forced:
+      return "stick change";
+    case mmdb::SearchReason::Periodic:
+      return "periodic";
+  }
+  return "unknown";
+}
+
+// The ground-plane box that holds both paths of every replay on the page.
+struct PathBox {
+  float min_x = 0, max_x = 0, min_z = 0, max_z = 0;
+  void grow(const glm::vec2& p) {
+    min_x = std::min(min_x, p.x);
+    max_x = std::max(max_x, p.x);
+    min_z = std::min(min_z, p.y);
+    max_z = std::max(max_z, p.y);
+  }
+};
+
+// Character 0's paths, seen from above with +Z up and +X (the character's left at the start)
+// to the left, one scale for both axes.
+void pathPlot(Page& page, const Side& side, const Replay& r, const PathBox& box) {
+  constexpr double kSize = 340, kMargin = 14;
+  const double span = std::max({double(box.max_x - box.min_x), double(box.max_z - box.min_z), 1.0});
+  const double unit = (kSize - 2 * kMargin) / span;
+  const auto sx = [&](float x) { return kMargin + (box.max_x - x) * unit; };
+  const auto sy = [&](float z) { return kSize - kMargin - (z - box.min_z) * unit; };
+  const auto line = [&](const std::vector<glm::vec2>& points) {
+    std::string out;
+    for (size_t i = 0; i < points.size(); i += 2)  // every other step: the plot's resolution
+      out += format("%.1f,%.1f ", sx(points[i].x), sy(points[i].y));
+    return out;
+  };
+  page += format("<svg class=\"path\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\">",
+                 kSize, kSize, kSize, kSize);
+  page += format("<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"#f8f9fa\"/>", kSize,
+                 kSize);
+  page += format(
+      "<text x=\"6\" y=\"%.0f\">1 m</text><line x1=\"32\" y1=\"%.0f\" x2=\"%.1f\" "
+      "y2=\"%.0f\" stroke=\"#495057\"/>",
+      kSize - 4, kSize - 8, 32 + unit, kSize - 8);
+  page += format(
+      "<polyline points=\"%s\" fill=\"none\" stroke=\"#adb5bd\" stroke-width=\"3\" "
+      "stroke-dasharray=\"6 3\"><title>desired: the controller's simulation root"
+      "</title></polyline>",
+      line(r.trace.desired).c_str());
+  page += format(
+      "<polyline points=\"%s\" fill=\"none\" stroke=\"#1864ab\" stroke-width=\"1.6\">"
+      "<title>achieved: the root motion played</title></polyline>",
+      line(r.trace.achieved).c_str());
+  double labelled = -1e9;
+  const mmdb::Database& db = *side.input.db;
+  for (const ReplayJump& j : r.jumps) {
+    if (j.character != 0 || r.trace.achieved.empty()) continue;
+    const size_t step = std::min(size_t(std::max(0.0, std::round(j.time / kReplayStepSeconds))),
+                                 r.trace.achieved.size() - 1);
+    const glm::vec2 p = r.trace.achieved[step];
+    page += format(
+        "<circle class=\"jump\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"#e8590c\">"
+        "<title>%.2f s, %s: %s -> %s, cost %s</title></circle>",
+        sx(p.x), sy(p.y), j.time, reasonName(j.reason),
+        escape(answeredBy(db, j.from_frame)).c_str(), escape(answeredBy(db, j.to_frame)).c_str(),
+        costText(j.cost).c_str());
+    if (j.time - labelled >= 2.0) {
+      page += format("<text x=\"%.1f\" y=\"%.1f\" font-size=\"9\">%.1fs</text>", sx(p.x) + 4,
+                     sy(p.y) - 3, j.time);
+      labelled = j.time;
+    }
+  }
+  page += "</svg>";
+}
+
+void costPlot(Page& page, const Replay& r, double seconds, float top) {
+  constexpr double kWidth = 340, kHeight = 130, kLeft = 34, kBottom = 16;
+  const double w = kWidth - kLeft - 6, h = kHeight - kBottom - 6;
+  const auto sx = [&](double t) { return kLeft + w * t / std::max(seconds, 1e-9); };
+  const auto sy = [&](float c) {
+    return 6 + h * (1.0 - std::clamp(double(std::isfinite(c) ? c : top) / top, 0.0, 1.0));
+  };
+  page += format("<svg class=\"cost\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\">",
+                 kWidth, kHeight, kWidth, kHeight);
+  for (const ReplayJump& j : r.jumps)
+    if (j.character == 0)
+      page += format("<line x1=\"%.1f\" y1=\"6\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ffd8a8\"/>",
+                     sx(j.time), sx(j.time), 6 + h);
+  std::string points;
+  for (size_t i = 0; i < r.trace.time.size(); ++i)
+    points += format("%.1f,%.1f ", sx(r.trace.time[i]), sy(r.trace.cost[i]));
+  page += format(
+      "<polyline points=\"%s\" fill=\"none\" stroke=\"#c92a2a\" stroke-width=\"1.2\">"
+      "<title>cost of the frame character 0 plays, after each step</title></polyline>",
+      points.c_str());
+  page += format("<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"#868e96\"/>",
+                 kLeft, 6 + h, kWidth - 6, 6 + h);
+  page += format(
+      "<text x=\"%.0f\" y=\"12\" text-anchor=\"end\">%.3g</text><text x=\"%.0f\" "
+      "y=\"%.1f\" text-anchor=\"end\">0</text>",
+      kLeft - 3, double(top), kLeft - 3, 6 + h);
+  for (double t = 0; t <= seconds + 1e-9; t += seconds > 30 ? 10 : 5)
+    page += format("<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%gs</text>", sx(t),
+                   kHeight - 3, t);
+  page += "</svg>";
+}
+
+void clipUsage(Page& page, const Side& side, const Replay& r) {
+  uint64_t total = 0;
+  for (uint64_t n : r.stats.clip_frames) total += n;
+  std::vector<size_t> order;
+  for (size_t i = 0; i < r.stats.clip_frames.size(); ++i)
+    if (r.stats.clip_frames[i] > 0) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    return r.stats.clip_frames[x] > r.stats.clip_frames[y];
+  });
+  const size_t never = r.stats.clip_frames.size() - order.size();
+  constexpr size_t kShown = 12;
+  page += format(
+      "<table class=\"usage\" data-clips-played=\"%zu\"><tr><th>clip</th>"
+      "<th class=\"num\">played</th><th></th></tr>",
+      order.size());
+  for (size_t k = 0; k < order.size() && k < kShown; ++k) {
+    const size_t i = order[k];
+    const double share = total ? double(r.stats.clip_frames[i]) / double(total) : 0.0;
+    page += format(
+        "<tr><td>%s</td><td class=\"num\">%.1f%%</td><td><svg width=\"120\" "
+        "height=\"10\"><rect width=\"%.1f\" height=\"10\" fill=\"#4dabf7\"/></svg>"
+        "</td></tr>",
+        escape(side.input.db->clip(uint32_t(i)).name).c_str(), 100 * share, 120 * share);
+  }
+  page += "</table>";
+  if (order.size() > kShown)
+    page += format("<p class=\"note\">%zu more clips played less.</p>", order.size() - kShown);
+  page += format("<p class=\"note\">%zu of %zu clips never played.</p>", never,
+                 r.stats.clip_frames.size());
+}
+
+void replaySection(Page& page, const std::vector<Side>& sides, const std::string& script_name,
+                   const mmdb::StickScript& script, const ReplaySettings& settings) {
+  page += "<section id=\"replay\"><h2>Replay</h2>";
+  std::string segments;
+  for (const mmdb::StickSegment& s : script.segments())
+    segments += (segments.empty() ? "" : ", ") + s.name;
+  page += format(
+      "<p class=\"note\">%s (%.1f s: %s) played for %.0f s by %u characters through the "
+      "runtime's CPU crowd, as mmdb_sample plays it (a search every 0.1 s, and when the stick "
+      "changes sharply or a range ends; docs/review.md). Left: character 0 seen from above "
+      "(forward up, left to the left), the path it was asked for (dashed: the controller's "
+      "simulation root) against the path it took (the root motion played), with its jumps "
+      "(hover for the time, the frames and the cost). Right: the cost of what it plays over time, "
+      "jumps in orange; every character's clip usage below.</p>",
+      escape(script_name).c_str(), script.duration(), escape(segments).c_str(), settings.seconds,
+      settings.characters);
+  PathBox box;
+  float top = 0;
+  for (const Side& side : sides)
+    if (side.replay) {
+      for (const glm::vec2& p : side.replay->trace.desired) box.grow(p);
+      for (const glm::vec2& p : side.replay->trace.achieved) box.grow(p);
+      for (float c : side.replay->trace.cost)
+        if (std::isfinite(c)) top = std::max(top, c);
+    }
+  if (!(top > 0)) top = 1;
+  openColumns(page, sides.size());
+  for (const Side& side : sides) {
+    openPanel(page, side, "replay", sides.size());
+    if (!side.replay) {
+      page += "<p class=\"why\">No replay: " + escape(side.replay_error) + "</p></div>";
+      continue;
+    }
+    const Replay& r = *side.replay;
+    size_t jumps0 = 0;
+    for (const ReplayJump& j : r.jumps) jumps0 += j.character == 0 ? 1 : 0;
+    const ReplayStats& st = r.stats;
+    page += format(
+        "<table class=\"summary\" data-decisions=\"%llu\" data-jumps=\"%zu\">"
+        "<tr><td>searches (all characters)</td><td class=\"num\">%llu</td></tr>"
+        "<tr><td>jumps (all characters; character 0)</td><td class=\"num\">%llu; %zu</td></tr>"
+        "<tr><td>searches per second (this machine)</td><td class=\"num\">%.0f</td></tr>"
+        "<tr><td>cost of the winners: mean, p95</td><td class=\"num\">%.3g, %.3g</td></tr>"
+        "<tr><td>trajectory error (m): mean, p95</td><td class=\"num\">%.3f, %.3f</td></tr>"
+        "</table>",
+        static_cast<unsigned long long>(st.decisions), jumps0,
+        static_cast<unsigned long long>(st.decisions), static_cast<unsigned long long>(st.jumps),
+        jumps0, st.decisions_per_second, st.mean_cost, st.p95_cost, st.mean_trajectory_error,
+        st.p95_trajectory_error);
+    page += "<div class=\"polars\">";
+    pathPlot(page, side, r, box);
+    costPlot(page, r, settings.seconds, top);
+    page += "</div>";
+    clipUsage(page, side, r);
+    page += "</div>";
+  }
+  page += "</div></section>";
+}
+
 mmdb::Database openOrThrow(const std::string& path, const char* role) {
   mmdb::Result<mmdb::Database> opened = mmdb::Database::open(path.c_str());
   if (!opened)
@@ -509,8 +719,8 @@ mmdb::Database openOrThrow(const std::string& path, const char* role) {
 std::string renderReport(const ReportDatabase& a, const ReportDatabase* b,
                          const ReportSettings& settings) {
   std::vector<Side> sides;
-  sides.push_back({"A", a, {}, {}, {}, {}});
-  if (b) sides.push_back({"B", *b, {}, {}, {}, {}});
+  sides.push_back({"A", a, {}, {}, {}, {}, {}, {}});
+  if (b) sides.push_back({"B", *b, {}, {}, {}, {}, {}, {}});
   const std::string incomparable = b ? featuresIncomparable(*a.db, *b->db) : "";
 
   for (Side& s : sides) s.timeline = clipTimeline(*s.input.db);
@@ -531,6 +741,16 @@ std::string renderReport(const ReportDatabase& a, const ReportDatabase* b,
     }
     s.coverage = coverageMap(*s.input.db, pose, settings.coverage);
     if (shared) s.coverage->pose_from = "A";
+  }
+  const mmdb::StickScript built_in = mmdb::StickScript::builtIn();
+  const mmdb::StickScript& script = settings.script ? *settings.script : built_in;
+  for (Side& s : sides) {
+    mmdb::Result<Replay> played = replay(*s.input.db, script, settings.replay);
+    if (played)
+      s.replay = std::move(played).value();
+    else
+      s.replay_error =
+          format("%s: %s", mmdb::errorCodeName(played.error().code()), played.error().message());
   }
 
   Page page;
@@ -554,10 +774,14 @@ std::string renderReport(const ReportDatabase& a, const ReportDatabase* b,
   }
   page +=
       "<nav><a href=\"#timeline\">Clip timeline</a><a href=\"#features\">Feature "
-      "distributions</a><a href=\"#coverage\">Coverage map</a></nav></header>";
+      "distributions</a><a href=\"#coverage\">Coverage map</a><a "
+      "href=\"#replay\">Replay</a></nav></header>";
   timelineSection(page, sides);
   featuresSection(page, sides, incomparable);
   coverageSection(page, sides, incomparable);
+  replaySection(page, sides,
+                settings.script_name.empty() ? "The built-in stick script" : settings.script_name,
+                script, settings.replay);
   page += format("<footer class=\"note\" style=\"margin:0 24px 16px\">Written by %s.</footer>",
                  escape(mmdb::cook::kCookerVersion).c_str());
   page += std::string("<script>") + kScript + "</script></body></html>\n";
@@ -568,10 +792,21 @@ void writeReport(const ReportOptions& options) {
   const mmdb::Database a = openOrThrow(options.database, "database");
   std::optional<mmdb::Database> b;
   if (!options.compare.empty()) b = openOrThrow(options.compare, "--compare database");
+  std::optional<mmdb::StickScript> script;
+  ReportSettings settings;
+  if (!options.stick.empty()) {
+    mmdb::Result<mmdb::StickScript> loaded = mmdb::StickScript::load(options.stick.c_str());
+    if (!loaded)
+      throw mmdb::cook::InputError(format("cannot read the stick file '%s': %s",
+                                          options.stick.c_str(), loaded.error().message()));
+    script = std::move(loaded).value();
+    settings.script = &*script;
+    settings.script_name = "The stick file " + options.stick;
+  }
   mmdb::cook::checkWritable(options.output);
   const ReportDatabase input_a{options.database, &a};
   const ReportDatabase input_b{options.compare, b ? &*b : nullptr};
-  const std::string html = renderReport(input_a, b ? &input_b : nullptr);
+  const std::string html = renderReport(input_a, b ? &input_b : nullptr, settings);
   mmdb::cook::writeFileAtomically(
       options.output,
       std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(html.data()), html.size()));

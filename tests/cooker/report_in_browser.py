@@ -22,7 +22,7 @@ import time
 import zlib
 
 SKIP = 77
-SECTIONS = ["timeline", "features", "coverage"]
+SECTIONS = ["timeline", "features", "coverage", "replay"]
 
 
 def skip(why):
@@ -174,6 +174,18 @@ def check_page(driver, html, expected, compare):
         worst = q(f"#coverage {panel} table.worst tr[data-cell]")
         if cells < 20 or worst < 1:
             fail(f"{html} {label}: coverage map with {cells} cells and {worst} listed")
+        # The replay: character 0's paths, one marker per jump, its cost over time, clip usage.
+        decisions = int(attr(f"#replay {panel} .summary", "data-decisions") or 0)
+        jumps = int(attr(f"#replay {panel} .summary", "data-jumps") or -1)
+        shown = {"paths": q(f"#replay {panel} svg.path polyline"),
+                 "jump markers": q(f"#replay {panel} svg.path circle.jump"),
+                 "cost plots": q(f"#replay {panel} svg.cost polyline"),
+                 "usage rows": q(f"#replay {panel} table.usage tr") - 1}
+        if (decisions < 1 or shown["paths"] != 2 or shown["jump markers"] != jumps or jumps < 1
+                or shown["cost plots"] != 1 or shown["usage rows"] < 1
+                or shown["usage rows"] > clips):
+            fail(f"{html} {label}: replay with {decisions} searches, {jumps} jumps of "
+                 f"character 0, showing {shown}")
         # Hovering a listed cell outlines it in the map (the page's script runs).
         driver.execute_script(
             "var row = document.querySelector(arguments[0]);"

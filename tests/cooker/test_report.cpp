@@ -266,12 +266,12 @@ TEST_F(Report, WritesOneSelfContainedPage) {
   cook(mmdb::test::walkTurnAndPart(dir_), "three.mmdb");
   cook(straightWalk(true), "tailed.mmdb");
   const std::string out = (dir_ / "report.html").string();
-  writeReport({(dir_ / "three.mmdb").string(), (dir_ / "tailed.mmdb").string(), out});
+  writeReport({(dir_ / "three.mmdb").string(), (dir_ / "tailed.mmdb").string(), out, ""});
   std::stringstream page;
   page << std::ifstream(out).rdbuf();
   const std::string html = page.str();
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
-  for (const char* id : {"id=\"timeline\"", "id=\"features\"", "id=\"coverage\""})
+  for (const char* id : {"id=\"timeline\"", "id=\"features\"", "id=\"coverage\"", "id=\"replay\""})
     EXPECT_NE(html.find(id), std::string::npos) << id;
   // Nothing to fetch: no external reference of any kind.
   for (const char* ref : {"http://", "https://", " src=", "<link", "@import", "url("})
@@ -290,8 +290,8 @@ TEST_F(Report, ABadDatabaseIsNamedAndLeavesNoPage) {
   const std::string out = (dir_ / "report.html").string();
   write("report.html", "the previous report");
   for (const ReportOptions& options :
-       {ReportOptions{bad, "", out}, ReportOptions{(dir_ / "walk.mmdb").string(), bad, out},
-        ReportOptions{(dir_ / "missing.mmdb").string(), "", out}}) {
+       {ReportOptions{bad, "", out, ""}, ReportOptions{(dir_ / "walk.mmdb").string(), bad, out, ""},
+        ReportOptions{(dir_ / "missing.mmdb").string(), "", out, ""}}) {
     try {
       writeReport(options);
       ADD_FAILURE() << "no error for " << options.database << " / " << options.compare;
@@ -304,11 +304,22 @@ TEST_F(Report, ABadDatabaseIsNamedAndLeavesNoPage) {
           << e.what();
     }
   }
+  // A stick file that does not parse: named, with its line.
+  const std::string stick = write("bad.stick", "1.0 0 2 walk pushed too far\n");
+  try {
+    writeReport({(dir_ / "walk.mmdb").string(), "", out, stick});
+    ADD_FAILURE() << "no error for " << stick;
+  } catch (const mmdb::cook::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot read the stick file '" + stick + "'"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find(":1:"), std::string::npos) << e.what();
+  }
   std::stringstream kept;
   kept << std::ifstream(out).rdbuf();
   EXPECT_EQ(kept.str(), "the previous report");
-  EXPECT_EQ(files(),
-            (std::vector<std::string>{"bad.mmdb", "report.html", "walk.bvh", "walk.mmdb"}));
+  EXPECT_EQ(files(), (std::vector<std::string>{"bad.mmdb", "bad.stick", "report.html", "walk.bvh",
+                                               "walk.mmdb"}));
 }
 
 TEST_F(Report, AnUnwritablePathIsAClearErrorAndLeavesNothing) {
@@ -320,7 +331,7 @@ TEST_F(Report, AnUnwritablePathIsAClearErrorAndLeavesNothing) {
        {(dir_ / "no" / "such" / "report.html").string(),
         (dir_ / "walk.mmdb" / "report.html").string(), (dir_ / "folder.html").string()}) {
     try {
-      writeReport({db, "", out});
+      writeReport({db, "", out, ""});
       ADD_FAILURE() << "no error for " << out;
     } catch (const mmdb::cook::InputError& e) {
       EXPECT_NE(std::string(e.what()).find(out), std::string::npos) << e.what();
