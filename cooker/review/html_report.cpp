@@ -533,7 +533,7 @@ struct PathBox {
 // Character 0's paths, seen from above with +Z up and +X (the character's left at the start)
 // to the left, one scale for both axes.
 void pathPlot(Page& page, const Side& side, const Replay& r, const PathBox& box) {
-  constexpr double kSize = 340, kMargin = 14;
+  constexpr double kSize = 340, kMargin = 26;
   const double span = std::max({double(box.max_x - box.min_x), double(box.max_z - box.min_z), 1.0});
   const double unit = (kSize - 2 * kMargin) / span;
   const auto sx = [&](float x) { return kMargin + (box.max_x - x) * unit; };
@@ -585,7 +585,7 @@ void pathPlot(Page& page, const Side& side, const Replay& r, const PathBox& box)
 
 void costPlot(Page& page, const Replay& r, double seconds, float top) {
   constexpr double kWidth = 340, kHeight = 130, kLeft = 34, kBottom = 16;
-  const double w = kWidth - kLeft - 6, h = kHeight - kBottom - 6;
+  const double w = kWidth - kLeft - 16, h = kHeight - kBottom - 6;
   const auto sx = [&](double t) { return kLeft + w * t / std::max(seconds, 1e-9); };
   const auto sy = [&](float c) {
     return 6 + h * (1.0 - std::clamp(double(std::isfinite(c) ? c : top) / top, 0.0, 1.0));
@@ -604,7 +604,7 @@ void costPlot(Page& page, const Replay& r, double seconds, float top) {
       "<title>cost of the frame character 0 plays, after each step</title></polyline>",
       points.c_str());
   page += format("<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"#868e96\"/>",
-                 kLeft, 6 + h, kWidth - 6, 6 + h);
+                 kLeft, 6 + h, kLeft + w, 6 + h);
   page += format(
       "<text x=\"%.0f\" y=\"12\" text-anchor=\"end\">%.3g</text><text x=\"%.0f\" "
       "y=\"%.1f\" text-anchor=\"end\">0</text>",
