@@ -7,6 +7,7 @@
 # EXPECT=ok: exit 0, at least one decision line naming the global and clip-local frame, the
 # summary line, and an SVG that starts with <svg, ends with </svg> and holds two polylines.
 # EXPECT=bad_database: exit 1 and a message saying why the database cannot be used.
+# EXPECT=bad_stick: exit 1 and a message naming the stick file, the line and what is wrong.
 # EXPECT=pruned_equals_exhaustive: runs twice, the second time with --exhaustive, and checks
 # that both print the same decisions (the two searches return the same frame and cost).
 # EXPECT=cpu_equals_gpu: runs on the CPU, then with --gpu, and checks that both make the same
@@ -134,6 +135,16 @@ if(EXPECT STREQUAL "bad_database")
   endif()
   if(NOT err MATCHES "cannot open database '[^']+': [A-Za-z]+: .+")
     message(FATAL_ERROR "expected 'cannot open database '<path>': <Code>: <reason>' on stderr")
+  endif()
+  return()
+endif()
+
+if(EXPECT STREQUAL "bad_stick")
+  if(NOT rc EQUAL 1)
+    message(FATAL_ERROR "expected exit code 1 for a bad stick file, got '${rc}'")
+  endif()
+  if(NOT err MATCHES "bad stick file: [^:]+:[0-9]+: .+")
+    message(FATAL_ERROR "expected 'bad stick file: <path>:<line>: <reason>' on stderr, got: ${err}")
   endif()
   return()
 endif()

@@ -17,36 +17,6 @@
 
 namespace mmdb::sample {
 
-mmdb::StickInput controller_input(const ScriptedStick& stick, const LocomotionSpeeds& speeds) {
-  const glm::vec2 velocity = desired_velocity(stick, speeds);
-  mmdb::StickInput input;
-  input.desired_velocity = {velocity.x, 0.0f, velocity.y};
-  constexpr float kReleased = 0.01f;
-  input.desired_facing = stick.magnitude > kReleased
-                             ? glm::vec3(stick.direction.x, 0.0f, stick.direction.y)
-                             : glm::vec3(0.0f);
-  return input;
-}
-
-LocomotionSpeeds speeds_for_database(const mmdb::Database& db, float& top_speed) {
-  std::vector<float> speeds;
-  const mmdb::Span<const mmdb::RootFrame> roots = db.rootMotion();
-  for (const mmdb::MatchRange& range : db.ranges()) {
-    for (uint32_t f = range.first_frame; f < range.first_frame + range.frame_count; ++f)
-      speeds.push_back(std::hypot(roots[f].velocity.x, roots[f].velocity.z));
-  }
-  LocomotionSpeeds result;
-  top_speed = 0.0f;
-  if (speeds.empty()) return result;
-  const auto percentile = speeds.begin() + std::ptrdiff_t(0.95 * double(speeds.size() - 1));
-  std::nth_element(speeds.begin(), percentile, speeds.end());
-  top_speed = *percentile;
-  constexpr float kSlowest = 0.2f;  // m/s: the stick still asks for some motion
-  result.run = std::clamp(top_speed, kSlowest, result.run);
-  result.walk = std::min(result.walk, 0.6f * result.run);
-  return result;
-}
-
 SearchReason sample_reason(mmdb::SearchReason reason) {
   switch (reason) {
     case mmdb::SearchReason::Start:
@@ -72,10 +42,11 @@ bool report(const mmdb::Status& status, const char* what) {
 class CpuCrowdRun {
  public:
   CpuCrowdRun(const mmdb::Database& db, const SampleOptions& options,
-              const LocomotionSpeeds& speeds, DecisionLog& log, TrajectoryTrace& trace,
-              PlaybackStats& stats, mmdb::Crowd& crowd)
+              const mmdb::StickScript& script, const LocomotionSpeeds& speeds, DecisionLog& log,
+              TrajectoryTrace& trace, PlaybackStats& stats, mmdb::Crowd& crowd)
       : db_(db),
         options_(options),
+        script_(script),
         speeds_(speeds),
         log_(log),
         trace_(trace),
@@ -106,11 +77,11 @@ class CpuCrowdRun {
   // the GPU crowd the same). The first search and range ends are the crowd's own decisions.
   bool set_inputs(double time, bool first) {
     for (size_t i = 0; i < previous_sticks_.size(); ++i) {
-      const ScriptedStick stick = scripted_stick(time + character_time_offset(int(i)));
-      if (!report(crowd_.setInput(uint32_t(i), controller_input(stick, speeds_)),
+      const ScriptedStick stick = script_.at(time + script_.characterOffset(uint32_t(i)));
+      if (!report(crowd_.setInput(uint32_t(i), mmdb::stickInput(stick, speeds_)),
                   "setting the stick"))
         return false;
-      if (!first && stick_changed_sharply(previous_sticks_[i], stick) &&
+      if (!first && mmdb::stickChangedSharply(previous_sticks_[i], stick) &&
           !report(crowd_.forceSearch(uint32_t(i)), "forcing a search"))
         return false;
       previous_sticks_[i] = stick;
@@ -193,6 +164,7 @@ class CpuCrowdRun {
 
   const mmdb::Database& db_;
   const SampleOptions& options_;
+  const mmdb::StickScript& script_;
   LocomotionSpeeds speeds_;
   DecisionLog& log_;
   TrajectoryTrace& trace_;
@@ -207,8 +179,8 @@ class CpuCrowdRun {
 }  // namespace
 
 int run_cpu_crowd(const mmdb::Database& db, const SampleOptions& options,
-                  const LocomotionSpeeds& speeds, DecisionLog& log, TrajectoryTrace& trace,
-                  PlaybackStats& stats) {
+                  const mmdb::StickScript& script, const LocomotionSpeeds& speeds, DecisionLog& log,
+                  TrajectoryTrace& trace, PlaybackStats& stats) {
   mmdb::CrowdSettings settings;
   // The sample's search interval, no staggering, its drift cap: as the GPU run (gpu_crowd.cpp).
   settings.search_interval_ticks = uint32_t(kSearchIntervalTicks);
@@ -223,7 +195,7 @@ int run_cpu_crowd(const mmdb::Database& db, const SampleOptions& options,
     report(crowd.error(), "creating the crowd");
     return kExitBadInput;
   }
-  CpuCrowdRun run(db, options, speeds, log, trace, stats, crowd.value());
+  CpuCrowdRun run(db, options, script, speeds, log, trace, stats, crowd.value());
   return run.run();
 }
 

@@ -1,14 +1,15 @@
-// The scripted crowd: every character follows the stick script at its own time offset, a
-// controller turns the stick into a trajectory, and motion matching picks the frames to play.
+// The scripted crowd: every character follows the stick script (mmdb/stick_script.h) at its own
+// time offset, a controller turns the stick into a trajectory, and motion matching picks the
+// frames to play.
 #pragma once
 
 #include "decision_log.h"
 #include "sample_options.h"
-#include "stick_script.h"
 
 #include <mmdb/controller.h>
 #include <mmdb/crowd.h>
 #include <mmdb/database.h>
+#include <mmdb/stick_script.h>
 
 #include <glm/vec2.hpp>
 #include <glm/vec3.hpp>
@@ -46,23 +47,15 @@ struct PlaybackStats {
   uint64_t hip_height_samples = 0;
 };
 
-// The runtime's stick input for a scripted stick: velocity from the stick at these speeds,
-// facing along it (a released stick keeps the current facing).
-mmdb::StickInput controller_input(const ScriptedStick& stick, const LocomotionSpeeds& speeds);
-
-// Stick speeds the database can follow: the reference's walk and run speeds, the run capped at
-// the 95th percentile of the root speed over matchable frames and the walk at 60% of the run.
-// `top_speed` receives that percentile.
-LocomotionSpeeds speeds_for_database(const mmdb::Database& db, float& top_speed);
-
 // The log's reason for a search of the runtime's crowds (mmdb::Crowd, mmdb::gpu::Crowd): a forced
 // search is the sample's only force, the stick's sharp turn.
 SearchReason sample_reason(mmdb::SearchReason reason);
 
-// Runs the crowd on the CPU runtime (an mmdb::Crowd). Returns an exit code; prints a reason to
-// stderr on failure.
+// Runs the crowd on the CPU runtime (an mmdb::Crowd): each character follows `script` (at its
+// own offset, mmdb::StickScript::characterOffset) at `speeds` (mmdb::speedsForDatabase). Returns
+// an exit code; prints a reason to stderr on failure.
 int run_cpu_crowd(const mmdb::Database& db, const SampleOptions& options,
-                  const LocomotionSpeeds& speeds, DecisionLog& log, TrajectoryTrace& trace,
-                  PlaybackStats& stats);
+                  const mmdb::StickScript& script, const LocomotionSpeeds& speeds, DecisionLog& log,
+                  TrajectoryTrace& trace, PlaybackStats& stats);
 
 }  // namespace mmdb::sample

@@ -15,10 +15,11 @@ constexpr std::array<const char*, mmdb::gpu::kPassCount> kPassNames{
 class GpuCrowdRun {
  public:
   GpuCrowdRun(const mmdb::Database& db, const SampleOptions& options,
-              const LocomotionSpeeds& speeds, DecisionLog& log, TrajectoryTrace& trace,
-              mmdb::gpu::Crowd& crowd)
+              const mmdb::StickScript& script, const LocomotionSpeeds& speeds, DecisionLog& log,
+              TrajectoryTrace& trace, mmdb::gpu::Crowd& crowd)
       : db_(db),
         options_(options),
+        script_(script),
         speeds_(speeds),
         log_(log),
         trace_(trace),
@@ -50,13 +51,13 @@ class GpuCrowdRun {
   // GPU's own decisions, as they are the CPU crowd's.
   bool write_inputs(double time, bool first) {
     for (size_t i = 0; i < inputs_.size(); ++i) {
-      const ScriptedStick stick = scripted_stick(time + character_time_offset(int(i)));
-      const mmdb::StickInput input = controller_input(stick, speeds_);
+      const ScriptedStick stick = script_.at(time + script_.characterOffset(uint32_t(i)));
+      const mmdb::StickInput input = mmdb::stickInput(stick, speeds_);
       mmdb::gpu::CharacterInput& in = inputs_[i];
       in = {};
       in.desired_velocity = {input.desired_velocity.x, 0.0f, input.desired_velocity.z, 0.0f};
       in.desired_facing = {input.desired_facing.x, 0.0f, input.desired_facing.z, 0.0f};
-      in.force_search = !first && stick_changed_sharply(previous_sticks_[i], stick) ? 1u : 0u;
+      in.force_search = !first && mmdb::stickChangedSharply(previous_sticks_[i], stick) ? 1u : 0u;
       previous_sticks_[i] = stick;
     }
     return report(crowd_.setInputs(inputs_.data(), inputs_.size()), "setting the inputs");
@@ -138,6 +139,7 @@ class GpuCrowdRun {
 
   const mmdb::Database& db_;  // names the clips of the plot's jumps
   const SampleOptions& options_;
+  const mmdb::StickScript& script_;
   LocomotionSpeeds speeds_;
   DecisionLog& log_;
   TrajectoryTrace& trace_;
@@ -153,7 +155,8 @@ class GpuCrowdRun {
 }  // namespace
 
 int run_gpu_crowd(const mmdb::Database& db, const SampleOptions& options,
-                  const LocomotionSpeeds& speeds, DecisionLog& log, TrajectoryTrace& trace) {
+                  const mmdb::StickScript& script, const LocomotionSpeeds& speeds, DecisionLog& log,
+                  TrajectoryTrace& trace) {
   auto context = mmdb::gpu::Context::createHeadless({});
   if (!context) {
     std::fprintf(stderr,
@@ -184,7 +187,7 @@ int run_gpu_crowd(const mmdb::Database& db, const SampleOptions& options,
                  crowd.error().message());
     return kExitBadInput;
   }
-  GpuCrowdRun run(db, options, speeds, log, trace, *crowd.value());
+  GpuCrowdRun run(db, options, script, speeds, log, trace, *crowd.value());
   return run.run();
 }
 

@@ -10,6 +10,7 @@ namespace mmdb::sample {
 // kExitBadInput, with a message on stderr, when there is no usable Vulkan device or the
 // database does not fit the GPU passes.
 int run_gpu_crowd(const mmdb::Database& db, const SampleOptions& options,
-                  const LocomotionSpeeds& speeds, DecisionLog& log, TrajectoryTrace& trace);
+                  const mmdb::StickScript& script, const LocomotionSpeeds& speeds, DecisionLog& log,
+                  TrajectoryTrace& trace);
 
 }  // namespace mmdb::sample

@@ -11,10 +11,12 @@
 #endif
 
 #include <mmdb/database.h>
+#include <mmdb/stick_script.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <utility>
 
 namespace mmdb::sample {
 namespace {
@@ -85,8 +87,19 @@ int run(const SampleOptions& options) {
     return kExitBadInput;
   }
 
+  mmdb::StickScript script = mmdb::StickScript::builtIn();
+  if (!options.stick_path.empty()) {
+    mmdb::Result<mmdb::StickScript> loaded = mmdb::StickScript::load(options.stick_path.c_str());
+    if (!loaded) {
+      std::fprintf(stderr, "mmdb_sample: bad stick file: %s\n", loaded.error().message());
+      return kExitBadInput;
+    }
+    script = std::move(loaded.value());
+    std::printf("stick file: %s, %zu segments, %g s (looping)\n", options.stick_path.c_str(),
+                script.segments().size(), script.duration());
+  }
   float top_speed = 0.0f;
-  const LocomotionSpeeds speeds = speeds_for_database(db, top_speed);
+  const LocomotionSpeeds speeds = mmdb::speedsForDatabase(db, &top_speed);
   std::printf(
       "stick: walk %.2f m/s, run %.2f m/s (95%% of matchable frames move at most %.2f "
       "m/s)\n",
@@ -96,7 +109,7 @@ int run(const SampleOptions& options) {
   if (options.gpu) {
 #if MMDB_SAMPLE_HAS_GPU
     print_run(options, "GPU");
-    const int status = run_gpu_crowd(db, options, speeds, log, trace);
+    const int status = run_gpu_crowd(db, options, script, speeds, log, trace);
     if (status != kExitSuccess) return status;
     log.print_summary("gpu", options.seconds, options.characters);
 #else
@@ -109,7 +122,7 @@ int run(const SampleOptions& options) {
     const char* method = options.exhaustive ? "exhaustive" : "pruned";
     print_run(options, method);
     PlaybackStats stats;
-    const int status = run_cpu_crowd(db, options, speeds, log, trace, stats);
+    const int status = run_cpu_crowd(db, options, script, speeds, log, trace, stats);
     if (status != kExitSuccess) return status;
     log.print_summary(method, options.seconds, options.characters);
     std::printf("playback: %llu inertialized transitions, mean hip height %.3f m\n",

@@ -39,6 +39,8 @@ std::string usage_text(const char* program) {
          "  --exhaustive       exhaustive search instead of the bounds-pruned one\n"
          "  --quiet-decisions  print the summary only, not each decision\n"
          "  --svg FILE         plot of desired vs achieved trajectory of character 0 (sample.svg)\n"
+         "  --stick FILE       play this stick file instead of the built-in script (one segment a\n"
+         "                     line: SECONDS HEADING MAGNITUDE walk|run NAME; docs/runtime.md)\n"
          "  --gpu              run the crowd on the GPU (Vulkan compute) instead of the CPU\n"
          "  --explain          after each search, its winner and the next two candidates with\n"
          "                     each feature block's part of their cost (CPU crowd)\n"
@@ -80,6 +82,12 @@ bool parse_options(int argc, const char* const* argv, SampleOptions& options, st
       if (!value(options.svg_path)) return false;
       if (options.svg_path.empty()) {
         error = "--svg wants a file name";
+        return false;
+      }
+    } else if (arg == "--stick") {
+      if (!value(options.stick_path)) return false;
+      if (options.stick_path.empty()) {
+        error = "--stick wants a file name";
         return false;
       }
     } else if (arg == "--exhaustive") {

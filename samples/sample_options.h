@@ -13,8 +13,9 @@ struct SampleOptions {
   bool exhaustive = false;       // exhaustive CPU search instead of the bounds-pruned one
   bool quiet_decisions = false;  // print the summary only
   std::string svg_path = "sample.svg";
-  bool gpu = false;      // run the crowd through the Vulkan compute runtime
-  bool explain = false;  // after each search, its three best candidates block by block (CPU)
+  std::string stick_path;  // a stick file (mmdb/stick_script.h); empty: the built-in script
+  bool gpu = false;        // run the crowd through the Vulkan compute runtime
+  bool explain = false;    // after each search, its three best candidates block by block (CPU)
   bool help = false;
 };
 

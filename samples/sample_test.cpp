@@ -1,6 +1,6 @@
-// Known answers for the sample's own parts: the stick script, the SVG writer, the command line.
+// Known answers for the sample's own parts: the SVG writer and the command line. The stick script
+// is the runtime's, tested with it (tests/runtime/test_stick_script.cpp).
 #include "sample_options.h"
-#include "stick_script.h"
 #include "svg_plot.h"
 
 #include <gtest/gtest.h>
@@ -11,115 +11,6 @@
 
 namespace mmdb::sample {
 namespace {
-
-constexpr double kTick = 1.0 / 60.0;
-
-TEST(StickScript, SegmentsGiveTheScriptedStick) {
-  EXPECT_DOUBLE_EQ(stick_script_duration(), 19.0);
-
-  const ScriptedStick stand = scripted_stick(0.5);
-  EXPECT_EQ(stand.segment, "stand");
-  EXPECT_FLOAT_EQ(stand.magnitude, 0.0f);
-
-  const ScriptedStick walk = scripted_stick(2.0);
-  EXPECT_EQ(walk.segment, "walk forward");
-  EXPECT_FLOAT_EQ(walk.magnitude, 1.0f);
-  EXPECT_FALSE(walk.run);
-  EXPECT_NEAR(walk.direction.x, 0.0f, 1e-6f);
-  EXPECT_NEAR(walk.direction.y, 1.0f, 1e-6f);
-
-  // Half-way through the left turn the stick points 45 degrees left of +Z, towards +X.
-  const ScriptedStick turn = scripted_stick(1.5 + 3.0 + 1.0);
-  EXPECT_EQ(turn.segment, "walk, turn left");
-  EXPECT_NEAR(turn.direction.x, std::sqrt(0.5f), 1e-5f);
-  EXPECT_NEAR(turn.direction.y, std::sqrt(0.5f), 1e-5f);
-
-  const ScriptedStick run = scripted_stick(1.5 + 3.0 + 2.0 + 2.0 + 1.0);
-  EXPECT_EQ(run.segment, "run");
-  EXPECT_TRUE(run.run);
-  EXPECT_NEAR(run.direction.x, -1.0f, 1e-5f);
-}
-
-TEST(StickScript, LoopsAndAcceptsNegativeTimes) {
-  for (double t : {0.25, 3.3, 7.7, 12.1, 18.9}) {
-    const ScriptedStick a = scripted_stick(t);
-    const ScriptedStick b = scripted_stick(t + stick_script_duration());
-    const ScriptedStick c = scripted_stick(t - stick_script_duration());
-    EXPECT_EQ(a.segment, b.segment) << t;
-    EXPECT_EQ(a.segment, c.segment) << t;
-    EXPECT_NEAR(a.direction.x, b.direction.x, 1e-5f) << t;
-    EXPECT_NEAR(a.direction.y, c.direction.y, 1e-5f) << t;
-  }
-}
-
-TEST(StickScript, DesiredVelocityUsesWalkAndRunSpeeds) {
-  ScriptedStick stick;
-  stick.direction = {0.6f, 0.8f};
-  stick.magnitude = 0.5f;
-  glm::vec2 v = desired_velocity(stick);
-  EXPECT_NEAR(v.x, 0.6f * 0.5f * 1.75f, 1e-6f);
-  EXPECT_NEAR(v.y, 0.8f * 0.5f * 1.75f, 1e-6f);
-  stick.run = true;
-  stick.magnitude = 1.0f;
-  v = desired_velocity(stick);
-  EXPECT_NEAR(v.x, 0.6f * 4.0f, 1e-6f);
-  EXPECT_NEAR(v.y, 0.8f * 4.0f, 1e-6f);
-}
-
-TEST(StickScript, SharpChangeThresholds) {
-  ScriptedStick a;
-  a.direction = {0.0f, 1.0f};
-  a.magnitude = 1.0f;
-  ScriptedStick b = a;
-  EXPECT_FALSE(stick_changed_sharply(a, b));
-  const auto at_degrees = [](double degrees) {
-    const double r = degrees * 3.14159265358979323846 / 180.0;
-    return glm::vec2(float(std::sin(r)), float(std::cos(r)));
-  };
-  b.direction = at_degrees(29.0);
-  EXPECT_FALSE(stick_changed_sharply(a, b));
-  b.direction = at_degrees(31.0);
-  EXPECT_TRUE(stick_changed_sharply(a, b));
-  b = a;
-  b.magnitude = 0.75f;
-  EXPECT_FALSE(stick_changed_sharply(a, b));
-  b.magnitude = 0.65f;
-  EXPECT_TRUE(stick_changed_sharply(a, b));
-  b = a;
-  b.run = true;
-  EXPECT_TRUE(stick_changed_sharply(a, b));
-  // A released stick's direction means nothing.
-  a.magnitude = b.magnitude = 0.0f;
-  b.run = false;
-  b.direction = at_degrees(180.0);
-  EXPECT_FALSE(stick_changed_sharply(a, b));
-}
-
-TEST(StickScript, SharpChangesHappenOnlyAtSegmentBoundaries) {
-  // Per loop at 60 Hz: stand->walk, turn left->sharp right, ->run, ->stop, ->walk back, ->stop.
-  // The smooth turns never trigger; the loop's wrap (stop -> stand) neither.
-  int sharp = 0;
-  ScriptedStick previous = scripted_stick(0.0);
-  const int ticks = int(std::lround(stick_script_duration() / kTick));
-  for (int i = 1; i <= ticks; ++i) {
-    const ScriptedStick now = scripted_stick(i * kTick);
-    if (stick_changed_sharply(previous, now)) ++sharp;
-    previous = now;
-  }
-  EXPECT_EQ(sharp, 6);
-}
-
-TEST(StickScript, CharactersAreSpreadOverTheScript) {
-  EXPECT_DOUBLE_EQ(character_time_offset(0), 0.0);
-  std::vector<double> offsets;
-  for (int i = 0; i < 20; ++i) {
-    const double t = character_time_offset(i);
-    EXPECT_GE(t, 0.0);
-    EXPECT_LT(t, stick_script_duration());
-    for (double other : offsets) EXPECT_GT(std::abs(t - other), 0.1) << i;
-    offsets.push_back(t);
-  }
-}
 
 // The points of the index-th <polyline> of an SVG document, in page coordinates.
 std::vector<std::pair<double, double>> polyline_points(const std::string& svg, int index) {
@@ -239,17 +130,19 @@ TEST(SampleOptions, DefaultsAndEveryOption) {
   EXPECT_EQ(o.characters, 1);
   EXPECT_DOUBLE_EQ(o.seconds, 20.0);
   EXPECT_EQ(o.svg_path, "sample.svg");
+  EXPECT_EQ(o.stick_path, "");
   EXPECT_FALSE(o.exhaustive || o.quiet_decisions || o.gpu || o.explain || o.help);
 
   o = {};
   ASSERT_TRUE(parse({"--characters", "8", "--seconds", "2.5", "--exhaustive", "db.mmdb",
-                     "--quiet-decisions", "--svg", "out.svg", "--gpu"},
+                     "--quiet-decisions", "--svg", "out.svg", "--gpu", "--stick", "walk.stick"},
                     o, error))
       << error;
   EXPECT_EQ(o.characters, 8);
   EXPECT_DOUBLE_EQ(o.seconds, 2.5);
   EXPECT_TRUE(o.exhaustive && o.quiet_decisions && o.gpu);
   EXPECT_EQ(o.svg_path, "out.svg");
+  EXPECT_EQ(o.stick_path, "walk.stick");
 
   o = {};
   ASSERT_TRUE(parse({"db.mmdb", "--explain"}, o, error)) << error;
@@ -270,6 +163,8 @@ TEST(SampleOptions, BadUsageSaysWhatIsWrong) {
       {{"a.mmdb", "--seconds", "nan"}, "--seconds wants"},
       {{"a.mmdb", "--seconds"}, "--seconds needs a value"},
       {{"a.mmdb", "--svg", ""}, "--svg wants a file name"},
+      {{"a.mmdb", "--stick", ""}, "--stick wants a file name"},
+      {{"a.mmdb", "--stick"}, "--stick needs a value"},
       {{"a.mmdb", "--fast"}, "unknown option '--fast'"},
       {{"a.mmdb", "--explain", "--gpu"}, "leave out --gpu"},
   };

@@ -16,6 +16,7 @@ packages=(
   clang-format                                                # the formatting test (clang-format 14)
   g++-mingw-w64-x86-64-posix mingw-w64-x86-64-dev             # the runtime compiles for Windows
   assimp-testmodels                                           # sample BVH and FBX files
+  chromium chromium-driver python3-selenium                   # the report's browser test
 )
 
 sudo=""

@@ -1,10 +1,12 @@
-// mmcook: cooks motion capture into a motion-matching database and inspects the result.
+// mmcook: cooks motion capture into a motion-matching database, inspects the result and writes
+// an HTML report of it.
 // Exit codes: 0 ok, 1 bad input, 2 bad usage, 3 internal error (README.md "Exit codes").
 #include "cli/cook_command.h"
 #include "cli/inspect.h"
 #include "core/cooked_database.h"
 #include "core/errors.h"
 #include "core/heap.h"
+#include "review/html_report.h"
 
 #include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -110,6 +112,19 @@ int run(int argc, char** argv) {
       "inspect-source", "Print the takes, joints and frame ranges of a motion file");
   source_cmd->add_option("file", source_path, "A motion file (.bvh, .fbx, ...)")->required();
 
+  mmcook::review::ReportOptions report;
+  CLI::App* report_cmd = app.add_subcommand(
+      "report",
+      "Write one self-contained HTML page that shows an .mmdb file: clip timeline, "
+      "feature distributions, coverage map, replay");
+  report_cmd->add_option("file", report.database, "The .mmdb file")->required();
+  report_cmd->add_option("-o,--output", report.output, "The page to write (REPORT.html)")
+      ->required();
+  report_cmd->add_option("--compare", report.compare,
+                         "A second .mmdb file to show side by side with the first");
+  report_cmd->add_option("--stick", report.stick,
+                         "A stick file to replay (default: the built-in script)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -128,6 +143,10 @@ int run(int argc, char** argv) {
   }
   if (*inspect_cmd) {
     mmdb::cook::inspectDatabase(inspect_path, json, std::cout);
+    return mmdb::cook::kExitOk;
+  }
+  if (*report_cmd) {
+    mmcook::review::writeReport(report);
     return mmdb::cook::kExitOk;
   }
   mmdb::cook::inspectSource(source_path, std::cout);

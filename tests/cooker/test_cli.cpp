@@ -814,6 +814,32 @@ TEST_F(Cli, CookClipAndLinkRefuseWhatDoesNotFit) {
   EXPECT_FALSE(fs::exists(folder_ / "out.mmdb"));
 }
 
+TEST_F(Cli, ReportWritesOnePageOrNamesWhatIsWrong) {
+  writeGoodClips();
+  ASSERT_EQ(mmcook({"cook", "walk.bvh", "turn.bvh", "-o", "out.mmdb"}).exit_code, 0);
+  const CliRun run = mmcook({"report", "out.mmdb", "-o", "out.html", "--compare", "out.mmdb"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, "");
+  EXPECT_TRUE(fs::is_regular_file(folder_ / "out.html"));
+
+  write("bad.mmdb", "not a database");
+  const CliRun bad = mmcook({"report", "out.mmdb", "-o", "bad.html", "--compare", "bad.mmdb"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_EQ(bad.err,
+            "error: cannot report on --compare database 'bad.mmdb': NotAnMmdb: bad.mmdb: the "
+            "file identifier is not \"MMDB\": this is not a motion-matching database; check the "
+            "path, or re-cook the file with mmcook cook\n");
+  const CliRun unwritable = mmcook({"report", "out.mmdb", "-o", "no_such_folder/out.html"});
+  EXPECT_EQ(unwritable.exit_code, 1);
+  EXPECT_EQ(unwritable.err,
+            "error: cannot write 'no_such_folder/out.html': cannot create a temporary "
+            "file beside it: No such file or directory; check that the folder exists, is "
+            "writable and has free space, or choose another output path with -o\n");
+  EXPECT_FALSE(fs::exists(folder_ / "bad.html"));
+  const CliRun usage = mmcook({"report", "out.mmdb"});
+  EXPECT_EQ(usage.exit_code, 2);
+}
+
 TEST_F(Cli, InspectSourceListsTakesAndJoints) {
   write("walk.bvh", walkBvh({}));
   const CliRun run = mmcook({"inspect-source", "walk.bvh"});

@@ -7,6 +7,7 @@
 #include <mmdb/result.h>
 #include <mmdb/search.h>
 #include <mmdb/span.h>
+#include <mmdb/stick_script.h>
 
 #if __cplusplus != 201703L
 #error "this file must be compiled as C++17"

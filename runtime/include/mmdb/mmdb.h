@@ -8,3 +8,4 @@
 #include "mmdb/result.h"
 #include "mmdb/search.h"
 #include "mmdb/span.h"
+#include "mmdb/stick_script.h"

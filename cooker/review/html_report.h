@@ -1,0 +1,52 @@
+// `mmcook report`: one self-contained HTML page (inline SVG, CSS and script; no network access)
+// that shows a cooked database, or two side by side: the clip timeline, each feature block's
+// distribution, the coverage map and a replay of a stick script (docs/report.md says what each
+// section shows).
+#pragma once
+
+#include "review/replay.h"
+#include "review/report_data.h"
+
+#include <mmdb/database.h>
+#include <mmdb/stick_script.h>
+
+#include <cstdint>
+#include <string>
+
+namespace mmcook::review {
+
+struct ReportSettings {
+  uint32_t histogram_bins = 32;
+  CoverageSettings coverage;
+  ReplaySettings replay;                      // 16 characters, 20 s
+  const mmdb::StickScript* script = nullptr;  // null: mmdb::StickScript::builtIn()
+  std::string script_name;                    // how the page names the script, for a file
+};
+
+// An open database and the path it was opened from (shown in the page).
+struct ReportDatabase {
+  std::string path;
+  const mmdb::Database* db = nullptr;
+};
+
+// The page for `a`, or for `a` and `b` side by side on every section when `b` is not null.
+// Sections that cannot compare the two (features and the coverage pose need the same skeleton
+// and feature blocks) show each database on its own and say why.
+std::string renderReport(const ReportDatabase& a, const ReportDatabase* b,
+                         const ReportSettings& settings = {});
+
+// What `mmcook report DB -o OUT [--compare B] [--stick FILE]` does.
+struct ReportOptions {
+  std::string database;
+  std::string compare;  // "" for none
+  std::string output;
+  std::string stick;  // a stick file for the replay; "" for the built-in script
+};
+
+// Opens the database(s) with the runtime's checks, renders the page and writes it atomically
+// (a temporary file renamed over `output`, so a failure leaves no partial report). Throws
+// mmdb::cook::InputError naming the file that does not open (a database or the stick file) or
+// the output that cannot be written, and what to do.
+void writeReport(const ReportOptions& options);
+
+}  // namespace mmcook::review

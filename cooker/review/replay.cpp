@@ -1,0 +1,202 @@
+#include "review/replay.h"
+
+#include <mmdb/controller.h>
+#include <mmdb/search.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <utility>
+
+namespace mmcook::review {
+namespace {
+
+using mmdb::ErrorCode;
+
+// The trajectory error's bookkeeping for one character: the desired positions predicted at the
+// last steps, waiting for the replay to reach their times (a ring over the longest horizon).
+class TrajectoryErrors {
+ public:
+  TrajectoryErrors(const std::array<uint32_t, mmdb::kTrajectorySamples>& horizon_steps,
+                   uint32_t characters)
+      : horizons_(horizon_steps),
+        ring_(horizon_steps.back() + 1),
+        desired_(size_t(characters) * ring_),
+        sums_(size_t(characters) * ring_, 0.0) {}
+
+  // After step `step`: the positions desired `horizons_[k]` steps ahead, and where the character
+  // is now. A prediction whose last horizon is reached now yields its error into `errors`.
+  void record(uint32_t character, uint64_t step, const std::array<glm::vec2, 3>& desired,
+              const glm::vec2& achieved, std::vector<double>& errors) {
+    const size_t base = size_t(character) * ring_;
+    // This step's slot is free: the prediction it held, ring_ steps back, was last read one step
+    // ago.
+    desired_[base + size_t(step % ring_)] = desired;
+    for (size_t k = 0; k < horizons_.size(); ++k) {
+      if (step < horizons_[k]) continue;
+      const size_t slot = base + size_t((step - horizons_[k]) % ring_);
+      sums_[slot] += double(glm::length(desired_[slot][k] - achieved));
+      if (k + 1 == horizons_.size()) {
+        errors.push_back(sums_[slot] / double(horizons_.size()));
+        sums_[slot] = 0.0;
+      }
+    }
+  }
+
+ private:
+  std::array<uint32_t, mmdb::kTrajectorySamples> horizons_;
+  uint32_t ring_;
+  std::vector<std::array<glm::vec2, 3>> desired_;
+  std::vector<double> sums_;
+};
+
+double mean(const std::vector<double>& values) {
+  double sum = 0.0;
+  for (const double v : values) sum += v;
+  return values.empty() ? 0.0 : sum / double(values.size());
+}
+
+}  // namespace
+
+double percentile95(std::vector<double>& values) {
+  if (values.empty()) return 0.0;
+  const auto at = values.begin() + std::ptrdiff_t(0.95 * double(values.size() - 1));
+  std::nth_element(values.begin(), at, values.end());
+  return *at;
+}
+
+mmdb::Result<Replay> replay(const mmdb::Database& db, const mmdb::StickScript& script,
+                            const ReplaySettings& settings) {
+  if (settings.characters < 1 || settings.characters > kMaxReplayCharacters)
+    return mmdb::Error::format(ErrorCode::InvalidArgument, "replay: %u characters; replay 1 to %u",
+                               settings.characters, kMaxReplayCharacters);
+  if (!(settings.seconds >= kReplayStepSeconds && settings.seconds <= kMaxReplaySeconds))
+    return mmdb::Error::format(ErrorCode::InvalidArgument,
+                               "replay: %g s; replay from one step (1/60 s) to %g s",
+                               settings.seconds, kMaxReplaySeconds);
+  if (script.segments().empty())
+    return mmdb::Error(ErrorCode::InvalidArgument, "replay: the stick script has no segment");
+  if (db.ranges().empty())
+    return mmdb::Error(ErrorCode::NoMatch,
+                       "the database has no matchable frame to play; re-cook it with longer "
+                       "clips or fewer excluded ranges");
+
+  mmdb::CrowdSettings crowd_settings;
+  crowd_settings.search_interval_ticks = kReplaySearchIntervalSteps;
+  crowd_settings.stagger_phases = 0;
+  crowd_settings.max_drift = kReplayMaxDrift;
+  crowd_settings.bounds_pruning = true;
+  mmdb::Result<mmdb::Crowd> created = mmdb::Crowd::create(db, settings.characters, crowd_settings);
+  if (!created) return created.error();
+  mmdb::Crowd& crowd = created.value();
+
+  // The controller the crowd runs, to predict where each character is asked to be.
+  mmdb::ControllerSettings controller;
+  controller.position_halflife = crowd_settings.controller_halflife;
+  controller.rotation_halflife = crowd_settings.controller_halflife;
+  // The trajectory times in increasing order (the file's usually are), and each in steps.
+  std::array<float, mmdb::kTrajectorySamples> horizons{};
+  std::array<uint32_t, mmdb::kTrajectorySamples> horizon_steps{};
+  const mmdb::Span<const float> times = db.trajectoryTimes();
+  for (int k = 0; k < mmdb::kTrajectorySamples; ++k) {
+    controller.times[k] = times[size_t(k)];
+    horizons[size_t(k)] = times[size_t(k)];
+  }
+  std::sort(horizons.begin(), horizons.end());
+  for (size_t k = 0; k < horizons.size(); ++k)
+    horizon_steps[k] =
+        uint32_t(std::max(0L, std::lround(double(horizons[k]) / kReplayStepSeconds)));
+  TrajectoryErrors trajectory(horizon_steps, settings.characters);
+
+  const mmdb::LocomotionSpeeds speeds = mmdb::speedsForDatabase(db);
+  const uint64_t steps = uint64_t(std::max(1L, std::lround(settings.seconds / kReplayStepSeconds)));
+
+  Replay out;
+  out.stats.clip_frames.assign(db.clipCount(), 0);
+  out.trace.time.reserve(steps);
+  out.trace.desired.reserve(steps);
+  out.trace.achieved.reserve(steps);
+  out.trace.cost.reserve(steps);
+  std::vector<double> costs, errors;
+  std::vector<mmdb::ScriptedStick> previous(settings.characters);
+  double search_seconds = 0.0;
+
+  for (uint64_t step = 0; step < steps; ++step) {
+    const double time = double(step) * kReplayStepSeconds;
+    // The sticks, and a forced search where one turned sharply (as mmdb_sample).
+    for (uint32_t i = 0; i < settings.characters; ++i) {
+      const mmdb::ScriptedStick stick = script.at(time + script.characterOffset(i));
+      if (mmdb::Status s = crowd.setInput(i, mmdb::stickInput(stick, speeds)); !s) return s;
+      if (step > 0 && mmdb::stickChangedSharply(previous[i], stick))
+        if (mmdb::Status s = crowd.forceSearch(i); !s) return s;
+      previous[i] = stick;
+    }
+
+    if (mmdb::Status s = crowd.beginStep(float(kReplayStepSeconds)); !s) return s;
+    const mmdb::Span<const mmdb::SearchRequest> requests = crowd.requests();
+    if (!requests.empty()) {
+      const auto start = std::chrono::steady_clock::now();
+      const mmdb::Status searched = crowd.search();
+      search_seconds +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (!searched) return searched;
+    }
+    const mmdb::Span<const mmdb::SearchResult> results = crowd.results();
+    for (size_t k = 0; k < requests.size(); ++k) {
+      const uint32_t i = crowd.searching()[k];
+      const mmdb::CrowdCharacter& c = crowd.characters()[i];  // as before the step
+      const mmdb::SearchResult& found = results[k];
+      if (found.frame < 0)
+        return mmdb::Error::format(ErrorCode::NoMatch,
+                                   "character %u found no frame to play at %.3f s: no matchable "
+                                   "range passes its search",
+                                   i, time);
+      const mmdb::SearchReason reason = crowd.decisions()[i].reason;
+      const int32_t playing = c.playing ? int32_t(c.current_frame) : -1;
+      ++out.stats.decisions;
+      costs.push_back(double(found.cost));
+      if (found.frame != playing)
+        out.jumps.push_back({time, i, playing, found.frame, found.cost, reason});
+      if (settings.keep_decisions) {
+        const mmdb::Span<const float> query = requests[k].query;
+        out.decisions.push_back({uint32_t(step), i, reason, playing, found.frame, found.cost,
+                                 std::vector<float>(query.begin(), query.end())});
+      }
+    }
+    if (mmdb::Status s = crowd.endStep(); !s) return s;
+
+    for (uint32_t i = 0; i < settings.characters; ++i) {
+      const mmdb::CrowdCharacter& c = crowd.characters()[i];
+      if (c.playing) ++out.stats.clip_frames[c.clip];
+      std::array<glm::vec2, 3> desired{};
+      for (size_t k = 0; k < horizons.size(); ++k) {
+        // The spring is exact: one update over the horizon is where the controller will be.
+        mmdb::CharacterState future = c.sim;
+        mmdb::updateCharacter(future, crowd.inputs()[i], controller, horizons[k]);
+        desired[k] = {future.position.x, future.position.z};
+      }
+      const glm::vec2 achieved(c.achieved_position.x, c.achieved_position.z);
+      trajectory.record(i, step, desired, achieved, errors);
+    }
+    const mmdb::CrowdCharacter& first = crowd.characters()[0];
+    out.trace.time.push_back(double(step + 1) * kReplayStepSeconds);
+    out.trace.desired.emplace_back(first.sim.position.x, first.sim.position.z);
+    out.trace.achieved.emplace_back(first.achieved_position.x, first.achieved_position.z);
+    out.trace.cost.push_back(first.last_cost);
+  }
+
+  ReplayStats& stats = out.stats;
+  stats.steps = steps;
+  stats.jumps = out.jumps.size();
+  stats.decisions_per_second =
+      search_seconds > 0.0 ? double(stats.decisions) / search_seconds : 0.0;
+  stats.mean_cost = mean(costs);
+  stats.p95_cost = percentile95(costs);
+  stats.trajectory_samples = errors.size();
+  stats.mean_trajectory_error = mean(errors);
+  stats.p95_trajectory_error = percentile95(errors);
+  return out;
+}
+
+}  // namespace mmcook::review

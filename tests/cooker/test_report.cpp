@@ -1,0 +1,345 @@
+// mmcook report's data (timeline, histograms, coverage map) with known answers on synthetic
+// databases, and the writer's failure paths.
+#include "cook/cook_database.h"
+#include "core/errors.h"
+#include "review/html_report.h"
+#include "review/report_data.h"
+#include "synthetic_bvh.h"
+#include "synthetic_request.h"
+#include "write/database_writer.h"
+
+#include <gtest/gtest.h>
+
+#include <mmdb/controller.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace mmcook::review {
+namespace {
+
+namespace fs = std::filesystem;
+using mmdb::cook::ClipSpec;
+using mmdb::cook::CookRequest;
+
+class Report : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("mmdb_report_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+            "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string write(const std::string& name, const std::string& text) {
+    const fs::path p = dir_ / name;
+    std::ofstream(p) << text;
+    return p.string();
+  }
+
+  // Cooks `request` into dir_/name and opens it.
+  mmdb::Database cook(const CookRequest& request, const std::string& name) {
+    const std::string path = (dir_ / name).string();
+    mmdb::cook::writeFileAtomically(
+        path, mmdb::cook::serializeDatabase(mmdb::cook::cookDatabase(request)));
+    mmdb::Result<mmdb::Database> db = mmdb::Database::open(path.c_str());
+    EXPECT_TRUE(db.ok()) << db.error().message();
+    return std::move(db).value();
+  }
+
+  // One straight walk along +Z at 1.2 m/s, 8 s. Its heading wobbles by 4 degrees over 4 s, as a
+  // real walk's does: a facing that never changes has no spread to normalize.
+  CookRequest straightWalk(bool extra_joint = false) {
+    std::vector<mmdb::test::BvhFrame> frames = mmdb::test::walkFrames(241, 1.2f);
+    for (size_t f = 0; f < frames.size(); ++f)
+      frames[f].yaw_deg = 4.f * float(std::sin(2 * M_PI * double(f) / 120));
+    ClipSpec walk;
+    walk.source = write("walk.bvh", mmdb::test::bvhText(frames, extra_joint));
+    CookRequest r;
+    r.clips = {walk};
+    return r;
+  }
+
+  // The files in dir_, by name.
+  std::vector<std::string> files() const {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir_)) names.push_back(e.path().filename());
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(Report, TimelineSplitsEachClipIntoMatchableAndExcludedFrames) {
+  const mmdb::Database db = cook(mmdb::test::walkTurnAndPart(dir_), "three.mmdb");
+  const Timeline t = clipTimeline(db);
+  ASSERT_EQ(t.clips.size(), db.clipCount());
+  ASSERT_EQ(t.clips.size(), 4u);  // walk, turn, turn's mirror, walk_part
+  EXPECT_EQ(t.frame_count, db.frameCount());
+  EXPECT_EQ(t.range_count, db.ranges().size());
+  uint32_t matchable = 0, ranges = 0;
+  for (const TimelineClip& c : t.clips) {
+    uint32_t covered = 0, cursor = 0;
+    // Matchable and excluded spans tile the clip, in order, without overlap.
+    std::vector<LocalSpan> spans = c.matchable;
+    spans.insert(spans.end(), c.excluded.begin(), c.excluded.end());
+    std::sort(spans.begin(), spans.end(),
+              [](const LocalSpan& x, const LocalSpan& y) { return x.first_local < y.first_local; });
+    for (const LocalSpan& s : spans) {
+      EXPECT_EQ(s.first_local, cursor) << c.name;
+      cursor += s.frame_count;
+      covered += s.frame_count;
+    }
+    EXPECT_EQ(covered, c.frame_count) << c.name;
+    matchable += c.matchableFrames();
+    ranges += uint32_t(c.matchable.size());
+  }
+  uint32_t range_frames = 0;
+  for (const mmdb::MatchRange& r : db.ranges()) range_frames += r.frame_count;
+  EXPECT_EQ(matchable, range_frames);
+  EXPECT_EQ(ranges, db.ranges().size());
+
+  const auto mirror = std::find_if(t.clips.begin(), t.clips.end(),
+                                   [](const TimelineClip& c) { return c.mirrored; });
+  ASSERT_NE(mirror, t.clips.end());
+  ASSERT_GE(mirror->mirror_of, 0);
+  EXPECT_EQ(t.clips[size_t(mirror->mirror_of)].name, "turn");
+  EXPECT_EQ(tagList(t, mirror->tag_mask), "locomotion, turn, mirrored");
+  // walk_part's manifest cuts its first 10 source frames out: they come first, excluded.
+  const auto part = std::find_if(t.clips.begin(), t.clips.end(),
+                                 [](const TimelineClip& c) { return c.name == "walk_part"; });
+  ASSERT_NE(part, t.clips.end());
+  ASSERT_FALSE(part->excluded.empty());
+  EXPECT_EQ(part->excluded.front().first_local, 0u);
+  EXPECT_GT(part->excluded.front().frame_count, 0u);
+  // Every clip's trailing frames are excluded (1/3 s).
+  for (const TimelineClip& c : t.clips) {
+    ASSERT_FALSE(c.excluded.empty()) << c.name;
+    EXPECT_EQ(c.excluded.back().first_local + c.excluded.back().frame_count, c.frame_count);
+  }
+}
+
+TEST_F(Report, HistogramsCountEveryFrameOfEveryColumnAroundTheMean) {
+  const mmdb::Database db = cook(mmdb::test::walkTurnAndPart(dir_), "three.mmdb");
+  const std::vector<BlockHistogram> hists = featureHistograms(db, 24);
+  ASSERT_EQ(hists.size(), db.featureBlockCount());
+  uint32_t columns = 0;
+  for (const BlockHistogram& h : hists) {
+    ASSERT_EQ(h.counts.size(), h.width) << h.name;
+    columns += h.width;
+    for (size_t c = 0; c < h.counts.size(); ++c) {
+      uint32_t total = 0;
+      for (uint32_t n : h.counts[c]) total += n;
+      EXPECT_EQ(total, db.frameCount()) << h.name << " column " << c;
+      // Normalization subtracts the mean over all frames.
+      EXPECT_NEAR(h.mean[c], 0.f, 1e-3f) << h.name << " column " << c;
+    }
+    EXPECT_LT(h.low, h.high);
+  }
+  EXPECT_EQ(columns, db.featureCount());
+}
+
+TEST_F(Report, ComparedHistogramsPutBothOnTheFirstDatabasesAxis) {
+  const mmdb::Database a = cook(mmdb::test::walkTurnAndPart(dir_), "three.mmdb");
+  const mmdb::Database walk = cook(straightWalk(), "walk.mmdb");
+  ASSERT_EQ(featuresIncomparable(a, walk), "");
+  // A against itself: the same bins as A alone.
+  const HistogramPair self = comparedHistograms(a, a, 24);
+  const std::vector<BlockHistogram> alone = featureHistograms(a, 24);
+  for (size_t b = 0; b < alone.size(); ++b) {
+    EXPECT_EQ(self.a[b].counts, alone[b].counts) << alone[b].name;
+    EXPECT_EQ(self.a[b].low, alone[b].low);
+  }
+  // A walk on the turns' axis: same bins for both, and the walk's mean is not A's.
+  const HistogramPair pair = comparedHistograms(a, walk, 24);
+  for (size_t b = 0; b < pair.a.size(); ++b) {
+    EXPECT_EQ(pair.a[b].low, pair.b[b].low);
+    EXPECT_EQ(pair.a[b].high, pair.b[b].high);
+    EXPECT_LE(pair.a[b].low, alone[b].low);
+  }
+
+  const mmdb::Database tailed = cook(straightWalk(true), "tailed.mmdb");
+  const std::string why = featuresIncomparable(a, tailed);
+  EXPECT_NE(why.find("6 joints and B's 7"), std::string::npos) << why;
+}
+
+TEST_F(Report, SteadyTrajectoryWithoutTurnIsTheControllersPrediction) {
+  const mmdb::ControllerSettings settings;
+  for (float direction : {0.f, 90.f, 225.f}) {
+    float steady[mmdb::kTrajectoryFloats];
+    steadyTrajectory(1.75f, direction, 0.f, settings, steady);
+    mmdb::CharacterState state;
+    const float a = direction * 3.14159265f / 180;
+    state.velocity = glm::vec3(std::sin(a), 0, std::cos(a)) * 1.75f;
+    mmdb::StickInput stick;
+    stick.desired_velocity = state.velocity;
+    float predicted[mmdb::kTrajectoryFloats];
+    mmdb::predictTrajectory(state, stick, settings, predicted);
+    for (int i = 0; i < mmdb::kTrajectoryFloats; ++i)
+      EXPECT_NEAR(steady[i], predicted[i], 1e-4f) << "direction " << direction << " float " << i;
+  }
+  // Straight ahead at 1.75 m/s: 1.75 m after 1 s, still facing +Z.
+  float t[mmdb::kTrajectoryFloats];
+  steadyTrajectory(1.75f, 0.f, 0.f, settings, t);
+  EXPECT_NEAR(t[4], 0.f, 1e-5f);
+  EXPECT_NEAR(t[5], 1.75f, 1e-4f);
+  EXPECT_NEAR(t[10], 0.f, 1e-5f);
+  EXPECT_NEAR(t[11], 1.f, 1e-5f);
+  // Turning left (+) at 90 deg/s: the facing swings towards +X, the path bends the same way,
+  // and the spring lags behind the stick's quarter turn.
+  steadyTrajectory(1.75f, 0.f, 90.f, settings, t);
+  const float facing_angle = std::atan2(t[10], t[11]) * 180 / 3.14159265f;
+  EXPECT_GT(facing_angle, 45.f);
+  EXPECT_LT(facing_angle, 90.f);
+  EXPECT_GT(t[4], 0.1f);
+  steadyTrajectory(1.75f, 0.f, -90.f, settings, t);
+  EXPECT_LT(t[10], -0.5f);
+  // Standing still, not turning: nothing moves.
+  steadyTrajectory(0.f, 0.f, 0.f, settings, t);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(t[i], 0.f);
+}
+
+TEST_F(Report, AStraightWalkCoversWalkingForwardButNotTurningRunningOrStanding) {
+  const mmdb::Database db = cook(straightWalk(), "walk.mmdb");
+  const CoveragePose pose = representativePose(db);
+  ASSERT_GE(pose.frame, 0);
+  EXPECT_EQ(pose.clip, "walk");
+  EXPECT_NEAR(pose.root_speed, 1.2f, 0.1f);
+  ASSERT_EQ(pose.raw.size(), db.featureCount());
+
+  CoverageSettings settings;
+  settings.speeds = {0.f, 1.2f, 4.f};
+  settings.directions = 4;  // forward, left, backward, right
+  settings.turn_rates = {-90.f, 0.f, 90.f};
+  const CoverageMap map = coverageMap(db, pose, settings);
+  ASSERT_EQ(map.cells.size(), 3u * 3u * 4u);
+  for (const CoverageCell& c : map.cells) {
+    EXPECT_TRUE(std::isfinite(c.cost));
+    EXPECT_GE(c.frame, 0);
+  }
+  // Turn rate index 1 is straight; speed 1 is the walk's; direction 0 forward.
+  const CoverageCell& walk = map.cell(1, 1, 0);
+  EXPECT_EQ(walk.speed, 1.2f);
+  EXPECT_EQ(walk.direction_deg, 0.f);
+  EXPECT_EQ(walk.turn_rate_deg, 0.f);
+  // The walk answers its own motion: the cheapest cell of the map, and by far.
+  for (size_t i = 0; i < map.cells.size(); ++i)
+    if (&map.cells[i] != &walk) {
+      EXPECT_GT(map.cells[i].cost, walk.cost) << i;
+    }
+  EXPECT_GT(map.cell(0, 1, 0).cost, 4 * walk.cost);  // turning right
+  EXPECT_GT(map.cell(2, 1, 0).cost, 4 * walk.cost);  // turning left
+  EXPECT_GT(map.cell(1, 2, 0).cost, 4 * walk.cost);  // running
+  EXPECT_GT(map.cell(1, 0, 0).cost, 4 * walk.cost);  // standing
+  EXPECT_GT(map.cell(1, 1, 2).cost, 4 * walk.cost);  // walking backward
+  // The worst cells, worst first; standing counts once per turn rate; the walk is not there.
+  const std::vector<size_t> worst = map.worst();
+  ASSERT_EQ(worst.size(), settings.worst_count);
+  for (size_t i = 1; i < worst.size(); ++i)
+    EXPECT_GE(map.cells[worst[i - 1]].cost, map.cells[worst[i]].cost);
+  for (size_t i : worst) {
+    EXPECT_NE(&map.cells[i], &walk);
+    EXPECT_TRUE(map.cells[i].speed > 0 || map.cells[i].direction_deg == 0);
+  }
+  // Running backwards is farther from a 1.2 m/s walk than walking backwards.
+  EXPECT_GT(map.cell(1, 2, 2).cost, map.cell(1, 1, 2).cost);
+}
+
+TEST_F(Report, DirectionAndTurnNames) {
+  EXPECT_EQ(directionName(0), "forward");
+  EXPECT_EQ(directionName(90), "left");
+  EXPECT_EQ(directionName(-90), "right");
+  EXPECT_EQ(directionName(135), "back-left");
+  EXPECT_EQ(directionName(30), "30 deg from forward");
+  EXPECT_EQ(turnName(0), "not turning");
+  EXPECT_EQ(turnName(45), "turning left 45 deg/s");
+  EXPECT_EQ(turnName(-90), "turning right 90 deg/s");
+}
+
+TEST_F(Report, WritesOneSelfContainedPage) {
+  cook(mmdb::test::walkTurnAndPart(dir_), "three.mmdb");
+  cook(straightWalk(true), "tailed.mmdb");
+  const std::string out = (dir_ / "report.html").string();
+  writeReport({(dir_ / "three.mmdb").string(), (dir_ / "tailed.mmdb").string(), out, ""});
+  std::stringstream page;
+  page << std::ifstream(out).rdbuf();
+  const std::string html = page.str();
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  for (const char* id : {"id=\"timeline\"", "id=\"features\"", "id=\"coverage\"", "id=\"replay\""})
+    EXPECT_NE(html.find(id), std::string::npos) << id;
+  // Nothing to fetch: no external reference of any kind.
+  for (const char* ref : {"http://", "https://", " src=", "<link", "@import", "url("})
+    EXPECT_EQ(html.find(ref), std::string::npos) << ref;
+  // The skeletons differ: the features and the coverage map say why they are not compared.
+  EXPECT_NE(html.find("Not on one axis: A&#39;s skeleton has 6 joints and B&#39;s 7"),
+            std::string::npos);
+  EXPECT_NE(html.find("Not compared cell by cell"), std::string::npos);
+  EXPECT_EQ(files(), (std::vector<std::string>{"circle.bvh", "report.html", "tailed.mmdb",
+                                               "three.mmdb", "walk.bvh"}));
+}
+
+TEST_F(Report, ABadDatabaseIsNamedAndLeavesNoPage) {
+  cook(straightWalk(), "walk.mmdb");
+  const std::string bad = write("bad.mmdb", "this is not a motion-matching database");
+  const std::string out = (dir_ / "report.html").string();
+  write("report.html", "the previous report");
+  for (const ReportOptions& options :
+       {ReportOptions{bad, "", out, ""}, ReportOptions{(dir_ / "walk.mmdb").string(), bad, out, ""},
+        ReportOptions{(dir_ / "missing.mmdb").string(), "", out, ""}}) {
+    try {
+      writeReport(options);
+      ADD_FAILURE() << "no error for " << options.database << " / " << options.compare;
+    } catch (const mmdb::cook::InputError& e) {
+      const std::string& named = options.compare.empty() ? options.database : options.compare;
+      EXPECT_NE(std::string(e.what()).find("'" + named + "'"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(options.compare.empty() ? "cannot report on database"
+                                                                   : "--compare database"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  // A stick file that does not parse: named, with its line.
+  const std::string stick = write("bad.stick", "1.0 0 2 walk pushed too far\n");
+  try {
+    writeReport({(dir_ / "walk.mmdb").string(), "", out, stick});
+    ADD_FAILURE() << "no error for " << stick;
+  } catch (const mmdb::cook::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot read the stick file '" + stick + "'"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find(":1:"), std::string::npos) << e.what();
+  }
+  std::stringstream kept;
+  kept << std::ifstream(out).rdbuf();
+  EXPECT_EQ(kept.str(), "the previous report");
+  EXPECT_EQ(files(), (std::vector<std::string>{"bad.mmdb", "bad.stick", "report.html", "walk.bvh",
+                                               "walk.mmdb"}));
+}
+
+TEST_F(Report, AnUnwritablePathIsAClearErrorAndLeavesNothing) {
+  cook(straightWalk(), "walk.mmdb");
+  const std::string db = (dir_ / "walk.mmdb").string();
+  // A folder that does not exist, a path under a regular file, a path that is a folder.
+  fs::create_directories(dir_ / "folder.html");
+  for (const std::string& out :
+       {(dir_ / "no" / "such" / "report.html").string(),
+        (dir_ / "walk.mmdb" / "report.html").string(), (dir_ / "folder.html").string()}) {
+    try {
+      writeReport({db, "", out, ""});
+      ADD_FAILURE() << "no error for " << out;
+    } catch (const mmdb::cook::InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(out), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(files(), (std::vector<std::string>{"folder.html", "walk.bvh", "walk.mmdb"}));
+  EXPECT_TRUE(fs::is_empty(dir_ / "folder.html"));
+}
+
+}  // namespace
+}  // namespace mmcook::review
