@@ -1,7 +1,9 @@
-// mmcook: cooks motion capture into a motion-matching database, inspects the result and writes
-// an HTML report of it.
-// Exit codes: 0 ok, 1 bad input, 2 bad usage, 3 internal error (README.md "Exit codes").
+// mmcook: cooks motion capture into a motion-matching database, inspects and compares the
+// result, and writes an HTML report of it.
+// Exit codes: 0 ok, 1 bad input, 2 bad usage, 3 internal error, 4 `diff --fail-on-change` found a
+// change (README.md "Exit codes").
 #include "cli/cook_command.h"
+#include "cli/diff_command.h"
 #include "cli/inspect.h"
 #include "core/cooked_database.h"
 #include "core/errors.h"
@@ -125,6 +127,23 @@ int run(int argc, char** argv) {
   report_cmd->add_option("--stick", report.stick,
                          "A stick file to replay (default: the built-in script)");
 
+  mmdb::cook::DiffCommandOptions diff;
+  CLI::App* diff_cmd = app.add_subcommand(
+      "diff",
+      "Compare two .mmdb files: what they store, and what a replayed stick decides on each");
+  diff_cmd->add_option("a", diff.a, "The first database (A, usually the older cook)")->required();
+  diff_cmd->add_option("b", diff.b, "The second database (B)")->required();
+  diff_cmd->add_flag("--json", diff.json, "Print JSON instead of text");
+  diff_cmd->add_option("--stick", diff.stick,
+                       "A stick file to replay (docs/runtime.md \"Stick scripts\"); default: the "
+                       "built-in script of mmdb_sample");
+  diff_cmd->add_option("--characters", diff.characters, "Characters replayed, 1 to 256")
+      ->capture_default_str();
+  diff_cmd->add_option("--seconds", diff.seconds, "Seconds replayed at 60 Hz, 1 to 600")
+      ->capture_default_str();
+  diff_cmd->add_flag("--fail-on-change", diff.fail_on_change,
+                     "Exit with 4 when the files differ (in structure or in a decision)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -141,6 +160,7 @@ int run(int argc, char** argv) {
     link.inputs = {link_manifest};
     return mmdb::cook::runCookCommand(link);
   }
+  if (*diff_cmd) return mmdb::cook::runDiffCommand(diff, std::cout);
   if (*inspect_cmd) {
     mmdb::cook::inspectDatabase(inspect_path, json, std::cout);
     return mmdb::cook::kExitOk;

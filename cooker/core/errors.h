@@ -16,6 +16,13 @@ struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-enum ExitCode : int { kExitOk = 0, kExitBadInput = 1, kExitUsage = 2, kExitInternal = 3 };
+// kExitChanged: `mmcook diff --fail-on-change` found the two files differ.
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitBadInput = 1,
+  kExitUsage = 2,
+  kExitInternal = 3,
+  kExitChanged = 4
+};
 
 }  // namespace mmdb::cook

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -1248,6 +1249,314 @@ TEST_F(Cli, NoTemporaryFilesAreLeftBehind) {
   fs::remove(folder_ / "out.mmdb.tmp.1.0");
   for (const auto& entry : fs::directory_iterator(folder_))
     EXPECT_EQ(entry.path().string().find(".tmp."), std::string::npos) << entry.path();
+}
+
+// ---------------------------------------------------------------------------------------------
+// mmcook diff
+
+// Two clips (walk and turn) cooked by a manifest with these weights.
+std::string weightedManifest(double trajectory_direction,
+                             const std::string& turn_name = "turning") {
+  std::ostringstream m;
+  m << "[skeleton]\npreset = \"geno\"\n\n[weights]\ntrajectory_direction = " << trajectory_direction
+    << "\n\n[[clip]]\nsource = \"walk.bvh\"\ntags = [\"locomotion\"]\n\n"
+    << "[[clip]]\nsource = \"turn.bvh\"\nname = \"" << turn_name << "\"\n";
+  return m.str();
+}
+
+class CliDiff : public Cli {
+ protected:
+  // Cooks `manifest` into `output`; the test fails if it does not cook.
+  void cook(const std::string& manifest, const std::string& output) {
+    const std::string name = output + ".toml";
+    write(name, manifest);
+    const CliRun run = mmcook({"cook", name, "-o", output, "--quiet", "--no-cache"});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+  }
+  CliRun diff(std::vector<std::string> args) {
+    args.insert(args.begin(), "diff");
+    args.insert(args.end(), {"--characters", "4", "--seconds", "6"});
+    return mmcook(args);
+  }
+  static Json parsed(const std::string& text) {
+    try {
+      return JsonReader(text).document();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "not JSON (" << e.what() << "):\n" << text;
+      return Json{};
+    }
+  }
+};
+
+TEST_F(CliDiff, IdenticalCooksReportNoChangeEvenWithFailOnChange) {
+  writeGoodClips();
+  cook(weightedManifest(1.5), "a.mmdb");
+  cook(weightedManifest(1.5), "b.mmdb");
+  const CliRun run = diff({"a.mmdb", "b.mmdb", "--fail-on-change"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.err, "");
+  EXPECT_NE(run.out.find("structure: no change\n"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("replay: 4 characters, 6 s at 60 Hz, stick script built-in (19 s, "
+                         "looping)\n"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("  decisions: the same in both"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("\nresult: no change\n"), std::string::npos) << run.out;
+  // A file against itself, too.
+  EXPECT_EQ(diff({"a.mmdb", "a.mmdb", "--fail-on-change"}).exit_code, 0);
+}
+
+TEST_F(CliDiff, AWeightChangeShowsInSettingsAndInTheReplay) {
+  writeGoodClips();
+  cook(weightedManifest(1.5), "a.mmdb");
+  cook(weightedManifest(0.05), "b.mmdb");
+  const CliRun run = diff({"a.mmdb", "b.mmdb"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;  // a change is not a failure without --fail-on-change
+  EXPECT_NE(run.out.find("structure: 1 change\n  settings (A -> B)\n"
+                         "    weight.trajectory_direction          1.5 -> 0.05\n"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("  decisions: differ for "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("      A: "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("trajectory_direction "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("'s pick scored here: cost "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("\nresult: differ (structure and decisions)\n"), std::string::npos)
+      << run.out;
+  const CliRun failing = diff({"a.mmdb", "b.mmdb", "--fail-on-change"});
+  EXPECT_EQ(failing.exit_code, 4) << failing.err;
+  EXPECT_NE(failing.out.find("\nresult: differ (structure and decisions)\n"), std::string::npos);
+}
+
+TEST_F(CliDiff, AddedAndRemovedClipsAndTheirUsage) {
+  writeGoodClips();
+  cook(weightedManifest(1.5, "turning"), "a.mmdb");
+  cook(weightedManifest(1.5, "turn_right"), "b.mmdb");
+  const CliRun run = diff({"a.mmdb", "b.mmdb", "--fail-on-change"});
+  EXPECT_EQ(run.exit_code, 4) << run.err;
+  EXPECT_NE(run.out.find("  clips: 2 -> 2\n    added    turn_right\n    removed  turning\n"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("(none)"), std::string::npos) << run.out;  // usage of the one-sided clips
+  EXPECT_NE(run.out.find("\nresult: differ (structure"), std::string::npos) << run.out;
+  const Json doc = parsed(diff({"a.mmdb", "b.mmdb", "--json"}).out);
+  EXPECT_EQ(doc["structure"]["clips"]["added"][0].string(), "turn_right");
+  EXPECT_EQ(doc["structure"]["clips"]["removed"][0].string(), "turning");
+}
+
+TEST_F(CliDiff, AChangedSourceIsAChangedClip) {
+  writeGoodClips();
+  cook(weightedManifest(1.5), "a.mmdb");
+  WalkOptions longer;
+  longer.frames = 300;
+  write("walk.bvh", walkBvh(longer));
+  cook(weightedManifest(1.5), "b.mmdb");
+  const CliRun run = diff({"a.mmdb", "b.mmdb"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("    changed  walk: source content hash "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("; source frames 0..239 -> 0..299; frames 479 -> 599\n"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("    walk\n      A: 0..458 [locomotion]\n      B: 0..578 [locomotion]\n"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("  matchable ranges (clip-local frames): "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("  feature blocks (std in raw units, A -> B)\n"), std::string::npos)
+      << run.out;
+}
+
+TEST_F(CliDiff, DifferentJointCountsCompareTheStructureOnly) {
+  writeGoodClips();
+  cook(weightedManifest(1.5), "a.mmdb");
+  WalkOptions tail;
+  tail.extra_joint = "Tail";
+  write("walk.bvh", walkBvh(tail));
+  WalkOptions turn;
+  turn.turn = 1.2;
+  turn.frames = 180;
+  turn.extra_joint = "Tail";
+  write("turn.bvh", walkBvh(turn));
+  cook(weightedManifest(1.5), "b.mmdb");
+  const CliRun run = diff({"a.mmdb", "b.mmdb"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("    joint_count                          12 -> 13\n"), std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("  skipped: A has 12 joints and B has 13: they animate different "
+                         "skeletons, so their decisions cannot be compared; the structure above "
+                         "is the whole comparison\n"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("    joint 12: Tail only in B\n"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("\nresult: differ (structure)\n"), std::string::npos) << run.out;
+  EXPECT_EQ(diff({"a.mmdb", "b.mmdb", "--fail-on-change"}).exit_code, 4);
+  const Json doc = parsed(diff({"a.mmdb", "b.mmdb", "--json"}).out);
+  EXPECT_EQ(doc["replay"]["skipped"].string().substr(0, 31), "A has 12 joints and B has 13: t");
+}
+
+TEST_F(CliDiff, BadInputNamesTheFileAndLine) {
+  writeGoodClips();
+  cook(weightedManifest(1.5), "a.mmdb");
+  write("bad.stick", "# seconds heading magnitude gait name\n1 0 1 walk go\n1 0 1 jog on\n");
+  CliRun run = diff({"a.mmdb", "a.mmdb", "--stick", "bad.stick"});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(run.err, "error: bad stick file: bad.stick:3: gait 'jog' must be walk or run\n");
+  EXPECT_EQ(run.out, "");
+  run = diff({"a.mmdb", "a.mmdb", "--stick", "missing.stick"});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(run.err, "error: bad stick file: missing.stick: no such stick file\n");
+
+  write("garbage.mmdb", std::string(256, 'x'));
+  run = diff({"a.mmdb", "garbage.mmdb"});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(run.err.rfind("error: cannot diff: B 'garbage.mmdb' does not open as a database: "
+                          "NotAnMmdb: ",
+                          0),
+            0u)
+      << run.err;
+  std::string damaged = readFile(folder_ / "a.mmdb");
+  damaged.resize(damaged.size() / 2);
+  write("half.mmdb", damaged);
+  run = diff({"half.mmdb", "a.mmdb"});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(run.err.rfind("error: cannot diff: A 'half.mmdb' does not open as a database: ", 0), 0u)
+      << run.err;
+}
+
+TEST_F(CliDiff, CharactersAndSecondsOutOfRangeAreBadUsage) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
+      {{"--characters", "0"}, "--characters wants a whole number from 1 to 256, got 0"},
+      {{"--characters", "257"}, "--characters wants a whole number from 1 to 256, got 257"},
+      {{"--seconds", "0.5"}, "--seconds wants a number of seconds from 1 to 600, got 0.5"},
+      {{"--seconds", "601"}, "--seconds wants a number of seconds from 1 to 600, got 601"},
+  };
+  for (const auto& [options, message] : cases) {
+    std::vector<std::string> args{"diff", "a.mmdb", "b.mmdb"};
+    args.insert(args.end(), options.begin(), options.end());
+    const CliRun run = mmcook(args);
+    EXPECT_EQ(run.exit_code, 2) << message;
+    EXPECT_EQ(run.err, "error: " + message + "\nRun with --help for more information.\n");
+  }
+  EXPECT_EQ(mmcook({"diff", "a.mmdb"}).exit_code, 2);
+  EXPECT_EQ(mmcook({"diff", "a.mmdb", "b.mmdb", "--seconds", "many"}).exit_code, 2);
+}
+
+TEST_F(CliDiff, JsonIsValidAndHasTheDocumentedKeys) {
+  writeGoodClips();
+  cook(weightedManifest(1.5), "a.mmdb");
+  cook(weightedManifest(0.05), "b.mmdb");
+  write("zig.stick", "1 0 0 walk stand\n2 45 1 walk zig\n2 -45 1 run zag\n");
+  const CliRun run = diff({"a.mmdb", "b.mmdb", "--json", "--stick", "zig.stick"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const Json doc = parsed(run.out);
+  EXPECT_EQ(doc["a"]["file"].string(), "a.mmdb");
+  EXPECT_EQ(doc["b"]["joint_count"].number(), 12);
+  EXPECT_GT(doc["a"]["matchable_frames"].number(), 0);
+  EXPECT_TRUE(std::get<bool>(doc["differ"].value));
+  const Json& structure = doc["structure"];
+  EXPECT_TRUE(std::get<bool>(structure["changed"].value));
+  EXPECT_EQ(structure["change_count"].number(), 1);
+  EXPECT_EQ(structure["settings"][0]["name"].string(), "weight.trajectory_direction");
+  EXPECT_FLOAT_EQ(float(structure["settings"][0]["a"].number()), 1.5f);
+  EXPECT_FLOAT_EQ(float(structure["settings"][0]["b"].number()), 0.05f);
+  for (const char* key : {"skeleton", "feature_blocks", "ranges"})
+    EXPECT_EQ(structure[key].size(), 0u) << key;
+  EXPECT_EQ(structure["clips"]["changed"].size(), 0u);
+  EXPECT_EQ(structure["tags"]["added"].size(), 0u);
+
+  const Json& replay = doc["replay"];
+  EXPECT_EQ(replay["characters"].number(), 4);
+  EXPECT_EQ(replay["seconds"].number(), 6);
+  EXPECT_EQ(replay["stick"].string(), "zig.stick");
+  EXPECT_EQ(replay["stick_seconds"].number(), 5);
+  EXPECT_TRUE(std::holds_alternative<std::nullptr_t>(replay["skipped"].value));
+  EXPECT_EQ(replay["steps"].number(), 360);
+  for (const char* side : {"a", "b"}) {
+    const Json& stats = replay[side];
+    EXPECT_GT(stats["decisions"].number(), 4 * 6 * 10 * 0.9) << side;
+    EXPECT_GT(stats["decisions_per_second"].number(), 0) << side;
+    EXPECT_GE(stats["jumps"].number(), 4) << side;
+    EXPECT_GE(stats["p95_cost"].number(), 0) << side;
+    EXPECT_GE(stats["mean_cost"].number(), 0) << side;
+    EXPECT_GT(stats["mean_trajectory_error"].number(), 0) << side;
+    EXPECT_GE(stats["p95_trajectory_error"].number(), 0) << side;
+    EXPECT_EQ(stats["trajectory_samples"].number(), 4 * 300) << side;
+  }
+  ASSERT_EQ(replay["clip_usage"].size(), 2u);
+  double share = 0;
+  for (size_t i = 0; i < 2; ++i) share += replay["clip_usage"][i]["share_a"].number();
+  EXPECT_NEAR(share, 1.0, 1e-9);
+  EXPECT_EQ(
+      replay["clip_usage"][0]["frames_a"].number() + replay["clip_usage"][1]["frames_a"].number(),
+      4 * 360);
+  EXPECT_TRUE(std::get<bool>(replay["decisions_differ"].value));
+  EXPECT_GE(replay["characters_differing"].number(), 1);
+  ASSERT_GE(replay["first_differences"].size(), 1u);
+  const Json& first = replay["first_differences"][0];
+  EXPECT_GE(first["time"].number(), 0);
+  EXPECT_EQ(first["time"].number(), first["step"].number() / 60.0);
+  const Json& a = first["a"];
+  EXPECT_FALSE(a["reason"].string().empty());
+  EXPECT_FALSE(a["winner"]["clip"].string().empty());
+  // The winner's parts add up to its cost, block by block.
+  double sum = 0;
+  for (const auto& [name, part] : std::get<JsonObject>(a["block_costs"].value))
+    sum += part.number();
+  EXPECT_NEAR(sum, a["cost"].number(), 1e-3 * std::max(1.0, a["cost"].number()));
+  EXPECT_EQ(std::get<JsonObject>(a["block_costs"].value).size(), 7u);
+  EXPECT_GE(a["other_winner"]["cost"].number(), 0);
+}
+
+// Real motion capture: bandai-1 cooked twice, the second with a fifth of the default trajectory
+// direction weight. The diff names the weight, the replay decides differently, and the cost
+// the search minimizes drops (the direction block weighs less in every candidate's cost).
+TEST_F(CliDiff, BandaiReweightedIsAStructureAndDecisionChange) {
+  const fs::path dir = fs::path(MMDB_SHARED_DATA) / "bandai-1";
+  if (!fs::exists(dir)) GTEST_SKIP() << "no motion corpus at " << dir;
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".bvh") files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  ASSERT_GE(files.size(), 100u);
+  for (const auto& [name, weight] : {std::pair<std::string, double>{"a", 1.5}, {"b", 0.3}}) {
+    std::ostringstream m;
+    m << "[weights]\ntrajectory_direction = " << weight << "\n";
+    for (const std::string& f : files)
+      m << "\n[[clip]]\nsource = " << mmdb::cook::JsonWriter::escape(f) << "\n";
+    write(name + ".toml", m.str());
+    const CliRun run =
+        mmcook({"cook", name + ".toml", "-o", name + ".mmdb", "--quiet", "--no-cache", "-j", "2"});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+  }
+  const CliRun same = mmcook(
+      {"diff", "a.mmdb", "a.mmdb", "--characters", "4", "--seconds", "5", "--fail-on-change"});
+  ASSERT_EQ(same.exit_code, 0) << same.err;
+  EXPECT_NE(same.out.find("\nresult: no change\n"), std::string::npos) << same.out;
+
+  const CliRun run = mmcook({"diff", "a.mmdb", "b.mmdb", "--characters", "8", "--seconds", "10",
+                             "--json", "--fail-on-change"});
+  EXPECT_EQ(run.exit_code, 4) << run.err;
+  const Json doc = parsed(run.out);
+  EXPECT_EQ(doc["a"]["clip_count"].number(), double(files.size()));
+  const Json& structure = doc["structure"];
+  EXPECT_EQ(structure["change_count"].number(), 1);
+  EXPECT_EQ(structure["settings"][0]["name"].string(), "weight.trajectory_direction");
+  const Json& replay = doc["replay"];
+  EXPECT_TRUE(std::get<bool>(replay["decisions_differ"].value));
+  EXPECT_LT(replay["b"]["mean_cost"].number(), replay["a"]["mean_cost"].number());
+  EXPECT_EQ(replay["clip_usage"].size(), files.size());
+  // Both replays play frames of more than one clip, and usage shifts between clips.
+  double moved = 0;
+  for (size_t i = 0; i < replay["clip_usage"].size(); ++i)
+    moved += std::abs(replay["clip_usage"][i]["share_b"].number() -
+                      replay["clip_usage"][i]["share_a"].number());
+  EXPECT_GT(moved, 0.0);
+  // The first differing decision: B's winner scores worse than A's winner under A's query (else
+  // A would have picked it), unless it is not a candidate there.
+  const Json& a = replay["first_differences"][0]["a"];
+  if (!std::holds_alternative<std::nullptr_t>(a.value) &&
+      !std::holds_alternative<std::nullptr_t>(a["other_winner"].value) &&
+      std::get<bool>(a["other_winner"]["matchable"].value)) {
+    EXPECT_GE(a["other_winner"]["cost"].number(), a["cost"].number());
+  }
 }
 
 }  // namespace

@@ -1,0 +1,464 @@
+#include "cli/diff_command.h"
+
+#include "cli/json_writer.h"
+#include "core/errors.h"
+#include "review/diff.h"
+#include "review/replay.h"
+
+#include <mmdb/database.h>
+#include <mmdb/stick_script.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mmdb::cook {
+namespace {
+
+using mmcook::review::ClipUsage;
+using mmcook::review::DecisionDifference;
+using mmcook::review::DecisionSide;
+using mmcook::review::ReplayDiff;
+using mmcook::review::ReplayStats;
+using mmcook::review::StructureDiff;
+
+constexpr size_t kListedClips = 10;  // clip-usage lines in the text
+
+std::string format(const char* fmt, auto... args) {
+  char buffer[512];
+  std::snprintf(buffer, sizeof(buffer), fmt, args...);
+  return buffer;
+}
+
+mmdb::Database openChecked(const std::string& path, const char* which) {
+  mmdb::Result<mmdb::Database> opened = mmdb::Database::open(path.c_str());
+  if (!opened)
+    throw InputError(
+        std::string("cannot diff: ") + which + " '" + path +
+        "' does not open as a database: " + mmdb::errorCodeName(opened.error().code()) + ": " +
+        opened.error().message() + " (pass a file that mmcook cooked, or re-cook it)");
+  return std::move(opened.value());
+}
+
+const char* reasonName(mmdb::SearchReason reason) {
+  switch (reason) {
+    case mmdb::SearchReason::Start:
+      return "start";
+    case mmdb::SearchReason::RangeEnd:
+      return "range_end";
+    case mmdb::SearchReason::Forced:
+      return "stick_changed";
+    case mmdb::SearchReason::Periodic:
+      return "periodic";
+    default:
+      return "none";
+  }
+}
+
+// What was compared and what the replay found; the replay is absent when it was skipped.
+struct DiffResult {
+  const DiffCommandOptions* options = nullptr;
+  const mmdb::StickScript* script = nullptr;
+  StructureDiff structure;
+  std::optional<ReplayDiff> replay;
+  std::string replay_skipped;  // why, when it was
+  bool differ() const { return structure.changed() || (replay && replay->decisionsDiffer()); }
+};
+
+std::string stickName(const DiffResult& r) {
+  return r.options->stick.empty() ? std::string("built-in") : r.options->stick;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Text
+
+std::string number(double v) { return std::isnan(v) ? std::string("(none)") : format("%g", v); }
+
+std::string clipFrame(const std::string& clip, int32_t local) {
+  return clip.empty() ? std::string("nothing") : clip + ":" + std::to_string(local);
+}
+
+std::string blockParts(const std::vector<std::string>& names, const std::vector<float>& costs) {
+  std::string out;
+  for (size_t i = 0; i < costs.size(); ++i)
+    out += (i ? ", " : "") + (i < names.size() ? names[i] : "block" + std::to_string(i)) +
+           format(" %.4g", double(costs[i]));
+  return out;
+}
+
+void printSide(const char* which, const char* other, const DecisionSide& s,
+               const std::vector<std::string>& blocks, std::ostream& out) {
+  if (!s.searched) {
+    out << "      " << which << ": no search at this step\n";
+    return;
+  }
+  out << "      " << which << ": " << reasonName(s.reason) << " search, playing "
+      << clipFrame(s.playing_clip, s.playing_local) << ", picked "
+      << clipFrame(s.winner_clip, s.winner_local) << format(", cost %.4g\n", double(s.cost))
+      << "         " << blockParts(blocks, s.block_costs) << "\n";
+  if (s.other_found)
+    out << "         " << other
+        << "'s pick scored here: " << format("cost %.4g", double(s.other_cost))
+        << (s.other_matchable ? "" : " (not matchable here)") << ": "
+        << blockParts(blocks, s.other_block_costs) << "\n";
+  else
+    out << "         " << other << "'s pick is not in this file\n";
+}
+
+void printStructure(const StructureDiff& s, std::ostream& out) {
+  if (!s.changed()) {
+    out << "structure: no change\n";
+    return;
+  }
+  out << "structure: " << s.changeCount() << (s.changeCount() == 1 ? " change\n" : " changes\n");
+  if (!s.settings.empty()) {
+    out << "  settings (A -> B)\n";
+    for (const auto& c : s.settings)
+      out << format("    %-36s %s -> %s\n", c.name.c_str(), number(c.a).c_str(),
+                    number(c.b).c_str());
+  }
+  if (!s.skeleton.empty()) {
+    out << "  skeleton\n";
+    for (const std::string& line : s.skeleton) out << "    " << line << "\n";
+  }
+  if (!s.blocks.empty()) {
+    out << "  feature blocks (std in raw units, A -> B)\n";
+    for (const auto& b : s.blocks) {
+      if (!b.in_a || !b.in_b)
+        out << format("    %-36s only in %s\n", b.name.c_str(), b.in_a ? "A" : "B");
+      else
+        out << format("    %-36s std %.6g -> %.6g\n", b.name.c_str(), b.std_a, b.std_b);
+    }
+  }
+  if (!s.clips_added.empty() || !s.clips_removed.empty() || !s.clips_changed.empty()) {
+    out << format("  clips: %u -> %u\n", s.clips_a, s.clips_b);
+    for (const std::string& name : s.clips_added) out << "    added    " << name << "\n";
+    for (const std::string& name : s.clips_removed) out << "    removed  " << name << "\n";
+    for (const auto& c : s.clips_changed) {
+      out << "    changed  " << c.name << ": ";
+      for (size_t i = 0; i < c.changes.size(); ++i) out << (i ? "; " : "") << c.changes[i];
+      out << "\n";
+    }
+  }
+  if (!s.ranges.empty()) {
+    out << format(
+        "  matchable ranges (clip-local frames): %llu -> %llu frames in %u -> %u ranges\n",
+        static_cast<unsigned long long>(s.matchable_a),
+        static_cast<unsigned long long>(s.matchable_b), s.ranges_a, s.ranges_b);
+    for (const auto& r : s.ranges) {
+      const auto list = [](const std::vector<std::string>& ranges) {
+        std::string text;
+        for (const std::string& range : ranges) text += (text.empty() ? "" : ", ") + range;
+        return text.empty() ? std::string("none") : text;
+      };
+      out << "    " << r.clip << "\n      A: " << list(r.a) << "\n      B: " << list(r.b) << "\n";
+    }
+  }
+  if (!s.tags_added.empty() || !s.tags_removed.empty()) {
+    out << "  tags\n";
+    for (const std::string& t : s.tags_added) out << "    added    " << t << "\n";
+    for (const std::string& t : s.tags_removed) out << "    removed  " << t << "\n";
+  }
+}
+
+void printStatLine(const char* name, double a, double b, bool relative, std::ostream& out) {
+  std::string change;
+  if (relative)
+    change = a != 0.0 ? format("%+.1f%%", 100.0 * (b - a) / a) : std::string("-");
+  else
+    change = format("%+.4g", b - a);
+  out << format("  %-26s %14.6g %14.6g %12s\n", name, a, b, change.c_str());
+}
+
+void printReplay(const DiffResult& r, std::ostream& out) {
+  const DiffCommandOptions& o = *r.options;
+  out << format("replay: %lld character%s, %g s at 60 Hz, stick script %s (%g s, looping)\n",
+                static_cast<long long>(o.characters), o.characters == 1 ? "" : "s", o.seconds,
+                stickName(r).c_str(), r.script->duration());
+  if (!r.replay) {
+    out << "  skipped: " << r.replay_skipped << "\n";
+    return;
+  }
+  const ReplayDiff& d = *r.replay;
+  out << format("  %-26s %14s %14s %12s\n", "", "A", "B", "B - A");
+  printStatLine("decisions", double(d.a.decisions), double(d.b.decisions), false, out);
+  printStatLine("jumps", double(d.a.jumps), double(d.b.jumps), false, out);
+  printStatLine("decisions/s (this machine)", d.a.decisions_per_second, d.b.decisions_per_second,
+                true, out);
+  printStatLine("mean cost", d.a.mean_cost, d.b.mean_cost, false, out);
+  printStatLine("p95 cost", d.a.p95_cost, d.b.p95_cost, false, out);
+  printStatLine("mean trajectory error (m)", d.a.mean_trajectory_error, d.b.mean_trajectory_error,
+                false, out);
+  printStatLine("p95 trajectory error (m)", d.a.p95_trajectory_error, d.b.p95_trajectory_error,
+                false, out);
+  const size_t listed = std::min(d.clips.size(), kListedClips);
+  int width = 24;  // the clip names' column, as wide as the longest listed
+  for (size_t i = 0; i < listed; ++i) width = std::max(width, int(d.clips[i].name.size()));
+  out << "  clip usage (share of frames played, largest change first)\n";
+  out << format("    %-*s %8s %8s %12s\n", width, "clip", "A", "B", "B - A");
+  for (size_t i = 0; i < listed; ++i) {
+    const ClipUsage& c = d.clips[i];
+    const std::string a = c.in_a ? format("%.1f%%", 100.0 * c.share_a) : std::string("(none)");
+    const std::string b = c.in_b ? format("%.1f%%", 100.0 * c.share_b) : std::string("(none)");
+    out << format("    %-*s %8s %8s %+8.1f pts\n", width, c.name.c_str(), a.c_str(), b.c_str(),
+                  100.0 * (c.share_b - c.share_a));
+  }
+  if (d.clips.size() > kListedClips)
+    out << "    and " << d.clips.size() - kListedClips << " more clips\n";
+  if (!d.decisionsDiffer()) {
+    out << "  decisions: the same in both (every search picked the same clip and frame)\n";
+    return;
+  }
+  out << format("  decisions: differ for %u of %lld characters; the first (clip:local frame):\n",
+                d.characters_differing, static_cast<long long>(o.characters));
+  for (const DecisionDifference& diff : d.first_differences) {
+    out << format("    %.3f s, character %u\n", diff.time, diff.character);
+    printSide("A", "B", diff.a, d.blocks_a, out);
+    printSide("B", "A", diff.b, d.blocks_b, out);
+  }
+}
+
+void printText(const DiffResult& r, std::ostream& out) {
+  const StructureDiff& s = r.structure;
+  out << format("A  %s: %u frames, %u clips, %u joints, cooker %s\n", r.options->a.c_str(),
+                s.frames_a, s.clips_a, s.joints_a, s.cooker_a.c_str());
+  out << format("B  %s: %u frames, %u clips, %u joints, cooker %s\n", r.options->b.c_str(),
+                s.frames_b, s.clips_b, s.joints_b, s.cooker_b.c_str());
+  printStructure(s, out);
+  printReplay(r, out);
+  if (!r.differ()) {
+    out << "result: no change\n";
+    return;
+  }
+  const bool structure = s.changed();
+  const bool decisions = r.replay && r.replay->decisionsDiffer();
+  out << "result: differ ("
+      << (structure && decisions ? "structure and decisions"
+          : structure            ? "structure"
+                                 : "decisions")
+      << ")\n";
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON (docs/review.md lists the keys)
+
+void writeFile(JsonWriter& json, const char* key, const std::string& path,
+               const std::string& cooker, uint32_t frames, uint32_t clips, uint32_t joints,
+               uint64_t matchable, uint32_t ranges) {
+  json.key(key).beginObject();
+  json.field("file", path).field("cooker_version", cooker).field("frame_count", frames);
+  json.field("clip_count", clips).field("joint_count", joints);
+  json.field("matchable_frames", matchable).field("range_count", ranges);
+  json.endObject();
+}
+
+void writeStrings(JsonWriter& json, const char* key, const std::vector<std::string>& items) {
+  json.key(key).beginArray();
+  for (const std::string& item : items) json.value(item);
+  json.endArray();
+}
+
+void writeStructure(JsonWriter& json, const StructureDiff& s) {
+  json.key("structure").beginObject();
+  json.field("changed", s.changed()).field("change_count", uint64_t{s.changeCount()});
+  json.key("settings").beginArray();
+  for (const auto& c : s.settings)
+    json.beginObject().field("name", c.name).field("a", c.a).field("b", c.b).endObject();
+  json.endArray();
+  writeStrings(json, "skeleton", s.skeleton);
+  json.key("feature_blocks").beginArray();
+  for (const auto& b : s.blocks) {
+    json.beginObject().field("name", b.name).field("in_a", b.in_a).field("in_b", b.in_b);
+    json.key("std_a");
+    b.in_a ? json.value(b.std_a) : json.null();
+    json.key("std_b");
+    b.in_b ? json.value(b.std_b) : json.null();
+    json.endObject();
+  }
+  json.endArray();
+  json.key("clips").beginObject();
+  writeStrings(json, "added", s.clips_added);
+  writeStrings(json, "removed", s.clips_removed);
+  json.key("changed").beginArray();
+  for (const auto& c : s.clips_changed) {
+    json.beginObject().field("name", c.name);
+    writeStrings(json, "changes", c.changes);
+    json.endObject();
+  }
+  json.endArray().endObject();
+  json.key("ranges").beginArray();
+  for (const auto& r : s.ranges) {
+    json.beginObject().field("clip", r.clip);
+    writeStrings(json, "a", r.a);
+    writeStrings(json, "b", r.b);
+    json.endObject();
+  }
+  json.endArray();
+  json.key("tags").beginObject();
+  writeStrings(json, "added", s.tags_added);
+  writeStrings(json, "removed", s.tags_removed);
+  json.endObject();
+  json.endObject();
+}
+
+void writeStats(JsonWriter& json, const char* key, const ReplayStats& s) {
+  json.key(key).beginObject();
+  json.field("decisions", s.decisions).field("decisions_per_second", s.decisions_per_second);
+  json.field("jumps", s.jumps);
+  json.field("mean_cost", s.mean_cost).field("p95_cost", s.p95_cost);
+  json.field("mean_trajectory_error", s.mean_trajectory_error);
+  json.field("p95_trajectory_error", s.p95_trajectory_error);
+  json.field("trajectory_samples", s.trajectory_samples);
+  json.endObject();
+}
+
+void writeBlockCosts(JsonWriter& json, const char* key, const std::vector<std::string>& names,
+                     const std::vector<float>& costs) {
+  json.key(key).beginObject();
+  for (size_t i = 0; i < costs.size(); ++i)
+    json.field(i < names.size() ? names[i] : "block" + std::to_string(i), costs[i]);
+  json.endObject();
+}
+
+void writeClipFrame(JsonWriter& json, const char* key, const std::string& clip, int32_t local) {
+  json.key(key);
+  if (clip.empty()) {
+    json.null();
+    return;
+  }
+  json.beginObject().field("clip", clip).field("frame", local).endObject();
+}
+
+void writeSide(JsonWriter& json, const char* key, const DecisionSide& s,
+               const std::vector<std::string>& blocks) {
+  json.key(key);
+  if (!s.searched) {
+    json.null();
+    return;
+  }
+  json.beginObject().field("reason", reasonName(s.reason));
+  writeClipFrame(json, "playing", s.playing_clip, s.playing_local);
+  writeClipFrame(json, "winner", s.winner_clip, s.winner_local);
+  json.field("winner_global_frame", s.winner_global).field("cost", s.cost);
+  writeBlockCosts(json, "block_costs", blocks, s.block_costs);
+  json.key("other_winner");
+  if (s.other_found) {
+    json.beginObject().field("cost", s.other_cost).field("matchable", s.other_matchable);
+    writeBlockCosts(json, "block_costs", blocks, s.other_block_costs);
+    json.endObject();
+  } else {
+    json.null();
+  }
+  json.endObject();
+}
+
+void writeReplay(JsonWriter& json, const DiffResult& r) {
+  json.key("replay").beginObject();
+  json.field("characters", r.options->characters).field("seconds", r.options->seconds);
+  json.field("stick", stickName(r)).field("stick_seconds", r.script->duration());
+  json.key("skipped");
+  r.replay ? json.null() : json.value(r.replay_skipped);
+  if (r.replay) {
+    const ReplayDiff& d = *r.replay;
+    json.field("steps", d.steps);
+    writeStats(json, "a", d.a);
+    writeStats(json, "b", d.b);
+    json.key("clip_usage").beginArray();
+    for (const ClipUsage& c : d.clips) {
+      json.beginObject().field("name", c.name).field("in_a", c.in_a).field("in_b", c.in_b);
+      json.field("frames_a", c.frames_a).field("frames_b", c.frames_b);
+      json.field("share_a", c.share_a).field("share_b", c.share_b);
+      json.endObject();
+    }
+    json.endArray();
+    json.field("decisions_differ", d.decisionsDiffer());
+    json.field("characters_differing", d.characters_differing);
+    json.key("first_differences").beginArray();
+    for (const DecisionDifference& diff : d.first_differences) {
+      json.beginObject().field("time", diff.time).field("step", diff.step);
+      json.field("character", diff.character);
+      writeSide(json, "a", diff.a, d.blocks_a);
+      writeSide(json, "b", diff.b, d.blocks_b);
+      json.endObject();
+    }
+    json.endArray();
+  }
+  json.endObject();
+}
+
+void printJson(const DiffResult& r, std::ostream& out) {
+  const StructureDiff& s = r.structure;
+  JsonWriter json(out);
+  json.beginObject();
+  writeFile(json, "a", r.options->a, s.cooker_a, s.frames_a, s.clips_a, s.joints_a, s.matchable_a,
+            s.ranges_a);
+  writeFile(json, "b", r.options->b, s.cooker_b, s.frames_b, s.clips_b, s.joints_b, s.matchable_b,
+            s.ranges_b);
+  json.field("differ", r.differ());
+  writeStructure(json, s);
+  writeReplay(json, r);
+  json.endObject();
+}
+
+}  // namespace
+
+int runDiffCommand(const DiffCommandOptions& options, std::ostream& out) {
+  if (options.characters < 1 || options.characters > int64_t{mmcook::review::kMaxReplayCharacters})
+    throw UsageError(format("--characters wants a whole number from 1 to %u, got %lld",
+                            mmcook::review::kMaxReplayCharacters,
+                            static_cast<long long>(options.characters)));
+  if (!(options.seconds >= 1.0 && options.seconds <= mmcook::review::kMaxReplaySeconds))
+    throw UsageError(format("--seconds wants a number of seconds from 1 to %g, got %g",
+                            mmcook::review::kMaxReplaySeconds, options.seconds));
+
+  mmdb::StickScript script = mmdb::StickScript::builtIn();
+  if (!options.stick.empty()) {
+    mmdb::Result<mmdb::StickScript> loaded = mmdb::StickScript::load(options.stick.c_str());
+    if (!loaded) throw InputError(std::string("bad stick file: ") + loaded.error().message());
+    script = std::move(loaded.value());
+  }
+  const mmdb::Database a = openChecked(options.a, "A");
+  const mmdb::Database b = openChecked(options.b, "B");
+
+  DiffResult result;
+  result.options = &options;
+  result.script = &script;
+  result.structure = mmcook::review::compareStructure(a, b);
+  if (result.structure.jointCountsDiffer()) {
+    result.replay_skipped = format(
+        "A has %u joints and B has %u: they animate different skeletons, so their decisions "
+        "cannot be compared; the structure above is the whole comparison",
+        result.structure.joints_a, result.structure.joints_b);
+  } else {
+    mmcook::review::ReplaySettings settings;
+    settings.characters = uint32_t(options.characters);
+    settings.seconds = options.seconds;
+    settings.keep_decisions = true;
+    mmdb::Result<mmcook::review::Replay> ra = mmcook::review::replay(a, script, settings);
+    mmdb::Result<mmcook::review::Replay> rb = mmcook::review::replay(b, script, settings);
+    if (!ra || !rb) {
+      const bool a_failed = !ra;
+      const mmdb::Error& error = a_failed ? ra.error() : rb.error();
+      result.replay_skipped = format("%s (%s) cannot be replayed: %s: %s", a_failed ? "A" : "B",
+                                     (a_failed ? options.a : options.b).c_str(),
+                                     mmdb::errorCodeName(error.code()), error.message());
+    } else {
+      mmdb::Result<ReplayDiff> compared =
+          mmcook::review::compareReplays(a, ra.value(), b, rb.value(), kDiffListedDecisions);
+      if (!compared)
+        throw std::runtime_error(std::string("comparing the replays: ") +
+                                 compared.error().message());
+      result.replay = std::move(compared.value());
+    }
+  }
+  if (options.json)
+    printJson(result, out);
+  else
+    printText(result, out);
+  return options.fail_on_change && result.differ() ? kExitChanged : kExitOk;
+}
+
+}  // namespace mmdb::cook
