@@ -203,9 +203,8 @@ struct TrialScratch {
 // chunk with the same result as in one piece, and stops at the first chunk whose error exceeds
 // `target`: a caller searching for the narrowest coding only needs to know that this one fails
 // (the error returned is then a lower bound of the whole track's).
-TrackError codeAndMeasure(const Track& track, const CookedTrack& coding, bool rotation,
-                          float pad, float target, TrialScratch& scratch,
-                          Track& decoded) {
+TrackError codeAndMeasure(const Track& track, const CookedTrack& coding, bool rotation, float pad,
+                          float target, TrialScratch& scratch, Track& decoded) {
   constexpr size_t kChunkFrames = 256;
   decoded.resize(track.size());
   TrackError worst;
@@ -318,8 +317,7 @@ Choice chooseCoding(const TrackView& view, bool rotation, float target,
     Choice a;
     a.coding.coding = coding;
     a.coding.bits = uint8_t(bits);
-    const TrackError e =
-        codeAndMeasure(track, a.coding, rotation, pad, target, scratch, trial);
+    const TrackError e = codeAndMeasure(track, a.coding, rotation, pad, target, scratch, trial);
     a.error = e.error;
     a.worst_frame = e.frame;
     return a;

@@ -1,8 +1,8 @@
 // The pose-compression stage on a 2 m character with known motion: every joint stays within the
 // budget in model space, still tracks are stored once, and the bytes do not depend on the job
 // count.
-#include "compress/pose_compression.h"
 #include "compress/exponent_filter.h"
+#include "compress/pose_compression.h"
 #include "core/errors.h"
 #include "manifest/manifest.h"
 #include "write/database_writer.h"
@@ -350,14 +350,13 @@ TEST(ExponentFilter, SameBytesAsMeshoptimizer) {
       for (float& v : values) v = value();
       std::vector<uint8_t> ours(values.size() * 4), theirs(values.size() * 4);
       mmdb::cook::encodeExponentFilter(ours.data(), values.data(), kVectors, components, bits);
-      meshopt_encodeFilterExp(theirs.data(), kVectors, size_t(components) * 4, bits,
-                              values.data());
+      meshopt_encodeFilterExp(theirs.data(), kVectors, size_t(components) * 4, bits, values.data());
       for (size_t k = 0; k < values.size(); ++k) {
         uint32_t a, b;
         std::memcpy(&a, ours.data() + k * 4, 4);
         std::memcpy(&b, theirs.data() + k * 4, 4);
-        ASSERT_EQ(a, b) << "value " << values[k] << " (vector " << k / size_t(components)
-                        << ", " << components << " components, " << bits << " bits)";
+        ASSERT_EQ(a, b) << "value " << values[k] << " (vector " << k / size_t(components) << ", "
+                        << components << " components, " << bits << " bits)";
         ++compared;
       }
     }
