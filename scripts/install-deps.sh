@@ -31,3 +31,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get update -q
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
+
+# chromedriver reaches Chromium (and selenium reaches chromedriver) through the name `localhost`.
+# Every installed Debian resolves it from /etc/hosts, but a minimal root (debootstrap, a container
+# image) may have no /etc/hosts at all.
+if ! getent hosts localhost >/dev/null; then
+  echo "Adding localhost to /etc/hosts (the report's browser test needs it)"
+  printf '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n' | $sudo tee -a /etc/hosts >/dev/null
+fi

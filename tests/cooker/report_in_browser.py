@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 import shutil
+import socket
 import struct
 import subprocess
 import sys
@@ -218,6 +219,12 @@ def main():
     parser.add_argument("--work", required=True, help="folder for databases, pages, screenshots")
     args = parser.parse_args()
     browser, chromedriver = find_browser()
+    try:  # chromedriver talks to Chromium through this name, and selenium to chromedriver
+        socket.getaddrinfo("localhost", None)
+    except OSError:
+        fail("the name localhost does not resolve (no entry in /etc/hosts), so chromedriver "
+             "cannot reach Chromium: add '127.0.0.1 localhost' to /etc/hosts "
+             "(bash scripts/install-deps.sh does)")
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
