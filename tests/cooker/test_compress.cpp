@@ -202,6 +202,53 @@ TEST(Compress, VelocitiesStayWithinTheirBudgets) {
   }
 }
 
+// The largest error of a vector track coded with the exponential filter at `bits`, as the cook
+// codes it: a fourth component, the track's largest magnitude, fixes the exponent.
+float exponentError(const std::vector<glm::vec3>& track, int bits) {
+  float pad = 0;
+  for (const glm::vec3& v : track)
+    pad = std::max({pad, std::fabs(v.x), std::fabs(v.y), std::fabs(v.z)});
+  if (pad == 0) pad = 1;
+  std::vector<float> values;
+  for (const glm::vec3& v : track) values.insert(values.end(), {v.x, v.y, v.z, pad});
+  std::vector<uint8_t> bytes(values.size() * 4);
+  mmdb::cook::encodeExponentFilter(bytes.data(), values.data(), track.size(), 4, bits);
+  meshopt_decodeFilterExp(bytes.data(), track.size(), 16);
+  float worst = 0;
+  for (size_t i = 0; i < track.size(); ++i) {
+    float d[4];
+    std::memcpy(d, bytes.data() + i * 16, 16);
+    worst = std::max(worst, glm::length(glm::vec3(d[0], d[1], d[2]) - track[i]));
+  }
+  return worst;
+}
+
+// Each coded velocity track takes the fewest bits within its budget: one bit less would not
+// hold it. Budgets far apart, so that the search starts both above and below the answer.
+TEST(Compress, EachVelocityTrackTakesTheFewestBitsWithinItsBudget) {
+  for (const float tolerance : {1e-2f, 1e-4f, 3e-6f}) {
+    mmdb::cook::CookedDatabase db = characterDatabase(600);
+    const std::vector<glm::vec3> raw = db.local_angular_velocities;
+    mmdb::cook::CompressionSettings settings;
+    settings.angular_velocity_tolerance = tolerance;
+    mmdb::cook::compressPoses(db, settings, 2);
+    const auto& stream = *db.pose_coding.streams[mmdb::cook::kStreamAngularVelocities];
+    int coded = 0;
+    for (uint32_t j = 0; j < kJointCount; ++j) {
+      const mmdb::cook::CookedTrack& track = stream.tracks[j];
+      if (track.coding != mmdb::cook::TrackCoding::Exponent) continue;
+      ++coded;
+      std::vector<glm::vec3> values;
+      for (uint32_t f = 0; f < db.frame_count; ++f) values.push_back(raw[f * kJointCount + j]);
+      EXPECT_LE(exponentError(values, track.bits), tolerance) << "joint " << j;
+      if (track.bits > 1)
+        EXPECT_GT(exponentError(values, track.bits - 1), tolerance)
+            << "joint " << j << " fits in " << track.bits - 1 << " bits, not only " << track.bits;
+    }
+    EXPECT_GE(coded, 10) << "tolerance " << tolerance;
+  }
+}
+
 TEST(Compress, ATighterBudgetCostsBytesAndStillHolds) {
   mmdb::cook::CookedDatabase loose = characterDatabase(), tight = characterDatabase();
   mmdb::cook::CompressionSettings settings;
