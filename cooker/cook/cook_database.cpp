@@ -28,6 +28,7 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -584,10 +585,19 @@ struct Concatenated {
   std::vector<ClipTagging> tagging;
 };
 
+// One stream of the database and where each part keeps its share of it.
+struct StreamCopy {
+  std::function<void(ClipMotion&)> append_and_free;  // appends m's share, then frees it
+};
+
 Concatenated concatenateParts(const CookRequest& request, const std::vector<int>& source_of,
-                              std::vector<ClipPart>& parts, bool with_poses, CookedDatabase& db) {
+                              std::vector<ClipPart>& parts, bool with_poses, CookedDatabase& db,
+                              int jobs) {
   Concatenated out;
-  auto add = [&](const ClipMotion& m, int spec_index, const ClipPart& part, int mirror_of) {
+  // The clips first (small, in manifest order), then each stream on its own thread: a stream's
+  // parts are appended in the same order, so the bytes are the same for any job count.
+  std::vector<ClipMotion*> motions;  // in database order
+  auto add = [&](ClipMotion& m, int spec_index, const ClipPart& part, int mirror_of) {
     const ClipSpec& spec = request.clips[spec_index];
     CookedClip c;
     c.name = m.clip.name;
@@ -606,43 +616,59 @@ Concatenated concatenateParts(const CookRequest& request, const std::vector<int>
     out.tagging.push_back(std::move(t));
     db.clips.push_back(std::move(c));
     db.frame_count += static_cast<uint32_t>(m.clip.frame_count);
-    if (with_poses) {
-      append(db.local_rotations, m.clip.rotations);
-      append(db.local_translations, m.clip.translations);
-      append(db.local_velocities, m.velocities);
-      append(db.local_angular_velocities, m.angular_velocities);
-    }
-    append(db.root_motion, m.root);
-    append(db.contacts, m.contacts);
-    append(out.raw_features, m.features);
+    motions.push_back(&m);
   };
-  size_t total_frames = 0;
-  for (const auto& part : parts) total_frames += partFrames(part);
-  const size_t joints = db.joint_count;
-  if (with_poses) {
-    for (auto* v : {&db.local_translations, &db.local_velocities, &db.local_angular_velocities})
-      reserveLarge(*v, total_frames * joints);
-    reserveLarge(db.local_rotations, total_frames * joints);
-  }
-  reserveLarge(db.root_motion, total_frames);
-  reserveLarge(db.contacts, total_frames);
-  reserveLarge(out.raw_features, total_frames * kFeatureCount);
-  // The freed parts go back to the system every few MB, or they would stay resident beside the
-  // streams they are copied into (core/heap.h). What is freed after the last time stays for the
-  // pose compression to reuse.
-  constexpr uint64_t kReleaseBytes = uint64_t{12} << 20;
-  uint64_t freed = 0;
   for (size_t i = 0; i < parts.size(); ++i) {
     const int original = static_cast<int>(db.clips.size());
     add(parts[i].motion, static_cast<int>(i), parts[i], -1);
     if (parts[i].mirror) add(*parts[i].mirror, static_cast<int>(i), parts[i], original);
-    freed += partBytes(parts[i]);
-    parts[i] = ClipPart();
-    if (freed >= kReleaseBytes) {
-      releaseFreedMemory();
-      freed = 0;
-    }
   }
+  const size_t total_frames = db.frame_count;
+  const size_t joints = db.joint_count;
+
+  // The freed parts go back to the system every few MB, or they would stay resident beside the
+  // streams they are copied into (core/heap.h). What is freed after the last time stays for the
+  // pose compression to reuse.
+  constexpr uint64_t kReleaseBytes = uint64_t{12} << 20;
+  auto copier = [&](auto& to, size_t per_frame, auto share) {
+    return StreamCopy{[&to, per_frame, share, total_frames, first = true,
+                       freed = uint64_t{0}](ClipMotion& m) mutable {
+      if (first) reserveLarge(to, total_frames * per_frame);
+      first = false;
+      auto& from = share(m);
+      append(to, from);
+      freed += uint64_t(from.capacity()) * sizeof(from[0]);
+      std::decay_t<decltype(from)>().swap(from);
+      if (freed >= kReleaseBytes) {
+        releaseFreedMemory();
+        freed = 0;
+      }
+    }};
+  };
+  // The largest streams first, so that the threads finish together.
+  std::vector<StreamCopy> streams;
+  if (with_poses) {
+    streams.push_back(copier(
+        db.local_rotations, joints, [](ClipMotion & m) -> auto& { return m.clip.rotations; }));
+    streams.push_back(copier(
+        db.local_translations, joints,
+        [](ClipMotion & m) -> auto& { return m.clip.translations; }));
+    streams.push_back(copier(
+        db.local_velocities, joints, [](ClipMotion & m) -> auto& { return m.velocities; }));
+    streams.push_back(copier(
+        db.local_angular_velocities, joints,
+        [](ClipMotion & m) -> auto& { return m.angular_velocities; }));
+  }
+  streams.push_back(copier(
+      out.raw_features, kFeatureCount, [](ClipMotion & m) -> auto& { return m.features; }));
+  streams.push_back(copier(
+      db.root_motion, 1, [](ClipMotion & m) -> auto& { return m.root; }));
+  streams.push_back(copier(
+      db.contacts, 1, [](ClipMotion & m) -> auto& { return m.contacts; }));
+  parallelFor(0, static_cast<int>(streams.size()), jobs, [&](int s) {
+    for (ClipMotion* m : motions) streams[size_t(s)].append_and_free(*m);
+  });
+  for (ClipPart& part : parts) part = ClipPart();
   return out;
 }
 
@@ -803,8 +829,8 @@ CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
   db.sources = std::move(sources.sources);
   db.joint_count = static_cast<uint32_t>(obtained.context.skeleton.names.size());
   db.frame_rate = static_cast<float>(settings.frame_rate);
-  Concatenated joined =
-      concatenateParts(request, sources.source_of, obtained.parts, !kept.stored.has_value(), db);
+  Concatenated joined = concatenateParts(request, sources.source_of, obtained.parts,
+                                         !kept.stored.has_value(), db, jobs);
   linkFeatures(joined, obtained.context.roles, settings, stage, warn, db);
   describeSkeleton(obtained.context.skeleton, obtained.context.roles, report.unit_scale,
                    db.skeleton);
