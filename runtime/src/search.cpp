@@ -614,59 +614,186 @@ MMDB_AVX2 void prunedAvx2(const Database& db, const SearchRequest& request, cons
   }
 }
 
-// The requests of `mask` whose bound for the box at box_lo/box_hi, plus the bias of the range
-// being scanned, is below their best, 8 requests at a time against the same box.
-template <uint32_t kV, bool kWeighted>
-MMDB_AVX2 inline uint64_t boxesBelowBest(const Layout& layout, const PreparedQuery* pq,
-                                         const float* transition, const Scan* scans, uint64_t mask,
+// The batch's queries transposed: column c of lane i at q[c][i], so that a box's min and max
+// of a column, broadcast once, meet 8 requests per vector: no horizontal sums and no gathering
+// of query pointers per box. Lane i is request i, or (packed) request[i]: the requests still
+// searching a group or a large box, side by side, so that a box test of few of them takes few
+// vectors.
+template <bool kWeighted>
+struct alignas(32) BatchLanes {
+  float q[kMaxColumns][kBatchChunk];
+  float w[kWeighted ? kMaxColumns : 1][kBatchChunk];
+  float transition[kBatchChunk];
+  float best[kBatchChunk];  // the requests' best costs, kept up to date by the batch
+  alignas(32) int32_t request[kBatchChunk];
+  uint32_t count = 0;
+};
+
+// Box terms of columns [from, to) for the K * 8 lanes from `lane`, added to acc[] (in any
+// order: kShrink covers it). Column after column, every vector's in turn: the box's min and
+// max are broadcast once per column, and the vectors' sums are independent chains of fused
+// multiply-adds, which overlap.
+template <uint32_t K, bool kWeighted>
+MMDB_AVX2 inline void columnTerms(const BatchLanes<kWeighted>& b, uint32_t lane, const float* lo,
+                                  const float* hi, uint32_t from, uint32_t to,
+                                  __m256* acc) noexcept {
+  for (uint32_t c = from; c < to; ++c) {
+    const __m256 l = _mm256_set1_ps(lo[c]), h = _mm256_set1_ps(hi[c]);
+    for (uint32_t k = 0; k < K; ++k) {
+      const __m256 q = _mm256_load_ps(&b.q[c][lane + 8 * k]);
+      // q - clamp(q, lo, hi): boxTerm's distance or its negation
+      __m256 d = _mm256_sub_ps(q, _mm256_min_ps(_mm256_max_ps(q, l), h));
+      if (kWeighted) d = _mm256_mul_ps(d, _mm256_load_ps(&b.w[c][lane + 8 * k]));
+      acc[k] = _mm256_fmadd_ps(d, d, acc[k]);
+    }
+  }
+}
+
+// The lanes of `active` (bits for the K * 8 lanes from `lane`) whose bound (transition + acc[]
+// shrunk, plus `bias`) is below their best.
+template <uint32_t K, bool kWeighted>
+MMDB_AVX2 inline uint32_t lanesBelow(const BatchLanes<kWeighted>& b, uint32_t lane,
+                                     const __m256* acc, __m256 bias, uint32_t active) noexcept {
+  uint32_t below = 0;
+  for (uint32_t k = 0; k < K; ++k) {
+    const __m256 bound =
+        _mm256_add_ps(shrink(_mm256_load_ps(b.transition + lane + 8 * k), acc[k]), bias);
+    below |= uint32_t(_mm256_movemask_ps(
+                 _mm256_cmp_ps(bound, _mm256_load_ps(b.best + lane + 8 * k), _CMP_LT_OQ)))
+             << (8 * k);
+  }
+  return below & active;
+}
+
+// The vectors of 8 lanes up to the last lane of a block's `active` (not 0).
+inline uint32_t vectorsOf(uint32_t active) noexcept { return (32 - __builtin_clz(active) + 7) / 8; }
+
+// boxesBelowBest() of the K * 8 lanes from `lane`. The second half of the columns first (for
+// 27 features, 16 to 26, the trajectory's, which differ most between a game's query and a
+// box): when no lane's partial bound is below its best, the rest is skipped.
+template <uint32_t K, uint32_t kN, bool kWeighted>
+MMDB_AVX2 inline uint32_t blockBelow(const BatchLanes<kWeighted>& b, uint32_t n, uint32_t lane,
+                                     uint32_t active, const float* lo, const float* hi,
+                                     __m256 bias) noexcept {
+  const uint32_t columns = kN ? kN : n, split = 8 * (((columns + 7) / 8) / 2);
+  __m256 acc[K];
+  for (__m256& a : acc) a = _mm256_setzero_ps();
+  columnTerms<K, kWeighted>(b, lane, lo, hi, split, columns, acc);
+  if (split > 0) {
+    // The rest only up to the last vector with a lane still below its best.
+    active = lanesBelow<K, kWeighted>(b, lane, acc, bias, active);
+    if (!active) return 0;
+    const uint32_t rest = vectorsOf(active);
+    if (K >= 4 && rest == 4)
+      columnTerms<K >= 4 ? 4 : 1, kWeighted>(b, lane, lo, hi, 0, split, acc);
+    else if (K >= 3 && rest == 3)
+      columnTerms<K >= 3 ? 3 : 1, kWeighted>(b, lane, lo, hi, 0, split, acc);
+    else if (K >= 2 && rest == 2)
+      columnTerms<K >= 2 ? 2 : 1, kWeighted>(b, lane, lo, hi, 0, split, acc);
+    else
+      columnTerms<1, kWeighted>(b, lane, lo, hi, 0, split, acc);
+  }
+  return lanesBelow<K, kWeighted>(b, lane, acc, bias, active);
+}
+
+// The lanes of `mask` whose bound for the box at box_lo/box_hi, plus the bias of the range
+// being scanned, is below their best, up to 32 lanes at a time (only the vectors up to the
+// last active lane). `<` is exact here: a request's frames are visited in increasing order, so
+// a bound equal to its best can only tie a best of a lower frame, or the current frame, which
+// keeps its ties (Scan::prunes).
+template <uint32_t kN, bool kWeighted>
+MMDB_AVX2 inline uint64_t boxesBelowBest(const BatchLanes<kWeighted>& b, uint32_t n, uint64_t mask,
                                          const float* box_lo, const float* box_hi,
                                          float bias) noexcept {
+  const __m256 bias_v = _mm256_set1_ps(bias);
   uint64_t passed = 0;
-  while (mask) {
-    uint32_t index[8];
-    uint32_t m = 0;
-    for (; m < 8 && mask; ++m) {
-      index[m] = uint32_t(__builtin_ctzll(mask));
-      mask &= mask - 1;
+  for (uint32_t lane = 0; lane < kBatchChunk; lane += 32) {
+    const uint32_t active = uint32_t(mask >> lane);
+    if (!active) continue;
+    uint32_t below;
+    switch (vectorsOf(active)) {
+      case 1:
+        below = blockBelow<1, kN, kWeighted>(b, n, lane, active, box_lo, box_hi, bias_v);
+        break;
+      case 2:
+        below = blockBelow<2, kN, kWeighted>(b, n, lane, active, box_lo, box_hi, bias_v);
+        break;
+      case 3:
+        below = blockBelow<3, kN, kWeighted>(b, n, lane, active, box_lo, box_hi, bias_v);
+        break;
+      default:
+        below = blockBelow<4, kN, kWeighted>(b, n, lane, active, box_lo, box_hi, bias_v);
     }
-    const PreparedQuery* q[8];
-    const float* l[8];
-    const float* h[8];
-    alignas(32) float t[8], best[8];
-    for (uint32_t k = 0; k < 8; ++k) {
-      const uint32_t i = index[k < m ? k : 0];
-      q[k] = &pq[i];
-      l[k] = box_lo;
-      h[k] = box_hi;
-      t[k] = transition[i];
-      best[k] = scans[i].best_cost;
-    }
-    const __m256 best_v = _mm256_load_ps(best);
-    const __m256 bound =
-        _mm256_add_ps(boxBounds8<kV, kWeighted>(layout, q, l, h, _mm256_load_ps(t), best_v),
-                      _mm256_set1_ps(bias));
-    const uint32_t below = uint32_t(_mm256_movemask_ps(_mm256_cmp_ps(bound, best_v, _CMP_LT_OQ)));
-    for (uint32_t k = 0; k < m; ++k)
-      if (below & (1u << k)) passed |= uint64_t(1) << index[k];
+    passed |= uint64_t(below) << lane;
   }
   return passed;
 }
 
-// One pass for up to 64 requests: per range, the requests whose filter passes; per box, the
-// bounds of those still searching it, 8 requests at a time against the same box; per group of
-// rows, each request that reached it. Every request sees its frames in increasing order, so
+// The requests of `mask` packed side by side into `to` (its request[] says whose) from `from`
+// (lane = request).
+template <bool kWeighted>
+MMDB_AVX2 void packLanes(const BatchLanes<kWeighted>& from, uint32_t n, uint64_t mask,
+                         BatchLanes<kWeighted>& to) noexcept {
+  uint32_t m = 0;
+  for (; mask; mask &= mask - 1) to.request[m++] = int32_t(__builtin_ctzll(mask));
+  to.count = m;
+  for (uint32_t j = m; j % 8; ++j) to.request[j] = to.request[0];
+  for (uint32_t v = 0; 8 * v < m; ++v) {
+    const __m256i index = _mm256_load_si256(reinterpret_cast<const __m256i*>(to.request + 8 * v));
+    for (uint32_t c = 0; c < n; ++c) {
+      _mm256_store_ps(&to.q[c][8 * v], _mm256_i32gather_ps(from.q[c], index, 4));
+      if (kWeighted) _mm256_store_ps(&to.w[c][8 * v], _mm256_i32gather_ps(from.w[c], index, 4));
+    }
+    _mm256_store_ps(to.transition + 8 * v, _mm256_i32gather_ps(from.transition, index, 4));
+  }
+}
+
+// A packed set's best costs from the requests' (`all`, lane = request).
+template <bool kWeighted>
+MMDB_AVX2 inline void refreshBest(const BatchLanes<kWeighted>& all,
+                                  BatchLanes<kWeighted>& packed) noexcept {
+  for (uint32_t v = 0; 8 * v < packed.count; ++v) {
+    const __m256i index =
+        _mm256_load_si256(reinterpret_cast<const __m256i*>(packed.request + 8 * v));
+    _mm256_store_ps(packed.best + 8 * v, _mm256_i32gather_ps(all.best, index, 4));
+  }
+}
+
+// The requests of a packed set's lanes in `lanes`.
+inline uint64_t requestsOf(const int32_t* request, uint64_t lanes) noexcept {
+  uint64_t r = 0;
+  for (; lanes; lanes &= lanes - 1) r |= uint64_t(1) << request[__builtin_ctzll(lanes)];
+  return r;
+}
+
+// One pass for up to 64 requests: per range, the requests whose filter passes; per group of
+// kGroup large boxes, then per large box, then per small box, the bounds of those still
+// searching it, all of them against the same box (BatchLanes), packed side by side; per group
+// of rows, each request that reached it. Every request sees its frames in increasing order, so
 // its result is its own search's.
 // With kWeighted (some request has weights), every request's rows and boxes are weighted: a
 // request without weights has weights of 1, which give its unweighted floats exactly.
-template <uint32_t kV, bool kWeighted>
+// kN: the column count when known at compile time (0: read at run time).
+constexpr uint32_t kGroup = 8;
+template <uint32_t kV, uint32_t kN, bool kWeighted>
 MMDB_AVX2 void batchAvx2(const Database& db, const SearchRequest* requests, Scan* scans,
                          uint32_t count, const Layout& layout, uint32_t lo, uint32_t hi) noexcept {
   PreparedQuery pq[kBatchChunk];
-  alignas(32) float transition[kBatchChunk];
-  for (uint32_t i = 0; i < count; ++i) {
-    prepare(layout, scans[i], pq[i]);
-    transition[i] = scans[i].transition;
+  BatchLanes<kWeighted> all, in_group_lanes;
+  const uint32_t n = db.featureCount();
+  for (uint32_t c = 0; c < n; ++c) {
+    for (uint32_t i = 0; i < kBatchChunk; ++i) {
+      all.q[c][i] = i < count ? scans[i].query[c] : 0.f;
+      if (kWeighted) all.w[c][i] = i < count ? scans[i].weight[c] : 1.f;
+    }
   }
+  for (uint32_t i = 0; i < kBatchChunk; ++i) {
+    all.transition[i] = i < count ? scans[i].transition : 0.f;
+    all.best[i] = i < count ? scans[i].best_cost : -std::numeric_limits<float>::infinity();
+    all.request[i] = int32_t(i);
+  }
+  all.count = count;
+  for (uint32_t i = 0; i < count; ++i) prepare(layout, scans[i], pq[i]);
   const uint32_t small = db.boundsSmallSize(), large = db.boundsLargeSize();
   const uint32_t frames = db.frameCount(), stride = db.featureStride();
   const float* large_min = db.boundsLargeMin().data();
@@ -674,8 +801,6 @@ MMDB_AVX2 void batchAvx2(const Database& db, const SearchRequest* requests, Scan
   const float* small_min = db.boundsSmallMin().data();
   const float* small_max = db.boundsSmallMax().data();
   const uint32_t large_boxes = (frames + large - 1) / large;
-  // Boxes over kGroup large boxes, made here from theirs: one test for every request.
-  constexpr uint32_t kGroup = 8;
   uint32_t group_index = ~0u;
   alignas(32) float group_min[8 * kMaxVectors] = {}, group_max[8 * kMaxVectors] = {};
 
@@ -691,14 +816,16 @@ MMDB_AVX2 void batchAvx2(const Database& db, const SearchRequest* requests, Scan
     if (!in_range) continue;
     const float bias = biasOf(biases, r);
     for (uint32_t i = 0; i < count; ++i) scans[i].bias = bias;
-    uint64_t in_group = 0;
+    uint64_t in_group = 0;  // lanes of in_group_lanes when packed, else of all
+    bool packed = false;
     uint32_t group_end = 0;
     while (f < end) {
       const uint32_t lb = f / large;
       const uint32_t large_end = std::min(end, (lb + 1) * large);
       if (f >= group_end) {
         // A new group of kGroup large boxes: one box over them, tested for every request of
-        // the range; its min/max are computed once for the whole batch.
+        // the range; its min/max are computed once for the whole batch. Those it passes are
+        // packed for the large boxes' tests.
         const uint32_t group = lb / kGroup;
         if (group != group_index) {
           group_index = group;
@@ -717,29 +844,50 @@ MMDB_AVX2 void batchAvx2(const Database& db, const SearchRequest* requests, Scan
           }
         }
         group_end = std::min(end, (group + 1) * kGroup * large);
-        in_group = boxesBelowBest<kV, kWeighted>(layout, pq, transition, scans, in_range, group_min,
-                                                 group_max, bias);
-        if (!in_group) {
+        const uint64_t passed =
+            boxesBelowBest<kN, kWeighted>(all, n, in_range, group_min, group_max, bias);
+        if (!passed) {
           f = group_end;
           continue;
         }
+        // Packed only when that saves vectors: packing (gathers) costs about as much as a box
+        // test. On a database whose group boxes are loose nearly every request passes and
+        // nothing is packed; where few pass, the large boxes' and small boxes' tests take few
+        // vectors.
+        const uint32_t m = uint32_t(__builtin_popcountll(passed));
+        uint32_t spread = 0;
+        for (uint32_t lane = 0; lane < kBatchChunk; lane += 32)
+          if (uint32_t(passed >> lane)) spread += vectorsOf(uint32_t(passed >> lane));
+        packed = (m + 7) / 8 + 2 <= spread;
+        if (packed) {
+          packLanes(all, n, passed, in_group_lanes);
+          in_group = m == 64 ? ~uint64_t(0) : (uint64_t(1) << m) - 1;
+        } else {
+          in_group = passed;
+        }
       }
-      const uint64_t in_large = boxesBelowBest<kV, kWeighted>(
-          layout, pq, transition, scans, in_group, large_min + size_t(lb) * stride,
+      if (packed) refreshBest(all, in_group_lanes);
+      const BatchLanes<kWeighted>& in_large_lanes = packed ? in_group_lanes : all;
+      const uint64_t large_lanes = boxesBelowBest<kN, kWeighted>(
+          in_large_lanes, n, in_group, large_min + size_t(lb) * stride,
           large_max + size_t(lb) * stride, bias);
-      if (!in_large) {
+      if (!large_lanes) {
         f = large_end;
         continue;
       }
-      // The small boxes' tests first, then their rows (asked for ahead).
+      // The small boxes' tests first (on the lanes that passed the large box), then their rows
+      // (asked for ahead). Packing these again measured slower: they are only 4 tests.
+      const uint64_t in_large = large_lanes;
       uint64_t in_small_box[64];
       uint32_t boxes_here = 0;
       for (uint32_t g = f; g < large_end; ++boxes_here) {
         const uint32_t sb = g / small;
         const uint32_t small_end = std::min(large_end, (sb + 1) * small);
-        const uint64_t in_small = boxesBelowBest<kV, kWeighted>(
-            layout, pq, transition, scans, in_large, small_min + size_t(sb) * stride,
-            small_max + size_t(sb) * stride, bias);
+        const uint64_t in_small =
+            requestsOf(in_large_lanes.request,
+                       boxesBelowBest<kN, kWeighted>(in_large_lanes, n, in_large,
+                                                     small_min + size_t(sb) * stride,
+                                                     small_max + size_t(sb) * stride, bias));
         if (boxes_here < 64) in_small_box[boxes_here] = in_small;
         if (in_small) prefetchRows(scans[0], g, small_end);
         g = small_end;
@@ -747,11 +895,16 @@ MMDB_AVX2 void batchAvx2(const Database& db, const SearchRequest* requests, Scan
       for (uint32_t box = 0; f < large_end; ++box) {
         const uint32_t sb = f / small;
         const uint32_t small_end = std::min(large_end, (sb + 1) * small);
-        const uint64_t in_small =
-            box < 64 ? in_small_box[box]
-                     : boxesBelowBest<kV, kWeighted>(layout, pq, transition, scans, in_large,
-                                                     small_min + size_t(sb) * stride,
-                                                     small_max + size_t(sb) * stride, bias);
+        uint64_t in_small;
+        if (box < 64) {
+          in_small = in_small_box[box];
+        } else {
+          if (packed) refreshBest(all, in_group_lanes);
+          in_small = requestsOf(in_large_lanes.request,
+                                boxesBelowBest<kN, kWeighted>(
+                                    in_large_lanes, n, in_large, small_min + size_t(sb) * stride,
+                                    small_max + size_t(sb) * stride, bias));
+        }
         if (in_small) {
           for (; f < small_end; f += 8) {
             const uint32_t rows = std::min(8u, small_end - f);
@@ -759,6 +912,10 @@ MMDB_AVX2 void batchAvx2(const Database& db, const SearchRequest* requests, Scan
               const uint32_t i = uint32_t(__builtin_ctzll(m));
               considerRows<kV, kWeighted>(layout, pq[i], scans[i], f, rows, frames);
             }
+          }
+          for (uint64_t m = in_small; m; m &= m - 1) {
+            const uint32_t i = uint32_t(__builtin_ctzll(m));
+            all.best[i] = scans[i].best_cost;
           }
         }
         f = small_end;
@@ -910,12 +1067,15 @@ Status searchBatchRange(const Database& db, Span<const SearchRequest> requests,
       }
       const SearchRequest* part = requests.data() + done;
       const bool four = layout.vectors == 4 && !kAnyWidth;
+      const bool game = four && db.featureCount() == 27;  // the usual feature set
       if (weighted)
-        four ? batchAvx2<4, true>(db, part, scans, count, layout, first_frame, hi)
-             : batchAvx2<0, true>(db, part, scans, count, layout, first_frame, hi);
+        game   ? batchAvx2<4, 27, true>(db, part, scans, count, layout, first_frame, hi)
+        : four ? batchAvx2<4, 0, true>(db, part, scans, count, layout, first_frame, hi)
+               : batchAvx2<0, 0, true>(db, part, scans, count, layout, first_frame, hi);
       else
-        four ? batchAvx2<4, false>(db, part, scans, count, layout, first_frame, hi)
-             : batchAvx2<0, false>(db, part, scans, count, layout, first_frame, hi);
+        game   ? batchAvx2<4, 27, false>(db, part, scans, count, layout, first_frame, hi)
+        : four ? batchAvx2<4, 0, false>(db, part, scans, count, layout, first_frame, hi)
+               : batchAvx2<0, 0, false>(db, part, scans, count, layout, first_frame, hi);
       for (uint32_t i = 0; i < count; ++i) results[done + i] = finish(scans[i], requests[done + i]);
     }
     return {};

@@ -124,6 +124,55 @@ TEST_F(SearchBatch, PrunedBatchAndSplitAgreeWithExhaustiveOn10000Queries) {
   EXPECT_LT(rows_pruned * 10, rows_exhaustive);
 }
 
+// Batch sizes around the 8-request vectors and the 64-request chunks, on a database with cost
+// biases, each batch mixing requests with and without weights, different filters, transition
+// costs 0 and 0.5 and no playing frame: every result is searchExhaustive's, bit for bit.
+TEST_F(SearchBatch, EveryBatchSizeAgreesWithExhaustive) {
+  mmdb::cook::CookedDatabase biased = cooked_;
+  mmdb::test::setSyntheticBiases(biased);
+  open(biased);
+  std::mt19937 rng(5);
+  std::normal_distribution<float> noise(0.f, 0.3f);
+  std::uniform_real_distribution<float> weight(0.2f, 3.f);
+  const uint64_t masks[] = {0, 1, 2, 4};
+  constexpr size_t kMost = 200;
+  std::vector<std::vector<float>> queries(kMost), weights(kMost);
+  std::vector<SearchRequest> requests(kMost);
+  for (size_t i = 0; i < kMost; ++i) {
+    const uint32_t playing = rng() % db_.frameCount(), other = rng() % db_.frameCount();
+    queries[i] = row(playing);
+    const std::vector<float> wanted = row(other);
+    for (size_t c = 15; c < queries[i].size(); ++c) queries[i][c] = wanted[c] + noise(rng);
+    if (i % 3 == 1)
+      for (uint32_t b = 0; b < db_.featureBlockCount(); ++b) weights[i].push_back(weight(rng));
+    requests[i].query = queries[i];
+    requests[i].block_weights = weights[i];
+    requests[i].current_frame = (i % 7 == 0) ? -1 : int32_t(playing);
+    requests[i].transition_cost = (i % 2 == 0) ? 0.f : 0.5f;
+    requests[i].filter.required = masks[rng() % 4];
+  }
+  std::vector<SearchResult> expected(kMost);
+  for (size_t i = 0; i < kMost; ++i)
+    expected[i] = orNoMatch(mmdb::searchExhaustive(db_, requests[i]));
+  for (const size_t size : {1, 7, 8, 9, 63, 64, 65, 200}) {
+    for (const bool weighted : {false, true}) {
+      std::vector<SearchRequest> part(requests.begin(), requests.begin() + size);
+      if (!weighted)
+        for (SearchRequest& r : part) r.block_weights = {};
+      std::vector<SearchResult> batch(size);
+      const mmdb::Status status = mmdb::searchBatch(db_, part, batch);
+      ASSERT_TRUE(status.ok() || status.code() == mmdb::ErrorCode::NoMatch) << status.message();
+      for (size_t i = 0; i < size; ++i) {
+        const SearchResult a =
+            weighted ? expected[i] : orNoMatch(mmdb::searchExhaustive(db_, part[i]));
+        ASSERT_EQ(a.frame, batch[i].frame) << "size " << size << " request " << i;
+        ASSERT_EQ(a.cost, batch[i].cost) << "size " << size << " request " << i;
+        ASSERT_EQ(a.changed, batch[i].changed);
+      }
+    }
+  }
+}
+
 TEST_F(SearchBatch, TiesGoToTheLowestFrameAndTheCurrentFrameAcrossPartsAndBatches) {
   // Frames 1500 and 2100 hold the same row, and so do 300 and 1200.
   mmdb::cook::CookedDatabase copy = cooked_;
