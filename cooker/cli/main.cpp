@@ -151,6 +151,9 @@ int run(int argc, char** argv) {
     return code == 0 ? mmdb::cook::kExitOk : mmdb::cook::kExitUsage;
   }
   if (quiet && verbose) throw mmdb::cook::UsageError("--quiet and --verbose do not go together");
+  // Only the cooking commands gain from a heap on large pages (core/heap.h), and they gain
+  // before anything is allocated or printed; the others start once.
+  if (*cook_cmd || *clip_cmd || *link_cmd) mmdb::cook::restartWithLargePageHeap(argv);
   cook.quiet = clip.quiet = link.quiet = quiet;
   setUpLogging(quiet, verbose);
 
@@ -176,7 +179,6 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  mmdb::cook::restartWithLargePageHeap(argv);
   try {
     return run(argc, argv);
   } catch (const mmdb::cook::InputError& e) {
