@@ -566,18 +566,6 @@ void reportParts(const CookRequest& request, const std::vector<ClipPart>& parts,
   if (auto facing = facingWarning(parts, context.roles, context.skeleton)) warn(*facing);
 }
 
-// The bytes a part's arrays hold (its pose streams only when it was read with them).
-uint64_t partBytes(const ClipPart& part) {
-  auto bytes = [](const auto& v) { return uint64_t(v.capacity()) * sizeof(v[0]); };
-  uint64_t total = 0;
-  for (const ClipMotion* m : {&part.motion, part.mirror ? &*part.mirror : nullptr})
-    if (m)
-      total += bytes(m->clip.rotations) + bytes(m->clip.translations) + bytes(m->velocities) +
-               bytes(m->angular_velocities) + bytes(m->root) + bytes(m->contacts) +
-               bytes(m->features);
-  return total;
-}
-
 // The parts one after another (each clip, then its mirrored copy), freeing each part as it goes:
 // the database's clips and streams, and what the link still needs.
 struct Concatenated {

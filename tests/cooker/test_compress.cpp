@@ -241,9 +241,11 @@ TEST(Compress, EachVelocityTrackTakesTheFewestBitsWithinItsBudget) {
       std::vector<glm::vec3> values;
       for (uint32_t f = 0; f < db.frame_count; ++f) values.push_back(raw[f * kJointCount + j]);
       EXPECT_LE(exponentError(values, track.bits), tolerance) << "joint " << j;
-      if (track.bits > 1)
+      if (track.bits > 1) {
         EXPECT_GT(exponentError(values, track.bits - 1), tolerance)
-            << "joint " << j << " fits in " << track.bits - 1 << " bits, not only " << track.bits;
+            << "joint " << j << " fits in " << track.bits - 1 << " bits, not only "
+            << int(track.bits);
+      }
     }
     EXPECT_GE(coded, 10) << "tolerance " << tolerance;
   }

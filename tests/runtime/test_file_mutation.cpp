@@ -308,7 +308,8 @@ void addScalars(const fb::Database& valid, std::vector<Mutation>& out) {
   }
 }
 
-std::string readText(const fs::path& path) {
+// Used by the sample-program checks (MMDB_SAMPLE_PATH), which a build without samples leaves out.
+[[maybe_unused]] std::string readText(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
