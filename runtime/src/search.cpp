@@ -619,10 +619,10 @@ MMDB_AVX2 void prunedAvx2(const Database& db, const SearchRequest& request, cons
 // of query pointers per box. Lane i is request i, or (packed) request[i]: the requests still
 // searching a group or a large box, side by side, so that a box test of few of them takes few
 // vectors.
-template <bool kWeighted>
+template <bool kWeighted, uint32_t kColumns>
 struct alignas(32) BatchLanes {
-  float q[kMaxColumns][kBatchChunk];
-  float w[kWeighted ? kMaxColumns : 1][kBatchChunk];
+  float q[kColumns][kBatchChunk];
+  float w[kWeighted ? kColumns : 1][kBatchChunk];
   float transition[kBatchChunk];
   float best[kBatchChunk];  // the requests' best costs, kept up to date by the batch
   alignas(32) int32_t request[kBatchChunk];
@@ -633,9 +633,9 @@ struct alignas(32) BatchLanes {
 // order: kShrink covers it). Column after column, every vector's in turn: the box's min and
 // max are broadcast once per column, and the vectors' sums are independent chains of fused
 // multiply-adds, which overlap.
-template <uint32_t K, bool kWeighted>
-MMDB_AVX2 inline void columnTerms(const BatchLanes<kWeighted>& b, uint32_t lane, const float* lo,
-                                  const float* hi, uint32_t from, uint32_t to,
+template <uint32_t K, bool kWeighted, uint32_t kC>
+MMDB_AVX2 inline void columnTerms(const BatchLanes<kWeighted, kC>& b, uint32_t lane,
+                                  const float* lo, const float* hi, uint32_t from, uint32_t to,
                                   __m256* acc) noexcept {
   for (uint32_t c = from; c < to; ++c) {
     const __m256 l = _mm256_set1_ps(lo[c]), h = _mm256_set1_ps(hi[c]);
@@ -651,8 +651,8 @@ MMDB_AVX2 inline void columnTerms(const BatchLanes<kWeighted>& b, uint32_t lane,
 
 // The lanes of `active` (bits for the K * 8 lanes from `lane`) whose bound (transition + acc[]
 // shrunk, plus `bias`) is below their best.
-template <uint32_t K, bool kWeighted>
-MMDB_AVX2 inline uint32_t lanesBelow(const BatchLanes<kWeighted>& b, uint32_t lane,
+template <uint32_t K, bool kWeighted, uint32_t kC>
+MMDB_AVX2 inline uint32_t lanesBelow(const BatchLanes<kWeighted, kC>& b, uint32_t lane,
                                      const __m256* acc, __m256 bias, uint32_t active) noexcept {
   uint32_t below = 0;
   for (uint32_t k = 0; k < K; ++k) {
@@ -671,8 +671,8 @@ inline uint32_t vectorsOf(uint32_t active) noexcept { return (32 - __builtin_clz
 // boxesBelowBest() of the K * 8 lanes from `lane`. The second half of the columns first (for
 // 27 features, 16 to 26, the trajectory's, which differ most between a game's query and a
 // box): when no lane's partial bound is below its best, the rest is skipped.
-template <uint32_t K, uint32_t kN, bool kWeighted>
-MMDB_AVX2 inline uint32_t blockBelow(const BatchLanes<kWeighted>& b, uint32_t n, uint32_t lane,
+template <uint32_t K, uint32_t kN, bool kWeighted, uint32_t kC>
+MMDB_AVX2 inline uint32_t blockBelow(const BatchLanes<kWeighted, kC>& b, uint32_t n, uint32_t lane,
                                      uint32_t active, const float* lo, const float* hi,
                                      __m256 bias) noexcept {
   const uint32_t columns = kN ? kN : n, split = 8 * (((columns + 7) / 8) / 2);
@@ -701,9 +701,9 @@ MMDB_AVX2 inline uint32_t blockBelow(const BatchLanes<kWeighted>& b, uint32_t n,
 // last active lane). `<` is exact here: a request's frames are visited in increasing order, so
 // a bound equal to its best can only tie a best of a lower frame, or the current frame, which
 // keeps its ties (Scan::prunes).
-template <uint32_t kN, bool kWeighted>
-MMDB_AVX2 inline uint64_t boxesBelowBest(const BatchLanes<kWeighted>& b, uint32_t n, uint64_t mask,
-                                         const float* box_lo, const float* box_hi,
+template <uint32_t kN, bool kWeighted, uint32_t kC>
+MMDB_AVX2 inline uint64_t boxesBelowBest(const BatchLanes<kWeighted, kC>& b, uint32_t n,
+                                         uint64_t mask, const float* box_lo, const float* box_hi,
                                          float bias) noexcept {
   const __m256 bias_v = _mm256_set1_ps(bias);
   uint64_t passed = 0;
@@ -731,9 +731,9 @@ MMDB_AVX2 inline uint64_t boxesBelowBest(const BatchLanes<kWeighted>& b, uint32_
 
 // The requests of `mask` packed side by side into `to` (its request[] says whose) from `from`
 // (lane = request).
-template <bool kWeighted>
-MMDB_AVX2 void packLanes(const BatchLanes<kWeighted>& from, uint32_t n, uint64_t mask,
-                         BatchLanes<kWeighted>& to) noexcept {
+template <bool kWeighted, uint32_t kC>
+MMDB_AVX2 void packLanes(const BatchLanes<kWeighted, kC>& from, uint32_t n, uint64_t mask,
+                         BatchLanes<kWeighted, kC>& to) noexcept {
   uint32_t m = 0;
   for (; mask; mask &= mask - 1) to.request[m++] = int32_t(__builtin_ctzll(mask));
   to.count = m;
@@ -749,9 +749,9 @@ MMDB_AVX2 void packLanes(const BatchLanes<kWeighted>& from, uint32_t n, uint64_t
 }
 
 // A packed set's best costs from the requests' (`all`, lane = request).
-template <bool kWeighted>
-MMDB_AVX2 inline void refreshBest(const BatchLanes<kWeighted>& all,
-                                  BatchLanes<kWeighted>& packed) noexcept {
+template <bool kWeighted, uint32_t kC>
+MMDB_AVX2 inline void refreshBest(const BatchLanes<kWeighted, kC>& all,
+                                  BatchLanes<kWeighted, kC>& packed) noexcept {
   for (uint32_t v = 0; 8 * v < packed.count; ++v) {
     const __m256i index =
         _mm256_load_si256(reinterpret_cast<const __m256i*>(packed.request + 8 * v));
@@ -779,7 +779,10 @@ template <uint32_t kV, uint32_t kN, bool kWeighted>
 MMDB_AVX2 void batchAvx2(const Database& db, const SearchRequest* requests, Scan* scans,
                          uint32_t count, const Layout& layout, uint32_t lo, uint32_t hi) noexcept {
   PreparedQuery pq[kBatchChunk];
-  BatchLanes<kWeighted> all, in_group_lanes;
+  // Sized for the layout's columns (32 for the 27 features), not the most a file may have: the
+  // two sets of lanes are most of the batch's stack.
+  constexpr uint32_t kC = kV ? 8 * kV : kMaxColumns;
+  BatchLanes<kWeighted, kC> all, in_group_lanes;
   const uint32_t n = db.featureCount();
   for (uint32_t c = 0; c < n; ++c) {
     for (uint32_t i = 0; i < kBatchChunk; ++i) {
@@ -867,7 +870,7 @@ MMDB_AVX2 void batchAvx2(const Database& db, const SearchRequest* requests, Scan
         }
       }
       if (packed) refreshBest(all, in_group_lanes);
-      const BatchLanes<kWeighted>& in_large_lanes = packed ? in_group_lanes : all;
+      const BatchLanes<kWeighted, kC>& in_large_lanes = packed ? in_group_lanes : all;
       const uint64_t large_lanes = boxesBelowBest<kN, kWeighted>(
           in_large_lanes, n, in_group, large_min + size_t(lb) * stride,
           large_max + size_t(lb) * stride, bias);

@@ -115,8 +115,8 @@ Status checkMatch(const SearchResult& result) noexcept;
 
 // results[i] = searchPruned(db, requests[i]) for every i, found in one pass (up to
 // kBatchChunk requests at a time; larger batches are done chunk after chunk). No allocation:
-// the chunk's queries (transposed) and each request's state are on the stack, about 100 KB, or
-// 130 KB when some request has run-time weights; a thread or fiber that calls it needs that
+// the chunk's queries (transposed) and each request's state are on the stack, about 85 KB, or
+// 100 KB when some request has run-time weights; a thread or fiber that calls it needs that
 // much stack to spare.
 // InvalidArgument (naming the first bad request) when a request is invalid or the spans differ
 // in size; then no result is written. NoMatch naming the first request that searchPruned()
