@@ -7,7 +7,6 @@
 #include "cli/inspect.h"
 #include "core/cooked_database.h"
 #include "core/errors.h"
-#include "core/heap.h"
 #include "review/html_report.h"
 
 #include <CLI/CLI.hpp>
@@ -151,9 +150,6 @@ int run(int argc, char** argv) {
     return code == 0 ? mmdb::cook::kExitOk : mmdb::cook::kExitUsage;
   }
   if (quiet && verbose) throw mmdb::cook::UsageError("--quiet and --verbose do not go together");
-  // Only the cooking commands gain from a heap on large pages (core/heap.h), and they gain
-  // before anything is allocated or printed; the others start once.
-  if (*cook_cmd || *clip_cmd || *link_cmd) mmdb::cook::restartWithLargePageHeap(argv);
   cook.quiet = clip.quiet = link.quiet = quiet;
   setUpLogging(quiet, verbose);
 

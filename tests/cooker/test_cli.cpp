@@ -2,7 +2,6 @@
 // exact error text a user sees, and that a failed cook never creates or touches an output file.
 #include "cli/json_writer.h"
 #include "core/cooked_database.h"
-#include "core/heap.h"
 
 #include <gtest/gtest.h>
 
@@ -340,18 +339,6 @@ class JsonReader {
   const std::string& s_;
   size_t i_ = 0;
 };
-
-// mmcook starts itself again with glibc's heap on large pages, keeping whatever tunables the
-// environment sets, and never twice or against a user's own setting of it.
-TEST(LargePageHeap, TunablesAddTheHeapSettingOnce) {
-  using mmdb::cook::largePageTunables;
-  EXPECT_EQ(largePageTunables(nullptr), "glibc.malloc.hugetlb=1");
-  EXPECT_EQ(largePageTunables(""), "glibc.malloc.hugetlb=1");
-  EXPECT_EQ(largePageTunables("glibc.malloc.arena_max=2"),
-            "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1");
-  EXPECT_EQ(largePageTunables("glibc.malloc.hugetlb=1"), "");  // the restarted run
-  EXPECT_EQ(largePageTunables("glibc.malloc.arena_max=2:glibc.malloc.hugetlb=0"), "");
-}
 
 TEST(JsonWriter, EscapesAndNestsIntoValidJson) {
   std::ostringstream out;
