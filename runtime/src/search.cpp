@@ -729,22 +729,57 @@ MMDB_AVX2 inline uint64_t boxesBelowBest(const BatchLanes<kWeighted, kC>& b, uin
   return passed;
 }
 
-// The requests of `mask` packed side by side into `to` (its request[] says whose) from `from`
-// (lane = request).
+// Rows r[0..7] of 8 floats each, transposed: out[j] holds element j of every row.
+MMDB_AVX2 inline void transpose8(const __m256* r, __m256* out) noexcept {
+  const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+  const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+  const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+  const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+  const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+  const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  out[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+  out[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+  out[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+  out[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+  out[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+  out[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+  out[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+  out[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
+// The requests of `mask` packed side by side into `to` (its request[] says whose), from their
+// own queries (pq, one request's columns in a row) and `from`'s transition costs (lane =
+// request): 8 requests at a time, each vector of the layout transposed into 8 columns, where a
+// gather per column measured slower.
 template <bool kWeighted, uint32_t kC>
-MMDB_AVX2 void packLanes(const BatchLanes<kWeighted, kC>& from, uint32_t n, uint64_t mask,
-                         BatchLanes<kWeighted, kC>& to) noexcept {
+MMDB_AVX2 void packFromQueries(const Layout& layout, const PreparedQuery* pq,
+                               const BatchLanes<kWeighted, kC>& from, uint64_t mask,
+                               BatchLanes<kWeighted, kC>& to) noexcept {
   uint32_t m = 0;
   for (; mask; mask &= mask - 1) to.request[m++] = int32_t(__builtin_ctzll(mask));
   to.count = m;
   for (uint32_t j = m; j % 8; ++j) to.request[j] = to.request[0];
-  for (uint32_t v = 0; 8 * v < m; ++v) {
-    const __m256i index = _mm256_load_si256(reinterpret_cast<const __m256i*>(to.request + 8 * v));
-    for (uint32_t c = 0; c < n; ++c) {
-      _mm256_store_ps(&to.q[c][8 * v], _mm256_i32gather_ps(from.q[c], index, 4));
-      if (kWeighted) _mm256_store_ps(&to.w[c][8 * v], _mm256_i32gather_ps(from.w[c], index, 4));
+  for (uint32_t g = 0; 8 * g < m; ++g) {
+    const PreparedQuery* q[8];
+    for (uint32_t k = 0; k < 8; ++k) q[k] = &pq[to.request[8 * g + k]];
+    for (uint32_t v = 0; v < layout.vectors; ++v) {
+      // The last vector overlaps the one before (it ends at the last column): only its
+      // columns from 8 v on are new.
+      const uint32_t at = layout.offset[v], skip = 8 * v - at;
+      __m256 rows[8], cols[8];
+      for (uint32_t k = 0; k < 8; ++k) rows[k] = _mm256_load_ps(q[k]->v[v]);
+      transpose8(rows, cols);
+      for (uint32_t j = skip; j < 8; ++j) _mm256_store_ps(&to.q[at + j][8 * g], cols[j]);
+      if (kWeighted) {
+        for (uint32_t k = 0; k < 8; ++k) rows[k] = _mm256_load_ps(q[k]->w[v]);
+        transpose8(rows, cols);
+        for (uint32_t j = skip; j < 8; ++j) _mm256_store_ps(&to.w[at + j][8 * g], cols[j]);
+      }
     }
-    _mm256_store_ps(to.transition + 8 * v, _mm256_i32gather_ps(from.transition, index, 4));
+    for (uint32_t k = 0; k < 8; ++k)
+      to.transition[8 * g + k] = from.transition[to.request[8 * g + k]];
   }
 }
 
@@ -764,6 +799,57 @@ inline uint64_t requestsOf(const int32_t* request, uint64_t lanes) noexcept {
   uint64_t r = 0;
   for (; lanes; lanes &= lanes - 1) r |= uint64_t(1) << request[__builtin_ctzll(lanes)];
   return r;
+}
+
+// The vectors of 8 lanes a transposed box test of `mask` takes.
+inline uint32_t spreadOf(uint64_t mask) noexcept {
+  uint32_t spread = 0;
+  for (uint32_t lane = 0; lane < kBatchChunk; lane += 32)
+    if (uint32_t(mask >> lane)) spread += vectorsOf(uint32_t(mask >> lane));
+  return spread;
+}
+// Whether the lanes of `mask` are few for those vectors: two lanes a vector or fewer. Each such
+// lane's small boxes are then tested on their own (boxBounds8: up to 8 boxes of one query at
+// once), which measured faster than the transposed test there, and slower with more lanes.
+inline bool sparse(uint64_t mask) noexcept {
+  return uint32_t(__builtin_popcountll(mask)) <= 2 * spreadOf(mask);
+}
+
+// For the lanes of `lanes` (of `set`), the small boxes [first, first + count) (count <= 64)
+// tested query by query: bit i (a request) of out[b] is set when request i's bound of box
+// first + b, plus `bias`, is below its best. The same bounds (in another order) as the
+// transposed test's.
+template <uint32_t kV, bool kWeighted, uint32_t kC>
+MMDB_AVX2 void smallBoxesOfEach(const Layout& layout, const BatchLanes<kWeighted, kC>& set,
+                                uint64_t lanes, const PreparedQuery* pq,
+                                const BatchLanes<kWeighted, kC>& all, const float* small_min,
+                                const float* small_max, uint32_t stride, uint32_t first,
+                                uint32_t count, float bias, uint64_t* out) noexcept {
+  for (uint32_t b = 0; b < count; ++b) out[b] = 0;
+  for (; lanes; lanes &= lanes - 1) {
+    const uint32_t i = uint32_t(set.request[__builtin_ctzll(lanes)]);
+    const float best = all.best[i];
+    for (uint32_t b = 0; b < count; b += 8) {
+      const uint32_t boxes = std::min(8u, count - b);
+      const PreparedQuery* q[8];
+      const float* l[8];
+      const float* h[8];
+      for (uint32_t k = 0; k < 8; ++k) {
+        const size_t box = first + b + std::min(k, boxes - 1);  // repeats the last box
+        q[k] = &pq[i];
+        l[k] = small_min + box * stride;
+        h[k] = small_max + box * stride;
+      }
+      // The early exit's threshold need not be exact: whatever it returns is a lower bound.
+      alignas(32) float bound[8];
+      _mm256_store_ps(bound, _mm256_add_ps(boxBounds8<kV, kWeighted>(
+                                               layout, q, l, h, _mm256_set1_ps(all.transition[i]),
+                                               _mm256_set1_ps(best - bias), boxes),
+                                           _mm256_set1_ps(bias)));
+      for (uint32_t k = 0; k < boxes; ++k)
+        if (bound[k] < best) out[b + k] |= uint64_t(1) << i;
+    }
+  }
 }
 
 // One pass for up to 64 requests: per range, the requests whose filter passes; per group of
@@ -863,7 +949,7 @@ MMDB_AVX2 void batchAvx2(const Database& db, const SearchRequest* requests, Scan
           if (uint32_t(passed >> lane)) spread += vectorsOf(uint32_t(passed >> lane));
         packed = (m + 7) / 8 + 2 <= spread;
         if (packed) {
-          packLanes(all, n, passed, in_group_lanes);
+          packFromQueries(layout, pq, all, passed, in_group_lanes);
           in_group = m == 64 ? ~uint64_t(0) : (uint64_t(1) << m) - 1;
         } else {
           in_group = passed;
@@ -879,21 +965,34 @@ MMDB_AVX2 void batchAvx2(const Database& db, const SearchRequest* requests, Scan
         continue;
       }
       // The small boxes' tests first (on the lanes that passed the large box), then their rows
-      // (asked for ahead). Packing these again measured slower: they are only 4 tests.
+      // (asked for ahead). Packing these lanes again measured slower: they are only 4 tests.
       const uint64_t in_large = large_lanes;
       uint64_t in_small_box[64];
       uint32_t boxes_here = 0;
-      for (uint32_t g = f; g < large_end; ++boxes_here) {
-        const uint32_t sb = g / small;
-        const uint32_t small_end = std::min(large_end, (sb + 1) * small);
-        const uint64_t in_small =
-            requestsOf(in_large_lanes.request,
-                       boxesBelowBest<kN, kWeighted>(in_large_lanes, n, in_large,
-                                                     small_min + size_t(sb) * stride,
-                                                     small_max + size_t(sb) * stride, bias));
-        if (boxes_here < 64) in_small_box[boxes_here] = in_small;
-        if (in_small) prefetchRows(scans[0], g, small_end);
-        g = small_end;
+      const uint32_t first_small = f / small, smalls = (large_end - 1) / small + 1 - first_small;
+      if (smalls <= 64 && sparse(in_large)) {
+        // Few lanes for the vectors they take: each request's own small boxes, up to 8 at once
+        // as searchPruned() tests them, where each lane of the transposed test costs its
+        // vector's work.
+        smallBoxesOfEach<kV, kWeighted>(layout, in_large_lanes, in_large, pq, all, small_min,
+                                        small_max, stride, first_small, smalls, bias, in_small_box);
+        for (uint32_t b = 0; b < smalls; ++b)
+          if (in_small_box[b])
+            prefetchRows(scans[0], std::max(f, (first_small + b) * small),
+                         std::min(large_end, (first_small + b + 1) * small));
+      } else {
+        for (uint32_t g = f; g < large_end; ++boxes_here) {
+          const uint32_t sb = g / small;
+          const uint32_t small_end = std::min(large_end, (sb + 1) * small);
+          const uint64_t in_small =
+              requestsOf(in_large_lanes.request,
+                         boxesBelowBest<kN, kWeighted>(in_large_lanes, n, in_large,
+                                                       small_min + size_t(sb) * stride,
+                                                       small_max + size_t(sb) * stride, bias));
+          if (boxes_here < 64) in_small_box[boxes_here] = in_small;
+          if (in_small) prefetchRows(scans[0], g, small_end);
+          g = small_end;
+        }
       }
       for (uint32_t box = 0; f < large_end; ++box) {
         const uint32_t sb = f / small;

@@ -173,6 +173,50 @@ TEST_F(SearchBatch, EveryBatchSizeAgreesWithExhaustive) {
   }
 }
 
+// Characters far apart in the database: each query is one frame's row moved by a little noise,
+// so each large box passes for few of a batch's requests and their small boxes are tested
+// request by request (the batch's sparse path), with and without weights, biases and a
+// transition cost.
+TEST_F(SearchBatch, BatchesWhoseRequestsPassFewBoxesAgreeWithExhaustive) {
+  mmdb::cook::CookedDatabase biased = cooked_;
+  mmdb::test::setSyntheticBiases(biased);
+  open(biased);
+  std::mt19937 rng(91);
+  std::normal_distribution<float> noise(0.f, 0.02f);
+  std::uniform_real_distribution<float> weight(0.5f, 2.f);
+  constexpr size_t kQueries = 2048, kBatch = 64;
+  std::vector<std::vector<float>> queries(kQueries), weights(kQueries);
+  std::vector<SearchRequest> requests(kQueries);
+  for (size_t i = 0; i < kQueries; ++i) {
+    const uint32_t near = rng() % db_.frameCount();
+    queries[i] = row(near);
+    for (float& v : queries[i]) v += noise(rng);
+    if (i % 2 == 1)
+      for (uint32_t b = 0; b < db_.featureBlockCount(); ++b) weights[i].push_back(weight(rng));
+    requests[i].query = queries[i];
+    requests[i].current_frame = (i % 5 == 0) ? -1 : int32_t(rng() % db_.frameCount());
+    requests[i].transition_cost = (i % 3 == 0) ? 0.5f : 0.f;
+  }
+  for (const bool weighted : {false, true}) {
+    for (size_t i = 0; i < kQueries; ++i)
+      requests[i].block_weights =
+          weighted ? mmdb::Span<const float>(weights[i]) : mmdb::Span<const float>();
+    std::vector<SearchResult> batch(kQueries);
+    for (size_t i = 0; i < kQueries; i += kBatch) {
+      const mmdb::Status status =
+          mmdb::searchBatch(db_, mmdb::Span<const SearchRequest>(&requests[i], kBatch),
+                            mmdb::Span<SearchResult>(&batch[i], kBatch));
+      ASSERT_TRUE(status.ok()) << status.message();
+    }
+    for (size_t i = 0; i < kQueries; ++i) {
+      const SearchResult a = mmdb::searchExhaustive(db_, requests[i]).value();
+      ASSERT_EQ(a.frame, batch[i].frame) << "request " << i << (weighted ? ", weighted" : "");
+      ASSERT_EQ(a.cost, batch[i].cost) << "request " << i << (weighted ? ", weighted" : "");
+      ASSERT_EQ(a.changed, batch[i].changed);
+    }
+  }
+}
+
 TEST_F(SearchBatch, TiesGoToTheLowestFrameAndTheCurrentFrameAcrossPartsAndBatches) {
   // Frames 1500 and 2100 hold the same row, and so do 300 and 1200.
   mmdb::cook::CookedDatabase copy = cooked_;
