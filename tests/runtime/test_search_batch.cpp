@@ -41,6 +41,12 @@ class SearchBatch : public ::testing::Test {
     ASSERT_TRUE(r.ok()) << r.error().message();
     db_ = std::move(r.value());
   }
+  // The fixture's database with the cost biases of setSyntheticBiases().
+  void openBiased() {
+    mmdb::cook::CookedDatabase biased = cooked_;
+    mmdb::test::setSyntheticBiases(biased);
+    open(biased);
+  }
   std::vector<float> row(uint32_t frame) const {
     auto r = db_.featureRow(frame);
     return std::vector<float>(r.begin(), r.end());
@@ -128,9 +134,7 @@ TEST_F(SearchBatch, PrunedBatchAndSplitAgreeWithExhaustiveOn10000Queries) {
 // biases, each batch mixing requests with and without weights, different filters, transition
 // costs 0 and 0.5 and no playing frame: every result is searchExhaustive's, bit for bit.
 TEST_F(SearchBatch, EveryBatchSizeAgreesWithExhaustive) {
-  mmdb::cook::CookedDatabase biased = cooked_;
-  mmdb::test::setSyntheticBiases(biased);
-  open(biased);
+  openBiased();
   std::mt19937 rng(5);
   std::normal_distribution<float> noise(0.f, 0.3f);
   std::uniform_real_distribution<float> weight(0.2f, 3.f);
@@ -178,9 +182,7 @@ TEST_F(SearchBatch, EveryBatchSizeAgreesWithExhaustive) {
 // request by request (the batch's sparse path), with and without weights, biases and a
 // transition cost.
 TEST_F(SearchBatch, BatchesWhoseRequestsPassFewBoxesAgreeWithExhaustive) {
-  mmdb::cook::CookedDatabase biased = cooked_;
-  mmdb::test::setSyntheticBiases(biased);
-  open(biased);
+  openBiased();
   std::mt19937 rng(91);
   std::normal_distribution<float> noise(0.f, 0.02f);
   std::uniform_real_distribution<float> weight(0.5f, 2.f);
