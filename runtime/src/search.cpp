@@ -815,19 +815,18 @@ inline bool sparse(uint64_t mask) noexcept {
   return uint32_t(__builtin_popcountll(mask)) <= 2 * spreadOf(mask);
 }
 
-// For the lanes of `lanes` (of `set`), the small boxes [first, first + count) (count <= 64)
-// tested query by query: bit i (a request) of out[b] is set when request i's bound of box
-// first + b, plus `bias`, is below its best. The same bounds (in another order) as the
-// transposed test's.
+// For each request of `requests` (bit i: request i), the small boxes [first, first + count)
+// (count <= 64) tested query by query: bit i of out[b] is set when request i's bound of box
+// first + b, plus `bias`, is below its best. The bounds of the transposed test, summed in
+// another order.
 template <uint32_t kV, bool kWeighted, uint32_t kC>
-MMDB_AVX2 void smallBoxesOfEach(const Layout& layout, const BatchLanes<kWeighted, kC>& set,
-                                uint64_t lanes, const PreparedQuery* pq,
+MMDB_AVX2 void smallBoxesOfEach(const Layout& layout, uint64_t requests, const PreparedQuery* pq,
                                 const BatchLanes<kWeighted, kC>& all, const float* small_min,
                                 const float* small_max, uint32_t stride, uint32_t first,
                                 uint32_t count, float bias, uint64_t* out) noexcept {
   for (uint32_t b = 0; b < count; ++b) out[b] = 0;
-  for (; lanes; lanes &= lanes - 1) {
-    const uint32_t i = uint32_t(set.request[__builtin_ctzll(lanes)]);
+  for (; requests; requests &= requests - 1) {
+    const uint32_t i = uint32_t(__builtin_ctzll(requests));
     const float best = all.best[i];
     for (uint32_t b = 0; b < count; b += 8) {
       const uint32_t boxes = std::min(8u, count - b);
@@ -944,10 +943,7 @@ MMDB_AVX2 void batchAvx2(const Database& db, const SearchRequest* requests, Scan
         // nothing is packed; where few pass, the large boxes' and small boxes' tests take few
         // vectors.
         const uint32_t m = uint32_t(__builtin_popcountll(passed));
-        uint32_t spread = 0;
-        for (uint32_t lane = 0; lane < kBatchChunk; lane += 32)
-          if (uint32_t(passed >> lane)) spread += vectorsOf(uint32_t(passed >> lane));
-        packed = (m + 7) / 8 + 2 <= spread;
+        packed = (m + 7) / 8 + 2 <= spreadOf(passed);
         if (packed) {
           packFromQueries(layout, pq, all, passed, in_group_lanes);
           in_group = m == 64 ? ~uint64_t(0) : (uint64_t(1) << m) - 1;
@@ -974,8 +970,9 @@ MMDB_AVX2 void batchAvx2(const Database& db, const SearchRequest* requests, Scan
         // Few lanes for the vectors they take: each request's own small boxes, up to 8 at once
         // as searchPruned() tests them, where each lane of the transposed test costs its
         // vector's work.
-        smallBoxesOfEach<kV, kWeighted>(layout, in_large_lanes, in_large, pq, all, small_min,
-                                        small_max, stride, first_small, smalls, bias, in_small_box);
+        smallBoxesOfEach<kV, kWeighted>(layout, requestsOf(in_large_lanes.request, in_large), pq,
+                                        all, small_min, small_max, stride, first_small, smalls,
+                                        bias, in_small_box);
         for (uint32_t b = 0; b < smalls; ++b)
           if (in_small_box[b])
             prefetchRows(scans[0], std::max(f, (first_small + b) * small),
