@@ -1,6 +1,7 @@
 #include "compress/pose_compression.h"
 
 #include "compress/exponent_filter.h"
+#include "compress/frame_lanes.h"
 
 #include "core/errors.h"
 #include "core/large_pages.h"
@@ -221,12 +222,17 @@ TrackError codeAndMeasure(const Track& track, const CookedTrack& coding, bool ro
   return worst;
 }
 
-// The largest error of a constant in place of the track.
-TrackError constantError(const Track& raw, const glm::vec4& value, bool rotation) {
+// The largest error of a constant in place of the track (the first frame with it), or, once
+// some frame's error exceeds `target`, that error: a constant that fails is only compared with
+// the target.
+TrackError constantError(const Track& raw, const glm::vec4& value, bool rotation, float target) {
   TrackError worst;
   for (size_t i = 0; i < raw.size(); ++i) {
     const float e = valueError(raw[i], value, rotation);
-    if (e > worst.error) worst = {e, uint32_t(i)};
+    if (e > worst.error) {
+      worst = {e, uint32_t(i)};
+      if (e > target) break;
+    }
   }
   return worst;
 }
@@ -325,7 +331,7 @@ Choice chooseCoding(const TrackView& view, bool rotation, float target,
   Choice c;
   c.coding.coding = TrackCoding::Constant;
   c.coding.value = constantOf(track, rotation);
-  const TrackError constant = constantError(track, c.coding.value, rotation);
+  const TrackError constant = constantError(track, c.coding.value, rotation, target);
   c.error = constant.error;
   c.worst_frame = constant.frame;
   if (c.error <= target) return c;
@@ -386,13 +392,10 @@ struct FkError {
   std::vector<uint32_t> joint_worst_frame;
 };
 
-// Model space of frame f: positions and rotations of every joint, or with `only` of the joints
-// it marks (each joint's parent must be marked with it).
+// Model space of one frame: positions and rotations of every joint.
 void modelPose(const std::vector<int>& parents, const glm::vec4* rot, const glm::vec4* pos,
-               size_t joints, glm::quat* model_rot, glm::vec3* model_pos,
-               const uint8_t* only = nullptr) {
+               size_t joints, glm::quat* model_rot, glm::vec3* model_pos) {
   for (size_t j = 0; j < joints; ++j) {
-    if (only && !only[j]) continue;
     const glm::quat q(rot[j].w, rot[j].x, rot[j].y, rot[j].z);
     const glm::vec3 t(pos[j]);
     const int p = parents[j];
@@ -408,7 +411,8 @@ void modelPose(const std::vector<int>& parents, const glm::vec4* rot, const glm:
 
 // Per joint, the largest distance over frames between the raw and the decoded model-space
 // position of the joint and of its shell points (shell along each local axis). The raw and the
-// decoded tracks are read in place: copies of them would double the pose memory.
+// decoded tracks are read in place: copies of them would double the pose memory. Four frames
+// go side by side (frame_lanes.h), each with the bits the scalar glm code gives it.
 // With `changed` (one flag per joint: a track of it was coded again since `previous` was
 // measured), only the joints below a changed one are measured again, and the others keep their
 // result from `previous`: their chains are the same, so that result is what measuring them
@@ -432,38 +436,89 @@ FkError measureFk(const std::vector<int>& parents, const std::vector<TrackView>&
   constexpr size_t kChunk = 2048;
   const int chunks = int((frames + kChunk - 1) / kChunk);
   std::vector<FkError> partial(static_cast<size_t>(chunks));
+  const Lanes shell_lanes = Lanes::splat(shell);
   parallelFor(0, chunks, jobs, [&](int c) {
     FkError& e = partial[size_t(c)];
     e.joint_max.assign(joints, 0.f);
     e.joint_worst_frame.assign(joints, 0);
-    std::vector<glm::vec4> rr(joints), rp(joints), dr(joints), dp(joints);
-    std::vector<glm::quat> mrr(joints), mdr(joints);
-    std::vector<glm::vec3> mrp(joints), mdp(joints);
-    const size_t end = std::min(frames, size_t(c + 1) * kChunk);
-    for (size_t f = size_t(c) * kChunk; f < end; ++f) {
+    // Per joint and lane, the largest error and the first frame with it; a lane sees every
+    // kFrameLanes-th frame in order.
+    std::vector<float> lane_max(joints * kFrameLanes, 0.f);
+    std::vector<uint32_t> lane_frame(joints * kFrameLanes, 0);
+    std::vector<LaneQuat> mrr(joints), mdr(joints);
+    std::vector<LaneVec3> mrp(joints), mdp(joints);
+    const size_t begin = size_t(c) * kChunk, end = std::min(frames, begin + kChunk);
+    for (size_t f0 = begin; f0 < end; f0 += kFrameLanes) {
+      // A group past the chunk's end repeats its last frame: the same error at the same frame.
+      size_t f[kFrameLanes];
+      for (int l = 0; l < kFrameLanes; ++l) f[l] = std::min(f0 + size_t(l), end - 1);
       for (size_t j = 0; j < joints; ++j) {
         if (!posed[j]) continue;
-        rr[j] = raw_rot[j][f];
-        rp[j] = raw_pos[j][f];
-        dr[j] = dec_rot[j].valueAt(f, raw_rot[j]);
-        dp[j] = dec_pos[j].valueAt(f, raw_pos[j]);
+        // The joint's local rotation and translation in the four frames: raw, or as decoded.
+        auto local = [&](bool decoded, LaneQuat& q, LaneVec3& t) {
+          alignas(16) float v[7][kFrameLanes];  // rotation x y z w, translation x y z
+          for (int l = 0; l < kFrameLanes; ++l) {
+            const glm::vec4 r = decoded ? dec_rot[j].valueAt(f[l], raw_rot[j]) : raw_rot[j][f[l]];
+            const glm::vec4 p = decoded ? dec_pos[j].valueAt(f[l], raw_pos[j]) : raw_pos[j][f[l]];
+            v[0][l] = r.x, v[1][l] = r.y, v[2][l] = r.z, v[3][l] = r.w;
+            v[4][l] = p.x, v[5][l] = p.y, v[6][l] = p.z;
+          }
+          q = {Lanes::load(v[0]), Lanes::load(v[1]), Lanes::load(v[2]), Lanes::load(v[3])};
+          t = {Lanes::load(v[4]), Lanes::load(v[5]), Lanes::load(v[6])};
+        };
+        // modelPose, four frames at once.
+        auto model = [&](bool decoded, std::vector<LaneQuat>& mr, std::vector<LaneVec3>& mp) {
+          LaneQuat q;
+          LaneVec3 t;
+          local(decoded, q, t);
+          const int p = parents[j];
+          if (p < 0) {
+            mr[j] = q;
+            mp[j] = t;
+          } else {
+            mr[j] = mr[size_t(p)] * q;
+            mp[j] = mp[size_t(p)] + mr[size_t(p)] * t;
+          }
+        };
+        // The decoded slots are 2 x joints streams, more than the hardware prefetcher follows.
+        constexpr size_t kAhead = 64;
+        for (const Choice* d : {&dec_rot[j], &dec_pos[j]})
+          if (d->decoded && f0 + kAhead < end) __builtin_prefetch(d->decoded + f0 + kAhead);
+        model(false, mrr, mrp);
+        model(true, mdr, mdp);
       }
-      modelPose(parents, rr.data(), rp.data(), joints, mrr.data(), mrp.data(), posed.data());
-      modelPose(parents, dr.data(), dp.data(), joints, mdr.data(), mdp.data(), posed.data());
       for (size_t j = 0; j < joints; ++j) {
         if (!measured[j]) continue;
-        float err = glm::length(mrp[j] - mdp[j]);
-        for (int axis = 0; axis < 3; ++axis) {
-          glm::vec3 v(0);
-          v[axis] = shell;
-          err = std::max(err, glm::length((mrp[j] + mrr[j] * v) - (mdp[j] + mdr[j] * v)));
-        }
-        if (err > e.joint_max[j]) {
-          e.joint_max[j] = err;
-          e.joint_worst_frame[j] = uint32_t(f);
+        // The joint and its shell points, each as far along a local axis.
+        auto shellError = [&]<int Axis>() {
+          return length((mrp[j] + rotateAxis<Axis>(mrr[j], shell_lanes)) -
+                        (mdp[j] + rotateAxis<Axis>(mdr[j], shell_lanes)));
+        };
+        alignas(16) float err[4][kFrameLanes];
+        length(mrp[j] - mdp[j]).store(err[0]);
+        shellError.template operator()<0>().store(err[1]);
+        shellError.template operator()<1>().store(err[2]);
+        shellError.template operator()<2>().store(err[3]);
+        for (int l = 0; l < kFrameLanes; ++l) {
+          const float m = std::max({err[0][l], err[1][l], err[2][l], err[3][l]});
+          float& best = lane_max[j * kFrameLanes + size_t(l)];
+          if (m > best) {
+            best = m;
+            lane_frame[j * kFrameLanes + size_t(l)] = uint32_t(f[l]);
+          }
         }
       }
     }
+    for (size_t j = 0; j < joints; ++j)  // the largest over lanes, at its first frame
+      for (int l = 0; l < kFrameLanes; ++l) {
+        const float m = lane_max[j * kFrameLanes + size_t(l)];
+        const uint32_t frame = lane_frame[j * kFrameLanes + size_t(l)];
+        if (m > e.joint_max[j] ||
+            (m == e.joint_max[j] && m > 0 && frame < e.joint_worst_frame[j])) {
+          e.joint_max[j] = m;
+          e.joint_worst_frame[j] = frame;
+        }
+      }
   });
   FkError total;
   total.joint_max.assign(joints, 0.f);
@@ -485,23 +540,34 @@ FkError measureFk(const std::vector<int>& parents, const std::vector<TrackView>&
 // Per joint, the shell plus the farthest any descendant gets from it over the frames: the
 // lever through which its rotation error moves a point.
 std::vector<float> leverArms(const std::vector<int>& parents, const std::vector<TrackView>& rot,
-                             const std::vector<TrackView>& pos, size_t frames, float shell) {
+                             const std::vector<TrackView>& pos, size_t frames, float shell,
+                             int jobs) {
   const size_t joints = parents.size();
-  std::vector<float> lever(joints, 0.f);
-  std::vector<glm::vec4> r(joints), p(joints);
-  std::vector<glm::quat> mr(joints);
-  std::vector<glm::vec3> mp(joints);
-  // Every 4th frame is enough for a margin that the FK check backs up.
-  for (size_t f = 0; f < frames; f += 4) {
-    for (size_t j = 0; j < joints; ++j) {
-      r[j] = rot[j][f];
-      p[j] = pos[j][f];
+  // Every 4th frame is enough for a margin that the FK check backs up. Chunks of frames in
+  // parallel: a maximum is the same in any order.
+  constexpr size_t kStep = 4, kChunk = 4096;  // kChunk a multiple of kStep: the same frames
+  const int chunks = int((frames + kChunk - 1) / kChunk);
+  std::vector<std::vector<float>> partial(size_t(chunks), std::vector<float>(joints, 0.f));
+  parallelFor(0, chunks, jobs, [&](int c) {
+    std::vector<float>& lever = partial[size_t(c)];
+    std::vector<glm::vec4> r(joints), p(joints);
+    std::vector<glm::quat> mr(joints);
+    std::vector<glm::vec3> mp(joints);
+    const size_t end = std::min(frames, size_t(c + 1) * kChunk);
+    for (size_t f = size_t(c) * kChunk; f < end; f += kStep) {
+      for (size_t j = 0; j < joints; ++j) {
+        r[j] = rot[j][f];
+        p[j] = pos[j][f];
+      }
+      modelPose(parents, r.data(), p.data(), joints, mr.data(), mp.data());
+      for (size_t d = 0; d < joints; ++d)
+        for (int a = parents[d]; a >= 0; a = parents[size_t(a)])
+          lever[size_t(a)] = std::max(lever[size_t(a)], glm::length(mp[d] - mp[size_t(a)]));
     }
-    modelPose(parents, r.data(), p.data(), joints, mr.data(), mp.data());
-    for (size_t d = 0; d < joints; ++d)
-      for (int a = parents[d]; a >= 0; a = parents[size_t(a)])
-        lever[size_t(a)] = std::max(lever[size_t(a)], glm::length(mp[d] - mp[size_t(a)]));
-  }
+  });
+  std::vector<float> lever(joints, 0.f);
+  for (const std::vector<float>& part : partial)
+    for (size_t j = 0; j < joints; ++j) lever[j] = std::max(lever[j], part[j]);
   for (float& l : lever) l += shell;
   return lever;
 }
@@ -664,7 +730,7 @@ void compressPoses(CookedDatabase& db, const CompressionSettings& settings, int 
 
   const std::vector<TrackView> rot = viewsOf(db.local_rotations, frames, joints);
   const std::vector<TrackView> pos = viewsOf(db.local_translations, frames, joints);
-  const std::vector<float> lever = leverArms(parents, rot, pos, frames, shell);
+  const std::vector<float> lever = leverArms(parents, rot, pos, frames, shell, jobs);
 
   // Start each track at half the budget along its lever (errors down a chain add up),
   // then let the model-space check tighten the tracks that carry a joint over the budget.

@@ -2,6 +2,7 @@
 // budget in model space, still tracks are stored once, and the bytes do not depend on the job
 // count.
 #include "compress/exponent_filter.h"
+#include "compress/frame_lanes.h"
 #include "compress/pose_compression.h"
 #include "core/errors.h"
 #include "manifest/manifest.h"
@@ -305,6 +306,73 @@ TEST(Compress, ReleasingTheRawStreamsGivesTheSameFile) {
   EXPECT_EQ(files[0], files[1]);
 }
 
+// The stream's reported worst error is the model-space check in float, frame by frame, as
+// glm computes it, of the poses the runtime decodes: the same bits, joint and first frame.
+// 1,499 frames is no multiple of the four frames the check takes at once, and the joint's
+// worst frame is looked for in the last group too. A motion that repeats every 7 frames has its
+// worst error at many frames, the first of which is reported.
+TEST(Compress, TheReportedWorstErrorIsTheFloatCheckOfTheDecodedPoses) {
+  for (const uint32_t frames : {1499u, 1501u, 3u, 1500u}) {
+    mmdb::cook::CookedDatabase db = characterDatabase(frames);
+    const bool cyclic = frames == 1500;
+    if (cyclic) {
+      const size_t n = db.joint_count;
+      for (size_t f = 7; f < frames; ++f)
+        for (size_t j = 0; j < n; ++j) {
+          db.local_rotations[f * n + j] = db.local_rotations[(f % 7) * n + j];
+          db.local_translations[f * n + j] = db.local_translations[(f % 7) * n + j];
+        }
+    }
+    const mmdb::cook::CookedDatabase raw = db;
+    mmdb::cook::CompressionSettings settings;
+    settings.segment_frames = 256;
+    mmdb::cook::compressPoses(db, settings, 2);
+    const std::vector<glm::vec4> rot = decoded(db, mmdb::cook::kStreamRotations);
+    const std::vector<glm::vec4> pos = decoded(db, mmdb::cook::kStreamTranslations);
+    const size_t joints = db.joint_count;
+    const float shell = float(settings.shell_distance);
+    std::vector<float> joint_max(joints, 0.f);
+    std::vector<uint32_t> joint_frame(joints, 0);
+    std::vector<glm::quat> rq(joints), dq(joints);
+    std::vector<glm::vec3> rp(joints), dp(joints);
+    for (uint32_t f = 0; f < frames; ++f)
+      for (size_t j = 0; j < joints; ++j) {
+        const size_t e = f * joints + j;
+        const glm::quat a = raw.local_rotations[e], b = quatOf(rot[e]);
+        const glm::vec3 ta = raw.local_translations[e], tb(pos[e]);
+        const int p = db.skeleton.parents[j];
+        rq[j] = p < 0 ? a : rq[size_t(p)] * a;
+        dq[j] = p < 0 ? b : dq[size_t(p)] * b;
+        rp[j] = p < 0 ? ta : rp[size_t(p)] + rq[size_t(p)] * ta;
+        dp[j] = p < 0 ? tb : dp[size_t(p)] + dq[size_t(p)] * tb;
+        float err = glm::length(rp[j] - dp[j]);
+        for (int axis = 0; axis < 3; ++axis) {
+          glm::vec3 s(0);
+          s[axis] = shell;
+          err = std::max(err, glm::length((rp[j] + rq[j] * s) - (dp[j] + dq[j] * s)));
+        }
+        if (err > joint_max[j]) {
+          joint_max[j] = err;
+          joint_frame[j] = f;
+        }
+      }
+    size_t worst = 0;
+    for (size_t j = 1; j < joints; ++j)
+      if (joint_max[j] > joint_max[worst]) worst = j;
+    const mmdb::cook::CookedCodedStream& stream =
+        *db.pose_coding.streams[mmdb::cook::kStreamRotations];
+    EXPECT_EQ(stream.max_error, joint_max[worst]) << frames << " frames";
+    EXPECT_EQ(stream.worst_joint, int(worst)) << frames << " frames";
+    EXPECT_EQ(stream.worst_frame, joint_frame[worst]) << frames << " frames";
+    if (frames > 1000) {
+      EXPECT_GT(stream.max_error, 0.f);
+    }
+    if (cyclic) {
+      EXPECT_LT(stream.worst_frame, 7u);
+    }
+  }
+}
+
 TEST(Compress, NoneLeavesTheRawStreams) {
   mmdb::cook::CookedDatabase db = characterDatabase(200);
   mmdb::cook::CompressionSettings settings;
@@ -411,4 +479,60 @@ TEST(ExponentFilter, SameBytesAsMeshoptimizer) {
     }
   }
   EXPECT_EQ(compared, size_t(2000 * 23 * (3 + 4)));
+}
+
+// The model-space check's four-frame arithmetic gives, in every lane, the bits of glm's scalar
+// quaternion product, rotation and length; rotateAxis those of q * v with v along an axis
+// (== also takes -0 for +0).
+TEST(FrameLanes, SameBitsAsGlm) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> unit(-1.f, 1.f);
+  auto quat = [&] { return glm::normalize(glm::quat(unit(rng), unit(rng), unit(rng), unit(rng))); };
+  auto vec = [&] { return glm::vec3(unit(rng), unit(rng), unit(rng)) * 2.f; };
+  using mmdb::cook::kFrameLanes;
+  using mmdb::cook::Lanes;
+  for (int round = 0; round < 2000; ++round) {
+    glm::quat p[kFrameLanes], q[kFrameLanes];
+    glm::vec3 v[kFrameLanes];
+    float px[4][kFrameLanes], qx[4][kFrameLanes], vx[3][kFrameLanes];
+    for (int l = 0; l < kFrameLanes; ++l) {
+      p[l] = quat(), q[l] = quat(), v[l] = vec();
+      for (int c = 0; c < 4; ++c) px[c][l] = p[l][c], qx[c][l] = q[l][c];
+      for (int c = 0; c < 3; ++c) vx[c][l] = v[l][c];
+    }
+    auto lanesOf = [](float(*x)[kFrameLanes]) {
+      return mmdb::cook::LaneQuat{Lanes::load(x[0]), Lanes::load(x[1]), Lanes::load(x[2]),
+                                  Lanes::load(x[3])};
+    };
+    const mmdb::cook::LaneQuat lp = lanesOf(px), lq = lanesOf(qx);
+    const mmdb::cook::LaneVec3 lv{Lanes::load(vx[0]), Lanes::load(vx[1]), Lanes::load(vx[2])};
+    const float shell = std::fabs(unit(rng)) * 0.05f;
+    const mmdb::cook::LaneQuat product = lp * lq;
+    const mmdb::cook::LaneVec3 rotated = lp * lv;
+    const mmdb::cook::LaneVec3 axes[3] = {mmdb::cook::rotateAxis<0>(lp, Lanes::splat(shell)),
+                                          mmdb::cook::rotateAxis<1>(lp, Lanes::splat(shell)),
+                                          mmdb::cook::rotateAxis<2>(lp, Lanes::splat(shell))};
+    float out[4][kFrameLanes], rot[3][kFrameLanes], axis[3][3][kFrameLanes], len[kFrameLanes];
+    product.x.store(out[0]), product.y.store(out[1]), product.z.store(out[2]),
+        product.w.store(out[3]);
+    rotated.x.store(rot[0]), rotated.y.store(rot[1]), rotated.z.store(rot[2]);
+    for (int a = 0; a < 3; ++a)
+      axes[a].x.store(axis[a][0]), axes[a].y.store(axis[a][1]), axes[a].z.store(axis[a][2]);
+    mmdb::cook::length(lv).store(len);
+    for (int l = 0; l < kFrameLanes; ++l) {
+      const glm::quat pq = p[l] * q[l];
+      const glm::vec3 pv = p[l] * v[l];
+      for (int c = 0; c < 4; ++c) ASSERT_EQ(out[c][l], pq[c]) << "product, lane " << l;
+      for (int c = 0; c < 3; ++c) ASSERT_EQ(rot[c][l], pv[c]) << "rotation, lane " << l;
+      ASSERT_EQ(len[l], glm::length(v[l])) << "length, lane " << l;
+      for (int a = 0; a < 3; ++a) {
+        glm::vec3 s(0);
+        s[a] = shell;
+        const glm::vec3 expected = p[l] * s;
+        for (int c = 0; c < 3; ++c) {
+          ASSERT_EQ(axis[a][c][l], expected[c]) << "axis " << a << ", lane " << l;
+        }
+      }
+    }
+  }
 }
