@@ -67,14 +67,15 @@ std::string cookReportJson(const CookReportFacts& f) {
   for (const CookedRange& range : db.ranges) matchable += range.frame_count;
   char hash[17];
   Fnv1a64 output_hash;
-  output_hash.add(f.bytes.data(), f.bytes.size());
+  f.bytes->pieces(
+      [&](std::span<const uint8_t> piece) { output_hash.add(piece.data(), piece.size()); });
   std::snprintf(hash, sizeof(hash), "%016" PRIx64, output_hash.value());
 
   std::ostringstream text;
   {
     JsonWriter json(text);
     json.beginObject();
-    json.field("output", f.output).field("output_bytes", uint64_t{f.bytes.size()});
+    json.field("output", f.output).field("output_bytes", uint64_t{f.bytes->size()});
     json.field("output_fnv1a64", std::string(hash)).field("unchanged", f.unchanged);
     json.field("verified", f.verified);
     json.key("manifest");
@@ -160,19 +161,36 @@ std::string cookReportJson(const CookReportFacts& f) {
   return text.str();
 }
 
-bool fileHoldsBytes(const std::string& path, std::span<const uint8_t> bytes) {
+namespace {
+
+// True when `path` is a regular file of `size` bytes that equal, in order, the pieces that
+// pieces(compare) hands to compare.
+template <typename Pieces>
+bool fileHolds(const std::string& path, size_t size, Pieces pieces) {
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec) || fs::file_size(path, ec) != bytes.size() || ec) return false;
+  if (!fs::is_regular_file(path, ec) || fs::file_size(path, ec) != size || ec) return false;
   std::ifstream in(path, std::ios::binary);
   std::vector<char> chunk(1 << 20);
-  size_t offset = 0;
-  while (offset < bytes.size()) {
-    const size_t n = std::min(chunk.size(), bytes.size() - offset);
-    if (!in.read(chunk.data(), static_cast<std::streamsize>(n))) return false;
-    if (std::memcmp(chunk.data(), bytes.data() + offset, n) != 0) return false;
-    offset += n;
-  }
-  return true;
+  bool same = true;
+  pieces([&](std::span<const uint8_t> piece) {
+    for (size_t offset = 0; same && offset < piece.size();) {
+      const size_t n = std::min(chunk.size(), piece.size() - offset);
+      same = in.read(chunk.data(), static_cast<std::streamsize>(n)) &&
+             std::memcmp(chunk.data(), piece.data() + offset, n) == 0;
+      offset += n;
+    }
+  });
+  return same;
+}
+
+}  // namespace
+
+bool fileHoldsBytes(const std::string& path, std::span<const uint8_t> bytes) {
+  return fileHolds(path, bytes.size(), [&](const auto& compare) { compare(bytes); });
+}
+
+bool fileHoldsBytes(const std::string& path, const SerializedDatabase& bytes) {
+  return fileHolds(path, bytes.size(), [&](const auto& compare) { bytes.pieces(compare); });
 }
 
 }  // namespace mmdb::cook

@@ -7,6 +7,7 @@
 #include "cook/cook_database.h"
 #include "core/cook_settings.h"
 #include "core/cooked_database.h"
+#include "write/database_writer.h"
 
 #include <cstdint>
 #include <span>
@@ -30,7 +31,7 @@ struct CookReportFacts {
   const CookReport* report = nullptr;
   const CompressionReport* compression = nullptr;  // may be null: no "compression" object
   std::string output;
-  std::span<const uint8_t> bytes;
+  const SerializedDatabase* bytes = nullptr;  // what the output holds
   bool unchanged = false;  // the output already held these bytes and was left alone
   bool verified = false;
   double seconds = 0;  // the whole command
@@ -40,5 +41,6 @@ std::string cookReportJson(const CookReportFacts& facts);
 
 // True when `path` is a regular file holding exactly `bytes`.
 bool fileHoldsBytes(const std::string& path, std::span<const uint8_t> bytes);
+bool fileHoldsBytes(const std::string& path, const SerializedDatabase& bytes);
 
 }  // namespace mmdb::cook

@@ -323,14 +323,13 @@ int runCookCommand(const CookCommandOptions& options) {
   }
   const CompressionReport& compression = report.compression;
   const auto serialize_start = std::chrono::steady_clock::now();
-  const flatbuffers::DetachedBuffer buffer = serializeDatabaseBuffer(db);
-  const std::span<const uint8_t> bytes(buffer.data(), buffer.size());
+  SerializedDatabase bytes = serializeForWriting(db);
   if (bytes.size() > kMaxDatabaseBytes)  // the cook's estimate stops this earlier; a last guard
     throw InputError(options.output + ": the database is " + std::to_string(bytes.size()) +
                      " bytes, over the " + std::to_string(kMaxDatabaseBytes) +
                      " bytes (2 GiB) an .mmdb file may hold; split the clips into several "
                      "databases (several manifests)");
-  if (options.verify) verifyBytes(bytes, db);
+  if (options.verify) verifyBytes(bytes.whole(), db);
   const auto write_start = std::chrono::steady_clock::now();
   report.stage_seconds.emplace_back(
       options.verify ? "serialization and verification" : "serialization",
@@ -348,7 +347,7 @@ int runCookCommand(const CookCommandOptions& options) {
   }
   if (options.verify) {
     try {
-      verifyWrittenFile(options.output, bytes);
+      verifyWrittenFile(options.output, bytes.whole());
     } catch (...) {
       std::error_code ec;
       fs::remove(options.output, ec);  // never leave a file that failed its check
@@ -366,7 +365,7 @@ int runCookCommand(const CookCommandOptions& options) {
     facts.report = &report;
     facts.compression = &compression;
     facts.output = options.output;
-    facts.bytes = bytes;
+    facts.bytes = &bytes;
     facts.unchanged = unchanged;
     facts.verified = options.verify;
     facts.seconds = seconds;

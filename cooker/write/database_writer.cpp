@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <new>
 
 namespace mmdb::cook {
@@ -29,29 +30,67 @@ using flatbuffers::Offset;
 fb::Vec4 toVec4(const glm::vec3& v) { return fb::Vec4(v.x, v.y, v.z, 0.0f); }
 fb::Vec4 toVec4(const glm::quat& q) { return fb::Vec4(q.x, q.y, q.z, q.w); }
 
-// Written in place in the builder (no temporary copy of a stream that may be tens of MB).
+// The arrays a file write makes from the database's own memory (SerializedDatabase), or null
+// to write them into the builder.
+using DeferredList = std::vector<SerializedDatabase::Deferred>;
+
+// Elements [first, first + count) of a Vec4 stream, as the file holds them.
+template <typename T>
+void makeVec4s(const void* values, size_t first, size_t count, uint8_t* out) {
+  const T* in = static_cast<const T*>(values) + first;
+  for (size_t i = 0; i < count; ++i) {
+    const fb::Vec4 v = toVec4(in[i]);
+    std::memcpy(out + i * sizeof(fb::Vec4), &v, sizeof(fb::Vec4));
+  }
+}
+
+void makeFloats(const void* values, size_t first, size_t count, uint8_t* out) {
+  std::memcpy(out, static_cast<const float*>(values) + first, count * sizeof(float));
+}
+
+// Lists a vector whose `elements` the builder has left unwritten, with their offset from the
+// buffer's end (the builder builds from the end; the offset from the start is known once it
+// finishes).
+void deferVector(FlatBufferBuilder& fbb, const void* elements, size_t count, size_t element_bytes,
+                 const void* values, SerializedDatabase::MakeElements make,
+                 DeferredList& deferred) {
+  const auto* at = static_cast<const uint8_t*>(elements);
+  const size_t from_end = fbb.GetSize() - size_t(at - fbb.GetCurrentBufferPointer());
+  deferred.push_back({from_end, count, element_bytes, values, make});
+}
+
+// Written in place in the builder (no temporary copy of a stream that may be tens of MB), or with
+// `deferred`, left for the file write to make.
 template <typename T>
 Offset<flatbuffers::Vector<const fb::Vec4*>> vec4Vector(FlatBufferBuilder& fbb,
-                                                        const std::vector<T>& values) {
+                                                        const std::vector<T>& values,
+                                                        DeferredList* deferred = nullptr) {
   // Vec4's size is its alignment, so this aligns as CreateVectorOfStructs would.
   static_assert(sizeof(fb::Vec4) == 16 && alignof(fb::Vec4) == 16);
   fb::Vec4* out = nullptr;
   auto offset = fbb.CreateUninitializedVectorOfStructs(values.size(), &out);
-  // The builder aligns from its buffer's end, so `out` is 16-aligned in the file but not
-  // necessarily in memory: copy bytes rather than store a Vec4.
   auto* bytes = reinterpret_cast<uint8_t*>(out);
-  for (size_t i = 0; i < values.size(); ++i) {
-    const fb::Vec4 v = toVec4(values[i]);
-    std::memcpy(bytes + i * sizeof(fb::Vec4), &v, sizeof(fb::Vec4));
+  if (deferred) {
+    deferVector(fbb, bytes, values.size(), sizeof(fb::Vec4), values.data(), makeVec4s<T>,
+                *deferred);
+    return offset;
   }
+  // The builder aligns from its buffer's end, so `out` is 16-aligned in the file but not
+  // necessarily in memory: makeVec4s copies bytes rather than store a Vec4.
+  makeVec4s<T>(values.data(), 0, values.size(), bytes);
   return offset;
 }
 
 // A float array the GPU reads: its first element lands on a 16-byte boundary.
 Offset<flatbuffers::Vector<float>> gpuFloatVector(FlatBufferBuilder& fbb,
-                                                  const std::vector<float>& values) {
+                                                  const std::vector<float>& values,
+                                                  DeferredList* deferred = nullptr) {
   fbb.ForceVectorAlignment(values.size(), sizeof(float), 16);
-  return fbb.CreateVector(values);
+  if (!deferred) return fbb.CreateVector(values);
+  float* out = nullptr;
+  auto offset = fbb.CreateUninitializedVector(values.size(), &out);
+  deferVector(fbb, out, values.size(), sizeof(float), values.data(), makeFloats, *deferred);
+  return offset;
 }
 
 Offset<fb::CookSettings> writeSettings(FlatBufferBuilder& fbb, const CookedSettings& s) {
@@ -191,14 +230,9 @@ class LargePageAllocator : public flatbuffers::Allocator {
   }
 };
 
-}  // namespace
-
-std::vector<uint8_t> serializeDatabase(const CookedDatabase& db) {
-  const flatbuffers::DetachedBuffer buffer = serializeDatabaseBuffer(db);
-  return {buffer.data(), buffer.data() + buffer.size()};
-}
-
-flatbuffers::DetachedBuffer serializeDatabaseBuffer(const CookedDatabase& db) {
+// The database's bytes; with `deferred`, less the raw pose streams' and the features', which it
+// lists instead.
+flatbuffers::DetachedBuffer buildDatabase(const CookedDatabase& db, DeferredList* deferred) {
   // Sized for the whole file up front: growing the builder would copy everything written so far.
   // A coded stream counts its coded bytes; its raw vector is left out (and may be released).
   const CookedPoseCoding& coding = db.pose_coding;
@@ -245,7 +279,8 @@ flatbuffers::DetachedBuffer serializeDatabaseBuffer(const CookedDatabase& db) {
   }
   // A coded stream leaves its raw vector out (an absent field).
   auto raw = [&](int stream, const auto& values) {
-    return coding.streams[stream] ? decltype(vec4Vector(fbb, values))() : vec4Vector(fbb, values);
+    return coding.streams[stream] ? decltype(vec4Vector(fbb, values))()
+                                  : vec4Vector(fbb, values, deferred);
   };
   auto rotations = raw(kStreamRotations, db.local_rotations);
   auto translations = raw(kStreamTranslations, db.local_translations);
@@ -253,7 +288,7 @@ flatbuffers::DetachedBuffer serializeDatabaseBuffer(const CookedDatabase& db) {
   auto angular_velocities = raw(kStreamAngularVelocities, db.local_angular_velocities);
   auto root_motion = writeRootMotion(fbb, db.root_motion);
   auto contacts = fbb.CreateVector(db.contacts);
-  auto features = gpuFloatVector(fbb, db.features);
+  auto features = gpuFloatVector(fbb, db.features, deferred);
   auto feature_offset = fbb.CreateVector(db.feature_offset);
   auto feature_scale = fbb.CreateVector(db.feature_scale);
   auto feature_blocks = writeFeatureBlocks(fbb, db.feature_blocks);
@@ -273,6 +308,58 @@ flatbuffers::DetachedBuffer serializeDatabaseBuffer(const CookedDatabase& db) {
       small_min, small_max, large_min, large_max, required_features, pose_coding, range_biases);
   fb::FinishDatabaseBuffer(fbb, root);
   return fbb.Release();
+}
+
+}  // namespace
+
+std::vector<uint8_t> serializeDatabase(const CookedDatabase& db) {
+  const flatbuffers::DetachedBuffer buffer = serializeDatabaseBuffer(db);
+  return {buffer.data(), buffer.data() + buffer.size()};
+}
+
+flatbuffers::DetachedBuffer serializeDatabaseBuffer(const CookedDatabase& db) {
+  return buildDatabase(db, nullptr);
+}
+
+SerializedDatabase serializeForWriting(const CookedDatabase& db) {
+  SerializedDatabase out;
+  out.buffer_ = buildDatabase(db, &out.deferred_);
+  // Offsets from the end, now from the start.
+  for (SerializedDatabase::Deferred& d : out.deferred_) d.offset = out.buffer_.size() - d.offset;
+  std::sort(out.deferred_.begin(), out.deferred_.end(),
+            [](const auto& a, const auto& b) { return a.offset < b.offset; });
+  return out;
+}
+
+void SerializedDatabase::pieces(const std::function<void(std::span<const uint8_t>)>& piece) const {
+  const std::span<const uint8_t> all(buffer_.data(), buffer_.size());
+  if (whole_) {
+    piece(all);
+    return;
+  }
+  constexpr size_t kPieceBytes = size_t{1} << 20;
+  std::vector<uint8_t> made;
+  size_t at = 0;
+  for (const Deferred& d : deferred_) {
+    if (d.offset > at) piece(all.subspan(at, d.offset - at));
+    const size_t per_piece = std::max<size_t>(1, kPieceBytes / d.element_bytes);
+    made.resize(std::min(d.count, per_piece) * d.element_bytes);
+    for (size_t first = 0; first < d.count; first += per_piece) {
+      const size_t n = std::min(per_piece, d.count - first);
+      d.make(d.values, first, n, made.data());
+      piece(std::span<const uint8_t>(made.data(), n * d.element_bytes));
+    }
+    at = d.offset + d.count * d.element_bytes;
+  }
+  if (at < all.size()) piece(all.subspan(at));
+}
+
+std::span<const uint8_t> SerializedDatabase::whole() {
+  if (!whole_)
+    for (const Deferred& d : deferred_)
+      if (d.count > 0) d.make(d.values, 0, d.count, buffer_.data() + d.offset);
+  whole_ = true;
+  return {buffer_.data(), buffer_.size()};
 }
 
 namespace {
@@ -388,7 +475,10 @@ void checkWritable(const std::string& path) {
   removeStaleTemporaries(path);
 }
 
-void writeFileAtomically(const std::string& path, std::span<const uint8_t> bytes) {
+namespace {
+
+// writeFileAtomically, with `write(fd)` writing the bytes (false on failure, with errno set).
+void writeThroughTemporary(const std::string& path, const std::function<bool(int)>& write) {
   struct stat info {};
   if (::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode))
     failWrite(path, "it is a folder", EISDIR);
@@ -402,7 +492,7 @@ void writeFileAtomically(const std::string& path, std::span<const uint8_t> bytes
     if (!temp_path.empty()) ::unlink(temp_path.c_str());
     failWrite(path, step, error);
   };
-  if (!writeAll(fd, bytes)) abandon("writing the temporary file failed", errno);
+  if (!write(fd)) abandon("writing the temporary file failed", errno);
   if (::fsync(fd) != 0) abandon("flushing the temporary file failed", errno);
   if (unnamed) {
     // A name for the rename: linkat cannot replace an existing file, rename can.
@@ -427,6 +517,20 @@ void writeFileAtomically(const std::string& path, std::span<const uint8_t> bytes
     failWrite(path, "renaming the temporary file over it failed", error);
   }
   syncFolderOf(path);
+}
+
+}  // namespace
+
+void writeFileAtomically(const std::string& path, std::span<const uint8_t> bytes) {
+  writeThroughTemporary(path, [&](int fd) { return writeAll(fd, bytes); });
+}
+
+void writeFileAtomically(const std::string& path, const SerializedDatabase& bytes) {
+  writeThroughTemporary(path, [&](int fd) {
+    bool ok = true;
+    bytes.pieces([&](std::span<const uint8_t> piece) { ok = ok && writeAll(fd, piece); });
+    return ok;
+  });
 }
 
 }  // namespace mmdb::cook

@@ -6,6 +6,7 @@
 #include <flatbuffers/flatbuffers.h>
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -22,6 +23,39 @@ std::vector<uint8_t> serializeDatabase(const CookedDatabase& db);
 // pages where the system has them). What mmcook writes: a database is often tens of MB.
 flatbuffers::DetachedBuffer serializeDatabaseBuffer(const CookedDatabase& db);
 
+// A database serialized for a file write: the bytes of serializeDatabase without a second copy
+// of its largest arrays, the raw pose streams and the features. The builder's buffer leaves
+// their bytes unwritten, so its pages for them are never touched (on a raw cook of a large
+// corpus, hundreds of MB that the kernel would zero and the cook fill), and pieces() makes them
+// from the database's own arrays as the file is written or compared. The database must outlive
+// this and stay unchanged.
+class SerializedDatabase {
+ public:
+  size_t size() const { return buffer_.size(); }
+  // Calls piece(bytes) for consecutive pieces that are, in order, the whole file. A piece made
+  // from an array is at most 1 MiB and lasts until the call returns.
+  void pieces(const std::function<void(std::span<const uint8_t>)>& piece) const;
+  // The whole file in memory, for the checks that read it whole: makes the arrays' bytes in the
+  // buffer (once).
+  std::span<const uint8_t> whole();
+
+  using MakeElements = void (*)(const void* values, size_t first, size_t count, uint8_t* out);
+  struct Deferred {  // an array whose bytes the buffer leaves unwritten
+    size_t offset;   // of its first element, in the file
+    size_t count;
+    size_t element_bytes;
+    const void* values;  // the database's array
+    MakeElements make;   // writes elements [first, first + count) as the file holds them
+  };
+
+ private:
+  friend SerializedDatabase serializeForWriting(const CookedDatabase& db);
+  flatbuffers::DetachedBuffer buffer_;
+  std::vector<Deferred> deferred_;  // by offset
+  bool whole_ = false;
+};
+SerializedDatabase serializeForWriting(const CookedDatabase& db);
+
 // The schema's PoseCoding table of `coding`, as the database holds it (the clip cache keeps it
 // too, in an .mmposes file).
 flatbuffers::Offset<fb::PoseCoding> writePoseCoding(flatbuffers::FlatBufferBuilder& fbb,
@@ -37,6 +71,8 @@ void writeFileAtomically(const std::string& path, std::span<const uint8_t> bytes
 inline void writeFileAtomically(const std::string& path, const std::vector<uint8_t>& bytes) {
   writeFileAtomically(path, std::span<const uint8_t>(bytes));
 }
+// The same, writing the database's pieces one after another.
+void writeFileAtomically(const std::string& path, const SerializedDatabase& bytes);
 
 // Checks, before a long cook, that writeFileAtomically(path, ...) can create its temporary file
 // (the folder exists and is writable, `path` is not a folder). Throws the same InputError it

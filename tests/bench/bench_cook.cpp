@@ -151,9 +151,9 @@ void BM_Recook(benchmark::State& state) {
     state.ResumeTiming();
     const auto start = std::chrono::steady_clock::now();
     mmdb::cook::CookReport report;
-    const flatbuffers::DetachedBuffer bytes = mmdb::cook::serializeDatabaseBuffer(
-        mmdb::cook::cookDatabase(request, &report, {}, cache.get(), mmdb::cook::PoseOutput::Coded));
-    mmdb::cook::writeFileAtomically(output, {bytes.data(), bytes.size()});
+    const mmdb::cook::CookedDatabase db =
+        mmdb::cook::cookDatabase(request, &report, {}, cache.get(), mmdb::cook::PoseOutput::Coded);
+    mmdb::cook::writeFileAtomically(output, mmdb::cook::serializeForWriting(db));
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     state.counters["hits"] = report.store.hits;
     state.counters["misses"] = report.store.misses;

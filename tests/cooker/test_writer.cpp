@@ -1,5 +1,6 @@
 // The .mmdb writer: every schema field survives a round trip, GPU arrays are 16-byte aligned,
 // the bytes are deterministic, and the atomic write never leaves a partial or stray file.
+#include "cli/build_outputs.h"
 #include "core/errors.h"
 #include "write/database_writer.h"
 
@@ -346,6 +347,95 @@ TEST(Writer, EmptyDatabaseStillVerifies) {
   EXPECT_EQ(root->frame_count(), 0u);
   ASSERT_NE(root->features(), nullptr);
   EXPECT_EQ(root->features()->size(), 0u);
+}
+
+// makeDatabase() with `frames` frames of its three joints, every value distinct: 1,000 frames
+// make pose streams of 48 KB, 30,000 of 1.4 MB (more than one piece of a file write).
+mmdb::cook::CookedDatabase databaseOfFrames(uint32_t frames) {
+  mmdb::cook::CookedDatabase db = makeDatabase();
+  db.frame_count = frames;
+  db.clips[0].frame_count = frames / 2;
+  db.clips[1].first_frame = frames / 2;
+  db.clips[1].frame_count = frames - frames / 2;
+  db.ranges = {{0, frames / 2, 0x1}, {frames / 2, frames - frames / 2, 0x2}};
+  db.local_rotations.clear(), db.local_translations.clear();
+  db.local_velocities.clear(), db.local_angular_velocities.clear();
+  db.root_motion.resize(frames, db.root_motion[0]);
+  db.contacts.assign(frames, 0x1);
+  db.features.clear();
+  for (uint32_t i = 0; i < frames * db.joint_count; ++i) {
+    const float f = float(i) * 1e-3f;
+    db.local_rotations.push_back(glm::quat(1 + f, 2 + f, 3 + f, 4 + f));
+    db.local_translations.push_back({10 + f, 11 + f, 12 + f});
+    db.local_velocities.push_back({20 + f, 21 + f, 22 + f});
+    db.local_angular_velocities.push_back({30 + f, 31 + f, 32 + f});
+  }
+  for (uint32_t i = 0; i < frames * db.feature_stride; ++i) db.features.push_back(float(i) * 0.5f);
+  return db;
+}
+
+std::vector<uint8_t> piecesOf(const mmdb::cook::SerializedDatabase& bytes, size_t* count) {
+  std::vector<uint8_t> all;
+  *count = 0;
+  bytes.pieces([&](std::span<const uint8_t> piece) {
+    all.insert(all.end(), piece.begin(), piece.end());
+    ++*count;
+  });
+  return all;
+}
+
+// What mmcook writes leaves the raw pose streams and the features out of the builder's buffer and
+// makes them piece by piece: the pieces, the whole and the file written are serializeDatabase's
+// bytes, for small and large streams, coded poses (features alone made) and an empty database.
+TEST(Writer, AFileWriteMakesTheSameBytesFromTheDatabase) {
+  mmdb::cook::CookedDatabase coded = databaseOfFrames(1000);
+  coded.pose_coding.streams[mmdb::cook::kStreamRotations] = mmdb::cook::CookedCodedStream{};
+  coded.pose_coding.streams[mmdb::cook::kStreamRotations]->tracks.resize(3);
+  coded.pose_coding.streams[mmdb::cook::kStreamRotations]->segment_offsets = {0, 0, 0, 0};
+  const fs::path out = fs::temp_directory_path() / ("mmdb_pieces_" + std::to_string(::getpid()));
+  struct Case {
+    const char* name;
+    mmdb::cook::CookedDatabase db;
+    size_t min_pieces;  // arrays of 1.4 MB take two pieces each
+  };
+  const Case cases[] = {{"2 frames", makeDatabase(), 1},
+                        {"30,000 frames", databaseOfFrames(30000), 9},
+                        {"a coded stream", coded, 1},
+                        {"empty", mmdb::cook::CookedDatabase{}, 1}};
+  for (const Case& c : cases) {
+    const std::vector<uint8_t> expected = mmdb::cook::serializeDatabase(c.db);
+    mmdb::cook::SerializedDatabase bytes = mmdb::cook::serializeForWriting(c.db);
+    EXPECT_EQ(bytes.size(), expected.size()) << c.name;
+    size_t count = 0;
+    EXPECT_TRUE(piecesOf(bytes, &count) == expected) << c.name;
+    EXPECT_GE(count, c.min_pieces) << c.name;
+    mmdb::cook::writeFileAtomically(out.string(), bytes);
+    std::ifstream in(out, std::ios::binary);
+    const std::vector<uint8_t> written{std::istreambuf_iterator<char>(in),
+                                       std::istreambuf_iterator<char>()};
+    EXPECT_TRUE(written == expected) << c.name;
+    const std::span<const uint8_t> whole = bytes.whole();
+    EXPECT_TRUE(std::equal(whole.begin(), whole.end(), expected.begin(), expected.end())) << c.name;
+    EXPECT_TRUE(piecesOf(bytes, &count) == expected) << c.name << ", after whole()";
+  }
+
+  // The comparison that leaves an unchanged output alone reads the made pieces too: a file that
+  // differs in one byte of a pose stream or of the features does not hold these bytes.
+  const mmdb::cook::CookedDatabase db = databaseOfFrames(30000);
+  const mmdb::cook::SerializedDatabase bytes = mmdb::cook::serializeForWriting(db);
+  const std::vector<uint8_t> expected = mmdb::cook::serializeDatabase(db);
+  const fb::Database* root = fb::GetDatabase(expected.data());
+  for (const uint8_t* inside :
+       {reinterpret_cast<const uint8_t*>(root->local_translations()->Data()) + 100000,
+        reinterpret_cast<const uint8_t*>(root->features()->Data()) + 7}) {
+    mmdb::cook::writeFileAtomically(out.string(), bytes);
+    EXPECT_TRUE(mmdb::cook::fileHoldsBytes(out.string(), bytes));
+    std::vector<uint8_t> changed = expected;
+    changed[size_t(inside - expected.data())] ^= 1;
+    mmdb::cook::writeFileAtomically(out.string(), changed);
+    EXPECT_FALSE(mmdb::cook::fileHoldsBytes(out.string(), bytes));
+  }
+  fs::remove(out);
 }
 
 // --- atomic write ---
