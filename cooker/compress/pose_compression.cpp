@@ -579,28 +579,32 @@ CookedCodedStream encodeStream(const std::vector<TrackView>& tracks,
                                uint32_t segment_frames, size_t frames, int jobs) {
   const size_t joints = tracks.size();
   const size_t segments = (frames + segment_frames - 1) / segment_frames;
-  // Each joint's segments, coded in parallel, then laid out in joint order.
-  std::vector<std::vector<std::vector<uint8_t>>> blobs(joints);
-  parallelFor(0, int(joints), jobs, [&](int j) {
-    const CookedTrack& coding = choices[size_t(j)].coding;
-    blobs[size_t(j)].resize(segments);
-    if (coding.coding == TrackCoding::Constant) return;
+  // The segments of every coded track, in parallel (a stream often has one moving translation
+  // among constant ones), then laid out in joint order.
+  std::vector<size_t> coded;  // the joints whose tracks are not constant
+  for (size_t j = 0; j < joints; ++j)
+    if (choices[j].coding.coding != TrackCoding::Constant) coded.push_back(j);
+  std::vector<float> pads(joints, 1.f);
+  parallelFor(0, int(coded.size()), jobs,
+              [&](int i) { pads[coded[size_t(i)]] = exponentPad(tracks[coded[size_t(i)]]); });
+  std::vector<std::vector<std::vector<uint8_t>>> blobs(joints,
+                                                       std::vector<std::vector<uint8_t>>(segments));
+  parallelFor(0, int(coded.size() * segments), jobs, [&](int item) {
+    const size_t j = coded[size_t(item) / segments], s = size_t(item) % segments;
+    const CookedTrack& coding = choices[j].coding;
     const size_t vertex = size_t(vertexBytes(coding.coding, rotation));
-    const float pad = exponentPad(tracks[size_t(j)]);
     std::vector<float> values;
     std::vector<uint8_t> filtered, encoded;
-    for (size_t s = 0; s < segments; ++s) {
-      const size_t first = s * segment_frames;
-      const size_t n = std::min<size_t>(segment_frames, frames - first);
-      filterTrack(tracks[size_t(j)], first, n, coding, rotation, pad, values, filtered);
-      encoded.resize(meshopt_encodeVertexBufferBound(n, vertex));
-      const size_t size =
-          meshopt_encodeVertexBuffer(encoded.data(), encoded.size(), filtered.data(), n, vertex);
-      if (size == 0) throw std::logic_error("the vertex codec found its output buffer too small");
-      // Kept at its size, not the codec's bound: the segments of a stream are held until the
-      // last one is coded.
-      blobs[size_t(j)][s].assign(encoded.begin(), encoded.begin() + std::ptrdiff_t(size));
-    }
+    const size_t first = s * segment_frames;
+    const size_t n = std::min<size_t>(segment_frames, frames - first);
+    filterTrack(tracks[j], first, n, coding, rotation, pads[j], values, filtered);
+    encoded.resize(meshopt_encodeVertexBufferBound(n, vertex));
+    const size_t size =
+        meshopt_encodeVertexBuffer(encoded.data(), encoded.size(), filtered.data(), n, vertex);
+    if (size == 0) throw std::logic_error("the vertex codec found its output buffer too small");
+    // Kept at its size, not the codec's bound: the segments of a stream are held until the
+    // last one is coded.
+    blobs[j][s].assign(encoded.begin(), encoded.begin() + std::ptrdiff_t(size));
   });
   CookedCodedStream stream;
   for (const Choice& c : choices) stream.tracks.push_back(c.coding);
