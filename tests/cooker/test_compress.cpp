@@ -86,34 +86,50 @@ mmdb::cook::CookedDatabase characterDatabase(uint32_t frames = 1500, float rate 
 glm::quat quatOf(const glm::vec4& v) { return glm::quat(v.w, v.x, v.y, v.z); }
 
 // Per joint, the largest model-space distance between raw and decoded, at the joint and at its
-// shell points, over every frame.
-std::vector<double> fkErrors(const mmdb::cook::CookedDatabase& db,
-                             const std::vector<glm::vec4>& rot, const std::vector<glm::vec4>& pos,
-                             float shell) {
+// shell points, over every frame, and the first frame with it; computed in T (double for the
+// true error, float for the cook's own check, which this repeats).
+template <typename T>
+struct ModelSpaceErrors {
+  std::vector<T> worst;
+  std::vector<uint32_t> frame;
+};
+template <typename T>
+ModelSpaceErrors<T> modelSpaceErrors(const mmdb::cook::CookedDatabase& db,
+                                     const std::vector<glm::vec4>& rot,
+                                     const std::vector<glm::vec4>& pos, float shell) {
   const size_t joints = db.joint_count;
-  std::vector<double> worst(joints, 0);
-  std::vector<glm::dquat> rq(joints), dq(joints);
-  std::vector<glm::dvec3> rp(joints), dp(joints);
+  ModelSpaceErrors<T> out{std::vector<T>(joints, 0), std::vector<uint32_t>(joints, 0)};
+  std::vector<glm::qua<T>> rq(joints), dq(joints);
+  std::vector<glm::vec<3, T>> rp(joints), dp(joints);
   for (size_t f = 0; f < db.frame_count; ++f) {
     for (size_t j = 0; j < joints; ++j) {
       const size_t e = f * joints + j;
-      const glm::dquat a(db.local_rotations[e]), b(quatOf(rot[e]));
-      const glm::dvec3 ta(db.local_translations[e]), tb(pos[e]);
+      const glm::qua<T> a(db.local_rotations[e]), b(quatOf(rot[e]));
+      const glm::vec<3, T> ta(db.local_translations[e]), tb(pos[e]);
       const int p = db.skeleton.parents[j];
       rq[j] = p < 0 ? a : rq[size_t(p)] * a;
       dq[j] = p < 0 ? b : dq[size_t(p)] * b;
       rp[j] = p < 0 ? ta : rp[size_t(p)] + rq[size_t(p)] * ta;
       dp[j] = p < 0 ? tb : dp[size_t(p)] + dq[size_t(p)] * tb;
-      double e2 = glm::length(rp[j] - dp[j]);
+      T err = glm::length(rp[j] - dp[j]);
       for (int axis = 0; axis < 3; ++axis) {
-        glm::dvec3 s(0);
-        s[axis] = shell;
-        e2 = std::max(e2, glm::length((rp[j] + rq[j] * s) - (dp[j] + dq[j] * s)));
+        glm::vec<3, T> s(0);
+        s[axis] = T(shell);
+        err = std::max(err, glm::length((rp[j] + rq[j] * s) - (dp[j] + dq[j] * s)));
       }
-      worst[j] = std::max(worst[j], e2);
+      if (err > out.worst[j]) {
+        out.worst[j] = err;
+        out.frame[j] = uint32_t(f);
+      }
     }
   }
-  return worst;
+  return out;
+}
+
+std::vector<double> fkErrors(const mmdb::cook::CookedDatabase& db,
+                             const std::vector<glm::vec4>& rot, const std::vector<glm::vec4>& pos,
+                             float shell) {
+  return modelSpaceErrors<double>(db, rot, pos, shell).worst;
 }
 
 std::vector<glm::vec4> decoded(const mmdb::cook::CookedDatabase& db, int stream) {
@@ -330,32 +346,10 @@ TEST(Compress, TheReportedWorstErrorIsTheFloatCheckOfTheDecodedPoses) {
     const std::vector<glm::vec4> rot = decoded(db, mmdb::cook::kStreamRotations);
     const std::vector<glm::vec4> pos = decoded(db, mmdb::cook::kStreamTranslations);
     const size_t joints = db.joint_count;
-    const float shell = float(settings.shell_distance);
-    std::vector<float> joint_max(joints, 0.f);
-    std::vector<uint32_t> joint_frame(joints, 0);
-    std::vector<glm::quat> rq(joints), dq(joints);
-    std::vector<glm::vec3> rp(joints), dp(joints);
-    for (uint32_t f = 0; f < frames; ++f)
-      for (size_t j = 0; j < joints; ++j) {
-        const size_t e = f * joints + j;
-        const glm::quat a = raw.local_rotations[e], b = quatOf(rot[e]);
-        const glm::vec3 ta = raw.local_translations[e], tb(pos[e]);
-        const int p = db.skeleton.parents[j];
-        rq[j] = p < 0 ? a : rq[size_t(p)] * a;
-        dq[j] = p < 0 ? b : dq[size_t(p)] * b;
-        rp[j] = p < 0 ? ta : rp[size_t(p)] + rq[size_t(p)] * ta;
-        dp[j] = p < 0 ? tb : dp[size_t(p)] + dq[size_t(p)] * tb;
-        float err = glm::length(rp[j] - dp[j]);
-        for (int axis = 0; axis < 3; ++axis) {
-          glm::vec3 s(0);
-          s[axis] = shell;
-          err = std::max(err, glm::length((rp[j] + rq[j] * s) - (dp[j] + dq[j] * s)));
-        }
-        if (err > joint_max[j]) {
-          joint_max[j] = err;
-          joint_frame[j] = f;
-        }
-      }
+    const ModelSpaceErrors<float> check =
+        modelSpaceErrors<float>(raw, rot, pos, float(settings.shell_distance));
+    const std::vector<float>& joint_max = check.worst;
+    const std::vector<uint32_t>& joint_frame = check.frame;
     size_t worst = 0;
     for (size_t j = 1; j < joints; ++j)
       if (joint_max[j] > joint_max[worst]) worst = j;
