@@ -4,9 +4,6 @@
 // rounding would change the file.
 #pragma once
 
-#include <glm/gtc/quaternion.hpp>
-#include <glm/vec3.hpp>
-
 #include <cmath>
 
 #if defined(__SSE2__)
