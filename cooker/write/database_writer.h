@@ -20,7 +20,7 @@ namespace mmdb::cook {
 // Vectors are written padded to four floats (w = 0); quaternions as x, y, z, w.
 std::vector<uint8_t> serializeDatabase(const CookedDatabase& db);
 // The same bytes left in the builder's buffer (no copy into a vector; the buffer asks for 2 MB
-// pages where the system has them). What mmcook writes: a database is often tens of MB.
+// pages where the system has them). mmcook writes serializeForWriting()'s instead.
 flatbuffers::DetachedBuffer serializeDatabaseBuffer(const CookedDatabase& db);
 
 // A database serialized for a file write: the bytes of serializeDatabase without a second copy
