@@ -67,8 +67,10 @@ std::string cookReportJson(const CookReportFacts& f) {
   for (const CookedRange& range : db.ranges) matchable += range.frame_count;
   char hash[17];
   Fnv1a64 output_hash;
-  f.bytes->pieces(
-      [&](std::span<const uint8_t> piece) { output_hash.add(piece.data(), piece.size()); });
+  f.bytes->pieces([&](std::span<const uint8_t> piece) {
+    output_hash.add(piece.data(), piece.size());
+    return true;
+  });
   std::snprintf(hash, sizeof(hash), "%016" PRIx64, output_hash.value());
 
   std::ostringstream text;
@@ -164,33 +166,33 @@ std::string cookReportJson(const CookReportFacts& f) {
 namespace {
 
 // True when `path` is a regular file of `size` bytes that equal, in order, the pieces that
-// pieces(compare) hands to compare.
+// pieces(compare) hands to compare; the pieces stop at the first difference.
 template <typename Pieces>
 bool fileHolds(const std::string& path, size_t size, Pieces pieces) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec) || fs::file_size(path, ec) != size || ec) return false;
   std::ifstream in(path, std::ios::binary);
   std::vector<char> chunk(1 << 20);
-  bool same = true;
-  pieces([&](std::span<const uint8_t> piece) {
-    for (size_t offset = 0; same && offset < piece.size();) {
+  return pieces([&](std::span<const uint8_t> piece) {
+    for (size_t offset = 0; offset < piece.size();) {
       const size_t n = std::min(chunk.size(), piece.size() - offset);
-      same = in.read(chunk.data(), static_cast<std::streamsize>(n)) &&
-             std::memcmp(chunk.data(), piece.data() + offset, n) == 0;
+      if (!in.read(chunk.data(), static_cast<std::streamsize>(n)) ||
+          std::memcmp(chunk.data(), piece.data() + offset, n) != 0)
+        return false;
       offset += n;
     }
+    return true;
   });
-  return same;
 }
 
 }  // namespace
 
 bool fileHoldsBytes(const std::string& path, std::span<const uint8_t> bytes) {
-  return fileHolds(path, bytes.size(), [&](const auto& compare) { compare(bytes); });
+  return fileHolds(path, bytes.size(), [&](const auto& compare) { return compare(bytes); });
 }
 
 bool fileHoldsBytes(const std::string& path, const SerializedDatabase& bytes) {
-  return fileHolds(path, bytes.size(), [&](const auto& compare) { bytes.pieces(compare); });
+  return fileHolds(path, bytes.size(), [&](const auto& compare) { return bytes.pieces(compare); });
 }
 
 }  // namespace mmdb::cook

@@ -32,9 +32,10 @@ flatbuffers::DetachedBuffer serializeDatabaseBuffer(const CookedDatabase& db);
 class SerializedDatabase {
  public:
   size_t size() const { return buffer_.size(); }
-  // Calls piece(bytes) for consecutive pieces that are, in order, the whole file. A piece made
-  // from an array is at most 1 MiB and lasts until the call returns.
-  void pieces(const std::function<void(std::span<const uint8_t>)>& piece) const;
+  // Calls piece(bytes) for consecutive pieces that are, in order, the whole file, until one call
+  // returns false (then false). A piece made from an array is at most 1 MiB and lasts until the
+  // call returns.
+  bool pieces(const std::function<bool(std::span<const uint8_t>)>& piece) const;
   // The whole file in memory, for the checks that read it whole: makes the arrays' bytes in the
   // buffer (once).
   std::span<const uint8_t> whole();

@@ -380,6 +380,7 @@ std::vector<uint8_t> piecesOf(const mmdb::cook::SerializedDatabase& bytes, size_
   bytes.pieces([&](std::span<const uint8_t> piece) {
     all.insert(all.end(), piece.begin(), piece.end());
     ++*count;
+    return true;
   });
   return all;
 }
@@ -400,6 +401,8 @@ TEST(Writer, AFileWriteMakesTheSameBytesFromTheDatabase) {
   };
   const Case cases[] = {{"2 frames", makeDatabase(), 1},
                         {"30,000 frames", databaseOfFrames(30000), 9},
+                        // Over twice the 8 MiB that the write hands to the disk at a time.
+                        {"100,000 frames", databaseOfFrames(100000), 25},
                         {"a coded stream", coded, 1},
                         {"empty", mmdb::cook::CookedDatabase{}, 1}};
   for (const Case& c : cases) {
@@ -409,6 +412,11 @@ TEST(Writer, AFileWriteMakesTheSameBytesFromTheDatabase) {
     size_t count = 0;
     EXPECT_TRUE(piecesOf(bytes, &count) == expected) << c.name;
     EXPECT_GE(count, c.min_pieces) << c.name;
+    // A callback that returns false stops the pieces there.
+    size_t calls = 0;
+    EXPECT_EQ(bytes.pieces([&](std::span<const uint8_t>) { return ++calls < 2; }), count < 2)
+        << c.name;
+    EXPECT_EQ(calls, std::min<size_t>(count, 2)) << c.name;
     mmdb::cook::writeFileAtomically(out.string(), bytes);
     std::ifstream in(out, std::ios::binary);
     const std::vector<uint8_t> written{std::istreambuf_iterator<char>(in),
