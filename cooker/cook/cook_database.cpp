@@ -578,9 +578,10 @@ struct StreamCopy {
   std::function<void(ClipMotion&)> append_and_free;  // appends m's share, then frees it
 };
 
+// With `pose_parts`, the pose streams are moved into db.raw_pose_parts, not concatenated.
 Concatenated concatenateParts(const CookRequest& request, const std::vector<int>& source_of,
-                              std::vector<ClipPart>& parts, bool with_poses, CookedDatabase& db,
-                              int jobs) {
+                              std::vector<ClipPart>& parts, bool with_poses, bool pose_parts,
+                              CookedDatabase& db, int jobs) {
   Concatenated out;
   // The clips first (small, in manifest order), then each stream on its own thread: a stream's
   // parts are appended in the same order, so the bytes are the same for any job count.
@@ -633,9 +634,18 @@ Concatenated concatenateParts(const CookRequest& request, const std::vector<int>
       }
     }};
   };
+  if (with_poses && pose_parts) {
+    RawPoseParts& to = db.raw_pose_parts;
+    for (ClipMotion* m : motions) {
+      to.rotations.push_back(std::move(m->clip.rotations));
+      to.translations.push_back(std::move(m->clip.translations));
+      to.velocities.push_back(std::move(m->velocities));
+      to.angular_velocities.push_back(std::move(m->angular_velocities));
+    }
+  }
   // The largest streams first, so that the threads finish together.
   std::vector<StreamCopy> streams;
-  if (with_poses) {
+  if (with_poses && !pose_parts) {
     streams.push_back(copier(
         db.local_rotations, joints, [](ClipMotion & m) -> auto& { return m.clip.rotations; }));
     streams.push_back(copier(
@@ -817,8 +827,12 @@ CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
   db.sources = std::move(sources.sources);
   db.joint_count = static_cast<uint32_t>(obtained.context.skeleton.names.size());
   db.frame_rate = static_cast<float>(settings.frame_rate);
+  // Raw poses for the file alone stay in the clips' arrays: the writer reads them there. (The
+  // pose coding reads concatenated streams: through the clips' arrays it measured up to 10 %
+  // slower on small corpora.)
+  const bool pose_parts = poses == PoseOutput::Coded && !code_poses;
   Concatenated joined = concatenateParts(request, sources.source_of, obtained.parts,
-                                         !kept.stored.has_value(), db, jobs);
+                                         !kept.stored.has_value(), pose_parts, db, jobs);
   linkFeatures(joined, obtained.context.roles, settings, stage, warn, db);
   describeSkeleton(obtained.context.skeleton, obtained.context.roles, report.unit_scale,
                    db.skeleton);

@@ -154,8 +154,9 @@ using CookProgress = std::function<void(int done, int total)>;
 //  - Raw: the raw streams, for tools and tests that read them (compressPoses may code them later);
 //  - Coded: the coding that request.settings.compression asks for (none for pose = "none"),
 //    from the store when it keeps one for these parts and settings, else coded and offered to
-//    it. The raw streams of a coded database are released (or never assembled). What mmcook
-//    writes.
+//    it. The raw streams of a coded database are released (or never assembled); with pose =
+//    "none" they stay in the clips' own arrays (CookedDatabase::raw_pose_parts), which the writer
+//    reads, and the four concatenated streams stay empty. What mmcook writes.
 enum class PoseOutput { Raw, Coded };
 
 // Throws InputError for anything a user can fix (file, clip, frame or joint named).

@@ -159,6 +159,17 @@ struct CookedPoseCoding {
   }
 };
 
+// Pose streams as a list of arrays, one per clip in clip order: element i of the stream is in
+// the array that holds frames up to it (their sizes add up to frame_count * joint_count).
+struct RawPoseParts {
+  std::vector<std::vector<glm::quat>> rotations;
+  std::vector<std::vector<glm::vec3>> translations, velocities, angular_velocities;
+  bool empty() const {
+    return rotations.empty() && translations.empty() && velocities.empty() &&
+           angular_velocities.empty();
+  }
+};
+
 struct CookedDatabase {
   CookedSettings settings;
   std::vector<CookedSource> sources;
@@ -193,6 +204,11 @@ struct CookedDatabase {
 
   // Written instead of the raw pose streams it codes (the raw ones stay here, for reports).
   CookedPoseCoding pose_coding;
+
+  // The raw pose streams of a database cooked to be written with them (mmcook, pose = "none"):
+  // each clip's own arrays, in clip order, while the four streams above stay empty. Concatenated,
+  // they would be a second copy of every stream, touched and filled only to be written out.
+  RawPoseParts raw_pose_parts;
 };
 
 }  // namespace mmdb::cook

@@ -44,6 +44,30 @@ void makeVec4s(const void* values, size_t first, size_t count, uint8_t* out) {
   }
 }
 
+// The same, of a stream held as one array per clip (RawPoseParts): `values` is the list.
+template <typename T>
+void makeVec4sOfParts(const void* values, size_t first, size_t count, uint8_t* out) {
+  size_t start = 0;  // of the part in the stream
+  for (const std::vector<T>& part : *static_cast<const std::vector<std::vector<T>>*>(values)) {
+    if (count == 0) return;
+    if (first < start + part.size()) {
+      const size_t from = first - start, n = std::min(count, part.size() - from);
+      makeVec4s<T>(part.data(), from, n, out);
+      out += n * sizeof(fb::Vec4);
+      first += n;
+      count -= n;
+    }
+    start += part.size();
+  }
+}
+
+template <typename T>
+size_t sizeOfParts(const std::vector<std::vector<T>>& parts) {
+  size_t size = 0;
+  for (const std::vector<T>& part : parts) size += part.size();
+  return size;
+}
+
 void makeFloats(const void* values, size_t first, size_t count, uint8_t* out) {
   std::memcpy(out, static_cast<const float*>(values) + first, count * sizeof(float));
 }
@@ -59,26 +83,42 @@ void deferVector(FlatBufferBuilder& fbb, const void* elements, size_t count, siz
   deferred.push_back({from_end, count, element_bytes, values, make});
 }
 
-// Written in place in the builder (no temporary copy of a stream that may be tens of MB), or with
-// `deferred`, left for the file write to make.
-template <typename T>
-Offset<flatbuffers::Vector<const fb::Vec4*>> vec4Vector(FlatBufferBuilder& fbb,
-                                                        const std::vector<T>& values,
-                                                        DeferredList* deferred = nullptr) {
+// `count` Vec4s that make(values, ...) gives, written in place in the builder (no temporary copy
+// of a stream that may be tens of MB), or with `deferred`, left for the file write to make.
+Offset<flatbuffers::Vector<const fb::Vec4*>> vec4VectorOf(FlatBufferBuilder& fbb, size_t count,
+                                                          const void* values,
+                                                          SerializedDatabase::MakeElements make,
+                                                          DeferredList* deferred) {
   // Vec4's size is its alignment, so this aligns as CreateVectorOfStructs would.
   static_assert(sizeof(fb::Vec4) == 16 && alignof(fb::Vec4) == 16);
   fb::Vec4* out = nullptr;
-  auto offset = fbb.CreateUninitializedVectorOfStructs(values.size(), &out);
+  auto offset = fbb.CreateUninitializedVectorOfStructs(count, &out);
   auto* bytes = reinterpret_cast<uint8_t*>(out);
   if (deferred) {
-    deferVector(fbb, bytes, values.size(), sizeof(fb::Vec4), values.data(), makeVec4s<T>,
-                *deferred);
+    deferVector(fbb, bytes, count, sizeof(fb::Vec4), values, make, *deferred);
     return offset;
   }
   // The builder aligns from its buffer's end, so `out` is 16-aligned in the file but not
   // necessarily in memory: makeVec4s copies bytes rather than store a Vec4.
-  makeVec4s<T>(values.data(), 0, values.size(), bytes);
+  make(values, 0, count, bytes);
   return offset;
+}
+
+template <typename T>
+Offset<flatbuffers::Vector<const fb::Vec4*>> vec4Vector(FlatBufferBuilder& fbb,
+                                                        const std::vector<T>& values,
+                                                        DeferredList* deferred = nullptr) {
+  return vec4VectorOf(fbb, values.size(), values.data(), makeVec4s<T>, deferred);
+}
+
+// A stream held as one array per clip, or else the database's array.
+template <typename T>
+Offset<flatbuffers::Vector<const fb::Vec4*>> vec4Stream(FlatBufferBuilder& fbb,
+                                                        const std::vector<T>& values,
+                                                        const std::vector<std::vector<T>>& parts,
+                                                        DeferredList* deferred) {
+  if (parts.empty()) return vec4Vector(fbb, values, deferred);
+  return vec4VectorOf(fbb, sizeOfParts(parts), &parts, makeVec4sOfParts<T>, deferred);
 }
 
 // A float array the GPU reads: its first element lands on a 16-byte boundary.
@@ -237,9 +277,12 @@ flatbuffers::DetachedBuffer buildDatabase(const CookedDatabase& db, DeferredList
   // A coded stream counts its coded bytes; its raw vector is left out (and may be released).
   const CookedPoseCoding& coding = db.pose_coding;
   size_t cells = 0, coded_bytes = 0;
+  const RawPoseParts& parts = db.raw_pose_parts;
   const size_t raw_cells[kPoseStreamCount] = {
-      db.local_rotations.size(), db.local_translations.size(), db.local_velocities.size(),
-      db.local_angular_velocities.size()};
+      db.local_rotations.size() + sizeOfParts(parts.rotations),
+      db.local_translations.size() + sizeOfParts(parts.translations),
+      db.local_velocities.size() + sizeOfParts(parts.velocities),
+      db.local_angular_velocities.size() + sizeOfParts(parts.angular_velocities)};
   for (int s = 0; s < kPoseStreamCount; ++s) {
     if (const auto& stream = coding.streams[size_t(s)])
       coded_bytes += stream->bytes().size() + stream->segment_offsets.size() * sizeof(uint32_t) +
@@ -278,14 +321,15 @@ flatbuffers::DetachedBuffer buildDatabase(const CookedDatabase& db, DeferredList
     range_biases = fbb.CreateVector(biases);
   }
   // A coded stream leaves its raw vector out (an absent field).
-  auto raw = [&](int stream, const auto& values) {
+  auto raw = [&](int stream, const auto& values, const auto& parts_of_it) {
     return coding.streams[stream] ? decltype(vec4Vector(fbb, values))()
-                                  : vec4Vector(fbb, values, deferred);
+                                  : vec4Stream(fbb, values, parts_of_it, deferred);
   };
-  auto rotations = raw(kStreamRotations, db.local_rotations);
-  auto translations = raw(kStreamTranslations, db.local_translations);
-  auto velocities = raw(kStreamVelocities, db.local_velocities);
-  auto angular_velocities = raw(kStreamAngularVelocities, db.local_angular_velocities);
+  auto rotations = raw(kStreamRotations, db.local_rotations, parts.rotations);
+  auto translations = raw(kStreamTranslations, db.local_translations, parts.translations);
+  auto velocities = raw(kStreamVelocities, db.local_velocities, parts.velocities);
+  auto angular_velocities =
+      raw(kStreamAngularVelocities, db.local_angular_velocities, parts.angular_velocities);
   auto root_motion = writeRootMotion(fbb, db.root_motion);
   auto contacts = fbb.CreateVector(db.contacts);
   auto features = gpuFloatVector(fbb, db.features, deferred);

@@ -401,6 +401,46 @@ TEST_F(ClipCache, ACompressionOrClipChangeCodesThePosesAgain) {
             uint64_t{16} * raw.frame_count * raw.joint_count);
 }
 
+// With pose = "none", what mmcook writes keeps each clip's raw pose arrays where its stages left
+// them (raw_pose_parts, one per clip) instead of concatenating them, and gives the bytes of the
+// concatenated streams: from the sources or a store, with any job count.
+TEST_F(ClipCache, RawPosesForTheFileStayInTheClipsArrays) {
+  CookRequest r = clips();
+  r.settings.compression.pose = CompressionSettings::Pose::None;
+  const CookedDatabase concatenated = cookDatabase(r);
+  const std::vector<uint8_t> expected = serializeDatabase(concatenated);
+  ClipCacheFolder cache((dir_ / "cache").string());
+  for (ClipStore* store : {static_cast<ClipStore*>(nullptr), static_cast<ClipStore*>(&cache)}) {
+    for (int jobs : {1, 2}) {
+      r.jobs = jobs;
+      const CookedDatabase db = cookDatabase(r, nullptr, {}, store, PoseOutput::Coded);
+      const std::string what = (store ? "store, jobs " : "sources, jobs ") + std::to_string(jobs);
+      EXPECT_TRUE(db.local_rotations.empty() && db.local_translations.empty() &&
+                  db.local_velocities.empty() && db.local_angular_velocities.empty())
+          << what;
+      const RawPoseParts& parts = db.raw_pose_parts;
+      ASSERT_EQ(parts.rotations.size(), db.clips.size()) << what;
+      ASSERT_EQ(parts.translations.size(), db.clips.size()) << what;
+      ASSERT_EQ(parts.velocities.size(), db.clips.size()) << what;
+      ASSERT_EQ(parts.angular_velocities.size(), db.clips.size()) << what;
+      for (size_t c = 0; c < db.clips.size(); ++c) {
+        const size_t first = size_t(db.clips[c].first_frame) * db.joint_count;
+        const size_t n = size_t(db.clips[c].frame_count) * db.joint_count;
+        auto sameAsSlice = [&](const auto& part, const auto& stream) {
+          return part.size() == n &&
+                 std::equal(part.begin(), part.end(), stream.begin() + std::ptrdiff_t(first));
+        };
+        EXPECT_TRUE(sameAsSlice(parts.rotations[c], concatenated.local_rotations)) << what;
+        EXPECT_TRUE(sameAsSlice(parts.translations[c], concatenated.local_translations)) << what;
+        EXPECT_TRUE(sameAsSlice(parts.velocities[c], concatenated.local_velocities)) << what;
+        EXPECT_TRUE(sameAsSlice(parts.angular_velocities[c], concatenated.local_angular_velocities))
+            << what;
+      }
+      EXPECT_EQ(serializeDatabase(db), expected) << what;
+    }
+  }
+}
+
 // Each pose coding is as large as the database's coded poses: the cache keeps the most recently
 // used ones only.
 TEST_F(ClipCache, OnlyTheRecentlyUsedPoseCodingsAreKept) {

@@ -446,6 +446,44 @@ TEST(Writer, AFileWriteMakesTheSameBytesFromTheDatabase) {
   fs::remove(out);
 }
 
+// A raw cook for the file keeps each clip's pose arrays (raw_pose_parts) instead of concatenated
+// streams: the bytes are the concatenated streams', whole, in pieces (whose 1 MiB boundaries fall
+// inside parts) and written, with parts of any size, empty ones too.
+TEST(Writer, StreamsHeldAsPartsWriteTheBytesOfTheConcatenatedStreams) {
+  const mmdb::cook::CookedDatabase whole = databaseOfFrames(100000);
+  const std::vector<uint8_t> expected = mmdb::cook::serializeDatabase(whole);
+  mmdb::cook::CookedDatabase parted = whole;
+  auto split = [](auto& stream, auto& parts) {
+    using Part = std::remove_reference_t<decltype(stream)>;
+    // A 1 MiB piece holds 65,536 Vec4s: a part begins at a piece's last element, another at a
+    // piece's first, one is longer than a piece, and some are empty.
+    const size_t sizes[] = {0, 1, 65534, 65537, 0, 100000, 3};
+    size_t at = 0;
+    for (size_t size : sizes) {
+      parts.emplace_back(stream.begin() + std::ptrdiff_t(at),
+                         stream.begin() + std::ptrdiff_t(at + size));
+      at += size;
+    }
+    parts.emplace_back(stream.begin() + std::ptrdiff_t(at), stream.end());
+    Part().swap(stream);
+  };
+  split(parted.local_rotations, parted.raw_pose_parts.rotations);
+  split(parted.local_translations, parted.raw_pose_parts.translations);
+  split(parted.local_velocities, parted.raw_pose_parts.velocities);
+  split(parted.local_angular_velocities, parted.raw_pose_parts.angular_velocities);
+  ASSERT_GT(parted.raw_pose_parts.rotations.back().size(), 0u);
+  EXPECT_TRUE(mmdb::cook::serializeDatabase(parted) == expected);
+  mmdb::cook::SerializedDatabase bytes = mmdb::cook::serializeForWriting(parted);
+  size_t count = 0;
+  EXPECT_TRUE(piecesOf(bytes, &count) == expected);
+  const fs::path out = fs::temp_directory_path() / ("mmdb_parts_" + std::to_string(::getpid()));
+  mmdb::cook::writeFileAtomically(out.string(), bytes);
+  EXPECT_TRUE(mmdb::cook::fileHoldsBytes(out.string(), expected));
+  fs::remove(out);
+  const std::span<const uint8_t> made = bytes.whole();
+  EXPECT_TRUE(std::equal(made.begin(), made.end(), expected.begin(), expected.end()));
+}
+
 // --- atomic write ---
 
 class AtomicWrite : public ::testing::Test {
