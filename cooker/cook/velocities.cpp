@@ -24,7 +24,14 @@ std::vector<glm::vec3> differentiate(size_t count, int stride, Step step) {
       }
       continue;
     }
-    for (size_t f = 1; f + 1 < n; ++f) at(f) = 0.5f * step(f, e) + 0.5f * step(f - 1, e);
+    // Each step is the mean's second term for one frame and its first for the next: computed
+    // once (for rotations it is a quaternion logarithm, with an atan2).
+    glm::vec3 before = step(0, e);
+    for (size_t f = 1; f + 1 < n; ++f) {
+      const glm::vec3 after = step(f, e);
+      at(f) = 0.5f * after + 0.5f * before;
+      before = after;
+    }
     at(0) = at(1) - (at(3) - at(2));
     at(n - 1) = at(n - 2) + (at(n - 2) - at(n - 3));
   }
