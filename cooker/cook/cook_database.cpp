@@ -619,6 +619,7 @@ Concatenated concatenateParts(const CookRequest& request, const std::vector<int>
   // streams they are copied into (core/heap.h). What is freed after the last time stays for the
   // pose compression to reuse.
   constexpr uint64_t kReleaseBytes = uint64_t{12} << 20;
+  // `to` is reserved for `per_frame` values a frame.
   auto copier = [&](auto& to, size_t per_frame, auto share) {
     return StreamCopy{[&to, per_frame, share, total_frames, first = true,
                        freed = uint64_t{0}](ClipMotion& m) mutable {
@@ -657,8 +658,9 @@ Concatenated concatenateParts(const CookRequest& request, const std::vector<int>
         db.local_angular_velocities, joints,
         [](ClipMotion & m) -> auto& { return m.angular_velocities; }));
   }
+  // Room for the normalized rows, written over the raw ones (normalizeFeatures).
   streams.push_back(copier(
-      out.raw_features, kFeatureCount, [](ClipMotion & m) -> auto& { return m.features; }));
+      out.raw_features, kFeatureStride, [](ClipMotion & m) -> auto& { return m.features; }));
   streams.push_back(copier(
       db.root_motion, 1, [](ClipMotion & m) -> auto& { return m.root; }));
   streams.push_back(copier(
@@ -676,8 +678,8 @@ void linkFeatures(Concatenated& joined, const SkeletonRoles& roles, const CookSe
   db.feature_count = kFeatureCount;
   db.feature_stride = kFeatureStride;
   db.feature_blocks = featureBlocks(roles, settings.weights);
-  NormalizedFeatures normalized =
-      normalizeFeatures(joined.raw_features, kFeatureCount, kFeatureStride, db.feature_blocks);
+  NormalizedFeatures normalized = normalizeFeatures(std::move(joined.raw_features), kFeatureCount,
+                                                    kFeatureStride, db.feature_blocks);
   db.features = std::move(normalized.features);
   db.feature_offset = std::move(normalized.offset);
   db.feature_scale = std::move(normalized.scale);

@@ -1,15 +1,16 @@
 #include "cook/normalize.h"
 
 #include "core/errors.h"
-#include "core/large_pages.h"
 
 #include <cmath>
+#include <stdexcept>
 
 namespace mmdb::cook {
 
-NormalizedFeatures normalizeFeatures(const std::vector<float>& raw, int columns, int stride,
+NormalizedFeatures normalizeFeatures(std::vector<float> raw, int columns, int stride,
                                      std::vector<CookedFeatureBlock>& blocks) {
-  const size_t c = static_cast<size_t>(columns);
+  if (stride < columns) throw std::invalid_argument("normalizeFeatures: stride below columns");
+  const size_t c = static_cast<size_t>(columns), s = static_cast<size_t>(stride);
   const size_t frames = c ? raw.size() / c : 0;
   if (frames == 0) throw InputError("the database has no frames to normalize");
   std::vector<double> mean(c, 0.0), var(c, 0.0);
@@ -45,11 +46,14 @@ NormalizedFeatures normalizeFeatures(const std::vector<float>& raw, int columns,
     for (int k = b.first_column; k < b.first_column + b.width; ++k) out.scale[k] = scale;
   }
 
-  reserveLarge(out.features, frames * stride);  // tens of MB, written once
-  out.features.assign(frames * stride, 0.0f);
-  for (size_t f = 0; f < frames; ++f)
-    for (size_t k = 0; k < c; ++k)
-      out.features[f * stride + k] = (raw[f * c + k] - out.offset[k]) / out.scale[k];
+  // In place, from the last value back: frame f's row (from f * s) ends past its raw values
+  // (from f * c), so each value is written where no raw value still unread lies.
+  raw.resize(frames * s);
+  for (size_t f = frames; f-- > 0;) {
+    for (size_t k = s; k-- > c;) raw[f * s + k] = 0.0f;
+    for (size_t k = c; k-- > 0;) raw[f * s + k] = (raw[f * c + k] - out.offset[k]) / out.scale[k];
+  }
+  out.features = std::move(raw);
   return out;
 }
 

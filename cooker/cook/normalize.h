@@ -13,11 +13,12 @@ struct NormalizedFeatures {
   std::vector<float> scale;     // per column: its block's std / its block's weight
 };
 
-// `raw` holds `columns` floats per frame. Fills each block's std (the mean over its columns of
-// the per-column population standard deviation). Sums run in frame order in double, so the
-// result does not depend on how clips were cooked. Throws InputError naming a block whose weight
-// is not above 0 or whose values never change.
-NormalizedFeatures normalizeFeatures(const std::vector<float>& raw, int columns, int stride,
+// `raw` holds `columns` floats per frame (stride >= columns). Fills each block's std (the mean
+// over its columns of the per-column population standard deviation). Sums run in frame order in
+// double, so the result does not depend on how clips were cooked. The features are written over
+// `raw` (moved in, with room for `stride` floats per frame, it is the only copy). Throws
+// InputError naming a block whose weight is not above 0 or whose values never change.
+NormalizedFeatures normalizeFeatures(std::vector<float> raw, int columns, int stride,
                                      std::vector<CookedFeatureBlock>& blocks);
 
 }  // namespace mmdb::cook
