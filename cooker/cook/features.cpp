@@ -41,6 +41,16 @@ std::vector<float> FeatureBuilder::run(const RawClip& clip, const std::vector<gl
     (*toe_speeds)[1].resize(n);
   }
   std::vector<float> out(static_cast<size_t>(n) * kFeatureCount);
+  // Only the feet, the toes, the hips and the joints above them: the others (arms, head) are in
+  // no feature. Parents come before their children.
+  std::vector<size_t> chain;
+  {
+    std::vector<char> needed(joints, 0);
+    for (int j : {lf, rf, lt, rt, hips})
+      for (int a = j; a >= 0 && !needed[size_t(a)]; a = parents[size_t(a)]) needed[size_t(a)] = 1;
+    for (size_t j = 0; j < joints; ++j)
+      if (needed[j]) chain.push_back(j);
+  }
   // Per joint, relative to the root's frame: rotation, position, velocity, angular velocity.
   std::vector<glm::quat> r(joints);
   std::vector<glm::vec3> p(joints), v(joints), w(joints);
@@ -50,7 +60,7 @@ std::vector<float> FeatureBuilder::run(const RawClip& clip, const std::vector<gl
     const glm::quat root_inv = glm::inverse(root[f].rotation);
     const glm::vec3 root_v = root_inv * root[f].velocity,
                     root_w = root_inv * root[f].angular_velocity;
-    for (size_t j = 0; j < joints; ++j) {
+    for (const size_t j : chain) {
       const int pa = parents[j];
       const glm::quat pr = pa < 0 ? glm::quat(1, 0, 0, 0) : r[pa];
       const glm::vec3 pp = pa < 0 ? glm::vec3(0) : p[pa];
