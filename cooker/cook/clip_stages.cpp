@@ -105,14 +105,15 @@ ClipMotion cookClipMotion(RawClip clip, const SkeletonRoles& roles,
   checkFinite(clip, settings.frame_rate);
   ClipMotion m;
   const size_t joints = clip.skeleton.names.size();
-  const std::vector<glm::vec3> world = worldPositions(clip);
+  const std::vector<glm::vec3> root_joint =
+      worldPositionsOfJoint(clip, roles.joint(Role::RootPosition));
 
   RootMotionExtractor extract;
   extract.frame_rate = settings.frame_rate;
   extract.position_window = settings.root_position_window;
   extract.facing_window = settings.facing_window;
   extract.order = settings.order;
-  m.root = extract.run(clip, world, roles, &m.warnings);
+  m.root = extract.run(clip, root_joint, roles, &m.warnings);
   m.facing = measureFacing(clip, m.root, roles);
 
   stripRootMotion(clip, m.root);

@@ -1,5 +1,6 @@
 #include "cook/pose_math.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace mmdb::cook {
@@ -59,6 +60,26 @@ std::vector<glm::vec3> worldPositions(const RawClip& clip) {
     forwardKinematics(clip.skeleton.parents, &clip.rotations[f * n], &clip.translations[f * n],
                       rotations.data(), &positions[f * n]);
   return positions;
+}
+
+std::vector<glm::vec3> worldPositionsOfJoint(const RawClip& clip, int joint) {
+  std::vector<int> chain;  // the root first, as forwardKinematics meets them
+  for (int a = joint; a >= 0; a = clip.skeleton.parents[size_t(a)]) chain.push_back(a);
+  std::reverse(chain.begin(), chain.end());
+  const size_t n = clip.skeleton.names.size();
+  std::vector<glm::vec3> out(static_cast<size_t>(clip.frame_count));
+  for (int f = 0; f < clip.frame_count; ++f) {
+    // forwardKinematics' operations, from its default root frame.
+    glm::quat r(1, 0, 0, 0);
+    glm::vec3 p(0);
+    for (const int a : chain) {
+      const size_t i = static_cast<size_t>(f) * n + static_cast<size_t>(a);
+      p = p + r * clip.translations[i];
+      r = r * clip.rotations[i];
+    }
+    out[static_cast<size_t>(f)] = p;
+  }
+  return out;
 }
 
 std::vector<glm::quat> worldRotationsOfJoint(const RawClip& clip, int joint) {

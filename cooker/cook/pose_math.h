@@ -33,6 +33,9 @@ void forwardKinematics(const std::vector<int>& parents, const glm::quat* local_r
 
 // World positions of every joint of every frame of a clip: [frame * jointCount + joint].
 std::vector<glm::vec3> worldPositions(const RawClip& clip);
+// World positions of one joint over all frames of a clip: worldPositions' floats for it, posing
+// only its chain.
+std::vector<glm::vec3> worldPositionsOfJoint(const RawClip& clip, int joint);
 // World rotations of one joint over all frames of a clip.
 std::vector<glm::quat> worldRotationsOfJoint(const RawClip& clip, int joint);
 

@@ -38,7 +38,7 @@ std::vector<glm::vec3> projectedFacing(const RawClip& clip, int joint, const glm
 }
 
 std::vector<CookedRootFrame> RootMotionExtractor::run(const RawClip& clip,
-                                                      const std::vector<glm::vec3>& world,
+                                                      const std::vector<glm::vec3>& root_joint,
                                                       const SkeletonRoles& roles,
                                                       std::vector<std::string>* warnings) const {
   const int n = clip.frame_count;
@@ -47,12 +47,9 @@ std::vector<CookedRootFrame> RootMotionExtractor::run(const RawClip& clip,
                      " frames at " + fmt::format("{:g}", frame_rate) + " Hz; at least " +
                      std::to_string(kMinimumFilterWindow) +
                      " are needed: widen its frame range or leave it out");
-  const size_t joints = clip.skeleton.names.size();
-  const int pj = roles.joint(Role::RootPosition);
-
   std::vector<glm::vec3> position(n);
   for (int f = 0; f < n; ++f) {
-    position[f] = world[f * joints + pj];
+    position[f] = root_joint[f];
     position[f].y = 0;
   }
   const int pw = fitFilterWindow(position_window, n, clip.name, "root position", warnings);

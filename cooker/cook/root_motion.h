@@ -28,10 +28,11 @@ struct RootMotionExtractor {
 
   // Position: ground projection of roles.RootPosition, smoothed. Facing: ground projection of the
   // facing joint's axis, normalized, smoothed, normalized; rotation is the yaw that turns +Z onto
-  // it. Velocities are world-space, by central differences. `world_positions` is
-  // worldPositions(clip). Throws InputError when the clip is shorter than 5 frames.
+  // it. Velocities are world-space, by central differences. `root_joint_positions` is
+  // worldPositionsOfJoint(clip, roles.joint(Role::RootPosition)). Throws InputError when the
+  // clip is shorter than 5 frames.
   std::vector<CookedRootFrame> run(const RawClip& clip,
-                                   const std::vector<glm::vec3>& world_positions,
+                                   const std::vector<glm::vec3>& root_joint_positions,
                                    const SkeletonRoles& roles,
                                    std::vector<std::string>* warnings) const;
 };

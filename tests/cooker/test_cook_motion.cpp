@@ -239,6 +239,19 @@ TEST(CookMotion, CircleFeaturesLieOnTheChord) {
   }
 }
 
+// The root motion poses the root position joint's chain alone: the same floats as the whole pose.
+TEST(CookMotion, OneJointsWorldPositionsAreThoseOfTheWholePose) {
+  const RawClip clip = circleWalk();
+  const std::vector<glm::vec3> world = worldPositions(clip);
+  for (int j = 0; j < kJoints; ++j) {
+    const std::vector<glm::vec3> one = worldPositionsOfJoint(clip, j);
+    ASSERT_EQ(one.size(), size_t(kCircleFrames));
+    for (int f = 0; f < kCircleFrames; ++f)
+      ASSERT_TRUE(one[size_t(f)] == world[size_t(f * kJoints + j)])
+          << "joint " << j << " frame " << f;
+  }
+}
+
 TEST(CookMotion, StrippingThenRootTransformGivesTheWorldBack) {
   const RawClip clip = circleWalk();
   const ClipMotion m = cookClipMotion(clip, roles(clip), clipStageSettings(CookSettings{}));
