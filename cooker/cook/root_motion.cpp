@@ -58,12 +58,12 @@ std::vector<CookedRootFrame> RootMotionExtractor::run(const RawClip& clip,
     throw InputError("clip " + clip.name + " (" + clip.source_path + ") has " + std::to_string(n) +
                      " frames, too few for a Savitzky-Golay filter of order " +
                      std::to_string(order) + ": lower savitzky_golay_order or leave the clip out");
-  position = SavitzkyGolayFilter(pw, order).apply(position);
+  position = sharedSavitzkyGolayFilter(pw, order).apply(position);
   for (auto& p : position) p.y = 0;
 
   std::vector<glm::vec3> facing =
       projectedFacing(clip, roles.joint(Role::Facing), roles.facing_axis);
-  facing = SavitzkyGolayFilter(fw, order).apply(facing);
+  facing = sharedSavitzkyGolayFilter(fw, order).apply(facing);
 
   std::vector<glm::quat> rotation(n);
   for (int f = 0; f < n; ++f) {

@@ -1,6 +1,7 @@
 #include "cook/savitzky_golay.h"
 
 #include <cmath>
+#include <map>
 #include <stdexcept>
 #include <utility>
 
@@ -86,6 +87,14 @@ std::vector<glm::vec3> SavitzkyGolayFilter::apply(const std::vector<glm::vec3>& 
     out[i] = glm::vec3(static_cast<float>(sx), static_cast<float>(sy), static_cast<float>(sz));
   }
   return out;
+}
+
+const SavitzkyGolayFilter& sharedSavitzkyGolayFilter(int window, int order) {
+  thread_local std::map<std::pair<int, int>, SavitzkyGolayFilter> filters;
+  auto it = filters.find({window, order});
+  if (it == filters.end())
+    it = filters.emplace(std::pair(window, order), SavitzkyGolayFilter(window, order)).first;
+  return it->second;
 }
 
 }  // namespace mmdb::cook

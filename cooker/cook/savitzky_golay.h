@@ -30,4 +30,8 @@ class SavitzkyGolayFilter {
   std::vector<std::vector<double>> weights_;  // [position in window][sample in window]
 };
 
+// The filter of `window` and `order`, built once per thread: a cook applies the same two to
+// every clip, and building one costs more than applying it to a short clip.
+const SavitzkyGolayFilter& sharedSavitzkyGolayFilter(int window, int order);
+
 }  // namespace mmdb::cook

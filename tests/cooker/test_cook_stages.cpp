@@ -291,6 +291,19 @@ TEST(CookSavitzkyGolay, CentreWeightsMatchTheClosedForm) {
   }
 }
 
+// The root motion's filters, built once per thread: each window and order has its own, with a
+// fresh filter's weights, and a second call gives the same one.
+TEST(CookSavitzkyGolay, SharedFiltersAreThoseOfTheirWindowAndOrder) {
+  for (const auto& [window, order] : {std::pair(31, 2), std::pair(31, 3), std::pair(61, 3)}) {
+    const SavitzkyGolayFilter& shared = sharedSavitzkyGolayFilter(window, order);
+    const SavitzkyGolayFilter fresh(window, order);
+    EXPECT_EQ(shared.window(), window);
+    for (int at = 0; at < window; ++at)
+      EXPECT_EQ(shared.weights(at), fresh.weights(at)) << window << " " << order << " " << at;
+    EXPECT_EQ(&sharedSavitzkyGolayFilter(window, order), &shared);
+  }
+}
+
 // ---- velocities ------------------------------------------------------------------------------
 
 TEST(CookVelocities, CentralDifferencesWithReferenceEnds) {
