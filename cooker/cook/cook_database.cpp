@@ -268,6 +268,63 @@ CookedSource hashSource(const std::string& path, const std::string& label) {
   return {label.empty() ? path : label, hash.value(), size, formatOf(path)};
 }
 
+namespace {
+
+// hashSource() of up to four files at once (Fnv1a64::addFour), read side by side 256 KiB at a
+// time. A file that cannot be opened or read is left out (ok[i] false): the clip's own cook then
+// reports what is wrong with it, with the importer's message.
+void hashSourcesTogether(const std::vector<const ClipSpec*>& specs, CookedSource* out, bool* ok) {
+  constexpr size_t kChunk = size_t{1} << 18;
+  const size_t n = std::min<size_t>(specs.size(), 4);
+  std::ifstream in[4];
+  std::vector<char> buffer[4];
+  Fnv1a64 hash[4];
+  uint64_t size[4] = {};
+  bool reading[4] = {};
+  for (size_t i = 0; i < n; ++i) {
+    ok[i] = false;
+    if (!regularFileProblem(specs[i]->source).empty()) continue;  // before open: a FIFO blocks
+    in[i].open(specs[i]->source, std::ios::binary);
+    if (!in[i]) continue;
+    buffer[i].resize(kChunk);
+    reading[i] = true;
+  }
+  for (;;) {
+    size_t got[4] = {}, common = kChunk;
+    int readers = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (!reading[i]) continue;
+      in[i].read(buffer[i].data(), static_cast<std::streamsize>(kChunk));
+      got[i] = static_cast<size_t>(in[i].gcount());
+      common = std::min(common, got[i]);
+      ++readers;
+    }
+    if (readers == 0) break;
+    size_t from = 0;  // the bytes every one of four files has, on the four chains at once
+    if (readers == 4) {
+      const unsigned char* data[4];
+      for (size_t i = 0; i < 4; ++i) data[i] = reinterpret_cast<unsigned char*>(buffer[i].data());
+      Fnv1a64::addFour(hash, data, common);
+      from = common;
+    }
+    for (size_t i = 0; i < n; ++i) {
+      if (!reading[i]) continue;
+      hash[i].add(buffer[i].data() + from, got[i] - from);
+      size[i] += got[i];
+      if (got[i] < kChunk) {  // the end of the file, or a failed read
+        reading[i] = false;
+        if (in[i].bad()) continue;
+        const ClipSpec& spec = *specs[i];
+        out[i] = {spec.source_label.empty() ? spec.source : spec.source_label, hash[i].value(),
+                  size[i], formatOf(spec.source)};
+        ok[i] = true;
+      }
+    }
+  }
+}
+
+}  // namespace
+
 ClipContext clipContext(const CookRequest& request, const ClipPart& first) {
   ClipContext c;
   c.skeleton = first.skeleton;
@@ -397,6 +454,7 @@ struct SourceTable {
   std::vector<int> source_of;     // per clip
   std::vector<int> hashing_clip;  // per source, the clip that hashes it
   std::vector<CookedSource> sources;
+  std::vector<char> hashed;  // per source: hashed ahead of the clips
 };
 
 SourceTable distinctSources(const CookRequest& request) {
@@ -411,7 +469,23 @@ SourceTable distinctSources(const CookRequest& request) {
     }
   }
   t.sources.resize(paths.size());
+  t.hashed.assign(paths.size(), 0);
   return t;
+}
+
+// Without a store, the sources four at a time ahead of the clips (hashSourcesTogether), where
+// each clip would hash its own on one chain. What cannot be read here is left to its clip.
+void hashSourcesAhead(const CookRequest& request, int jobs, SourceTable& t) {
+  const int groups = static_cast<int>((t.sources.size() + 3) / 4);
+  parallelFor(0, groups, jobs, [&](int g) {
+    const size_t first = static_cast<size_t>(g) * 4;
+    const size_t n = std::min<size_t>(4, t.sources.size() - first);
+    std::vector<const ClipSpec*> specs;
+    for (size_t k = 0; k < n; ++k) specs.push_back(&request.clips[t.hashing_clip[first + k]]);
+    bool ok[4] = {};
+    hashSourcesTogether(specs, &t.sources[first], ok);
+    for (size_t k = 0; k < n; ++k) t.hashed[first + k] = ok[k];
+  });
 }
 
 // A store finds parts by their key, which holds the source's hash: hash every source first (or
@@ -435,8 +509,8 @@ void hashSourcesForStore(const CookRequest& request, ClipStore& store, int jobs,
 
 // Every clip's part, from the store or cooked, and the first clip's context. The first clip is
 // obtained alone: it fixes the skeleton, the roles and (when nothing else gives it) the unit,
-// which the other clips' keys name. Without a store, a clip's source is hashed after it is
-// cooked, so a bad file gets the importer's message.
+// which the other clips' keys name. Without a store, a source that could not be hashed ahead is
+// hashed after its clip is cooked, so a bad file gets the importer's message.
 struct ObtainedParts {
   std::vector<ClipPart> parts;
   ClipContext context;
@@ -476,8 +550,9 @@ class PartGetter {
         checkSameSkeleton(context->skeleton, context->first_where, part.skeleton, where(spec));
     } else {
       part = cookClipPart(request_, i, store_ ? source : CookedSource{}, context);
-      if (!store_ && t_.hashing_clip[t_.source_of[i]] == i)
-        t_.sources[t_.source_of[i]] = hashSource(spec.source, spec.source_label);
+      const int s = t_.source_of[i];
+      if (!store_ && t_.hashing_clip[s] == i && !t_.hashed[s])
+        t_.sources[s] = hashSource(spec.source, spec.source_label);
       if (store_) {
         ++misses_;
         store_->keep(out_.keys[i], i, part);
@@ -813,6 +888,9 @@ CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
   SourceTable sources = distinctSources(request);
   if (store) {
     hashSourcesForStore(request, *store, jobs, sources, report.store);
+    report.stage_seconds.emplace_back("source hashes", stopwatch.lap());
+  } else {
+    hashSourcesAhead(request, jobs, sources);
     report.stage_seconds.emplace_back("source hashes", stopwatch.lap());
   }
   ObtainedParts obtained;

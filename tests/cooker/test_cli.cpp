@@ -547,7 +547,7 @@ TEST_F(Cli, ReportHasTheSummaryWarningsWithTheirClipStagesAndHash) {
     stages.push_back(doc["stages"][i]["name"].string());
     EXPECT_GE(doc["stages"][i]["seconds"].number(), 0.0);
   }
-  EXPECT_EQ(stages, (std::vector<std::string>{"import and clip stages", "assembly",
+  EXPECT_EQ(stages, (std::vector<std::string>{"source hashes", "import and clip stages", "assembly",
                                               "pose compression", "serialization", "write"}));
   // Per pose stream: raw and coded sizes, and the worst error with its joint and frame.
   const Json& compression = doc["compression"];

@@ -6,6 +6,7 @@
 #include "cache/pose_file.h"
 #include "cook/cook_database.h"
 #include "core/errors.h"
+#include "core/fnv1a.h"
 #include "synthetic_bvh.h"
 #include "synthetic_request.h"
 #include "write/database_writer.h"
@@ -399,6 +400,67 @@ TEST_F(ClipCache, ACompressionOrClipChangeCodesThePosesAgain) {
   const CookedDatabase raw = cookDatabase(r);
   EXPECT_EQ(report.compression.streams[kStreamRotations].raw_bytes,
             uint64_t{16} * raw.frame_count * raw.joint_count);
+}
+
+// FNV-1a 64 as published (the empty string, "a", "foobar"), and four chains at once give each
+// input's own hash.
+TEST(SourceHash, FourChainsAtOnceGiveEachInputsFnv1a64) {
+  auto one = [](const std::string& text) {
+    Fnv1a64 h;
+    h.add(text.data(), text.size());
+    return h.value();
+  };
+  EXPECT_EQ(one(""), 0xcbf29ce484222325ull);
+  EXPECT_EQ(one("a"), 0xaf63dc4c8601ec8cull);
+  EXPECT_EQ(one("foobar"), 0x85944171f73967e8ull);
+  const std::string texts[4] = {"foobar", "barfoo", "FOOBAR", "f00b4r"};
+  Fnv1a64 four[4];
+  four[1].add("x", 1);  // a chain that is not at its start
+  const unsigned char* data[4];
+  for (int i = 0; i < 4; ++i) data[i] = reinterpret_cast<const unsigned char*>(texts[i].data());
+  Fnv1a64::addFour(four, data, 6);
+  EXPECT_EQ(four[0].value(), one("foobar"));
+  EXPECT_EQ(four[1].value(), one("xbarfoo"));
+  EXPECT_EQ(four[2].value(), one("FOOBAR"));
+  EXPECT_EQ(four[3].value(), one("f00b4r"));
+}
+
+// Without a store, the sources are hashed four at a time ahead of the clips: each is its file's
+// own hash and size, whatever their lengths and the job count; a source that cannot be read
+// still fails with its importer's message.
+TEST_F(ClipCache, SourcesHashedAheadAreTheirFilesHashes) {
+  CookRequest r;
+  // Lengths that differ by more than the 256 KiB read at a time, and one group of four and a
+  // group of two.
+  for (int k = 0; k < 6; ++k) {
+    ClipSpec c;
+    const int frames = 60 + 2000 * (k % 3) + 10 * k;
+    c.source = write("clip" + std::to_string(k) + ".bvh",
+                     bvhText(k % 2 ? circleFrames(frames, 1.0, 1.5) : walkFrames(frames, 1.2f)));
+    r.clips.push_back(c);
+  }
+  r.clips.push_back(r.clips[2]);  // a source used twice is hashed once
+  r.clips.back().name = "again";
+  for (int jobs : {1, 2}) {
+    r.jobs = jobs;
+    const CookedDatabase db = cookDatabase(r);
+    ASSERT_EQ(db.sources.size(), 6u);
+    for (size_t s = 0; s < 6; ++s) {
+      const CookedSource expected = hashSource(r.clips[s].source, "");
+      EXPECT_EQ(db.sources[s].content_hash, expected.content_hash) << s;
+      EXPECT_EQ(db.sources[s].size_bytes, expected.size_bytes) << s;
+      EXPECT_EQ(db.sources[s].path, r.clips[s].source) << s;
+    }
+  }
+  EXPECT_GT(fs::file_size(r.clips[2].source), fs::file_size(r.clips[0].source) + (256u << 10));
+  r.clips[4].source = (dir_ / "missing.bvh").string();
+  std::string e;
+  try {
+    cookDatabase(r);
+  } catch (const InputError& error) {
+    e = error.what();
+  }
+  EXPECT_NE(e.find("missing.bvh: cannot open"), std::string::npos) << e;
 }
 
 // With pose = "none", what mmcook writes keeps each clip's raw pose arrays where its stages left
