@@ -593,8 +593,9 @@ CookedCodedStream encodeStream(const std::vector<TrackView>& tracks,
     const size_t j = coded[size_t(item) / segments], s = size_t(item) % segments;
     const CookedTrack& coding = choices[j].coding;
     const size_t vertex = size_t(vertexBytes(coding.coding, rotation));
-    std::vector<float> values;
-    std::vector<uint8_t> filtered, encoded;
+    // Each thread's scratch, kept from one segment to the next.
+    thread_local std::vector<float> values;
+    thread_local std::vector<uint8_t> filtered, encoded;
     const size_t first = s * segment_frames;
     const size_t n = std::min<size_t>(segment_frames, frames - first);
     filterTrack(tracks[j], first, n, coding, rotation, pads[j], values, filtered);
