@@ -116,6 +116,35 @@ CookedSource ClipCacheFolder::hashSourceFile(const std::string& path, const std:
   return stamps_.hash(path, label, unread);
 }
 
+void ClipCacheFolder::hashSourceFiles(const std::vector<const ClipSpec*>& specs, CookedSource* out,
+                                      bool* unread) {
+  std::vector<SourceStamps::Look> looks;
+  std::vector<const ClipSpec*> to_read;
+  std::vector<size_t> at;  // where each of to_read goes
+  for (size_t i = 0; i < specs.size(); ++i) {
+    looks.push_back(stamps_.look(specs[i]->source, specs[i]->source_label));
+    unread[i] = looks[i].stamped.has_value();
+    if (unread[i]) {
+      out[i] = *looks[i].stamped;
+    } else {
+      to_read.push_back(specs[i]);
+      at.push_back(i);
+    }
+  }
+  CookedSource read[4];
+  bool ok[4] = {};
+  hashSourcesTogether(to_read, read, ok);
+  for (size_t k = 0; k < to_read.size(); ++k) {
+    const size_t i = at[k];
+    if (ok[k]) {
+      out[i] = read[k];
+      stamps_.stamp(looks[i], specs[i]->source, out[i]);
+    } else {  // what hashSourceFile() says of it: an error, as hashSource() gives it
+      out[i] = stamps_.hash(specs[i]->source, specs[i]->source_label, &unread[i]);
+    }
+  }
+}
+
 void ClipCacheFolder::keepEntry(const std::string& path, const std::vector<uint8_t>& bytes,
                                 const char* what) {
   try {

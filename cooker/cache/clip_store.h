@@ -38,6 +38,9 @@ class ClipCacheFolder : public ClipStore {
                  const CookedPoseCoding& coding) override;
   CookedSource hashSourceFile(const std::string& path, const std::string& label,
                               bool* unread) override;
+  // The stamped ones unread, the others read side by side and stamped.
+  void hashSourceFiles(const std::vector<const ClipSpec*>& specs, CookedSource* out,
+                       bool* unread) override;
 
   const std::string& folder() const { return folder_; }
   // `extension`: ".mmclip" for a clip's part, ".mmposes" for a pose coding.

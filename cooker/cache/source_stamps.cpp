@@ -19,20 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// What identifies one version of a file without reading it. The change time cannot be set by a
-// user: any write or metadata change moves it to the present.
-struct FileIdentity {
-  uint64_t device = 0, inode = 0, size = 0;
-  int64_t modified_ns = 0, changed_ns = 0;
-
-  bool operator==(const FileIdentity& o) const {
-    return device == o.device && inode == o.inode && size == o.size &&
-           modified_ns == o.modified_ns && changed_ns == o.changed_ns;
-  }
-  std::string text() const {
-    return fmt::format("{} {} {} {} {}", device, inode, size, modified_ns, changed_ns);
-  }
-};
+using FileIdentity = SourceStamps::FileIdentity;
 
 std::optional<FileIdentity> identityOf(const std::string& path) {
   struct stat st {};
@@ -59,55 +46,72 @@ std::string SourceStamps::stampPath(const std::string& absolute) const {
   return (fs::path(folder_) / "sources" / fmt::format("{:016x}.stamp", hash.value())).string();
 }
 
-CookedSource SourceStamps::hash(const std::string& path, const std::string& label,
-                                bool* from_stamp) const {
-  if (from_stamp) *from_stamp = false;
-  const std::optional<FileIdentity> before = identityOf(path);
+std::string SourceStamps::FileIdentity::text() const {
+  return fmt::format("{} {} {} {} {}", device, inode, size, modified_ns, changed_ns);
+}
+
+SourceStamps::Look SourceStamps::look(const std::string& path, const std::string& label) const {
+  Look l;
+  l.before = identityOf(path);
   std::error_code ec;
-  const std::string absolute = fs::absolute(path, ec).lexically_normal().string();
-  const std::string stamp = stampPath(absolute);
-  if (before) {
+  l.absolute = fs::absolute(path, ec).lexically_normal().string();
+  if (l.before) {
     // header, path, identity, then "hash format"
-    std::ifstream in(stamp);
+    std::ifstream in(stampPath(l.absolute));
     std::string header, named, identity;
     uint64_t content_hash = 0;
     int format = -1;
     if (std::getline(in, header) && header == kStampHeader && std::getline(in, named) &&
-        named == absolute && std::getline(in, identity) && identity == before->text() &&
+        named == l.absolute && std::getline(in, identity) && identity == l.before->text() &&
         (in >> std::hex >> content_hash >> std::dec >> format) &&
         format >= static_cast<int>(SourceFormat::MIN) &&
-        format <= static_cast<int>(SourceFormat::MAX)) {
-      if (from_stamp) *from_stamp = true;
-      return {label.empty() ? path : label, content_hash, before->size,
-              static_cast<SourceFormat>(format)};
-    }
+        format <= static_cast<int>(SourceFormat::MAX))
+      l.stamped = CookedSource{label.empty() ? path : label, content_hash, l.before->size,
+                               static_cast<SourceFormat>(format)};
   }
-  const CookedSource source = hashSource(path, label);
+  return l;
+}
+
+void SourceStamps::stamp(const Look& look, const std::string& path,
+                         const CookedSource& source) const {
+  const std::optional<FileIdentity>& before = look.before;
   const std::optional<FileIdentity> after = identityOf(path);
   const auto now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                           std::chrono::system_clock::now().time_since_epoch())
                           .count();
   const int64_t settled_ns = now_ns - int64_t(settle_seconds_ * 1e9);
-  if (before && after && *before == *after && before->size == source.size_bytes &&
-      before->modified_ns <= settled_ns && before->changed_ns <= settled_ns) {
-    const std::string text =
-        fmt::format("{}\n{}\n{}\n{:016x} {}\n", kStampHeader, absolute, before->text(),
-                    source.content_hash, static_cast<int>(source.format));
-    // Renamed into place, not synced: a stamp lost or cut short by a crash is only a miss (the
-    // reader wants every line), and a sync per source would cost more than the hashing.
-    ec.clear();
-    fs::create_directories(fs::path(stamp).parent_path(), ec);
-    const std::string temporary =
-        fmt::format("{}.tmp.{}.{}", stamp, ::getpid(),
-                    std::hash<std::thread::id>()(std::this_thread::get_id()));
-    {
-      std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-      out << text;
-      if (!out.flush()) ec = std::make_error_code(std::errc::io_error);
-    }
-    if (!ec) fs::rename(temporary, stamp, ec);
-    if (ec) fs::remove(temporary, ec);
+  if (!(before && after && *before == *after && before->size == source.size_bytes &&
+        before->modified_ns <= settled_ns && before->changed_ns <= settled_ns))
+    return;
+  const std::string stamp = stampPath(look.absolute);
+  const std::string text =
+      fmt::format("{}\n{}\n{}\n{:016x} {}\n", kStampHeader, look.absolute, before->text(),
+                  source.content_hash, static_cast<int>(source.format));
+  // Renamed into place, not synced: a stamp lost or cut short by a crash is only a miss (the
+  // reader wants every line), and a sync per source would cost more than the hashing.
+  std::error_code ec;
+  fs::create_directories(fs::path(stamp).parent_path(), ec);
+  const std::string temporary = fmt::format(
+      "{}.tmp.{}.{}", stamp, ::getpid(), std::hash<std::thread::id>()(std::this_thread::get_id()));
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out.flush()) ec = std::make_error_code(std::errc::io_error);
   }
+  if (!ec) fs::rename(temporary, stamp, ec);
+  if (ec) fs::remove(temporary, ec);
+}
+
+CookedSource SourceStamps::hash(const std::string& path, const std::string& label,
+                                bool* from_stamp) const {
+  if (from_stamp) *from_stamp = false;
+  const Look l = look(path, label);
+  if (l.stamped) {
+    if (from_stamp) *from_stamp = true;
+    return *l.stamped;
+  }
+  const CookedSource source = hashSource(path, label);
+  stamp(l, path, source);
   return source;
 }
 

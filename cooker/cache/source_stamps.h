@@ -5,6 +5,8 @@
 
 #include "core/cooked_database.h"
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 namespace mmdb::cook {
@@ -21,6 +23,25 @@ class SourceStamps {
   // else by reading it (and stamping it). `from_stamp` is set when the file was not read. Throws
   // InputError as hashSource does; a stamp that cannot be read or written is only a miss.
   CookedSource hash(const std::string& path, const std::string& label, bool* from_stamp) const;
+
+  // What identifies one version of a file without reading it. The change time cannot be set by a
+  // user: any write or metadata change moves it to the present.
+  struct FileIdentity {
+    uint64_t device = 0, inode = 0, size = 0;
+    int64_t modified_ns = 0, changed_ns = 0;
+    bool operator==(const FileIdentity& o) const = default;
+    std::string text() const;
+  };
+  // hash() in two steps, for a caller that reads several sources side by side: look() finds the
+  // stamp of an unchanged file (`stamped`), or else notes the file as it is before the read;
+  // stamp() then records the hash read since, when the file did not change meanwhile.
+  struct Look {
+    std::optional<CookedSource> stamped;
+    std::string absolute;
+    std::optional<FileIdentity> before;
+  };
+  Look look(const std::string& path, const std::string& label) const;
+  void stamp(const Look& look, const std::string& path, const CookedSource& source) const;
 
  private:
   std::string stampPath(const std::string& absolute) const;  // of a source's absolute path

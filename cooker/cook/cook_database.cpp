@@ -268,11 +268,7 @@ CookedSource hashSource(const std::string& path, const std::string& label) {
   return {label.empty() ? path : label, hash.value(), size, formatOf(path)};
 }
 
-namespace {
-
-// hashSource() of up to four files at once (Fnv1a64::addFour), read side by side 256 KiB at a
-// time. A file that cannot be opened or read is left out (ok[i] false): the clip's own cook then
-// reports what is wrong with it, with the importer's message.
+// Read 256 KiB at a time from each file.
 void hashSourcesTogether(const std::vector<const ClipSpec*>& specs, CookedSource* out, bool* ok) {
   constexpr size_t kChunk = size_t{1} << 18;
   const size_t n = std::min<size_t>(specs.size(), 4);
@@ -322,8 +318,6 @@ void hashSourcesTogether(const std::vector<const ClipSpec*>& specs, CookedSource
     }
   }
 }
-
-}  // namespace
 
 ClipContext clipContext(const CookRequest& request, const ClipPart& first) {
   ClipContext c;
@@ -490,18 +484,30 @@ void hashSourcesAhead(const CookRequest& request, int jobs, SourceTable& t) {
 
 // A store finds parts by their key, which holds the source's hash: hash every source first (or
 // take it from the part, when the store's parts vouch for their sources).
+// Four sources at a time, which the store may read side by side (hashSourceFiles).
 void hashSourcesForStore(const CookRequest& request, ClipStore& store, int jobs, SourceTable& t,
                          ClipStoreCounts& counts) {
   std::atomic<int> unread{0};
-  parallelFor(0, static_cast<int>(t.sources.size()), jobs, [&](int s) {
-    const ClipSpec& spec = request.clips[t.hashing_clip[s]];
-    if (std::optional<CookedSource> recorded = store.recordedSource(t.hashing_clip[s])) {
-      t.sources[s] = *recorded;
-      t.sources[s].path = spec.source_label.empty() ? spec.source : spec.source_label;
-    } else {
-      bool was_unread = false;
-      t.sources[s] = store.hashSourceFile(spec.source, spec.source_label, &was_unread);
-      if (was_unread) ++unread;
+  const int groups = static_cast<int>((t.sources.size() + 3) / 4);
+  parallelFor(0, groups, jobs, [&](int g) {
+    std::vector<const ClipSpec*> specs;
+    std::vector<size_t> read;  // the sources of specs
+    for (size_t s = size_t(g) * 4; s < std::min(t.sources.size(), size_t(g) * 4 + 4); ++s) {
+      const ClipSpec& spec = request.clips[t.hashing_clip[s]];
+      if (std::optional<CookedSource> recorded = store.recordedSource(t.hashing_clip[s])) {
+        t.sources[s] = *recorded;
+        t.sources[s].path = spec.source_label.empty() ? spec.source : spec.source_label;
+      } else {
+        specs.push_back(&spec);
+        read.push_back(s);
+      }
+    }
+    CookedSource hashed[4];
+    bool was_unread[4] = {};
+    store.hashSourceFiles(specs, hashed, was_unread);
+    for (size_t k = 0; k < read.size(); ++k) {
+      t.sources[read[k]] = hashed[k];
+      if (was_unread[k]) ++unread;
     }
   });
   counts.sources_unread = unread;

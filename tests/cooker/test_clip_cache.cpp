@@ -425,10 +425,11 @@ TEST(SourceHash, FourChainsAtOnceGiveEachInputsFnv1a64) {
   EXPECT_EQ(four[3].value(), one("f00b4r"));
 }
 
-// Without a store, the sources are hashed four at a time ahead of the clips: each is its file's
-// own hash and size, whatever their lengths and the job count; a source that cannot be read
-// still fails with its importer's message.
-TEST_F(ClipCache, SourcesHashedAheadAreTheirFilesHashes) {
+// The sources are hashed four at a time: without a store ahead of the clips, with a cache side by
+// side where no stamp vouches for them. Each is its file's own hash and size, whatever their
+// lengths and the job count; a source that cannot be read still fails naming it (without a store,
+// with its importer's message).
+TEST_F(ClipCache, SourcesHashedFourAtATimeAreTheirFilesHashes) {
   CookRequest r;
   // Lengths that differ by more than the 256 KiB read at a time, and one group of four and a
   // group of two.
@@ -441,26 +442,37 @@ TEST_F(ClipCache, SourcesHashedAheadAreTheirFilesHashes) {
   }
   r.clips.push_back(r.clips[2]);  // a source used twice is hashed once
   r.clips.back().name = "again";
-  for (int jobs : {1, 2}) {
-    r.jobs = jobs;
-    const CookedDatabase db = cookDatabase(r);
-    ASSERT_EQ(db.sources.size(), 6u);
+  ASSERT_GT(fs::file_size(r.clips[2].source), fs::file_size(r.clips[0].source) + (256u << 10));
+  auto expectHashes = [&](const CookedDatabase& db, const std::string& what) {
+    ASSERT_EQ(db.sources.size(), 6u) << what;
     for (size_t s = 0; s < 6; ++s) {
       const CookedSource expected = hashSource(r.clips[s].source, "");
-      EXPECT_EQ(db.sources[s].content_hash, expected.content_hash) << s;
-      EXPECT_EQ(db.sources[s].size_bytes, expected.size_bytes) << s;
-      EXPECT_EQ(db.sources[s].path, r.clips[s].source) << s;
+      EXPECT_EQ(db.sources[s].content_hash, expected.content_hash) << what << ", source " << s;
+      EXPECT_EQ(db.sources[s].size_bytes, expected.size_bytes) << what << ", source " << s;
+      EXPECT_EQ(db.sources[s].path, r.clips[s].source) << what << ", source " << s;
     }
+  };
+  ClipCacheFolder cache((dir_ / "cache").string(), 0.0);
+  for (int jobs : {1, 2}) {
+    r.jobs = jobs;
+    expectHashes(cookDatabase(r), "no store, jobs " + std::to_string(jobs));
+    CookReport report;
+    expectHashes(cookDatabase(r, &report, {}, &cache), "cache, jobs " + std::to_string(jobs));
+    EXPECT_EQ(report.store.sources_unread, jobs == 1 ? 0 : 6);  // stamped by the first
   }
-  EXPECT_GT(fs::file_size(r.clips[2].source), fs::file_size(r.clips[0].source) + (256u << 10));
+  auto errorOf = [&](ClipStore* store) {
+    try {
+      cookDatabase(r, nullptr, {}, store);
+    } catch (const InputError& error) {
+      return std::string(error.what());
+    }
+    return std::string();
+  };
   r.clips[4].source = (dir_ / "missing.bvh").string();
-  std::string e;
-  try {
-    cookDatabase(r);
-  } catch (const InputError& error) {
-    e = error.what();
-  }
+  const std::string e = errorOf(nullptr);
   EXPECT_NE(e.find("missing.bvh: cannot open"), std::string::npos) << e;
+  const std::string c = errorOf(&cache);
+  EXPECT_NE(c.find("missing.bvh"), std::string::npos) << c;
 }
 
 // With pose = "none", what mmcook writes keeps each clip's raw pose arrays where its stages left
