@@ -159,8 +159,8 @@ struct CookedPoseCoding {
   }
 };
 
-// Pose streams as a list of arrays, one per clip in clip order: element i of the stream is in
-// the array that holds frames up to it (their sizes add up to frame_count * joint_count).
+// Pose streams held as one array per clip, in clip order: each stream is the concatenation of
+// its arrays (whose sizes add up to frame_count * joint_count).
 struct RawPoseParts {
   std::vector<std::vector<glm::quat>> rotations;
   std::vector<std::vector<glm::vec3>> translations, velocities, angular_velocities;

@@ -20,7 +20,7 @@ class Fnv1a64 {
 
   // add(data[i], size) to h[i] for four hashes at once. The chains are independent, so four
   // multiplies are in flight where one chain waits for each of its own: on one thread, about
-  // four times the bytes per second of add().
+  // three times the bytes per second of add().
   static void addFour(Fnv1a64* h, const unsigned char* const* data, size_t size) noexcept {
     uint64_t a = h[0].hash_, b = h[1].hash_, c = h[2].hash_, d = h[3].hash_;
     for (size_t i = 0; i < size; ++i) {
