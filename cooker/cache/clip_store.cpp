@@ -131,8 +131,8 @@ void ClipCacheFolder::hashSourceFiles(const std::vector<const ClipSpec*>& specs,
       at.push_back(i);
     }
   }
-  CookedSource read[4];
-  bool ok[4] = {};
+  CookedSource read[kSourcesHashedTogether];
+  bool ok[kSourcesHashedTogether] = {};
   hashSourcesTogether(to_read, read, ok);
   for (size_t k = 0; k < to_read.size(); ++k) {
     const size_t i = at[k];

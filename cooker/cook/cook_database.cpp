@@ -271,12 +271,12 @@ CookedSource hashSource(const std::string& path, const std::string& label) {
 // Read 256 KiB at a time from each file.
 void hashSourcesTogether(const std::vector<const ClipSpec*>& specs, CookedSource* out, bool* ok) {
   constexpr size_t kChunk = size_t{1} << 18;
-  const size_t n = std::min<size_t>(specs.size(), 4);
-  std::ifstream in[4];
-  std::vector<char> buffer[4];
-  Fnv1a64 hash[4];
-  uint64_t size[4] = {};
-  bool reading[4] = {};
+  const size_t n = std::min(specs.size(), kSourcesHashedTogether);
+  std::ifstream in[kSourcesHashedTogether];
+  std::vector<char> buffer[kSourcesHashedTogether];
+  Fnv1a64 hash[kSourcesHashedTogether];
+  uint64_t size[kSourcesHashedTogether] = {};
+  bool reading[kSourcesHashedTogether] = {};
   for (size_t i = 0; i < n; ++i) {
     ok[i] = false;
     if (!regularFileProblem(specs[i]->source).empty()) continue;  // before open: a FIFO blocks
@@ -286,7 +286,7 @@ void hashSourcesTogether(const std::vector<const ClipSpec*>& specs, CookedSource
     reading[i] = true;
   }
   for (;;) {
-    size_t got[4] = {}, common = kChunk;
+    size_t got[kSourcesHashedTogether] = {}, common = kChunk;
     int readers = 0;
     for (size_t i = 0; i < n; ++i) {
       if (!reading[i]) continue;
@@ -297,6 +297,7 @@ void hashSourcesTogether(const std::vector<const ClipSpec*>& specs, CookedSource
     }
     if (readers == 0) break;
     size_t from = 0;  // the bytes every one of four files has, on the four chains at once
+    static_assert(kSourcesHashedTogether == 4, "one Fnv1a64::addFour per group");
     if (readers == 4) {
       const unsigned char* data[4];
       for (size_t i = 0; i < 4; ++i) data[i] = reinterpret_cast<unsigned char*>(buffer[i].data());
@@ -467,32 +468,39 @@ SourceTable distinctSources(const CookRequest& request) {
   return t;
 }
 
-// Without a store, the sources four at a time ahead of the clips (hashSourcesTogether), where
-// each clip would hash its own on one chain. What cannot be read here is left to its clip.
+// work(first, end) for each group of kSourcesHashedTogether sources [first, end), the groups in
+// parallel: the sources a thread hashes side by side.
+template <typename Work>
+void forSourceGroups(const SourceTable& t, int jobs, Work work) {
+  const size_t count = t.sources.size(), k = kSourcesHashedTogether;
+  parallelFor(0, static_cast<int>((count + k - 1) / k), jobs, [&](int g) {
+    const size_t first = static_cast<size_t>(g) * k;
+    work(first, std::min(count, first + k));
+  });
+}
+
+// Without a store, the sources ahead of the clips, side by side (hashSourcesTogether), where each
+// clip would hash its own on one chain. What cannot be read here is left to its clip.
 void hashSourcesAhead(const CookRequest& request, int jobs, SourceTable& t) {
-  const int groups = static_cast<int>((t.sources.size() + 3) / 4);
-  parallelFor(0, groups, jobs, [&](int g) {
-    const size_t first = static_cast<size_t>(g) * 4;
-    const size_t n = std::min<size_t>(4, t.sources.size() - first);
+  forSourceGroups(t, jobs, [&](size_t first, size_t end) {
     std::vector<const ClipSpec*> specs;
-    for (size_t k = 0; k < n; ++k) specs.push_back(&request.clips[t.hashing_clip[first + k]]);
-    bool ok[4] = {};
+    for (size_t s = first; s < end; ++s) specs.push_back(&request.clips[t.hashing_clip[s]]);
+    bool ok[kSourcesHashedTogether] = {};
     hashSourcesTogether(specs, &t.sources[first], ok);
-    for (size_t k = 0; k < n; ++k) t.hashed[first + k] = ok[k];
+    for (size_t s = first; s < end; ++s) t.hashed[s] = ok[s - first];
   });
 }
 
 // A store finds parts by their key, which holds the source's hash: hash every source first (or
-// take it from the part, when the store's parts vouch for their sources).
-// Four sources at a time, which the store may read side by side (hashSourceFiles).
+// take it from the part, when the store's parts vouch for their sources), the others side by side
+// as the store may read them (hashSourceFiles).
 void hashSourcesForStore(const CookRequest& request, ClipStore& store, int jobs, SourceTable& t,
                          ClipStoreCounts& counts) {
   std::atomic<int> unread{0};
-  const int groups = static_cast<int>((t.sources.size() + 3) / 4);
-  parallelFor(0, groups, jobs, [&](int g) {
+  forSourceGroups(t, jobs, [&](size_t first, size_t end) {
     std::vector<const ClipSpec*> specs;
     std::vector<size_t> read;  // the sources of specs
-    for (size_t s = size_t(g) * 4; s < std::min(t.sources.size(), size_t(g) * 4 + 4); ++s) {
+    for (size_t s = first; s < end; ++s) {
       const ClipSpec& spec = request.clips[t.hashing_clip[s]];
       if (std::optional<CookedSource> recorded = store.recordedSource(t.hashing_clip[s])) {
         t.sources[s] = *recorded;
@@ -502,8 +510,8 @@ void hashSourcesForStore(const CookRequest& request, ClipStore& store, int jobs,
         read.push_back(s);
       }
     }
-    CookedSource hashed[4];
-    bool was_unread[4] = {};
+    CookedSource hashed[kSourcesHashedTogether];
+    bool was_unread[kSourcesHashedTogether] = {};
     store.hashSourceFiles(specs, hashed, was_unread);
     for (size_t k = 0; k < read.size(); ++k) {
       t.sources[read[k]] = hashed[k];

@@ -94,9 +94,10 @@ std::string poseCodingKey(const CookRequest& request, const std::vector<std::str
 
 // FNV-1a 64 hash, size and format of a source file; `label` is the path to record.
 CookedSource hashSource(const std::string& path, const std::string& label);
-// hashSource() of up to four clips' sources at once (Fnv1a64::addFour), read side by side: out[i]
-// for specs[i] when ok[i]. A file that cannot be opened or read is left out (ok[i] false), for
-// the caller to report, e.g. with hashSource()'s error or its importer's.
+// hashSource() of up to kSourcesHashedTogether clips' sources at once (Fnv1a64::addFour), read
+// side by side: out[i] for specs[i] when ok[i]. A file that cannot be opened or read is left out
+// (ok[i] false), for the caller to report, e.g. with hashSource()'s error or its importer's.
+inline constexpr size_t kSourcesHashedTogether = 4;
 void hashSourcesTogether(const std::vector<const ClipSpec*>& specs, CookedSource* out, bool* ok);
 
 // Cooks clip `index` from its source. `context` is null for the first clip (index 0), which
@@ -140,8 +141,9 @@ class ClipStore {
                                       bool* /*unread*/) {
     return hashSource(path, label);
   }
-  // hashSourceFile() of up to four sources, into out[i] and unread[i], in order; a store may read
-  // them side by side (hashSourcesTogether). The default hashes one after another.
+  // hashSourceFile() of up to kSourcesHashedTogether sources, into out[i] and unread[i], in order;
+  // a store may read them side by side (hashSourcesTogether). The default hashes one after
+  // another.
   virtual void hashSourceFiles(const std::vector<const ClipSpec*>& specs, CookedSource* out,
                                bool* unread) {
     for (size_t i = 0; i < specs.size(); ++i)

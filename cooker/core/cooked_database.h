@@ -164,10 +164,6 @@ struct CookedPoseCoding {
 struct RawPoseParts {
   std::vector<std::vector<glm::quat>> rotations;
   std::vector<std::vector<glm::vec3>> translations, velocities, angular_velocities;
-  bool empty() const {
-    return rotations.empty() && translations.empty() && velocities.empty() &&
-           angular_velocities.empty();
-  }
 };
 
 struct CookedDatabase {
