@@ -2,6 +2,7 @@
 
 #include "core/errors.h"
 #include "write/flatbuffer_strings.h"
+#include "write/sequential_file.h"
 
 #include <mmdb/mmdb_generated.h>
 
@@ -424,17 +425,6 @@ int createTemporaryBeside(const std::string& path, std::string& temp_path) {
                    "another output path with -o");
 }
 
-bool writeAll(int fd, std::span<const uint8_t> bytes) {
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
-}
-
 // Makes the rename itself durable; a failure here does not lose data, so it is not an error.
 void syncFolderOf(const std::string& path) {
   std::filesystem::path folder = std::filesystem::path(path).parent_path();
@@ -560,46 +550,20 @@ void writeThroughTemporary(const std::string& path, const std::function<bool(int
   syncFolderOf(path);
 }
 
-// Writes a file from its start to its end, handing each 8 MiB to the disk as soon as it is
-// written (Linux: sync_file_range), so that the disk writes while the rest is still being copied
-// into the page cache, and the fsync at the end waits for the last few MB instead of the whole
-// file. A hint only: where the system refuses it, the fsync does all the work.
-class SequentialFile {
- public:
-  explicit SequentialFile(int fd) : fd_(fd) {}
-  // False on failure, with errno set.
-  bool write(std::span<const uint8_t> bytes) {
-    while (!bytes.empty()) {
-      const size_t n = std::min(bytes.size(), kWritebackBytes - (written_ - handed_));
-      if (!writeAll(fd_, bytes.first(n))) return false;
-      written_ += n;
-      bytes = bytes.subspan(n);
-      if (written_ - handed_ == kWritebackBytes) {
-#if defined(__linux__)
-        ::sync_file_range(fd_, off_t(handed_), off_t(written_ - handed_), SYNC_FILE_RANGE_WRITE);
-#endif
-        handed_ = written_;
-      }
-    }
-    return true;
-  }
-
- private:
-  static constexpr size_t kWritebackBytes = size_t{8} << 20;
-  int fd_;
-  size_t written_ = 0, handed_ = 0;  // bytes written, and of those handed to the disk
-};
-
 }  // namespace
 
 void writeFileAtomically(const std::string& path, std::span<const uint8_t> bytes) {
-  writeThroughTemporary(path, [&](int fd) { return SequentialFile(fd).write(bytes); });
+  writeThroughTemporary(path, [&](int fd) {
+    SequentialFile file(fd, bytes.size());
+    return file.write(bytes) && file.finish();
+  });
 }
 
 void writeFileAtomically(const std::string& path, const SerializedDatabase& bytes) {
   writeThroughTemporary(path, [&](int fd) {
-    SequentialFile file(fd);
-    return bytes.pieces([&](std::span<const uint8_t> piece) { return file.write(piece); });
+    SequentialFile file(fd, bytes.size());
+    return bytes.pieces([&](std::span<const uint8_t> piece) { return file.write(piece); }) &&
+           file.finish();
   });
 }
 

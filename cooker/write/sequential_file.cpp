@@ -1,0 +1,203 @@
+#include "write/sequential_file.h"
+
+#include "core/large_pages.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <system_error>
+#include <thread>
+
+namespace mmdb::cook {
+namespace {
+
+bool writeAll(int fd, std::span<const uint8_t> bytes) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// Sets or clears O_DIRECT on `fd`; false (errno set) where the file system refuses it.
+bool setDirect(int fd, bool on) {
+#if defined(O_DIRECT)
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0) return false;
+  return ::fcntl(fd, F_SETFL, on ? flags | O_DIRECT : flags & ~O_DIRECT) == 0;
+#else
+  (void)fd;
+  if (!on) return true;
+  errno = EINVAL;
+  return false;
+#endif
+}
+
+}  // namespace
+
+// Two blocks of page-aligned memory (O_DIRECT needs the memory, the offset and the length
+// aligned to the device's blocks; pages and 8 MiB are multiples of any of them): the helper
+// thread writes one at its place in the file while the caller fills the other.
+class SequentialFile::DirectBlocks {
+ public:
+  // Null where the file system refuses O_DIRECT (tmpfs, some network and FUSE file systems) or a
+  // thread cannot be started: the caller writes through the page cache instead.
+  static std::unique_ptr<DirectBlocks> open(int fd) {
+    if (!setDirect(fd, true)) return nullptr;
+    std::unique_ptr<DirectBlocks> blocks(new DirectBlocks(fd));
+    try {
+      blocks->helper_ = std::thread([b = blocks.get()] { b->writeBlocks(); });
+    } catch (const std::system_error&) {
+      setDirect(fd, false);
+      return nullptr;
+    }
+    return blocks;
+  }
+
+  ~DirectBlocks() {
+    {
+      const std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    changed_.notify_all();
+    helper_.join();  // after the block it is writing, if any: the memory outlives it
+  }
+
+  bool write(std::span<const uint8_t> bytes) {
+    while (!bytes.empty()) {
+      const size_t n = std::min(bytes.size(), kBlockBytes - filled_);
+      std::memcpy(blocks_[current_].data() + filled_, bytes.data(), n);
+      filled_ += n;
+      bytes = bytes.subspan(n);
+      if (filled_ == kBlockBytes && !handOver()) return false;
+    }
+    return true;
+  }
+
+  // The partial last block through the page cache, where its length need not be aligned.
+  bool finish() {
+    if (!waitForHelper()) return false;
+    if (!setDirect(fd_, false)) return false;
+    if (filled_ == 0) return true;
+    if (::lseek(fd_, off_t(offset_), SEEK_SET) < 0) return false;
+    return writeAll(fd_, {blocks_[current_].data(), filled_});
+  }
+
+ private:
+  explicit DirectBlocks(int fd)
+      : fd_(fd),
+        blocks_{LargePageBuffer<uint8_t>(kBlockBytes), LargePageBuffer<uint8_t>(kBlockBytes)} {}
+
+  // Gives the full current block to the helper, once it is done with the other one.
+  bool handOver() {
+    if (!waitForHelper()) return false;
+    {
+      const std::lock_guard lock(mutex_);
+      job_ = blocks_[current_].data();
+      job_offset_ = offset_;
+      busy_ = true;
+    }
+    changed_.notify_all();
+    offset_ += kBlockBytes;
+    current_ ^= 1;
+    filled_ = 0;
+    return true;
+  }
+
+  bool waitForHelper() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return !busy_; });
+    if (error_ == 0) return true;
+    errno = error_;
+    return false;
+  }
+
+  void writeBlocks() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      changed_.wait(lock, [&] { return busy_ || stop_; });
+      if (!busy_) return;  // stopped, nothing left
+      const uint8_t* data = job_;
+      const size_t offset = job_offset_;
+      lock.unlock();
+      const int error = writeBlock(data, offset);
+      lock.lock();
+      if (error != 0 && error_ == 0) error_ = error;
+      busy_ = false;
+      changed_.notify_all();
+    }
+  }
+
+  // 0, or the errno of the failure.
+  int writeBlock(const uint8_t* data, size_t offset) {
+    size_t done = 0;
+    while (done < kBlockBytes) {
+      const ssize_t n = ::pwrite(fd_, data + done, kBlockBytes - done, off_t(offset + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno == EINVAL && !buffered_) {
+        // Accepted at fcntl, refused at the write (some file systems check alignment only
+        // then): this block and the rest through the page cache.
+        if (!setDirect(fd_, false)) return errno;
+        buffered_ = true;
+        continue;
+      }
+      if (n < 0) return errno;
+      if (n == 0) return EIO;
+      done += static_cast<size_t>(n);
+    }
+    return 0;
+  }
+
+  const int fd_;
+  LargePageBuffer<uint8_t> blocks_[2];
+  int current_ = 0;        // the block being filled
+  size_t filled_ = 0;      // of it
+  size_t offset_ = 0;      // its place in the file
+  bool buffered_ = false;  // the helper's: O_DIRECT was dropped after a refused write
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  const uint8_t* job_ = nullptr;  // the block the helper writes, while busy_
+  size_t job_offset_ = 0;
+  bool busy_ = false, stop_ = false;
+  int error_ = 0;  // the first failure's errno; every later call fails with it
+  std::thread helper_;
+};
+
+SequentialFile::SequentialFile(int fd, size_t expected_bytes) : fd_(fd) {
+  if (expected_bytes >= kDirectMinimumBytes) direct_ = DirectBlocks::open(fd);
+}
+
+SequentialFile::~SequentialFile() = default;
+
+bool SequentialFile::write(std::span<const uint8_t> bytes) {
+  return direct_ ? direct_->write(bytes) : writeBuffered(bytes);
+}
+
+bool SequentialFile::finish() { return direct_ ? direct_->finish() : true; }
+
+bool SequentialFile::writeBuffered(std::span<const uint8_t> bytes) {
+  while (!bytes.empty()) {
+    const size_t n = std::min(bytes.size(), kBlockBytes - (written_ - handed_));
+    if (!writeAll(fd_, bytes.first(n))) return false;
+    written_ += n;
+    bytes = bytes.subspan(n);
+    if (written_ - handed_ == kBlockBytes) {
+#if defined(__linux__)
+      ::sync_file_range(fd_, off_t(handed_), off_t(written_ - handed_), SYNC_FILE_RANGE_WRITE);
+#endif
+      handed_ = written_;
+    }
+  }
+  return true;
+}
+
+}  // namespace mmdb::cook
