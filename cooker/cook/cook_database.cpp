@@ -273,7 +273,11 @@ void hashSourcesTogether(const std::vector<const ClipSpec*>& specs, CookedSource
   constexpr size_t kChunk = size_t{1} << 18;
   const size_t n = std::min(specs.size(), kSourcesHashedTogether);
   std::ifstream in[kSourcesHashedTogether];
-  std::vector<char> buffer[kSourcesHashedTogether];
+  // Each thread's, kept from one group to the next: a fresh 256 KiB block per file cost the
+  // kernel more, zeroing its pages, than the hash itself.
+  thread_local std::vector<char> buffers(kSourcesHashedTogether * kChunk);
+  char* buffer[kSourcesHashedTogether];
+  for (size_t i = 0; i < kSourcesHashedTogether; ++i) buffer[i] = buffers.data() + i * kChunk;
   Fnv1a64 hash[kSourcesHashedTogether];
   uint64_t size[kSourcesHashedTogether] = {};
   bool reading[kSourcesHashedTogether] = {};
@@ -282,7 +286,6 @@ void hashSourcesTogether(const std::vector<const ClipSpec*>& specs, CookedSource
     if (!regularFileProblem(specs[i]->source).empty()) continue;  // before open: a FIFO blocks
     in[i].open(specs[i]->source, std::ios::binary);
     if (!in[i]) continue;
-    buffer[i].resize(kChunk);
     reading[i] = true;
   }
   for (;;) {
@@ -290,7 +293,7 @@ void hashSourcesTogether(const std::vector<const ClipSpec*>& specs, CookedSource
     int readers = 0;
     for (size_t i = 0; i < n; ++i) {
       if (!reading[i]) continue;
-      in[i].read(buffer[i].data(), static_cast<std::streamsize>(kChunk));
+      in[i].read(buffer[i], static_cast<std::streamsize>(kChunk));
       got[i] = static_cast<size_t>(in[i].gcount());
       common = std::min(common, got[i]);
       ++readers;
@@ -300,13 +303,13 @@ void hashSourcesTogether(const std::vector<const ClipSpec*>& specs, CookedSource
     static_assert(kSourcesHashedTogether == 4, "one Fnv1a64::addFour per group");
     if (readers == 4) {
       const unsigned char* data[4];
-      for (size_t i = 0; i < 4; ++i) data[i] = reinterpret_cast<unsigned char*>(buffer[i].data());
+      for (size_t i = 0; i < 4; ++i) data[i] = reinterpret_cast<unsigned char*>(buffer[i]);
       Fnv1a64::addFour(hash, data, common);
       from = common;
     }
     for (size_t i = 0; i < n; ++i) {
       if (!reading[i]) continue;
-      hash[i].add(buffer[i].data() + from, got[i] - from);
+      hash[i].add(buffer[i] + from, got[i] - from);
       size[i] += got[i];
       if (got[i] < kChunk) {  // the end of the file, or a failed read
         reading[i] = false;
@@ -468,26 +471,42 @@ SourceTable distinctSources(const CookRequest& request) {
   return t;
 }
 
-// work(first, end) for each group of kSourcesHashedTogether sources [first, end), the groups in
-// parallel: the sources a thread hashes side by side.
+// work(group) for groups of up to kSourcesHashedTogether source indices, the groups in parallel:
+// the sources a thread hashes side by side. A group's chains run together only over the bytes
+// that all of its files have, so the groups are made of files of similar sizes (in manifest
+// order, a third of a corpus's bytes were hashed on one chain). A file that cannot be measured
+// counts as empty; its hash fails where it is read, as it would have.
 template <typename Work>
-void forSourceGroups(const SourceTable& t, int jobs, Work work) {
+void forSourceGroups(const CookRequest& request, const SourceTable& t, int jobs, Work work) {
   const size_t count = t.sources.size(), k = kSourcesHashedTogether;
+  std::vector<std::pair<uintmax_t, size_t>> by_size(count);  // (size, source)
+  for (size_t s = 0; s < count; ++s) {
+    std::error_code ec;
+    const uintmax_t size = std::filesystem::file_size(request.clips[t.hashing_clip[s]].source, ec);
+    by_size[s] = {ec ? 0 : size, s};
+  }
+  std::sort(by_size.begin(), by_size.end());
   parallelFor(0, static_cast<int>((count + k - 1) / k), jobs, [&](int g) {
-    const size_t first = static_cast<size_t>(g) * k;
-    work(first, std::min(count, first + k));
+    std::vector<size_t> group;
+    for (size_t i = static_cast<size_t>(g) * k; i < std::min(count, (g + 1) * k); ++i)
+      group.push_back(by_size[i].second);
+    work(group);
   });
 }
 
 // Without a store, the sources ahead of the clips, side by side (hashSourcesTogether), where each
 // clip would hash its own on one chain. What cannot be read here is left to its clip.
 void hashSourcesAhead(const CookRequest& request, int jobs, SourceTable& t) {
-  forSourceGroups(t, jobs, [&](size_t first, size_t end) {
+  forSourceGroups(request, t, jobs, [&](const std::vector<size_t>& group) {
     std::vector<const ClipSpec*> specs;
-    for (size_t s = first; s < end; ++s) specs.push_back(&request.clips[t.hashing_clip[s]]);
+    for (size_t s : group) specs.push_back(&request.clips[t.hashing_clip[s]]);
+    CookedSource hashed[kSourcesHashedTogether];
     bool ok[kSourcesHashedTogether] = {};
-    hashSourcesTogether(specs, &t.sources[first], ok);
-    for (size_t s = first; s < end; ++s) t.hashed[s] = ok[s - first];
+    hashSourcesTogether(specs, hashed, ok);
+    for (size_t i = 0; i < group.size(); ++i) {
+      if (ok[i]) t.sources[group[i]] = hashed[i];
+      t.hashed[group[i]] = ok[i];
+    }
   });
 }
 
@@ -497,10 +516,10 @@ void hashSourcesAhead(const CookRequest& request, int jobs, SourceTable& t) {
 void hashSourcesForStore(const CookRequest& request, ClipStore& store, int jobs, SourceTable& t,
                          ClipStoreCounts& counts) {
   std::atomic<int> unread{0};
-  forSourceGroups(t, jobs, [&](size_t first, size_t end) {
+  forSourceGroups(request, t, jobs, [&](const std::vector<size_t>& group) {
     std::vector<const ClipSpec*> specs;
     std::vector<size_t> read;  // the sources of specs
-    for (size_t s = first; s < end; ++s) {
+    for (size_t s : group) {
       const ClipSpec& spec = request.clips[t.hashing_clip[s]];
       if (std::optional<CookedSource> recorded = store.recordedSource(t.hashing_clip[s])) {
         t.sources[s] = *recorded;
