@@ -396,6 +396,32 @@ bool SerializedDatabase::pieces(const std::function<bool(std::span<const uint8_t
   return at >= all.size() || piece(all.subspan(at));
 }
 
+bool SerializedDatabase::writeTo(SequentialFile& file) const {
+  const std::span<const uint8_t> all(buffer_.data(), buffer_.size());
+  if (whole_) return file.write(all);
+  size_t at = 0;
+  for (const Deferred& d : deferred_) {
+    if (d.offset > at && !file.write(all.subspan(at, d.offset - at))) return false;
+    for (size_t first = 0; first < d.count;) {
+      const std::span<uint8_t> room = file.room((d.count - first) * d.element_bytes);
+      size_t n = room.size() / d.element_bytes;
+      if (n == 0) {  // less than an element left where it is made: one element, copied
+        uint8_t element[64];
+        static_assert(sizeof(element) >= sizeof(fb::Vec4));
+        d.make(d.values, first, 1, element);
+        if (!file.write({element, d.element_bytes})) return false;
+        n = 1;
+      } else {
+        d.make(d.values, first, n, room.data());
+        if (!file.commit(n * d.element_bytes)) return false;
+      }
+      first += n;
+    }
+    at = d.offset + d.count * d.element_bytes;
+  }
+  return at >= all.size() || file.write(all.subspan(at));
+}
+
 std::span<const uint8_t> SerializedDatabase::whole() {
   if (!whole_)
     for (const Deferred& d : deferred_)
@@ -562,8 +588,7 @@ void writeFileAtomically(const std::string& path, std::span<const uint8_t> bytes
 void writeFileAtomically(const std::string& path, const SerializedDatabase& bytes) {
   writeThroughTemporary(path, [&](int fd) {
     SequentialFile file(fd, bytes.size());
-    return bytes.pieces([&](std::span<const uint8_t> piece) { return file.write(piece); }) &&
-           file.finish();
+    return bytes.writeTo(file) && file.finish();
   });
 }
 

@@ -13,6 +13,8 @@
 
 namespace mmdb::cook {
 
+class SequentialFile;
+
 // Serializes every field of `db` into a FlatBuffers buffer with the "MMDB" identifier.
 // Deterministic: the same database gives the same bytes (every field is written, even when it
 // equals its default; nothing depends on time or memory addresses). Arrays the GPU reads
@@ -39,6 +41,9 @@ class SerializedDatabase {
   // The whole file in memory, for the checks that read it whole: makes the arrays' bytes in the
   // buffer (once).
   std::span<const uint8_t> whole();
+  // The whole file into `file`, the arrays made straight into its memory (SequentialFile::room)
+  // rather than into pieces that are then copied; false on failure, with errno set.
+  bool writeTo(SequentialFile& file) const;
 
   using MakeElements = void (*)(const void* values, size_t first, size_t count, uint8_t* out);
   struct Deferred {  // an array whose bytes the buffer leaves unwritten

@@ -75,11 +75,20 @@ class SequentialFile::DirectBlocks {
     while (!bytes.empty()) {
       const size_t n = std::min(bytes.size(), kBlockBytes - filled_);
       std::memcpy(blocks_[current_].data() + filled_, bytes.data(), n);
-      filled_ += n;
+      if (!commit(n)) return false;
       bytes = bytes.subspan(n);
-      if (filled_ == kBlockBytes && !handOver()) return false;
     }
     return true;
+  }
+
+  // The rest of the block being filled (never empty: a full block is handed over at once).
+  std::span<uint8_t> room(size_t most) {
+    return {blocks_[current_].data() + filled_, std::min(most, kBlockBytes - filled_)};
+  }
+
+  bool commit(size_t n) {
+    filled_ += n;
+    return filled_ < kBlockBytes || handOver();
   }
 
   // The partial last block through the page cache, where its length need not be aligned.
@@ -183,6 +192,17 @@ bool SequentialFile::write(std::span<const uint8_t> bytes) {
 }
 
 bool SequentialFile::finish() { return direct_ ? direct_->finish() : true; }
+
+std::span<uint8_t> SequentialFile::room(size_t most) {
+  if (direct_) return direct_->room(most);
+  constexpr size_t kStagingBytes = size_t{1} << 20;
+  if (staging_.empty()) staging_.resize(kStagingBytes);
+  return {staging_.data(), std::min(most, staging_.size())};
+}
+
+bool SequentialFile::commit(size_t n) {
+  return direct_ ? direct_->commit(n) : writeBuffered({staging_.data(), n});
+}
 
 bool SequentialFile::writeBuffered(std::span<const uint8_t> bytes) {
   while (!bytes.empty()) {

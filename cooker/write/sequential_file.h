@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <vector>
 
 namespace mmdb::cook {
 
@@ -33,6 +34,12 @@ class SequentialFile {
 
   // Appends `bytes`; false on failure, with errno set.
   bool write(std::span<const uint8_t> bytes);
+  // Memory for the next bytes of the file, to be made in place: at least 1 and at most `most`
+  // bytes (most > 0), of which commit(n) appends the first n. Around the page cache it is the
+  // block being filled, so what is made there is never copied again; through it, a staging
+  // buffer.
+  std::span<uint8_t> room(size_t most);
+  bool commit(size_t n);  // false on failure, with errno set
   // Writes what is still held; false on failure, with errno set. Call once, after the last write.
   bool finish();
 
@@ -45,6 +52,7 @@ class SequentialFile {
 
   int fd_;
   size_t written_ = 0, handed_ = 0;  // buffered: bytes written, and of those handed to the disk
+  std::vector<uint8_t> staging_;     // buffered: room()'s memory
   std::unique_ptr<DirectBlocks> direct_;
 };
 

@@ -668,11 +668,21 @@ TEST_F(AtomicWrite, SequentialFilesHoldTheirPiecesWhateverTheWay) {
         EXPECT_FALSE(file.direct()) << length;
       }
       direct_files += file.direct();
-      // Pieces of 1 byte, 4095, 1 MiB + 3 and the rest, in turn.
+      // Pieces of 1 byte, 4095, 1 MiB + 3 and the rest, in turn, each written whole or made in
+      // the file's own memory (as much of it as room() gives, up to a block's end).
       const size_t piece_lengths[] = {1, 4095, (1 << 20) + 3};
       for (size_t at = 0, i = 0; at < length; ++i) {
-        const size_t n = std::min(piece_lengths[i % 3], length - at);
-        ASSERT_TRUE(file.write({bytes.data() + at, n})) << length;
+        size_t n = std::min(piece_lengths[i % 3], length - at);
+        if (i % 2 == 0) {
+          ASSERT_TRUE(file.write({bytes.data() + at, n})) << length;
+        } else {
+          const std::span<uint8_t> room = file.room(n);
+          ASSERT_GE(room.size(), 1u);
+          ASSERT_LE(room.size(), n);
+          n = room.size();
+          std::memcpy(room.data(), bytes.data() + at, n);
+          ASSERT_TRUE(file.commit(n)) << length;
+        }
         at += n;
       }
       ASSERT_TRUE(file.finish()) << length;
