@@ -207,16 +207,34 @@ Offset<flatbuffers::Vector<Offset<fb::FeatureBlock>>> writeFeatureBlocks(
   return fbb.CreateVector(out);
 }
 
+// Root frames [first, first + count), as the file holds them.
+void makeRootFrames(const void* values, size_t first, size_t count, uint8_t* out) {
+  const CookedRootFrame* in = static_cast<const CookedRootFrame*>(values) + first;
+  for (size_t i = 0; i < count; ++i) {
+    const fb::RootFrame r(toVec4(in[i].position), toVec4(in[i].rotation), toVec4(in[i].velocity),
+                          toVec4(in[i].angular_velocity));
+    std::memcpy(out + i * sizeof(fb::RootFrame), &r, sizeof(fb::RootFrame));
+  }
+}
+
+// The root motion, made in place, or with `deferred` left for the file write to make.
 Offset<flatbuffers::Vector<const fb::RootFrame*>> writeRootMotion(
-    FlatBufferBuilder& fbb, const std::vector<CookedRootFrame>& frames) {
-  // Through a copy: an uninitialized vector of these 64-byte structs would be aligned to 64
-  // (its element size) instead of the struct's 16, which changes the file's bytes.
-  std::vector<fb::RootFrame> out;
-  out.reserve(frames.size());
-  for (const CookedRootFrame& r : frames)
-    out.emplace_back(toVec4(r.position), toVec4(r.rotation), toVec4(r.velocity),
-                     toVec4(r.angular_velocity));
-  return fbb.CreateVectorOfStructs(out);
+    FlatBufferBuilder& fbb, const std::vector<CookedRootFrame>& frames, DeferredList* deferred) {
+  // Laid out as CreateVectorOfStructs lays it out: aligned to the struct's 16 bytes, not to its
+  // 64-byte size, which an uninitialized vector of 64-byte elements would be. So it is made as a
+  // vector of four times as many 16-byte elements whose length is then set to the frames'.
+  static_assert(sizeof(fb::RootFrame) == 4 * 16 && alignof(fb::RootFrame) == 16);
+  uint8_t* bytes = nullptr;
+  const flatbuffers::uoffset_t offset =
+      fbb.CreateUninitializedVector(4 * frames.size(), 16, &bytes);
+  const auto length = flatbuffers::EndianScalar(static_cast<flatbuffers::uoffset_t>(frames.size()));
+  std::memcpy(bytes - sizeof(length), &length, sizeof(length));  // the length just before them
+  if (deferred)
+    deferVector(fbb, bytes, frames.size(), sizeof(fb::RootFrame), frames.data(), makeRootFrames,
+                *deferred);
+  else
+    makeRootFrames(frames.data(), 0, frames.size(), bytes);
+  return Offset<flatbuffers::Vector<const fb::RootFrame*>>(offset);
 }
 
 Offset<fb::CodedStream> writeCodedStream(FlatBufferBuilder& fbb, const CookedCodedStream& s) {
@@ -271,8 +289,8 @@ class LargePageAllocator : public flatbuffers::Allocator {
   }
 };
 
-// The database's bytes; with `deferred`, less the raw pose streams' and the features', which it
-// lists instead.
+// The database's bytes; with `deferred`, less the raw pose streams', the root motion's and the
+// features', which it lists instead.
 flatbuffers::DetachedBuffer buildDatabase(const CookedDatabase& db, DeferredList* deferred) {
   // Sized for the whole file up front: growing the builder would copy everything written so far.
   // A coded stream counts its coded bytes; its raw vector is left out (and may be released).
@@ -331,7 +349,7 @@ flatbuffers::DetachedBuffer buildDatabase(const CookedDatabase& db, DeferredList
   auto velocities = raw(kStreamVelocities, db.local_velocities, parts.velocities);
   auto angular_velocities =
       raw(kStreamAngularVelocities, db.local_angular_velocities, parts.angular_velocities);
-  auto root_motion = writeRootMotion(fbb, db.root_motion);
+  auto root_motion = writeRootMotion(fbb, db.root_motion, deferred);
   auto contacts = fbb.CreateVector(db.contacts);
   auto features = gpuFloatVector(fbb, db.features, deferred);
   auto feature_offset = fbb.CreateVector(db.feature_offset);
@@ -406,8 +424,7 @@ bool SerializedDatabase::writeTo(SequentialFile& file) const {
       const std::span<uint8_t> room = file.room((d.count - first) * d.element_bytes);
       size_t n = room.size() / d.element_bytes;
       if (n == 0) {  // less than an element left where it is made: one element, copied
-        uint8_t element[64];
-        static_assert(sizeof(element) >= sizeof(fb::Vec4));
+        uint8_t element[sizeof(fb::RootFrame)];  // the largest element
         d.make(d.values, first, 1, element);
         if (!file.write({element, d.element_bytes})) return false;
         n = 1;

@@ -26,11 +26,11 @@ std::vector<uint8_t> serializeDatabase(const CookedDatabase& db);
 flatbuffers::DetachedBuffer serializeDatabaseBuffer(const CookedDatabase& db);
 
 // A database serialized for a file write: the bytes of serializeDatabase without a second copy
-// of its largest arrays, the raw pose streams and the features. The builder's buffer leaves
-// their bytes unwritten, so its pages for them are never touched (on a raw cook of a large
-// corpus, hundreds of MB that the kernel would zero and the cook fill), and pieces() makes them
-// from the database's own arrays as the file is written or compared. The database must outlive
-// this and stay unchanged.
+// of its largest arrays, the raw pose streams, the root motion and the features. The builder's
+// buffer leaves their bytes unwritten, so its pages for them are never touched (on a raw cook of
+// a large corpus, hundreds of MB that the kernel would zero and the cook fill), and pieces() and
+// writeTo() make them from the database's own arrays as the file is written or compared. The
+// database must outlive this and stay unchanged.
 class SerializedDatabase {
  public:
   size_t size() const { return buffer_.size(); }
