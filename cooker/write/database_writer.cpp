@@ -394,50 +394,61 @@ SerializedDatabase serializeForWriting(const CookedDatabase& db) {
   return out;
 }
 
-bool SerializedDatabase::pieces(const std::function<bool(std::span<const uint8_t>)>& piece) const {
+template <typename Sink>
+bool SerializedDatabase::emit(Sink& sink) const {
   const std::span<const uint8_t> all(buffer_.data(), buffer_.size());
-  if (whole_) return piece(all);
-  constexpr size_t kPieceBytes = size_t{1} << 20;
-  std::vector<uint8_t> made;
+  if (whole_) return sink.write(all);
   size_t at = 0;
   for (const Deferred& d : deferred_) {
-    if (d.offset > at && !piece(all.subspan(at, d.offset - at))) return false;
-    const size_t per_piece = std::max<size_t>(1, kPieceBytes / d.element_bytes);
-    made.resize(std::min(d.count, per_piece) * d.element_bytes);
-    for (size_t first = 0; first < d.count; first += per_piece) {
-      const size_t n = std::min(per_piece, d.count - first);
-      d.make(d.values, first, n, made.data());
-      if (!piece(std::span<const uint8_t>(made.data(), n * d.element_bytes))) return false;
-    }
-    at = d.offset + d.count * d.element_bytes;
-  }
-  return at >= all.size() || piece(all.subspan(at));
-}
-
-bool SerializedDatabase::writeTo(SequentialFile& file) const {
-  const std::span<const uint8_t> all(buffer_.data(), buffer_.size());
-  if (whole_) return file.write(all);
-  size_t at = 0;
-  for (const Deferred& d : deferred_) {
-    if (d.offset > at && !file.write(all.subspan(at, d.offset - at))) return false;
+    if (d.offset > at && !sink.write(all.subspan(at, d.offset - at))) return false;
     for (size_t first = 0; first < d.count;) {
-      const std::span<uint8_t> room = file.room((d.count - first) * d.element_bytes);
+      const std::span<uint8_t> room = sink.room((d.count - first) * d.element_bytes);
       size_t n = room.size() / d.element_bytes;
       if (n == 0) {  // less than an element left where it is made: one element, copied
         uint8_t element[sizeof(fb::RootFrame)];  // the largest element
         d.make(d.values, first, 1, element);
-        if (!file.write({element, d.element_bytes})) return false;
+        if (!sink.write({element, d.element_bytes})) return false;
         n = 1;
       } else {
         d.make(d.values, first, n, room.data());
-        if (!file.commit(n * d.element_bytes)) return false;
+        if (!sink.commit(n * d.element_bytes)) return false;
       }
       first += n;
     }
     at = d.offset + d.count * d.element_bytes;
   }
-  return at >= all.size() || file.write(all.subspan(at));
+  return at >= all.size() || sink.write(all.subspan(at));
 }
+
+namespace {
+
+// emit()'s sink for pieces(): the buffer's bytes as they are, the arrays made into a block of
+// at most 1 MiB that each piece then lends.
+class PieceSink {
+ public:
+  explicit PieceSink(const std::function<bool(std::span<const uint8_t>)>& piece) : piece_(piece) {}
+  bool write(std::span<const uint8_t> bytes) { return piece_(bytes); }
+  std::span<uint8_t> room(size_t most) {
+    constexpr size_t kPieceBytes = size_t{1} << 20;
+    const size_t n = std::min(most, kPieceBytes);
+    if (made_.size() < n) made_.resize(n);
+    return {made_.data(), n};
+  }
+  bool commit(size_t n) { return piece_({made_.data(), n}); }
+
+ private:
+  const std::function<bool(std::span<const uint8_t>)>& piece_;
+  std::vector<uint8_t> made_;
+};
+
+}  // namespace
+
+bool SerializedDatabase::pieces(const std::function<bool(std::span<const uint8_t>)>& piece) const {
+  PieceSink sink(piece);
+  return emit(sink);
+}
+
+bool SerializedDatabase::writeTo(SequentialFile& file) const { return emit(file); }
 
 std::span<const uint8_t> SerializedDatabase::whole() {
   if (!whole_)

@@ -56,6 +56,10 @@ class SerializedDatabase {
 
  private:
   friend SerializedDatabase serializeForWriting(const CookedDatabase& db);
+  // The file into `sink`, which has SequentialFile's write, room and commit: the buffer's bytes
+  // as they are, the deferred arrays made in the sink's room (pieces() and writeTo()).
+  template <typename Sink>
+  bool emit(Sink& sink) const;
   flatbuffers::DetachedBuffer buffer_;
   std::vector<Deferred> deferred_;  // by offset
   bool whole_ = false;
