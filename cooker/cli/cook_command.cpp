@@ -1,6 +1,7 @@
 #include "cli/cook_command.h"
 
 #include "cli/build_outputs.h"
+#include "cli/streamed_database.h"
 
 #include "cache/clip_file.h"
 #include "cache/clip_store.h"
@@ -317,9 +318,13 @@ int runCookCommand(const CookCommandOptions& options) {
 
   CookReport report;
   CookedDatabase db;
+  // A raw cook's poses go into the file while the clips cook (a link's parts are not cooked).
+  std::unique_ptr<StreamedDatabaseFile> streamed =
+      options.link ? nullptr : StreamedDatabaseFile::open(options.output, request, request.jobs);
   {
     ProgressLine progress(!options.quiet);
-    db = cookDatabase(request, &report, progress.callback(), store.get(), PoseOutput::Coded);
+    db = cookDatabase(request, &report, progress.callback(), store.get(), PoseOutput::Coded,
+                      streamed.get());
   }
   const CompressionReport& compression = report.compression;
   const auto serialize_start = std::chrono::steady_clock::now();
@@ -336,7 +341,13 @@ int runCookCommand(const CookCommandOptions& options) {
       std::chrono::duration<double>(write_start - serialize_start).count());
   // Unchanged bytes leave the file and its time alone, so a build skips what depends on it.
   const bool unchanged = fileHoldsBytes(options.output, bytes);
-  if (!unchanged) writeFileAtomically(options.output, bytes);
+  if (!unchanged) {
+    if (streamed)
+      streamed->commit(bytes);
+    else
+      writeFileAtomically(options.output, bytes);
+  }
+  streamed.reset();  // unchanged: the poses it wrote go with the temporary file
   if (!options.depfile.empty()) {
     // A link depends on its parts, not on the sources they were cooked from.
     std::vector<std::string> depends = options.inputs;

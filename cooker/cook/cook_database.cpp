@@ -29,6 +29,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -553,8 +554,8 @@ struct ObtainedParts {
 class PartGetter {
  public:
   PartGetter(const CookRequest& request, ClipStore* store, const CookProgress& progress,
-             SourceTable& sources, ObtainedParts& out)
-      : request_(request), store_(store), progress_(progress), t_(sources), out_(out) {
+             SourceTable& sources, ObtainedParts& out, PartSink* sink = nullptr)
+      : request_(request), store_(store), progress_(progress), t_(sources), out_(out), sink_(sink) {
     const size_t clip_count = request.clips.size();
     out.parts.resize(clip_count);
     if (store) out.keys.resize(clip_count);
@@ -592,6 +593,7 @@ class PartGetter {
       }
       if (poses == PartPoses::Skip) dropPoses(part);
     }
+    if (sink_) sink_->partObtained(i, part, !found);
     checkEstimate(spec, estimated_bytes_ +=
                         estimatedDatabaseBytes(partFrames(part), part.skeleton.names.size()));
     if (progress_) {
@@ -630,6 +632,7 @@ class PartGetter {
   const CookProgress progress_;  // a copy: the fallback pass gives a temporary
   SourceTable& t_;
   ObtainedParts& out_;
+  PartSink* sink_;
   std::atomic<int> hits_{0}, misses_{0}, refused_{0};
   std::atomic<uint64_t> estimated_bytes_{0};
   std::mutex progress_mutex_;
@@ -849,9 +852,9 @@ struct KeptPoses {
 // clip's key, and the first clip fixes the others'), so that a hit reads no other part's poses.
 KeptPoses obtainParts(const CookRequest& request, ClipStore* store, int jobs,
                       const CookProgress& progress, bool code_poses, SourceTable& t,
-                      ObtainedParts& out, ClipStoreCounts& counts) {
+                      ObtainedParts& out, ClipStoreCounts& counts, PartSink* sink) {
   const int clip_count = static_cast<int>(request.clips.size());
-  PartGetter getter(request, store, progress, t, out);
+  PartGetter getter(request, store, progress, t, out, sink);
   getter.obtain(0, PartPoses::Read);
   out.context = clipContext(request, out.parts[0]);
   KeptPoses kept;
@@ -902,8 +905,40 @@ void codePoses(const CompressionSettings& compression, int jobs, ClipStore* stor
 
 }  // namespace
 
+std::optional<std::vector<uint32_t>> declaredClipFrames(const CookRequest& request, int jobs) {
+  const size_t count = request.clips.size();
+  std::vector<uint32_t> frames(count);
+  std::atomic<bool> known{true};
+  if (jobs <= 0) jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  parallelFor(0, static_cast<int>(count), jobs, [&](int i) {
+    const ClipSpec& spec = request.clips[size_t(i)];
+    std::optional<BvhMotionHeader> header;
+    if (known && formatOf(spec.source) == SourceFormat::Bvh)
+      header = readBvhMotionHeader(spec.source);
+    // loadClip's frame range, then the resampling.
+    const int64_t n = header ? header->declared_frames : 0;
+    const int64_t first = spec.source_first_frame;
+    const int64_t taken = spec.source_frame_count < 0 ? n - first : spec.source_frame_count;
+    if (!header || first < 0 || taken <= 0 || first + taken > n ||
+        taken > std::numeric_limits<int>::max()) {
+      known = false;
+      return;
+    }
+    frames[size_t(i)] = static_cast<uint32_t>(resampledFrameCount(
+        static_cast<int>(taken), header->frame_rate, request.settings.frame_rate));
+  });
+  if (!known) return std::nullopt;
+  std::vector<uint32_t> out;
+  for (size_t i = 0; i < count; ++i) {
+    out.push_back(frames[i]);
+    if (request.clips[i].mirror) out.push_back(frames[i]);
+  }
+  return out;
+}
+
 CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
-                            const CookProgress& progress, ClipStore* store, PoseOutput poses) {
+                            const CookProgress& progress, ClipStore* store, PoseOutput poses,
+                            PartSink* sink) {
   const CookSettings& settings = request.settings;
   if (request.clips.empty()) throw InputError("there are no clips to cook; add at least one");
   checkWeights(settings);
@@ -927,8 +962,8 @@ CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
     report.stage_seconds.emplace_back("source hashes", stopwatch.lap());
   }
   ObtainedParts obtained;
-  KeptPoses kept =
-      obtainParts(request, store, jobs, progress, code_poses, sources, obtained, report.store);
+  KeptPoses kept = obtainParts(request, store, jobs, progress, code_poses, sources, obtained,
+                               report.store, sink);
   report.stage_seconds.emplace_back(
       store ? "clips (import and clip stages, or the store)" : "import and clip stages",
       stopwatch.lap());

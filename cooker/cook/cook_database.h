@@ -172,9 +172,27 @@ using CookProgress = std::function<void(int done, int total)>;
 //    reads, and the four concatenated streams stay empty. What mmcook writes.
 enum class PoseOutput { Raw, Coded };
 
+// Told of each clip's part as soon as the cook has it (`cooked`: cooked now, not given back by
+// the store), from the cooking threads, in any order: for a write that puts the clips' poses in
+// the file while the other clips cook. The part stays as it is until the last of these calls
+// returns, so that a call may read the parts of earlier ones. Must be thread-safe, and must not
+// throw: a part it cannot take is written later.
+class PartSink {
+ public:
+  virtual ~PartSink() = default;
+  virtual void partObtained(int index, const ClipPart& part, bool cooked) = 0;
+};
+
+// Every database clip's frame count as the sources' headers declare it, in database order (a
+// clip, then its mirror), read without importing anything: for a write that lays out the
+// database before the clips are cooked. nullopt when a source does not tell (not BVH, or a
+// header that cannot be read); `jobs` 0 for all cores. A clip may still cook to another count (a
+// file that holds more frames than it declares), which that write must check.
+std::optional<std::vector<uint32_t>> declaredClipFrames(const CookRequest& request, int jobs);
+
 // Throws InputError for anything a user can fix (file, clip, frame or joint named).
 CookedDatabase cookDatabase(const CookRequest& request, CookReport* report = nullptr,
                             const CookProgress& progress = {}, ClipStore* store = nullptr,
-                            PoseOutput poses = PoseOutput::Raw);
+                            PoseOutput poses = PoseOutput::Raw, PartSink* sink = nullptr);
 
 }  // namespace mmdb::cook

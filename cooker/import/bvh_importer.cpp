@@ -922,6 +922,38 @@ RawClip parseBvh(std::string_view text, const std::string& path) {
   return clip;
 }
 
+std::optional<BvhMotionHeader> readBvhMotionHeader(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return std::nullopt;
+  // The hierarchy and the header lie at the start: 16 KiB holds most, 256 KiB hundreds of joints.
+  // One buffer per thread, kept: a fresh one per file would be zeroed each time.
+  thread_local std::string head;
+  std::optional<BvhMotionHeader> out;
+  size_t got = 0;
+  for (const size_t want : {size_t{16} << 10, size_t{256} << 10}) {
+    if (head.size() < want) head.resize(want);
+    while (got < want) {
+      const ssize_t n = ::pread(fd, head.data() + got, want - got, off_t(got));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got += static_cast<size_t>(n);
+    }
+    try {
+      Cursor in(std::string_view(head.data(), got), path);
+      const Hierarchy hierarchy = HierarchyParser(in).parse();
+      if (hierarchy.channel_count > 0) {
+        const MotionHeader h = parseMotionHeader(in);
+        out = BvhMotionHeader{h.declared_frames, h.frame_rate};
+      }
+      break;
+    } catch (const InputError&) {
+      if (got < want) break;  // the whole file, and wrong: the import says how
+    }
+  }
+  ::close(fd);
+  return out;
+}
+
 RawClip importBvhFile(const std::string& path) {
   const MappedFile file(path);
   return parseBvh(file.text(), path);

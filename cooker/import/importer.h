@@ -6,6 +6,8 @@
 
 #include <glm/mat3x3.hpp>
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +17,16 @@ namespace mmdb::cook {
 // BVH (bvh_importer.cpp). parseBvh reads text already in memory; `path` is used in messages.
 RawClip importBvhFile(const std::string& path);
 RawClip parseBvh(std::string_view text, const std::string& path);
+
+// What a BVH file's header declares (its "Frames:" and "Frame Time:" lines), read from the
+// file's first 256 KiB alone, for a cook that lays out clips before it imports them. The frames
+// the file holds may differ (the import warns). nullopt where the header cannot be read so (a
+// longer hierarchy, a bad file: the import reports what is wrong).
+struct BvhMotionHeader {
+  int64_t declared_frames = 0;
+  double frame_rate = 0;  // as the import takes it
+};
+std::optional<BvhMotionHeader> readBvhMotionHeader(const std::string& path);
 
 // FBX and the other formats Assimp reads (assimp_importer.cpp). `take` is an animation name or
 // index as text; "" picks the first and the importer logs which.

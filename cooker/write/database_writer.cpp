@@ -1,6 +1,7 @@
 #include "write/database_writer.h"
 
 #include "core/errors.h"
+#include "write/direct_io.h"
 #include "write/flatbuffer_strings.h"
 #include "write/sequential_file.h"
 
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -20,6 +22,7 @@
 #include <filesystem>
 #include <functional>
 #include <new>
+#include <optional>
 
 namespace mmdb::cook {
 namespace {
@@ -110,16 +113,6 @@ Offset<flatbuffers::Vector<const fb::Vec4*>> vec4Vector(FlatBufferBuilder& fbb,
                                                         const std::vector<T>& values,
                                                         DeferredList* deferred = nullptr) {
   return vec4VectorOf(fbb, values.size(), values.data(), makeVec4s<T>, deferred);
-}
-
-// A stream held as one array per clip, or else the database's array.
-template <typename T>
-Offset<flatbuffers::Vector<const fb::Vec4*>> vec4Stream(FlatBufferBuilder& fbb,
-                                                        const std::vector<T>& values,
-                                                        const std::vector<std::vector<T>>& parts,
-                                                        DeferredList* deferred) {
-  if (parts.empty()) return vec4Vector(fbb, values, deferred);
-  return vec4VectorOf(fbb, sizeOfParts(parts), &parts, makeVec4sOfParts<T>, deferred);
 }
 
 // A float array the GPU reads: its first element lands on a 16-byte boundary.
@@ -289,25 +282,89 @@ class LargePageAllocator : public flatbuffers::Allocator {
   }
 };
 
+// The fields of the database's root table other than the raw pose streams.
+struct RootFields {
+  Offset<flatbuffers::String> cooker_version;
+  Offset<fb::CookSettings> settings;
+  Offset<flatbuffers::Vector<Offset<fb::Source>>> sources;
+  Offset<fb::Skeleton> skeleton;
+  Offset<flatbuffers::Vector<Offset<fb::Clip>>> clips;
+  Offset<flatbuffers::Vector<Offset<flatbuffers::String>>> tag_names;
+  Offset<flatbuffers::Vector<const fb::MatchRange*>> ranges;
+  Offset<flatbuffers::Vector<const fb::RootFrame*>> root_motion;
+  Offset<flatbuffers::Vector<uint32_t>> contacts;
+  Offset<flatbuffers::Vector<float>> features, feature_offset, feature_scale;
+  Offset<flatbuffers::Vector<Offset<fb::FeatureBlock>>> feature_blocks;
+  Offset<flatbuffers::Vector<float>> small_min, small_max, large_min, large_max;
+  Offset<fb::PoseCoding> pose_coding;
+  Offset<flatbuffers::Vector<float>> range_biases;
+  uint64_t required_features = 0;
+};
+
+// A raw pose stream for the builder: `count` Vec4s that make(values, ...) gives, or absent.
+struct RawStream {
+  bool present = false;
+  size_t count = 0;
+  const void* values = nullptr;
+  SerializedDatabase::MakeElements make = nullptr;
+};
+using RawStreams = std::array<RawStream, kPoseStreamCount>;
+
+// The raw pose streams, then the root table, and the file's end. Built last, they come first in
+// the file, right after the root table: where they lie then depends only on the frame and joint
+// counts and on which root fields are present, so a write can place them before the rest of the
+// database exists (rawPoseLayout). They are built in reverse so that the file holds them in
+// stream order.
+void finishDatabase(FlatBufferBuilder& fbb, const CookedDatabase& db, const RootFields& f,
+                    const RawStreams& raw, DeferredList* deferred) {
+  std::array<Offset<flatbuffers::Vector<const fb::Vec4*>>, kPoseStreamCount> streams{};
+  for (int s = kPoseStreamCount - 1; s >= 0; --s) {
+    const RawStream& r = raw[size_t(s)];
+    if (r.present) streams[size_t(s)] = vec4VectorOf(fbb, r.count, r.values, r.make, deferred);
+    if (r.present && deferred) deferred->back().stream = s;
+  }
+  const fb::SchemaVersion version(kSchemaMajor, kSchemaMinor);
+  auto root = fb::CreateDatabase(
+      fbb, &version, f.cooker_version, f.settings, f.sources, f.skeleton, f.clips, f.tag_names,
+      f.ranges, db.frame_rate, db.frame_count, db.joint_count, streams[kStreamRotations],
+      streams[kStreamTranslations], streams[kStreamVelocities], streams[kStreamAngularVelocities],
+      f.root_motion, f.contacts, db.feature_count, db.feature_stride, f.features, f.feature_offset,
+      f.feature_scale, f.feature_blocks, db.bounds_small_size, db.bounds_large_size, f.small_min,
+      f.small_max, f.large_min, f.large_max, f.required_features, f.pose_coding, f.range_biases);
+  fb::FinishDatabaseBuffer(fbb, root);
+}
+
+// A raw stream of `db` held as one array per clip, or else as the database's array.
+template <typename T>
+RawStream rawStream(bool coded, const std::vector<T>& values,
+                    const std::vector<std::vector<T>>& parts) {
+  if (coded) return {};  // a coded stream leaves its raw vector out (an absent field)
+  if (parts.empty()) return {true, values.size(), values.data(), makeVec4s<T>};
+  return {true, sizeOfParts(parts), &parts, makeVec4sOfParts<T>};
+}
+
 // The database's bytes; with `deferred`, less the raw pose streams', the root motion's and the
 // features', which it lists instead.
 flatbuffers::DetachedBuffer buildDatabase(const CookedDatabase& db, DeferredList* deferred) {
   // Sized for the whole file up front: growing the builder would copy everything written so far.
   // A coded stream counts its coded bytes; its raw vector is left out (and may be released).
   const CookedPoseCoding& coding = db.pose_coding;
-  size_t cells = 0, coded_bytes = 0;
   const RawPoseParts& parts = db.raw_pose_parts;
-  const size_t raw_cells[kPoseStreamCount] = {
-      db.local_rotations.size() + sizeOfParts(parts.rotations),
-      db.local_translations.size() + sizeOfParts(parts.translations),
-      db.local_velocities.size() + sizeOfParts(parts.velocities),
-      db.local_angular_velocities.size() + sizeOfParts(parts.angular_velocities)};
+  const RawStreams raw = {
+      rawStream(coding.streams[kStreamRotations].has_value(), db.local_rotations, parts.rotations),
+      rawStream(coding.streams[kStreamTranslations].has_value(), db.local_translations,
+                parts.translations),
+      rawStream(coding.streams[kStreamVelocities].has_value(), db.local_velocities,
+                parts.velocities),
+      rawStream(coding.streams[kStreamAngularVelocities].has_value(), db.local_angular_velocities,
+                parts.angular_velocities)};
+  size_t cells = 0, coded_bytes = 0;
   for (int s = 0; s < kPoseStreamCount; ++s) {
     if (const auto& stream = coding.streams[size_t(s)])
       coded_bytes += stream->bytes().size() + stream->segment_offsets.size() * sizeof(uint32_t) +
                      stream->tracks.size() * 64 + 256;
     else
-      cells += raw_cells[s];
+      cells += raw[size_t(s)].count;
   }
   const size_t floats = db.features.size() + db.bounds_small_min.size() * 2 +
                         db.bounds_large_min.size() * 2 + db.feature_offset.size() * 2;
@@ -320,58 +377,51 @@ flatbuffers::DetachedBuffer buildDatabase(const CookedDatabase& db, DeferredList
   FlatBufferBuilder fbb((estimate + 63) & ~size_t{63}, &allocator);
   fbb.ForceDefaults(true);  // every field present, so readers never fall back on defaults
 
-  auto cooker_version = fbb.CreateString(kCookerVersion);
-  auto settings = writeSettings(fbb, db.settings);
-  auto sources = writeSources(fbb, db.sources);
-  auto skeleton = writeSkeleton(fbb, db.skeleton);
-  auto clips = writeClips(fbb, db.clips);
-  auto tag_names = stringVector(fbb, db.tag_names);
+  RootFields f;
+  f.cooker_version = fbb.CreateString(kCookerVersion);
+  f.settings = writeSettings(fbb, db.settings);
+  f.sources = writeSources(fbb, db.sources);
+  f.skeleton = writeSkeleton(fbb, db.skeleton);
+  f.clips = writeClips(fbb, db.clips);
+  f.tag_names = stringVector(fbb, db.tag_names);
   std::vector<fb::MatchRange> range_structs;
   for (const CookedRange& r : db.ranges)
     range_structs.emplace_back(r.first_frame, r.frame_count, r.tag_mask);
-  auto ranges = fbb.CreateVectorOfStructs(range_structs);
+  f.ranges = fbb.CreateVectorOfStructs(range_structs);
   // 2.1: range_biases only when some range has a bias (absent reads as 0 everywhere).
-  bool any_bias = false;
-  for (const CookedRange& r : db.ranges) any_bias = any_bias || r.bias != 0;
-  Offset<flatbuffers::Vector<float>> range_biases;
-  if (any_bias) {
+  if (anyRangeBias(db)) {
     std::vector<float> biases;
     for (const CookedRange& r : db.ranges) biases.push_back(r.bias);
-    range_biases = fbb.CreateVector(biases);
+    f.range_biases = fbb.CreateVector(biases);
   }
-  // A coded stream leaves its raw vector out (an absent field).
-  auto raw = [&](int stream, const auto& values, const auto& parts_of_it) {
-    return coding.streams[stream] ? decltype(vec4Vector(fbb, values))()
-                                  : vec4Stream(fbb, values, parts_of_it, deferred);
-  };
-  auto rotations = raw(kStreamRotations, db.local_rotations, parts.rotations);
-  auto translations = raw(kStreamTranslations, db.local_translations, parts.translations);
-  auto velocities = raw(kStreamVelocities, db.local_velocities, parts.velocities);
-  auto angular_velocities =
-      raw(kStreamAngularVelocities, db.local_angular_velocities, parts.angular_velocities);
-  auto root_motion = writeRootMotion(fbb, db.root_motion, deferred);
-  auto contacts = fbb.CreateVector(db.contacts);
-  auto features = gpuFloatVector(fbb, db.features, deferred);
-  auto feature_offset = fbb.CreateVector(db.feature_offset);
-  auto feature_scale = fbb.CreateVector(db.feature_scale);
-  auto feature_blocks = writeFeatureBlocks(fbb, db.feature_blocks);
-  auto small_min = gpuFloatVector(fbb, db.bounds_small_min);
-  auto small_max = gpuFloatVector(fbb, db.bounds_small_max);
-  auto large_min = gpuFloatVector(fbb, db.bounds_large_min);
-  auto large_max = gpuFloatVector(fbb, db.bounds_large_max);
-  auto pose_coding = coding.anyCoded() ? writePoseCoding(fbb, coding) : Offset<fb::PoseCoding>();
-  const uint64_t required_features = coding.anyCoded() ? kFeatureCodedPoses : 0;
-
-  const fb::SchemaVersion version(kSchemaMajor, kSchemaMinor);
-  auto root = fb::CreateDatabase(
-      fbb, &version, cooker_version, settings, sources, skeleton, clips, tag_names, ranges,
-      db.frame_rate, db.frame_count, db.joint_count, rotations, translations, velocities,
-      angular_velocities, root_motion, contacts, db.feature_count, db.feature_stride, features,
-      feature_offset, feature_scale, feature_blocks, db.bounds_small_size, db.bounds_large_size,
-      small_min, small_max, large_min, large_max, required_features, pose_coding, range_biases);
-  fb::FinishDatabaseBuffer(fbb, root);
+  f.root_motion = writeRootMotion(fbb, db.root_motion, deferred);
+  f.contacts = fbb.CreateVector(db.contacts);
+  f.features = gpuFloatVector(fbb, db.features, deferred);
+  f.feature_offset = fbb.CreateVector(db.feature_offset);
+  f.feature_scale = fbb.CreateVector(db.feature_scale);
+  f.feature_blocks = writeFeatureBlocks(fbb, db.feature_blocks);
+  f.small_min = gpuFloatVector(fbb, db.bounds_small_min);
+  f.small_max = gpuFloatVector(fbb, db.bounds_small_max);
+  f.large_min = gpuFloatVector(fbb, db.bounds_large_min);
+  f.large_max = gpuFloatVector(fbb, db.bounds_large_max);
+  if (coding.anyCoded()) f.pose_coding = writePoseCoding(fbb, coding);
+  f.required_features = coding.anyCoded() ? kFeatureCodedPoses : 0;
+  finishDatabase(fbb, db, f, raw, deferred);
   return fbb.Release();
 }
+
+// The dry build's memory: mapped and never touched but for the few bytes it writes, so that
+// streams of hundreds of MB cost nothing.
+class UntouchedAllocator : public flatbuffers::Allocator {
+ public:
+  uint8_t* allocate(size_t size) override {
+    void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    return static_cast<uint8_t*>(p);
+  }
+  void deallocate(uint8_t* p, size_t size) override { ::munmap(p, size); }
+};
 
 }  // namespace
 
@@ -382,6 +432,39 @@ std::vector<uint8_t> serializeDatabase(const CookedDatabase& db) {
 
 flatbuffers::DetachedBuffer serializeDatabaseBuffer(const CookedDatabase& db) {
   return buildDatabase(db, nullptr);
+}
+
+bool anyRangeBias(const CookedDatabase& db) {
+  for (const CookedRange& r : db.ranges)
+    if (r.bias != 0) return true;
+  return false;
+}
+
+RawPoseLayout rawPoseLayout(uint32_t frame_count, uint32_t joint_count, bool range_biases) {
+  const size_t count = size_t(frame_count) * joint_count;
+  UntouchedAllocator allocator;
+  FlatBufferBuilder fbb(kPoseStreamCount * (count * sizeof(fb::Vec4) + 64) + (64 << 10),
+                        &allocator);
+  fbb.ForceDefaults(true);
+  // The root table's other fields only need to be present: one empty vector stands for all.
+  const uint32_t any = fbb.CreateVector(std::vector<float>()).o;
+  RootFields f;
+  f.cooker_version.o = f.settings.o = f.sources.o = f.skeleton.o = f.clips.o = f.tag_names.o =
+      f.ranges.o = f.root_motion.o = f.contacts.o = f.features.o = f.feature_offset.o =
+          f.feature_scale.o = f.feature_blocks.o = f.small_min.o = f.small_max.o = f.large_min.o =
+              f.large_max.o = any;
+  if (range_biases) f.range_biases.o = any;
+  RawStreams raw;
+  for (RawStream& r : raw) r = {true, count, nullptr, nullptr};
+  CookedDatabase shape;
+  shape.frame_count = frame_count;
+  shape.joint_count = joint_count;
+  DeferredList deferred;
+  finishDatabase(fbb, shape, f, raw, &deferred);
+  RawPoseLayout layout;
+  for (const SerializedDatabase::Deferred& d : deferred)
+    layout.offsets[size_t(d.stream)] = fbb.GetSize() - d.offset;
+  return layout;
 }
 
 SerializedDatabase serializeForWriting(const CookedDatabase& db) {
@@ -402,6 +485,14 @@ bool SerializedDatabase::emit(Sink& sink) const {
   for (const Deferred& d : deferred_) {
     if (d.offset > at && !sink.write(all.subspan(at, d.offset - at))) return false;
     for (size_t first = 0; first < d.count;) {
+      if constexpr (requires { sink.skip(size_t{}, size_t{}); }) {
+        // Elements the file already holds (writeAround): not even made.
+        if (const size_t skipped =
+                sink.skip((d.count - first) * d.element_bytes, d.element_bytes)) {
+          first += skipped / d.element_bytes;
+          continue;
+        }
+      }
       const std::span<uint8_t> room = sink.room((d.count - first) * d.element_bytes);
       size_t n = room.size() / d.element_bytes;
       if (n == 0) {  // less than an element left where it is made: one element, copied
@@ -449,6 +540,129 @@ bool SerializedDatabase::pieces(const std::function<bool(std::span<const uint8_t
 }
 
 bool SerializedDatabase::writeTo(SequentialFile& file) const { return emit(file); }
+
+namespace {
+
+// emit()'s sink for writeAround(): each byte at its offset unless a written range holds it.
+// The written ranges are page-aligned, so every piece between them starts on a page: a long one
+// goes around the page cache as a SequentialFile of its own, a short one through it.
+class AroundSink {
+ public:
+  AroundSink(int fd, const std::vector<FileRange>& written, size_t size)
+      : fd_(fd), written_(written), size_(size) {}
+
+  bool write(std::span<const uint8_t> bytes) {
+    while (!bytes.empty()) {
+      const size_t n = std::min(bytes.size(), stretch());
+      if (!held_ && !put(bytes.first(n))) return false;
+      if (!advance(n)) return false;
+      bytes = bytes.subspan(n);
+    }
+    return true;
+  }
+  // Up to the end of the piece or of the range held, so that nothing made there is thrown away.
+  std::span<uint8_t> room(size_t most) {
+    const size_t n = std::min(most, stretch());
+    if (piece_ && !held_) return piece_->room(n);
+    constexpr size_t kRoomBytes = size_t{1} << 20;
+    if (made_.size() < std::min(n, kRoomBytes)) made_.resize(std::min(n, kRoomBytes));
+    return {made_.data(), std::min(n, kRoomBytes)};
+  }
+  bool commit(size_t n) {
+    if (piece_ && !held_) {
+      if (!piece_->commit(n)) return false;
+    } else if (!held_ && !put({made_.data(), n})) {
+      return false;
+    }
+    return advance(n);
+  }
+  // Whole `unit`s of the next `most` bytes that a written range holds: passed over.
+  size_t skip(size_t most, size_t unit) {
+    stretch();
+    if (!held_) return 0;
+    const size_t n = std::min(most, end_ - at_) / unit * unit;
+    at_ += n;
+    if (at_ == end_) open_ = false;
+    return n;
+  }
+  bool finish() { return !piece_ || closePiece(); }
+
+ private:
+  // The bytes from at_ to the end of what it is in (a written range, or the piece to write),
+  // finding that first.
+  size_t stretch() {
+    if (!open_) {
+      while (next_ < written_.size() && written_[next_].end <= at_) ++next_;
+      const FileRange* r = next_ < written_.size() ? &written_[next_] : nullptr;
+      held_ = r && r->first <= at_;
+      end_ = held_ ? r->end : r ? r->first : size_;
+      if (!held_ && end_ - at_ >= SequentialFile::kDirectMinimumBytes)
+        piece_.emplace(fd_, end_ - at_, at_);
+      open_ = true;
+    }
+    return end_ - at_;
+  }
+  bool advance(size_t n) {
+    at_ += n;
+    if (at_ < end_) return true;
+    open_ = false;
+    return !piece_ || closePiece();
+  }
+  bool closePiece() {
+    const bool ok = piece_->finish();
+    piece_.reset();
+    return ok;
+  }
+  // A short piece's bytes at at_, through the page cache, handed to the disk every 8 MiB so that
+  // the final fsync waits for little.
+  bool put(std::span<const uint8_t> bytes) {
+    if (piece_) return piece_->write(bytes);
+    if (const int error = pwriteAll(fd_, bytes, at_); error != 0) {
+      errno = error;
+      return false;
+    }
+    constexpr size_t kHandOverBytes = size_t{8} << 20;
+    if (at_ + bytes.size() - handed_ >= kHandOverBytes) {
+#if defined(__linux__)
+      ::sync_file_range(fd_, off_t(handed_), off_t(at_ + bytes.size() - handed_),
+                        SYNC_FILE_RANGE_WRITE);
+#endif
+      handed_ = at_ + bytes.size();
+    }
+    return true;
+  }
+
+  const int fd_;
+  const std::vector<FileRange>& written_;
+  const size_t size_;
+  size_t next_ = 0, at_ = 0, handed_ = 0;
+  bool open_ = false;  // end_, held_ and piece_ are those of the stretch at_ is in
+  bool held_ = false;
+  size_t end_ = 0;
+  std::optional<SequentialFile> piece_;
+  std::vector<uint8_t> made_;
+};
+
+}  // namespace
+
+bool SerializedDatabase::writeAround(int fd, const std::vector<FileRange>& written) const {
+  AroundSink sink(fd, written, size());
+  return emit(sink) && sink.finish();
+}
+
+SerializedDatabase::MakeElements rawStreamMaker(int stream) {
+  return stream == kStreamRotations ? makeVec4s<glm::quat> : makeVec4s<glm::vec3>;
+}
+
+bool SerializedDatabase::rawStreamAt(int stream, size_t* offset, size_t* count) const {
+  for (const Deferred& d : deferred_)
+    if (d.stream == stream) {
+      *offset = d.offset;
+      *count = d.count;
+      return true;
+    }
+  return false;
+}
 
 std::span<const uint8_t> SerializedDatabase::whole() {
   if (!whole_)
@@ -560,64 +774,63 @@ void checkWritable(const std::string& path) {
   removeStaleTemporaries(path);
 }
 
-namespace {
-
-// writeFileAtomically, with `write(fd)` writing the bytes (false on failure, with errno set).
-void writeThroughTemporary(const std::string& path, const std::function<bool(int)>& write) {
+AtomicFile::AtomicFile(const std::string& path) : path_(path) {
   struct stat info {};
   if (::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode))
     failWrite(path, "it is a folder", EISDIR);
-  std::string temp_path;
-  int fd = openUnnamedBeside(path);
-  const bool unnamed = fd >= 0;
-  if (!unnamed) fd = openTemporaryBeside(path, temp_path);
+  fd_ = openUnnamedBeside(path);
+  unnamed_ = fd_ >= 0;
+  if (!unnamed_) fd_ = openTemporaryBeside(path, temp_path_);
+}
 
-  const auto abandon = [&](const std::string& step, int error) {
-    ::close(fd);
-    if (!temp_path.empty()) ::unlink(temp_path.c_str());
-    failWrite(path, step, error);
-  };
-  if (!write(fd)) abandon("writing the temporary file failed", errno);
-  if (::fsync(fd) != 0) abandon("flushing the temporary file failed", errno);
-  if (unnamed) {
+AtomicFile::~AtomicFile() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!temp_path_.empty()) ::unlink(temp_path_.c_str());
+}
+
+void AtomicFile::fail(const std::string& step, int error) {
+  ::close(fd_);
+  fd_ = -1;
+  if (!temp_path_.empty()) ::unlink(temp_path_.c_str());
+  temp_path_.clear();
+  failWrite(path_, step, error);
+}
+
+void AtomicFile::commit() {
+  if (::fsync(fd_) != 0) fail("flushing the temporary file failed", errno);
+  if (unnamed_) {
     // A name for the rename: linkat cannot replace an existing file, rename can.
     static std::atomic<unsigned> counter{0};
     for (int attempt = 0; attempt < 100; ++attempt) {
-      temp_path = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
-      if (linkUnnamed(fd, temp_path)) break;
+      temp_path_ = path_ + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+      if (linkUnnamed(fd_, temp_path_)) break;
       const int error = errno;
-      temp_path.clear();
-      if (error != EEXIST) abandon("linking the temporary file failed", error);
+      temp_path_.clear();
+      if (error != EEXIST) fail("linking the temporary file failed", error);
     }
-    if (temp_path.empty()) abandon("linking the temporary file failed", EEXIST);
+    if (temp_path_.empty()) fail("linking the temporary file failed", EEXIST);
   }
-  if (::close(fd) != 0) {
-    const int error = errno;
-    ::unlink(temp_path.c_str());
-    failWrite(path, "closing the temporary file failed", error);
-  }
-  if (::rename(temp_path.c_str(), path.c_str()) != 0) {
-    const int error = errno;
-    ::unlink(temp_path.c_str());
-    failWrite(path, "renaming the temporary file over it failed", error);
-  }
-  syncFolderOf(path);
+  const int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0) fail("closing the temporary file failed", errno);
+  if (::rename(temp_path_.c_str(), path_.c_str()) != 0)
+    fail("renaming the temporary file over it failed", errno);
+  temp_path_.clear();
+  syncFolderOf(path_);
 }
 
-}  // namespace
-
 void writeFileAtomically(const std::string& path, std::span<const uint8_t> bytes) {
-  writeThroughTemporary(path, [&](int fd) {
-    SequentialFile file(fd, bytes.size());
-    return file.write(bytes) && file.finish();
-  });
+  AtomicFile out(path);
+  SequentialFile file(out.fd(), bytes.size());
+  if (!file.write(bytes) || !file.finish()) out.fail("writing the temporary file failed", errno);
+  out.commit();
 }
 
 void writeFileAtomically(const std::string& path, const SerializedDatabase& bytes) {
-  writeThroughTemporary(path, [&](int fd) {
-    SequentialFile file(fd, bytes.size());
-    return bytes.writeTo(file) && file.finish();
-  });
+  AtomicFile out(path);
+  SequentialFile file(out.fd(), bytes.size());
+  if (!bytes.writeTo(file) || !file.finish()) out.fail("writing the temporary file failed", errno);
+  out.commit();
 }
 
 }  // namespace mmdb::cook

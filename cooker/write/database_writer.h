@@ -5,6 +5,7 @@
 
 #include <flatbuffers/flatbuffers.h>
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -14,6 +15,10 @@
 namespace mmdb::cook {
 
 class SequentialFile;
+
+struct FileRange {  // bytes [first, end) of a file
+  size_t first = 0, end = 0;
+};
 
 // Serializes every field of `db` into a FlatBuffers buffer with the "MMDB" identifier.
 // Deterministic: the same database gives the same bytes (every field is written, even when it
@@ -44,6 +49,10 @@ class SerializedDatabase {
   // The whole file into `file`, the arrays made straight into its memory (SequentialFile::room)
   // rather than into pieces that are then copied; false on failure, with errno set.
   bool writeTo(SequentialFile& file) const;
+  // The whole file into `fd` but for the ranges `written` (sorted, disjoint) that it already
+  // holds, each piece at its offset through the page cache (a PoseStreamWriter wrote the
+  // ranges); false on failure, with errno set.
+  bool writeAround(int fd, const std::vector<FileRange>& written) const;
 
   using MakeElements = void (*)(const void* values, size_t first, size_t count, uint8_t* out);
   struct Deferred {  // an array whose bytes the buffer leaves unwritten
@@ -52,10 +61,32 @@ class SerializedDatabase {
     size_t element_bytes;
     const void* values;  // the database's array
     MakeElements make;   // writes elements [first, first + count) as the file holds them
+    int stream = -1;     // a raw pose stream's index (kStreamRotations, ...), or -1
   };
+  // Where raw pose stream `stream` (kStreamRotations, ...) starts in the file, with `count`
+  // elements; false when the file does not hold it raw.
+  bool rawStreamAt(int stream, size_t* offset, size_t* count) const;
 
  private:
   friend SerializedDatabase serializeForWriting(const CookedDatabase& db);
+
+  // Makes elements [first, first + count) of raw pose stream `stream` (kStreamRotations, ...) from
+  // its values in one array (glm::quat for the rotations, glm::vec3 for the others), 16 bytes
+  // each, as the file holds them.
+  SerializedDatabase::MakeElements rawStreamMaker(int stream);
+
+  // Whether the file holds range biases (schema 2.1): some range's bias is not 0.
+  bool anyRangeBias(const CookedDatabase& db);
+
+  // Where the raw pose streams lie in the file of a database with raw (not coded) poses:
+  // offsets[s] is the file offset of stream s's first element (kStreamRotations, ...), 16-byte
+  // aligned; each holds frame_count x joint_count Vec4s, frame-major. They follow the root table,
+  // so the offsets depend only on these counts and on whether the file holds range biases: a write
+  // can put each clip's poses in place before the rest of the database is known.
+  struct RawPoseLayout {
+    std::array<size_t, kPoseStreamCount> offsets{};
+  };
+  RawPoseLayout rawPoseLayout(uint32_t frame_count, uint32_t joint_count, bool range_biases);
   // The file into `sink`, which has SequentialFile's write, room and commit: the buffer's bytes
   // as they are, the deferred arrays made in the sink's room (pieces() and writeTo()).
   template <typename Sink>
@@ -65,6 +96,24 @@ class SerializedDatabase {
   bool whole_ = false;
 };
 SerializedDatabase serializeForWriting(const CookedDatabase& db);
+
+// Makes elements [first, first + count) of raw pose stream `stream` (kStreamRotations, ...) from
+// its values in one array (glm::quat for the rotations, glm::vec3 for the others), 16 bytes
+// each, as the file holds them.
+SerializedDatabase::MakeElements rawStreamMaker(int stream);
+
+// Whether the file holds range biases (schema 2.1): some range's bias is not 0.
+bool anyRangeBias(const CookedDatabase& db);
+
+// Where the raw pose streams lie in the file of a database with raw (not coded) poses:
+// offsets[s] is the file offset of stream s's first element (kStreamRotations, ...), 16-byte
+// aligned; each holds frame_count x joint_count Vec4s, frame-major. They follow the root table,
+// so the offsets depend only on these counts and on whether the file holds range biases: a write
+// can put each clip's poses in place before the rest of the database is known.
+struct RawPoseLayout {
+  std::array<size_t, kPoseStreamCount> offsets{};
+};
+RawPoseLayout rawPoseLayout(uint32_t frame_count, uint32_t joint_count, bool range_biases);
 
 // The schema's PoseCoding table of `coding`, as the database holds it (the clip cache keeps it
 // too, in an .mmposes file).
@@ -83,6 +132,30 @@ inline void writeFileAtomically(const std::string& path, const std::vector<uint8
 }
 // The same, writing the database's pieces one after another.
 void writeFileAtomically(const std::string& path, const SerializedDatabase& bytes);
+
+// writeFileAtomically in steps, for a write that starts before all its bytes are known: the
+// temporary file is created at construction (InputError as writeFileAtomically), written through
+// fd(), and put in place by commit(). Destroyed without a commit, it leaves nothing behind.
+class AtomicFile {
+ public:
+  explicit AtomicFile(const std::string& path);
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  int fd() const { return fd_; }
+  // Flushes the file to disk and renames it over the path; InputError on failure, which leaves an
+  // existing file at the path untouched.
+  void commit();
+  // Removes the temporary file and throws writeFileAtomically's InputError for `step` (such as
+  // "writing the temporary file failed") and `error` (an errno).
+  [[noreturn]] void fail(const std::string& step, int error);
+
+ private:
+  std::string path_, temp_path_;  // temp_path_: while the temporary file has a name
+  int fd_ = -1;
+  bool unnamed_ = false;
+};
 
 // Checks, before a long cook, that writeFileAtomically(path, ...) can create its temporary file
 // (the folder exists and is writable, `path` is not a folder). Throws the same InputError it

@@ -1,6 +1,7 @@
 #include "write/sequential_file.h"
 
 #include "core/large_pages.h"
+#include "write/direct_io.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -14,34 +15,6 @@
 #include <thread>
 
 namespace mmdb::cook {
-namespace {
-
-bool writeAll(int fd, std::span<const uint8_t> bytes) {
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
-}
-
-// Sets or clears O_DIRECT on `fd`; false (errno set) where the file system refuses it.
-bool setDirect(int fd, bool on) {
-#if defined(O_DIRECT)
-  const int flags = ::fcntl(fd, F_GETFL);
-  if (flags < 0) return false;
-  return ::fcntl(fd, F_SETFL, on ? flags | O_DIRECT : flags & ~O_DIRECT) == 0;
-#else
-  (void)fd;
-  if (!on) return true;
-  errno = EINVAL;
-  return false;
-#endif
-}
-
-}  // namespace
 
 // Two blocks of page-aligned memory (O_DIRECT needs the memory, the offset and the length
 // aligned to the device's blocks; pages and 8 MiB are multiples of any of them): the helper
@@ -50,9 +23,9 @@ class SequentialFile::DirectBlocks {
  public:
   // Null where the file system refuses O_DIRECT (tmpfs, some network and FUSE file systems) or a
   // thread cannot be started: the caller writes through the page cache instead.
-  static std::unique_ptr<DirectBlocks> open(int fd) {
+  static std::unique_ptr<DirectBlocks> open(int fd, size_t start) {
     if (!setDirect(fd, true)) return nullptr;
-    std::unique_ptr<DirectBlocks> blocks(new DirectBlocks(fd));
+    std::unique_ptr<DirectBlocks> blocks(new DirectBlocks(fd, start));
     try {
       blocks->helper_ = std::thread([b = blocks.get()] { b->writeBlocks(); });
     } catch (const std::system_error&) {
@@ -96,14 +69,16 @@ class SequentialFile::DirectBlocks {
     if (!waitForHelper()) return false;
     if (!setDirect(fd_, false)) return false;
     if (filled_ == 0) return true;
-    if (::lseek(fd_, off_t(offset_), SEEK_SET) < 0) return false;
-    return writeAll(fd_, {blocks_[current_].data(), filled_});
+    const int error = pwriteAll(fd_, {blocks_[current_].data(), filled_}, offset_);
+    errno = error;
+    return error == 0;
   }
 
  private:
-  explicit DirectBlocks(int fd)
+  DirectBlocks(int fd, size_t start)
       : fd_(fd),
-        blocks_{LargePageBuffer<uint8_t>(kBlockBytes), LargePageBuffer<uint8_t>(kBlockBytes)} {}
+        blocks_{LargePageBuffer<uint8_t>(kBlockBytes), LargePageBuffer<uint8_t>(kBlockBytes)},
+        offset_(start) {}
 
   // Gives the full current block to the helper, once it is done with the other one.
   bool handOver() {
@@ -181,8 +156,10 @@ class SequentialFile::DirectBlocks {
   std::thread helper_;
 };
 
-SequentialFile::SequentialFile(int fd, size_t expected_bytes) : fd_(fd) {
-  if (expected_bytes >= kDirectMinimumBytes) direct_ = DirectBlocks::open(fd);
+SequentialFile::SequentialFile(int fd, size_t expected_bytes, size_t start)
+    : fd_(fd), start_(start) {
+  if (expected_bytes >= kDirectMinimumBytes && start % kPageBytes == 0)
+    direct_ = DirectBlocks::open(fd, start);
 }
 
 SequentialFile::~SequentialFile() = default;
@@ -207,12 +184,16 @@ bool SequentialFile::commit(size_t n) {
 bool SequentialFile::writeBuffered(std::span<const uint8_t> bytes) {
   while (!bytes.empty()) {
     const size_t n = std::min(bytes.size(), kBlockBytes - (written_ - handed_));
-    if (!writeAll(fd_, bytes.first(n))) return false;
+    if (const int error = pwriteAll(fd_, bytes.first(n), start_ + written_); error != 0) {
+      errno = error;
+      return false;
+    }
     written_ += n;
     bytes = bytes.subspan(n);
     if (written_ - handed_ == kBlockBytes) {
 #if defined(__linux__)
-      ::sync_file_range(fd_, off_t(handed_), off_t(written_ - handed_), SYNC_FILE_RANGE_WRITE);
+      ::sync_file_range(fd_, off_t(start_ + handed_), off_t(written_ - handed_),
+                        SYNC_FILE_RANGE_WRITE);
 #endif
       handed_ = written_;
     }

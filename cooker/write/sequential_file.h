@@ -9,7 +9,7 @@
 
 namespace mmdb::cook {
 
-// Writes consecutive bytes to `fd` (a new, empty file open for writing), for one of two ways:
+// Writes consecutive bytes to `fd` (a new file open for writing), for one of two ways:
 //
 // - Large files (`expected_bytes` of at least kDirectMinimumBytes) go to the disk straight from
 //   8 MiB blocks of this writer's memory (Linux O_DIRECT), bypassing the page cache: the kernel
@@ -26,8 +26,11 @@ class SequentialFile {
  public:
   static constexpr size_t kBlockBytes = size_t{8} << 20;
   static constexpr size_t kDirectMinimumBytes = 2 * kBlockBytes;
+  static constexpr size_t kPageBytes = 4096;  // the alignment of a start around the cache
 
-  SequentialFile(int fd, size_t expected_bytes);
+  // Writes from `start` on (page-aligned, for the way around the page cache); the file position
+  // is neither used nor moved.
+  SequentialFile(int fd, size_t expected_bytes, size_t start = 0);
   ~SequentialFile();
   SequentialFile(const SequentialFile&) = delete;
   SequentialFile& operator=(const SequentialFile&) = delete;
@@ -51,6 +54,7 @@ class SequentialFile {
   bool writeBuffered(std::span<const uint8_t> bytes);
 
   int fd_;
+  size_t start_;
   size_t written_ = 0, handed_ = 0;  // buffered: bytes written, and of those handed to the disk
   std::vector<uint8_t> staging_;     // buffered: room()'s memory
   std::unique_ptr<DirectBlocks> direct_;

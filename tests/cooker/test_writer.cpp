@@ -3,6 +3,7 @@
 #include "cli/build_outputs.h"
 #include "core/errors.h"
 #include "write/database_writer.h"
+#include "write/pose_stream_writer.h"
 #include "write/sequential_file.h"
 
 #include <mmdb/mmdb_generated.h>
@@ -16,12 +17,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <random>
+#include <set>
+#include <thread>
 
 namespace {
 
@@ -487,6 +492,168 @@ TEST(Writer, StreamsHeldAsPartsWriteTheBytesOfTheConcatenatedStreams) {
   fs::remove(out);
   const std::span<const uint8_t> made = bytes.whole();
   EXPECT_TRUE(std::equal(made.begin(), made.end(), expected.begin(), expected.end()));
+}
+
+// Where rawPoseLayout says the raw pose streams lie is where the file holds them, the layout a
+// write of the clips' poses during the cook relies on: for small and large databases, with and
+// without range biases, with the streams held as parts. A coded stream is not there.
+TEST(Writer, RawPoseLayoutIsWhereTheFileHoldsTheStreams) {
+  mmdb::cook::CookedDatabase biased = databaseOfFrames(30001);
+  biased.ranges[1].bias = 0.5f;
+  mmdb::cook::CookedDatabase coded = databaseOfFrames(1000);
+  coded.pose_coding.streams[mmdb::cook::kStreamTranslations] = mmdb::cook::CookedCodedStream{};
+  std::vector<std::pair<std::string, mmdb::cook::CookedDatabase>> cases;
+  cases.emplace_back("2 frames", makeDatabase());
+  cases.emplace_back("1,000 frames", databaseOfFrames(1000));
+  cases.emplace_back("30,001 frames", databaseOfFrames(30001));
+  cases.emplace_back("biases", biased);
+  cases.emplace_back("a coded stream", coded);
+  for (const auto& [name, db] : cases) {
+    ASSERT_EQ(db.local_rotations.size(), size_t(db.frame_count) * db.joint_count) << name;
+    const std::vector<uint8_t> bytes = mmdb::cook::serializeDatabase(db);
+    const fb::Database* root = verifiedRoot(bytes);
+    ASSERT_NE(root, nullptr) << name;
+    const mmdb::cook::RawPoseLayout layout =
+        mmdb::cook::rawPoseLayout(db.frame_count, db.joint_count, mmdb::cook::anyRangeBias(db));
+    EXPECT_EQ(mmdb::cook::anyRangeBias(db), root->range_biases() != nullptr) << name;
+    const mmdb::cook::SerializedDatabase written = mmdb::cook::serializeForWriting(db);
+    const flatbuffers::Vector<const fb::Vec4*>* streams[] = {
+        root->local_rotations(), root->local_translations(), root->local_velocities(),
+        root->local_angular_velocities()};
+    for (int s = 0; s < mmdb::cook::kPoseStreamCount; ++s) {
+      size_t offset = 0, count = 0;
+      if (db.pose_coding.anyCoded()) {  // not a layout of raw poses: the coded one is left out
+        EXPECT_EQ(streams[s] == nullptr, db.pose_coding.streams[size_t(s)].has_value()) << name;
+        EXPECT_EQ(written.rawStreamAt(s, &offset, &count), streams[s] != nullptr) << name;
+        continue;
+      }
+      ASSERT_NE(streams[s], nullptr) << name;
+      EXPECT_EQ(offsetOf(bytes, streams[s]), layout.offsets[size_t(s)]) << name << ", stream " << s;
+      EXPECT_EQ(layout.offsets[size_t(s)] % 16, 0u) << name;
+      ASSERT_TRUE(written.rawStreamAt(s, &offset, &count)) << name;
+      EXPECT_EQ(offset, layout.offsets[size_t(s)]) << name;
+      EXPECT_EQ(count, size_t(db.frame_count) * db.joint_count) << name;
+    }
+  }
+}
+
+// `frames` clips (0 frames is allowed) of databaseOfFrames(sum)'s streams, held as parts.
+mmdb::cook::CookedDatabase databaseOfClips(const std::vector<uint32_t>& frames) {
+  uint32_t total = 0;
+  for (const uint32_t f : frames) total += f;
+  mmdb::cook::CookedDatabase db = databaseOfFrames(total);
+  const size_t joints = db.joint_count;
+  auto split = [&](auto& stream, auto& parts) {
+    size_t at = 0;
+    for (const uint32_t f : frames) {
+      parts.emplace_back(stream.begin() + std::ptrdiff_t(at),
+                         stream.begin() + std::ptrdiff_t(at + f * joints));
+      at += f * joints;
+    }
+    std::remove_reference_t<decltype(stream)>().swap(stream);
+  };
+  split(db.local_rotations, db.raw_pose_parts.rotations);
+  split(db.local_translations, db.raw_pose_parts.translations);
+  split(db.local_velocities, db.raw_pose_parts.velocities);
+  split(db.local_angular_velocities, db.raw_pose_parts.angular_velocities);
+  return db;
+}
+
+// The file a PoseStreamWriter and then writeAround make of `db`, whose clips have `frames`: the
+// clips come in a shuffled order from two threads, those in `left_out` without their poses, and
+// `wrong` (when not -1) with one frame too many. When finish() fails, the whole file is written
+// over what was written and cut to its size, as mmcook does (the file then also holds a byte past
+// the database's end).
+struct StreamedFile {
+  std::string bytes;
+  bool finished = false;
+  size_t written = 0;   // bytes the writer wrote
+  bool aligned = true;  // every written range on whole pages
+};
+StreamedFile streamedFile(const mmdb::cook::CookedDatabase& db, const std::vector<uint32_t>& frames,
+                          const std::set<int>& left_out, int wrong) {
+  using mmdb::cook::PoseStreamWriter;
+  const mmdb::cook::SerializedDatabase bytes = mmdb::cook::serializeForWriting(db);
+  const fs::path path = fs::temp_directory_path() / ("mmdb_streamed_" + std::to_string(::getpid()));
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  EXPECT_GE(fd, 0);
+  if (wrong >= 0) {  // what a layout that does not hold may have written past the end
+    EXPECT_EQ(::pwrite(fd, "x", 1, off_t(bytes.size() + 12345)), 1);
+  }
+  StreamedFile out;
+  std::vector<mmdb::cook::FileRange> written;
+  {
+    PoseStreamWriter writer(fd, mmdb::cook::rawPoseLayout(db.frame_count, db.joint_count, false),
+                            frames, db.joint_count);
+    std::vector<int> order(frames.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = int(i);
+    std::shuffle(order.begin(), order.end(), std::mt19937(7));
+    std::atomic<size_t> next{0};
+    const auto& parts = db.raw_pose_parts;
+    auto work = [&] {
+      for (size_t i; (i = next++) < order.size();) {
+        const int c = order[i];
+        PoseStreamWriter::ClipPoses poses;
+        poses.frames = frames[size_t(c)] + (c == wrong ? 1 : 0);
+        poses.rotations = parts.rotations[size_t(c)].data();
+        poses.translations = parts.translations[size_t(c)].data();
+        poses.velocities = parts.velocities[size_t(c)].data();
+        poses.angular_velocities = parts.angular_velocities[size_t(c)].data();
+        writer.clipReady(c, left_out.count(c) ? nullptr : &poses);
+      }
+    };
+    std::thread helper(work);
+    work();
+    helper.join();
+    out.finished = writer.finish(written);
+  }
+  for (const mmdb::cook::FileRange& r : written) {
+    out.written += r.end - r.first;
+    out.aligned = out.aligned && r.first % 4096 == 0 && r.end % 4096 == 0;
+  }
+  if (!out.finished) written.clear();
+  EXPECT_TRUE(bytes.writeAround(fd, written));
+  if (!out.finished) {
+    EXPECT_EQ(::ftruncate(fd, off_t(bytes.size())), 0);
+  }
+  ::close(fd);
+  std::ifstream in(path, std::ios::binary);
+  out.bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  fs::remove(path);
+  return out;
+}
+
+// Clips' poses written during the cook and the rest after it make serializeDatabase's bytes:
+// clips inside one page (0, 1, 50 frames), longer than a 2 MiB block, gaps left by clips that
+// come without their poses (as from the clip cache), and after the streams more than the 16 MiB
+// that goes around the page cache on its own. A clip that does not fit the layout stops the
+// writes; the whole write over them still gives the bytes.
+TEST(Writer, PosesWrittenDuringTheCookAndTheRestAfterMakeTheFile) {
+  const std::vector<uint32_t> frames = {0, 1, 50, 100000, 85, 86, 3000, 20000, 7, 85000, 2};
+  const mmdb::cook::CookedDatabase db = databaseOfClips(frames);
+  const std::string expected = [&] {
+    const std::vector<uint8_t> b = mmdb::cook::serializeDatabase(db);
+    return std::string(b.begin(), b.end());
+  }();
+  const size_t pose_bytes = size_t(db.frame_count) * db.joint_count * 16 * 4;
+  ASSERT_GT(expected.size() - pose_bytes, size_t{16} << 20);
+
+  const StreamedFile all = streamedFile(db, frames, {}, -1);
+  EXPECT_TRUE(all.finished);
+  EXPECT_TRUE(all.aligned);
+  EXPECT_GT(all.written, pose_bytes * 9 / 10);
+  EXPECT_TRUE(all.bytes == expected);
+
+  const StreamedFile gaps = streamedFile(db, frames, {1, 3, 9}, -1);
+  EXPECT_TRUE(gaps.finished);
+  EXPECT_TRUE(gaps.aligned);
+  EXPECT_LT(gaps.written, pose_bytes / 2);
+  EXPECT_GT(gaps.written, 0u);
+  EXPECT_TRUE(gaps.bytes == expected);
+
+  const StreamedFile wrong = streamedFile(db, frames, {}, 6);
+  EXPECT_FALSE(wrong.finished);
+  EXPECT_TRUE(wrong.bytes == expected);
 }
 
 // --- atomic write ---
