@@ -145,7 +145,8 @@ class Cli : public ::testing::Test {
 
   // Runs mmcook in the test's folder, so messages name files as written here.
   CliRun mmcook(const std::vector<std::string>& args) {
-    std::string command = "cd " + quoted(folder_.string()) + " && " + quoted(MMCOOK_PATH);
+    std::string command =
+        "cd " + quoted(folder_.string()) + " && " + shell_prefix_ + quoted(MMCOOK_PATH);
     for (const std::string& arg : args) command += " " + quoted(arg);
     command += " > stdout.txt 2> stderr.txt";
     const int status = std::system(command.c_str());
@@ -185,6 +186,24 @@ class Cli : public ::testing::Test {
       EXPECT_EQ(entry.path().string().find(".tmp."), std::string::npos) << entry.path();
   }
 
+  // raw.toml: a walk (mirrored) and a turn of 200 s each, with a cost bias, raw poses at 60 Hz:
+  // 27 MB of poses, enough to be written during the cook. Returns the walk's text.
+  std::string writeLargeRawCook() {
+    WalkOptions walk;
+    walk.frames = 6000;
+    const std::string walk_text = walkBvh(walk);
+    write("walk.bvh", walk_text);
+    WalkOptions turn = walk;
+    turn.turn = 1.2;
+    turn.speed = 90;
+    write("turn.bvh", walkBvh(turn));
+    write("raw.toml",
+          "[database]\nframe_rate = 60\n\n[compression]\npose = \"none\"\n\n"
+          "[[clip]]\nsource = \"walk.bvh\"\nmirror = true\n\n"
+          "[[clip]]\nsource = \"turn.bvh\"\nbias = 0.25\n");
+    return walk_text;
+  }
+
   // A walk and a turn that cook with the defaults.
   void writeGoodClips() {
     write("walk.bvh", walkBvh({}));
@@ -196,6 +215,7 @@ class Cli : public ::testing::Test {
   }
 
   fs::path folder_;
+  std::string shell_prefix_;  // shell commands run before mmcook, in its shell
 };
 
 constexpr const char* kManifest = R"(# A small locomotion database
@@ -662,18 +682,7 @@ TEST_F(Cli, AnUnchangedOutputIsNotRewritten) {
 // cook), also when they do not fit the layout their headers gave (a file that declares one frame
 // more than it holds).
 TEST_F(Cli, ALargeRawCookWritesItsPosesWhileTheClipsCook) {
-  WalkOptions walk;
-  walk.frames = 6000;  // 200 s at 30 Hz; with the mirror and the turn, 27 MB of raw poses at 60 Hz
-  const std::string walk_text = walkBvh(walk);
-  write("walk.bvh", walk_text);
-  WalkOptions turn = walk;
-  turn.turn = 1.2;
-  turn.speed = 90;
-  write("turn.bvh", walkBvh(turn));
-  write("raw.toml",
-        "[database]\nframe_rate = 60\n\n[compression]\npose = \"none\"\n\n"
-        "[[clip]]\nsource = \"walk.bvh\"\nmirror = true\n\n"
-        "[[clip]]\nsource = \"turn.bvh\"\nbias = 0.25\n");
+  const std::string walk_text = writeLargeRawCook();
   const auto cook = [&](const std::string& out, const std::string& jobs,
                         const std::string& cache = "") {
     std::vector<std::string> args{"cook", "raw.toml", "-o", out, "-j", jobs, "-v", "--verify"};
@@ -711,6 +720,27 @@ TEST_F(Cli, ALargeRawCookWritesItsPosesWhileTheClipsCook) {
                 .find("0 of 3 clips' poses were written while the clips cooked"),
             std::string::npos);
   EXPECT_TRUE(readFile(folder_ / "from_cache.mmdb") == one);
+  for (const auto& entry : fs::directory_iterator(folder_))
+    EXPECT_EQ(entry.path().string().find(".tmp."), std::string::npos) << entry.path();
+}
+
+// A large raw cook whose file cannot be written whole (a file-size limit inside the poses that
+// are written during the cook) fails with the write's reason, and leaves the existing output as
+// it was and no temporary file.
+TEST_F(Cli, ALargeRawCookThatCannotBeWrittenLeavesTheOutputAlone) {
+  writeLargeRawCook();
+  write("out.mmdb", "previous contents");
+  // 20,000 blocks of 512 bytes (dash) or 1 KiB (bash): 10 or 20 MB. The signal the limit raises
+  // is ignored, so the write fails with EFBIG instead.
+  shell_prefix_ = "trap '' XFSZ; ulimit -f 20000; ";
+  const CliRun run = mmcook({"cook", "raw.toml", "-o", "out.mmdb", "--no-cache", "-v"});
+  shell_prefix_.clear();
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_NE(run.err.find("error: cannot write 'out.mmdb': writing the temporary file failed: " +
+                         std::string(std::strerror(EFBIG)) + "; check that the folder exists"),
+            std::string::npos)
+      << run.err;
+  EXPECT_EQ(readFile(folder_ / "out.mmdb"), "previous contents");
   for (const auto& entry : fs::directory_iterator(folder_))
     EXPECT_EQ(entry.path().string().find(".tmp."), std::string::npos) << entry.path();
 }
