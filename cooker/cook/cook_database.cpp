@@ -23,8 +23,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -34,6 +36,7 @@
 #include <optional>
 #include <thread>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 namespace mmdb::cook {
@@ -255,17 +258,28 @@ ClipContext firstContext(const CookRequest& request, const RawClip& first) {
 
 CookedSource hashSource(const std::string& path, const std::string& label) {
   requireRegularFile(path, "check the clip's source path");  // before open: a FIFO blocks it
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open the file to hash it; check its permissions");
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw InputError(path + ": cannot open the file to hash it; check its permissions");
   Fnv1a64 hash;
   uint64_t size = 0;
   std::vector<char> buffer(1 << 16);
-  while (in) {
-    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-    const std::streamsize got = in.gcount();
+  for (;;) {
+    const ssize_t got = ::read(fd, buffer.data(), buffer.size());
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      // Never the hash of the bytes read so far: the cache would take it for the file's.
+      const int error = errno;
+      ::close(fd);
+      throw InputError(
+          fmt::format("{}: reading the file to hash it failed after {} bytes: {}; "
+                      "check the disk or copy the file again",
+                      path, size, std::strerror(error)));
+    }
+    if (got == 0) break;
     hash.add(buffer.data(), static_cast<size_t>(got));
     size += static_cast<uint64_t>(got);
   }
+  ::close(fd);
   return {label.empty() ? path : label, hash.value(), size, formatOf(path)};
 }
 

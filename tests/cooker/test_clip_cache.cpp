@@ -425,6 +425,21 @@ TEST(SourceHash, FourChainsAtOnceGiveEachInputsFnv1a64) {
   EXPECT_EQ(four[3].value(), one("f00b4r"));
 }
 
+// A source whose read fails is an error naming it, never the hash of what was read before
+// (which a cache would take for the file's). Linux's /proc/self/mem is a regular file whose first
+// read fails (address 0 is not mapped).
+TEST(SourceHash, AFailedReadIsAnErrorNotAShorterHash) {
+  std::string message;
+  try {
+    hashSource("/proc/self/mem", "");
+  } catch (const InputError& e) {
+    message = e.what();
+  }
+  EXPECT_EQ(message, std::string("/proc/self/mem: reading the file to hash it failed after 0 "
+                                 "bytes: ") +
+                         std::strerror(EIO) + "; check the disk or copy the file again");
+}
+
 // The sources are hashed four at a time: without a store ahead of the clips, with a cache side by
 // side where no stamp vouches for them. Each is its file's own hash and size, whatever their
 // lengths and the job count; a source that cannot be read still fails naming it (without a store,
