@@ -35,8 +35,8 @@ PoseStreamWriter::PoseStreamWriter(int fd, const RawPoseLayout& layout,
     memory_.push_back(std::make_unique<LargePageBuffer<uint8_t>>(kBlockBytes));
     free_.push_back(memory_.back()->data());
   }
+  helper_ = std::thread([this] { writeJobs(); });  // may throw: then nothing is changed
   direct_ = setDirect(fd_, true);  // else through the page cache, which any file system has
-  helper_ = std::thread([this] { writeJobs(); });
 }
 
 PoseStreamWriter::~PoseStreamWriter() {

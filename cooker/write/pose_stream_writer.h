@@ -95,7 +95,7 @@ class PoseStreamWriter {
   std::vector<uint8_t*> free_;
   std::deque<Job> jobs_;
   std::vector<FileRange> written_;
-  bool direct_ = false;  // the helper's, once started
+  bool direct_ = false;  // set before the first write, then the helper's
   bool failed_ = false, stop_ = false;
   std::thread helper_;
 };
