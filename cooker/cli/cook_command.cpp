@@ -319,8 +319,15 @@ int runCookCommand(const CookCommandOptions& options) {
   CookReport report;
   CookedDatabase db;
   // A raw cook's poses go into the file while the clips cook (a link's parts are not cooked).
+  // Nothing reads them again unless there is an output to compare with, --verify or a report's
+  // hash: else each clip's poses are released once written.
+  std::error_code exists_error;
+  const bool release_poses = !fs::exists(options.output, exists_error) && !exists_error &&
+                             !options.verify && options.report.empty();
   std::unique_ptr<StreamedDatabaseFile> streamed =
-      options.link ? nullptr : StreamedDatabaseFile::open(options.output, request, request.jobs);
+      options.link
+          ? nullptr
+          : StreamedDatabaseFile::open(options.output, request, request.jobs, release_poses);
   {
     ProgressLine progress(!options.quiet);
     db = cookDatabase(request, &report, progress.callback(), store.get(), PoseOutput::Coded,
@@ -340,12 +347,24 @@ int runCookCommand(const CookCommandOptions& options) {
       options.verify ? "serialization and verification" : "serialization",
       std::chrono::duration<double>(write_start - serialize_start).count());
   // Unchanged bytes leave the file and its time alone, so a build skips what depends on it.
-  const bool unchanged = fileHoldsBytes(options.output, bytes);
+  // (Released poses: there was no file to compare with when the cook began.)
+  const bool unchanged =
+      !(streamed && streamed->released()) && fileHoldsBytes(options.output, bytes);
   if (!unchanged) {
-    if (streamed)
-      streamed->commit(bytes);
-    else
+    if (!streamed) {
       writeFileAtomically(options.output, bytes);
+    } else if (!streamed->commit(bytes)) {
+      // A clip held other frames than its file declares, after poses were released: rare (the
+      // importer warns of such a file); the cook is made again and written after it.
+      spdlog::info(
+          "a clip holds other frames than its file declares, after the poses of the clips before "
+          "it were written and released: cooking again");
+      streamed.reset();
+      bytes = SerializedDatabase();
+      db = cookDatabase(request, &report, {}, store.get(), PoseOutput::Coded);
+      bytes = serializeForWriting(db);
+      writeFileAtomically(options.output, bytes);
+    }
   }
   streamed.reset();  // unchanged: the poses it wrote go with the temporary file
   if (!options.depfile.empty()) {

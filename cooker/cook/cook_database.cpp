@@ -34,6 +34,7 @@
 #include <limits>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <thread>
 
 #include <fcntl.h>
@@ -762,7 +763,9 @@ Concatenated concatenateParts(const CookRequest& request, const std::vector<int>
   };
   if (with_poses && pose_parts) {
     RawPoseParts& to = db.raw_pose_parts;
+    to.first.push_back(0);
     for (ClipMotion* m : motions) {
+      to.first.push_back(to.first.back() + size_t(m->clip.frame_count) * joints);
       to.rotations.push_back(std::move(m->clip.rotations));
       to.translations.push_back(std::move(m->clip.translations));
       to.velocities.push_back(std::move(m->velocities));
@@ -772,6 +775,9 @@ Concatenated concatenateParts(const CookRequest& request, const std::vector<int>
   // The largest streams first, so that the threads finish together.
   std::vector<StreamCopy> streams;
   if (with_poses && !pose_parts) {
+    for (const ClipMotion* m : motions)  // a PartSink may release them only for pose_parts
+      if (m->clip.rotations.size() != size_t(m->clip.frame_count) * joints)
+        throw std::logic_error("clip " + m->clip.name + ": poses released before the assembly");
     streams.push_back(copier(
         db.local_rotations, joints, [](ClipMotion & m) -> auto& { return m.clip.rotations; }));
     streams.push_back(copier(

@@ -174,13 +174,15 @@ enum class PoseOutput { Raw, Coded };
 
 // Told of each clip's part as soon as the cook has it (`cooked`: cooked now, not given back by
 // the store), from the cooking threads, in any order: for a write that puts the clips' poses in
-// the file while the other clips cook. The part stays as it is until the last of these calls
-// returns, so that a call may read the parts of earlier ones. Must be thread-safe, and must not
-// throw: a part it cannot take is written later.
+// the file while the other clips cook. The part stays as the cook left it until the last of
+// these calls returns, so that a call may read the parts of earlier ones; but for a cook whose
+// raw poses stay in the clips' arrays (PoseOutput::Coded with compression pose = "none"), a sink
+// may release a part's four pose arrays (CookedDatabase::raw_pose_parts then says where they
+// were). Must be thread-safe, and must not throw: a part it cannot take is written later.
 class PartSink {
  public:
   virtual ~PartSink() = default;
-  virtual void partObtained(int index, const ClipPart& part, bool cooked) = 0;
+  virtual void partObtained(int index, ClipPart& part, bool cooked) = 0;
 };
 
 // Every database clip's frame count as the sources' headers declare it, in database order (a

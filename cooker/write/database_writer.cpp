@@ -23,6 +23,7 @@
 #include <functional>
 #include <new>
 #include <optional>
+#include <stdexcept>
 
 namespace mmdb::cook {
 namespace {
@@ -48,20 +49,37 @@ void makeVec4s(const void* values, size_t first, size_t count, uint8_t* out) {
   }
 }
 
-// The same, of a stream held as one array per clip (RawPoseParts): `values` is the list.
-template <typename T>
+// Stream `Stream` of the raw pose parts, and its element type.
+template <int Stream>
+const auto& partsOf(const RawPoseParts& p) {
+  if constexpr (Stream == kStreamRotations) return p.rotations;
+  if constexpr (Stream == kStreamTranslations) return p.translations;
+  if constexpr (Stream == kStreamVelocities) return p.velocities;
+  if constexpr (Stream == kStreamAngularVelocities) return p.angular_velocities;
+}
+
+// The same, of a stream held as one array per clip: `values` is the RawPoseParts. A part that
+// was released (written during the cook) cannot be made again.
+template <int Stream>
 void makeVec4sOfParts(const void* values, size_t first, size_t count, uint8_t* out) {
+  const RawPoseParts& p = *static_cast<const RawPoseParts*>(values);
+  const auto& parts = partsOf<Stream>(p);
+  using T = typename std::decay_t<decltype(parts)>::value_type::value_type;
   size_t start = 0;  // of the part in the stream
-  for (const std::vector<T>& part : *static_cast<const std::vector<std::vector<T>>*>(values)) {
-    if (count == 0) return;
-    if (first < start + part.size()) {
-      const size_t from = first - start, n = std::min(count, part.size() - from);
-      makeVec4s<T>(part.data(), from, n, out);
+  for (size_t c = 0; c < parts.size() && count > 0; ++c) {
+    const size_t size = p.first.empty() ? parts[c].size() : p.first[c + 1] - p.first[c];
+    if (first < start + size) {
+      if (parts[c].size() != size)
+        throw std::logic_error("the raw poses of database clip " + std::to_string(c) +
+                               " were released after they were written; only that write can "
+                               "make the file");
+      const size_t from = first - start, n = std::min(count, size - from);
+      makeVec4s<T>(parts[c].data(), from, n, out);
       out += n * sizeof(fb::Vec4);
       first += n;
       count -= n;
     }
-    start += part.size();
+    start += size;
   }
 }
 
@@ -335,12 +353,14 @@ void finishDatabase(FlatBufferBuilder& fbb, const CookedDatabase& db, const Root
 }
 
 // A raw stream of `db` held as one array per clip, or else as the database's array.
-template <typename T>
-RawStream rawStream(bool coded, const std::vector<T>& values,
-                    const std::vector<std::vector<T>>& parts) {
-  if (coded) return {};  // a coded stream leaves its raw vector out (an absent field)
+template <int Stream, typename T>
+RawStream rawStream(const CookedDatabase& db, const std::vector<T>& values) {
+  if (db.pose_coding.streams[Stream]) return {};  // left out (an absent field)
+  const RawPoseParts& p = db.raw_pose_parts;
+  const auto& parts = partsOf<Stream>(p);
   if (parts.empty()) return {true, values.size(), values.data(), makeVec4s<T>};
-  return {true, sizeOfParts(parts), &parts, makeVec4sOfParts<T>};
+  const size_t count = p.first.empty() ? sizeOfParts(parts) : p.first.back();
+  return {true, count, &p, makeVec4sOfParts<Stream>};
 }
 
 // The database's bytes; with `deferred`, less the raw pose streams', the root motion's and the
@@ -349,15 +369,10 @@ flatbuffers::DetachedBuffer buildDatabase(const CookedDatabase& db, DeferredList
   // Sized for the whole file up front: growing the builder would copy everything written so far.
   // A coded stream counts its coded bytes; its raw vector is left out (and may be released).
   const CookedPoseCoding& coding = db.pose_coding;
-  const RawPoseParts& parts = db.raw_pose_parts;
-  const RawStreams raw = {
-      rawStream(coding.streams[kStreamRotations].has_value(), db.local_rotations, parts.rotations),
-      rawStream(coding.streams[kStreamTranslations].has_value(), db.local_translations,
-                parts.translations),
-      rawStream(coding.streams[kStreamVelocities].has_value(), db.local_velocities,
-                parts.velocities),
-      rawStream(coding.streams[kStreamAngularVelocities].has_value(), db.local_angular_velocities,
-                parts.angular_velocities)};
+  const RawStreams raw = {rawStream<kStreamRotations>(db, db.local_rotations),
+                          rawStream<kStreamTranslations>(db, db.local_translations),
+                          rawStream<kStreamVelocities>(db, db.local_velocities),
+                          rawStream<kStreamAngularVelocities>(db, db.local_angular_velocities)};
   size_t cells = 0, coded_bytes = 0;
   for (int s = 0; s < kPoseStreamCount; ++s) {
     if (const auto& stream = coding.streams[size_t(s)])

@@ -21,8 +21,13 @@ size_t pageDown(size_t at) {
 }  // namespace
 
 PoseStreamWriter::PoseStreamWriter(int fd, const RawPoseLayout& layout,
-                                   std::vector<uint32_t> clip_frames, uint32_t joint_count)
-    : fd_(fd), layout_(layout), clip_frames_(std::move(clip_frames)), joints_(joint_count) {
+                                   std::vector<uint32_t> clip_frames, uint32_t joint_count,
+                                   std::function<void(int clip)> copied)
+    : fd_(fd),
+      layout_(layout),
+      clip_frames_(std::move(clip_frames)),
+      joints_(joint_count),
+      copied_(std::move(copied)) {
   size_t first = 0;
   for (const uint32_t frames : clip_frames_) {
     first_frame_.push_back(first);
@@ -59,7 +64,10 @@ void PoseStreamWriter::clipReady(int clip, const ClipPoses* poses) {
     const size_t c = next_++;
     const ClipPoses p = poses_[c];
     lock.unlock();
-    if (p.rotations) write(static_cast<int>(c), p);
+    if (p.rotations) {
+      write(static_cast<int>(c), p);
+      if (copied_ && !failed()) copied_(static_cast<int>(c));
+    }
     lock.lock();
   }
   writing_ = false;
@@ -85,12 +93,17 @@ void PoseStreamWriter::append(int stream, size_t start, const void* values, size
   const SerializedDatabase::MakeElements make = rawStreamMaker(stream);
   size_t first = 0;  // element
   if (!block.data || block.offset + block.filled != start) {
-    // A gap (or the first clip): the whole pages written so far go, and the block starts again
-    // at the first page boundary inside this clip (streams start 16-aligned, so a page boundary
-    // falls between two elements).
-    if (block.data) handOver(block, pageDown(block.filled));
+    // A gap (or the first clip): the run before it ends, and the block starts again at the
+    // first page boundary inside this clip (streams start 16-aligned, so a page boundary falls
+    // between two elements); the elements before it are kept, to be written by finish().
+    if (block.data) endRun(block);
     const size_t at = pageUp(start);
     first = std::min(count, (at - start) / kElementBytes);
+    if (first > 0) {
+      Edge edge{start, std::vector<uint8_t>(first * kElementBytes)};
+      make(values, 0, first, edge.bytes.data());
+      edges_.push_back(std::move(edge));
+    }
     if (first == count) return;
     if (!(block.data = takeBlock())) return;
     block.offset = at;
@@ -108,6 +121,24 @@ void PoseStreamWriter::append(int stream, size_t start, const void* values, size
       block.filled = 0;
     }
   }
+}
+
+void PoseStreamWriter::endRun(StreamBlock& block) {
+  const size_t whole = pageDown(block.filled);
+  if (block.filled > whole)
+    edges_.push_back({block.offset + whole,
+                      std::vector<uint8_t>(block.data + whole, block.data + block.filled)});
+  handOver(block, whole);
+}
+
+int PoseStreamWriter::writeError() {
+  const std::lock_guard lock(mutex_);
+  return error_;
+}
+
+bool PoseStreamWriter::failed() {
+  const std::lock_guard lock(mutex_);
+  return failed_;
 }
 
 void PoseStreamWriter::handOver(StreamBlock& block, size_t bytes) {
@@ -149,6 +180,7 @@ void PoseStreamWriter::writeJobs() {
     }
     lock.lock();
     if (error != 0) failed_ = true;
+    if (error != 0 && error_ == 0) error_ = error;
     if (!skip && error == 0) written_.push_back({job.offset, job.offset + job.bytes});
     free_.push_back(job.data);
     changed_.notify_all();
@@ -160,7 +192,7 @@ bool PoseStreamWriter::finish(std::vector<FileRange>& written) {
     // Every clip has come (the cook is over): what the blocks hold, to the last whole page.
     const std::lock_guard order(order_mutex_);
     for (StreamBlock& block : blocks_)
-      if (block.data) handOver(block, pageDown(block.filled));
+      if (block.data) endRun(block);
   }
   {
     const std::lock_guard lock(mutex_);
@@ -168,9 +200,19 @@ bool PoseStreamWriter::finish(std::vector<FileRange>& written) {
   }
   changed_.notify_all();
   if (helper_.joinable()) helper_.join();
-  if (direct_ && !setDirect(fd_, false)) failed_ = true;
+  if (direct_ && !setDirect(fd_, false)) {
+    failed_ = true;
+    if (error_ == 0) error_ = errno;
+  }
   direct_ = false;
   if (failed_) return false;
+  for (const Edge& edge : edges_) {  // through the page cache, beside what others write there
+    if (const int error = pwriteAll(fd_, edge.bytes, edge.offset); error != 0) {
+      error_ = error;
+      return false;
+    }
+    written_.push_back({edge.offset, edge.offset + edge.bytes.size()});
+  }
   std::sort(written_.begin(), written_.end(),
             [](const FileRange& a, const FileRange& b) { return a.first < b.first; });
   written.clear();

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -24,18 +25,20 @@ namespace mmdb::cook {
 // database is made. Clips come in any order; they are written in database order, as soon as
 // every clip before them has come, so that each stream is written in large sequential blocks
 // (2 MiB, page-aligned) around the page cache (O_DIRECT, where the file system has it) by a
-// helper thread. A clip left out (its poses not given) leaves a gap. Only whole 4 KiB pages are
-// written: the rest of the file, with the pages at each gap's edges, is written after the cook
-// (SerializedDatabase::writeAround).
+// helper thread. A clip left out (its poses not given) leaves a gap. The partial pages where a
+// run of clips starts or ends are kept and written through the page cache by finish(); the rest
+// of the file is written after the cook (SerializedDatabase::writeAround).
 class PoseStreamWriter {
  public:
   static constexpr size_t kPageBytes = 4096;
   static constexpr size_t kBlockBytes = size_t{2} << 20;
 
   // `fd`: the new file, open for writing; `clip_frames`: every database clip's frame count, in
-  // database order, as the layout was made for (frame_count = their sum).
+  // database order, as the layout was made for (frame_count = their sum). `copied(clip)`, when
+  // given, is called once a clip's poses are all copied into the writer's memory, so that the
+  // caller may release them (on the thread that copied them; never after a failure).
   PoseStreamWriter(int fd, const RawPoseLayout& layout, std::vector<uint32_t> clip_frames,
-                   uint32_t joint_count);
+                   uint32_t joint_count, std::function<void(int clip)> copied = {});
   ~PoseStreamWriter();  // waits for the writes it started
   PoseStreamWriter(const PoseStreamWriter&) = delete;
   PoseStreamWriter& operator=(const PoseStreamWriter&) = delete;
@@ -53,15 +56,22 @@ class PoseStreamWriter {
   // clip whose frame count is not the layout's stops every further write (finish then fails).
   void clipReady(int clip, const ClipPoses* poses);
 
-  // Waits for every write and leaves `fd` without O_DIRECT. True with the file ranges written
-  // (sorted, disjoint, page-aligned); false when a write failed or a clip did not fit the layout:
-  // then the whole file must be written again.
+  // Waits for every write, leaves `fd` without O_DIRECT and writes the partial pages kept. True
+  // with the file ranges written (sorted, disjoint; every byte of each clip given); false when a
+  // write failed or a clip did not fit the layout: then the whole file must be written again.
   bool finish(std::vector<FileRange>& written);
+
+  bool failed();     // so far
+  int writeError();  // the errno of the first failed write, or 0 (a clip that did not fit)
 
  private:
   struct Job {
     uint8_t* data;
     size_t bytes, offset;
+  };
+  struct Edge {  // the bytes of a partial page where a run of clips starts or ends
+    size_t offset;
+    std::vector<uint8_t> bytes;
   };
   struct StreamBlock {  // the block being filled, of one stream
     uint8_t* data = nullptr;
@@ -70,6 +80,7 @@ class PoseStreamWriter {
   };
   void write(int clip, const ClipPoses& poses);  // the clips before it are written
   void append(int stream, size_t start, const void* values, size_t count);
+  void endRun(StreamBlock& block);                  // its whole pages, and the rest kept
   void handOver(StreamBlock& block, size_t bytes);  // its first `bytes` (whole pages)
   uint8_t* takeBlock();                             // null once failed
   void writeJobs();                                 // the helper thread
@@ -79,6 +90,7 @@ class PoseStreamWriter {
   const std::vector<uint32_t> clip_frames_;
   std::vector<size_t> first_frame_;  // per clip
   const uint32_t joints_;
+  const std::function<void(int)> copied_;
   std::vector<std::unique_ptr<LargePageBuffer<uint8_t>>> memory_;
 
   // The clips that have come and wait for those before them; the next clip to write; whether a
@@ -89,6 +101,7 @@ class PoseStreamWriter {
   size_t next_ = 0;
   bool writing_ = false;
   std::array<StreamBlock, kPoseStreamCount> blocks_;
+  std::vector<Edge> edges_;  // the thread writing clips'
 
   std::mutex mutex_;  // the helper's queue
   std::condition_variable changed_;
@@ -97,6 +110,7 @@ class PoseStreamWriter {
   std::vector<FileRange> written_;
   bool direct_ = false;  // set before the first write, then the helper's
   bool failed_ = false, stop_ = false;
+  int error_ = 0;
   std::thread helper_;
 };
 

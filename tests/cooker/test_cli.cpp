@@ -678,14 +678,16 @@ TEST_F(Cli, AnUnchangedOutputIsNotRewritten) {
 
 // A raw cook of a large database writes each clip's poses while the other clips cook (-v says
 // so). The file is the one a write after the cook gives: the same for any job count, verified
-// by --verify, and the same as when the clips come from the cache (nothing written during the
-// cook), also when they do not fit the layout their headers gave (a file that declares one frame
-// more than it holds).
+// by --verify, the same when the poses are released as they are written (no --verify, a new
+// output), and the same as when the clips come from the cache (nothing written during the cook),
+// also when they do not fit the layout their headers gave (a file that declares one frame more
+// than it holds), which after a release makes the cook again.
 TEST_F(Cli, ALargeRawCookWritesItsPosesWhileTheClipsCook) {
   const std::string walk_text = writeLargeRawCook();
   const auto cook = [&](const std::string& out, const std::string& jobs,
-                        const std::string& cache = "") {
-    std::vector<std::string> args{"cook", "raw.toml", "-o", out, "-j", jobs, "-v", "--verify"};
+                        const std::string& cache = "", bool verify = true) {
+    std::vector<std::string> args{"cook", "raw.toml", "-o", out, "-j", jobs, "-v"};
+    if (verify) args.push_back("--verify");
     if (cache.empty())
       args.push_back("--no-cache");
     else
@@ -700,6 +702,9 @@ TEST_F(Cli, ALargeRawCookWritesItsPosesWhileTheClipsCook) {
   const std::string one = readFile(folder_ / "one.mmdb");
   EXPECT_GT(one.size(), size_t{27} << 20);
   EXPECT_TRUE(readFile(folder_ / "two.mmdb") == one);
+  // Without --verify into a new file, each clip's poses are released once written.
+  EXPECT_NE(cook("released.mmdb", "2", "", false).find(streamed), std::string::npos);
+  EXPECT_TRUE(readFile(folder_ / "released.mmdb") == one);
 
   std::string off_by_one = walk_text;
   const size_t frames = off_by_one.find("Frames: 6000\n");
@@ -713,6 +718,16 @@ TEST_F(Cli, ALargeRawCookWritesItsPosesWhileTheClipsCook) {
             std::string::npos);
   EXPECT_TRUE(readFile(folder_ / "again.mmdb") == readFile(folder_ / "again_cached.mmdb"));
   write("walk.bvh", walk_text);
+  // The second clip's file declaring a frame more, after the first clip's poses were released:
+  // the cook is made again, into the same bytes.
+  std::string turn_text = readFile(folder_ / "turn.bvh");
+  turn_text.replace(turn_text.find("Frames: 6000\n"), 12, "Frames: 6001");
+  write("turn.bvh", turn_text);
+  EXPECT_NE(cook("turn_again.mmdb", "2", "", false).find("cooking again"), std::string::npos);
+  cook("turn_verified.mmdb", "2");
+  EXPECT_TRUE(readFile(folder_ / "turn_again.mmdb") == readFile(folder_ / "turn_verified.mmdb"));
+  EXPECT_GT(readFile(folder_ / "turn_again.mmdb").size(), size_t{27} << 20);
+  writeLargeRawCook();
 
   EXPECT_NE(cook("cached.mmdb", "2", "clips").find(streamed), std::string::npos);
   EXPECT_TRUE(readFile(folder_ / "cached.mmdb") == one);
@@ -734,12 +749,19 @@ TEST_F(Cli, ALargeRawCookThatCannotBeWrittenLeavesTheOutputAlone) {
   // is ignored, so the write fails with EFBIG instead.
   shell_prefix_ = "trap '' XFSZ; ulimit -f 20000; ";
   const CliRun run = mmcook({"cook", "raw.toml", "-o", "out.mmdb", "--no-cache", "-v"});
+  // Into a new file, whose poses are released as they are written: the same error, at once.
+  const CliRun fresh = mmcook({"cook", "raw.toml", "-o", "new.mmdb", "--no-cache", "-v"});
   shell_prefix_.clear();
-  EXPECT_EQ(run.exit_code, 1) << run.err;
-  EXPECT_NE(run.err.find("error: cannot write 'out.mmdb': writing the temporary file failed: " +
-                         std::string(std::strerror(EFBIG)) + "; check that the folder exists"),
-            std::string::npos)
-      << run.err;
+  for (const auto& [name, r] : {std::pair{"out.mmdb", run}, std::pair{"new.mmdb", fresh}}) {
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find("error: cannot write '" + std::string(name) +
+                         "': writing the temporary file failed: " + std::strerror(EFBIG) +
+                         "; check that the folder exists"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ((r.out + r.err).find("cooking again"), std::string::npos);
+  }
+  EXPECT_FALSE(fs::exists(folder_ / "new.mmdb"));
   EXPECT_EQ(readFile(folder_ / "out.mmdb"), "previous contents");
   for (const auto& entry : fs::directory_iterator(folder_))
     EXPECT_EQ(entry.path().string().find(".tmp."), std::string::npos) << entry.path();

@@ -22,10 +22,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <iterator>
 #include <random>
 #include <set>
+#include <stdexcept>
 #include <thread>
 
 namespace {
@@ -556,6 +558,9 @@ mmdb::cook::CookedDatabase databaseOfClips(const std::vector<uint32_t>& frames) 
   split(db.local_translations, db.raw_pose_parts.translations);
   split(db.local_velocities, db.raw_pose_parts.velocities);
   split(db.local_angular_velocities, db.raw_pose_parts.angular_velocities);
+  db.raw_pose_parts.first = {0};
+  for (const uint32_t f : frames)
+    db.raw_pose_parts.first.push_back(db.raw_pose_parts.first.back() + f * joints);
   return db;
 }
 
@@ -563,17 +568,26 @@ mmdb::cook::CookedDatabase databaseOfClips(const std::vector<uint32_t>& frames) 
 // clips come in a shuffled order from two threads, those in `left_out` without their poses, and
 // `wrong` (when not -1) with one frame too many. When finish() fails, the whole file is written
 // over what was written and cut to its size, as mmcook does (the file then also holds a byte past
-// the database's end).
+// the database's end). With `release`, each clip's arrays are released once the writer has
+// copied them, and the file can then be made by no other write.
 struct StreamedFile {
   std::string bytes;
   bool finished = false;
-  size_t written = 0;   // bytes the writer wrote
-  bool aligned = true;  // every written range on whole pages
+  size_t written = 0;  // bytes the writer wrote
 };
-StreamedFile streamedFile(const mmdb::cook::CookedDatabase& db, const std::vector<uint32_t>& frames,
-                          const std::set<int>& left_out, int wrong) {
+StreamedFile streamedFile(mmdb::cook::CookedDatabase db, const std::vector<uint32_t>& frames,
+                          const std::set<int>& left_out, int wrong, bool release = false) {
   using mmdb::cook::PoseStreamWriter;
   const mmdb::cook::SerializedDatabase bytes = mmdb::cook::serializeForWriting(db);
+  std::function<void(int)> copied;
+  auto& parts = db.raw_pose_parts;
+  if (release)
+    copied = [&](int c) {
+      std::vector<glm::quat>().swap(parts.rotations[size_t(c)]);
+      std::vector<glm::vec3>().swap(parts.translations[size_t(c)]);
+      std::vector<glm::vec3>().swap(parts.velocities[size_t(c)]);
+      std::vector<glm::vec3>().swap(parts.angular_velocities[size_t(c)]);
+    };
   const fs::path path = fs::temp_directory_path() / ("mmdb_streamed_" + std::to_string(::getpid()));
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   EXPECT_GE(fd, 0);
@@ -584,12 +598,11 @@ StreamedFile streamedFile(const mmdb::cook::CookedDatabase& db, const std::vecto
   std::vector<mmdb::cook::FileRange> written;
   {
     PoseStreamWriter writer(fd, mmdb::cook::rawPoseLayout(db.frame_count, db.joint_count, false),
-                            frames, db.joint_count);
+                            frames, db.joint_count, copied);
     std::vector<int> order(frames.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = int(i);
     std::shuffle(order.begin(), order.end(), std::mt19937(7));
     std::atomic<size_t> next{0};
-    const auto& parts = db.raw_pose_parts;
     auto work = [&] {
       for (size_t i; (i = next++) < order.size();) {
         const int c = order[i];
@@ -607,9 +620,9 @@ StreamedFile streamedFile(const mmdb::cook::CookedDatabase& db, const std::vecto
     helper.join();
     out.finished = writer.finish(written);
   }
-  for (const mmdb::cook::FileRange& r : written) {
-    out.written += r.end - r.first;
-    out.aligned = out.aligned && r.first % 4096 == 0 && r.end % 4096 == 0;
+  for (const mmdb::cook::FileRange& r : written) out.written += r.end - r.first;
+  if (release && out.finished) {  // the released poses cannot be made again
+    EXPECT_THROW(bytes.pieces([](std::span<const uint8_t>) { return true; }), std::logic_error);
   }
   if (!out.finished) written.clear();
   EXPECT_TRUE(bytes.writeAround(fd, written));
@@ -626,8 +639,9 @@ StreamedFile streamedFile(const mmdb::cook::CookedDatabase& db, const std::vecto
 // Clips' poses written during the cook and the rest after it make serializeDatabase's bytes:
 // clips inside one page (0, 1, 50 frames), longer than a 2 MiB block, gaps left by clips that
 // come without their poses (as from the clip cache), and after the streams more than the 16 MiB
-// that goes around the page cache on its own. A clip that does not fit the layout stops the
-// writes; the whole write over them still gives the bytes.
+// that goes around the page cache on its own. The writer writes every byte of the clips it is
+// given, so their arrays may be released once copied. A clip that does not fit the layout stops
+// the writes; the whole write over them still gives the bytes.
 TEST(Writer, PosesWrittenDuringTheCookAndTheRestAfterMakeTheFile) {
   const std::vector<uint32_t> frames = {0, 1, 50, 100000, 85, 86, 3000, 20000, 7, 85000, 2};
   const mmdb::cook::CookedDatabase db = databaseOfClips(frames);
@@ -638,18 +652,18 @@ TEST(Writer, PosesWrittenDuringTheCookAndTheRestAfterMakeTheFile) {
   const size_t pose_bytes = size_t(db.frame_count) * db.joint_count * 16 * 4;
   ASSERT_GT(expected.size() - pose_bytes, size_t{16} << 20);
 
-  const StreamedFile all = streamedFile(db, frames, {}, -1);
-  EXPECT_TRUE(all.finished);
-  EXPECT_TRUE(all.aligned);
-  EXPECT_GT(all.written, pose_bytes * 9 / 10);
-  EXPECT_TRUE(all.bytes == expected);
+  for (const bool release : {false, true}) {
+    const StreamedFile all = streamedFile(db, frames, {}, -1, release);
+    EXPECT_TRUE(all.finished) << release;
+    EXPECT_EQ(all.written, pose_bytes) << release;
+    EXPECT_TRUE(all.bytes == expected) << release;
 
-  const StreamedFile gaps = streamedFile(db, frames, {1, 3, 9}, -1);
-  EXPECT_TRUE(gaps.finished);
-  EXPECT_TRUE(gaps.aligned);
-  EXPECT_LT(gaps.written, pose_bytes / 2);
-  EXPECT_GT(gaps.written, 0u);
-  EXPECT_TRUE(gaps.bytes == expected);
+    const StreamedFile gaps = streamedFile(db, frames, {1, 3, 9}, -1, release);
+    EXPECT_TRUE(gaps.finished) << release;
+    const size_t left_out = size_t(frames[1] + frames[3] + frames[9]) * db.joint_count * 16 * 4;
+    EXPECT_EQ(gaps.written, pose_bytes - left_out) << release;
+    EXPECT_TRUE(gaps.bytes == expected) << release;
+  }
 
   const StreamedFile wrong = streamedFile(db, frames, {}, 6);
   EXPECT_FALSE(wrong.finished);
