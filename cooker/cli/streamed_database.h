@@ -51,7 +51,6 @@ class StreamedDatabaseFile : public PartSink {
   // poses were released: `bytes` can no longer be made whole.
   bool commit(const SerializedDatabase& bytes);
 
-  int clipsStreamed() const { return streamed_; }  // database clips written during the cook
   // Whether any clip's poses were released: the database cannot be compared or made whole.
   bool released() const { return released_ > 0; }
 

@@ -78,6 +78,14 @@ class Stopwatch {
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
 
+// How many of a file's `n` source frames the clip keeps, from spec.source_first_frame on; 0 when
+// the manifest's range does not lie inside them.
+int64_t keptSourceFrames(const ClipSpec& spec, int64_t n) {
+  const int64_t first = spec.source_first_frame;
+  const int64_t count = spec.source_frame_count < 0 ? n - first : spec.source_frame_count;
+  return first < 0 || count <= 0 || first + count > n ? 0 : count;
+}
+
 // Imports a clip and keeps the manifest's source frames.
 RawClip loadClip(const ClipSpec& spec) {
   RawClip clip = importClipFile(spec.source, spec.take);
@@ -97,11 +105,13 @@ RawClip loadClip(const ClipSpec& spec) {
   clip.name = clipName(spec);
   const int n = clip.frame_count;
   const int first = spec.source_first_frame;
-  const int count = spec.source_frame_count < 0 ? n - first : spec.source_frame_count;
-  if (first < 0 || count <= 0 || first + count > n)
+  const int count = static_cast<int>(keptSourceFrames(spec, n));
+  if (count == 0) {
+    const int asked = spec.source_frame_count < 0 ? n - first : spec.source_frame_count;
     throw InputError(where(spec) + ": source frames [" + std::to_string(first) + ", " +
-                     std::to_string(first + count) + ") are not inside the file's " +
+                     std::to_string(first + asked) + ") are not inside the file's " +
                      std::to_string(n) + " frames; fix the clip's frame range");
+  }
   if (first != 0 || count != n) {
     const size_t joints = clip.skeleton.names.size();
     clip.rotations = std::vector<glm::quat>(clip.rotations.begin() + first * joints,
@@ -936,11 +946,8 @@ std::optional<std::vector<uint32_t>> declaredClipFrames(const CookRequest& reque
     if (known && formatOf(spec.source) == SourceFormat::Bvh)
       header = readBvhMotionHeader(spec.source);
     // loadClip's frame range, then the resampling.
-    const int64_t n = header ? header->declared_frames : 0;
-    const int64_t first = spec.source_first_frame;
-    const int64_t taken = spec.source_frame_count < 0 ? n - first : spec.source_frame_count;
-    if (!header || first < 0 || taken <= 0 || first + taken > n ||
-        taken > std::numeric_limits<int>::max()) {
+    const int64_t taken = header ? keptSourceFrames(spec, header->declared_frames) : 0;
+    if (taken == 0 || taken > std::numeric_limits<int>::max()) {
       known = false;
       return;
     }

@@ -38,4 +38,16 @@ inline bool setDirect(int fd, bool on) {
 #endif
 }
 
+// pwriteAll, and where `direct` (O_DIRECT is on) and the write is refused with EINVAL (some file
+// systems accept O_DIRECT at fcntl and check alignment only at the write): O_DIRECT off, `direct`
+// false, and the same write again through the page cache, as every later one.
+inline int pwriteFallingBack(int fd, std::span<const uint8_t> bytes, size_t offset, bool& direct) {
+  int error = pwriteAll(fd, bytes, offset);
+  if (error == EINVAL && direct) {
+    direct = false;
+    error = setDirect(fd, false) ? pwriteAll(fd, bytes, offset) : errno;
+  }
+  return error;
+}
+
 }  // namespace mmdb::cook

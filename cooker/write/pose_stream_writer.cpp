@@ -171,13 +171,7 @@ void PoseStreamWriter::writeJobs() {
     jobs_.pop_front();
     const bool skip = failed_;
     lock.unlock();
-    int error = skip ? 0 : pwriteAll(fd_, {job.data, job.bytes}, job.offset);
-    if (error == EINVAL && direct_) {
-      // Accepted at fcntl, refused at the write (some file systems check alignment only then):
-      // this write and the rest through the page cache.
-      direct_ = false;
-      error = setDirect(fd_, false) ? pwriteAll(fd_, {job.data, job.bytes}, job.offset) : errno;
-    }
+    const int error = skip ? 0 : pwriteFallingBack(fd_, {job.data, job.bytes}, job.offset, direct_);
     lock.lock();
     if (error != 0) failed_ = true;
     if (error != 0 && error_ == 0) error_ = error;

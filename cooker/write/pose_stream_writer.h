@@ -61,10 +61,10 @@ class PoseStreamWriter {
   // write failed or a clip did not fit the layout: then the whole file must be written again.
   bool finish(std::vector<FileRange>& written);
 
-  bool failed();     // so far
   int writeError();  // the errno of the first failed write, or 0 (a clip that did not fit)
 
  private:
+  bool failed();  // so far
   struct Job {
     uint8_t* data;
     size_t bytes, offset;

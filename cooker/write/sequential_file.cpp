@@ -122,30 +122,15 @@ class SequentialFile::DirectBlocks {
 
   // 0, or the errno of the failure.
   int writeBlock(const uint8_t* data, size_t offset) {
-    size_t done = 0;
-    while (done < kBlockBytes) {
-      const ssize_t n = ::pwrite(fd_, data + done, kBlockBytes - done, off_t(offset + done));
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && errno == EINVAL && !buffered_) {
-        // Accepted at fcntl, refused at the write (some file systems check alignment only
-        // then): this block and the rest through the page cache.
-        if (!setDirect(fd_, false)) return errno;
-        buffered_ = true;
-        continue;
-      }
-      if (n < 0) return errno;
-      if (n == 0) return EIO;
-      done += static_cast<size_t>(n);
-    }
-    return 0;
+    return pwriteFallingBack(fd_, {data, kBlockBytes}, offset, still_direct_);
   }
 
   const int fd_;
   LargePageBuffer<uint8_t> blocks_[2];
-  int current_ = 0;        // the block being filled
-  size_t filled_ = 0;      // of it
-  size_t offset_ = 0;      // its place in the file
-  bool buffered_ = false;  // the helper's: O_DIRECT was dropped after a refused write
+  int current_ = 0;           // the block being filled
+  size_t filled_ = 0;         // of it
+  size_t offset_ = 0;         // its place in the file
+  bool still_direct_ = true;  // the helper's: false once a refused write dropped O_DIRECT
 
   std::mutex mutex_;
   std::condition_variable changed_;
