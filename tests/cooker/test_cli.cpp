@@ -1052,6 +1052,16 @@ TEST_F(Cli, GiantDeclaredFrameCount) {
                                      "the file or fix the 'Frames:' line");
 }
 
+// A clip's frame range past the end of its file (240 frames) names the clip, its manifest line
+// and both ranges.
+TEST_F(Cli, FrameRangeOutsideTheFile) {
+  writeGoodClips();
+  write("range.toml", "[[clip]]\nsource = \"walk.bvh\"\nframes = [200, 300]\n");
+  expectCookFails({"range.toml"},
+                  "clip walk (walk.bvh, manifest line 1): source frames [200, 300) are not inside "
+                  "the file's 240 frames; fix the clip's frame range");
+}
+
 TEST_F(Cli, ZeroFrames) {
   WalkOptions none;
   none.frames = 0;
