@@ -10,7 +10,9 @@ struct FeatureBounds {
   std::vector<float> min, max;  // boxes * stride; box b covers frames [b * size, (b + 1) * size)
 };
 
-// `features` holds frame_count rows of `stride` floats; the last box may be shorter.
-FeatureBounds buildFeatureBounds(const std::vector<float>& features, int stride, int box_size);
+// `features` holds frame_count rows of `stride` floats; the last box may be shorter. Up to `jobs`
+// threads; the result does not depend on them.
+FeatureBounds buildFeatureBounds(const std::vector<float>& features, int stride, int box_size,
+                                 int jobs = 1);
 
 }  // namespace mmdb::cook

@@ -224,6 +224,18 @@ void append(std::vector<T>& to, const std::vector<T>& from) {
   to.insert(to.end(), from.begin(), from.end());
 }
 
+// `from`'s rows of `from_width` values, each widened to `to_width` with zeros.
+template <typename T>
+void appendRows(std::vector<T>& to, const std::vector<T>& from, size_t from_width,
+                size_t to_width) {
+  if (from_width == to_width) return append(to, from);
+  const size_t rows = from.size() / from_width, at = to.size();
+  to.resize(at + rows * to_width);
+  for (size_t r = 0; r < rows; ++r)
+    std::copy_n(from.begin() + std::ptrdiff_t(r * from_width), from_width,
+                to.begin() + std::ptrdiff_t(at + r * to_width));
+}
+
 // A string in a key: its length first, so no text inside it can pass for another field.
 std::string keyText(const std::string& s) { return std::to_string(s.size()) + ":" + s; }
 
@@ -705,7 +717,7 @@ void reportParts(const CookRequest& request, const std::vector<ClipPart>& parts,
 // The parts one after another (each clip, then its mirrored copy), freeing each part as it goes:
 // the database's clips and streams, and what the link still needs.
 struct Concatenated {
-  std::vector<float> raw_features;
+  std::vector<float> feature_rows;  // raw, at the stride of the normalized rows
   std::vector<ClipTagging> tagging;
 };
 
@@ -755,14 +767,21 @@ Concatenated concatenateParts(const CookRequest& request, const std::vector<int>
   // streams they are copied into (core/heap.h). What is freed after the last time stays for the
   // pose compression to reuse.
   constexpr uint64_t kReleaseBytes = uint64_t{12} << 20;
-  // `to` is reserved for `per_frame` values a frame.
-  auto copier = [&](auto& to, size_t per_frame, auto share) {
-    return StreamCopy{[&to, per_frame, share, total_frames, first = true,
+  // `to` is reserved for `per_frame` values a frame. The pose streams of a coded cook ask for
+  // 2 MB pages: the pose coding reads them over and over, and on 4 KB pages its TLB misses cost
+  // more user time than their first touch saves (core/large_pages.h). The other streams are read
+  // a few times in order.
+  // A part holding fewer values a frame (`from_per_frame`) is padded with zeros.
+  enum class Pages { Large, Small };
+  auto copier = [&](auto& to, size_t per_frame, auto share, Pages pages = Pages::Small,
+                    size_t from_per_frame = 0) {
+    return StreamCopy{[&to, per_frame, share, pages, from_per_frame, total_frames, first = true,
                        freed = uint64_t{0}](ClipMotion& m) mutable {
-      if (first) reserveLarge(to, total_frames * per_frame);
+      if (first && pages == Pages::Large) reserveLarge(to, total_frames * per_frame);
+      if (first && pages == Pages::Small) to.reserve(total_frames * per_frame);
       first = false;
       auto& from = share(m);
-      append(to, from);
+      appendRows(to, from, from_per_frame ? from_per_frame : per_frame, per_frame);
       freed += uint64_t(from.capacity()) * sizeof(from[0]);
       std::decay_t<decltype(from)>().swap(from);
       if (freed >= kReleaseBytes) {
@@ -789,19 +808,22 @@ Concatenated concatenateParts(const CookRequest& request, const std::vector<int>
       if (m->clip.rotations.size() != size_t(m->clip.frame_count) * joints)
         throw std::logic_error("clip " + m->clip.name + ": poses released before the assembly");
     streams.push_back(copier(
-        db.local_rotations, joints, [](ClipMotion & m) -> auto& { return m.clip.rotations; }));
+        db.local_rotations, joints, [](ClipMotion & m) -> auto& { return m.clip.rotations; },
+        Pages::Large));
     streams.push_back(copier(
-        db.local_translations, joints,
-        [](ClipMotion & m) -> auto& { return m.clip.translations; }));
+        db.local_translations, joints, [](ClipMotion & m) -> auto& { return m.clip.translations; },
+        Pages::Large));
     streams.push_back(copier(
-        db.local_velocities, joints, [](ClipMotion & m) -> auto& { return m.velocities; }));
+        db.local_velocities, joints, [](ClipMotion & m) -> auto& { return m.velocities; },
+        Pages::Large));
     streams.push_back(copier(
         db.local_angular_velocities, joints,
-        [](ClipMotion & m) -> auto& { return m.angular_velocities; }));
+        [](ClipMotion & m) -> auto& { return m.angular_velocities; }, Pages::Large));
   }
-  // Room for the normalized rows, written over the raw ones (normalizeFeatures).
+  // The raw rows where the normalized ones go (normalizeFeatureRows writes over them).
   streams.push_back(copier(
-      out.raw_features, kFeatureStride, [](ClipMotion & m) -> auto& { return m.features; }));
+      out.feature_rows, kFeatureStride, [](ClipMotion & m) -> auto& { return m.features; },
+      Pages::Small, kFeatureCount));
   streams.push_back(copier(
       db.root_motion, 1, [](ClipMotion & m) -> auto& { return m.root; }));
   streams.push_back(copier(
@@ -815,12 +837,13 @@ Concatenated concatenateParts(const CookRequest& request, const std::vector<int>
 
 // Normalization, matchable ranges and tags, and the search's bounds boxes.
 void linkFeatures(Concatenated& joined, const SkeletonRoles& roles, const CookSettings& settings,
-                  const ClipStageSettings& stage, const WarningLog& warn, CookedDatabase& db) {
+                  const ClipStageSettings& stage, const WarningLog& warn, int jobs,
+                  CookedDatabase& db) {
   db.feature_count = kFeatureCount;
   db.feature_stride = kFeatureStride;
   db.feature_blocks = featureBlocks(roles, settings.weights);
-  NormalizedFeatures normalized = normalizeFeatures(std::move(joined.raw_features), kFeatureCount,
-                                                    kFeatureStride, db.feature_blocks);
+  NormalizedFeatures normalized = normalizeFeatureRows(
+      std::move(joined.feature_rows), kFeatureCount, kFeatureStride, db.feature_blocks, jobs);
   db.features = std::move(normalized.features);
   db.feature_offset = std::move(normalized.offset);
   db.feature_scale = std::move(normalized.scale);
@@ -833,8 +856,8 @@ void linkFeatures(Concatenated& joined, const SkeletonRoles& roles, const CookSe
 
   db.bounds_small_size = 16;
   db.bounds_large_size = 64;
-  FeatureBounds small = buildFeatureBounds(db.features, kFeatureStride, db.bounds_small_size);
-  FeatureBounds large = buildFeatureBounds(db.features, kFeatureStride, db.bounds_large_size);
+  FeatureBounds small = buildFeatureBounds(db.features, kFeatureStride, db.bounds_small_size, jobs);
+  FeatureBounds large = buildFeatureBounds(db.features, kFeatureStride, db.bounds_large_size, jobs);
   db.bounds_small_min = std::move(small.min);
   db.bounds_small_max = std::move(small.max);
   db.bounds_large_min = std::move(large.min);
@@ -1008,7 +1031,7 @@ CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
   const bool pose_parts = poses == PoseOutput::Coded && !code_poses;
   Concatenated joined = concatenateParts(request, sources.source_of, obtained.parts,
                                          !kept.stored.has_value(), pose_parts, db, jobs);
-  linkFeatures(joined, obtained.context.roles, settings, stage, warn, db);
+  linkFeatures(joined, obtained.context.roles, settings, stage, warn, jobs, db);
   describeSkeleton(obtained.context.skeleton, obtained.context.roles, report.unit_scale,
                    db.skeleton);
   recordSettings(settings, stage, report.unit_scale, db);

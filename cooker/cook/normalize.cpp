@@ -1,27 +1,54 @@
 #include "cook/normalize.h"
 
 #include "core/errors.h"
+#include "core/parallel_for.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
 namespace mmdb::cook {
 
-NormalizedFeatures normalizeFeatures(std::vector<float> raw, int columns, int stride,
-                                     std::vector<CookedFeatureBlock>& blocks) {
+namespace {
+
+// [first, last) of part `i` of `n` nearly equal parts of [0, count).
+std::pair<size_t, size_t> partOf(size_t count, int n, int i) {
+  return {count * size_t(i) / size_t(n), count * size_t(i + 1) / size_t(n)};
+}
+
+}  // namespace
+
+NormalizedFeatures normalizeFeatureRows(std::vector<float> rows, int columns, int stride,
+                                        std::vector<CookedFeatureBlock>& blocks, int jobs) {
   if (stride < columns) throw std::invalid_argument("normalizeFeatures: stride below columns");
   const size_t c = static_cast<size_t>(columns), s = static_cast<size_t>(stride);
-  const size_t frames = c ? raw.size() / c : 0;
-  if (frames == 0) throw InputError("the database has no frames to normalize");
+  const size_t frames = s ? rows.size() / s : 0;
+  if (frames == 0 || c == 0) throw InputError("the database has no frames to normalize");
+  jobs = std::max(1, jobs);
+
+  // Each column's sums run over the frames in order, whichever thread has the column (and in its
+  // own sums, not in a cache line that another thread writes too).
   std::vector<double> mean(c, 0.0), var(c, 0.0);
-  for (size_t f = 0; f < frames; ++f)
-    for (size_t k = 0; k < c; ++k) mean[k] += raw[f * c + k];
-  for (auto& m : mean) m /= static_cast<double>(frames);
-  for (size_t f = 0; f < frames; ++f)
-    for (size_t k = 0; k < c; ++k) {
-      const double d = raw[f * c + k] - mean[k];
-      var[k] += d * d;
+  const int column_parts = std::min(jobs, columns);
+  parallelFor(0, column_parts, column_parts, [&](int part) {
+    const auto [first, last] = partOf(c, column_parts, part);
+    const size_t n = last - first;
+    std::vector<double> m(n, 0.0), v(n, 0.0);
+    for (size_t f = 0; f < frames; ++f) {
+      const float* row = rows.data() + f * s + first;
+      for (size_t k = 0; k < n; ++k) m[k] += row[k];
     }
+    for (size_t k = 0; k < n; ++k) m[k] /= static_cast<double>(frames);
+    for (size_t f = 0; f < frames; ++f) {
+      const float* row = rows.data() + f * s + first;
+      for (size_t k = 0; k < n; ++k) {
+        const double d = row[k] - m[k];
+        v[k] += d * d;
+      }
+    }
+    std::copy(m.begin(), m.end(), mean.begin() + std::ptrdiff_t(first));
+    std::copy(v.begin(), v.end(), var.begin() + std::ptrdiff_t(first));
+  });
 
   NormalizedFeatures out;
   out.offset.assign(c, 0.0f);
@@ -46,15 +73,34 @@ NormalizedFeatures normalizeFeatures(std::vector<float> raw, int columns, int st
     for (int k = b.first_column; k < b.first_column + b.width; ++k) out.scale[k] = scale;
   }
 
+  // Row by row, in place: each row is its own.
+  const int frame_parts = static_cast<int>(std::min<size_t>(size_t(jobs), frames));
+  parallelFor(0, frame_parts, frame_parts, [&](int part) {
+    const auto [first, last] = partOf(frames, frame_parts, part);
+    for (size_t f = first; f < last; ++f) {
+      float* row = rows.data() + f * s;
+      for (size_t k = 0; k < c; ++k) row[k] = (row[k] - out.offset[k]) / out.scale[k];
+      std::fill(row + c, row + s, 0.0f);
+    }
+  });
+  out.features = std::move(rows);
+  return out;
+}
+
+NormalizedFeatures normalizeFeatures(std::vector<float> raw, int columns, int stride,
+                                     std::vector<CookedFeatureBlock>& blocks) {
+  if (stride < columns) throw std::invalid_argument("normalizeFeatures: stride below columns");
+  const size_t c = static_cast<size_t>(columns), s = static_cast<size_t>(stride);
+  const size_t frames = c ? raw.size() / c : 0;
+  if (frames == 0) throw InputError("the database has no frames to normalize");
   // In place, from the last value back: frame f's row (from f * s) ends past its raw values
-  // (from f * c), so each value is written where no raw value still unread lies.
+  // (from f * c), so each value is moved where no raw value still unread lies.
   raw.resize(frames * s);
   for (size_t f = frames; f-- > 0;) {
     for (size_t k = s; k-- > c;) raw[f * s + k] = 0.0f;
-    for (size_t k = c; k-- > 0;) raw[f * s + k] = (raw[f * c + k] - out.offset[k]) / out.scale[k];
+    for (size_t k = c; k-- > 0;) raw[f * s + k] = raw[f * c + k];
   }
-  out.features = std::move(raw);
-  return out;
+  return normalizeFeatureRows(std::move(raw), columns, stride, blocks, 1);
 }
 
 }  // namespace mmdb::cook

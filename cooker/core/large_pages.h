@@ -1,7 +1,14 @@
 // Large buffers (a database's streams are tens of MB) are touched for the first time page by
-// page; on Linux each 4 KB page costs a fault, which on a virtual machine costs more than
-// filling the page. Asking for transparent huge pages on a fresh buffer cuts the faults 512-fold.
-// A hint only: ignored where the system does not have them.
+// page; on Linux each 4 KB page costs a fault. Asking for transparent huge pages on a fresh buffer
+// cuts the faults 512-fold, and the TLB misses of a buffer read over and over. A hint only:
+// ignored where the system does not have them.
+//
+// Only buffers read many times after they are filled ask for them (the pose coding's streams and
+// its working block, the write's reused blocks). On a virtual machine the first touch of a fresh
+// 2 MB page cost about four times as much per byte as 4 KB faults (the host backs the whole page
+// then), so a buffer filled once and read once or twice costs less on 4 KB pages; and the
+// assembly's other streams and the serialized buffer are filled after the parallel stages, where
+// that time adds to the wall time (docs/cook.md, "Write").
 #pragma once
 
 #include <cstddef>

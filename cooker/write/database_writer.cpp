@@ -278,26 +278,25 @@ Offset<fb::PoseCoding> writePoseCoding(FlatBufferBuilder& fbb, const CookedPoseC
 
 namespace {
 
-// The builder's memory: anonymous pages that the kernel may back with 2 MB pages. A database's
-// buffer is tens of MB, and touching it 4 KB page by page costs more than filling it.
-class LargePageAllocator : public flatbuffers::Allocator {
+// The builder's memory, mapped on its own: sized for the whole file, of which a write that
+// leaves the large vectors to the file (serializeForWriting) touches a few MB. It stays on 4 KB
+// pages: one touched byte of a 2 MB page would fault in and zero the whole page, next to every
+// vector left unwritten (core/large_pages.h). A dry build (rawPoseLayout) maps hundreds of MB
+// that it never writes: no swap is reserved for them.
+class MappedAllocator : public flatbuffers::Allocator {
  public:
+  enum class Swap { Reserve, DoNotReserve };
+  explicit MappedAllocator(Swap swap = Swap::Reserve)
+      : flags_(MAP_PRIVATE | MAP_ANONYMOUS | (swap == Swap::Reserve ? 0 : MAP_NORESERVE)) {}
   uint8_t* allocate(size_t size) override {
-    void* p =
-        ::mmap(nullptr, rounded(size), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void* p = ::mmap(nullptr, std::max<size_t>(size, 1), PROT_READ | PROT_WRITE, flags_, -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();
-#ifdef MADV_HUGEPAGE
-    ::madvise(p, rounded(size), MADV_HUGEPAGE);  // a hint: refused or ignored is fine
-#endif
     return static_cast<uint8_t*>(p);
   }
-  void deallocate(uint8_t* p, size_t size) override { ::munmap(p, rounded(size)); }
+  void deallocate(uint8_t* p, size_t size) override { ::munmap(p, std::max<size_t>(size, 1)); }
 
  private:
-  static size_t rounded(size_t size) {
-    constexpr size_t kPage = size_t{2} << 20;
-    return (std::max<size_t>(size, 1) + kPage - 1) / kPage * kPage;
-  }
+  int flags_;
 };
 
 // The fields of the database's root table other than the raw pose streams.
@@ -387,7 +386,7 @@ flatbuffers::DetachedBuffer buildDatabase(const CookedDatabase& db, DeferredList
                           floats * sizeof(float) + db.contacts.size() * sizeof(uint32_t) +
                           coded_bytes + db.clips.size() * 256 + db.sources.size() * 512 +
                           (64 << 10);
-  static LargePageAllocator allocator;  // stateless; outlives every buffer it gave
+  static MappedAllocator allocator;  // outlives every buffer it gave
   // A multiple of 64, so what is aligned in the file is aligned in memory too.
   FlatBufferBuilder fbb((estimate + 63) & ~size_t{63}, &allocator);
   fbb.ForceDefaults(true);  // every field present, so readers never fall back on defaults
@@ -425,19 +424,6 @@ flatbuffers::DetachedBuffer buildDatabase(const CookedDatabase& db, DeferredList
   return fbb.Release();
 }
 
-// The dry build's memory: mapped and never touched but for the few bytes it writes, so that
-// streams of hundreds of MB cost nothing.
-class UntouchedAllocator : public flatbuffers::Allocator {
- public:
-  uint8_t* allocate(size_t size) override {
-    void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED) throw std::bad_alloc();
-    return static_cast<uint8_t*>(p);
-  }
-  void deallocate(uint8_t* p, size_t size) override { ::munmap(p, size); }
-};
-
 }  // namespace
 
 std::vector<uint8_t> serializeDatabase(const CookedDatabase& db) {
@@ -457,7 +443,7 @@ bool anyRangeBias(const CookedDatabase& db) {
 
 RawPoseLayout rawPoseLayout(uint32_t frame_count, uint32_t joint_count, bool range_biases) {
   const size_t count = size_t(frame_count) * joint_count;
-  UntouchedAllocator allocator;
+  MappedAllocator allocator(MappedAllocator::Swap::DoNotReserve);
   FlatBufferBuilder fbb(kPoseStreamCount * (count * sizeof(fb::Vec4) + 64) + (64 << 10),
                         &allocator);
   fbb.ForceDefaults(true);

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <string>
 
 namespace mmdb::cook {
@@ -405,6 +406,44 @@ TEST(CookNormalize, ZeroSpreadAndZeroWeightAreErrorsNamingTheBlock) {
   EXPECT_NE(z.find("feature block a has weight 0"), std::string::npos) << z;
 }
 
+TEST(CookNormalize, RowsGiveTheSameBitsAsPackedValuesForAnyThreadCount) {
+  // 27 columns of uneven scale and offset over 1,001 frames, as the database's features are.
+  const int columns = 27, stride = 28, frames = 1001;
+  std::vector<float> packed(size_t(frames) * columns), rows(size_t(frames) * stride, 0.0f);
+  for (int f = 0; f < frames; ++f)
+    for (int k = 0; k < columns; ++k) {
+      const float v = std::sin(0.37f * f + 1.3f * k) * float(1 + k) + 0.01f * f + float(k);
+      packed[size_t(f) * columns + k] = v;
+      rows[size_t(f) * stride + k] = v;
+    }
+  for (int f = 0; f < frames; ++f) rows[size_t(f) * stride + columns] = 123.0f;  // padding
+  auto blocks = [] {
+    return std::vector<CookedFeatureBlock>{{"p", FeatureKind::Position, 0, 0, 12, 0, 1.5f},
+                                           {"v", FeatureKind::Velocity, 0, 12, 15, 0, 0.75f}};
+  };
+  std::vector<CookedFeatureBlock> want_blocks = blocks();
+  const NormalizedFeatures want = normalizeFeatures(packed, columns, stride, want_blocks);
+  for (int jobs : {1, 2, 3, 27, 40}) {
+    std::vector<CookedFeatureBlock> got_blocks = blocks();
+    const NormalizedFeatures got = normalizeFeatureRows(rows, columns, stride, got_blocks, jobs);
+    ASSERT_EQ(got.features.size(), want.features.size()) << jobs;
+    EXPECT_EQ(std::memcmp(got.features.data(), want.features.data(),
+                          want.features.size() * sizeof(float)),
+              0)
+        << jobs;
+    EXPECT_EQ(got.offset, want.offset) << jobs;
+    EXPECT_EQ(got.scale, want.scale) << jobs;
+    for (size_t b = 0; b < want_blocks.size(); ++b)
+      EXPECT_EQ(got_blocks[b].std, want_blocks[b].std);
+    for (int f = 0; f < frames; ++f) EXPECT_EQ(got.features[size_t(f) * stride + columns], 0.0f);
+  }
+  EXPECT_NE(errorText([&] {
+              auto b = blocks();
+              normalizeFeatureRows({}, columns, stride, b, 2);
+            }).find("no frames"),
+            std::string::npos);
+}
+
 // ---- ranges and tags -------------------------------------------------------------------------
 
 TEST(CookRanges, SubRangesTagAndCutClips) {
@@ -469,6 +508,11 @@ TEST(CookBounds, BoxesHoldTheirRowsAndTouchThem) {
   for (int i = 0; i < frames * stride; ++i) features[i] = std::sin(0.7f * i) * (i % 5);
   for (int size : {16, 64}) {
     const FeatureBounds b = buildFeatureBounds(features, stride, size);
+    for (int jobs : {2, 3, 8}) {  // runs of boxes, more threads than boxes, a short last box
+      const FeatureBounds t = buildFeatureBounds(features, stride, size, jobs);
+      EXPECT_EQ(t.min, b.min) << jobs;
+      EXPECT_EQ(t.max, b.max) << jobs;
+    }
     const int boxes = (frames + size - 1) / size;
     ASSERT_EQ(b.min.size(), static_cast<size_t>(boxes * stride));
     for (int box = 0; box < boxes; ++box)
