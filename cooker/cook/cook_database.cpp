@@ -767,11 +767,10 @@ Concatenated concatenateParts(const CookRequest& request, const std::vector<int>
   // streams they are copied into (core/heap.h). What is freed after the last time stays for the
   // pose compression to reuse.
   constexpr uint64_t kReleaseBytes = uint64_t{12} << 20;
-  // `to` is reserved for `per_frame` values a frame. The pose streams of a coded cook ask for
-  // 2 MB pages: the pose coding reads them over and over, and on 4 KB pages its TLB misses cost
-  // more user time than their first touch saves (core/large_pages.h). The other streams are read
-  // a few times in order.
-  // A part holding fewer values a frame (`from_per_frame`) is padded with zeros.
+  // `to` is reserved for `per_frame` values a frame; a part with fewer (`from_per_frame`) has each
+  // frame padded with zeros. The pose streams of a coded cook ask for 2 MB pages: the pose coding
+  // reads them over and over, and on 4 KB pages its TLB misses cost more user time than their
+  // first touch saves. The other streams are read a few times in order (core/large_pages.h).
   enum class Pages { Large, Small };
   auto copier = [&](auto& to, size_t per_frame, auto share, Pages pages = Pages::Small,
                     size_t from_per_frame = 0) {
