@@ -20,7 +20,7 @@ std::pair<size_t, size_t> partOf(size_t count, int n, int i) {
 
 NormalizedFeatures normalizeFeatureRows(std::vector<float> rows, int columns, int stride,
                                         std::vector<CookedFeatureBlock>& blocks, int jobs) {
-  if (stride < columns) throw std::invalid_argument("normalizeFeatures: stride below columns");
+  if (stride < columns) throw std::invalid_argument("normalizeFeatureRows: stride below columns");
   const size_t c = static_cast<size_t>(columns), s = static_cast<size_t>(stride);
   const size_t frames = s ? rows.size() / s : 0;
   if (frames == 0 || c == 0) throw InputError("the database has no frames to normalize");
