@@ -5,8 +5,8 @@
 //
 // Only buffers read many times after they are filled ask for them (the pose coding's streams and
 // its working block, the write's reused blocks). On a virtual machine the first touch of a fresh
-// 2 MB page cost about four times as much per byte as 4 KB faults (the host backs the whole page
-// then), so a buffer filled once and read once or twice costs less on 4 KB pages; and the
+// 2 MB page cost about four times as much per byte as 4 KB faults (likely the host backing the
+// whole page), so a buffer filled once and read once or twice costs less on 4 KB pages; and the
 // assembly's other streams and the serialized buffer are filled after the parallel stages, where
 // that time adds to the wall time (docs/cook.md, "Write").
 #pragma once
