@@ -164,10 +164,10 @@ struct CookedPoseCoding {
 struct RawPoseParts {
   std::vector<std::vector<glm::quat>> rotations;
   std::vector<std::vector<glm::vec3>> translations, velocities, angular_velocities;
-  // Where part c lies in each stream: values [first[c], first[c + 1]); empty when the parts' own
-  // sizes say it. A part with no values there although it spans some was written into the file
-  // while the clips cooked and then released (cli/streamed_database.h): only the write that
-  // wrote it can make that file, and anything else that needs those values fails.
+  // Where part c lies in each stream: values [first[c], first[c + 1]) (one more than the parts).
+  // A part with no values there although it spans some was written into the file while the
+  // clips cooked and then released (cli/streamed_database.h): only the write that wrote it can
+  // make that file, and anything else that needs those values fails.
   std::vector<size_t> first;
 };
 

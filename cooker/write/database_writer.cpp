@@ -67,7 +67,7 @@ void makeVec4sOfParts(const void* values, size_t first, size_t count, uint8_t* o
   using T = typename std::decay_t<decltype(parts)>::value_type::value_type;
   size_t start = 0;  // of the part in the stream
   for (size_t c = 0; c < parts.size() && count > 0; ++c) {
-    const size_t size = p.first.empty() ? parts[c].size() : p.first[c + 1] - p.first[c];
+    const size_t size = p.first[c + 1] - p.first[c];
     if (first < start + size) {
       if (parts[c].size() != size)
         throw std::logic_error("the raw poses of database clip " + std::to_string(c) +
@@ -81,13 +81,6 @@ void makeVec4sOfParts(const void* values, size_t first, size_t count, uint8_t* o
     }
     start += size;
   }
-}
-
-template <typename T>
-size_t sizeOfParts(const std::vector<std::vector<T>>& parts) {
-  size_t size = 0;
-  for (const std::vector<T>& part : parts) size += part.size();
-  return size;
 }
 
 void makeFloats(const void* values, size_t first, size_t count, uint8_t* out) {
@@ -358,8 +351,7 @@ RawStream rawStream(const CookedDatabase& db, const std::vector<T>& values) {
   const RawPoseParts& p = db.raw_pose_parts;
   const auto& parts = partsOf<Stream>(p);
   if (parts.empty()) return {true, values.size(), values.data(), makeVec4s<T>};
-  const size_t count = p.first.empty() ? sizeOfParts(parts) : p.first.back();
-  return {true, count, &p, makeVec4sOfParts<Stream>};
+  return {true, p.first.back(), &p, makeVec4sOfParts<Stream>};
 }
 
 // The database's bytes; with `deferred`, less the raw pose streams', the root motion's and the
@@ -820,18 +812,25 @@ void AtomicFile::commit() {
   syncFolderOf(path_);
 }
 
-void writeFileAtomically(const std::string& path, std::span<const uint8_t> bytes) {
+namespace {
+
+// The temporary file beside `path`, `size` bytes that write(SequentialFile&) gives, put in place.
+template <typename Write>
+void writeAtomically(const std::string& path, size_t size, Write write) {
   AtomicFile out(path);
-  SequentialFile file(out.fd(), bytes.size());
-  if (!file.write(bytes) || !file.finish()) out.fail("writing the temporary file failed", errno);
+  SequentialFile file(out.fd(), size);
+  if (!write(file) || !file.finish()) out.fail("writing the temporary file failed", errno);
   out.commit();
 }
 
+}  // namespace
+
+void writeFileAtomically(const std::string& path, std::span<const uint8_t> bytes) {
+  writeAtomically(path, bytes.size(), [&](SequentialFile& file) { return file.write(bytes); });
+}
+
 void writeFileAtomically(const std::string& path, const SerializedDatabase& bytes) {
-  AtomicFile out(path);
-  SequentialFile file(out.fd(), bytes.size());
-  if (!bytes.writeTo(file) || !file.finish()) out.fail("writing the temporary file failed", errno);
-  out.commit();
+  writeAtomically(path, bytes.size(), [&](SequentialFile& file) { return bytes.writeTo(file); });
 }
 
 }  // namespace mmdb::cook

@@ -483,6 +483,9 @@ TEST(Writer, StreamsHeldAsPartsWriteTheBytesOfTheConcatenatedStreams) {
   split(parted.local_translations, parted.raw_pose_parts.translations);
   split(parted.local_velocities, parted.raw_pose_parts.velocities);
   split(parted.local_angular_velocities, parted.raw_pose_parts.angular_velocities);
+  parted.raw_pose_parts.first = {0};
+  for (const auto& part : parted.raw_pose_parts.rotations)
+    parted.raw_pose_parts.first.push_back(parted.raw_pose_parts.first.back() + part.size());
   ASSERT_GT(parted.raw_pose_parts.rotations.back().size(), 0u);
   EXPECT_TRUE(mmdb::cook::serializeDatabase(parted) == expected);
   mmdb::cook::SerializedDatabase bytes = mmdb::cook::serializeForWriting(parted);
