@@ -96,6 +96,7 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
     crowd.requests_.assign(n, SearchRequest{});
     crowd.results_.assign(n, SearchResult{});
     crowd.searching_.assign(n, 0);
+    crowd.batch_scratch_.assign(batchScratchFloats(db), 0.f);
     const glm::quat identity(1.f, 0.f, 0.f, 0.f);
     crowd.local_rotations_.assign(n * joints, identity);
     crowd.model_rotations_.assign(n * joints, identity);
@@ -335,7 +336,7 @@ Status Crowd::search() noexcept {
   const Span<const SearchRequest> requests(requests_.data(), searches_);
   const Span<SearchResult> results(results_.data(), searches_);
   if (settings_.bounds_pruning) {
-    const Status s = searchBatch(*db_, requests, results);
+    const Status s = searchBatch(*db_, requests, results, batch_scratch_);
     if (!s && s.code() != ErrorCode::NoMatch) return s;
     return Status();
   }

@@ -56,6 +56,8 @@ inline float weightedRowCost(const float* query, const float* row, const float* 
 // latency of the dependent additions.
 // With kWeighted, weightedRowCost()'s floats.
 constexpr uint32_t kBlock = 8;
+// Large boxes per group: the batch tests one box over kGroup large boxes for every request.
+constexpr uint32_t kGroup = 8;
 template <bool kWeighted>
 inline void blockCosts(const float* query, const float* rows, uint32_t stride, uint32_t n,
                        float start, const float* weight, float* out) noexcept {
@@ -697,10 +699,8 @@ MMDB_AVX2 inline uint32_t blockBelow(const BatchLanes<kWeighted, kC>& b, uint32_
 }
 
 // The lanes of `mask` whose bound for the box at box_lo/box_hi, plus the bias of the range
-// being scanned, is below their best, up to 32 lanes at a time (only the vectors up to the
-// last active lane). `<` is exact here: a request's frames are visited in increasing order, so
-// a bound equal to its best can only tie a best of a lower frame, or the current frame, which
-// keeps its ties (Scan::prunes).
+// being scanned, is below their `best` (the batch's threshold() of each request's best), up to
+// 32 lanes at a time (only the vectors up to the last active lane).
 template <uint32_t kN, bool kWeighted, uint32_t kC>
 MMDB_AVX2 inline uint64_t boxesBelowBest(const BatchLanes<kWeighted, kC>& b, uint32_t n,
                                          uint64_t mask, const float* box_lo, const float* box_hi,
@@ -851,18 +851,170 @@ MMDB_AVX2 void smallBoxesOfEach(const Layout& layout, uint64_t requests, const P
   }
 }
 
-// One pass for up to 64 requests: per range, the requests whose filter passes; per group of
-// kGroup large boxes, then per large box, then per small box, the bounds of those still
-// searching it, all of them against the same box (BatchLanes), packed side by side; per group
-// of rows, each request that reached it. Every request sees its frames in increasing order, so
-// its result is its own search's.
+// The box over the large boxes of `group` (each column's min and max), at the layout's columns.
+MMDB_AVX2 inline void groupBox(const Database& db, const Layout& layout, uint32_t group,
+                               float* group_min, float* group_max) noexcept {
+  const uint32_t stride = db.featureStride(), large = db.boundsLargeSize();
+  const uint32_t large_boxes = (db.frameCount() + large - 1) / large;
+  const float* large_min = db.boundsLargeMin().data();
+  const float* large_max = db.boundsLargeMax().data();
+  const uint32_t last = std::min((group + 1) * kGroup, large_boxes);
+  for (uint32_t v = 0; v < layout.vectors; ++v) {
+    const uint32_t c = layout.offset[v];
+    const size_t first_box = size_t(group) * kGroup * stride;
+    __m256 mn = _mm256_loadu_ps(large_min + first_box + c);
+    __m256 mx = _mm256_loadu_ps(large_max + first_box + c);
+    for (uint32_t b = group * kGroup + 1; b < last; ++b) {
+      mn = _mm256_min_ps(mn, _mm256_loadu_ps(large_min + size_t(b) * stride + c));
+      mx = _mm256_max_ps(mx, _mm256_loadu_ps(large_max + size_t(b) * stride + c));
+    }
+    _mm256_storeu_ps(group_min + c, mn);
+    _mm256_storeu_ps(group_max + c, mx);
+  }
+}
+
+// The first of the `count` consecutive boxes from `first` (count <= 8) whose bound for one
+// query is lowest.
+template <uint32_t kV, bool kWeighted>
+MMDB_AVX2 inline uint32_t lowestBox(const Layout& layout, const PreparedQuery& pq, float transition,
+                                    const float* box_min, const float* box_max, uint32_t stride,
+                                    uint32_t first, uint32_t count) noexcept {
+  const PreparedQuery* q[8];
+  const float* l[8];
+  const float* h[8];
+  for (uint32_t k = 0; k < 8; ++k) {
+    const size_t box = first + std::min(k, count - 1);
+    q[k] = &pq;
+    l[k] = box_min + box * stride;
+    h[k] = box_max + box * stride;
+  }
+  // The whole bound, every column: sums8(), not boxBounds8(), which is inlined into the single
+  // search's box windows only while it has few callers (with one more, that search measured a
+  // third slower).
+  alignas(32) float bound[8];
+  _mm256_store_ps(bound,
+                  shrink(_mm256_set1_ps(transition), sums8<kV, true, kWeighted>(layout, q, l, h)));
+  uint32_t lowest = 0;
+  for (uint32_t k = 1; k < count; ++k)
+    if (bound[k] < bound[lowest]) lowest = k;
+  return first + lowest;
+}
+
+// Before the pass over [lo, hi): the bound of every group box for every request, stored for the
+// pass (group_bounds[(group - first group) * kBatchChunk + request], without a range's bias),
+// and a first best for each request. A request's best decides what the pass prunes, and the one
+// it starts with (the frame playing, if any) is about 3 times the final cost on a game's queries,
+// while the group with the lowest bound holds the winner about 4 times in 10 (bandai-1 at
+// 240 Hz). So each request follows the lowest bound down, group, large box, small box, and
+// costs that small box's rows where they are its candidates. These frames come out of order:
+// Scan::improve() and Scan::prunes() keep the tie rule for them, and the pass compares bounds
+// with threshold(best).
+template <uint32_t kV, uint32_t kN, bool kWeighted, uint32_t kC>
+MMDB_AVX2 void seedFromLowestGroups(const Database& db, const SearchRequest* requests, Scan* scans,
+                                    uint32_t count, const Layout& layout, uint32_t lo, uint32_t hi,
+                                    const BatchLanes<kWeighted, kC>& all, const PreparedQuery* pq,
+                                    float* group_bounds) noexcept {
+  const uint32_t n = kN ? kN : db.featureCount(), stride = db.featureStride();
+  const uint32_t small = db.boundsSmallSize(), large = db.boundsLargeSize();
+  const uint32_t frames = db.frameCount(), large_boxes = (frames + large - 1) / large;
+  const uint32_t first_group = lo / large / kGroup, last_group = (hi - 1) / large / kGroup;
+  const uint32_t vectors = (count + 7) / 8;
+  __m256 lowest[kBatchChunk / 8];
+  __m256i lowest_group[kBatchChunk / 8];
+  for (uint32_t v = 0; v < vectors; ++v) {
+    lowest[v] = _mm256_set1_ps(std::numeric_limits<float>::infinity());
+    lowest_group[v] = _mm256_set1_epi32(int32_t(first_group));
+  }
+  alignas(32) float group_min[8 * kMaxVectors] = {}, group_max[8 * kMaxVectors] = {};
+  for (uint32_t g = first_group; g <= last_group; ++g) {
+    groupBox(db, layout, g, group_min, group_max);
+    float* out = group_bounds + size_t(g - first_group) * kBatchChunk;
+    const __m256 group = _mm256_castsi256_ps(_mm256_set1_epi32(int32_t(g)));
+    for (uint32_t v0 = 0; v0 < vectors; v0 += 4) {
+      __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
+                       _mm256_setzero_ps()};
+      switch (std::min(4u, vectors - v0)) {
+        case 1:
+          columnTerms<1, kWeighted>(all, 8 * v0, group_min, group_max, 0, n, acc);
+          break;
+        case 2:
+          columnTerms<2, kWeighted>(all, 8 * v0, group_min, group_max, 0, n, acc);
+          break;
+        case 3:
+          columnTerms<3, kWeighted>(all, 8 * v0, group_min, group_max, 0, n, acc);
+          break;
+        default:
+          columnTerms<4, kWeighted>(all, 8 * v0, group_min, group_max, 0, n, acc);
+      }
+      for (uint32_t k = 0; k < 4 && v0 + k < vectors; ++k) {
+        const uint32_t v = v0 + k;
+        const __m256 bound = shrink(_mm256_load_ps(all.transition + 8 * v), acc[k]);
+        _mm256_storeu_ps(out + 8 * v, bound);
+        const __m256 below = _mm256_cmp_ps(bound, lowest[v], _CMP_LT_OQ);
+        lowest[v] = _mm256_blendv_ps(lowest[v], bound, below);
+        lowest_group[v] = _mm256_castps_si256(
+            _mm256_blendv_ps(_mm256_castsi256_ps(lowest_group[v]), group, below));
+      }
+    }
+  }
+  alignas(32) int32_t chosen[kBatchChunk];
+  for (uint32_t v = 0; v < vectors; ++v)
+    _mm256_store_si256(reinterpret_cast<__m256i*>(chosen + 8 * v), lowest_group[v]);
+  const float* large_min = db.boundsLargeMin().data();
+  const float* large_max = db.boundsLargeMax().data();
+  const float* small_min = db.boundsSmallMin().data();
+  const float* small_max = db.boundsSmallMax().data();
+  const Span<const MatchRange> ranges = db.ranges();
+  const Span<const float> biases = db.rangeBiases();
+  for (uint32_t i = 0; i < count; ++i) {
+    Scan& scan = scans[i];
+    const uint32_t g = uint32_t(chosen[i]);
+    const uint32_t first_large = g * kGroup;
+    const uint32_t larges = std::min(first_large + kGroup, large_boxes) - first_large;
+    const uint32_t lb = lowestBox<kV, kWeighted>(layout, pq[i], scan.transition, large_min,
+                                                 large_max, stride, first_large, larges);
+    const uint32_t first_small = lb * large / small;
+    const uint32_t end_small = (std::min((lb + 1) * large, frames) + small - 1) / small;
+    const uint32_t smalls = std::min(8u, end_small - first_small);
+    const uint32_t sb = lowestBox<kV, kWeighted>(layout, pq[i], scan.transition, small_min,
+                                                 small_max, stride, first_small, smalls);
+    const uint32_t end = std::min({(sb + 1) * small, frames, hi});
+    for (uint32_t f = std::max(sb * small, lo); f < end; ++f) {
+      // The range holding f (ranges are sorted and do not overlap), if any.
+      const MatchRange* range = std::upper_bound(
+          ranges.begin(), ranges.end(), f,
+          [](uint32_t frame, const MatchRange& r) { return frame < r.first_frame; });
+      if (range == ranges.begin()) continue;
+      --range;
+      if (f - range->first_frame >= range->frame_count) continue;
+      if (!requests[i].filter.passes(range->tag_mask) || scan.nearCurrent(f)) continue;
+      ++scan.evaluated;
+      scan.improve(
+          f, scan.rowSum(f, scan.transition) + biasOf(biases, uint32_t(range - ranges.begin())));
+    }
+  }
+}
+
+// What the pass compares a request's bounds with: its best, or the next float up, so that `<`
+// lets through a bound equal to a best that may lie at a later frame (a seed) and tie an earlier
+// one. A box that passes this way is decided by its rows (Scan::prunes, Scan::improve).
+inline float threshold(float best) noexcept {
+  return std::nextafter(best, std::numeric_limits<float>::infinity());
+}
+
+// One pass for up to 64 requests, after their seeds (seedFromLowestGroups): per range, the
+// requests whose filter passes; per group of kGroup large boxes, then per large box, then per
+// small box, the bounds of those still searching it, all of them against the same box
+// (BatchLanes), packed side by side; per group of rows, each request that reached it. A request
+// skips only boxes whose bound is above its best (or equal to it, with a best at a lower frame:
+// Scan::prunes), so its result is its own search's.
 // With kWeighted (some request has weights), every request's rows and boxes are weighted: a
 // request without weights has weights of 1, which give its unweighted floats exactly.
 // kN: the column count when known at compile time (0: read at run time).
-constexpr uint32_t kGroup = 8;
 template <uint32_t kV, uint32_t kN, bool kWeighted>
 MMDB_AVX2 void batchAvx2(const Database& db, const SearchRequest* requests, Scan* scans,
-                         uint32_t count, const Layout& layout, uint32_t lo, uint32_t hi) noexcept {
+                         uint32_t count, const Layout& layout, uint32_t lo, uint32_t hi,
+                         float* group_bounds) noexcept {
   PreparedQuery pq[kBatchChunk];
   // Sized for the layout's columns (32 for the 27 features), not the most a file may have: the
   // two sets of lanes are most of the batch's stack.
@@ -888,7 +1040,14 @@ MMDB_AVX2 void batchAvx2(const Database& db, const SearchRequest* requests, Scan
   const float* large_max = db.boundsLargeMax().data();
   const float* small_min = db.boundsSmallMin().data();
   const float* small_max = db.boundsSmallMax().data();
-  const uint32_t large_boxes = (frames + large - 1) / large;
+  // Seeds, and the group bounds they leave for the pass, where the caller gave their memory.
+  // Without it the pass tests each group itself.
+  const uint32_t first_group = lo / large / kGroup;
+  if (group_bounds && lo < hi) {
+    seedFromLowestGroups<kV, kN, kWeighted>(db, requests, scans, count, layout, lo, hi, all, pq,
+                                            group_bounds);
+  }
+  for (uint32_t i = 0; i < count; ++i) all.best[i] = threshold(scans[i].best_cost);
   uint32_t group_index = ~0u;
   alignas(32) float group_min[8 * kMaxVectors] = {}, group_max[8 * kMaxVectors] = {};
 
@@ -911,29 +1070,29 @@ MMDB_AVX2 void batchAvx2(const Database& db, const SearchRequest* requests, Scan
       const uint32_t lb = f / large;
       const uint32_t large_end = std::min(end, (lb + 1) * large);
       if (f >= group_end) {
-        // A new group of kGroup large boxes: one box over them, tested for every request of
-        // the range; its min/max are computed once for the whole batch. Those it passes are
-        // packed for the large boxes' tests.
+        // A new group of kGroup large boxes: one box over them, whose bound for every request
+        // of the range the seeding left (or tested here: its min/max computed once for the
+        // whole batch). Those it passes are packed for the large boxes' tests.
         const uint32_t group = lb / kGroup;
-        if (group != group_index) {
-          group_index = group;
-          const uint32_t last = std::min((group + 1) * kGroup, large_boxes);
-          for (uint32_t v = 0; v < layout.vectors; ++v) {
-            const uint32_t c = layout.offset[v];
-            const size_t first_box = size_t(group) * kGroup * stride;
-            __m256 mn = _mm256_loadu_ps(large_min + first_box + c);
-            __m256 mx = _mm256_loadu_ps(large_max + first_box + c);
-            for (uint32_t b = group * kGroup + 1; b < last; ++b) {
-              mn = _mm256_min_ps(mn, _mm256_loadu_ps(large_min + size_t(b) * stride + c));
-              mx = _mm256_max_ps(mx, _mm256_loadu_ps(large_max + size_t(b) * stride + c));
-            }
-            _mm256_storeu_ps(group_min + c, mn);
-            _mm256_storeu_ps(group_max + c, mx);
-          }
-        }
         group_end = std::min(end, (group + 1) * kGroup * large);
-        const uint64_t passed =
-            boxesBelowBest<kN, kWeighted>(all, n, in_range, group_min, group_max, bias);
+        uint64_t passed = 0;
+        if (group_bounds) {
+          const float* bound = group_bounds + size_t(group - first_group) * kBatchChunk;
+          const __m256 bias_v = _mm256_set1_ps(bias);
+          for (uint32_t v = 0; 8 * v < count; ++v) {
+            const __m256 below =
+                _mm256_cmp_ps(_mm256_add_ps(_mm256_loadu_ps(bound + 8 * v), bias_v),
+                              _mm256_load_ps(all.best + 8 * v), _CMP_LT_OQ);
+            passed |= uint64_t(uint32_t(_mm256_movemask_ps(below))) << (8 * v);
+          }
+          passed &= in_range;
+        } else {
+          if (group != group_index) {
+            group_index = group;
+            groupBox(db, layout, group, group_min, group_max);
+          }
+          passed = boxesBelowBest<kN, kWeighted>(all, n, in_range, group_min, group_max, bias);
+        }
         if (!passed) {
           f = group_end;
           continue;
@@ -1014,7 +1173,7 @@ MMDB_AVX2 void batchAvx2(const Database& db, const SearchRequest* requests, Scan
           }
           for (uint64_t m = in_small; m; m &= m - 1) {
             const uint32_t i = uint32_t(__builtin_ctzll(m));
-            all.best[i] = scans[i].best_cost;
+            all.best[i] = threshold(scans[i].best_cost);
           }
         }
         f = small_end;
@@ -1144,18 +1303,34 @@ SearchResult mergeSearchResults(const SearchResult& a, const SearchResult& b) no
   return r;
 }
 
+size_t batchScratchFloats(const Database& db) noexcept {
+  if (!db.valid() || db.frameCount() == 0) return 0;
+  const uint32_t large = db.boundsLargeSize();
+  return size_t((db.frameCount() + large * kGroup - 1) / (large * kGroup)) * kBatchChunk;
+}
+
 Status searchBatchRange(const Database& db, Span<const SearchRequest> requests,
-                        uint32_t first_frame, uint32_t end_frame,
-                        Span<SearchResult> results) noexcept {
+                        uint32_t first_frame, uint32_t end_frame, Span<SearchResult> results,
+                        Span<float> scratch) noexcept {
   if (Status s = validateBatch(db, requests, results); !s) return s;
   if (first_frame > end_frame)
     return Error::format(ErrorCode::InvalidArgument,
                          "searchBatchRange: first frame %u is after end frame %u", first_frame,
                          end_frame);
   const uint32_t hi = std::min(end_frame, db.frameCount());
+  // The span's groups: the scratch holds each one's bounds for a chunk's requests.
+  const uint32_t group_frames = db.boundsLargeSize() * kGroup;
+  const size_t groups =
+      first_frame < hi ? (hi - 1) / group_frames + 1 - first_frame / group_frames : 0;
+  if (!scratch.empty() && scratch.size() < groups * kBatchChunk)
+    return Error::format(ErrorCode::InvalidArgument,
+                         "searchBatch: the scratch holds %zu floats, frames %u to %u need %zu "
+                         "(batchScratchFloats() gives enough for any frames)",
+                         scratch.size(), first_frame, hi, groups * kBatchChunk);
 #if MMDB_SEARCH_AVX2
   Layout layout;
   if (haveAvx2() && avx2Layout(db.featureCount(), layout)) {
+    float* group_bounds = scratch.empty() ? nullptr : scratch.data();
     Scan scans[kBatchChunk];
     for (size_t done = 0; done < requests.size(); done += kBatchChunk) {
       const uint32_t count = uint32_t(std::min(kBatchChunk, requests.size() - done));
@@ -1167,14 +1342,15 @@ Status searchBatchRange(const Database& db, Span<const SearchRequest> requests,
       const SearchRequest* part = requests.data() + done;
       const bool four = layout.vectors == 4 && !kAnyWidth;
       const bool game = four && db.featureCount() == 27;  // the usual feature set
+      const uint32_t lo = first_frame;
       if (weighted)
-        game   ? batchAvx2<4, 27, true>(db, part, scans, count, layout, first_frame, hi)
-        : four ? batchAvx2<4, 0, true>(db, part, scans, count, layout, first_frame, hi)
-               : batchAvx2<0, 0, true>(db, part, scans, count, layout, first_frame, hi);
+        game   ? batchAvx2<4, 27, true>(db, part, scans, count, layout, lo, hi, group_bounds)
+        : four ? batchAvx2<4, 0, true>(db, part, scans, count, layout, lo, hi, group_bounds)
+               : batchAvx2<0, 0, true>(db, part, scans, count, layout, lo, hi, group_bounds);
       else
-        game   ? batchAvx2<4, 27, false>(db, part, scans, count, layout, first_frame, hi)
-        : four ? batchAvx2<4, 0, false>(db, part, scans, count, layout, first_frame, hi)
-               : batchAvx2<0, 0, false>(db, part, scans, count, layout, first_frame, hi);
+        game   ? batchAvx2<4, 27, false>(db, part, scans, count, layout, lo, hi, group_bounds)
+        : four ? batchAvx2<4, 0, false>(db, part, scans, count, layout, lo, hi, group_bounds)
+               : batchAvx2<0, 0, false>(db, part, scans, count, layout, lo, hi, group_bounds);
       for (uint32_t i = 0; i < count; ++i) results[done + i] = finish(scans[i], requests[done + i]);
     }
     return {};
@@ -1188,14 +1364,25 @@ Status searchBatchRange(const Database& db, Span<const SearchRequest> requests,
   return {};
 }
 
+Status searchBatchRange(const Database& db, Span<const SearchRequest> requests,
+                        uint32_t first_frame, uint32_t end_frame,
+                        Span<SearchResult> results) noexcept {
+  return searchBatchRange(db, requests, first_frame, end_frame, results, Span<float>());
+}
+
 Status searchBatch(const Database& db, Span<const SearchRequest> requests,
-                   Span<SearchResult> results) noexcept {
-  if (Status s = searchBatchRange(db, requests, 0, db.frameCount(), results); !s) return s;
+                   Span<SearchResult> results, Span<float> scratch) noexcept {
+  if (Status s = searchBatchRange(db, requests, 0, db.frameCount(), results, scratch); !s) return s;
   for (size_t i = 0; i < results.size(); ++i) {
     if (Status s = checkMatch(results[i]); !s)
       return Error::format(ErrorCode::NoMatch, "request %zu: %.200s", i, s.message());
   }
   return {};
+}
+
+Status searchBatch(const Database& db, Span<const SearchRequest> requests,
+                   Span<SearchResult> results) noexcept {
+  return searchBatch(db, requests, results, Span<float>());
 }
 
 Status checkMatch(const SearchResult& result) noexcept {

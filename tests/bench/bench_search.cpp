@@ -320,12 +320,14 @@ BENCHMARK(BM_GamePrunedWeighted)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
 // 64 characters: 64 single searchPruned calls against one searchBatch of the same 64 requests
 // (consecutive queries of the 1,000, round robin). items = queries answered.
-void BM_GameCrowd(benchmark::State& state, bool batch) {
+enum class Crowd { Singles, Batch, BatchWithScratch };
+void BM_GameCrowd(benchmark::State& state, Crowd how) {
   Game* g = game(state);
   if (!g) return;
   const size_t count = size_t(state.range(1));
   std::vector<mmdb::SearchRequest> requests(count);
   std::vector<mmdb::SearchResult> results(count);
+  std::vector<float> scratch(how == Crowd::BatchWithScratch ? mmdb::batchScratchFloats(*g->db) : 0);
   size_t next = 0;
   uint64_t mismatches = 0, answered = 0;
   for (auto _ : state) {
@@ -339,11 +341,11 @@ void BM_GameCrowd(benchmark::State& state, bool batch) {
     }
     next = (first + count) % g->queries.size();
     state.ResumeTiming();
-    if (batch) {
-      if (!mmdb::searchBatch(*g->db, requests, results).ok()) state.SkipWithError("batch failed");
-    } else {
+    if (how == Crowd::Singles) {
       for (size_t j = 0; j < count; ++j)
         results[j] = mmdb::searchPruned(*g->db, requests[j]).value();
+    } else if (!mmdb::searchBatch(*g->db, requests, results, scratch).ok()) {
+      state.SkipWithError("batch failed");
     }
     benchmark::DoNotOptimize(results.data());
     for (size_t j = 0; j < count; ++j) {
@@ -356,10 +358,13 @@ void BM_GameCrowd(benchmark::State& state, bool batch) {
   state.SetItemsProcessed(int64_t(answered));
   if (mismatches) state.SkipWithError("winners or costs differ from searchExhaustive");
 }
-void BM_GameSingles(benchmark::State& state) { BM_GameCrowd(state, false); }
-void BM_GameBatch(benchmark::State& state) { BM_GameCrowd(state, true); }
+void BM_GameSingles(benchmark::State& state) { BM_GameCrowd(state, Crowd::Singles); }
+void BM_GameBatch(benchmark::State& state) { BM_GameCrowd(state, Crowd::Batch); }
+// The batch given a scratch (batchScratchFloats): seeds and group bounds kept for the pass.
+void BM_GameBatchScratch(benchmark::State& state) { BM_GameCrowd(state, Crowd::BatchWithScratch); }
 BENCHMARK(BM_GameSingles)->Args({0, 64})->Args({1, 64})->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_GameBatch)->Args({0, 64})->Args({1, 64})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_GameBatchScratch)->Args({0, 64})->Args({1, 64})->Unit(benchmark::kMillisecond);
 
 // Streaming read over a buffer the size of the million-frame feature array: the baseline.
 void BM_StreamRead(benchmark::State& state) {

@@ -40,6 +40,29 @@ class SearchBatch : public ::testing::Test {
     auto r = Database::fromMemory(bytes_.data(), bytes_.size());
     ASSERT_TRUE(r.ok()) << r.error().message();
     db_ = std::move(r.value());
+    scratch_.assign(mmdb::batchScratchFloats(db_), -1.f);
+  }
+  // searchBatch() (all frames) or searchBatchRange() over [first, end), without a scratch and
+  // with one (seeds, and group bounds kept for the pass): the same status, and the same results
+  // bit for bit where they are written. Returns the status.
+  mmdb::Status batchBoth(mmdb::Span<const SearchRequest> requests, mmdb::Span<SearchResult> results,
+                         uint32_t first = 0, uint32_t end = ~0u) {
+    const bool all = first == 0 && end >= db_.frameCount();
+    auto run = [&](mmdb::Span<SearchResult> out, mmdb::Span<float> scratch) {
+      return all ? mmdb::searchBatch(db_, requests, out, scratch)
+                 : mmdb::searchBatchRange(db_, requests, first, end, out, scratch);
+    };
+    const mmdb::Status plain = run(results, {});
+    std::vector<SearchResult> seeded(results.size());
+    const mmdb::Status with_scratch = run(seeded, scratch_);
+    EXPECT_EQ(plain.code(), with_scratch.code()) << with_scratch.message();
+    const bool written = plain.ok() || plain.code() == mmdb::ErrorCode::NoMatch;
+    for (size_t i = 0; written && i < results.size(); ++i) {
+      EXPECT_EQ(results[i].frame, seeded[i].frame) << "request " << i << " with a scratch";
+      EXPECT_EQ(results[i].cost, seeded[i].cost) << "request " << i << " with a scratch";
+      EXPECT_EQ(results[i].changed, seeded[i].changed) << "request " << i << " with a scratch";
+    }
+    return plain;
   }
   // The fixture's database with the cost biases of setSyntheticBiases().
   void openBiased() {
@@ -71,6 +94,7 @@ class SearchBatch : public ::testing::Test {
   mmdb::cook::CookedDatabase cooked_;
   mmdb::test::AlignedBytes bytes_;
   Database db_;
+  std::vector<float> scratch_;  // batchScratchFloats(db_)
 };
 
 // Game-like: the playing frame's pose columns, another frame's trajectory columns moved by
@@ -102,9 +126,8 @@ TEST_F(SearchBatch, PrunedBatchAndSplitAgreeWithExhaustiveOn10000Queries) {
     std::vector<SearchResult> batch(kQueries);
     for (size_t i = 0; i < kQueries; i += kBatch) {
       const size_t n = std::min(kBatch, kQueries - i);
-      const mmdb::Status status =
-          mmdb::searchBatch(db_, mmdb::Span<const SearchRequest>(&requests[i], n),
-                            mmdb::Span<SearchResult>(&batch[i], n));
+      const mmdb::Status status = batchBoth(mmdb::Span<const SearchRequest>(&requests[i], n),
+                                            mmdb::Span<SearchResult>(&batch[i], n));
       ASSERT_TRUE(status.ok() || status.code() == mmdb::ErrorCode::NoMatch) << status.message();
     }
     for (size_t i = 0; i < kQueries; ++i) {
@@ -164,7 +187,7 @@ TEST_F(SearchBatch, EveryBatchSizeAgreesWithExhaustive) {
       if (!weighted)
         for (SearchRequest& r : part) r.block_weights = {};
       std::vector<SearchResult> batch(size);
-      const mmdb::Status status = mmdb::searchBatch(db_, part, batch);
+      const mmdb::Status status = batchBoth(part, batch);
       ASSERT_TRUE(status.ok() || status.code() == mmdb::ErrorCode::NoMatch) << status.message();
       for (size_t i = 0; i < size; ++i) {
         const SearchResult a =
@@ -205,9 +228,8 @@ TEST_F(SearchBatch, BatchesWhoseRequestsPassFewBoxesAgreeWithExhaustive) {
           weighted ? mmdb::Span<const float>(weights[i]) : mmdb::Span<const float>();
     std::vector<SearchResult> batch(kQueries);
     for (size_t i = 0; i < kQueries; i += kBatch) {
-      const mmdb::Status status =
-          mmdb::searchBatch(db_, mmdb::Span<const SearchRequest>(&requests[i], kBatch),
-                            mmdb::Span<SearchResult>(&batch[i], kBatch));
+      const mmdb::Status status = batchBoth(mmdb::Span<const SearchRequest>(&requests[i], kBatch),
+                                            mmdb::Span<SearchResult>(&batch[i], kBatch));
       ASSERT_TRUE(status.ok()) << status.message();
     }
     for (size_t i = 0; i < kQueries; ++i) {
@@ -240,7 +262,7 @@ TEST_F(SearchBatch, TiesGoToTheLowestFrameAndTheCurrentFrameAcrossPartsAndBatche
   const SearchRequest requests[] = {lowest, keep, keep_low};
   const int32_t expected[] = {1500, 1200, 300};
   SearchResult results[3];
-  ASSERT_TRUE(mmdb::searchBatch(db_, requests, results).ok());
+  ASSERT_TRUE(batchBoth(requests, results).ok());
   for (int i = 0; i < 3; ++i) {
     EXPECT_EQ(mmdb::searchExhaustive(db_, requests[i]).value().frame, expected[i]);
     EXPECT_EQ(mmdb::searchPruned(db_, requests[i]).value().frame, expected[i]);
@@ -262,6 +284,79 @@ TEST_F(SearchBatch, TiesGoToTheLowestFrameAndTheCurrentFrameAcrossPartsAndBatche
   EXPECT_FALSE(none.changed);
 }
 
+// The batch seeds each request from the group whose bound is lowest, before its pass in frame
+// order. Here that group (frames 2048 to 2559) holds frame 2100 at the cost d^2, and an earlier
+// group holds frame 1510 at exactly the same cost, but not the query inside its box: the seed
+// is found first and must give way to the lower frame, and the frame playing keeps its tie.
+// Spans of one group (no seeds) and of several give searchRange's results.
+TEST_F(SearchBatch, ASeedFoundOutOfOrderGivesWayToTheLowerFrameOfEqualCost) {
+  mmdb::cook::CookedDatabase copy = cooked_;
+  const std::vector<float> q = row(2100);
+  constexpr uint32_t kStride = 28, kColumn = 20;
+  constexpr float kD = 0.25f;                      // d^2 = 0.0625 exactly
+  for (uint32_t f = 0; f < db_.frameCount(); ++f)  // every row far from the query
+    for (uint32_t c = 0; c < q.size(); ++c) copy.features[size_t(f) * kStride + c] = q[c] + 4.f;
+  auto place = [&](uint32_t frame, float offset) {
+    for (uint32_t c = 0; c < q.size(); ++c) copy.features[size_t(frame) * kStride + c] = q[c];
+    copy.features[size_t(frame) * kStride + kColumn] = q[kColumn] + offset;
+  };
+  place(1510, kD);   // its group's box starts at q + d in column 20: a bound of d^2
+  place(2100, -kD);  // with 2101, a box around the query: a bound of 0
+  place(2101, kD);
+  mmdb::test::computeBounds(copy);
+  open(copy);
+  for (const uint32_t frame : {1510u, 2100u, 2101u}) {
+    bool matchable = false;
+    for (const mmdb::MatchRange& r : db_.ranges())
+      matchable = matchable || (frame >= r.first_frame && frame < r.first_frame + r.frame_count);
+    ASSERT_TRUE(matchable) << "frame " << frame << " is outside the synthetic ranges";
+  }
+  SearchRequest plain;
+  plain.query = q;
+  SearchRequest with_transition = plain;
+  with_transition.transition_cost = 0.5f;
+  SearchRequest playing = plain;  // 2100 plays: 1510 only ties it
+  playing.current_frame = 2100;
+  SearchRequest near = plain;  // 2099 plays, 2100 is too near it
+  near.current_frame = 2099;
+  near.neighbourhood_frames = 2;
+  SearchRequest tag_1 = plain;  // clip 3 (frame 1510) has tag 2
+  tag_1.filter.required = 1;
+  SearchRequest not_tag_1 = plain;  // clip 4 (frames 2100 and 2101) has tag 1
+  not_tag_1.filter.excluded = 1;
+  std::vector<SearchRequest> requests;
+  for (int copies = 0; copies < 3; ++copies)
+    requests.insert(requests.end(), {plain, with_transition, playing, near, tag_1, not_tag_1});
+  const int32_t expected[] = {1510, 1510, 2100, 1510, 2100, 1510};
+  const float expected_cost[] = {kD * kD, 0.5f + kD * kD, kD * kD, kD * kD, kD * kD, kD * kD};
+  std::vector<SearchResult> results(requests.size());
+  ASSERT_TRUE(batchBoth(requests, results).ok());
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const SearchResult a = mmdb::searchExhaustive(db_, requests[i]).value();
+    EXPECT_EQ(a.frame, expected[i % 6]) << "request " << i;
+    EXPECT_EQ(a.cost, expected_cost[i % 6]) << "request " << i;
+    EXPECT_EQ(results[i].frame, a.frame) << "request " << i;
+    EXPECT_EQ(results[i].cost, a.cost) << "request " << i;
+    EXPECT_EQ(results[i].changed, a.changed) << "request " << i;
+  }
+  // Spans: one group, part of one, several, from a group's middle to the end. Without frame
+  // 1510 (from 1536 on), the seed is the answer where it is a candidate: not near the frame
+  // playing, in a range the filter passes.
+  const std::pair<uint32_t, uint32_t> spans[] = {{1024, 1536}, {2048, 2560},
+                                                 {1500, 1520}, {1000, 2200},
+                                                 {1536, 2560}, {1511, db_.frameCount()},
+                                                 {0, 64}};
+  for (const auto& [first, end] : spans) {
+    std::vector<SearchResult> part(requests.size());
+    ASSERT_TRUE(batchBoth(requests, part, first, end).ok());
+    for (size_t i = 0; i < requests.size(); ++i) {
+      const SearchResult a = mmdb::searchRange(db_, requests[i], first, end).value();
+      EXPECT_EQ(part[i].frame, a.frame) << "request " << i << ", frames " << first << " to " << end;
+      EXPECT_EQ(part[i].cost, a.cost) << "request " << i << ", frames " << first << " to " << end;
+    }
+  }
+}
+
 TEST_F(SearchBatch, EmptyRangesAndInvalidBatches) {
   const std::vector<float> q = row(40);
   SearchRequest request;
@@ -277,14 +372,25 @@ TEST_F(SearchBatch, EmptyRangesAndInvalidBatches) {
 
   std::vector<SearchRequest> requests(3, request);
   std::vector<SearchResult> results(2);
-  EXPECT_EQ(mmdb::searchBatch(db_, requests, results).code(), mmdb::ErrorCode::InvalidArgument);
+  EXPECT_EQ(batchBoth(requests, results).code(), mmdb::ErrorCode::InvalidArgument);
   results.resize(3);
   requests[1].transition_cost = -1.f;
-  const mmdb::Status bad = mmdb::searchBatch(db_, requests, results);
+  const mmdb::Status bad = batchBoth(requests, results);
   EXPECT_EQ(bad.code(), mmdb::ErrorCode::InvalidArgument);
   EXPECT_NE(std::string(bad.message()).find("request 1"), std::string::npos) << bad.message();
   EXPECT_TRUE(
       mmdb::searchBatch(db_, mmdb::Span<const SearchRequest>(), mmdb::Span<SearchResult>()).ok());
+  // A scratch too small for the frames searched; one group's floats do for one group's frames.
+  requests[1].transition_cost = 0.f;
+  std::vector<float> small(mmdb::kBatchChunk * 2);
+  const mmdb::Status short_scratch = mmdb::searchBatch(db_, requests, results, small);
+  EXPECT_EQ(short_scratch.code(), mmdb::ErrorCode::InvalidArgument);
+  EXPECT_NE(std::string(short_scratch.message()).find("batchScratchFloats"), std::string::npos)
+      << short_scratch.message();
+  EXPECT_EQ(scratch_.size(), mmdb::kBatchChunk * 8);  // 4,000 frames: 8 groups of 512
+  EXPECT_TRUE(mmdb::searchBatchRange(db_, requests, 1024, 2048, results, small).ok());
+  EXPECT_FALSE(mmdb::searchBatchRange(db_, requests, 1000, 2048, results, small).ok());
+  EXPECT_EQ(mmdb::batchScratchFloats(Database()), 0u);
 
   // No current frame and no candidate: a part holds frame -1 for the merge to pass over; the
   // whole search and the batch say NoMatch, the batch naming the request.
@@ -298,7 +404,7 @@ TEST_F(SearchBatch, EmptyRangesAndInvalidBatches) {
   EXPECT_TRUE(mmdb::checkMatch(mmdb::searchRange(db_, request, 0, 100).value()).ok());
   EXPECT_EQ(mmdb::searchPruned(db_, nothing).error().code(), mmdb::ErrorCode::NoMatch);
   requests = {request, nothing, request};
-  const mmdb::Status none = mmdb::searchBatch(db_, requests, results);
+  const mmdb::Status none = batchBoth(requests, results);
   EXPECT_EQ(none.code(), mmdb::ErrorCode::NoMatch);
   EXPECT_NE(std::string(none.message()).find("request 1"), std::string::npos) << none.message();
   EXPECT_EQ(results[0].frame, mmdb::searchPruned(db_, request).value().frame);

@@ -14,8 +14,8 @@
 namespace {
 
 // Each of 10,000 game queries with transition costs 0 and 0.5: searchPruned, searchBatch (64
-// at a time) and, for every tenth, a search split in three parts and merged, all bit-identical
-// to searchExhaustive.
+// at a time, without and with a scratch) and, for every tenth, a search split in three parts and
+// merged, all bit-identical to searchExhaustive.
 TEST(SearchReal, PrunedAndBatchAgreeWithExhaustiveOnBandai) {
   std::string why;
   const mmdb::test::RealDatabase* real = mmdb::test::bandaiDatabase(&why);
@@ -27,7 +27,8 @@ TEST(SearchReal, PrunedAndBatchAgreeWithExhaustiveOnBandai) {
   uint64_t rows_exhaustive = 0, rows_pruned = 0;
   int changed = 0;
   std::vector<mmdb::SearchRequest> requests(queries.size());
-  std::vector<mmdb::SearchResult> batch(queries.size());
+  std::vector<mmdb::SearchResult> batch(queries.size()), seeded(queries.size());
+  std::vector<float> scratch(mmdb::batchScratchFloats(db));
   const uint32_t third = db.frameCount() / 3;
   for (const float transition : {0.f, 0.5f}) {
     for (size_t i = 0; i < queries.size(); ++i) {
@@ -41,6 +42,9 @@ TEST(SearchReal, PrunedAndBatchAgreeWithExhaustiveOnBandai) {
       ASSERT_TRUE(mmdb::searchBatch(db, mmdb::Span<const mmdb::SearchRequest>(&requests[i], n),
                                     mmdb::Span<mmdb::SearchResult>(&batch[i], n))
                       .ok());
+      ASSERT_TRUE(mmdb::searchBatch(db, mmdb::Span<const mmdb::SearchRequest>(&requests[i], n),
+                                    mmdb::Span<mmdb::SearchResult>(&seeded[i], n), scratch)
+                      .ok());
     }
     for (size_t i = 0; i < queries.size(); ++i) {
       const auto a = mmdb::searchExhaustive(db, requests[i]);
@@ -50,6 +54,8 @@ TEST(SearchReal, PrunedAndBatchAgreeWithExhaustiveOnBandai) {
       ASSERT_EQ(a.value().cost, b.value().cost) << "query " << i << " transition " << transition;
       ASSERT_EQ(a.value().frame, batch[i].frame) << "batch, query " << i;
       ASSERT_EQ(a.value().cost, batch[i].cost) << "batch, query " << i;
+      ASSERT_EQ(a.value().frame, seeded[i].frame) << "batch with a scratch, query " << i;
+      ASSERT_EQ(a.value().cost, seeded[i].cost) << "batch with a scratch, query " << i;
       if (i % 10 == 0) {
         mmdb::SearchResult merged = mmdb::searchRange(db, requests[i], 0, third + 7).value();
         merged = mmdb::mergeSearchResults(

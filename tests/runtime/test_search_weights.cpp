@@ -203,10 +203,14 @@ TEST_F(SearchWeightsAndBiases, AllSearchesAgreeBitForBit) {
       r.transition_cost = (i % 5 == 0) ? 0.25f * float(rng() % 4) : 0.f;
       r.filter.required = masks[rng() % 4];
     }
-    std::vector<SearchResult> batch(kQueries);
+    std::vector<SearchResult> batch(kQueries), seeded(kQueries);
+    std::vector<float> scratch(mmdb::batchScratchFloats(*db));
     for (uint32_t i = 0; i < kQueries; i += kBatch) {
       const mmdb::Status s = mmdb::searchBatch(*db, {&requests[i], kBatch}, {&batch[i], kBatch});
       ASSERT_TRUE(s.ok() || s.code() == mmdb::ErrorCode::NoMatch) << s.message();
+      const mmdb::Status with_scratch =
+          mmdb::searchBatch(*db, {&requests[i], kBatch}, {&seeded[i], kBatch}, scratch);
+      ASSERT_EQ(with_scratch.code(), s.code()) << with_scratch.message();
     }
     const uint32_t third = db->frameCount() / 3;
     for (uint32_t i = 0; i < kQueries; ++i) {
@@ -216,6 +220,8 @@ TEST_F(SearchWeightsAndBiases, AllSearchesAgreeBitForBit) {
       ASSERT_EQ(a.cost, b.cost) << "query " << i;  // bit-identical
       ASSERT_EQ(a.frame, batch[i].frame) << "batch, query " << i;
       ASSERT_EQ(a.cost, batch[i].cost) << "batch, query " << i;
+      ASSERT_EQ(a.frame, seeded[i].frame) << "batch with a scratch, query " << i;
+      ASSERT_EQ(a.cost, seeded[i].cost) << "batch with a scratch, query " << i;
       if (i % 10 == 0) {
         SearchResult merged = mmdb::searchRange(*db, requests[i], third, 2 * third + 5).value();
         merged =

@@ -220,6 +220,7 @@ class Crowd {
   std::vector<SearchRequest> requests_;
   std::vector<SearchResult> results_;
   std::vector<uint32_t> searching_;
+  std::vector<float> batch_scratch_;  // searchBatch()'s seeds and group bounds
   std::vector<glm::quat> local_rotations_, model_rotations_, offset_rotations_;
   std::vector<glm::vec3> local_translations_, model_translations_;
   std::vector<glm::vec3> offset_angular_, offset_translations_, offset_velocities_;
