@@ -699,8 +699,8 @@ MMDB_AVX2 inline uint32_t blockBelow(const BatchLanes<kWeighted, kC>& b, uint32_
 }
 
 // The lanes of `mask` whose bound for the box at box_lo/box_hi, plus the bias of the range
-// being scanned, is below their `best` (the batch's threshold() of each request's best), up to
-// 32 lanes at a time (only the vectors up to the last active lane).
+// being scanned, is below their `best` (each request's best, or its threshold() in a seeded
+// batch), up to 32 lanes at a time (only the vectors up to the last active lane).
 template <uint32_t kN, bool kWeighted, uint32_t kC>
 MMDB_AVX2 inline uint64_t boxesBelowBest(const BatchLanes<kWeighted, kC>& b, uint32_t n,
                                          uint64_t mask, const float* box_lo, const float* box_hi,
@@ -909,11 +909,12 @@ MMDB_AVX2 inline uint32_t lowestBox(const Layout& layout, const PreparedQuery& p
 // costs that small box's rows where they are its candidates. These frames come out of order:
 // Scan::improve() and Scan::prunes() keep the tie rule for them, and the pass compares bounds
 // with threshold(best).
+// Out of line: it runs once per batch, and the pass of a batch without seeds keeps its code.
 template <uint32_t kV, uint32_t kN, bool kWeighted, uint32_t kC>
-MMDB_AVX2 void seedFromLowestGroups(const Database& db, const SearchRequest* requests, Scan* scans,
-                                    uint32_t count, const Layout& layout, uint32_t lo, uint32_t hi,
-                                    const BatchLanes<kWeighted, kC>& all, const PreparedQuery* pq,
-                                    float* group_bounds) noexcept {
+MMDB_AVX2 __attribute__((noinline)) void seedFromLowestGroups(
+    const Database& db, const SearchRequest* requests, Scan* scans, uint32_t count,
+    const Layout& layout, uint32_t lo, uint32_t hi, const BatchLanes<kWeighted, kC>& all,
+    const PreparedQuery* pq, float* group_bounds) noexcept {
   const uint32_t n = kN ? kN : db.featureCount(), stride = db.featureStride();
   const uint32_t small = db.boundsSmallSize(), large = db.boundsLargeSize();
   const uint32_t frames = db.frameCount(), large_boxes = (frames + large - 1) / large;
@@ -995,11 +996,18 @@ MMDB_AVX2 void seedFromLowestGroups(const Database& db, const SearchRequest* req
   }
 }
 
-// What the pass compares a request's bounds with: its best, or the next float up, so that `<`
-// lets through a bound equal to a best that may lie at a later frame (a seed) and tie an earlier
-// one. A box that passes this way is decided by its rows (Scan::prunes, Scan::improve).
+// What a seeded pass compares a request's bounds with: the next float above its best, so that
+// `<` lets through a bound equal to a best that may lie at a later frame (a seed) and tie an
+// earlier one. A box that passes this way is decided by its rows (Scan::prunes, Scan::improve).
+// std::nextafter() towards +inf, inline: the pass takes it after every small box it costs.
 inline float threshold(float best) noexcept {
-  return std::nextafter(best, std::numeric_limits<float>::infinity());
+  if (!(best < std::numeric_limits<float>::infinity())) return best;
+  if (best == 0.f) return std::numeric_limits<float>::denorm_min();
+  uint32_t bits;
+  std::memcpy(&bits, &best, sizeof bits);
+  bits = best > 0.f ? bits + 1 : bits - 1;  // sign and magnitude: towards +inf
+  std::memcpy(&best, &bits, sizeof bits);
+  return best;
 }
 
 // One pass for up to 64 requests, after their seeds (seedFromLowestGroups): per range, the
@@ -1042,12 +1050,19 @@ MMDB_AVX2 void batchAvx2(const Database& db, const SearchRequest* requests, Scan
   const float* small_max = db.boundsSmallMax().data();
   // Seeds, and the group bounds they leave for the pass, where the caller gave their memory.
   // Without it the pass tests each group itself.
+  // Unseeded, a request's frames are visited in increasing order, so a bound equal to its best
+  // can only tie a best of a lower frame, or the current frame, which keeps its ties: `<` on
+  // the best itself is exact then.
   const uint32_t first_group = lo / large / kGroup;
-  if (group_bounds && lo < hi) {
+  const bool seeded = group_bounds && lo < hi;
+  if (seeded) {
     seedFromLowestGroups<kV, kN, kWeighted>(db, requests, scans, count, layout, lo, hi, all, pq,
                                             group_bounds);
   }
-  for (uint32_t i = 0; i < count; ++i) all.best[i] = threshold(scans[i].best_cost);
+  auto bestOf = [seeded](const Scan& scan) {
+    return seeded ? threshold(scan.best_cost) : scan.best_cost;
+  };
+  for (uint32_t i = 0; i < count; ++i) all.best[i] = bestOf(scans[i]);
   uint32_t group_index = ~0u;
   alignas(32) float group_min[8 * kMaxVectors] = {}, group_max[8 * kMaxVectors] = {};
 
@@ -1076,7 +1091,7 @@ MMDB_AVX2 void batchAvx2(const Database& db, const SearchRequest* requests, Scan
         const uint32_t group = lb / kGroup;
         group_end = std::min(end, (group + 1) * kGroup * large);
         uint64_t passed = 0;
-        if (group_bounds) {
+        if (seeded) {
           const float* bound = group_bounds + size_t(group - first_group) * kBatchChunk;
           const __m256 bias_v = _mm256_set1_ps(bias);
           for (uint32_t v = 0; 8 * v < count; ++v) {
@@ -1173,7 +1188,7 @@ MMDB_AVX2 void batchAvx2(const Database& db, const SearchRequest* requests, Scan
           }
           for (uint64_t m = in_small; m; m &= m - 1) {
             const uint32_t i = uint32_t(__builtin_ctzll(m));
-            all.best[i] = threshold(scans[i].best_cost);
+            all.best[i] = bestOf(scans[i]);
           }
         }
         f = small_end;
