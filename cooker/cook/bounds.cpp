@@ -18,8 +18,7 @@ FeatureBounds buildFeatureBounds(const std::vector<float>& features, int stride,
   // Each box is its own: the threads take runs of whole boxes.
   const int parts = static_cast<int>(std::min<size_t>(size_t(std::max(1, jobs)), boxes));
   parallelFor(0, parts, parts, [&](int part) {
-    const size_t first_box = boxes * size_t(part) / size_t(parts);
-    const size_t last_box = boxes * size_t(part + 1) / size_t(parts);
+    const auto [first_box, last_box] = partOf(boxes, parts, part);
     for (size_t f = first_box * size; f < std::min(frames, last_box * size); ++f) {
       const size_t box = f / size;
       for (size_t k = 0; k < s; ++k) {

@@ -9,15 +9,6 @@
 
 namespace mmdb::cook {
 
-namespace {
-
-// [first, last) of part `i` of `n` nearly equal parts of [0, count).
-std::pair<size_t, size_t> partOf(size_t count, int n, int i) {
-  return {count * size_t(i) / size_t(n), count * size_t(i + 1) / size_t(n)};
-}
-
-}  // namespace
-
 NormalizedFeatures normalizeFeatureRows(std::vector<float> rows, int columns, int stride,
                                         std::vector<CookedFeatureBlock>& blocks, int jobs) {
   if (stride < columns) throw std::invalid_argument("normalizeFeatureRows: stride below columns");

@@ -3,11 +3,19 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <exception>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace mmdb::cook {
+
+// [first, last) of part `i` of `n` nearly equal parts of [0, count): the items one work(i) of a
+// parallelFor over n parts takes.
+inline std::pair<size_t, size_t> partOf(size_t count, int n, int i) {
+  return {count * size_t(i) / size_t(n), count * size_t(i + 1) / size_t(n)};
+}
 
 // Runs work(i) for i in [first, count) on `jobs` threads (at least one). Work is taken in index
 // order, and after a failure no new index is started, so every index below the first failing one
