@@ -588,6 +588,131 @@ struct ObtainedParts {
   std::vector<std::string> keys;  // with a store: each clip's key
 };
 
+// The database's streams, appended while the clips cook. A clip's share goes in as soon as it and
+// every clip before it are obtained, on the thread that obtained the last of them, and its arrays
+// are freed at once: the streams grow in database order, as the assembly would grow them (the
+// same bytes for any job count); the copies run beside the other clips' stages instead of after
+// the last one; and the memory a clip frees is taken again by the clips cooking after it, where
+// every clip's arrays used to stay alive beside the streams until the assembly copied them.
+class StreamAppender {
+ public:
+  // Where the streams go: the assembly's own vectors, which it completes.
+  struct Targets {
+    std::vector<glm::quat>* rotations;
+    std::vector<glm::vec3>* translations;
+    std::vector<glm::vec3>* velocities;
+    std::vector<glm::vec3>* angular_velocities;
+    std::vector<float>* feature_rows;  // at kFeatureStride
+    std::vector<CookedRootFrame>* root;
+    std::vector<uint32_t>* contacts;
+  };
+
+  StreamAppender(std::vector<ClipPart>& parts, Targets to) : parts_(parts), to_(to) {}
+
+  // Before the first ready(). `declared`: the frames the sources declare, a clip then its mirror,
+  // when they are known. The four pose streams are appended only with `poses` and declared
+  // frames: they are reserved whole, on large pages, before the first clip goes in (their growth
+  // would copy hundreds of MB); the other streams are small enough to grow.
+  void start(bool poses, size_t joints, const std::optional<std::vector<uint32_t>>& declared) {
+    ready_.assign(parts_.size(), 0);
+    joints_ = joints;
+    uint64_t frames = 0;
+    if (declared)
+      for (const uint32_t f : *declared) frames += f;
+    poses_ = poses && declared && frames > 0;
+    if (frames == 0) return;
+    if (poses_) {
+      const size_t values = size_t(frames) * joints;
+      reserveLarge(*to_.rotations, values);
+      reserveLarge(*to_.translations, values);
+      reserveLarge(*to_.velocities, values);
+      reserveLarge(*to_.angular_velocities, values);
+    }
+    to_.feature_rows->reserve(size_t(frames) * kFeatureStride);
+    to_.root->reserve(frames);
+    to_.contacts->reserve(frames);
+  }
+
+  // Clip `spec` is obtained (thread-safe, once per clip).
+  void ready(int spec) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    ready_[size_t(spec)] = 1;
+    if (appending_) return;  // the thread appending takes it when it gets there
+    appending_ = true;
+    while (!stopped_ && next_ < ready_.size() && ready_[next_]) {
+      const size_t k = next_;
+      lock.unlock();
+      const bool fits = appendPart(parts_[k]);
+      lock.lock();
+      if (fits)
+        ++next_;
+      else
+        stopped_ = true;
+    }
+    appending_ = false;
+  }
+
+  // Once the cook's threads are done: the clips (in manifest order) whose shares are in the
+  // streams, and whether their poses are too.
+  size_t appended() const { return next_; }
+  bool appendsPoses() const { return poses_; }
+
+  // Empties the streams: the parts are obtained again.
+  void abandon() {
+    stopped_ = true;
+    next_ = 0;
+    for (auto* v : {to_.translations, to_.velocities, to_.angular_velocities})
+      std::vector<glm::vec3>().swap(*v);
+    std::vector<glm::quat>().swap(*to_.rotations);
+    std::vector<float>().swap(*to_.feature_rows);
+    std::vector<CookedRootFrame>().swap(*to_.root);
+    std::vector<uint32_t>().swap(*to_.contacts);
+  }
+
+ private:
+  // Appends a part's clip and mirror, then frees their arrays. False, with nothing appended, when
+  // its poses would not fit the reserved streams (a file that holds more frames than it
+  // declares): this clip and every later one are left to the assembly.
+  bool appendPart(ClipPart& part) {
+    ClipMotion* const motions[] = {&part.motion, part.mirror ? &*part.mirror : nullptr};
+    if (poses_) {
+      size_t values = 0;
+      for (const ClipMotion* m : motions)
+        if (m) values += size_t(m->clip.frame_count) * joints_;
+      if (to_.rotations->size() + values > to_.rotations->capacity()) return false;
+    }
+    for (ClipMotion* m : motions) {
+      if (!m) continue;
+      if (poses_) {
+        moveAppend(*to_.rotations, m->clip.rotations);
+        moveAppend(*to_.translations, m->clip.translations);
+        moveAppend(*to_.velocities, m->velocities);
+        moveAppend(*to_.angular_velocities, m->angular_velocities);
+      }
+      appendRows(*to_.feature_rows, m->features, kFeatureCount, kFeatureStride);
+      std::vector<float>().swap(m->features);
+      moveAppend(*to_.root, m->root);
+      moveAppend(*to_.contacts, m->contacts);
+    }
+    return true;
+  }
+
+  template <typename T>
+  static void moveAppend(std::vector<T>& to, std::vector<T>& from) {
+    cook::append(to, from);
+    std::vector<T>().swap(from);
+  }
+
+  std::vector<ClipPart>& parts_;
+  Targets to_;
+  size_t joints_ = 0;
+  bool poses_ = false;
+  std::mutex mutex_;
+  std::vector<uint8_t> ready_;
+  size_t next_ = 0;
+  bool appending_ = false, stopped_ = false;
+};
+
 class PartGetter {
  public:
   PartGetter(const CookRequest& request, ClipStore* store, const CookProgress& progress,
@@ -637,6 +762,7 @@ class PartGetter {
       std::lock_guard<std::mutex> lock(progress_mutex_);
       progress_(++done_, static_cast<int>(request_.clips.size()));
     }
+    if (appender_) appender_->ready(i);  // last: it may free the part's arrays at once
   }
 
   // With a store, after clip 0: every clip's key, so that the pose coding can be looked up before
@@ -646,6 +772,9 @@ class PartGetter {
       out_.keys[i] =
           clipKey(request_, static_cast<int>(i), t_.sources[t_.source_of[i]], &out_.context);
   }
+
+  // Clips obtained from now on go into the appender's streams as they come.
+  void appendTo(StreamAppender* appender) { appender_ = appender; }
 
   void count(ClipStoreCounts& counts) const {
     counts.hits = hits_;
@@ -670,6 +799,7 @@ class PartGetter {
   SourceTable& t_;
   ObtainedParts& out_;
   PartSink* sink_;
+  StreamAppender* appender_ = nullptr;
   std::atomic<int> hits_{0}, misses_{0}, refused_{0};
   std::atomic<uint64_t> estimated_bytes_{0};
   std::mutex progress_mutex_;
@@ -724,13 +854,16 @@ struct Concatenated {
 // One stream of the database and where each part keeps its share of it.
 struct StreamCopy {
   std::function<void(ClipMotion&)> append_and_free;  // appends m's share, then frees it
+  size_t from = 0;  // the first motion (database clip) not yet in the stream
 };
 
-// With `pose_parts`, the pose streams are moved into db.raw_pose_parts, not concatenated.
-Concatenated concatenateParts(const CookRequest& request, const std::vector<int>& source_of,
-                              std::vector<ClipPart>& parts, bool with_poses, bool pose_parts,
-                              CookedDatabase& db, int jobs) {
-  Concatenated out;
+// With `pose_parts`, the pose streams are moved into db.raw_pose_parts, not concatenated. The
+// shares of the first `appended` parts are in the streams already (StreamAppender), their poses
+// too with `appended_poses`: the streams go on from there.
+void concatenateParts(const CookRequest& request, const std::vector<int>& source_of,
+                      std::vector<ClipPart>& parts, bool with_poses, bool pose_parts,
+                      size_t appended, bool appended_poses, Concatenated& out, CookedDatabase& db,
+                      int jobs) {
   // The clips first (small, in manifest order), then each stream on its own thread: a stream's
   // parts are appended in the same order, so the bytes are the same for any job count.
   std::vector<ClipMotion*> motions;  // in database order
@@ -755,11 +888,14 @@ Concatenated concatenateParts(const CookRequest& request, const std::vector<int>
     db.frame_count += static_cast<uint32_t>(m.clip.frame_count);
     motions.push_back(&m);
   };
+  size_t appended_motions = 0;
   for (size_t i = 0; i < parts.size(); ++i) {
     const int original = static_cast<int>(db.clips.size());
     add(parts[i].motion, static_cast<int>(i), parts[i], -1);
     if (parts[i].mirror) add(*parts[i].mirror, static_cast<int>(i), parts[i], original);
+    if (i + 1 == appended) appended_motions = motions.size();
   }
+  const size_t pose_from = appended_poses ? appended_motions : 0;
   const size_t total_frames = db.frame_count;
   const size_t joints = db.joint_count;
 
@@ -772,10 +908,12 @@ Concatenated concatenateParts(const CookRequest& request, const std::vector<int>
   // reads them over and over, and on 4 KB pages its TLB misses cost more user time than their
   // first touch saves. The other streams are read a few times in order (core/large_pages.h).
   enum class Pages { Large, Small };
-  auto copier = [&](auto& to, size_t per_frame, auto share, Pages pages = Pages::Small,
+  auto copier = [&](size_t from, auto& to, size_t per_frame, auto share, Pages pages = Pages::Small,
                     size_t from_per_frame = 0) {
-    return StreamCopy{[&to, per_frame, share, pages, from_per_frame, total_frames, first = true,
-                       freed = uint64_t{0}](ClipMotion& m) mutable {
+    StreamCopy copy;
+    copy.from = from;
+    copy.append_and_free = [&to, per_frame, share, pages, from_per_frame, total_frames,
+                            first = true, freed = uint64_t{0}](ClipMotion& m) mutable {
       if (first && pages == Pages::Large) reserveLarge(to, total_frames * per_frame);
       if (first && pages == Pages::Small) to.reserve(total_frames * per_frame);
       first = false;
@@ -787,7 +925,8 @@ Concatenated concatenateParts(const CookRequest& request, const std::vector<int>
         releaseFreedMemory();
         freed = 0;
       }
-    }};
+    };
+    return copy;
   };
   if (with_poses && pose_parts) {
     RawPoseParts& to = db.raw_pose_parts;
@@ -803,35 +942,41 @@ Concatenated concatenateParts(const CookRequest& request, const std::vector<int>
   // The largest streams first, so that the threads finish together.
   std::vector<StreamCopy> streams;
   if (with_poses && !pose_parts) {
-    for (const ClipMotion* m : motions)  // a PartSink may release them only for pose_parts
+    for (size_t i = pose_from; i < motions.size(); ++i) {  // a PartSink may release them only
+      const ClipMotion* m = motions[i];                    // for pose_parts
       if (m->clip.rotations.size() != size_t(m->clip.frame_count) * joints)
         throw std::logic_error("clip " + m->clip.name + ": poses released before the assembly");
+    }
     streams.push_back(copier(
-        db.local_rotations, joints, [](ClipMotion & m) -> auto& { return m.clip.rotations; },
-        Pages::Large));
+        pose_from, db.local_rotations, joints,
+        [](ClipMotion & m) -> auto& { return m.clip.rotations; }, Pages::Large));
     streams.push_back(copier(
-        db.local_translations, joints, [](ClipMotion & m) -> auto& { return m.clip.translations; },
-        Pages::Large));
+        pose_from, db.local_translations, joints,
+        [](ClipMotion & m) -> auto& { return m.clip.translations; }, Pages::Large));
     streams.push_back(copier(
-        db.local_velocities, joints, [](ClipMotion & m) -> auto& { return m.velocities; },
-        Pages::Large));
+        pose_from, db.local_velocities, joints,
+        [](ClipMotion & m) -> auto& { return m.velocities; }, Pages::Large));
     streams.push_back(copier(
-        db.local_angular_velocities, joints,
+        pose_from, db.local_angular_velocities, joints,
         [](ClipMotion & m) -> auto& { return m.angular_velocities; }, Pages::Large));
   }
   // The raw rows where the normalized ones go (normalizeFeatureRows writes over them).
   streams.push_back(copier(
-      out.feature_rows, kFeatureStride, [](ClipMotion & m) -> auto& { return m.features; },
-      Pages::Small, kFeatureCount));
+      appended_motions, out.feature_rows, kFeatureStride,
+      [](ClipMotion & m) -> auto& { return m.features; }, Pages::Small, kFeatureCount));
   streams.push_back(copier(
-      db.root_motion, 1, [](ClipMotion & m) -> auto& { return m.root; }));
+      appended_motions, db.root_motion, 1, [](ClipMotion & m) -> auto& { return m.root; }));
   streams.push_back(copier(
-      db.contacts, 1, [](ClipMotion & m) -> auto& { return m.contacts; }));
+      appended_motions, db.contacts, 1, [](ClipMotion & m) -> auto& { return m.contacts; }));
+  // Only the streams with parts left to append.
+  streams.erase(std::remove_if(streams.begin(), streams.end(),
+                               [&](const StreamCopy& c) { return c.from == motions.size(); }),
+                streams.end());
   parallelFor(0, static_cast<int>(streams.size()), jobs, [&](int s) {
-    for (ClipMotion* m : motions) streams[size_t(s)].append_and_free(*m);
+    StreamCopy& copy = streams[size_t(s)];
+    for (size_t i = copy.from; i < motions.size(); ++i) copy.append_and_free(*motions[i]);
   });
   for (ClipPart& part : parts) part = ClipPart();
-  return out;
 }
 
 // Normalization, matchable ranges and tags, and the search's bounds boxes.
@@ -904,7 +1049,8 @@ struct KeptPoses {
 // clip's key, and the first clip fixes the others'), so that a hit reads no other part's poses.
 KeptPoses obtainParts(const CookRequest& request, ClipStore* store, int jobs,
                       const CookProgress& progress, bool code_poses, SourceTable& t,
-                      ObtainedParts& out, ClipStoreCounts& counts, PartSink* sink) {
+                      ObtainedParts& out, ClipStoreCounts& counts, PartSink* sink,
+                      StreamAppender& appender) {
   const int clip_count = static_cast<int>(request.clips.size());
   PartGetter getter(request, store, progress, t, out, sink);
   getter.obtain(0, PartPoses::Read);
@@ -919,6 +1065,13 @@ KeptPoses obtainParts(const CookRequest& request, ClipStore* store, int jobs,
   }
   const PartPoses poses = kept.stored ? PartPoses::Skip : PartPoses::Read;
   if (kept.stored) PartGetter::dropPoses(out.parts[0]);
+  // Poses to code are concatenated as the clips come, into streams reserved from the frames the
+  // sources declare (read here, after the first clip: a cook that finds its coding needs none).
+  const bool append_poses = code_poses && !kept.stored;
+  appender.start(append_poses, out.context.skeleton.names.size(),
+                 append_poses ? declaredClipFrames(request, jobs) : std::nullopt);
+  appender.ready(0);
+  getter.appendTo(&appender);
   parallelFor(1, clip_count, jobs, [&](int i) { getter.obtain(i, poses); });
   getter.count(counts);
   if (kept.stored) {
@@ -933,7 +1086,9 @@ KeptPoses obtainParts(const CookRequest& request, ClipStore* store, int jobs,
           kept.stored->frame_count, kept.stored->joint_count, frames, joints);
       kept.stored.reset();
       ++counts.refused;
-      // Every part again, with its poses; the counts stay those of the first pass.
+      // Every part again, with its poses, for the assembly to concatenate; the counts stay those
+      // of the first pass.
+      appender.abandon();
       PartGetter again(request, store, {}, t, out);
       again.obtain(0, PartPoses::Read);
       parallelFor(1, clip_count, jobs, [&](int i) { again.obtain(i, PartPoses::Read); });
@@ -1011,8 +1166,13 @@ CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
     report.stage_seconds.emplace_back("source hashes", stopwatch.lap());
   }
   ObtainedParts obtained;
+  CookedDatabase db;
+  Concatenated joined;
+  StreamAppender appender(obtained.parts, {&db.local_rotations, &db.local_translations,
+                                           &db.local_velocities, &db.local_angular_velocities,
+                                           &joined.feature_rows, &db.root_motion, &db.contacts});
   KeptPoses kept = obtainParts(request, store, jobs, progress, code_poses, sources, obtained,
-                               report.store, sink);
+                               report.store, sink, appender);
   report.stage_seconds.emplace_back(
       store ? "clips (import and clip stages, or the store)" : "import and clip stages",
       stopwatch.lap());
@@ -1020,7 +1180,6 @@ CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
   // The link runs in manifest order on one thread.
   const WarningLog warn(report);
   reportParts(request, obtained.parts, obtained.context, warn, report);
-  CookedDatabase db;
   db.sources = std::move(sources.sources);
   db.joint_count = static_cast<uint32_t>(obtained.context.skeleton.names.size());
   db.frame_rate = static_cast<float>(settings.frame_rate);
@@ -1028,8 +1187,8 @@ CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
   // pose coding reads concatenated streams: through the clips' arrays it measured up to 10 %
   // slower on small corpora.)
   const bool pose_parts = poses == PoseOutput::Coded && !code_poses;
-  Concatenated joined = concatenateParts(request, sources.source_of, obtained.parts,
-                                         !kept.stored.has_value(), pose_parts, db, jobs);
+  concatenateParts(request, sources.source_of, obtained.parts, !kept.stored.has_value(), pose_parts,
+                   appender.appended(), appender.appendsPoses(), joined, db, jobs);
   linkFeatures(joined, obtained.context.roles, settings, stage, warn, jobs, db);
   describeSkeleton(obtained.context.skeleton, obtained.context.roles, report.unit_scale,
                    db.skeleton);

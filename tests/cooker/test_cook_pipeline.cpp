@@ -1,10 +1,12 @@
 // The whole cook on BVH files written by the test (known motion), and on the Bandai Namco corpus
 // when it is present.
+#include "compress/pose_compression.h"
 #include "cook/cook_database.h"
 #include "cook/features.h"
 #include "core/errors.h"
 #include "synthetic_bvh.h"
 #include "synthetic_request.h"
+#include "write/database_writer.h"
 
 #include <gtest/gtest.h>
 
@@ -229,6 +231,49 @@ TEST_F(CookPipeline, SameResultForAnyThreadCount) {
       EXPECT_EQ(a.sources[i].content_hash, b.sources[i].content_hash);
     for (size_t i = 0; i < a.feature_blocks.size(); ++i)
       EXPECT_EQ(a.feature_blocks[i].std, b.feature_blocks[i].std);
+  }
+}
+
+// A coded cook concatenates the clips' streams while they cook, into pose streams reserved from
+// the frame counts the files declare. A file that holds more frames than it declares (the
+// importer reads them all) overruns them: the clip that would not fit and every one after it are
+// left to the assembly. A raw cook reserves nothing and joins everything but the poses while the
+// clips cook. All give the streams the assembly alone gave: the same file, for any job count.
+TEST_F(CookPipeline, StreamsJoinedWhileTheClipsCookAreThoseOfTheAssembly) {
+  CookRequest r = threeClips();  // a walk, a mirrored turn, part of the walk
+  std::string text = bvhText(circleFrames(91, -0.8, 2.0));
+  const std::string declared = "Frames: 91\n";
+  ASSERT_NE(text.find(declared), std::string::npos);
+  text.replace(text.find(declared), declared.size(), "Frames: 71\n");
+  ClipSpec longer;
+  longer.name = "longer";
+  longer.source = write("longer.bvh", text);
+  longer.mirror = true;
+  ClipSpec walk_again = r.clips[0];
+  walk_again.name = "walk_again";
+
+  for (const bool overrun : {false, true}) {
+    CookRequest q = r;
+    q.clips.push_back(walk_again);
+    q.clips.insert(q.clips.begin() + 1, overrun ? longer : walk_again);
+    q.clips[1].name = "second";
+    q.jobs = 1;
+    // The reference: the poses concatenated by the assembly, then coded.
+    CookedDatabase assembled = cookDatabase(q);
+    compressPoses(assembled, q.settings.compression, 1);
+    const std::vector<uint8_t> expected = serializeDatabase(assembled);
+    for (int jobs : {1, 2, 3}) {
+      q.jobs = jobs;
+      const CookedDatabase coded = cookDatabase(q, nullptr, {}, nullptr, PoseOutput::Coded);
+      EXPECT_TRUE(coded.local_rotations.empty());  // released once coded
+      EXPECT_EQ(serializeDatabase(coded), expected) << "overrun " << overrun << ", jobs " << jobs;
+      const CookedDatabase raw = cookDatabase(q);
+      EXPECT_TRUE(same(raw.local_rotations, assembled.local_rotations)) << jobs;
+      EXPECT_TRUE(same(raw.local_angular_velocities, assembled.local_angular_velocities)) << jobs;
+      EXPECT_TRUE(same(raw.features, assembled.features)) << jobs;
+      EXPECT_TRUE(same(raw.root_motion, assembled.root_motion)) << jobs;
+      EXPECT_TRUE(same(raw.contacts, assembled.contacts)) << jobs;
+    }
   }
 }
 
