@@ -203,22 +203,43 @@ struct TrialScratch {
 // (the first frame with it). The filters code each frame on its own, so this goes chunk by
 // chunk with the same result as in one piece, and stops at the first chunk whose error exceeds
 // `target`: a caller searching for the narrowest coding only needs to know that this one fails
-// (the error returned is then a lower bound of the whole track's).
+// (the error returned is then a lower bound of the whole track's). With `jobs` > 1 the chunks
+// are shared by that many threads, taken in frame order, and the chunks' largest errors are
+// merged in frame order: the same result, and a failure still stops every thread within a chunk.
 TrackError codeAndMeasure(const Track& track, const CookedTrack& coding, bool rotation, float pad,
-                          float target, TrialScratch& scratch, Track& decoded) {
+                          float target, TrialScratch& scratch, Track& decoded, int jobs = 1) {
   constexpr size_t kChunkFrames = 256;
   decoded.resize(track.size());
-  TrackError worst;
-  for (size_t first = 0; first < track.size(); first += kChunkFrames) {
-    const size_t n = std::min(kChunkFrames, track.size() - first);
-    filterTrack(track, first, n, coding, rotation, pad, scratch.values, scratch.bytes);
-    unfilter(scratch.bytes, n, coding, rotation, decoded.data() + first, 1);
+  const size_t chunks = (track.size() + kChunkFrames - 1) / kChunkFrames;
+  auto measureChunk = [&](size_t c, TrialScratch& with) {
+    const size_t first = c * kChunkFrames, n = std::min(kChunkFrames, track.size() - first);
+    filterTrack(track, first, n, coding, rotation, pad, with.values, with.bytes);
+    unfilter(with.bytes, n, coding, rotation, decoded.data() + first, 1);
+    TrackError worst;
     for (size_t i = first; i < first + n; ++i) {
       const float e = valueError(track[i], decoded[i], rotation);
       if (e > worst.error) worst = {e, uint32_t(i)};
     }
-    if (worst.error > target) break;
+    return worst;
+  };
+  TrackError worst;
+  if (jobs <= 1 || chunks < 2) {
+    for (size_t c = 0; c < chunks && worst.error <= target; ++c) {
+      const TrackError e = measureChunk(c, scratch);
+      if (e.error > worst.error) worst = e;
+    }
+    return worst;
   }
+  std::vector<TrackError> chunk_worst(chunks);
+  std::atomic<bool> over{false};
+  parallelFor(0, int(chunks), jobs, [&](int c) {
+    if (over.load(std::memory_order_relaxed)) return;
+    thread_local TrialScratch mine;
+    chunk_worst[size_t(c)] = measureChunk(size_t(c), mine);
+    if (chunk_worst[size_t(c)].error > target) over = true;
+  });
+  for (const TrackError& e : chunk_worst)
+    if (e.error > worst.error) worst = e;
   return worst;
 }
 
@@ -325,8 +346,9 @@ int firstWidth(TrackCoding coding, bool rotation, float pad, float target, int l
 
 // The cheapest coding of a track whose error is at most `target`. With `slots`, a track coded
 // with a filter keeps its decoded values in the slot of track `slot_track`.
+// `jobs`: threads for each trial coding (codeAndMeasure).
 Choice chooseCoding(const TrackView& view, bool rotation, float target,
-                    DecodedSlots* slots = nullptr, size_t slot_track = 0) {
+                    DecodedSlots* slots = nullptr, size_t slot_track = 0, int jobs = 1) {
   const Track track = view.copy();
   Choice c;
   c.coding.coding = TrackCoding::Constant;
@@ -345,7 +367,8 @@ Choice chooseCoding(const TrackView& view, bool rotation, float target,
     Choice a;
     a.coding.coding = coding;
     a.coding.bits = uint8_t(bits);
-    const TrackError e = codeAndMeasure(track, a.coding, rotation, pad, target, scratch, trial);
+    const TrackError e =
+        codeAndMeasure(track, a.coding, rotation, pad, target, scratch, trial, jobs);
     a.error = e.error;
     a.worst_frame = e.frame;
     return a;
@@ -744,14 +767,18 @@ void compressPoses(CookedDatabase& db, const CompressionSettings& settings, int 
   for (size_t j = 0; j < joints; ++j) rot_target[j] = tolerance * kShare / lever[j];
   // Slot j: joint j's rotations; slot joints + j: its translations.
   auto decoded = std::make_unique<DecodedSlots>(2 * joints, frames);
-  auto choose = [&](bool is_rot, size_t j, float target) {
-    return is_rot ? chooseCoding(rot[j], true, target, decoded.get(), j)
-                  : chooseCoding(pos[j], false, target, decoded.get(), joints + j);
+  auto choose = [&](bool is_rot, size_t j, float target, int trial_jobs = 1) {
+    return is_rot ? chooseCoding(rot[j], true, target, decoded.get(), j, trial_jobs)
+                  : chooseCoding(pos[j], false, target, decoded.get(), joints + j, trial_jobs);
   };
   std::vector<Choice> rot_choice(joints), pos_choice(joints);
-  parallelFor(0, int(joints), jobs, [&](int j) {
-    rot_choice[size_t(j)] = choose(true, size_t(j), rot_target[size_t(j)]);
-    pos_choice[size_t(j)] = choose(false, size_t(j), pos_target[size_t(j)]);
+  // A track a piece of work (not a joint's two), so that the threads end closer together.
+  parallelFor(0, int(2 * joints), jobs, [&](int t) {
+    const size_t j = size_t(t / 2);
+    if (t % 2 == 0)
+      rot_choice[j] = choose(true, j, rot_target[j]);
+    else
+      pos_choice[j] = choose(false, j, pos_target[j]);
   });
   auto measure = [&](const std::vector<uint8_t>* changed = nullptr,
                      const FkError* previous = nullptr) {
@@ -787,17 +814,19 @@ void compressPoses(CookedDatabase& db, const CompressionSettings& settings, int 
     }
     if (tighten.empty()) break;  // everything on the chains is already exact
     const bool last_round = round + 1 >= kTighteningRounds;
-    parallelFor(0, int(tighten.size()), jobs, [&](int i) {
-      const auto [is_rot, j] = tighten[size_t(i)];
+    // A round codes a few tracks again (1 to 5 on bandai-1), fewer than the threads or not a
+    // multiple of them: one track after another, each trial shared by the threads, so that no
+    // thread waits for a round's last track.
+    for (const auto& [is_rot, j] : tighten) {
       Choice& c = is_rot ? rot_choice[j] : pos_choice[j];
       if (last_round) {
-        c = choose(is_rot, j, 0.f);  // exact
+        c = choose(is_rot, j, 0.f, jobs);  // exact
       } else {
         float& target = is_rot ? rot_target[j] : pos_target[j];
         target = std::min(target, c.error) * 0.5f;
-        c = choose(is_rot, j, target);
+        c = choose(is_rot, j, target, jobs);
       }
-    });
+    }
     std::vector<uint8_t> changed(joints, 0);
     for (const auto& [is_rot, j] : tighten) changed[j] = 1;
     fk = measure(&changed, &fk);
@@ -806,8 +835,8 @@ void compressPoses(CookedDatabase& db, const CompressionSettings& settings, int 
       for (size_t d = 0; d < joints; ++d)
         if (fk.joint_max[d] > tolerance)
           for (int a = int(d); a >= 0; a = parents[size_t(a)]) {
-            rot_choice[size_t(a)] = choose(true, size_t(a), 0.f);
-            pos_choice[size_t(a)] = choose(false, size_t(a), 0.f);
+            rot_choice[size_t(a)] = choose(true, size_t(a), 0.f, jobs);
+            pos_choice[size_t(a)] = choose(false, size_t(a), 0.f, jobs);
           }
       fk = measure();
       break;
