@@ -196,6 +196,17 @@ bool same(const std::vector<T>& a, const std::vector<T>& b) {
   return a.size() == b.size() && sameBytes(a.data(), b.data(), a.size() * sizeof(T));
 }
 
+// The streams a cook concatenates from its clips, bit for bit.
+void expectSameStreams(const CookedDatabase& a, const CookedDatabase& b, const std::string& what) {
+  EXPECT_TRUE(same(a.local_rotations, b.local_rotations)) << what;
+  EXPECT_TRUE(same(a.local_translations, b.local_translations)) << what;
+  EXPECT_TRUE(same(a.local_velocities, b.local_velocities)) << what;
+  EXPECT_TRUE(same(a.local_angular_velocities, b.local_angular_velocities)) << what;
+  EXPECT_TRUE(same(a.root_motion, b.root_motion)) << what;
+  EXPECT_TRUE(same(a.contacts, b.contacts)) << what;
+  EXPECT_TRUE(same(a.features, b.features)) << what;
+}
+
 TEST_F(CookPipeline, SameResultForAnyThreadCount) {
   CookRequest r = threeClips();
   for (int copy = 0; copy < 3; ++copy) {  // more clips than threads
@@ -208,13 +219,7 @@ TEST_F(CookPipeline, SameResultForAnyThreadCount) {
   for (int jobs : {2, 3, 0}) {
     r.jobs = jobs;
     const CookedDatabase b = cookDatabase(r);
-    EXPECT_TRUE(same(a.local_rotations, b.local_rotations)) << jobs;
-    EXPECT_TRUE(same(a.local_translations, b.local_translations)) << jobs;
-    EXPECT_TRUE(same(a.local_velocities, b.local_velocities)) << jobs;
-    EXPECT_TRUE(same(a.local_angular_velocities, b.local_angular_velocities)) << jobs;
-    EXPECT_TRUE(same(a.root_motion, b.root_motion)) << jobs;
-    EXPECT_TRUE(same(a.contacts, b.contacts)) << jobs;
-    EXPECT_TRUE(same(a.features, b.features)) << jobs;
+    expectSameStreams(a, b, std::to_string(jobs) + " jobs");
     EXPECT_TRUE(same(a.feature_offset, b.feature_offset)) << jobs;
     EXPECT_TRUE(same(a.feature_scale, b.feature_scale)) << jobs;
     EXPECT_TRUE(same(a.bounds_small_min, b.bounds_small_min)) << jobs;
@@ -267,12 +272,7 @@ TEST_F(CookPipeline, StreamsJoinedWhileTheClipsCookAreThoseOfTheAssembly) {
       const CookedDatabase coded = cookDatabase(q, nullptr, {}, nullptr, PoseOutput::Coded);
       EXPECT_TRUE(coded.local_rotations.empty());  // released once coded
       EXPECT_EQ(serializeDatabase(coded), expected) << "overrun " << overrun << ", jobs " << jobs;
-      const CookedDatabase raw = cookDatabase(q);
-      EXPECT_TRUE(same(raw.local_rotations, assembled.local_rotations)) << jobs;
-      EXPECT_TRUE(same(raw.local_angular_velocities, assembled.local_angular_velocities)) << jobs;
-      EXPECT_TRUE(same(raw.features, assembled.features)) << jobs;
-      EXPECT_TRUE(same(raw.root_motion, assembled.root_motion)) << jobs;
-      EXPECT_TRUE(same(raw.contacts, assembled.contacts)) << jobs;
+      expectSameStreams(cookDatabase(q), assembled, "raw, " + std::to_string(jobs) + " jobs");
     }
   }
 }
