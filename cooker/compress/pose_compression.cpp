@@ -53,11 +53,20 @@ class TrackView {
     const glm::vec3& v = vectors_[frame * joints_];
     return glm::vec4(v.x, v.y, v.z, 0.f);
   }
-  // The whole track, contiguous: for the passes that read it many times.
-  Track copy() const {
-    Track track;
-    track.reserve(frames_);
-    for (size_t f = 0; f < frames_; ++f) track.push_back((*this)[f]);
+  // The whole track, contiguous: for the passes that read it many times. With `jobs` > 1 the
+  // frames are gathered by that many threads (a strided read of the stream, bound by memory).
+  Track copy(int jobs = 1) const {
+    Track track(frames_);
+    constexpr size_t kPartFrames = 8192;
+    const size_t parts = (frames_ + kPartFrames - 1) / kPartFrames;
+    auto gather = [&](size_t p) {
+      const size_t first = p * kPartFrames, end = std::min(frames_, first + kPartFrames);
+      for (size_t f = first; f < end; ++f) track[f] = (*this)[f];
+    };
+    if (jobs <= 1 || parts < 2)
+      for (size_t p = 0; p < parts; ++p) gather(p);
+    else
+      parallelFor(0, int(parts), jobs, [&](int p) { gather(size_t(p)); });
     return track;
   }
 
@@ -306,6 +315,12 @@ struct Choice {
   CookedTrack coding;
   float error = 0;           // the decoded track's largest error (angle or distance)
   uint32_t worst_frame = 0;  // the first frame with that error
+  // What the choice learnt of the track whatever its target, so that neither choosing it again
+  // for a smaller one nor coding its segments reads the whole track again for them: a floor of
+  // the best constant's error (its error when the constant was chosen; else one frame's error
+  // above the target it failed), and exponentPad's value (in every choice but a constant).
+  float constant_floor = 0;
+  float pad = 0;
   // Quaternion and Exponent codings chosen with slots: the decoded track, in its slot. A constant
   // is its value and a lossless track the raw one, so neither is held twice.
   const glm::vec4* decoded = nullptr;
@@ -346,25 +361,36 @@ int firstWidth(TrackCoding coding, bool rotation, float pad, float target, int l
 
 // The cheapest coding of a track whose error is at most `target`. With `slots`, a track coded
 // with a filter keeps its decoded values in the slot of track `slot_track`.
-// `jobs`: threads for each trial coding (codeAndMeasure).
+// `jobs`: threads for the copy of the track and for each trial coding (codeAndMeasure).
+// `previous`: this track's choice for a larger target, whose facts it reuses: a constant whose
+// error's floor exceeds `target` fails again, and is not made and measured again.
 Choice chooseCoding(const TrackView& view, bool rotation, float target,
-                    DecodedSlots* slots = nullptr, size_t slot_track = 0, int jobs = 1) {
-  const Track track = view.copy();
+                    DecodedSlots* slots = nullptr, size_t slot_track = 0, int jobs = 1,
+                    const Choice* previous = nullptr) {
+  const Track track = view.copy(jobs);
   Choice c;
-  c.coding.coding = TrackCoding::Constant;
-  c.coding.value = constantOf(track, rotation);
-  const TrackError constant = constantError(track, c.coding.value, rotation, target);
-  c.error = constant.error;
-  c.worst_frame = constant.frame;
-  if (c.error <= target) return c;
+  if (previous && previous->constant_floor > target) {
+    c.constant_floor = previous->constant_floor;
+  } else {
+    c.coding.coding = TrackCoding::Constant;
+    c.coding.value = constantOf(track, rotation);
+    const TrackError constant = constantError(track, c.coding.value, rotation, target);
+    c.error = constant.error;
+    c.worst_frame = constant.frame;
+    c.constant_floor = constant.error;
+    if (c.error <= target) return c;
+  }
 
   TrialScratch scratch;
-  const float pad = exponentPad(track);
+  const float pad = previous && previous->pad > 0 ? previous->pad : exponentPad(track);
+  c.pad = pad;
   Track trial, best_trial;  // the decoded values of the last attempt and of the best one
   // An attempt that fails is only compared with the target, so it stops early; one that passes
   // is always measured whole.
   auto attempt = [&](TrackCoding coding, int bits) {
     Choice a;
+    a.constant_floor = c.constant_floor;
+    a.pad = pad;
     a.coding.coding = coding;
     a.coding.bits = uint8_t(bits);
     const TrackError e =
@@ -405,6 +431,8 @@ Choice chooseCoding(const TrackView& view, bool rotation, float target,
   if (auto e = narrowest(TrackCoding::Exponent, 1, kExpMaxBits)) return *e;
   Choice lossless;
   lossless.coding.coding = TrackCoding::Lossless;
+  lossless.constant_floor = c.constant_floor;
+  lossless.pad = pad;
   return lossless;
 }
 
@@ -607,21 +635,21 @@ CookedCodedStream encodeStream(const std::vector<TrackView>& tracks,
   std::vector<size_t> coded;  // the joints whose tracks are not constant
   for (size_t j = 0; j < joints; ++j)
     if (choices[j].coding.coding != TrackCoding::Constant) coded.push_back(j);
-  std::vector<float> pads(joints, 1.f);
-  parallelFor(0, int(coded.size()), jobs,
-              [&](int i) { pads[coded[size_t(i)]] = exponentPad(tracks[coded[size_t(i)]]); });
   std::vector<std::vector<std::vector<uint8_t>>> blobs(joints,
                                                        std::vector<std::vector<uint8_t>>(segments));
+  // Segment after segment, each across the tracks: a segment's frames are read from the
+  // frame-major stream while its cache lines, which hold every joint's values, are still cached.
   parallelFor(0, int(coded.size() * segments), jobs, [&](int item) {
-    const size_t j = coded[size_t(item) / segments], s = size_t(item) % segments;
+    const size_t j = coded[size_t(item) % coded.size()], s = size_t(item) / coded.size();
     const CookedTrack& coding = choices[j].coding;
+    if (!(choices[j].pad > 0)) throw std::logic_error("a coded track's choice lacks its pad");
     const size_t vertex = size_t(vertexBytes(coding.coding, rotation));
     // Each thread's scratch, kept from one segment to the next.
     thread_local std::vector<float> values;
     thread_local std::vector<uint8_t> filtered, encoded;
     const size_t first = s * segment_frames;
     const size_t n = std::min<size_t>(segment_frames, frames - first);
-    filterTrack(tracks[j], first, n, coding, rotation, pads[j], values, filtered);
+    filterTrack(tracks[j], first, n, coding, rotation, choices[j].pad, values, filtered);
     encoded.resize(meshopt_encodeVertexBufferBound(n, vertex));
     const size_t size =
         meshopt_encodeVertexBuffer(encoded.data(), encoded.size(), filtered.data(), n, vertex);
@@ -767,9 +795,12 @@ void compressPoses(CookedDatabase& db, const CompressionSettings& settings, int 
   for (size_t j = 0; j < joints; ++j) rot_target[j] = tolerance * kShare / lever[j];
   // Slot j: joint j's rotations; slot joints + j: its translations.
   auto decoded = std::make_unique<DecodedSlots>(2 * joints, frames);
-  auto choose = [&](bool is_rot, size_t j, float target, int trial_jobs = 1) {
-    return is_rot ? chooseCoding(rot[j], true, target, decoded.get(), j, trial_jobs)
-                  : chooseCoding(pos[j], false, target, decoded.get(), joints + j, trial_jobs);
+  // `trial_jobs` > 1 for a track chosen again (`previous`, its last choice), alone.
+  auto choose = [&](bool is_rot, size_t j, float target, int trial_jobs = 1,
+                    const Choice* previous = nullptr) {
+    return is_rot ? chooseCoding(rot[j], true, target, decoded.get(), j, trial_jobs, previous)
+                  : chooseCoding(pos[j], false, target, decoded.get(), joints + j, trial_jobs,
+                                 previous);
   };
   std::vector<Choice> rot_choice(joints), pos_choice(joints);
   // A track a piece of work (not a joint's two), so that the threads end closer together.
@@ -820,11 +851,11 @@ void compressPoses(CookedDatabase& db, const CompressionSettings& settings, int 
     for (const auto& [is_rot, j] : tighten) {
       Choice& c = is_rot ? rot_choice[j] : pos_choice[j];
       if (last_round) {
-        c = choose(is_rot, j, 0.f, jobs);  // exact
+        c = choose(is_rot, j, 0.f, jobs, &c);  // exact
       } else {
         float& target = is_rot ? rot_target[j] : pos_target[j];
         target = std::min(target, c.error) * 0.5f;
-        c = choose(is_rot, j, target, jobs);
+        c = choose(is_rot, j, target, jobs, &c);
       }
     }
     std::vector<uint8_t> changed(joints, 0);
@@ -835,8 +866,8 @@ void compressPoses(CookedDatabase& db, const CompressionSettings& settings, int 
       for (size_t d = 0; d < joints; ++d)
         if (fk.joint_max[d] > tolerance)
           for (int a = int(d); a >= 0; a = parents[size_t(a)]) {
-            rot_choice[size_t(a)] = choose(true, size_t(a), 0.f, jobs);
-            pos_choice[size_t(a)] = choose(false, size_t(a), 0.f, jobs);
+            rot_choice[size_t(a)] = choose(true, size_t(a), 0.f, jobs, &rot_choice[size_t(a)]);
+            pos_choice[size_t(a)] = choose(false, size_t(a), 0.f, jobs, &pos_choice[size_t(a)]);
           }
       fk = measure();
       break;
