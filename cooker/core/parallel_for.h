@@ -1,6 +1,8 @@
 // The cooker's one way to spread independent work over threads.
 #pragma once
 
+#include "core/worker_pool.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
@@ -17,9 +19,10 @@ inline std::pair<size_t, size_t> partOf(size_t count, int n, int i) {
   return {count * size_t(i) / size_t(n), count * size_t(i + 1) / size_t(n)};
 }
 
-// Runs work(i) for i in [first, count) on `jobs` threads (at least one). Work is taken in index
-// order, and after a failure no new index is started, so every index below the first failing one
-// has run: the error rethrown (the lowest failing index) is the same for any thread count.
+// Runs work(i) for i in [first, count) on `jobs` threads (at least one): the caller's and the
+// worker pool's (worker_pool.h). Work is taken in index order, and after a failure no new index is
+// started, so every index below the first failing one has run: the error rethrown (the lowest
+// failing index) is the same for any thread count.
 template <typename Work>
 void parallelFor(int first, int count, int jobs, Work work) {
   std::vector<std::exception_ptr> errors(static_cast<size_t>(std::max(count, 0)));
@@ -36,10 +39,17 @@ void parallelFor(int first, int count, int jobs, Work work) {
     }
   };
   const int threads = std::max(1, std::min(jobs, count - first));
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
+  using Worker = decltype(worker);
+  if (threads > 1 && !runOnWorkerPool(
+                         threads - 1, [](void* w) { (*static_cast<Worker*>(w))(); }, &worker)) {
+    // The pool is taken (this runs inside another parallelFor's work): threads of its own.
+    std::vector<std::thread> helpers;
+    for (int t = 1; t < threads; ++t) helpers.emplace_back(worker);
+    worker();
+    for (auto& t : helpers) t.join();
+  } else if (threads == 1) {
+    worker();
+  }
   for (auto& e : errors)
     if (e) std::rethrow_exception(e);
 }
