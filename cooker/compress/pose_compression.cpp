@@ -682,24 +682,37 @@ void checkSetting(bool ok, const std::string& key, const std::string& rule) {
   if (!ok) throw InputError("compression." + key + " " + rule);
 }
 
-// Velocities: each track on its own, within the tolerance at every frame. The stream's worst
-// error is the first joint, in joint order, with the largest error, at that track's first frame
-// with it.
-CookedCodedStream codeVelocities(const std::vector<glm::vec3>& values, float tolerance,
-                                 uint32_t segment_frames, size_t frames, size_t joints, int jobs) {
-  const std::vector<TrackView> tracks = viewsOf(values, frames, joints);
-  std::vector<Choice> choices(joints);
-  parallelFor(0, int(joints), jobs, [&](int j) {
-    choices[size_t(j)] = chooseCoding(tracks[size_t(j)], false, tolerance);
+// The velocities and the angular velocities: each track on its own, within its stream's
+// tolerance at every frame. Both streams' tracks are chosen in one parallelFor, the angular ones
+// (all of them moving, the costlier) first, so that the threads end together rather than twice.
+// A stream's worst error is the first joint, in joint order, with the largest error, at that
+// track's first frame with it. `release(s)` is called for each stream once it is coded.
+template <typename Release>
+void codeVelocities(CookedDatabase& db, const CompressionSettings& settings,
+                    uint32_t segment_frames, int jobs, Release release) {
+  const size_t frames = db.frame_count, joints = db.joint_count;
+  const std::vector<TrackView> tracks[2] = {viewsOf(db.local_angular_velocities, frames, joints),
+                                            viewsOf(db.local_velocities, frames, joints)};
+  const float tolerance[2] = {float(settings.angular_velocity_tolerance),
+                              float(settings.velocity_tolerance)};
+  const int stream_of[2] = {kStreamAngularVelocities, kStreamVelocities};
+  std::vector<Choice> choices[2] = {std::vector<Choice>(joints), std::vector<Choice>(joints)};
+  parallelFor(0, int(2 * joints), jobs, [&](int t) {
+    const size_t s = size_t(t) / joints, j = size_t(t) % joints;
+    choices[s][j] = chooseCoding(tracks[s][j], false, tolerance[s]);
   });
-  CookedCodedStream stream = encodeStream(tracks, choices, false, segment_frames, frames, jobs);
-  for (size_t j = 0; j < joints; ++j)
-    if (choices[j].error > stream.max_error) {
-      stream.max_error = choices[j].error;
-      stream.worst_joint = int(j);
-      stream.worst_frame = choices[j].worst_frame;
-    }
-  return stream;
+  for (int s : {1, 0}) {  // the velocities first, as the stream order has them
+    CookedCodedStream stream =
+        encodeStream(tracks[s], choices[s], false, segment_frames, frames, jobs);
+    for (size_t j = 0; j < joints; ++j)
+      if (choices[s][j].error > stream.max_error) {
+        stream.max_error = choices[s][j].error;
+        stream.worst_joint = int(j);
+        stream.worst_frame = choices[s][j].worst_frame;
+      }
+    db.pose_coding.streams[size_t(stream_of[s])] = std::move(stream);
+    release(stream_of[s]);
+  }
 }
 
 }  // namespace
@@ -775,14 +788,9 @@ void compressPoses(CookedDatabase& db, const CompressionSettings& settings, int 
   coding.angular_velocity_tolerance = float(settings.angular_velocity_tolerance);
   // The velocities first: each track is checked on its own, and a cook that releases their raw
   // streams then holds less while the rotations and translations are checked together.
-  coding.streams[kStreamVelocities] =
-      codeVelocities(db.local_velocities, float(settings.velocity_tolerance), segment_frames,
-                     frames, joints, jobs);
-  release(db.local_velocities);
-  coding.streams[kStreamAngularVelocities] =
-      codeVelocities(db.local_angular_velocities, float(settings.angular_velocity_tolerance),
-                     segment_frames, frames, joints, jobs);
-  release(db.local_angular_velocities);
+  codeVelocities(db, settings, segment_frames, jobs, [&](int stream) {
+    release(stream == kStreamVelocities ? db.local_velocities : db.local_angular_velocities);
+  });
 
   const std::vector<TrackView> rot = viewsOf(db.local_rotations, frames, joints);
   const std::vector<TrackView> pos = viewsOf(db.local_translations, frames, joints);
