@@ -18,6 +18,7 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 #include <type_traits>
@@ -53,10 +54,11 @@ class TrackView {
     const glm::vec3& v = vectors_[frame * joints_];
     return glm::vec4(v.x, v.y, v.z, 0.f);
   }
-  // The whole track, contiguous: for the passes that read it many times. With `jobs` > 1 the
-  // frames are gathered by that many threads (a strided read of the stream, bound by memory).
-  Track copy(int jobs = 1) const {
-    Track track(frames_);
+  // The whole track, contiguous, into `track`: for the passes that read it many times. With
+  // `jobs` > 1 the frames are gathered by that many threads (a strided read of the stream, bound
+  // by memory).
+  void copyTo(Track& track, int jobs = 1) const {
+    track.resize(frames_);
     constexpr size_t kPartFrames = 8192;
     const size_t parts = (frames_ + kPartFrames - 1) / kPartFrames;
     auto gather = [&](size_t p) {
@@ -67,7 +69,6 @@ class TrackView {
       for (size_t p = 0; p < parts; ++p) gather(p);
     else
       parallelFor(0, int(parts), jobs, [&](int p) { gather(size_t(p)); });
-    return track;
   }
 
  private:
@@ -359,15 +360,46 @@ int firstWidth(TrackCoding coding, bool rotation, float pad, float target, int l
   return int(std::clamp(bits, double(lo), double(hi)));
 }
 
+// chooseCoding's buffers, a track's frames each: the track, and the decoded values of its last
+// trial and of its best one.
+struct ChoiceScratch {
+  Track track, trial, best_trial;
+  TrialScratch coding;
+};
+
+// ChoiceScratches kept from one chooseCoding to the next, one for each call running at once. A
+// cook chooses about a hundred tracks of up to hundreds of thousands of frames: buffers allocated
+// for each call went back to the system and were faulted in and zeroed again by the next, which
+// was most of a coded cook's system time.
+class ScratchShelf {
+ public:
+  std::unique_ptr<ChoiceScratch> take() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (free_.empty()) return std::make_unique<ChoiceScratch>();
+    std::unique_ptr<ChoiceScratch> s = std::move(free_.back());
+    free_.pop_back();
+    return s;
+  }
+  void give(std::unique_ptr<ChoiceScratch> s) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    free_.push_back(std::move(s));
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<ChoiceScratch>> free_;
+};
+
 // The cheapest coding of a track whose error is at most `target`. With `slots`, a track coded
 // with a filter keeps its decoded values in the slot of track `slot_track`.
 // `jobs`: threads for the copy of the track and for each trial coding (codeAndMeasure).
 // `previous`: this track's choice for a larger target, whose facts it reuses: a constant whose
 // error's floor exceeds `target` fails again, and is not made and measured again.
-Choice chooseCoding(const TrackView& view, bool rotation, float target,
+Choice chooseCoding(const TrackView& view, bool rotation, float target, ChoiceScratch& buffers,
                     DecodedSlots* slots = nullptr, size_t slot_track = 0, int jobs = 1,
                     const Choice* previous = nullptr) {
-  const Track track = view.copy(jobs);
+  Track& track = buffers.track;
+  view.copyTo(track, jobs);
   Choice c;
   if (previous && previous->constant_floor > target) {
     c.constant_floor = previous->constant_floor;
@@ -381,10 +413,10 @@ Choice chooseCoding(const TrackView& view, bool rotation, float target,
     if (c.error <= target) return c;
   }
 
-  TrialScratch scratch;
+  TrialScratch& scratch = buffers.coding;
   const float pad = previous && previous->pad > 0 ? previous->pad : exponentPad(track);
   c.pad = pad;
-  Track trial, best_trial;  // the decoded values of the last attempt and of the best one
+  Track &trial = buffers.trial, &best_trial = buffers.best_trial;
   // An attempt that fails is only compared with the target, so it stops early; one that passes
   // is always measured whole.
   auto attempt = [&](TrackCoding coding, int bits) {
@@ -689,7 +721,7 @@ void checkSetting(bool ok, const std::string& key, const std::string& rule) {
 // track's first frame with it. `release(s)` is called for each stream once it is coded.
 template <typename Release>
 void codeVelocities(CookedDatabase& db, const CompressionSettings& settings,
-                    uint32_t segment_frames, int jobs, Release release) {
+                    uint32_t segment_frames, int jobs, ScratchShelf& shelf, Release release) {
   const size_t frames = db.frame_count, joints = db.joint_count;
   const std::vector<TrackView> tracks[2] = {viewsOf(db.local_angular_velocities, frames, joints),
                                             viewsOf(db.local_velocities, frames, joints)};
@@ -699,7 +731,9 @@ void codeVelocities(CookedDatabase& db, const CompressionSettings& settings,
   std::vector<Choice> choices[2] = {std::vector<Choice>(joints), std::vector<Choice>(joints)};
   parallelFor(0, int(2 * joints), jobs, [&](int t) {
     const size_t s = size_t(t) / joints, j = size_t(t) % joints;
-    choices[s][j] = chooseCoding(tracks[s][j], false, tolerance[s]);
+    std::unique_ptr<ChoiceScratch> buffers = shelf.take();
+    choices[s][j] = chooseCoding(tracks[s][j], false, tolerance[s], *buffers);
+    shelf.give(std::move(buffers));
   });
   for (int s : {1, 0}) {  // the velocities first, as the stream order has them
     CookedCodedStream stream =
@@ -788,7 +822,8 @@ void compressPoses(CookedDatabase& db, const CompressionSettings& settings, int 
   coding.angular_velocity_tolerance = float(settings.angular_velocity_tolerance);
   // The velocities first: each track is checked on its own, and a cook that releases their raw
   // streams then holds less while the rotations and translations are checked together.
-  codeVelocities(db, settings, segment_frames, jobs, [&](int stream) {
+  ScratchShelf shelf;
+  codeVelocities(db, settings, segment_frames, jobs, shelf, [&](int stream) {
     release(stream == kStreamVelocities ? db.local_velocities : db.local_angular_velocities);
   });
 
@@ -806,9 +841,13 @@ void compressPoses(CookedDatabase& db, const CompressionSettings& settings, int 
   // `trial_jobs` > 1 for a track chosen again (`previous`, its last choice), alone.
   auto choose = [&](bool is_rot, size_t j, float target, int trial_jobs = 1,
                     const Choice* previous = nullptr) {
-    return is_rot ? chooseCoding(rot[j], true, target, decoded.get(), j, trial_jobs, previous)
-                  : chooseCoding(pos[j], false, target, decoded.get(), joints + j, trial_jobs,
-                                 previous);
+    std::unique_ptr<ChoiceScratch> buffers = shelf.take();
+    Choice c = is_rot ? chooseCoding(rot[j], true, target, *buffers, decoded.get(), j, trial_jobs,
+                                     previous)
+                      : chooseCoding(pos[j], false, target, *buffers, decoded.get(), joints + j,
+                                     trial_jobs, previous);
+    shelf.give(std::move(buffers));
+    return c;
   };
   std::vector<Choice> rot_choice(joints), pos_choice(joints);
   // A track a piece of work (not a joint's two), so that the threads end closer together.
