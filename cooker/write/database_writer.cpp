@@ -241,7 +241,14 @@ Offset<flatbuffers::Vector<const fb::RootFrame*>> writeRootMotion(
   return Offset<flatbuffers::Vector<const fb::RootFrame*>>(offset);
 }
 
-Offset<fb::CodedStream> writeCodedStream(FlatBufferBuilder& fbb, const CookedCodedStream& s) {
+void makeBytes(const void* values, size_t first, size_t count, uint8_t* out) {
+  std::memcpy(out, static_cast<const uint8_t*>(values) + first, count);
+}
+
+// With `deferred`, the coded bytes (most of a coded file) are left for the file write to copy
+// from the stream, as the raw arrays are.
+Offset<fb::CodedStream> writeCodedStream(FlatBufferBuilder& fbb, const CookedCodedStream& s,
+                                         DeferredList* deferred) {
   std::vector<fb::PoseTrack> tracks;
   tracks.reserve(s.tracks.size());
   for (const CookedTrack& t : s.tracks)
@@ -250,23 +257,36 @@ Offset<fb::CodedStream> writeCodedStream(FlatBufferBuilder& fbb, const CookedCod
   auto track_vector = fbb.CreateVectorOfStructs(tracks);
   auto offsets = fbb.CreateVector(s.segment_offsets);
   const std::span<const uint8_t> bytes = s.bytes();
-  auto data = fbb.CreateVector(bytes.data(), bytes.size());
+  Offset<flatbuffers::Vector<uint8_t>> data;
+  if (deferred && !bytes.empty()) {
+    // Laid out as CreateVector lays out bytes.
+    uint8_t* out = nullptr;
+    data = fbb.CreateUninitializedVector(bytes.size(), 1, &out);
+    deferVector(fbb, out, bytes.size(), 1, bytes.data(), makeBytes, *deferred);
+  } else {
+    data = fbb.CreateVector(bytes.data(), bytes.size());
+  }
   return fb::CreateCodedStream(fbb, track_vector, offsets, data, s.max_error, s.worst_joint,
                                s.worst_frame);
 }
 
 std::string systemReason(int error) { return std::strerror(error); }
 
-}  // namespace
-
-Offset<fb::PoseCoding> writePoseCoding(FlatBufferBuilder& fbb, const CookedPoseCoding& c) {
+Offset<fb::PoseCoding> poseCodingTable(FlatBufferBuilder& fbb, const CookedPoseCoding& c,
+                                       DeferredList* deferred) {
   std::array<Offset<fb::CodedStream>, kPoseStreamCount> streams{};
   for (int i = 0; i < kPoseStreamCount; ++i)
-    if (c.streams[i]) streams[i] = writeCodedStream(fbb, *c.streams[i]);
+    if (c.streams[i]) streams[i] = writeCodedStream(fbb, *c.streams[i], deferred);
   return fb::CreatePoseCoding(fbb, c.segment_frames, streams[kStreamRotations],
                               streams[kStreamTranslations], streams[kStreamVelocities],
                               streams[kStreamAngularVelocities], c.position_tolerance,
                               c.shell_distance, c.velocity_tolerance, c.angular_velocity_tolerance);
+}
+
+}  // namespace
+
+Offset<fb::PoseCoding> writePoseCoding(FlatBufferBuilder& fbb, const CookedPoseCoding& c) {
+  return poseCodingTable(fbb, c, nullptr);
 }
 
 namespace {
@@ -410,7 +430,7 @@ flatbuffers::DetachedBuffer buildDatabase(const CookedDatabase& db, DeferredList
   f.small_max = gpuFloatVector(fbb, db.bounds_small_max);
   f.large_min = gpuFloatVector(fbb, db.bounds_large_min);
   f.large_max = gpuFloatVector(fbb, db.bounds_large_max);
-  if (coding.anyCoded()) f.pose_coding = writePoseCoding(fbb, coding);
+  if (coding.anyCoded()) f.pose_coding = poseCodingTable(fbb, coding, deferred);
   f.required_features = coding.anyCoded() ? kFeatureCodedPoses : 0;
   finishDatabase(fbb, db, f, raw, deferred);
   return fbb.Release();

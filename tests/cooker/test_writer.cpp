@@ -397,14 +397,28 @@ std::vector<uint8_t> piecesOf(const mmdb::cook::SerializedDatabase& bytes, size_
   return all;
 }
 
-// What mmcook writes leaves the raw pose streams and the features out of the builder's buffer and
-// makes them piece by piece: the pieces, the whole and the file written are serializeDatabase's
-// bytes, for small and large streams, coded poses (features alone made) and an empty database.
+// What mmcook writes leaves the raw pose streams, the features and the coded pose bytes out of the
+// builder's buffer and makes them piece by piece: the pieces, the whole and the file written are
+// serializeDatabase's bytes, for small and large streams, coded poses and an empty database.
 TEST(Writer, AFileWriteMakesTheSameBytesFromTheDatabase) {
   mmdb::cook::CookedDatabase coded = databaseOfFrames(1000);
   coded.pose_coding.streams[mmdb::cook::kStreamRotations] = mmdb::cook::CookedCodedStream{};
   coded.pose_coding.streams[mmdb::cook::kStreamRotations]->tracks.resize(3);
   coded.pose_coding.streams[mmdb::cook::kStreamRotations]->segment_offsets = {0, 0, 0, 0};
+  // Coded bytes as the write leaves them to the file too: odd sizes (the vectors after them are
+  // aligned again), one over the 1 MiB of a piece.
+  mmdb::cook::CookedDatabase coded_bytes = databaseOfFrames(1000);
+  for (const auto& [stream, size] :
+       {std::pair{mmdb::cook::kStreamRotations, size_t{1} << 21},
+        std::pair{mmdb::cook::kStreamVelocities, size_t{7}},
+        std::pair{mmdb::cook::kStreamAngularVelocities, size_t{4099}}}) {
+    mmdb::cook::CookedCodedStream s;
+    s.tracks.resize(3);
+    s.segment_offsets = {0, uint32_t(size / 3), uint32_t(size / 2), uint32_t(size)};
+    for (size_t i = 0; i < size; ++i)  // no period: a piece made from the wrong place differs
+      s.data.push_back(uint8_t(i ^ (i >> 8) ^ (i >> 16) ^ size_t(stream)));
+    coded_bytes.pose_coding.streams[size_t(stream)] = std::move(s);
+  }
   const fs::path out = fs::temp_directory_path() / ("mmdb_pieces_" + std::to_string(::getpid()));
   struct Case {
     const char* name;
@@ -416,6 +430,7 @@ TEST(Writer, AFileWriteMakesTheSameBytesFromTheDatabase) {
                         // Over twice the 8 MiB that the write hands to the disk at a time.
                         {"100,000 frames", databaseOfFrames(100000), 25},
                         {"a coded stream", coded, 1},
+                        {"coded streams with bytes", coded_bytes, 3},
                         {"empty", mmdb::cook::CookedDatabase{}, 1}};
   for (const Case& c : cases) {
     const std::vector<uint8_t> expected = mmdb::cook::serializeDatabase(c.db);
