@@ -40,15 +40,16 @@ void parallelFor(int first, int count, int jobs, Work work) {
   };
   const int threads = std::max(1, std::min(jobs, count - first));
   using Worker = decltype(worker);
-  if (threads > 1 && !runOnWorkerPool(
-                         threads - 1, [](void* w) { (*static_cast<Worker*>(w))(); }, &worker)) {
-    // The pool is taken (this runs inside another parallelFor's work): threads of its own.
+  if (threads == 1) {
+    worker();
+  } else if (!runOnWorkerPool(
+                 threads - 1, [](void* w) { (*static_cast<Worker*>(w))(); }, &worker)) {
+    // The pool is taken (by the parallelFor whose work this runs in, or on another thread):
+    // threads of its own.
     std::vector<std::thread> helpers;
     for (int t = 1; t < threads; ++t) helpers.emplace_back(worker);
     worker();
     for (auto& t : helpers) t.join();
-  } else if (threads == 1) {
-    worker();
   }
   for (auto& e : errors)
     if (e) std::rethrow_exception(e);
