@@ -54,21 +54,10 @@ class TrackView {
     const glm::vec3& v = vectors_[frame * joints_];
     return glm::vec4(v.x, v.y, v.z, 0.f);
   }
-  // The whole track, contiguous, into `track`: for the passes that read it many times. With
-  // `jobs` > 1 the frames are gathered by that many threads (a strided read of the stream, bound
-  // by memory).
-  void copyTo(Track& track, int jobs = 1) const {
+  // The whole track, contiguous, into `track`: for the passes that read it many times.
+  void copyTo(Track& track) const {
     track.resize(frames_);
-    constexpr size_t kPartFrames = 8192;
-    const size_t parts = (frames_ + kPartFrames - 1) / kPartFrames;
-    auto gather = [&](size_t p) {
-      const size_t first = p * kPartFrames, end = std::min(frames_, first + kPartFrames);
-      for (size_t f = first; f < end; ++f) track[f] = (*this)[f];
-    };
-    if (jobs <= 1 || parts < 2)
-      for (size_t p = 0; p < parts; ++p) gather(p);
-    else
-      parallelFor(0, int(parts), jobs, [&](int p) { gather(size_t(p)); });
+    for (size_t f = 0; f < frames_; ++f) track[f] = (*this)[f];
   }
 
  private:
@@ -373,6 +362,16 @@ struct ChoiceScratch {
 // was most of a coded cook's system time.
 class ScratchShelf {
  public:
+  // choose(scratch) with a scratch taken from the shelf and given back after.
+  template <typename Choose>
+  auto with(Choose choose) {
+    std::unique_ptr<ChoiceScratch> s = take();
+    auto result = choose(*s);
+    give(std::move(s));
+    return result;
+  }
+
+ private:
   std::unique_ptr<ChoiceScratch> take() {
     std::lock_guard<std::mutex> lock(mutex_);
     if (free_.empty()) return std::make_unique<ChoiceScratch>();
@@ -384,22 +383,20 @@ class ScratchShelf {
     std::lock_guard<std::mutex> lock(mutex_);
     free_.push_back(std::move(s));
   }
-
- private:
   std::mutex mutex_;
   std::vector<std::unique_ptr<ChoiceScratch>> free_;
 };
 
 // The cheapest coding of a track whose error is at most `target`. With `slots`, a track coded
 // with a filter keeps its decoded values in the slot of track `slot_track`.
-// `jobs`: threads for the copy of the track and for each trial coding (codeAndMeasure).
+// `jobs`: threads for each trial coding (codeAndMeasure).
 // `previous`: this track's choice for a larger target, whose facts it reuses: a constant whose
 // error's floor exceeds `target` fails again, and is not made and measured again.
 Choice chooseCoding(const TrackView& view, bool rotation, float target, ChoiceScratch& buffers,
                     DecodedSlots* slots = nullptr, size_t slot_track = 0, int jobs = 1,
                     const Choice* previous = nullptr) {
   Track& track = buffers.track;
-  view.copyTo(track, jobs);
+  view.copyTo(track);
   Choice c;
   if (previous && previous->constant_floor > target) {
     c.constant_floor = previous->constant_floor;
@@ -731,9 +728,9 @@ void codeVelocities(CookedDatabase& db, const CompressionSettings& settings,
   std::vector<Choice> choices[2] = {std::vector<Choice>(joints), std::vector<Choice>(joints)};
   parallelFor(0, int(2 * joints), jobs, [&](int t) {
     const size_t s = size_t(t) / joints, j = size_t(t) % joints;
-    std::unique_ptr<ChoiceScratch> buffers = shelf.take();
-    choices[s][j] = chooseCoding(tracks[s][j], false, tolerance[s], *buffers);
-    shelf.give(std::move(buffers));
+    choices[s][j] = shelf.with([&](ChoiceScratch& buffers) {
+      return chooseCoding(tracks[s][j], false, tolerance[s], buffers);
+    });
   });
   for (int s : {1, 0}) {  // the velocities first, as the stream order has them
     CookedCodedStream stream =
@@ -841,13 +838,12 @@ void compressPoses(CookedDatabase& db, const CompressionSettings& settings, int 
   // `trial_jobs` > 1 for a track chosen again (`previous`, its last choice), alone.
   auto choose = [&](bool is_rot, size_t j, float target, int trial_jobs = 1,
                     const Choice* previous = nullptr) {
-    std::unique_ptr<ChoiceScratch> buffers = shelf.take();
-    Choice c = is_rot ? chooseCoding(rot[j], true, target, *buffers, decoded.get(), j, trial_jobs,
-                                     previous)
-                      : chooseCoding(pos[j], false, target, *buffers, decoded.get(), joints + j,
-                                     trial_jobs, previous);
-    shelf.give(std::move(buffers));
-    return c;
+    return shelf.with([&](ChoiceScratch& buffers) {
+      return is_rot ? chooseCoding(rot[j], true, target, buffers, decoded.get(), j, trial_jobs,
+                                   previous)
+                    : chooseCoding(pos[j], false, target, buffers, decoded.get(), joints + j,
+                                   trial_jobs, previous);
+    });
   };
   std::vector<Choice> rot_choice(joints), pos_choice(joints);
   // A track a piece of work (not a joint's two), so that the threads end closer together.
