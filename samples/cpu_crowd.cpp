@@ -59,6 +59,9 @@ class CpuCrowdRun {
 
   int run() {
     const long ticks = std::lround(options_.seconds / kTickSeconds);
+    mmdb::Result<mmdb::MotionMeter> meter = mmdb::MotionMeter::create(crowd_);
+    if (!report(meter.error(), "measuring the motion")) return kExitInternal;
+    meter.value().reserve(uint64_t(std::max(ticks, 0L)));
     for (long tick = 0; tick < ticks; ++tick) {
       const double time = double(tick) * kTickSeconds;
       if (!set_inputs(time, tick == 0)) return kExitInternal;
@@ -67,8 +70,12 @@ class CpuCrowdRun {
       if (!report(crowd_.beginStep(float(kTickSeconds)), "starting a step")) return kExitInternal;
       if (!search(time, achieved)) return failure_;
       if (!report(crowd_.endStep(), "playing a step")) return kExitInternal;
+      if (!report(meter.value().record(crowd_, float(kTickSeconds)), "measuring the motion"))
+        return kExitInternal;
       finish(tick, achieved);
     }
+    stats_.motion = meter.value().total();
+    stats_.slides = meter.value().clipSlides();
     return kExitSuccess;
   }
 

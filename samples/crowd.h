@@ -9,6 +9,7 @@
 #include <mmdb/controller.h>
 #include <mmdb/crowd.h>
 #include <mmdb/database.h>
+#include <mmdb/motion_measures.h>
 #include <mmdb/stick_script.h>
 
 #include <glm/vec2.hpp>
@@ -45,7 +46,13 @@ struct PlaybackStats {
   uint64_t transitions = 0;     // inertialized switches
   double hip_height_sum = 0.0;  // model-space hip height, summed over characters and ticks
   uint64_t hip_height_samples = 0;
+  mmdb::MotionMeasures motion;          // the motion measures of the run (mmdb::MotionMeter)
+  std::vector<mmdb::ClipSlide> slides;  // clips whose planted feet drift most, worst first
 };
+
+// Prints the motion measures of a run: foot slide, pose continuity, switches, trajectory error
+// and responsiveness (docs/review.md "Motion measures"), and the clips where feet slide most.
+void print_motion(const mmdb::Database& db, const PlaybackStats& stats);
 
 // The log's reason for a search of the runtime's crowds (mmdb::Crowd, mmdb::gpu::Crowd): a forced
 // search is the sample's only force, the stick's sharp turn.

@@ -69,6 +69,55 @@ bool write_plot(const SampleOptions& options, const TrajectoryTrace& trace) {
   return true;
 }
 
+const char* joint_name(const mmdb::Database& db, int32_t joint) {
+  static std::string name;
+  name = joint >= 0 ? std::string(db.jointName(uint32_t(joint))) : std::string("-");
+  return name.c_str();
+}
+
+}  // namespace
+
+void print_motion(const mmdb::Database& db, const PlaybackStats& stats) {
+  const mmdb::MotionMeasures& m = stats.motion;
+  std::printf(
+      "motion: planted toes slide p50 %.1f mm, p90 %.1f mm, max %.1f mm per step; %llu contact "
+      "phases, %.1f%% drift over 21 mm (p50 %.1f mm, p90 %.1f mm)\n",
+      m.planted_slide_mm.p50, m.planted_slide_mm.p90, m.planted_slide_mm.max,
+      static_cast<unsigned long long>(m.phase_drift_mm.count), 100.0 * m.phase_share_over_limit,
+      m.phase_drift_mm.p50, m.phase_drift_mm.p90);
+  for (int w : {mmdb::kAtSwitch, mmdb::kElsewhere})
+    std::printf(
+        "motion: %s: largest joint step %.1f mm, %.2fx the clips' (%s), acceleration %.0f "
+        "m/s^2\n",
+        w == mmdb::kAtSwitch ? "within 0.6 s of a switch" : "elsewhere", m.max_joint_step_mm[w],
+        m.max_step_ratio[w], joint_name(db, m.worst_joint[w]), m.max_acceleration[w]);
+  const auto& r = m.switches_by_reason;
+  std::printf(
+      "motion: %.2f switches per character-second (%llu: %llu periodic, %llu range end, %llu "
+      "forced), %llu continuations, %llu held by the cooldown\n",
+      m.switch_rate, static_cast<unsigned long long>(m.switches),
+      static_cast<unsigned long long>(r[size_t(mmdb::SearchReason::Periodic)]),
+      static_cast<unsigned long long>(r[size_t(mmdb::SearchReason::RangeEnd)]),
+      static_cast<unsigned long long>(r[size_t(mmdb::SearchReason::Forced)]),
+      static_cast<unsigned long long>(m.continuations), static_cast<unsigned long long>(m.held));
+  std::printf(
+      "motion: trajectory error mean %.3f m, p95 %.3f m; %llu sharp turns answered in p50 %.2f "
+      "s, p90 %.2f s (%llu missed)\n",
+      m.trajectory_error_m.mean, m.trajectory_error_m.p95,
+      static_cast<unsigned long long>(m.sharp_turns), m.response_s.p50, m.response_s.p90,
+      static_cast<unsigned long long>(m.responses_missed));
+  for (size_t i = 0; i < stats.slides.size() && i < 3; ++i) {
+    const mmdb::ClipSlide& s = stats.slides[i];
+    if (s.over_limit == 0) break;
+    std::printf("motion: feet slide in clip %s: %llu of %llu phases over 21 mm, mean %.1f mm\n",
+                std::string(db.clip(s.clip).name).c_str(),
+                static_cast<unsigned long long>(s.over_limit),
+                static_cast<unsigned long long>(s.phases), s.mean_drift_mm);
+  }
+}
+
+namespace {
+
 int run(const SampleOptions& options) {
   const mmdb::Result<mmdb::Database> opened = mmdb::Database::open(options.database_path.c_str());
   if (!opened) {
@@ -128,6 +177,7 @@ int run(const SampleOptions& options) {
     std::printf("playback: %llu inertialized transitions, mean hip height %.3f m\n",
                 static_cast<unsigned long long>(stats.transitions),
                 stats.hip_height_samples ? stats.hip_height_sum / stats.hip_height_samples : 0.0);
+    print_motion(db, stats);
   }
   return write_plot(options, trace) ? kExitSuccess : kExitBadInput;
 }

@@ -129,6 +129,10 @@ ClipMotion cookClipMotion(RawClip clip, const SkeletonRoles& roles,
   contacts.speed_threshold = settings.contact_speed_threshold;
   contacts.median_frames = settings.contact_median_frames;
   m.contacts = contacts.run(toe_speeds);
+  // Features and contacts are taken above, from the stripped pose as the reference takes them;
+  // a root bone is anchored to the simulation root only in the pose streams played back.
+  if (hasRootBone(clip.skeleton, roles.joint(Role::Hips)))
+    anchorRootBone(clip, settings.frame_rate, m.velocities, m.angular_velocities);
   // A degenerate pose must not poison the whole database's normalization.
   for (size_t i = 0; i < m.features.size(); ++i)
     if (!std::isfinite(m.features[i]))

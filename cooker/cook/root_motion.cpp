@@ -93,4 +93,48 @@ void stripRootMotion(RawClip& clip, const std::vector<CookedRootFrame>& root) {
   }
 }
 
+bool hasRootBone(const Skeleton& skeleton, int hips) {
+  if (hips <= 0 || size_t(hips) >= skeleton.parents.size()) return false;
+  int j = hips;
+  while (skeleton.parents[size_t(j)] >= 0) j = skeleton.parents[size_t(j)];
+  return j == 0;
+}
+
+void anchorRootBone(RawClip& clip, double frame_rate, std::vector<glm::vec3>& velocities,
+                    std::vector<glm::vec3>& angular_velocities) {
+  const size_t joints = clip.skeleton.names.size();
+  const size_t n = size_t(clip.frame_count);
+  std::vector<size_t> children;
+  for (size_t j = 1; j < joints; ++j)
+    if (clip.skeleton.parents[j] == 0) children.push_back(j);
+  for (size_t f = 0; f < n; ++f) {
+    const size_t base = f * joints;
+    const glm::quat r0 = clip.rotations[base];
+    const glm::vec3 t0 = clip.translations[base];
+    for (const size_t c : children) {
+      clip.translations[base + c] = t0 + r0 * clip.translations[base + c];
+      clip.rotations[base + c] = r0 * clip.rotations[base + c];
+    }
+    clip.rotations[base] = glm::quat(1, 0, 0, 0);
+    clip.translations[base] = glm::vec3(0);
+    velocities[base] = glm::vec3(0);
+    angular_velocities[base] = glm::vec3(0);
+  }
+  // The children's velocities from their new tracks, one joint at a time.
+  std::vector<glm::vec3> track(n);
+  std::vector<glm::quat> turns(n);
+  for (const size_t c : children) {
+    for (size_t f = 0; f < n; ++f) {
+      track[f] = clip.translations[f * joints + c];
+      turns[f] = clip.rotations[f * joints + c];
+    }
+    const std::vector<glm::vec3> v = linearVelocities(track, 1, frame_rate);
+    const std::vector<glm::vec3> w = angularVelocities(turns, 1, frame_rate);
+    for (size_t f = 0; f < n; ++f) {
+      velocities[f * joints + c] = v[f];
+      angular_velocities[f * joints + c] = w[f];
+    }
+  }
+}
+
 }  // namespace mmdb::cook

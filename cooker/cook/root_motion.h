@@ -45,4 +45,18 @@ std::vector<glm::vec3> projectedFacing(const RawClip& clip, int joint, const glm
 // t' = inverse(R) * (t - p), r' = inverse(R) * r.
 void stripRootMotion(RawClip& clip, const std::vector<CookedRootFrame>& root);
 
+// Whether joint 0 is a root bone above the hips (the hips role joint descends from it and is not
+// it), as in skeletons whose first joint sits at the origin or follows the character on the
+// ground.
+bool hasRootBone(const Skeleton& skeleton, int hips);
+
+// For a skeleton with a root bone, after stripping: the root bone plays the simulation root.
+// Joint 0 becomes the identity in every frame and its children are re-expressed against it, so
+// that every other joint keeps its pose relative to the simulation root; the velocities of joint
+// 0 (zero) and its children (by the same central differences) are made again. Left as it was,
+// joint 0 holds the inverse of the root's whole trajectory and its children metres of
+// translation, which a transition's offsets, blended joint by joint, swing through the blend.
+void anchorRootBone(RawClip& clip, double frame_rate, std::vector<glm::vec3>& velocities,
+                    std::vector<glm::vec3>& angular_velocities);
+
 }  // namespace mmdb::cook

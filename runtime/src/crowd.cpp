@@ -439,7 +439,12 @@ Status Crowd::resolve(uint32_t c, const SearchResult& found) noexcept {
 
 // The sample, inertialize and fk passes: the pose shown.
 Status Crowd::pose(uint32_t c) noexcept {
-  const CrowdCharacter& ch = characters_[c];
+  CrowdCharacter& ch = characters_[c];
+  {
+    const ClipInfo clip = db_->clip(ch.clip);
+    const float key = std::floor(std::fmax(ch.clip_time * db_->frameRate(), 0.f));
+    ch.shown_frame = clip.first_frame + uint32_t(std::min(key, float(clip.frame_count - 1)));
+  }
   SamplePoseJob pose;
   pose.database = db_;
   pose.poses = poses_;

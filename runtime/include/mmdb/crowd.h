@@ -64,9 +64,13 @@ inline constexpr uint32_t kNoFrame = 0xFFFFFFFFu;
 struct Decision {
   SearchReason reason = SearchReason::None;  // None: did not search this step
   bool switched = false;                     // started an inertialized transition to `frame`
-  uint32_t frame = 0;    // the last search's winner (global), kNoFrame when it found none
-  float cost = 0;        // its cost
-  uint32_t playing = 0;  // global frame playing after the step
+  uint32_t frame = 0;      // the last search's winner (global), kNoFrame when it found none
+  float cost = 0;          // its cost
+  uint32_t playing = 0;    // global frame playing after the step
+  bool continued = false;  // the winner was the playing clip a little ahead: playback went on
+                           // without a switch (CrowdSettings::continue_window)
+  bool held = false;       // the winner was refused by the jump cooldown (CrowdSettings::
+                           // jump_cooldown): playback went on
 };
 
 // The settings of mmdb::gpu::CrowdSettings that decide and play, with the same names and
@@ -104,6 +108,9 @@ struct CrowdCharacter {
   uint32_t last_winner = 0;    // global frame the last search returned (kNoFrame: none)
   float last_cost = 0;         // its cost
   uint32_t search_count = 0;   // searches since creation
+  uint32_t shown_frame = 0;    // global frame of the pose shown after the last step (the key at
+                               // or below the clip time it was sampled at): its contacts are the
+                               // shown pose's (Database::contacts())
 };
 
 class Crowd {
@@ -128,6 +135,9 @@ class Crowd {
   uint32_t characterCount() const noexcept { return count_; }
   uint32_t jointCount() const noexcept { return joints_; }
   const CrowdSettings& settings() const noexcept { return settings_; }
+  const Database& database() const noexcept { return *db_; }  // create()'s; not for an empty one
+  // Every frame of the pose streams the crowd plays (the file's, create()'s, or decoded).
+  const PoseView& poses() const noexcept { return poses_; }
 
   // Inputs of the next step, kept until changed (forceSearch: one step). InvalidArgument, naming
   // the index and the count, for a character index of characterCount() or more, or for a stick

@@ -4,6 +4,7 @@
 #include "mmdb/controller.h"
 #include "mmdb/crowd.h"
 #include "mmdb/database.h"
+#include "mmdb/motion_measures.h"
 #include "mmdb/playback.h"
 #include "mmdb/result.h"
 #include "mmdb/search.h"
