@@ -66,12 +66,45 @@ void main() {
   characters[c].sim_angular_velocity = vec4(s.angular_velocity, 0.0);
 
   bool playing = (ch.flags & kCharacterPlaying) != 0u;
+  uint flags = ch.flags & ~(kCharacterInputChanging | kCharacterForcePending | kCharacterHeld);
+
+  // The stick settles: it changed sharply in the last step and no longer does (mmdb::Crowd).
+  bool settled = false;
+  if (params.dt > 0.0) {
+    vec3 velocity = vec3(inp.desired_velocity.x, 0.0, inp.desired_velocity.z);
+    vec3 facing = vec3(inp.desired_facing.x, 0.0, inp.desired_facing.z);
+    vec3 last_facing = ch.input_facing.xyz;
+    if (facing.x * facing.x + facing.z * facing.z <= 1e-12) facing = last_facing;
+    vec3 change = velocity - ch.input_velocity.xyz;
+    precise float dot_facing = last_facing.x * facing.x + last_facing.z * facing.z;
+    precise float lengths = sqrt((last_facing.x * last_facing.x + last_facing.z * last_facing.z) *
+                                 (facing.x * facing.x + facing.z * facing.z));
+    precise float change_squared = change.x * change.x + change.z * change.z;
+    bool changing = change_squared > params.settle_velocity_squared ||
+                    dot_facing < params.settle_cos_limit * lengths;
+    settled = (params.policies & kPolicySearchWhenSettled) != 0u && playing &&
+              (ch.flags & kCharacterInputChanging) != 0u && !changing;
+    if (playing && changing) flags |= kCharacterInputChanging;
+    characters[c].input_velocity = vec4(velocity, 0.0);
+    characters[c].input_facing = vec4(facing, 0.0);
+  } else {
+    flags |= ch.flags & kCharacterInputChanging;
+  }
+
   uint frame = ch.current_frame;
   uint reason = kReasonNone;
+  bool forced = inp.force_search != 0u || (ch.flags & kCharacterForcePending) != 0u || settled;
   if (!playing) reason = kReasonStart;
   else if (lastOfRange(frame) || frame + 1u >= ch.clip_first + ch.clip_count) reason = kReasonRangeEnd;
-  else if (inp.force_search != 0u) reason = kReasonForced;
+  else if (forced) reason = kReasonForced;
   else if (ch.search_timer <= 0) reason = kReasonPeriodic;  // whole steps: no float drift
+  // The jump cooldown: a periodic or forced search waits for it to end; a forced one is kept.
+  if ((reason == kReasonForced || reason == kReasonPeriodic) && ch.since_switch < params.jump_cooldown) {
+    flags |= kCharacterHeld;
+    if (reason == kReasonForced) flags |= kCharacterForcePending;
+    reason = kReasonNone;
+  }
+  characters[c].flags = flags;
   results[c].reason = reason;
   if (reason == kReasonNone) return;
 

@@ -76,6 +76,8 @@ void main() {
   uint reason = results[c].reason;
   if (reason == kReasonNone) return;  // uniform across the workgroup
   bool seeded = reason >= kReasonForced;
+  // A range end that moves on skips the frames around the playing one, unseeded.
+  bool skip_near = seeded || (reason == kReasonRangeEnd && (params.policies & kPolicyRangeEndMovesOn) != 0u);
 
   uint vec_count = params.feature_stride / 4u;
   if (tid < vec_count) {
@@ -109,7 +111,7 @@ void main() {
       }
       uint f = chunk + tid;
       uint distance = f > current ? f - current : current - f;
-      if (f < end && !(seeded && distance < uint(params.neighbourhood_frames))) {
+      if (f < end && !(skip_near && distance < uint(params.neighbourhood_frames))) {
         float limit = min(best_cost, fromOrderedBits(workgroup_best));
         precise float box = pruning ? box_bounds[f / params.bounds_size - first_box] + bias : 0.0;
         if (!pruning || !(box > limit)) {

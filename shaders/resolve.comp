@@ -41,7 +41,8 @@ void main() {
   if (c >= params.character_count) return;
   CrowdCharacter ch = characters[c];
   MatchResult result = results[c];
-  uint flags = ch.flags & kCharacterPlaying;
+  // build_query's bits of this step stay; the others are this pass's.
+  uint flags = ch.flags & (kCharacterPlaying | kCharacterInputChanging | kCharacterForcePending | kCharacterHeld);
 
   if (result.reason != kReasonNone) {
     flags |= kCharacterSearched;
@@ -52,7 +53,13 @@ void main() {
     ch.last_winner = result.frame;
     ch.last_cost = result.cost;
     bool playing = (ch.flags & kCharacterPlaying) != 0u;
-    if (result.frame != kNoFrame && (!playing || result.frame != ch.current_frame)) {
+    // The continuing rule: playback reaches a winner a little ahead in the same clip by itself.
+    uint continue_frames = params.policies >> kPolicyContinueShift;
+    bool continued = playing && result.frame != kNoFrame && continue_frames > 0u &&
+                     result.frame > ch.current_frame && result.frame < ch.clip_first + ch.clip_count &&
+                     result.frame - ch.current_frame <= continue_frames;
+    if (continued) flags |= kCharacterContinued;
+    if (result.frame != kNoFrame && !continued && (!playing || result.frame != ch.current_frame)) {
       uvec2 clip = clipOf(result.frame);
       float time = float(result.frame - clip.x) / params.frame_rate;
       if (playing) {

@@ -24,6 +24,34 @@ Span<T> slice(std::vector<T>& v, size_t index, size_t count) {
 
 }  // namespace
 
+CrowdSettings CrowdSettings::reference() noexcept {
+  CrowdSettings s;
+  s.continue_window = 0.f;
+  s.jump_cooldown = 0.f;
+  s.search_when_settled = false;
+  s.range_end_moves_on = false;
+  return s;
+}
+
+SettleLimits settleLimits(float velocity_change, float rotation_change, float dt) noexcept {
+  SettleLimits l;
+  const float dv = velocity_change * dt;
+  l.velocity_squared = dv * dv;
+  const float angle = rotation_change * dt;
+  l.cos_limit = angle < 3.14159265f ? std::cos(angle) : -2.f;
+  return l;
+}
+
+uint32_t continueFrames(float continue_window, float frame_rate) noexcept {
+  return uint32_t(std::floor(continue_window * frame_rate + 1e-4f));
+}
+
+bool turnedSharply(const glm::vec3& a, const glm::vec3& b, float cos_limit) noexcept {
+  const float dot = a.x * b.x + a.z * b.z;
+  const float lengths = std::sqrt((a.x * a.x + a.z * a.z) * (b.x * b.x + b.z * b.z));
+  return dot < cos_limit * lengths;
+}
+
 Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
                             const CrowdSettings& settings, const PoseView& poses) noexcept {
   if (!db.valid() || db.frameCount() == 0 || db.jointCount() == 0 || db.clipCount() == 0)
@@ -53,6 +81,17 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
     return Error::format(ErrorCode::InvalidArgument,
                          "Crowd::create: search_interval_ticks %u is over 2^30 steps",
                          settings.search_interval_ticks);
+  const struct {
+    const char* name;
+    float value;
+  } policies[] = {{"continue_window", settings.continue_window},
+                  {"jump_cooldown", settings.jump_cooldown},
+                  {"settle_velocity_change", settings.settle_velocity_change},
+                  {"settle_rotation_change", settings.settle_rotation_change}};
+  for (const auto& p : policies)
+    if (!finiteNonNegative(p.value))
+      return Error::format(ErrorCode::InvalidArgument,
+                           "Crowd::create: %s %g must be finite and >= 0", p.name, double(p.value));
   if (!std::isfinite(settings.max_speed))
     return Error::format(ErrorCode::InvalidArgument, "Crowd::create: max_speed %g must be finite",
                          double(settings.max_speed));
@@ -74,6 +113,7 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
   crowd.count_ = character_count;
   crowd.joints_ = db.jointCount();
   crowd.features_ = db.featureCount();
+  crowd.continue_frames_ = continueFrames(settings.continue_window, db.frameRate());
   crowd.controller_.position_halflife = settings.controller_halflife;
   crowd.controller_.rotation_halflife = settings.controller_halflife;
   const Span<const float> times = db.trajectoryTimes();
@@ -161,6 +201,9 @@ Crowd& Crowd::operator=(Crowd&& other) noexcept {
   phase_ = std::exchange(other.phase_, Phase::Idle);
   dt_ = std::exchange(other.dt_, 0.f);
   searches_ = std::exchange(other.searches_, size_t(0));
+  continue_frames_ = other.continue_frames_;
+  settle_velocity_limit_ = other.settle_velocity_limit_;
+  settle_cos_limit_ = other.settle_cos_limit_;
   // Moving a vector keeps its elements where they are, so the requests' queries and the pose
   // view into decoded_ stay valid.
   must_move_ = std::move(other.must_move_);
@@ -276,6 +319,10 @@ Status Crowd::beginStep(float dt) noexcept {
                          double(dt));
   dt_ = dt;
   searches_ = 0;
+  const SettleLimits limits =
+      settleLimits(settings_.settle_velocity_change, settings_.settle_rotation_change, dt);
+  settle_velocity_limit_ = limits.velocity_squared;
+  settle_cos_limit_ = limits.cos_limit;
   for (uint32_t c = 0; c < count_; ++c) {
     if (Status s = decide(c); !s) return s;
   }
@@ -289,18 +336,39 @@ Status Crowd::decide(uint32_t c) noexcept {
   const StickInput& input = inputs_[c];
   updateCharacter(ch.sim, input, controller_, dt_);
 
+  // The stick settles: it changed sharply in the last step and no longer does.
+  bool settled = false;
+  if (dt_ > 0.f) {
+    const glm::vec3 velocity(input.desired_velocity.x, 0.f, input.desired_velocity.z);
+    glm::vec3 facing(input.desired_facing.x, 0.f, input.desired_facing.z);
+    if (facing.x * facing.x + facing.z * facing.z <= 1e-12f) facing = ch.input_facing;
+    const glm::vec3 change = velocity - ch.input_velocity;
+    const bool changing = change.x * change.x + change.z * change.z > settle_velocity_limit_ ||
+                          turnedSharply(ch.input_facing, facing, settle_cos_limit_);
+    settled = settings_.search_when_settled && ch.playing && ch.input_changing && !changing;
+    ch.input_changing = ch.playing && changing;
+    ch.input_velocity = velocity;
+    ch.input_facing = facing;
+  }
+
   SearchReason reason = SearchReason::None;
   if (!ch.playing)
     reason = SearchReason::Start;
   else if (must_move_[ch.current_frame])
     reason = SearchReason::RangeEnd;
-  else if (forced_[c])
+  else if (forced_[c] || settled)
     reason = SearchReason::Forced;
   else if (ch.search_timer <= 0)  // whole steps: no float drift
     reason = SearchReason::Periodic;
-  forced_[c] = 0;  // one step only
+  // The jump cooldown: a periodic or forced search waits for it to end; a forced one is kept.
+  const bool held = (reason == SearchReason::Forced || reason == SearchReason::Periodic) &&
+                    ch.since_switch < settings_.jump_cooldown;
+  forced_[c] = held && reason == SearchReason::Forced ? 1 : 0;  // else one step only
+  if (held) reason = SearchReason::None;
   decisions_[c].reason = reason;
   decisions_[c].switched = false;
+  decisions_[c].continued = false;
+  decisions_[c].held = held;
   if (reason == SearchReason::None) return Status();
 
   float trajectory[kTrajectoryFloats];
@@ -315,7 +383,9 @@ Status Crowd::decide(uint32_t c) noexcept {
   request.query = query;
   // Start and range-end searches have no frame to beat: at a range end the search must move.
   const bool seeded = reason == SearchReason::Forced || reason == SearchReason::Periodic;
-  request.current_frame = seeded ? playing : -1;
+  const bool moves_on = reason == SearchReason::RangeEnd && settings_.range_end_moves_on;
+  request.current_frame = seeded || moves_on ? playing : -1;
+  request.seeded = seeded;
   request.transition_cost = settings_.transition_cost;
   request.neighbourhood_frames =
       settings_.neighbourhood_frames < 0 ? kDefaultNeighbourhood : settings_.neighbourhood_frames;
@@ -404,6 +474,16 @@ Status Crowd::resolve(uint32_t c, const SearchResult& found) noexcept {
   ch.last_winner = found.frame < 0 ? kNoFrame : uint32_t(found.frame);
   ch.last_cost = found.cost;
   if (found.frame < 0 || (ch.playing && uint32_t(found.frame) == ch.current_frame)) return Status();
+  // The continuing rule: playback reaches a winner a little ahead in the same clip by itself.
+  if (ch.playing && continue_frames_ > 0) {
+    const ClipInfo clip = db_->clip(ch.clip);
+    const uint32_t winner = uint32_t(found.frame);
+    if (winner > ch.current_frame && winner < clip.first_frame + clip.frame_count &&
+        winner - ch.current_frame <= continue_frames_) {
+      decisions_[c].continued = true;
+      return Status();
+    }
+  }
 
   const Result<ClipTime> where = clipTimeOfFrame(*db_, uint32_t(found.frame));
   if (!where) return where.error();

@@ -230,7 +230,7 @@ Scan startScan(const Database& db, const SearchRequest& request) noexcept {
   s.neighbourhood = request.neighbourhood_frames == kDefaultNeighbourhood
                         ? db.defaultNeighbourhoodFrames()
                         : request.neighbourhood_frames;
-  s.best_frame = request.current_frame;
+  s.best_frame = request.seeded ? request.current_frame : -1;
   s.best_cost = std::numeric_limits<float>::infinity();
   s.weighted = !request.block_weights.empty();
   for (uint32_t c = 0; c < kMaxColumns; ++c) s.weight[c] = 1.f;
@@ -239,7 +239,7 @@ Scan startScan(const Database& db, const SearchRequest& request) noexcept {
     for (uint32_t c = block.first_column; c < block.first_column + block.width; ++c)
       s.weight[c] = request.block_weights[b];
   }
-  if (request.current_frame >= 0) {
+  if (request.current_frame >= 0 && request.seeded) {
     // The frame playing carries its own bias, so that a biased range stays as preferred (or as
     // avoided) while it plays as when it was chosen.
     const uint32_t current = uint32_t(request.current_frame);
@@ -1475,7 +1475,7 @@ Result<uint32_t> explainCandidates(const Database& db, const SearchRequest& requ
       std::push_heap(out.begin(), out.begin() + kept, ranksBefore);
     }
   };
-  if (request.current_frame >= 0) {
+  if (request.current_frame >= 0 && request.seeded) {
     const uint32_t current = uint32_t(request.current_frame);
     offer(explainRow(db, scan, current, true, db.frameBias(current)));
   }

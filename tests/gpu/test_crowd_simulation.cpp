@@ -50,6 +50,10 @@ mmdb::Crowd cpuTwin(const mmdb::Database& db, const mmdb::gpu::PassParams& p) {
   settings.max_drift = p.max_drift;
   settings.inertialization_halflife = p.inertialization_halflife;
   settings.controller_halflife = p.controller_halflife;
+  settings.jump_cooldown = p.jump_cooldown;
+  settings.search_when_settled = (p.policies & mmdb::gpu::kPolicySearchWhenSettled) != 0;
+  settings.range_end_moves_on = (p.policies & mmdb::gpu::kPolicyRangeEndMovesOn) != 0;
+  settings.continue_window = float(p.policies >> mmdb::gpu::kPolicyContinueShift) / db.frameRate();
   auto created = mmdb::Crowd::create(db, p.character_count, settings);
   EXPECT_TRUE(created) << created.error().message();
   return created ? std::move(created).value() : mmdb::Crowd();
@@ -107,7 +111,7 @@ void simulateAgainstTheCpu(bool weights_and_biases) {
     ASSERT_TRUE(cpu.setBlockWeights(i, w).ok());
   }
   const size_t joints = db.jointCount();
-  uint64_t searches = 0, switches = 0, near_ties = 0;
+  uint64_t searches = 0, switches = 0, near_ties = 0, held = 0;
   float worst_pose = 0, worst_cost = 0, worst_path = 0;
 
   for (int frame = 0; frame < kFrames; ++frame) {
@@ -180,6 +184,9 @@ void simulateAgainstTheCpu(bool weights_and_biases) {
       const mmdb::CrowdCharacter& c = cpu.characters()[i];
       if (decisions[i].switched) ++switches;
       ASSERT_EQ(decisions[i].switched, cpu.decisions()[i].switched);
+      ASSERT_EQ(decisions[i].continued, cpu.decisions()[i].continued);
+      ASSERT_EQ(decisions[i].held, cpu.decisions()[i].held);
+      held += decisions[i].held;
       ASSERT_EQ(decisions[i].playing, c.current_frame);
       ASSERT_EQ(cpu.decisions()[i].playing, c.current_frame);
       if (!check_pose) continue;
@@ -207,7 +214,9 @@ void simulateAgainstTheCpu(bool weights_and_biases) {
       weights_and_biases ? "weights and biases" : "cooked weights, no biases",
       (unsigned long long)searches, (unsigned long long)switches, (unsigned long long)near_ties,
       double(worst_pose), double(worst_cost), double(worst_path));
-  EXPECT_GT(searches, uint64_t(kCharacters) * kFrames / 8);
+  // A search every 6 steps, less those the jump cooldown (0.3 s after each switch) holds back.
+  EXPECT_GT(searches, uint64_t(kCharacters) * kFrames / 16);
+  EXPECT_GT(held, 0u) << "the jump cooldown held searches back on both";
   EXPECT_GT(switches, 100u);
   EXPECT_LE(near_ties, searches / 1000 + 1);
   EXPECT_EQ(weighted, weights_and_biases ? 22u : 0u);
@@ -228,7 +237,9 @@ TEST_F(CrowdSimulationTest, StaggeredTimersSpreadTheSearchesOverFrames) {
   spec.joints = 2;
   auto t = makeTestDatabase(spec);
   ASSERT_TRUE(t);
-  auto created = mmdb::gpu::Crowd::create(*context(), t->view, 60);
+  // The reference's timers: no jump cooldown holds a search back.
+  auto created =
+      mmdb::gpu::Crowd::create(*context(), t->view, 60, mmdb::gpu::CrowdSettings::reference());
   ASSERT_TRUE(created) << created.error().message();
   mmdb::gpu::Crowd& crowd = *created.value();
   for (int frame = 0; frame < 30; ++frame) {
@@ -258,7 +269,7 @@ TEST_F(CrowdSimulationTest, PeriodicSearchesComeEverySixthStep) {
   spec.joints = 2;
   auto t = makeTestDatabase(spec);
   ASSERT_TRUE(t);
-  mmdb::gpu::CrowdSettings settings;
+  mmdb::gpu::CrowdSettings settings = mmdb::gpu::CrowdSettings::reference();
   settings.stagger_phases = 0;
   auto created = mmdb::gpu::Crowd::create(*context(), t->view, 1, settings);
   ASSERT_TRUE(created) << created.error().message();

@@ -137,9 +137,20 @@ TEST_F(PassTest, BuildQueryMatchesTheControllerAndBuildQuery) {
                                    : toFloat4(glm::vec3(uniform(-1, 1), 0, uniform(-1, 1)));
     in.force_search = i % 4 == 0;
     crowd->setInput(i, in);
+    // The policies' state: an input that changed sharply last step, a forced search waiting.
+    if (i % 3 == 0) states[i].flags |= mmdb::gpu::kCharacterInputChanging;
+    if (i % 9 == 2) states[i].flags |= mmdb::gpu::kCharacterForcePending;
+    states[i].input_velocity =
+        i % 2 ? toFloat4(glm::vec3(uniform(-1.75f, 1.75f), 0, uniform(-1.75f, 1.75f)))
+              : mmdb::Float4{in.desired_velocity.x, 0, in.desired_velocity.z, 0};
+    const float facing_yaw = uniform(-3.1f, 3.1f);
+    states[i].input_facing = toFloat4(glm::vec3(std::sin(facing_yaw), 0, std::cos(facing_yaw)));
   }
   ASSERT_TRUE(crowd->writeCharacters(states).ok());
   ASSERT_TRUE(crowd->passAndWait(Pass::BuildQuery, kDt).ok());
+  const mmdb::gpu::CrowdSettings policy;  // makeCrowd()'s: the defaults
+  const mmdb::SettleLimits limits =
+      mmdb::settleLimits(policy.settle_velocity_change, policy.settle_rotation_change, kDt);
   const auto after = valueOf(crowd->readCharacters());
   const auto results = valueOf(crowd->readResults());
   const auto queries = valueOf(crowd->readQueries());
@@ -166,16 +177,34 @@ TEST_F(PassTest, BuildQueryMatchesTheControllerAndBuildQuery) {
 
     const bool playing = s.flags & mmdb::gpu::kCharacterPlaying;
     const mmdb::ClipInfo clip = db().clip(uint32_t(db().clipOfFrame(s.current_frame)));
+    // mmdb::Crowd's decision: the stick settling, then the reason, then the jump cooldown.
+    glm::vec3 facing = toVec3(crowd->inputs()[i].desired_facing);
+    facing.y = 0;
+    if (glm::dot(facing, facing) <= 1e-12f) facing = toVec3(s.input_facing);
+    glm::vec3 change =
+        glm::vec3(stick.desired_velocity.x, 0, stick.desired_velocity.z) - toVec3(s.input_velocity);
+    const bool changing = change.x * change.x + change.z * change.z > limits.velocity_squared ||
+                          mmdb::turnedSharply(toVec3(s.input_facing), facing, limits.cos_limit);
+    const bool settled = playing && (s.flags & mmdb::gpu::kCharacterInputChanging) && !changing;
     SearchReason expected = SearchReason::None;
     if (!playing)
       expected = SearchReason::Start;
     else if (lastOfRange(db(), s.current_frame) ||
              s.current_frame + 1 >= clip.first_frame + clip.frame_count)
       expected = SearchReason::RangeEnd;
-    else if (crowd->inputs()[i].force_search)
+    else if (crowd->inputs()[i].force_search || (s.flags & mmdb::gpu::kCharacterForcePending) ||
+             settled)
       expected = SearchReason::Forced;
     else if (s.search_timer <= 0)
       expected = SearchReason::Periodic;
+    const bool held = (expected == SearchReason::Forced || expected == SearchReason::Periodic) &&
+                      s.since_switch < policy.jump_cooldown;
+    EXPECT_EQ(bool(after[i].flags & mmdb::gpu::kCharacterHeld), held);
+    EXPECT_EQ(bool(after[i].flags & mmdb::gpu::kCharacterForcePending),
+              held && expected == SearchReason::Forced);
+    EXPECT_EQ(bool(after[i].flags & mmdb::gpu::kCharacterInputChanging), playing && changing);
+    EXPECT_LT(vecDistance(toVec3(after[i].input_facing), facing), 1e-6f);
+    if (held) expected = SearchReason::None;
     ASSERT_EQ(SearchReason(results[i].reason), expected);
     if (expected == SearchReason::None) continue;
     ++searched;
@@ -253,10 +282,13 @@ TEST_P(MatchTest, WinnersAndCostsEqualTheExhaustiveSearch) {
         continue;
       }
       const bool seeded = reason == SearchReason::Periodic || reason == SearchReason::Forced;
+      // A range end moves on (the default): it skips the playing frame's neighbourhood.
+      const bool moves_on = reason == SearchReason::RangeEnd && settings.range_end_moves_on;
       mmdb::SearchRequest request;
       request.query = mmdb::Span<const float>(queries.data() + size_t(i) * db().featureStride(),
                                               db().featureCount());
-      request.current_frame = seeded ? int32_t(states[i].current_frame) : -1;
+      request.current_frame = seeded || moves_on ? int32_t(states[i].current_frame) : -1;
+      request.seeded = seeded;
       request.transition_cost = GetParam().transition_cost;
       request.filter = filters[(i / 5 + round) % 6];
       auto cpu = mmdb::searchExhaustive(db(), request);

@@ -1,5 +1,6 @@
 #include "mmdb/gpu/crowd.h"
 
+#include "mmdb/crowd.h"
 #include "mmdb/database.h"
 #include "mmdb/shaders/kBuildQuerySpv.h"
 #include "mmdb/shaders/kFkSpv.h"
@@ -242,6 +243,11 @@ PassParams paramsFor(const DatabaseView& db, uint32_t count, const CrowdSettings
   p.stagger_phases = settings.stagger_phases;
   p.bounds_size = settings.bounds_pruning && db.bounds_min ? db.bounds_size : 0;
   p.max_drift = settings.max_drift;
+  p.policies = (settings.search_when_settled ? kPolicySearchWhenSettled : 0u) |
+               (settings.range_end_moves_on ? kPolicyRangeEndMovesOn : 0u) |
+               (std::min(mmdb::continueFrames(settings.continue_window, db.frame_rate), 0xFFFFFFu)
+                << kPolicyContinueShift);
+  p.jump_cooldown = settings.jump_cooldown;
   p.trajectory_times = {db.trajectory_times[0], db.trajectory_times[1], db.trajectory_times[2], 0};
   return p;
 }
@@ -340,6 +346,17 @@ Result<std::unique_ptr<Crowd>> Crowd::create(const Context& ctx, const DatabaseV
     return Error::format(ErrorCode::InvalidArgument, "max_drift %g m must be >= 0",
                          double(settings.max_drift));
   }
+  const struct {
+    const char* name;
+    float value;
+  } policies[] = {{"continue_window", settings.continue_window},
+                  {"jump_cooldown", settings.jump_cooldown},
+                  {"settle_velocity_change", settings.settle_velocity_change},
+                  {"settle_rotation_change", settings.settle_rotation_change}};
+  for (const auto& p : policies)
+    if (!(std::isfinite(p.value) && p.value >= 0.f))
+      return Error::format(ErrorCode::InvalidArgument, "%s %g must be finite and >= 0", p.name,
+                           double(p.value));
   if (db.clip_starts.empty() || db.biases.size() != db.range_count + db.clip_starts.size() - 1) {
     return Error::format(ErrorCode::InvalidArgument,
                          "the view holds %zu cost biases for %u ranges and %zu clips (one each; "
@@ -632,6 +649,10 @@ void Crowd::recordPass(VkCommandBuffer cmd, Pass pass, float dt) {
   Impl& im = *impl_;
   PassParams p = params_;
   p.dt = dt;
+  const mmdb::SettleLimits limits =
+      mmdb::settleLimits(settings_.settle_velocity_change, settings_.settle_rotation_change, dt);
+  p.settle_velocity_squared = limits.velocity_squared;
+  p.settle_cos_limit = limits.cos_limit;
   vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, im.pipelines[uint32_t(pass)]);
   vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, im.pipeline_layout, 0, 1, &im.set, 0,
                           nullptr);
@@ -792,6 +813,8 @@ Result<std::vector<Decision>> Crowd::readDecisions() const {
     out[i].reason = (c.flags & kCharacterSearched) ? SearchReason(results.value()[i].reason)
                                                    : SearchReason::None;
     out[i].switched = (c.flags & kCharacterSwitched) != 0;
+    out[i].continued = (c.flags & kCharacterContinued) != 0;
+    out[i].held = (c.flags & kCharacterHeld) != 0;
     out[i].frame = c.last_winner;
     out[i].cost = c.last_cost;
     out[i].playing = c.current_frame;

@@ -53,7 +53,8 @@ enum class SearchReason : uint32_t {
   None = 0,      // did not search this step
   Start = 1,     // nothing playing yet: unseeded
   RangeEnd = 2,  // at the last frame of a matchable range or clip: unseeded, must move
-  Forced = 3,    // the host asked (forceSearch): seeded with the frame playing
+  Forced = 3,    // the host asked (forceSearch), or the stick settled after a sharp change
+                 // (CrowdSettings::search_when_settled): seeded with the frame playing
   Periodic = 4,  // the search timer ran out: seeded
 };
 
@@ -91,7 +92,39 @@ struct CrowdSettings {
   float max_speed = 1.75f;            // m/s at full stick (setStick)
   bool bounds_pruning = true;  // searchBatch() (bounds-pruned); false: searchExhaustive() for
                                // each request. Same winners, same costs
+
+  // Playability policies (docs/runtime.md "Playability policies"). The defaults are what a game
+  // wants; reference() turns every one off.
+  float continue_window = 0.2f;  // s: a winner in the clip playing, at most this far ahead of the
+                                 // frame playing, is played on to rather than jumped to (0: off)
+  float jump_cooldown = 0.3f;    // s after a switch in which periodic and forced searches wait
+                                 // (a forced one is kept until then); starts and range ends
+                                 // search at once (0: off)
+  bool search_when_settled = true;      // search once the stick settles after a sharp change:
+  float settle_velocity_change = 50.f;  // m/s^2: the desired velocity changing faster, or
+  float settle_rotation_change = 50.f;  // rad/s: the desired facing turning faster, is sharp
+  bool range_end_moves_on = true;       // a range end's search skips the frames around the playing
+                                        // one (neighbourhood_frames) as a seeded search does, so it
+                                        // never picks the frame playing or one just behind it
+
+  // Every policy off: the decisions of Holden's reference controller, and of this crowd before
+  // it had policies.
+  static CrowdSettings reference() noexcept;
 };
+
+// What both crowds derive from the policy settings, computed alike so that they decide alike.
+// A step's input changes sharply when |desired velocity - last| > velocity_change * dt, compared
+// squared, or when the desired facing turns by more than rotation_change * dt, compared as a
+// cosine (cos_limit -2 when that angle is half a turn or more: never).
+struct SettleLimits {
+  float velocity_squared = 0;
+  float cos_limit = -2;
+};
+SettleLimits settleLimits(float velocity_change, float rotation_change, float dt) noexcept;
+// continue_window in whole frames at the file's rate: floor(window * rate + 1e-4).
+uint32_t continueFrames(float continue_window, float frame_rate) noexcept;
+// Whether ground directions a and b (not zero) are more than acos(cos_limit) apart.
+bool turnedSharply(const glm::vec3& a, const glm::vec3& b, float cos_limit) noexcept;
 
 // One character's state between steps (the CPU's mmdb::gpu::CrowdCharacter).
 struct CrowdCharacter {
@@ -108,9 +141,12 @@ struct CrowdCharacter {
   uint32_t last_winner = 0;    // global frame the last search returned (kNoFrame: none)
   float last_cost = 0;         // its cost
   uint32_t search_count = 0;   // searches since creation
-  uint32_t shown_frame = 0;    // global frame of the pose shown after the last step (the key at
-                               // or below the clip time it was sampled at): its contacts are the
-                               // shown pose's (Database::contacts())
+  glm::vec3 input_velocity{0.f};          // the desired velocity of the last step (ground)
+  glm::vec3 input_facing{0.f, 0.f, 1.f};  // the last desired facing that was not zero (ground)
+  bool input_changing = false;            // the input changed sharply in the last step
+  uint32_t shown_frame = 0;  // global frame of the pose shown after the last step (the key at
+                             // or below the clip time it was sampled at): its contacts are the
+                             // shown pose's (Database::contacts())
 };
 
 class Crowd {
@@ -154,7 +190,9 @@ class Crowd {
   Status setBlockWeights(uint32_t character, Span<const float> weights) noexcept;
   // The weights set for the character (empty: the cooked ones).
   Span<const float> blockWeights(uint32_t character) const noexcept;
-  Status forceSearch(uint32_t character) noexcept;  // a seeded search in the next step only
+  // A seeded search in the next step only; during a jump cooldown, at the step the cooldown
+  // ends.
+  Status forceSearch(uint32_t character) noexcept;
 
   // One step of dt seconds (finite, >= 0): beginStep(dt), search(), endStep().
   Status step(float dt) noexcept;
@@ -215,7 +253,10 @@ class Crowd {
   uint32_t features_ = 0;
   enum class Phase : uint8_t { Idle, Begun } phase_ = Phase::Idle;
   float dt_ = 0;
-  size_t searches_ = 0;  // requests this step
+  size_t searches_ = 0;              // requests this step
+  uint32_t continue_frames_ = 0;     // continue_window in frames of the file
+  float settle_velocity_limit_ = 0;  // (settle_velocity_change * dt)^2 for this step
+  float settle_cos_limit_ = -2;      // cos(settle_rotation_change * dt) for this step
 
   std::vector<uint8_t> must_move_;  // per frame: the last of a matchable range or of a clip
   std::vector<CrowdCharacter> characters_;

@@ -73,6 +73,10 @@ struct SearchRequest {
   float transition_cost = 0;                             // added to every candidate; finite, >= 0
   int32_t neighbourhood_frames = kDefaultNeighbourhood;  // >= 0, or kDefaultNeighbourhood
   TagFilter filter;
+  // Rule 3 with current_frame >= 0: true starts from the current frame's cost; false only skips
+  // its neighbourhood (rule 4) and starts from nothing, so the search must move to a frame at
+  // least neighbourhood_frames away (a range end that must move on, not back).
+  bool seeded = true;
   // Run-time weights (rule 2): empty for the cooked weights, else featureBlockCount() finite
   // floats > 0, one per feature block in the file's order (featureBlock(i)), relative to the
   // cooked weight (1 = as cooked). Read during the call only.

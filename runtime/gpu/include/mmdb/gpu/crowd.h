@@ -116,6 +116,23 @@ struct CrowdSettings {
   bool shared_memory_reduction = false;     // reduce the match without subgroup operations
   bool bounds_pruning = true;               // skip boxes of frames whose cost bound cannot win (the
                                             // file's small boxes, as searchPruned); same winners
+  // Playability policies: the same names, defaults and meaning as mmdb::CrowdSettings's.
+  float continue_window = 0.2f;
+  float jump_cooldown = 0.3f;
+  bool search_when_settled = true;
+  float settle_velocity_change = 50.f;
+  float settle_rotation_change = 50.f;
+  bool range_end_moves_on = true;
+
+  // Every policy off, as mmdb::CrowdSettings::reference().
+  static CrowdSettings reference() {
+    CrowdSettings s;
+    s.continue_window = 0.f;
+    s.jump_cooldown = 0.f;
+    s.search_when_settled = false;
+    s.range_end_moves_on = false;
+    return s;
+  }
 };
 
 enum class Pass : uint32_t { BuildQuery = 0, Match, Resolve, Sample, Inertialize, Fk };

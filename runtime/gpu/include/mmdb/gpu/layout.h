@@ -30,6 +30,7 @@ inline CrowdCharacter initialCharacter() {
   c.sim_rotation = {0, 0, 0, 1};
   c.achieved_rotation = {0, 0, 0, 1};
   c.since_switch = 1e6f;
+  c.input_facing = {0, 0, 1, 0};
   return c;
 }
 
@@ -58,7 +59,9 @@ MMDB_CHECK_OFFSET(CrowdCharacter, flags, 144);
 MMDB_CHECK_OFFSET(CrowdCharacter, last_winner, 148);
 MMDB_CHECK_OFFSET(CrowdCharacter, last_cost, 152);
 MMDB_CHECK_OFFSET(CrowdCharacter, search_count, 156);
-static_assert(sizeof(CrowdCharacter) == 160, "std430 CrowdCharacter: a multiple of 16 bytes");
+MMDB_CHECK_OFFSET(CrowdCharacter, input_velocity, 176);
+MMDB_CHECK_OFFSET(CrowdCharacter, input_facing, 192);
+static_assert(sizeof(CrowdCharacter) == 208, "std430 CrowdCharacter: a multiple of 16 bytes");
 
 MMDB_CHECK_OFFSET(CharacterInput, desired_velocity, 0);
 MMDB_CHECK_OFFSET(CharacterInput, desired_facing, 16);
@@ -111,9 +114,12 @@ MMDB_CHECK_OFFSET(PassParams, controller_halflife, 60);
 MMDB_CHECK_OFFSET(PassParams, stagger_phases, 64);
 MMDB_CHECK_OFFSET(PassParams, bounds_size, 68);
 MMDB_CHECK_OFFSET(PassParams, max_drift, 72);
-MMDB_CHECK_OFFSET(PassParams, pad, 76);
+MMDB_CHECK_OFFSET(PassParams, policies, 76);
 MMDB_CHECK_OFFSET(PassParams, trajectory_times, 80);
-static_assert(sizeof(PassParams) == 96, "push constants (at most 128 bytes on every device)");
+MMDB_CHECK_OFFSET(PassParams, jump_cooldown, 96);
+MMDB_CHECK_OFFSET(PassParams, settle_velocity_squared, 100);
+MMDB_CHECK_OFFSET(PassParams, settle_cos_limit, 104);
+static_assert(sizeof(PassParams) == 112, "push constants (at most 128 bytes on every device)");
 
 // The file's arrays the shaders read as they are (RootFrame is declared for GLSL only).
 MMDB_CHECK_OFFSET(mmdb::RootFrame, position, 0);

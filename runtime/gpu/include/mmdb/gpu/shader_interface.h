@@ -55,10 +55,18 @@ MMDB_UINT_CONST(kMatchGroupSize, MMDB_MATCH_GROUP_SIZE);
 MMDB_UINT_CONST(kMaxFeatureStride, MMDB_MAX_FEATURE_STRIDE);
 
 // CrowdCharacter::flags bits.
-MMDB_UINT_CONST(kCharacterSearched, 1u);       // searched during the last step
-MMDB_UINT_CONST(kCharacterSwitched, 2u);       // inertialized switch in the last step
-MMDB_UINT_CONST(kCharacterInertializing, 4u);  // offsets still above the threshold
-MMDB_UINT_CONST(kCharacterPlaying, 8u);        // a first search has picked a frame
+MMDB_UINT_CONST(kCharacterSearched, 1u);        // searched during the last step
+MMDB_UINT_CONST(kCharacterSwitched, 2u);        // inertialized switch in the last step
+MMDB_UINT_CONST(kCharacterInertializing, 4u);   // offsets still above the threshold
+MMDB_UINT_CONST(kCharacterPlaying, 8u);         // a first search has picked a frame
+MMDB_UINT_CONST(kCharacterInputChanging, 16u);  // the input changed sharply in the last step
+MMDB_UINT_CONST(kCharacterForcePending, 32u);   // a forced search waits for the jump cooldown
+MMDB_UINT_CONST(kCharacterHeld, 64u);        // a due search waited for the jump cooldown this step
+MMDB_UINT_CONST(kCharacterContinued, 128u);  // the winner was played on to (continuing rule)
+// PassParams::policies bits; bits 8 and up hold the continuing rule's window in frames.
+MMDB_UINT_CONST(kPolicySearchWhenSettled, 1u);
+MMDB_UINT_CONST(kPolicyRangeEndMovesOn, 2u);
+MMDB_UINT_CONST(kPolicyContinueShift, 8u);
 
 // Why a character searched (MatchResult::reason), in order of precedence (SearchReason in C++).
 MMDB_UINT_CONST(kReasonNone, 0u);      // did not search this step
@@ -98,6 +106,9 @@ struct CrowdCharacter {
   uint last_winner;        // global frame the last search returned
   float last_cost;         // its cost
   uint search_count;       // searches since creation
+  uint reserved0, reserved1, reserved2, reserved3;
+  vec4 input_velocity;  // the desired velocity of the last step (ground, w = 0)
+  vec4 input_facing;    // the last desired facing that was not zero (ground, w = 0)
 };
 
 // Per-character input of one step; the host's copy is recorded into the command buffer.
@@ -164,8 +175,12 @@ struct PassParams {
   uint stagger_phases;        // character c's first periodic search is (c % n) * interval / n late
   uint bounds_size;           // frames per bounds box; 0: no pruning (exhaustive match)
   float max_drift;            // m: the most of the controller-character gap the query closes
-  uint pad;
-  vec4 trajectory_times;  // xyz: seconds ahead of the three trajectory samples
+  uint policies;              // kPolicy* bits, and the continuing window in frames from bit 8
+  vec4 trajectory_times;      // xyz: seconds ahead of the three trajectory samples
+  float jump_cooldown;        // s after a switch in which periodic and forced searches wait
+  float settle_velocity_squared;  // mmdb::SettleLimits for this step's dt
+  float settle_cos_limit;
+  float reserved_policy;
 };
 
 #ifdef __cplusplus
