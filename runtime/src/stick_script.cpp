@@ -154,7 +154,7 @@ std::string parseLine(std::string_view line, StickSegment& segment) {
 
 }  // namespace
 
-StickScript StickScript::builtIn() {
+StickScript StickScript::builtInLocomotion() {
   StickScript script;
   script.segments_ = {
       {"stand", 1.5, 0.0, 0.0, 0.0f, false},
@@ -168,6 +168,25 @@ StickScript StickScript::builtIn() {
       {"stop", 1.5, 180.0, 180.0, 0.0f, false},
   };
   for (const StickSegment& segment : script.segments_) script.duration_ += segment.seconds;
+  return script;
+}
+
+StickScript StickScript::builtIn() {
+  StickScript script = builtInLocomotion();
+  // The character faces 180 after the locomotion's last stop: it turns round, then walks
+  // backwards and sideways facing +Z.
+  constexpr bool kFacing = true;
+  const StickSegment more[] = {
+      {"turn round, walk forward", 2.0, 0.0, 0.0, 1.0f, false},
+      {"walk backwards", 2.5, 180.0, 180.0, 0.6f, false, kFacing, 0.0, 0.0},
+      {"strafe left", 2.5, 90.0, 90.0, 0.8f, false, kFacing, 0.0, 0.0},
+      {"strafe right", 2.5, -90.0, -90.0, 0.8f, false, kFacing, 0.0, 0.0},
+      {"stop", 1.5, 0.0, 0.0, 0.0f, false, kFacing, 0.0, 0.0},
+  };
+  for (const StickSegment& segment : more) {
+    script.segments_.push_back(segment);
+    script.duration_ += segment.seconds;
+  }
   return script;
 }
 

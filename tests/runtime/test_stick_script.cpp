@@ -1,5 +1,6 @@
-// Known answers for the stick script: the built-in script, the stick file format and its errors,
-// the facing apart from the stick, and the helpers that turn a stick into a controller input.
+// Known answers for the stick script: the built-in script (and the locomotion it begins with), the
+// stick file format and its errors, the facing apart from the stick, and the helpers that turn a
+// stick into a controller input.
 #include <mmdb/stick_script.h>
 
 #include <gtest/gtest.h>
@@ -35,8 +36,8 @@ int sharpChangesPerLoop(const mmdb::StickScript& script) {
 
 TEST(StickScript, BuiltInSegmentsGiveTheScriptedStick) {
   const mmdb::StickScript script = mmdb::StickScript::builtIn();
-  EXPECT_DOUBLE_EQ(script.duration(), 19.0);
-  EXPECT_EQ(script.segments().size(), 9u);
+  EXPECT_DOUBLE_EQ(script.duration(), 30.0);
+  EXPECT_EQ(script.segments().size(), 14u);
 
   const mmdb::ScriptedStick stand = script.at(0.5);
   EXPECT_EQ(stand.segment, "stand");
@@ -60,6 +61,84 @@ TEST(StickScript, BuiltInSegmentsGiveTheScriptedStick) {
   EXPECT_TRUE(run.run);
   EXPECT_NEAR(run.direction.x, -1.0f, 1e-5f);
   EXPECT_FALSE(run.has_facing);
+}
+
+// builtIn() begins with the locomotion script, segment for segment, so that its first 19 s play
+// as the sample's script did before it walked backwards and sideways.
+TEST(StickScript, BuiltInBeginsWithTheLocomotionScript) {
+  const mmdb::StickScript locomotion = mmdb::StickScript::builtInLocomotion();
+  const mmdb::StickScript script = mmdb::StickScript::builtIn();
+  EXPECT_DOUBLE_EQ(locomotion.duration(), 19.0);
+  ASSERT_EQ(locomotion.segments().size(), 9u);
+  const char* names[] = {"stand",
+                         "walk forward",
+                         "walk, turn left",
+                         "walk, sharp right",
+                         "run",
+                         "run, turn left",
+                         "stop",
+                         "walk back",
+                         "stop"};
+  for (size_t i = 0; i < 9; ++i) {
+    const mmdb::StickSegment& a = locomotion.segments()[i];
+    const mmdb::StickSegment& b = script.segments()[i];
+    EXPECT_EQ(a.name, names[i]) << i;
+    EXPECT_FALSE(a.has_facing) << i;
+    EXPECT_EQ(a.name, b.name) << i;
+    EXPECT_EQ(a.seconds, b.seconds) << i;
+    EXPECT_EQ(a.heading_begin, b.heading_begin) << i;
+    EXPECT_EQ(a.heading_end, b.heading_end) << i;
+    EXPECT_EQ(a.magnitude, b.magnitude) << i;
+    EXPECT_EQ(a.run, b.run) << i;
+    EXPECT_EQ(a.has_facing, b.has_facing) << i;
+  }
+  for (int i = 0; i < 19 * 60; ++i) {
+    const mmdb::ScriptedStick a = locomotion.at(i * kTick), b = script.at(i * kTick);
+    ASSERT_EQ(a.segment, b.segment) << i;
+    ASSERT_EQ(a.direction, b.direction) << i;
+    ASSERT_EQ(a.magnitude, b.magnitude) << i;
+    ASSERT_EQ(a.run, b.run) << i;
+    ASSERT_FALSE(b.has_facing) << i;
+  }
+}
+
+// After the locomotion the character walks backwards and sideways: the velocity it is asked for
+// points against the facing, then across it to the left (+X, facing +Z) and to the right.
+TEST(StickScript, BuiltInWalksBackwardsAndSidewaysFacingForward) {
+  const mmdb::StickScript script = mmdb::StickScript::builtIn();
+  const mmdb::LocomotionSpeeds speeds;
+  const struct {
+    double t;
+    const char* segment;
+    float along_facing;  // desired velocity's component along the facing, in m/s
+    float across;        // ... and across it, positive to the left (facing x velocity, +Y up)
+  } expected[] = {
+      {19.0 + 1.0, "turn round, walk forward", 1.75f, 0.0f},
+      {21.0 + 1.0, "walk backwards", -0.6f * 1.75f, 0.0f},
+      {23.5 + 1.0, "strafe left", 0.0f, 0.8f * 1.75f},
+      {26.0 + 1.0, "strafe right", 0.0f, -0.8f * 1.75f},
+  };
+  for (const auto& e : expected) {
+    const mmdb::ScriptedStick stick = script.at(e.t);
+    EXPECT_EQ(stick.segment, e.segment) << e.t;
+    EXPECT_FALSE(stick.run) << e.t;
+    const mmdb::StickInput input = mmdb::stickInput(stick, speeds);
+    // Facing forward, +Z, in all four.
+    EXPECT_NEAR(input.desired_facing.x, 0.0f, 1e-6f) << e.t;
+    EXPECT_NEAR(input.desired_facing.z, 1.0f, 1e-6f) << e.t;
+    const glm::vec3 f = input.desired_facing, v = input.desired_velocity;
+    EXPECT_NEAR(f.x * v.x + f.z * v.z, e.along_facing, 1e-5f) << e.t;
+    EXPECT_NEAR(f.z * v.x - f.x * v.z, e.across, 1e-5f) << e.t;
+  }
+  EXPECT_TRUE(script.at(22.0).has_facing);
+  EXPECT_FALSE(script.at(20.0).has_facing);  // turning round faces along the stick
+  // The last stop keeps facing forward with the stick released, and the loop then starts over.
+  const mmdb::ScriptedStick stop = script.at(29.0);
+  EXPECT_EQ(stop.segment, "stop");
+  const mmdb::StickInput stopped = mmdb::stickInput(stop, speeds);
+  EXPECT_EQ(stopped.desired_velocity, glm::vec3(0.0f));
+  EXPECT_NEAR(stopped.desired_facing.z, 1.0f, 1e-6f);
+  EXPECT_EQ(script.at(30.5).segment, "stand");
 }
 
 TEST(StickScript, LoopsAndAcceptsNegativeTimes) {
@@ -192,9 +271,14 @@ TEST(StickScript, SharpChangeOfTheFacing) {
 }
 
 TEST(StickScript, SharpChangesHappenOnlyAtSegmentBoundaries) {
-  // Per loop at 60 Hz: stand->walk, turn left->sharp right, ->run, ->stop, ->walk back, ->stop.
-  // The smooth turns never trigger; the loop's wrap (stop -> stand) neither.
-  EXPECT_EQ(sharpChangesPerLoop(mmdb::StickScript::builtIn()), 6);
+  // Per loop of the locomotion at 60 Hz: stand->walk, turn left->sharp right, ->run, ->stop,
+  // ->walk back, ->stop. The smooth turns never trigger; the loop's wrap (stop -> stand) neither.
+  EXPECT_EQ(sharpChangesPerLoop(mmdb::StickScript::builtInLocomotion()), 6);
+  // The built-in script adds: stop->turn round (pushed), ->walk backwards (magnitude 1 to 0.6 and
+  // the stick turning round), ->strafe left, ->strafe right (the stick turning 90 and 180
+  // degrees, the facing held), ->stop (released). Its wrap (stop facing +Z -> stand, released
+  // without a facing) does not trigger either.
+  EXPECT_EQ(sharpChangesPerLoop(mmdb::StickScript::builtIn()), 11);
 }
 
 TEST(StickScript, CharactersAreSpreadOverTheScript) {
@@ -210,8 +294,9 @@ TEST(StickScript, CharactersAreSpreadOverTheScript) {
   }
 }
 
-// The built-in script written as a stick file is the same script, stick for stick.
-constexpr const char* kBuiltInAsFile =
+// The locomotion script written as a stick file is the same script, stick for stick; with the
+// lines after it, the built-in script.
+constexpr const char* kLocomotionAsFile =
     "# The sample's script.\n"
     "# seconds  heading   magnitude  gait  name\n"
     "1.5        0         0          walk  stand\n"
@@ -224,6 +309,14 @@ constexpr const char* kBuiltInAsFile =
     "2          0         0          walk  stop\n"
     "2          180       0.6        walk  walk back\n"
     "1.5        180       0          walk  stop\n";
+constexpr const char* kBackwardsAndSidewaysAsFile =
+    "# seconds heading magnitude gait facing name\n"
+    "2          0       1         walk        turn round, walk forward\n"
+    "2.5        180     0.6       walk face=0 walk backwards\n"
+    "2.5        90      0.8       walk face=+0..0 strafe left\n"
+    "2.5        -90     0.8       walk\tface=-0\tstrafe right\r\n"
+    "1.5        0       0         walk face=0 stop  # facing forward";
+
 void expectSameSticks(const mmdb::StickScript& a, const mmdb::StickScript& b) {
   ASSERT_EQ(a.segments().size(), b.segments().size());
   EXPECT_EQ(a.duration(), b.duration());
@@ -242,10 +335,21 @@ void expectSameSticks(const mmdb::StickScript& a, const mmdb::StickScript& b) {
 }
 
 TEST(StickFile, ParsesToTheSameSticksAsTheBuiltInScript) {
-  const mmdb::Result<mmdb::StickScript> parsed = mmdb::StickScript::parse(kBuiltInAsFile, "a.txt");
+  const mmdb::Result<mmdb::StickScript> locomotion =
+      mmdb::StickScript::parse(kLocomotionAsFile, "a.txt");
+  ASSERT_TRUE(locomotion) << locomotion.error().message();
+  expectSameSticks(locomotion.value(), mmdb::StickScript::builtInLocomotion());
+  EXPECT_EQ(locomotion->segments()[3].name, "walk, sharp right");
+
+  const std::string whole = std::string(kLocomotionAsFile) + kBackwardsAndSidewaysAsFile;
+  const mmdb::Result<mmdb::StickScript> parsed = mmdb::StickScript::parse(whole, "a.txt");
   ASSERT_TRUE(parsed) << parsed.error().message();
   expectSameSticks(parsed.value(), mmdb::StickScript::builtIn());
-  EXPECT_EQ(parsed->segments()[3].name, "walk, sharp right");
+  EXPECT_EQ(parsed->segments()[9].name, "turn round, walk forward");
+  EXPECT_FALSE(parsed->segments()[9].has_facing);
+  EXPECT_EQ(parsed->segments()[12].name, "strafe right");
+  EXPECT_TRUE(parsed->segments()[12].has_facing);
+  EXPECT_EQ(parsed->segments()[13].name, "stop");
 }
 
 // `face=` after the gait: a facing or a sweep of it, in degrees like the heading; the name is the

@@ -1,8 +1,8 @@
 // A scripted gamepad stick: the input a player would give, as a list of timed segments (stand,
-// walk forward, turn, run, stop, ...), so that a program drives characters headless and the same
-// way every time. mmdb_sample plays it through a crowd; `mmcook diff` replays it against two
-// databases. Each character reads the script at its own time offset, so a crowd does different
-// things at once.
+// walk forward, turn, run, stop, walk backwards, strafe, ...), so that a program drives characters
+// headless and the same way every time. mmdb_sample plays it through a crowd; `mmcook diff`
+// replays it against two databases. Each character reads the script at its own time offset, so a
+// crowd does different things at once.
 //
 // A script is the built-in one (builtIn(), the sample's default) or a stick file, plain text, one
 // segment per line (docs/runtime.md "Stick scripts"):
@@ -79,9 +79,16 @@ struct LocomotionSpeeds {
 
 class StickScript {
  public:
-  // The sample's script: stand, walk forward, turn left, sharp right, run, run turning left,
-  // stop, walk back, stop (19 s).
+  // The sample's script (30 s): builtInLocomotion()'s segments, then walking backwards and
+  // sideways while facing forward (+Z): turn, walk forward (0) 2 s; walk backwards (stick 180,
+  // facing 0, magnitude 0.6) 2.5 s; strafe left (stick 90, facing 0, 0.8) 2.5 s; strafe right
+  // (stick -90, facing 0, 0.8) 2.5 s; stop (facing 0) 1.5 s.
   static StickScript builtIn();
+  // The first 19 s of builtIn(), the sample's script before it walked backwards and sideways, for
+  // comparisons with runs made then: stand, walk forward, turn left, sharp right, run, run
+  // turning left, stop, walk back (turning round), stop; the character always faces along the
+  // stick.
+  static StickScript builtInLocomotion();
   // A script from its segments: InvalidArgument naming the segment (from 1) when one has no
   // name, a length outside (0, kMaxStickSegmentSeconds], a heading (or, with has_facing, a
   // facing) that is not finite or over kMaxStickHeadingDegrees in size, or a magnitude outside
