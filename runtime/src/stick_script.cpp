@@ -71,6 +71,13 @@ std::string segmentProblem(const StickSegment& s) {
       return buffer;
     }
   }
+  for (const double facing : {s.facing_begin, s.facing_end}) {
+    if (s.has_facing && (!std::isfinite(facing) || std::abs(facing) > kMaxStickHeadingDegrees)) {
+      std::snprintf(buffer, sizeof(buffer), "has facing %g: degrees from -%g to %g", facing,
+                    kMaxStickHeadingDegrees, kMaxStickHeadingDegrees);
+      return buffer;
+    }
+  }
   if (!(s.magnitude >= 0.0f && s.magnitude <= 1.0f)) {
     std::snprintf(buffer, sizeof(buffer), "has magnitude %g: the stick is pushed from 0 to 1",
                   double(s.magnitude));
@@ -79,15 +86,38 @@ std::string segmentProblem(const StickSegment& s) {
   return {};
 }
 
+// An angle or a sweep FROM..TO, in degrees of at most kMaxStickHeadingDegrees in size.
+bool parseAngles(std::string_view token, double& begin, double& end) {
+  const size_t sweep = token.find("..");
+  const bool parsed =
+      sweep == std::string_view::npos
+          ? parseNumber(token, begin)
+          : parseNumber(token.substr(0, sweep), begin) && parseNumber(token.substr(sweep + 2), end);
+  if (sweep == std::string_view::npos) end = begin;
+  return parsed && std::abs(begin) <= kMaxStickHeadingDegrees &&
+         std::abs(end) <= kMaxStickHeadingDegrees;
+}
+
+// The token after the gait that gives the facing: it begins with this.
+constexpr std::string_view kFacingPrefix = "face=";
+
 // One line of a stick file into `segment`; returns what is wrong, or "" when nothing is.
 std::string parseLine(std::string_view line, StickSegment& segment) {
   size_t at = 0;
   const std::string_view fields[4] = {nextToken(line, at), nextToken(line, at), nextToken(line, at),
                                       nextToken(line, at)};
+  // An optional facing between the gait and the name.
+  size_t after_gait = at;
+  const std::string_view facing = nextToken(line, after_gait);
+  segment.has_facing = facing.substr(0, kFacingPrefix.size()) == kFacingPrefix;
+  if (segment.has_facing) at = after_gait;
   const std::string_view name = trimmed(line.substr(at));
   const int found = int(std::count_if(std::begin(fields), std::end(fields),
                                       [](std::string_view f) { return !f.empty(); })) +
-                    (name.empty() ? 0 : 1);
+                    (segment.has_facing ? 1 : 0) + (name.empty() ? 0 : 1);
+  if (segment.has_facing && found < 6)
+    return "expected 6 fields, SECONDS HEADING MAGNITUDE walk|run face=FACING NAME, found " +
+           std::to_string(found);
   if (found < 5)
     return "expected 5 fields, SECONDS HEADING MAGNITUDE walk|run NAME, found " +
            std::to_string(found);
@@ -100,14 +130,7 @@ std::string parseLine(std::string_view line, StickSegment& segment) {
     return "seconds " + quoted(fields[0]) + " must be a number above 0 and at most 3600";
 
   const std::string_view heading = fields[1];
-  const size_t sweep = heading.find("..");
-  const bool heading_ok = sweep == std::string_view::npos
-                              ? parseNumber(heading, segment.heading_begin)
-                              : parseNumber(heading.substr(0, sweep), segment.heading_begin) &&
-                                    parseNumber(heading.substr(sweep + 2), segment.heading_end);
-  if (sweep == std::string_view::npos) segment.heading_end = segment.heading_begin;
-  if (!heading_ok || std::abs(segment.heading_begin) > kMaxStickHeadingDegrees ||
-      std::abs(segment.heading_end) > kMaxStickHeadingDegrees)
+  if (!parseAngles(heading, segment.heading_begin, segment.heading_end))
     return "heading " + quoted(heading) +
            " must be degrees (0 is +Z, 90 is +X) from -36000 to 36000, or a sweep FROM..TO";
 
@@ -119,13 +142,19 @@ std::string parseLine(std::string_view line, StickSegment& segment) {
   if (fields[3] != "walk" && fields[3] != "run")
     return "gait " + quoted(fields[3]) + " must be walk or run";
   segment.run = fields[3] == "run";
+
+  if (segment.has_facing &&
+      !parseAngles(facing.substr(kFacingPrefix.size()), segment.facing_begin, segment.facing_end))
+    return "facing " + quoted(facing) +
+           " must be face=DEGREES (0 is +Z, 90 is +X) from -36000 to 36000, or a sweep "
+           "face=FROM..TO";
   segment.name = std::string(name);
   return {};
 }
 
 }  // namespace
 
-StickScript StickScript::builtIn() {
+StickScript StickScript::builtInLocomotion() {
   StickScript script;
   script.segments_ = {
       {"stand", 1.5, 0.0, 0.0, 0.0f, false},
@@ -139,6 +168,25 @@ StickScript StickScript::builtIn() {
       {"stop", 1.5, 180.0, 180.0, 0.0f, false},
   };
   for (const StickSegment& segment : script.segments_) script.duration_ += segment.seconds;
+  return script;
+}
+
+StickScript StickScript::builtIn() {
+  StickScript script = builtInLocomotion();
+  // The character faces 180 after the locomotion's last stop: it turns round, then walks
+  // backwards and sideways facing +Z.
+  constexpr bool kFacing = true;
+  const StickSegment more[] = {
+      {"turn round, walk forward", 2.0, 0.0, 0.0, 1.0f, false},
+      {"walk backwards", 2.5, 180.0, 180.0, 0.6f, false, kFacing, 0.0, 0.0},
+      {"strafe left", 2.5, 90.0, 90.0, 0.8f, false, kFacing, 0.0, 0.0},
+      {"strafe right", 2.5, -90.0, -90.0, 0.8f, false, kFacing, 0.0, 0.0},
+      {"stop", 1.5, 0.0, 0.0, 0.0f, false, kFacing, 0.0, 0.0},
+  };
+  for (const StickSegment& segment : more) {
+    script.segments_.push_back(segment);
+    script.duration_ += segment.seconds;
+  }
   return script;
 }
 
@@ -226,13 +274,24 @@ ScriptedStick StickScript::at(double t) const noexcept {
       const double alpha = local / segment.seconds;
       const double heading =
           segment.heading_begin + (segment.heading_end - segment.heading_begin) * alpha;
-      return {headingDirection(heading), segment.magnitude, segment.run, segment.name};
+      ScriptedStick stick{headingDirection(heading), segment.magnitude, segment.run, segment.name};
+      if (segment.has_facing) {
+        stick.has_facing = true;
+        stick.facing = headingDirection(segment.facing_begin +
+                                        (segment.facing_end - segment.facing_begin) * alpha);
+      }
+      return stick;
     }
     local -= segment.seconds;
   }
   // Only reached through rounding at the very end of the loop.
   const StickSegment& last = segments_.back();
-  return {headingDirection(last.heading_end), last.magnitude, last.run, last.name};
+  ScriptedStick stick{headingDirection(last.heading_end), last.magnitude, last.run, last.name};
+  if (last.has_facing) {
+    stick.has_facing = true;
+    stick.facing = headingDirection(last.facing_end);
+  }
+  return stick;
 }
 
 double StickScript::characterOffset(uint32_t index) const noexcept {
@@ -250,9 +309,12 @@ StickInput stickInput(const ScriptedStick& stick, const LocomotionSpeeds& speeds
   StickInput input;
   input.desired_velocity = {velocity.x, 0.0f, velocity.y};
   constexpr float kReleased = 0.01f;
-  input.desired_facing = stick.magnitude > kReleased
-                             ? glm::vec3(stick.direction.x, 0.0f, stick.direction.y)
-                             : glm::vec3(0.0f);
+  if (stick.has_facing)
+    input.desired_facing = glm::vec3(stick.facing.x, 0.0f, stick.facing.y);
+  else
+    input.desired_facing = stick.magnitude > kReleased
+                               ? glm::vec3(stick.direction.x, 0.0f, stick.direction.y)
+                               : glm::vec3(0.0f);
   return input;
 }
 
@@ -263,7 +325,14 @@ bool stickChangedSharply(const ScriptedStick& previous, const ScriptedStick& cur
   if (std::abs(current.magnitude - previous.magnitude) > kMagnitudeChange) return true;
   if (current.run != previous.run) return true;
   const bool both_pushed = previous.magnitude > kPushed && current.magnitude > kPushed;
-  return both_pushed && glm::dot(previous.direction, current.direction) < cos_30_degrees;
+  if (both_pushed && glm::dot(previous.direction, current.direction) < cos_30_degrees) return true;
+  // The facing each asks for: its own, else along the stick when pushed, else none.
+  const auto asks_facing = [&](const ScriptedStick& s) {
+    return s.has_facing || s.magnitude > kPushed;
+  };
+  const auto facing = [](const ScriptedStick& s) { return s.has_facing ? s.facing : s.direction; };
+  return asks_facing(previous) && asks_facing(current) &&
+         glm::dot(facing(previous), facing(current)) < cos_30_degrees;
 }
 
 LocomotionSpeeds speedsForDatabase(const Database& db, float* top_speed) {

@@ -1404,7 +1404,7 @@ TEST_F(CliDiff, IdenticalCooksReportNoChangeEvenWithFailOnChange) {
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(run.err, "");
   EXPECT_NE(run.out.find("structure: no change\n"), std::string::npos) << run.out;
-  EXPECT_NE(run.out.find("replay: 4 characters, 6 s at 60 Hz, stick script built-in (19 s, "
+  EXPECT_NE(run.out.find("replay: 4 characters, 6 s at 60 Hz, stick script built-in (30 s, "
                          "looping)\n"),
             std::string::npos)
       << run.out;

@@ -119,20 +119,22 @@ TEST_F(ReplayTest, StatisticsAreThoseOfItsDecisions) {
 }
 
 // The sample's search rules: periodic searches 6 steps apart, a forced search exactly at each
-// step where the stick turned sharply (unless a range end comes first), nothing else.
+// step where the stick turned sharply (unless a range end comes first), nothing else. One loop of
+// the built-in script and one step of the next: walking, running, walking backwards and sideways.
 TEST_F(ReplayTest, SearchesWhenTheSampleDoes) {
+  const mmdb::StickScript script = mmdb::StickScript::builtIn();
   ReplaySettings settings;
   settings.characters = 1;
-  settings.seconds = 20.0;
+  settings.seconds = script.duration() + 1.0 / 60.0;
   settings.keep_decisions = true;
-  const mmdb::StickScript script = mmdb::StickScript::builtIn();
   const mmdb::Result<Replay> r = replay(db_, script, settings);
   ASSERT_TRUE(r) << r.error().message();
   std::vector<uint32_t> sharp;
-  for (uint32_t step = 1; step < 1200; ++step)
+  const uint32_t steps = uint32_t(std::lround(settings.seconds * 60.0));
+  for (uint32_t step = 1; step < steps; ++step)
     if (mmdb::stickChangedSharply(script.at((step - 1) / 60.0), script.at(step / 60.0)))
       sharp.push_back(step);
-  EXPECT_EQ(sharp.size(), 6u);
+  EXPECT_EQ(sharp.size(), 11u);
   std::vector<uint32_t> forced;
   uint32_t previous = 0;
   for (const ReplayDecision& d : r->decisions) {
@@ -164,7 +166,41 @@ TEST_F(ReplayTest, SearchesWhenTheSampleDoes) {
   }
   for (const uint32_t step : forced)
     EXPECT_NE(std::find(sharp.begin(), sharp.end(), step), sharp.end()) << step;
-  EXPECT_GE(forced.size(), 4u);  // a range end may take a sharp turn's step
+  // A range end may take a sharp turn's step; most are forced, walking backwards and sideways
+  // (after the first 19 s) too.
+  EXPECT_GE(forced.size(), 8u);
+  const auto backwards_and_sideways =
+      std::count_if(forced.begin(), forced.end(), [](uint32_t step) { return step >= 19u * 60u; });
+  EXPECT_GE(backwards_and_sideways, 3);
+}
+
+// builtIn() begins with builtInLocomotion(), the sample's script before it walked backwards and
+// sideways: character 0 (offset 0 in both) decides the same over those 19 s, decision for
+// decision, so runs made with the old script can still be compared with.
+TEST_F(ReplayTest, TheLocomotionScriptDecidesAsTheBuiltInOverItsLength) {
+  ReplaySettings settings;
+  settings.characters = 1;
+  settings.seconds = 19.0;
+  settings.keep_decisions = true;
+  const mmdb::Result<Replay> a = replay(db_, mmdb::StickScript::builtInLocomotion(), settings);
+  const mmdb::Result<Replay> b = replay(db_, mmdb::StickScript::builtIn(), settings);
+  ASSERT_TRUE(a) << a.error().message();
+  ASSERT_TRUE(b) << b.error().message();
+  ASSERT_EQ(a->decisions.size(), b->decisions.size());
+  EXPECT_GE(a->decisions.size(), 19u * 60u / kReplaySearchIntervalSteps);
+  for (size_t i = 0; i < a->decisions.size(); ++i) {
+    EXPECT_EQ(a->decisions[i].step, b->decisions[i].step) << i;
+    EXPECT_EQ(a->decisions[i].frame, b->decisions[i].frame) << i;
+    EXPECT_EQ(a->decisions[i].reason, b->decisions[i].reason) << i;
+    EXPECT_EQ(a->decisions[i].query, b->decisions[i].query) << i;
+  }
+  EXPECT_EQ(a->trace.achieved, b->trace.achieved);
+  // One step more and the built-in script turns round where the locomotion starts over.
+  settings.seconds = 19.0 + 1.0 / 60.0;
+  const mmdb::Result<Replay> c = replay(db_, mmdb::StickScript::builtInLocomotion(), settings);
+  const mmdb::Result<Replay> d = replay(db_, mmdb::StickScript::builtIn(), settings);
+  ASSERT_TRUE(c && d);
+  EXPECT_NE(c->trace.desired.back(), d->trace.desired.back());
 }
 
 // With one stick that never changes, the controller's prediction of where it will be is where it
