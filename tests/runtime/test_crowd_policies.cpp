@@ -47,7 +47,7 @@ const WalkDatabase& walkDatabase() {
   return *made;
 }
 
-// The sample's run: the built-in script at the database's speeds, a search forced by the host
+// The sample's run: its 19 s locomotion script at the database's speeds, a search forced by the host
 // where the stick turns sharply, `seconds` at 60 steps a second.
 struct Played {
   uint64_t hash = 1469598103934665603ull;  // FNV-1a 64 of every decision
@@ -71,7 +71,7 @@ Played play(const mmdb::Database& db, const mmdb::CrowdSettings& settings, uint3
   mmdb::Crowd& crowd = created.value();
   auto meter = mmdb::MotionMeter::create(crowd);
   EXPECT_TRUE(meter.ok()) << meter.error().message();
-  const mmdb::StickScript script = mmdb::StickScript::builtIn();
+  const mmdb::StickScript script = mmdb::StickScript::builtInLocomotion();  // the 19 s one
   const mmdb::LocomotionSpeeds speeds = mmdb::speedsForDatabase(db);
   std::vector<mmdb::ScriptedStick> previous(characters);
   const long steps = std::lround(seconds * 60);
