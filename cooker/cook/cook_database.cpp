@@ -15,6 +15,7 @@
 #include "core/input_file.h"
 #include "core/large_pages.h"
 #include "core/limits.h"
+#include "core/mirror_tags.h"
 #include "core/parallel_for.h"
 #include "import/importer.h"
 
@@ -882,7 +883,12 @@ void concatenateParts(const CookRequest& request, const std::vector<int>& source
     c.take = part.take;
     c.bias = static_cast<float>(spec.bias);
     ClipTagging t{c.name, c.first_frame, c.frame_count, spec.tags, spec.ranges, spec.bias};
-    if (c.mirrored) t.tags.push_back("mirrored");
+    if (c.mirrored) {  // left and right swap in its tags and its ranges' (docs/cook.md "Mirror")
+      t.tags = mirroredTags(spec.tags, request.mirror.tag_pairs);
+      for (SubRangeSpec& range : t.ranges)
+        range.tags = mirroredTags(range.tags, request.mirror.tag_pairs);
+      t.tags.push_back("mirrored");
+    }
     out.tagging.push_back(std::move(t));
     db.clips.push_back(std::move(c));
     db.frame_count += static_cast<uint32_t>(m.clip.frame_count);

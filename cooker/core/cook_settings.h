@@ -2,6 +2,8 @@
 // The manifest reader fills these; the quick command-line form uses the defaults.
 #pragma once
 
+#include "core/mirror_tags.h"
+
 #include <glm/vec3.hpp>
 
 #include <array>
@@ -114,6 +116,10 @@ struct MirrorSettings {
   // Pairs of patterns with one '*' each, e.g. {"Left*", "Right*"}; tried in order.
   std::vector<std::pair<std::string, std::string>> patterns{
       {"Left*", "Right*"}, {"*_L", "*_R"}, {"*_l", "*_r"}, {"L*", "R*"}, {"l*", "r*"}};
+  // Words a mirrored copy's tags swap (mirroredTag()), e.g. {"left", "right"}: "strafe-left"
+  // becomes "strafe-right". Empty: a mirrored copy keeps its clip's tags. The link's, not a clip's:
+  // not in the clip key.
+  TagPairs tag_pairs{{"left", "right"}};
 };
 
 struct CookRequest {

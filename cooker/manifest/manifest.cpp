@@ -5,11 +5,13 @@
 #include "core/errors.h"
 #include "core/input_file.h"
 #include "core/limits.h"
+#include "core/mirror_tags.h"
 
 #include <glm/geometric.hpp>
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -38,7 +40,7 @@ constexpr std::string_view kWeightKeys[]{"foot_position", "foot_velocity", "hip_
                                          "trajectory_position", "trajectory_direction"};
 constexpr std::string_view kFilterKeys[]{"root_position_window", "facing_window", "order"};
 constexpr std::string_view kContactKeys[]{"speed_threshold", "median"};
-constexpr std::string_view kMirrorKeys[]{"patterns"};
+constexpr std::string_view kMirrorKeys[]{"patterns", "tag_pairs"};
 constexpr std::string_view kCompressionKeys[]{"pose",
                                               "position_tolerance",
                                               "shell_distance",
@@ -454,14 +456,21 @@ class ManifestParser {
   void readMirror(const toml::table& root) {
     const toml::table* t = subtable(root, "mirror", kMirrorKeys);
     if (!t) return;
-    const toml::array* patterns = array(*t, "patterns", "mirror.");
-    if (!patterns) return;
-    const toml::node& node = *t->get("patterns");
+    if (const toml::array* patterns = array(*t, "patterns", "mirror."))
+      request_.mirror.patterns = mirrorPatterns(*t->get("patterns"), *patterns);
+    if (const toml::array* pairs = array(*t, "tag_pairs", "mirror.")) {
+      tag_pairs_line_ = static_cast<int>(t->get("tag_pairs")->source().begin.line);
+      request_.mirror.tag_pairs = tagPairs(*t->get("tag_pairs"), *pairs);
+    }
+  }
+
+  std::vector<std::pair<std::string, std::string>> mirrorPatterns(
+      const toml::node& node, const toml::array& patterns) const {
     const std::string form =
         "'mirror.patterns' must be pairs of name patterns with one '*' each, e.g. "
         "[[\"Left*\", \"Right*\"], [\"*_L\", \"*_R\"]]";
     std::vector<std::pair<std::string, std::string>> out;
-    for (const toml::node& element : *patterns) {
+    for (const toml::node& element : patterns) {
       const toml::array* pair = element.as_array();
       if (!pair || pair->size() != 2 || !(*pair)[0].is_string() || !(*pair)[1].is_string())
         fail(node, form);
@@ -473,7 +482,54 @@ class ManifestParser {
       if (left == right) fail(node, form + "; a pair must differ, got '" + left + "' twice");
       out.emplace_back(left, right);
     }
-    request_.mirror.patterns = std::move(out);
+    return out;
+  }
+
+  // [mirror] tag_pairs: pairs of two different words, each in one pair at most (case aside).
+  TagPairs tagPairs(const toml::node& node, const toml::array& pairs) const {
+    const std::string form =
+        "'mirror.tag_pairs' must be pairs of words that a mirrored copy's tags swap, e.g. "
+        "[[\"left\", \"right\"]]";
+    TagPairs out;
+    std::vector<int> lines;  // of each pair in `out`
+    for (const toml::node& element : pairs) {
+      // An element's own line, for a list written over several lines.
+      const toml::node& at = element.source().begin.line > 0 ? element : node;
+      const toml::array* pair = element.as_array();
+      if (!pair) {
+        const std::string* text = element.is_string() ? &element.as_string()->get() : nullptr;
+        fail(at, form + "; each pair is an array of two words in brackets of its own, got " +
+                     typeName(element) + (text ? " ('" + *text + "')" : ""));
+      }
+      if (pair->size() != 2)
+        fail(at, form + "; a pair holds two words, got " + std::to_string(pair->size()));
+      std::array<std::string, 2> words;
+      for (size_t i = 0; i < 2; ++i) {
+        const toml::node& word = (*pair)[i];
+        if (!word.is_string()) fail(at, form + "; a word is a string, got " + typeName(word));
+        words[i] = *word.value<std::string>();
+        if (words[i].empty()) fail(at, form + "; a word must not be empty");
+        if (!isTagPairWord(words[i]))
+          fail(at, form + "; '" + words[i] +
+                       "' is not one word: a word is 1 to 64 letters and digits, and is matched "
+                       "against each part of a tag that '-', '_' and '.' separate");
+      }
+      if (sameTagPairWord(words[0], words[1]))
+        fail(at, form + "; a pair must be two different words, got '" + words[0] + "' and '" +
+                     words[1] + "'");
+      const int line = static_cast<int>(at.source().begin.line);
+      for (size_t p = 0; p < out.size(); ++p)
+        for (const std::string& word : words)
+          for (const std::string& other : {out[p].first, out[p].second})
+            if (sameTagPairWord(word, other))
+              fail(at, form + "; '" + word + "' is already in the pair [\"" + out[p].first +
+                           "\", \"" + out[p].second + "\"]" +
+                           (lines[p] != line ? " on line " + std::to_string(lines[p]) : "") +
+                           ": a word may be in one pair only");
+      out.emplace_back(words[0], words[1]);
+      lines.push_back(line);
+    }
+    return out;
   }
 
   void readClips(const toml::table& root) {
@@ -539,7 +595,39 @@ class ManifestParser {
              "[[clip]]");
       for (const toml::node& range : *list) clip.ranges.push_back(readRange(*range.as_table()));
     }
+    if (clip.mirror) addMirroredTags(t, clip);
     return clip;
+  }
+
+  // The tags the mirrored copy brings into the database: the clip's and its ranges' with
+  // [mirror] tag_pairs swapped, and "mirrored". Each must be a tag name, and with every other
+  // tag they must fit the 64 bits of a tag mask.
+  void addMirroredTags(const toml::table& t, const ClipSpec& clip) {
+    const std::string copy = "'" + clip.name + "#mirror'";
+    const std::string pairs =
+        "[mirror] tag_pairs" +
+        (tag_pairs_line_ > 0 ? " (line " + std::to_string(tag_pairs_line_) + ")" : "");
+    auto add = [&](const std::string& tag, const toml::node& node) {
+      const std::string mirrored = mirroredTag(tag, request_.mirror.tag_pairs);
+      if (!isTagName(mirrored))
+        fail(node, "tag '" + tag + "' becomes '" + mirrored + "' on the mirrored copy " + copy +
+                       " by " + pairs + ", longer than 64 characters; shorten the tag");
+      if (!all_tags_.insert(mirrored).second || static_cast<int>(all_tags_.size()) <= kMaxTags)
+        return;
+      fail(node, "more than " + std::to_string(kMaxTags) + " different tags, counting '" +
+                     mirrored + "' that the mirrored copy " + copy + " has for '" + tag + "' by " +
+                     pairs + "; a tag mask has 64 bits: use fewer tags, or swap fewer words");
+    };
+    if (const toml::node* node = t.get("tags"))
+      for (const std::string& tag : clip.tags) add(tag, *node);
+    if (const toml::node* node = t.get("range"))
+      for (size_t i = 0; i < clip.ranges.size(); ++i)
+        if (const toml::node* tags = (*node->as_array())[i].as_table()->get("tags"))
+          for (const std::string& tag : clip.ranges[i].tags) add(tag, *tags);
+    if (all_tags_.insert("mirrored").second && static_cast<int>(all_tags_.size()) > kMaxTags)
+      fail(*t.get("mirror"), "more than " + std::to_string(kMaxTags) +
+                                 " different tags, counting 'mirrored', the tag of every mirrored "
+                                 "copy; a tag mask has 64 bits, use fewer tags");
   }
 
   SubRangeSpec readRange(const toml::table& t) {
@@ -605,7 +693,8 @@ class ManifestParser {
   const SourceCheck& check_;
   fs::path folder_;
   CookRequest request_;
-  std::set<std::string> all_tags_;
+  std::set<std::string> all_tags_;  // the database's, mirrored copies' included
+  int tag_pairs_line_ = 0;          // of [mirror] tag_pairs, 0 when the manifest has none
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include "core/cooked_database.h"
 
 #include <gtest/gtest.h>
+#include <mmdb/database.h>
 
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -856,6 +857,84 @@ TEST_F(Cli, CookClipAndLinkMakeTheCooksBytes) {
   // Without --first, a later clip cooks the first one itself: the same part.
   ASSERT_EQ(mmcook({"cook-clip", "loco.toml", "--index", "1", "-o", "alone.mmclip"}).exit_code, 0);
   EXPECT_TRUE(readFile(folder_ / "alone.mmclip") == readFile(folder_ / "turning.mmclip"));
+}
+
+// A mirrored copy's tags swap left and right alike in a cook and in a link of its parts; a changed
+// [mirror] tag_pairs links the same parts into what a cook with it gives.
+TEST_F(Cli, MirroredTagsSwapAlikeInACookAndALink) {
+  writeGoodClips();
+  std::string manifest = kManifest;
+  manifest.replace(manifest.find("[database]"), 10,
+                   "[mirror]\ntag_pairs = [[\"left\", \"right\"]]\n\n[database]");
+  manifest.replace(manifest.find("tags = [\"locomotion\"]\nmirror"), 21,
+                   "tags = [\"locomotion\", \"strafe-left\"]");
+  manifest.replace(manifest.find("tags = [\"turn\"]"), 15, "tags = [\"turn_left_90\"]");
+  write("loco.toml", manifest);
+  auto cookAndLink = [&](const std::string& name) {
+    ASSERT_EQ(mmcook({"cook", "loco.toml", "-o", name + ".mmdb", "-q", "--no-cache"}).exit_code, 0);
+    ASSERT_EQ(
+        mmcook({"cook-clip", "loco.toml", "--index", "0", "-o", "walk.mmclip", "-q"}).exit_code, 0);
+    ASSERT_EQ(mmcook({"cook-clip", "loco.toml", "--index", "1", "--first", "walk.mmclip", "-o",
+                      "turning.mmclip", "-q"})
+                  .exit_code,
+              0);
+    const CliRun link = mmcook({"link", "loco.toml", "walk.mmclip", "turning.mmclip", "-o",
+                                name + "_linked.mmdb", "--verify", "-q"});
+    ASSERT_EQ(link.exit_code, 0) << link.err;
+    EXPECT_TRUE(readFile(folder_ / (name + ".mmdb")) == readFile(folder_ / (name + "_linked.mmdb")))
+        << name;
+  };
+  cookAndLink("swapped");
+  const mmdb::Database swapped =
+      std::move(mmdb::Database::open((folder_ / "swapped.mmdb").c_str()).value());
+  auto tagsOf = [](const mmdb::Database& db, const char* clip) {
+    std::vector<std::string> out;
+    const uint64_t mask = db.clip(static_cast<uint32_t>(db.findClip(clip))).tag_mask;
+    for (uint32_t bit = 0; bit < db.tagCount(); ++bit)
+      if (mask & (uint64_t{1} << bit)) out.emplace_back(db.tagName(bit));
+    return out;
+  };
+  EXPECT_EQ(tagsOf(swapped, "walk"), (std::vector<std::string>{"locomotion", "strafe-left"}));
+  EXPECT_EQ(tagsOf(swapped, "walk#mirror"),
+            (std::vector<std::string>{"locomotion", "strafe-right", "mirrored"}));
+  EXPECT_NE(swapped.tagMask("turn_right_90"), 0u);
+  const CliRun inspect = mmcook({"inspect", "swapped.mmdb"});
+  EXPECT_NE(inspect.out.find("strafe-right"), std::string::npos) << inspect.out;
+
+  // No swapping: the parts cooked for the pairs above link into the new cook's bytes.
+  manifest.replace(manifest.find("tag_pairs = [[\"left\", \"right\"]]"), 31, "tag_pairs = []");
+  write("loco.toml", manifest);
+  ASSERT_EQ(mmcook({"cook", "loco.toml", "-o", "kept.mmdb", "-q", "--no-cache"}).exit_code, 0);
+  ASSERT_EQ(
+      mmcook({"link", "loco.toml", "walk.mmclip", "turning.mmclip", "-o", "kept_linked.mmdb", "-q"})
+          .exit_code,
+      0);
+  EXPECT_TRUE(readFile(folder_ / "kept.mmdb") == readFile(folder_ / "kept_linked.mmdb"));
+  EXPECT_FALSE(readFile(folder_ / "kept.mmdb") == readFile(folder_ / "swapped.mmdb"));
+  const mmdb::Database kept =
+      std::move(mmdb::Database::open((folder_ / "kept.mmdb").c_str()).value());
+  EXPECT_EQ(tagsOf(kept, "walk#mirror"),
+            (std::vector<std::string>{"locomotion", "strafe-left", "mirrored"}));
+  EXPECT_EQ(kept.tagMask("strafe-right"), 0u);
+  cookAndLink("kept");
+}
+
+// A bad pair stops the cook and the link with the manifest's line, and writes nothing.
+TEST_F(Cli, ABadTagPairWritesNothing) {
+  writeGoodClips();
+  std::string manifest = kManifest;
+  manifest.replace(manifest.find("[database]"), 10,
+                   "[mirror]\ntag_pairs = [[\"left\", \"Left\"]]\n\n[database]");
+  write("loco.toml", manifest);
+  const std::string message =
+      "loco.toml:3: 'mirror.tag_pairs' must be pairs of words that a mirrored copy's tags swap, "
+      "e.g. [[\"left\", \"right\"]]; a pair must be two different words, got 'left' and 'Left'";
+  expectCookFails({"loco.toml"}, message);
+  const CliRun link =
+      mmcook({"link", "loco.toml", "walk.mmclip", "turning.mmclip", "-o", "l.mmdb"});
+  EXPECT_EQ(link.exit_code, 1);
+  EXPECT_EQ(link.err, "error: " + message + "\n");
+  EXPECT_FALSE(fs::exists(folder_ / "l.mmdb"));
 }
 
 TEST_F(Cli, CookClipAndLinkRefuseWhatDoesNotFit) {

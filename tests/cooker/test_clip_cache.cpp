@@ -169,6 +169,49 @@ TEST_F(ClipCache, ALinkSettingChangeReusesEveryClip) {
   EXPECT_EQ(warm, cookBytes(r));
 }
 
+// A mirrored copy's tags are swapped in the link: the cache and a link of clip files tag it as a
+// one-piece cook does, and a change of [mirror] tag_pairs re-links the same parts.
+TEST_F(ClipCache, MirroredTagsAreSwappedAlikeInACookTheCacheAndALink) {
+  CookRequest r = clips();
+  ASSERT_TRUE(r.clips[1].mirror);
+  r.clips[1].tags = {"locomotion", "turn-left"};
+  r.clips[1].ranges = {{10, 20, {"sharp_LEFT"}, false}};
+  const std::vector<uint8_t> whole = cookBytes(r);
+  const CookedDatabase db = cookDatabase(r);
+  EXPECT_EQ(db.tag_names, (std::vector<std::string>{"locomotion", "fast", "turn-left", "sharp_LEFT",
+                                                    "turn-right", "mirrored", "sharp_RIGHT"}));
+  ASSERT_EQ(db.clips[2].name, "turn#mirror");
+  EXPECT_EQ(db.clips[2].tag_mask, 1u | 16u | 32u);
+
+  const std::vector<std::string> parts = cookClipFiles(r, dir_);
+  ClipFileList files(parts, names(r));
+  EXPECT_EQ(cookBytes(r, &files), whole);
+  ClipCacheFolder cache((dir_ / "cache").string());
+  EXPECT_EQ(cookBytes(r, &cache), whole);
+
+  for (const TagPairs& pairs : {TagPairs{}, TagPairs{{"turn", "spin"}, {"LEFT", "right"}}}) {
+    CookRequest other = r;
+    other.mirror.tag_pairs = pairs;
+    const std::vector<uint8_t> expected = cookBytes(other);
+    EXPECT_NE(expected, whole);
+    ClipFileList again(parts, names(other));  // the same parts: tag_pairs is not in their keys
+    CookReport linked;
+    EXPECT_EQ(cookBytes(other, &again, &linked), expected);
+    EXPECT_EQ(linked.store.hits, 4);
+    CookReport cached;
+    EXPECT_EQ(cookBytes(other, &cache, &cached), expected);
+    EXPECT_EQ(cached.store.hits, 4);
+    EXPECT_EQ(cached.store.misses, 0);
+  }
+  CookRequest spin = r;
+  spin.mirror.tag_pairs = {{"turn", "spin"}, {"LEFT", "right"}};
+  EXPECT_EQ(cookDatabase(spin).tag_names,
+            (std::vector<std::string>{"locomotion", "fast", "turn-left", "sharp_LEFT", "spin-right",
+                                      "mirrored", "sharp_RIGHT"}));
+  EXPECT_EQ(clipKey(spin, 1, hashSource(r.clips[1].source, ""), nullptr),
+            clipKey(r, 1, hashSource(r.clips[1].source, ""), nullptr));
+}
+
 TEST_F(ClipCache, AnEditedSourceReCooksOnlyTheClipsOfIt) {
   CookRequest r = clips();
   ClipCacheFolder cache((dir_ / "cache").string());

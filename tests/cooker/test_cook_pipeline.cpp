@@ -9,6 +9,7 @@
 #include "write/database_writer.h"
 
 #include <gtest/gtest.h>
+#include <mmdb/database.h>
 
 #include <algorithm>
 #include <cmath>
@@ -341,6 +342,123 @@ TEST_F(CookPipeline, ZeroWeightIsRejectedBeforeCooking) {
   CookRequest r = threeClips();
   r.settings.weights[kBlockHipVelocity] = 0;
   EXPECT_NE(cookError(r).find("weight hip_velocity is 0"), std::string::npos);
+}
+
+// A mirrored clip's tags, as the runtime reads them from the file: left and right swapped in the
+// clip's tags and its ranges', the original's as written.
+class MirroredTags : public CookPipeline {
+ protected:
+  // walk-left, tagged strafe-left, mirrored, with a range tagged turn_left_90; then a turn.
+  CookRequest strafe() {
+    CookRequest r;
+    ClipSpec walk;
+    walk.name = "walk-left";
+    walk.source = write("walk.bvh", bvhText(walkFrames(121, 1.2f)));
+    walk.source_label = "walk.bvh";
+    walk.tags = {"locomotion", "strafe-left"};
+    walk.ranges = {{30, 40, {"turn_left_90"}, false}};
+    walk.mirror = true;
+    ClipSpec turn;  // untagged: with a walk alone, the facing would never change
+    turn.source = write("circle.bvh", bvhText(circleFrames(151, 1.0, 1.5)));
+    r.clips = {walk, turn};
+    return r;
+  }
+
+  // The cooked file, opened with the runtime's checks.
+  const mmdb::Database& open(const CookRequest& r) {
+    bytes_ = serializeDatabase(cookDatabase(r));
+    auto opened = mmdb::Database::fromMemory(bytes_.data(), bytes_.size());
+    if (opened.ok())
+      database_ = std::move(opened.value());
+    else
+      ADD_FAILURE() << opened.error().message();
+    return database_;
+  }
+
+  static std::vector<std::string> names(const mmdb::Database& db, uint64_t mask) {
+    std::vector<std::string> out;
+    for (uint32_t bit = 0; bit < 64; ++bit)
+      if (mask & (uint64_t{1} << bit)) out.emplace_back(db.tagName(bit));
+    return out;
+  }
+
+  // The tags of the matchable range that holds a clip's frame.
+  static std::vector<std::string> rangeTags(const mmdb::Database& db, const char* clip,
+                                            uint32_t frame) {
+    const uint32_t global = db.clip(static_cast<uint32_t>(db.findClip(clip))).first_frame + frame;
+    for (const mmdb::MatchRange& range : db.ranges())
+      if (global >= range.first_frame && global < range.first_frame + range.frame_count)
+        return names(db, range.tag_mask);
+    ADD_FAILURE() << "no range holds frame " << frame << " of " << clip;
+    return {};
+  }
+
+  static std::vector<std::string> clipTags(const mmdb::Database& db, const char* clip) {
+    const int32_t index = db.findClip(clip);
+    EXPECT_GE(index, 0) << clip;
+    return index < 0 ? std::vector<std::string>{}
+                     : names(db, db.clip(static_cast<uint32_t>(index)).tag_mask);
+  }
+
+  std::vector<uint8_t> bytes_;
+  mmdb::Database database_;
+};
+
+TEST_F(MirroredTags, TheMirroredWalkStrafesRight) {
+  const mmdb::Database& db = open(strafe());
+  ASSERT_EQ(db.clipCount(), 3u);
+  EXPECT_EQ(db.clip(1).name, "walk-left#mirror");
+  EXPECT_TRUE(db.clip(1).mirrored);
+  EXPECT_EQ(clipTags(db, "walk-left"), (std::vector<std::string>{"locomotion", "strafe-left"}));
+  EXPECT_EQ(clipTags(db, "walk-left#mirror"),
+            (std::vector<std::string>{"locomotion", "strafe-right", "mirrored"}));
+  // Numbered in order of first appearance: the copy's own tags, then its range's.
+  ASSERT_EQ(db.tagCount(), 6u);
+  const std::vector<std::string> all = names(db, ~uint64_t{0} >> (64 - db.tagCount()));
+  EXPECT_EQ(all, (std::vector<std::string>{"locomotion", "strafe-left", "turn_left_90",
+                                           "strafe-right", "mirrored", "turn_right_90"}));
+  // The ranges: [30, 70) of each clip adds the range's tag, turned for the copy.
+  EXPECT_EQ(rangeTags(db, "walk-left", 35),
+            (std::vector<std::string>{"locomotion", "strafe-left", "turn_left_90"}));
+  EXPECT_EQ(rangeTags(db, "walk-left#mirror", 35),
+            (std::vector<std::string>{"locomotion", "strafe-right", "mirrored", "turn_right_90"}));
+  EXPECT_EQ(rangeTags(db, "walk-left#mirror", 10),
+            (std::vector<std::string>{"locomotion", "strafe-right", "mirrored"}));
+  // No range of the copy keeps a left tag.
+  const mmdb::ClipInfo copy = db.clip(1);
+  const uint64_t left = db.tagMask("strafe-left") | db.tagMask("turn_left_90");
+  ASSERT_NE(left, 0u);
+  for (const mmdb::MatchRange& range : db.ranges()) {
+    if (range.first_frame >= copy.first_frame &&
+        range.first_frame < copy.first_frame + copy.frame_count) {
+      EXPECT_EQ(range.tag_mask & left, 0u) << "range at " << range.first_frame;
+    }
+  }
+}
+
+TEST_F(MirroredTags, NoPairsKeepTheClipsTags) {
+  CookRequest r = strafe();
+  r.mirror.tag_pairs.clear();
+  const mmdb::Database& db = open(r);
+  EXPECT_EQ(clipTags(db, "walk-left#mirror"),
+            (std::vector<std::string>{"locomotion", "strafe-left", "mirrored"}));
+  EXPECT_EQ(rangeTags(db, "walk-left#mirror", 35),
+            (std::vector<std::string>{"locomotion", "strafe-left", "turn_left_90", "mirrored"}));
+  EXPECT_EQ(db.tagMask("strafe-right"), 0u);
+  EXPECT_EQ(db.tagMask("turn_right_90"), 0u);
+}
+
+TEST_F(MirroredTags, PairsOfTheirOwnAndTheCaseOfTheTags) {
+  CookRequest r = strafe();
+  r.clips[0].tags = {"Strafe-LEFT", "cw"};
+  r.clips[0].ranges[0].tags = {"turn.Left"};
+  r.mirror.tag_pairs = {{"left", "right"}, {"cw", "ccw"}};
+  const mmdb::Database& db = open(r);
+  EXPECT_EQ(clipTags(db, "walk-left"), (std::vector<std::string>{"Strafe-LEFT", "cw"}));
+  EXPECT_EQ(clipTags(db, "walk-left#mirror"),
+            (std::vector<std::string>{"Strafe-RIGHT", "ccw", "mirrored"}));
+  EXPECT_EQ(rangeTags(db, "walk-left#mirror", 35),
+            (std::vector<std::string>{"Strafe-RIGHT", "ccw", "mirrored", "turn.Right"}));
 }
 
 // ---- real data -------------------------------------------------------------------------------

@@ -77,6 +77,7 @@ TEST_F(Manifest, OnlyClipsKeepsEveryDefault) {
   EXPECT_EQ(s.trailing_unmatchable_s, defaults.trailing_unmatchable_s);
   EXPECT_EQ(s.trajectory_times, defaults.trajectory_times);
   EXPECT_EQ(request.mirror.patterns, mmdb::cook::MirrorSettings{}.patterns);
+  EXPECT_EQ(request.mirror.tag_pairs, (mmdb::cook::TagPairs{{"left", "right"}}));
 
   ASSERT_EQ(request.clips.size(), 1u);
   const mmdb::cook::ClipSpec& clip = request.clips[0];
@@ -129,6 +130,7 @@ median = 0.2
 
 [mirror]
 patterns = [["Left*", "Right*"], ["*_Lf", "*_Rt"]]
+tag_pairs = [["left", "right"], ["CW", "ccw"]]
 
 [[clip]]
 source = "walk.bvh"
@@ -177,6 +179,7 @@ source = "clips/jump.fbx"
   const std::vector<std::pair<std::string, std::string>> patterns{{"Left*", "Right*"},
                                                                   {"*_Lf", "*_Rt"}};
   EXPECT_EQ(request.mirror.patterns, patterns);
+  EXPECT_EQ(request.mirror.tag_pairs, (mmdb::cook::TagPairs{{"left", "right"}, {"CW", "ccw"}}));
 
   ASSERT_EQ(request.clips.size(), 2u);
   const mmdb::cook::ClipSpec& walk = request.clips[0];
@@ -187,7 +190,7 @@ source = "clips/jump.fbx"
   EXPECT_EQ(walk.source_frame_count, 500);
   EXPECT_EQ(walk.tags, (std::vector<std::string>{"locomotion", "fast"}));
   EXPECT_TRUE(walk.mirror);
-  EXPECT_EQ(walk.manifest_line, 38);
+  EXPECT_EQ(walk.manifest_line, 39);
   ASSERT_EQ(walk.ranges.size(), 2u);
   EXPECT_EQ(walk.ranges[0].first_frame, 100);
   EXPECT_EQ(walk.ranges[0].frame_count, 60);
@@ -202,7 +205,7 @@ source = "clips/jump.fbx"
   EXPECT_EQ(jump.name, "jump");
   EXPECT_EQ(jump.source, (folder_ / "clips" / "jump.fbx").string());
   EXPECT_EQ(jump.source_label, "clips/jump.fbx");
-  EXPECT_EQ(jump.manifest_line, 54);
+  EXPECT_EQ(jump.manifest_line, 55);
 }
 
 TEST_F(Manifest, IntegersAreAcceptedWhereNumbersAreExpected) {
@@ -350,6 +353,135 @@ TEST_F(Manifest, MirrorPatternErrors) {
 TEST_F(Manifest, EmptyMirrorPatternsTurnMirroringNamesOff) {
   const mmdb::cook::CookRequest request = parse(std::string("[mirror]\npatterns = []\n") + kWalk);
   EXPECT_TRUE(request.mirror.patterns.empty());
+}
+
+TEST_F(Manifest, TagPairsAreReadAsWritten) {
+  const mmdb::cook::CookRequest request = parse(
+      std::string("[mirror]\ntag_pairs = [[\"Left\", \"RIGHT\"], [\"cw\", \"ccw\"]]\n") + kWalk);
+  EXPECT_EQ(request.mirror.tag_pairs, (mmdb::cook::TagPairs{{"Left", "RIGHT"}, {"cw", "ccw"}}));
+  // Setting patterns alone keeps the default pairs, and the other way round.
+  EXPECT_EQ(parse(std::string("[mirror]\npatterns = []\n") + kWalk).mirror.tag_pairs,
+            mmdb::cook::MirrorSettings{}.tag_pairs);
+  EXPECT_EQ(parse(std::string("[mirror]\ntag_pairs = [[\"l\", \"r\"]]\n") + kWalk).mirror.patterns,
+            mmdb::cook::MirrorSettings{}.patterns);
+}
+
+TEST_F(Manifest, EmptyTagPairsSwapNoTag) {
+  const mmdb::cook::CookRequest request = parse(std::string("[mirror]\ntag_pairs = []\n") + kWalk +
+                                                "tags = [\"strafe-left\"]\nmirror = true\n");
+  EXPECT_TRUE(request.mirror.tag_pairs.empty());
+  // The clip keeps its own tags as written: only its mirrored copy's are swapped, in the cook.
+  EXPECT_EQ(request.clips[0].tags, std::vector<std::string>{"strafe-left"});
+  EXPECT_EQ(parse(std::string(kWalk) + "tags = [\"strafe-left\"]\nmirror = true\n").clips[0].tags,
+            std::vector<std::string>{"strafe-left"});
+}
+
+TEST_F(Manifest, TagPairErrors) {
+  const std::string form =
+      "'mirror.tag_pairs' must be pairs of words that a mirrored copy's tags swap, e.g. "
+      "[[\"left\", \"right\"]]";
+  auto pairs = [](const std::string& value) {
+    return "[mirror]\ntag_pairs = " + value + "\n" + kWalk;
+  };
+  EXPECT_EQ(errorOf(pairs("[[\"left\"]]")),
+            "loco.toml:2: " + form + "; a pair holds two words, got 1");
+  EXPECT_EQ(errorOf(pairs("[[\"left\", \"right\", \"up\"]]")),
+            "loco.toml:2: " + form + "; a pair holds two words, got 3");
+  EXPECT_EQ(
+      errorOf(pairs("[\"left\", \"right\"]")),
+      "loco.toml:2: " + form +
+          "; each pair is an array of two words in brackets of its own, got a string ('left')");
+  EXPECT_EQ(errorOf(pairs("[[\"left\", \"right\"], 3]")),
+            "loco.toml:2: " + form +
+                "; each pair is an array of two words in brackets of its own, got an integer");
+  EXPECT_EQ(errorOf(pairs("[[\"left\", 1]]")),
+            "loco.toml:2: " + form + "; a word is a string, got an integer");
+  EXPECT_EQ(errorOf(pairs("[[[\"left\"], \"right\"]]")),
+            "loco.toml:2: " + form + "; a word is a string, got an array");
+  EXPECT_EQ(errorOf(pairs("[[\"left\", \"\"]]")),
+            "loco.toml:2: " + form + "; a word must not be empty");
+  EXPECT_EQ(errorOf(pairs("[[\"strafe-left\", \"strafe-right\"]]")),
+            "loco.toml:2: " + form +
+                "; 'strafe-left' is not one word: a word is 1 to 64 letters and digits, and is "
+                "matched against each part of a tag that '-', '_' and '.' separate");
+  EXPECT_EQ(errorOf(pairs("[[\"left\", \"left\"]]")),
+            "loco.toml:2: " + form + "; a pair must be two different words, got 'left' and 'left'");
+  EXPECT_EQ(errorOf(pairs("[[\"left\", \"LEFT\"]]")),
+            "loco.toml:2: " + form + "; a pair must be two different words, got 'left' and 'LEFT'");
+  EXPECT_EQ(errorOf(pairs("[[\"left\", \"right\"], [\"Right\", \"droite\"]]")),
+            "loco.toml:2: " + form +
+                "; 'Right' is already in the pair [\"left\", \"right\"]: a word may be in one pair "
+                "only");
+  // A list over several lines names the line of the pair, and of the pair it clashes with.
+  EXPECT_EQ(errorOf(pairs("[\n  [\"left\", \"right\"],\n  [\"cw\", \"Left\"],\n]")),
+            "loco.toml:4: " + form +
+                "; 'Left' is already in the pair [\"left\", \"right\"] on line 3: a word may be "
+                "in one pair only");
+  EXPECT_EQ(errorOf(pairs("[\n  [\"left\", \"right\"],\n  [\"up\"],\n]")),
+            "loco.toml:4: " + form + "; a pair holds two words, got 1");
+  EXPECT_EQ(errorOf(pairs("\"left\"")),
+            "loco.toml:2: 'mirror.tag_pairs' must be an array, got a string");
+  EXPECT_EQ(errorOf("[mirror]\ntag_pair = [[\"left\", \"right\"]]\n" + std::string(kWalk)),
+            "loco.toml:2: unknown key 'mirror.tag_pair' (did you mean 'mirror.tag_pairs'?); known "
+            "keys in [mirror]: patterns, tag_pairs");
+}
+
+// 63 tags "t0" to "t62" (and `extra`), as a TOML array.
+std::string manyTags(int count, const std::string& extra = "") {
+  std::string text = "tags = [";
+  for (int i = 0; i < count; ++i) text += (i ? ", \"t" : "\"t") + std::to_string(i) + "\"";
+  if (!extra.empty()) text += ", \"" + extra + "\"";
+  return text + "]\n";
+}
+
+TEST_F(Manifest, SwappedTagsCountTowardsTheSixtyFour) {
+  // 64 tags, strafe-left among them: the mirrored copy's strafe-right is the 65th.
+  const std::string clip = std::string(kWalk) + manyTags(63, "strafe-left") + "mirror = true\n";
+  EXPECT_EQ(errorOf(clip),
+            "loco.toml:3: more than 64 different tags, counting 'strafe-right' that the mirrored "
+            "copy 'walk#mirror' has for 'strafe-left' by [mirror] tag_pairs; a tag mask has 64 "
+            "bits: use fewer tags, or swap fewer words");
+  EXPECT_EQ(errorOf("[mirror]\ntag_pairs = [[\"left\", \"right\"]]\n\n" + clip),
+            "loco.toml:6: more than 64 different tags, counting 'strafe-right' that the mirrored "
+            "copy 'walk#mirror' has for 'strafe-left' by [mirror] tag_pairs (line 2); a tag mask "
+            "has 64 bits: use fewer tags, or swap fewer words");
+  // Without the copy, or without swapping, the 64 fit (the tag "mirrored" aside).
+  EXPECT_EQ(parse(std::string(kWalk) + manyTags(63, "strafe-left")).clips.size(), 1u);
+  // A range's tag names the range's line.
+  EXPECT_EQ(
+      errorOf(std::string(kWalk) + manyTags(63) +
+              "mirror = true\n\n  [[clip.range]]\n  frames = [0, 10]\n  tags = [\"turn_left\"]\n"),
+      "loco.toml:8: more than 64 different tags, counting 'turn_right' that the mirrored "
+      "copy 'walk#mirror' has for 'turn_left' by [mirror] tag_pairs; a tag mask has 64 "
+      "bits: use fewer tags, or swap fewer words");
+  // A tag swapped into one the database has already is no new tag.
+  EXPECT_EQ(
+      parse(std::string(kWalk) + manyTags(61, "strafe-left\", \"strafe-right") + "mirror = true\n")
+          .clips.size(),
+      1u);
+}
+
+TEST_F(Manifest, TheTagMirroredCountsTowardsTheSixtyFour) {
+  EXPECT_EQ(parse(std::string(kWalk) + manyTags(63) + "mirror = true\n").clips.size(), 1u);
+  EXPECT_EQ(errorOf(std::string(kWalk) + manyTags(64) + "mirror = true\n"),
+            "loco.toml:4: more than 64 different tags, counting 'mirrored', the tag of every "
+            "mirrored copy; a tag mask has 64 bits, use fewer tags");
+  // 62 tags and strafe-left: strafe-right is the 64th, "mirrored" the 65th; without swapping it
+  // is the 64th.
+  const std::string clip = std::string(kWalk) + manyTags(62, "strafe-left") + "mirror = true\n";
+  EXPECT_EQ(errorOf(clip),
+            "loco.toml:4: more than 64 different tags, counting 'mirrored', the tag of every "
+            "mirrored copy; a tag mask has 64 bits, use fewer tags");
+  EXPECT_EQ(parse("[mirror]\ntag_pairs = []\n" + clip).clips.size(), 1u);
+}
+
+TEST_F(Manifest, ASwappedTagLongerThanSixtyFourCharactersIsAnError) {
+  const std::string tag = std::string(59, 'x') + "-left";  // 64 characters
+  EXPECT_EQ(parse(std::string(kWalk) + "tags = [\"" + tag + "\"]\n").clips[0].tags[0], tag);
+  EXPECT_EQ(errorOf(std::string(kWalk) + "tags = [\"" + tag + "\"]\nmirror = true\n"),
+            "loco.toml:3: tag '" + tag + "' becomes '" + std::string(59, 'x') +
+                "-right' on the mirrored copy 'walk#mirror' by [mirror] tag_pairs, longer than 64 "
+                "characters; shorten the tag");
 }
 
 TEST_F(Manifest, ClipErrors) {
@@ -661,6 +793,7 @@ TEST(ManifestReference, ReadmeDefaultsAreCookSettings) {
       << "compression.angular_velocity_tolerance";
   EXPECT_EQ(gc.segment_frames, wc.segment_frames) << "compression.segment_frames";
   EXPECT_EQ(r.mirror.patterns, mmdb::cook::MirrorSettings{}.patterns) << "mirror.patterns";
+  EXPECT_EQ(r.mirror.tag_pairs, mmdb::cook::MirrorSettings{}.tag_pairs) << "mirror.tag_pairs";
   // A clip's optional keys: the second [[clip]] gives only its source.
   ASSERT_EQ(r.clips.size(), 2u);  // walk (with its mirrored copy), run
   const mmdb::cook::ClipSpec& plain = r.clips.back();

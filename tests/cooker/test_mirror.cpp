@@ -1,9 +1,10 @@
 // Mirroring: joint maps for every pattern family, the reflection of world transforms on a
-// skeleton with non-identity bind rotations, mirroring twice, and a cooked database whose mirrored
-// features are the reflection of the original's.
+// skeleton with non-identity bind rotations, mirroring twice, a cooked database whose mirrored
+// features are the reflection of the original's, and the tags of a mirrored copy.
 #include "cook/cook_database.h"
 #include "cook/mirror.h"
 #include "core/errors.h"
+#include "core/mirror_tags.h"
 
 #include <gtest/gtest.h>
 
@@ -314,6 +315,90 @@ TEST(MirrorCook, CmuFbxWalkMirrorsExactly) {
   const std::string path = kShared + "/cmu-fbx/07_01_cmu.fbx";
   if (!fs::exists(path)) GTEST_SKIP() << "no motion corpus at " << path;
   expectMirroredFeatures(path, "CMU FBX walk");
+}
+
+// A mirrored copy's tags: left and right words swap, as whole tags or as name parts.
+std::string mirrored(const std::string& tag,
+                     const mmdb::cook::TagPairs& pairs = mmdb::cook::MirrorSettings{}.tag_pairs) {
+  return mmdb::cook::mirroredTag(tag, pairs);
+}
+
+TEST(MirrorTags, TheDefaultSwapsLeftAndRight) {
+  EXPECT_EQ(mmdb::cook::MirrorSettings{}.tag_pairs, (mmdb::cook::TagPairs{{"left", "right"}}));
+  EXPECT_EQ(mirrored("left"), "right");
+  EXPECT_EQ(mirrored("right"), "left");
+}
+
+TEST(MirrorTags, NamePartsBetweenDashesUnderscoresAndDotsSwap) {
+  EXPECT_EQ(mirrored("strafe-left"), "strafe-right");
+  EXPECT_EQ(mirrored("strafe-right"), "strafe-left");
+  EXPECT_EQ(mirrored("turn_left_90"), "turn_right_90");
+  EXPECT_EQ(mirrored("turn_right_90"), "turn_left_90");
+  EXPECT_EQ(mirrored("left.foot"), "right.foot");
+  EXPECT_EQ(mirrored("foot.right"), "foot.left");
+  EXPECT_EQ(mirrored("left-to-right"), "right-to-left");  // every part on its own
+  EXPECT_EQ(mirrored("step.left_right-left"), "step.right_left-right");
+  // Separators stay where they are, empty parts included.
+  EXPECT_EQ(mirrored("-left"), "-right");
+  EXPECT_EQ(mirrored("left."), "right.");
+  EXPECT_EQ(mirrored("a__left..b"), "a__right..b");
+}
+
+TEST(MirrorTags, LowerCapitalizedAndUpperCaseKeepTheirCase) {
+  EXPECT_EQ(mirrored("Left"), "Right");
+  EXPECT_EQ(mirrored("LEFT"), "RIGHT");
+  EXPECT_EQ(mirrored("Strafe-Right"), "Strafe-Left");
+  EXPECT_EQ(mirrored("TURN_RIGHT_90"), "TURN_LEFT_90");
+  EXPECT_EQ(mirrored("walk.Left.LEFT.left"), "walk.Right.RIGHT.right");
+  // Another mix of cases is not the word.
+  EXPECT_EQ(mirrored("lEFT"), "lEFT");
+  EXPECT_EQ(mirrored("LeFt"), "LeFt");
+  // The pair's own case does not matter: its words match in the three spellings.
+  EXPECT_EQ(mirrored("strafe-left", {{"LEFT", "Right"}}), "strafe-right");
+  EXPECT_EQ(mirrored("Strafe-RIGHT", {{"LEFT", "Right"}}), "Strafe-LEFT");
+}
+
+TEST(MirrorTags, NoSwapInsideOtherWords) {
+  for (const char* tag : {"leftover", "outright", "lefty", "bright", "leftright", "left2", "aleft",
+                          "locomotion", "mirrored", "turn", "LEFTOVER", "Rightward"})
+    EXPECT_EQ(mirrored(tag), tag);
+}
+
+TEST(MirrorTags, PairsOfTheirOwnSwapBothWays) {
+  const mmdb::cook::TagPairs pairs{{"cw", "ccw"}, {"L", "R"}, {"fwd", "back"}};
+  EXPECT_EQ(mirrored("turn-cw", pairs), "turn-ccw");
+  EXPECT_EQ(mirrored("turn-CCW", pairs), "turn-CW");
+  EXPECT_EQ(mirrored("step_l", pairs), "step_r");
+  EXPECT_EQ(mirrored("step_R", pairs), "step_L");
+  EXPECT_EQ(mirrored("Fwd.cw", pairs), "Back.ccw");
+  EXPECT_EQ(mirrored("strafe-left", pairs), "strafe-left");  // the default is replaced
+  EXPECT_EQ(mirrored("lr", pairs), "lr");
+}
+
+TEST(MirrorTags, NoPairsSwapNothing) {
+  for (const char* tag : {"left", "strafe-right", "turn_LEFT_90"})
+    EXPECT_EQ(mirrored(tag, {}), tag);
+}
+
+TEST(MirrorTags, ListsKeepTheirOrderAndATagOnce) {
+  const mmdb::cook::TagPairs pairs = mmdb::cook::MirrorSettings{}.tag_pairs;
+  EXPECT_EQ(mmdb::cook::mirroredTags({"strafe-left", "locomotion", "strafe-right"}, pairs),
+            (std::vector<std::string>{"strafe-right", "locomotion", "strafe-left"}));
+  EXPECT_TRUE(mmdb::cook::mirroredTags({}, pairs).empty());
+  // "Left" (Capitalized) and "LEFT" (upper case) both become "R": kept once.
+  EXPECT_EQ(mmdb::cook::mirroredTags({"Left", "LEFT", "x"}, {{"left", "r"}}),
+            (std::vector<std::string>{"R", "x"}));
+}
+
+TEST(MirrorTags, PairWordsAreLettersAndDigits) {
+  for (const char* word : {"left", "L", "Right", "cw90", "90"})
+    EXPECT_TRUE(mmdb::cook::isTagPairWord(word)) << word;
+  for (const char* word : {"", "strafe-left", "left_", "a.b", "left right", "gauche!"})
+    EXPECT_FALSE(mmdb::cook::isTagPairWord(word)) << word;
+  EXPECT_TRUE(mmdb::cook::isTagPairWord(std::string(64, 'a')));
+  EXPECT_FALSE(mmdb::cook::isTagPairWord(std::string(65, 'a')));
+  EXPECT_TRUE(mmdb::cook::sameTagPairWord("Left", "lEFT"));
+  EXPECT_FALSE(mmdb::cook::sameTagPairWord("left", "lefts"));
 }
 
 }  // namespace
