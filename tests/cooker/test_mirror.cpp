@@ -194,6 +194,62 @@ TEST(MirrorClip, WorldPositionsAreTheSwappedReflection) {
   }
 }
 
+// A rig like Bandai's BVH: no bind rotations, bones along their joint's local X, the standing
+// pose in the motion (the hips turned a quarter about Z). Its rest pose is not symmetric across
+// X = 0, so reflected deformations alone give mirrored frames half a turn from the original's;
+// the fitted frames keep the original's convention, the bones where the frames say, and the
+// positions exactly reflected.
+TEST(MirrorClip, ARigWithoutASymmetricRestKeepsItsFrameConvention) {
+  mmdb::cook::RawClip c;
+  mmdb::cook::Skeleton& s = c.skeleton;
+  s.names = {"Root", "Hips", "Spine", "UpLeg_L", "Knee_L", "UpLeg_R", "Knee_R"};
+  s.parents = {-1, 0, 1, 1, 3, 1, 5};
+  s.offsets = {{0, 0, 0},        {0, 0.9f, 0}, {0.2f, 0, 0},     {0, -0.1f, 0},
+               {0.4f, 0, 0.01f}, {0, 0.1f, 0}, {-0.4f, 0, 0.01f}};
+  s.bind_rotations.assign(s.names.size(), glm::quat(1, 0, 0, 0));
+  c.frame_rate = 30;
+  c.frame_count = 20;
+  const glm::quat stand = glm::angleAxis(1.5f, glm::vec3(0, 0, 1));
+  for (int f = 0; f < c.frame_count; ++f) {
+    const float swing = 0.4f * std::sin(0.6f * f);
+    const glm::quat hips = stand;  // walking along +Z: its mirror walks there too
+    // The left thigh's frame is turned half round (its bone, +X, points down), the right's not
+    // (its bone is -X), as Bandai's legs are.
+    const glm::quat legs[2] = {glm::angleAxis(3.14159265f + swing, glm::vec3(0, 0, 1)),
+                               glm::angleAxis(-swing, glm::vec3(0, 0, 1))};
+    const glm::quat knee = glm::angleAxis(0.3f + 0.2f * swing, glm::vec3(0, 1, 0));
+    const glm::quat frame[] = {
+        glm::quat(1, 0, 0, 0), hips, glm::quat(1, 0, 0, 0), legs[0], knee, legs[1],
+        glm::conjugate(knee)};
+    for (size_t j = 0; j < s.names.size(); ++j) {
+      c.rotations.push_back(frame[j]);
+      c.translations.push_back(s.offsets[j] + (j == 1 ? glm::vec3(0, 0, 0.05f * f) : glm::vec3(0)));
+    }
+  }
+  const mmdb::cook::RawClip m = mmdb::cook::mirrorClip(c, {});
+  const std::vector<int> map = mmdb::cook::mirrorJointMap(s, {});
+  const size_t n = s.names.size();
+  for (int f = 0; f < c.frame_count; ++f) {
+    const World a = worldOf(s, &c.rotations[f * n], &c.translations[f * n]);
+    const World b = worldOf(s, &m.rotations[f * n], &m.translations[f * n]);
+    for (size_t j = 0; j < n; ++j) {
+      const glm::dvec3 expected(-a.p[map[j]].x, a.p[map[j]].y, a.p[map[j]].z);
+      EXPECT_LT(glm::length(b.p[j] - expected), 1e-5) << "frame " << f << " joint " << j;
+      if (j != 1)  // the bones keep the skeleton's offsets
+        EXPECT_LT(glm::length(m.translations[f * n + j] - s.offsets[j]), 1e-4f)
+            << "frame " << f << " joint " << s.names[j];
+    }
+    // The hips and legs stay in the original's convention (the motion is symmetric: the
+    // mirrored left leg does what the original left leg does), not half a turn from it.
+    for (size_t j : {size_t(1), size_t(3), size_t(4)}) {
+      const float angle =
+          2.f * std::acos(std::min(1.f, std::abs(glm::dot(glm::normalize(m.rotations[f * n + j]),
+                                                          c.rotations[f * n + j]))));
+      EXPECT_LT(angle, 0.2f) << "frame " << f << " joint " << s.names[j];
+    }
+  }
+}
+
 TEST(MirrorClip, MirroringTwiceGivesTheOriginal) {
   const mmdb::cook::RawClip c = syntheticClip(5);
   const mmdb::cook::RawClip twice = mmdb::cook::mirrorClip(mmdb::cook::mirrorClip(c, {}), {});
