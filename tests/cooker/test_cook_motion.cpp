@@ -269,6 +269,75 @@ TEST(CookMotion, StrippingThenRootTransformGivesTheWorldBack) {
 
 // ---- short clips -----------------------------------------------------------------------------
 
+// The same walk with a root bone above the hips: `moving` false keeps it at the world origin (as
+// Bandai's joint_Root), true makes it follow the hips on the ground and turn (as engines export
+// one). Every joint keeps its world pose.
+RawClip withRootBone(const RawClip& hips_first, bool moving) {
+  RawClip c = hips_first;
+  c.skeleton.names.insert(c.skeleton.names.begin(), "Root");
+  c.skeleton.parents = {-1, 0, 1, 1, 3, 1, 5};
+  c.skeleton.offsets.insert(c.skeleton.offsets.begin(), glm::vec3(0));
+  c.skeleton.bind_rotations.insert(c.skeleton.bind_rotations.begin(), glm::quat(1, 0, 0, 0));
+  c.rotations.clear();
+  c.translations.clear();
+  for (int f = 0; f < c.frame_count; ++f) {
+    const glm::vec3 hips = hips_first.translations[f * kJoints];
+    const glm::quat root_r = moving ? glm::angleAxis(0.3f * std::sin(f / 20.0f), glm::vec3(0, 1, 0))
+                                    : glm::quat(1, 0, 0, 0);
+    const glm::vec3 root_t = moving ? glm::vec3(hips.x + 0.05f, 0, hips.z - 0.1f) : glm::vec3(0);
+    c.rotations.push_back(root_r);
+    c.translations.push_back(root_t);
+    for (int j = 0; j < kJoints; ++j) {
+      glm::quat r = hips_first.rotations[f * kJoints + j];
+      glm::vec3 t = hips_first.translations[f * kJoints + j];
+      if (j == 0) {  // the hips, now below the root
+        r = glm::inverse(root_r) * r;
+        t = glm::inverse(root_r) * (t - root_t);
+      }
+      c.rotations.push_back(r);
+      c.translations.push_back(t);
+    }
+  }
+  return c;
+}
+
+// A root bone plays the simulation root in the pose streams: joint 0 is the identity, every other
+// joint keeps its pose relative to the simulation root, and the features and contacts are the
+// hips-first skeleton's.
+TEST(CookMotion, ARootBoneAboveTheHipsPlaysTheSimulationRoot) {
+  const RawClip plain = circleWalk();
+  const ClipMotion expected =
+      cookClipMotion(plain, roles(plain), clipStageSettings(CookSettings{}));
+  for (const bool moving : {false, true}) {
+    SCOPED_TRACE(moving ? "a root bone that follows the character" : "a root bone at the origin");
+    const RawClip clip = withRootBone(plain, moving);
+    const ClipMotion m = cookClipMotion(clip, roles(clip), clipStageSettings(CookSettings{}));
+    ASSERT_EQ(m.features.size(), expected.features.size());
+    for (size_t i = 0; i < m.features.size(); ++i)
+      // Velocities are differentiated in the stripped frame, whose lever arms differ: they agree
+      // to the central differences' O(dt^2), a few mm/s here.
+      ASSERT_NEAR(m.features[i], expected.features[i], 1e-2) << "feature " << i % kFeatureCount;
+    EXPECT_EQ(m.contacts, expected.contacts);
+    const int n = kJoints + 1;
+    for (int f = 0; f < plain.frame_count; ++f) {
+      EXPECT_EQ(m.clip.rotations[f * n], glm::quat(1, 0, 0, 0));
+      EXPECT_EQ(m.clip.translations[f * n], glm::vec3(0));
+      EXPECT_EQ(m.velocities[f * n], glm::vec3(0));
+      std::vector<glm::quat> wr(n), er(kJoints);
+      std::vector<glm::vec3> wp(n), ep(kJoints);
+      forwardKinematics(clip.skeleton.parents, &m.clip.rotations[f * n],
+                        &m.clip.translations[f * n], wr.data(), wp.data());
+      forwardKinematics(plain.skeleton.parents, &expected.clip.rotations[f * kJoints],
+                        &expected.clip.translations[f * kJoints], er.data(), ep.data());
+      for (int j = 0; j < kJoints; ++j)
+        ASSERT_LT(glm::length(wp[j + 1] - ep[j]), 1e-4f) << "frame " << f << " joint " << j;
+      // The hips' local velocity is the hips-first skeleton's.
+      ASSERT_LT(glm::length(m.velocities[f * n + 1] - expected.velocities[f * kJoints]), 2e-3f)
+          << "frame " << f;
+    }
+  }
+}
+
 TEST(CookMotion, ShortClipShrinksWindowsAndWarns) {
   RawClip clip = straightWalk();
   clip.frame_count = 20;
