@@ -2,6 +2,7 @@
 // settles, a range end that moves on) and the motion measures, on a database cooked from the
 // sample's procedural walk, played by the sample's built-in stick script.
 #include "cook/cook_database.h"
+#include "real_database.h"
 #include "synthetic_database.h"
 
 #include <mmdb/crowd.h>
@@ -47,8 +48,8 @@ const WalkDatabase& walkDatabase() {
   return *made;
 }
 
-// The sample's run: its 19 s locomotion script at the database's speeds, a search forced by the host
-// where the stick turns sharply, `seconds` at 60 steps a second.
+// The sample's run: its 19 s locomotion script at the database's speeds, a search forced by the
+// host where the stick turns sharply, `seconds` at 60 steps a second.
 struct Played {
   uint64_t hash = 1469598103934665603ull;  // FNV-1a 64 of every decision
   std::vector<mmdb::Decision> decisions;   // [step * characters + character]
@@ -105,6 +106,186 @@ constexpr uint64_t kReferenceHash = 0x10c9a8db4b003f27ull;
 TEST(CrowdPolicies, ReferenceMakesTheDecisionsOfTheCrowdWithoutPolicies) {
   const Played run = play(walkDatabase().db, mmdb::CrowdSettings::reference(), 12, 19.0);
   EXPECT_EQ(run.hash, kReferenceHash) << std::hex << run.hash;
+}
+
+// With every policy on, each one leaves its mark and none is broken.
+TEST(CrowdPolicies, EachPolicyHoldsOverAScriptedRun) {
+  const mmdb::Database& db = walkDatabase().db;
+  mmdb::CrowdSettings settings;       // the defaults: every policy on
+  settings.neighbourhood_frames = 4;  // small, so that the continuing rule has winners to keep
+  const uint32_t n = 12;
+  const Played run = play(db, settings, n, 19.0);
+  const uint32_t continue_frames = mmdb::continueFrames(settings.continue_window, db.frameRate());
+  uint64_t continued = 0, held = 0, settled = 0;
+  for (size_t k = 0; k < run.decisions.size(); ++k) {
+    const mmdb::Decision& d = run.decisions[k];
+    const float since = run.since_switch[k];
+    // The cooldown: no switch within 0.3 s of the last but at a range end.
+    if (d.switched && d.reason != mmdb::SearchReason::RangeEnd &&
+        d.reason != mmdb::SearchReason::Start) {
+      EXPECT_GE(since, settings.jump_cooldown) << "step " << k / n << " character " << k % n;
+    }
+    if (d.held) {
+      ++held;
+      EXPECT_EQ(d.reason, mmdb::SearchReason::None);
+      EXPECT_LT(since, settings.jump_cooldown);
+    }
+    if (d.continued) {
+      ++continued;
+      EXPECT_FALSE(d.switched);
+      EXPECT_GT(d.frame, d.playing - 2) << "a winner just ahead of the frame playing";
+      EXPECT_LE(d.frame, d.playing - 1 + continue_frames);
+    }
+    settled += d.reason == mmdb::SearchReason::Forced;
+  }
+  EXPECT_GT(continued, 0u);
+  EXPECT_GT(held, 0u);
+  EXPECT_GT(settled, 0u);
+  EXPECT_EQ(run.measures.continuations, continued);
+  // Fewer switches than the reference makes on the same run.
+  const Played reference = play(db, mmdb::CrowdSettings::reference(), n, 19.0);
+  EXPECT_LT(run.measures.switches, reference.measures.switches);
+}
+
+// A range end that moves on never picks the frame playing or one just behind it.
+TEST(CrowdPolicies, ARangeEndMovesOn) {
+  const mmdb::Database& db = walkDatabase().db;
+  for (const bool moves_on : {false, true}) {
+    mmdb::CrowdSettings settings = mmdb::CrowdSettings::reference();
+    settings.range_end_moves_on = moves_on;
+    settings.search_interval_ticks = 100000;  // play on to the range ends
+    auto created = mmdb::Crowd::create(db, 4, settings);
+    ASSERT_TRUE(created.ok());
+    mmdb::Crowd& crowd = created.value();
+    const int32_t neighbourhood = db.defaultNeighbourhoodFrames();
+    int range_ends = 0;
+    for (int step = 0; step < 1200; ++step) {
+      for (uint32_t i = 0; i < 4; ++i) ASSERT_TRUE(crowd.setStick(i, 0.f, 0.6f + 0.1f * i).ok());
+      ASSERT_TRUE(crowd.beginStep(kStep).ok());
+      for (size_t k = 0; k < crowd.requests().size(); ++k) {
+        const uint32_t c = crowd.searching()[k];
+        if (crowd.decisions()[c].reason != mmdb::SearchReason::RangeEnd) continue;
+        ++range_ends;
+        EXPECT_FALSE(crowd.requests()[k].seeded);
+        EXPECT_EQ(crowd.requests()[k].current_frame,
+                  moves_on ? int32_t(crowd.characters()[c].current_frame) : -1);
+      }
+      ASSERT_TRUE(crowd.search().ok());
+      for (size_t k = 0; k < crowd.requests().size(); ++k) {
+        const uint32_t c = crowd.searching()[k];
+        if (!moves_on || crowd.decisions()[c].reason != mmdb::SearchReason::RangeEnd) continue;
+        const int32_t playing = int32_t(crowd.characters()[c].current_frame);
+        if (crowd.results()[k].frame >= 0) {
+          EXPECT_GE(std::abs(crowd.results()[k].frame - playing), neighbourhood);
+        }
+      }
+      ASSERT_TRUE(crowd.endStep().ok());
+    }
+    EXPECT_GT(range_ends, 0);
+  }
+}
+
+// The stick settling after a sharp change forces one search, the step it settles.
+TEST(CrowdPolicies, TheStickSettlingForcesOneSearch) {
+  const mmdb::Database& db = walkDatabase().db;
+  mmdb::CrowdSettings settings = mmdb::CrowdSettings::reference();
+  settings.search_when_settled = true;
+  settings.search_interval_ticks = 1000;  // no periodic search in the way
+  auto created = mmdb::Crowd::create(db, 1, settings);
+  ASSERT_TRUE(created.ok());
+  mmdb::Crowd& crowd = created.value();
+  std::vector<int> forced;
+  for (int step = 0; step < 120; ++step) {
+    // Walking ahead, then a sharp turn to the right at step 60 (one step), then held there.
+    const float x = step >= 60 ? 0.8f : 0.f, z = step >= 60 ? 0.f : 0.8f;
+    ASSERT_TRUE(crowd.setStick(0, x, z).ok());
+    ASSERT_TRUE(crowd.step(kStep).ok());
+    if (crowd.decisions()[0].reason == mmdb::SearchReason::Forced) forced.push_back(step);
+  }
+  EXPECT_EQ(forced, std::vector<int>{61});
+}
+
+TEST(CrowdPolicies, SettingsThatCannotWorkAreRefusedByName) {
+  const mmdb::Database& db = walkDatabase().db;
+  const struct {
+    float mmdb::CrowdSettings::*field;
+    const char* name;
+  } fields[] = {{&mmdb::CrowdSettings::continue_window, "continue_window"},
+                {&mmdb::CrowdSettings::jump_cooldown, "jump_cooldown"},
+                {&mmdb::CrowdSettings::settle_velocity_change, "settle_velocity_change"},
+                {&mmdb::CrowdSettings::settle_rotation_change, "settle_rotation_change"}};
+  for (const auto& f : fields)
+    for (const float bad : {-1.f, std::nanf(""), INFINITY}) {
+      mmdb::CrowdSettings settings;
+      settings.*f.field = bad;
+      auto created = mmdb::Crowd::create(db, 1, settings);
+      ASSERT_FALSE(created.ok()) << f.name;
+      EXPECT_EQ(created.error().code(), mmdb::ErrorCode::InvalidArgument);
+      EXPECT_NE(std::string(created.error().message()).find(std::string(f.name) + " "),
+                std::string::npos)
+          << created.error().message();
+    }
+  mmdb::MotionMeasureSettings measure;
+  measure.phase_drift_limit = -0.02f;
+  auto crowd = mmdb::Crowd::create(db, 1);
+  ASSERT_TRUE(crowd.ok());
+  auto meter = mmdb::MotionMeter::create(crowd.value(), measure);
+  ASSERT_FALSE(meter.ok());
+  EXPECT_STREQ(meter.error().message(),
+               "MotionMeter::create: phase_drift_limit -0.02 must be finite and > 0");
+  auto fine = mmdb::MotionMeter::create(crowd.value());
+  ASSERT_TRUE(fine.ok());
+  EXPECT_FALSE(fine.value().record(crowd.value(), 0.f).ok());
+}
+
+// The meter on a run it can check: a character that never switches plays the clip's own motion,
+// so no joint moves more in a step than in the clip (ratio at most 1), and every switch the
+// crowd reports is counted.
+TEST(MotionMeter, AnUninterruptedClipMovesAsTheClipAndSwitchesAreCounted) {
+  const mmdb::Database& db = walkDatabase().db;
+  mmdb::CrowdSettings settings = mmdb::CrowdSettings::reference();
+  settings.search_interval_ticks = 100000;  // only the start and range ends search
+  auto created = mmdb::Crowd::create(db, 1, settings);
+  ASSERT_TRUE(created.ok());
+  mmdb::Crowd& crowd = created.value();
+  auto meter = mmdb::MotionMeter::create(crowd);
+  ASSERT_TRUE(meter.ok());
+  uint64_t switches = 0;
+  for (int step = 0; step < 60; ++step) {  // 1 s, well inside the clip
+    ASSERT_TRUE(crowd.setStick(0, 0.f, 0.5f).ok());
+    ASSERT_TRUE(crowd.step(kStep).ok());
+    ASSERT_TRUE(meter.value().record(crowd, kStep).ok());
+    switches += crowd.decisions()[0].switched;
+  }
+  const mmdb::MotionMeasures m = meter.value().total();
+  EXPECT_EQ(m.switches, switches);
+  EXPECT_EQ(m.steps, 60u);
+  EXPECT_NEAR(m.character_seconds, 1.0, 1e-5);
+  if (switches == 0) {
+    EXPECT_LE(m.max_step_ratio[mmdb::kElsewhere], 1.0 + 1e-3);
+    EXPECT_GT(m.max_step_ratio[mmdb::kElsewhere], 0.3);
+  }
+  for (uint32_t j = 0; j < db.jointCount(); ++j) EXPECT_GE(meter.value().clipJointSteps()[j], 0.f);
+}
+
+// The targets on real motion: bandai-1 mirrored (a root bone at the origin, a rest pose
+// that is not symmetric), the built-in script, the default policies.
+TEST(MotionMeter, BandaiTransitionsAreContinuousAndPlantedToesHoldStill) {
+  std::string why;
+  const mmdb::test::RealDatabase* real = mmdb::test::bandaiDatabaseAt(60, true, &why);
+  if (!real) GTEST_SKIP() << why;
+  mmdb::CrowdSettings settings;
+  settings.stagger_phases = 0;
+  const Played run = play(real->db, settings, 24, 20.0);
+  const mmdb::MotionMeasures& m = run.measures;
+  std::printf(
+      "[ motion   ] bandai-1 mirrored: step ratio %.2f at switches, %.2f elsewhere; slide "
+      "p90 %.1f mm; %.2f switches per character-second\n",
+      m.max_step_ratio[mmdb::kAtSwitch], m.max_step_ratio[mmdb::kElsewhere], m.planted_slide_mm.p90,
+      m.switch_rate);
+  EXPECT_LT(m.max_step_ratio[mmdb::kAtSwitch], 1.5);
+  EXPECT_LT(m.max_step_ratio[mmdb::kElsewhere], 1.5);
+  EXPECT_LT(m.planted_slide_mm.p90, 25.0);
 }
 
 }  // namespace
