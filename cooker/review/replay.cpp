@@ -14,43 +14,6 @@ namespace {
 
 using mmdb::ErrorCode;
 
-// The trajectory error's bookkeeping for one character: the desired positions predicted at the
-// last steps, waiting for the replay to reach their times (a ring over the longest horizon).
-class TrajectoryErrors {
- public:
-  TrajectoryErrors(const std::array<uint32_t, mmdb::kTrajectorySamples>& horizon_steps,
-                   uint32_t characters)
-      : horizons_(horizon_steps),
-        ring_(horizon_steps.back() + 1),
-        desired_(size_t(characters) * ring_),
-        sums_(size_t(characters) * ring_, 0.0) {}
-
-  // After step `step`: the positions desired `horizons_[k]` steps ahead, and where the character
-  // is now. A prediction whose last horizon is reached now yields its error into `errors`.
-  void record(uint32_t character, uint64_t step, const std::array<glm::vec2, 3>& desired,
-              const glm::vec2& achieved, std::vector<double>& errors) {
-    const size_t base = size_t(character) * ring_;
-    // This step's slot is free: the prediction it held, ring_ steps back, was last read one step
-    // ago.
-    desired_[base + size_t(step % ring_)] = desired;
-    for (size_t k = 0; k < horizons_.size(); ++k) {
-      if (step < horizons_[k]) continue;
-      const size_t slot = base + size_t((step - horizons_[k]) % ring_);
-      sums_[slot] += double(glm::length(desired_[slot][k] - achieved));
-      if (k + 1 == horizons_.size()) {
-        errors.push_back(sums_[slot] / double(horizons_.size()));
-        sums_[slot] = 0.0;
-      }
-    }
-  }
-
- private:
-  std::array<uint32_t, mmdb::kTrajectorySamples> horizons_;
-  uint32_t ring_;
-  std::vector<std::array<glm::vec2, 3>> desired_;
-  std::vector<double> sums_;
-};
-
 double mean(const std::vector<double>& values) {
   double sum = 0.0;
   for (const double v : values) sum += v;
@@ -82,7 +45,8 @@ mmdb::Result<Replay> replay(const mmdb::Database& db, const mmdb::StickScript& s
                        "the database has no matchable frame to play; re-cook it with longer "
                        "clips or fewer excluded ranges");
 
-  mmdb::CrowdSettings crowd_settings;
+  mmdb::CrowdSettings crowd_settings =
+      settings.reference_policies ? mmdb::CrowdSettings::reference() : mmdb::CrowdSettings{};
   crowd_settings.search_interval_ticks = kReplaySearchIntervalSteps;
   crowd_settings.stagger_phases = 0;
   crowd_settings.max_drift = kReplayMaxDrift;
@@ -90,24 +54,9 @@ mmdb::Result<Replay> replay(const mmdb::Database& db, const mmdb::StickScript& s
   mmdb::Result<mmdb::Crowd> created = mmdb::Crowd::create(db, settings.characters, crowd_settings);
   if (!created) return created.error();
   mmdb::Crowd& crowd = created.value();
-
-  // The controller the crowd runs, to predict where each character is asked to be.
-  mmdb::ControllerSettings controller;
-  controller.position_halflife = crowd_settings.controller_halflife;
-  controller.rotation_halflife = crowd_settings.controller_halflife;
-  // The trajectory times in increasing order (the file's usually are), and each in steps.
-  std::array<float, mmdb::kTrajectorySamples> horizons{};
-  std::array<uint32_t, mmdb::kTrajectorySamples> horizon_steps{};
-  const mmdb::Span<const float> times = db.trajectoryTimes();
-  for (int k = 0; k < mmdb::kTrajectorySamples; ++k) {
-    controller.times[k] = times[size_t(k)];
-    horizons[size_t(k)] = times[size_t(k)];
-  }
-  std::sort(horizons.begin(), horizons.end());
-  for (size_t k = 0; k < horizons.size(); ++k)
-    horizon_steps[k] =
-        uint32_t(std::max(0L, std::lround(double(horizons[k]) / kReplayStepSeconds)));
-  TrajectoryErrors trajectory(horizon_steps, settings.characters);
+  mmdb::Result<mmdb::MotionMeter> metered = mmdb::MotionMeter::create(crowd);
+  if (!metered) return metered.error();
+  mmdb::MotionMeter& meter = metered.value();
 
   const mmdb::LocomotionSpeeds speeds = mmdb::speedsForDatabase(db);
   const uint64_t steps = uint64_t(std::max(1L, std::lround(settings.seconds / kReplayStepSeconds)));
@@ -118,7 +67,8 @@ mmdb::Result<Replay> replay(const mmdb::Database& db, const mmdb::StickScript& s
   out.trace.desired.reserve(steps);
   out.trace.achieved.reserve(steps);
   out.trace.cost.reserve(steps);
-  std::vector<double> costs, errors;
+  meter.reserve(steps);
+  std::vector<double> costs;
   std::vector<mmdb::ScriptedStick> previous(settings.characters);
   double search_seconds = 0.0;
 
@@ -166,18 +116,10 @@ mmdb::Result<Replay> replay(const mmdb::Database& db, const mmdb::StickScript& s
     }
     if (mmdb::Status s = crowd.endStep(); !s) return s;
 
+    if (mmdb::Status s = meter.record(crowd, float(kReplayStepSeconds)); !s) return s;
     for (uint32_t i = 0; i < settings.characters; ++i) {
       const mmdb::CrowdCharacter& c = crowd.characters()[i];
       if (c.playing) ++out.stats.clip_frames[c.clip];
-      std::array<glm::vec2, 3> desired{};
-      for (size_t k = 0; k < horizons.size(); ++k) {
-        // The spring is exact: one update over the horizon is where the controller will be.
-        mmdb::CharacterState future = c.sim;
-        mmdb::updateCharacter(future, crowd.inputs()[i], controller, horizons[k]);
-        desired[k] = {future.position.x, future.position.z};
-      }
-      const glm::vec2 achieved(c.achieved_position.x, c.achieved_position.z);
-      trajectory.record(i, step, desired, achieved, errors);
     }
     const mmdb::CrowdCharacter& first = crowd.characters()[0];
     out.trace.time.push_back(double(step + 1) * kReplayStepSeconds);
@@ -193,9 +135,11 @@ mmdb::Result<Replay> replay(const mmdb::Database& db, const mmdb::StickScript& s
       search_seconds > 0.0 ? double(stats.decisions) / search_seconds : 0.0;
   stats.mean_cost = mean(costs);
   stats.p95_cost = percentile95(costs);
-  stats.trajectory_samples = errors.size();
-  stats.mean_trajectory_error = mean(errors);
-  stats.p95_trajectory_error = percentile95(errors);
+  stats.motion = meter.total();
+  stats.slides = meter.clipSlides();
+  stats.trajectory_samples = stats.motion.trajectory_error_m.count;
+  stats.mean_trajectory_error = stats.motion.trajectory_error_m.mean;
+  stats.p95_trajectory_error = stats.motion.trajectory_error_m.p95;
   return out;
 }
 

@@ -6,7 +6,8 @@
 // StickScript::characterOffset(i)): each character's stick becomes its controller input at the
 // speeds the database can follow (mmdb::speedsForDatabase), a sharp stick change (from the
 // second step on) forces a search, then the crowd steps (periodic search every 6 steps, no
-// staggering, max_drift 0.5 m, the bounds-pruned batch search).
+// staggering, max_drift 0.5 m, the bounds-pruned batch search, the default playability
+// policies), and an mmdb::MotionMeter measures it.
 //
 // The trajectory error of a character at a step (docs/review.md): the controller predicts, from
 // its state after the step, where the simulation root will be at the database's trajectory times
@@ -22,6 +23,7 @@
 
 #include <mmdb/crowd.h>
 #include <mmdb/database.h>
+#include <mmdb/motion_measures.h>
 #include <mmdb/result.h>
 #include <mmdb/stick_script.h>
 
@@ -42,6 +44,8 @@ struct ReplaySettings {
   uint32_t characters = 16;  // 1 .. kMaxReplayCharacters
   double seconds = 20.0;     // simulated, above 0 and at most kMaxReplaySeconds; rounded to steps
   bool keep_decisions = false;  // fill Replay::decisions (each search with its query)
+  bool reference_policies = false;  // the crowd's playability policies off
+                                    // (mmdb::CrowdSettings::reference())
 };
 
 // A search whose winner is not the frame playing: the first frame a character plays, or a jump.
@@ -83,6 +87,10 @@ struct ReplayStats {
   uint64_t jumps = 0;  // searches whose winner was not the frame playing (Replay::jumps)
   uint64_t steps = 0;  // steps run (each for every character)
   uint64_t trajectory_samples = 0;  // steps with a trajectory error, all characters
+  // What a player sees (mmdb::MotionMeter, docs/review.md "Motion measures"); the trajectory
+  // error above is its trajectory_error_m.
+  mmdb::MotionMeasures motion;
+  std::vector<mmdb::ClipSlide> slides;  // clips where planted feet drift most, worst first
 };
 
 struct Replay {

@@ -1658,7 +1658,8 @@ TEST_F(CliDiff, JsonIsValidAndHasTheDocumentedKeys) {
   EXPECT_EQ(replay["steps"].number(), 360);
   for (const char* side : {"a", "b"}) {
     const Json& stats = replay[side];
-    EXPECT_GT(stats["decisions"].number(), 4 * 6 * 10 * 0.9) << side;
+    // A search every 0.1 s, less those the jump cooldown holds back after each switch.
+    EXPECT_GT(stats["decisions"].number(), 4 * 6 * 10 * 0.5) << side;
     EXPECT_GT(stats["decisions_per_second"].number(), 0) << side;
     EXPECT_GE(stats["jumps"].number(), 4) << side;
     EXPECT_GE(stats["p95_cost"].number(), 0) << side;
