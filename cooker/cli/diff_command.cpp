@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iostream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -173,6 +174,123 @@ void printStatLine(const char* name, double a, double b, bool relative, std::ost
   out << format("  %-26s %14.6g %14.6g %12s\n", name, a, b, change.c_str());
 }
 
+// The motion measures `diff` shows and `--fail-on` checks, in this order, with the unit a plain
+// threshold is in.
+struct MotionKey {
+  const char* key;
+  const char* label;
+  const char* unit;  // "mm", "m", "s", "%" or "" (a count or a ratio)
+  double (*of)(const mmdb::MotionMeasures&);
+};
+const MotionKey kMotionKeys[] = {
+    {"foot-slide-p50", "toe slide p50 (mm)", "mm",
+     [](const mmdb::MotionMeasures& m) { return m.planted_slide_mm.p50; }},
+    {"foot-slide-p90", "toe slide p90 (mm)", "mm",
+     [](const mmdb::MotionMeasures& m) { return m.planted_slide_mm.p90; }},
+    {"foot-slide-max", "toe slide max (mm)", "mm",
+     [](const mmdb::MotionMeasures& m) { return m.planted_slide_mm.max; }},
+    {"phase-drift-p90", "phase drift p90 (mm)", "mm",
+     [](const mmdb::MotionMeasures& m) { return m.phase_drift_mm.p90; }},
+    {"phase-drift-share", "phases over 21 mm (%)", "%",
+     [](const mmdb::MotionMeasures& m) { return 100.0 * m.phase_share_over_limit; }},
+    {"pose-step-ratio", "joint step / clips' max", "",
+     [](const mmdb::MotionMeasures& m) {
+       return std::max(m.max_step_ratio[mmdb::kAtSwitch], m.max_step_ratio[mmdb::kElsewhere]);
+     }},
+    {"pose-step-max", "largest joint step (mm)", "mm",
+     [](const mmdb::MotionMeasures& m) {
+       return std::max(m.max_joint_step_mm[mmdb::kAtSwitch], m.max_joint_step_mm[mmdb::kElsewhere]);
+     }},
+    {"acceleration-max", "max acceleration (m/s^2)", "",
+     [](const mmdb::MotionMeasures& m) {
+       return std::max(m.max_acceleration[mmdb::kAtSwitch], m.max_acceleration[mmdb::kElsewhere]);
+     }},
+    {"switch-rate", "switches per char-second", "",
+     [](const mmdb::MotionMeasures& m) { return m.switch_rate; }},
+    {"trajectory-error-mean", "trajectory error mean (m)", "m",
+     [](const mmdb::MotionMeasures& m) { return m.trajectory_error_m.mean; }},
+    {"trajectory-error-p95", "trajectory error p95 (m)", "m",
+     [](const mmdb::MotionMeasures& m) { return m.trajectory_error_m.p95; }},
+    {"response-p90", "turn answered p90 (s)", "s",
+     [](const mmdb::MotionMeasures& m) { return m.response_s.p90; }},
+    {"responses-missed", "turns not answered", "",
+     [](const mmdb::MotionMeasures& m) { return double(m.responses_missed); }},
+};
+
+std::string jsonKey(const char* key) {
+  std::string k = key;
+  std::replace(k.begin(), k.end(), '-', '_');
+  return k;
+}
+
+struct Threshold {
+  const MotionKey* key;
+  double limit;       // in the key's unit
+  std::string given;  // as written, for the message
+};
+
+// How many of the key's unit one of `suffix` is, or 0 when the key does not take it.
+double unitFactor(const std::string& unit, const std::string& suffix) {
+  if (suffix.empty()) return 1.0;
+  if (unit == "mm")
+    return suffix == "mm" ? 1.0 : suffix == "cm" ? 10.0 : suffix == "m" ? 1000.0 : 0;
+  if (unit == "m") return suffix == "m" ? 1.0 : suffix == "cm" ? 0.01 : suffix == "mm" ? 0.001 : 0;
+  if (unit == "s") return suffix == "s" ? 1.0 : suffix == "ms" ? 0.001 : 0;
+  if (unit == "%") return suffix == "%" ? 1.0 : 0;
+  return 0;
+}
+
+std::vector<Threshold> parseFailOn(const std::string& text) {
+  std::vector<Threshold> out;
+  std::string known;
+  for (const MotionKey& k : kMotionKeys) known += std::string(known.empty() ? "" : ", ") + k.key;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, comma - start);
+    start = comma + 1;
+    const size_t eq = item.find('=');
+    if (item.empty() || eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+      throw UsageError("--fail-on wants KEY=VALUE[,KEY=VALUE...], got '" + item +
+                       "'; keys: " + known);
+    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    const MotionKey* found = nullptr;
+    for (const MotionKey& k : kMotionKeys)
+      if (key == k.key) found = &k;
+    if (!found) {
+      std::string hint;
+      for (const MotionKey& k : kMotionKeys) {
+        const std::string name = k.key;
+        // The same key but for one misplaced part: a prefix of three letters and the same end.
+        if (name.substr(0, 3) == key.substr(0, 3) &&
+            name.substr(name.size() - 3) == key.substr(key.size() < 3 ? 0 : key.size() - 3))
+          hint = " (did you mean '" + name + "'?)";
+      }
+      throw UsageError("--fail-on: unknown measure '" + key + "'" + hint + "; keys: " + known);
+    }
+    size_t used = 0;
+    double number = 0;
+    try {
+      number = std::stod(value, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    const std::string suffix = used ? value.substr(used) : std::string();
+    const double factor = used ? unitFactor(found->unit, suffix) : 0;
+    if (!used || !(factor > 0) || !std::isfinite(number) || number < 0) {
+      const std::string unit = *found->unit ? std::string(" in ") + found->unit : std::string();
+      throw UsageError("--fail-on: " + key + " wants a finite number >= 0" + unit +
+                       (*found->unit && std::string(found->unit) != "%"
+                            ? std::string(" (or with a unit: ") +
+                                  (std::string(found->unit) == "s" ? "s, ms" : "mm, cm, m") + ")"
+                            : std::string()) +
+                       ", got '" + value + "'");
+    }
+    out.push_back({found, number * factor, value});
+  }
+  return out;
+}
+
 void printReplay(const DiffResult& r, std::ostream& out) {
   const DiffCommandOptions& o = *r.options;
   out << format("replay: %lld character%s, %g s at 60 Hz, stick script %s (%g s, looping)\n",
@@ -194,6 +312,9 @@ void printReplay(const DiffResult& r, std::ostream& out) {
                 false, out);
   printStatLine("p95 trajectory error (m)", d.a.p95_trajectory_error, d.b.p95_trajectory_error,
                 false, out);
+  out << "  motion (docs/review.md \"Motion measures\")\n";
+  for (const MotionKey& k : kMotionKeys)
+    printStatLine(k.label, k.of(d.a.motion), k.of(d.b.motion), false, out);
   const size_t listed = std::min(d.clips.size(), kListedClips);
   int width = 24;  // the clip names' column, as wide as the longest listed
   for (size_t i = 0; i < listed; ++i) width = std::max(width, int(d.clips[i].name.size()));
@@ -312,6 +433,17 @@ void writeStats(JsonWriter& json, const char* key, const ReplayStats& s) {
   json.field("mean_trajectory_error", s.mean_trajectory_error);
   json.field("p95_trajectory_error", s.p95_trajectory_error);
   json.field("trajectory_samples", s.trajectory_samples);
+  json.key("motion").beginObject();
+  for (const MotionKey& k : kMotionKeys) json.field(jsonKey(k.key), k.of(s.motion));
+  json.endObject();
+  json.key("clips_sliding").beginArray();  // the clips where planted feet drift most
+  for (size_t i = 0; i < s.slides.size() && i < 10; ++i) {
+    const mmdb::ClipSlide& c = s.slides[i];
+    json.beginObject().field("clip", c.clip).field("phases", c.phases);
+    json.field("over_limit", c.over_limit).field("mean_drift_mm", c.mean_drift_mm);
+    json.endObject();
+  }
+  json.endArray();
   json.endObject();
 }
 
@@ -414,6 +546,8 @@ int runDiffCommand(const DiffCommandOptions& options, std::ostream& out) {
     throw UsageError(format("--seconds wants a number of seconds from 1 to %g, got %g",
                             mmcook::review::kMaxReplaySeconds, options.seconds));
 
+  const std::vector<Threshold> thresholds =
+      options.fail_on.empty() ? std::vector<Threshold>() : parseFailOn(options.fail_on);
   mmdb::StickScript script = mmdb::StickScript::builtIn();
   if (!options.stick.empty()) {
     mmdb::Result<mmdb::StickScript> loaded = mmdb::StickScript::load(options.stick.c_str());
@@ -458,6 +592,18 @@ int runDiffCommand(const DiffCommandOptions& options, std::ostream& out) {
     printJson(result, out);
   else
     printText(result, out);
+  if (!thresholds.empty() && !result.replay)
+    throw InputError("--fail-on: there is no replay to check (" + result.replay_skipped + ")");
+  bool exceeded = false;
+  for (const Threshold& t : thresholds) {
+    const double value = t.key->of(result.replay->b.motion);
+    if (value <= t.limit) continue;
+    exceeded = true;
+    std::cerr << format("mmcook diff: B's %s is %.4g%s, over --fail-on %s=%s\n", t.key->key, value,
+                        *t.key->unit ? (std::string(" ") + t.key->unit).c_str() : "", t.key->key,
+                        t.given.c_str());
+  }
+  if (exceeded) return kExitChanged;
   return options.fail_on_change && result.differ() ? kExitChanged : kExitOk;
 }
 

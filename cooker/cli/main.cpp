@@ -1,7 +1,7 @@
 // mmcook: cooks motion capture into a motion-matching database, inspects and compares the
 // result, and writes an HTML report of it.
 // Exit codes: 0 ok, 1 bad input, 2 bad usage, 3 internal error, 4 `diff --fail-on-change` found a
-// change (README.md "Exit codes").
+// change or `diff --fail-on` a measure over its threshold (README.md "Exit codes").
 #include "cli/cook_command.h"
 #include "cli/diff_command.h"
 #include "cli/inspect.h"
@@ -142,6 +142,10 @@ int run(int argc, char** argv) {
       ->capture_default_str();
   diff_cmd->add_flag("--fail-on-change", diff.fail_on_change,
                      "Exit with 4 when the files differ (in structure or in a decision)");
+  diff_cmd->add_option("--fail-on", diff.fail_on,
+                       "Exit with 4 when one of B's motion measures exceeds its threshold: "
+                       "KEY=VALUE[,KEY=VALUE...], e.g. foot-slide-p90=5mm,switch-rate=3 "
+                       "(docs/review.md \"Data checks\")");
 
   try {
     app.parse(argc, argv);

@@ -43,7 +43,7 @@ inline constexpr float kReplayMaxDrift = 0.5f;             // m, the sample's
 struct ReplaySettings {
   uint32_t characters = 16;  // 1 .. kMaxReplayCharacters
   double seconds = 20.0;     // simulated, above 0 and at most kMaxReplaySeconds; rounded to steps
-  bool keep_decisions = false;  // fill Replay::decisions (each search with its query)
+  bool keep_decisions = false;      // fill Replay::decisions (each search with its query)
   bool reference_policies = false;  // the crowd's playability policies off
                                     // (mmdb::CrowdSettings::reference())
 };

@@ -1579,6 +1579,56 @@ TEST_F(CliDiff, DifferentJointCountsCompareTheStructureOnly) {
   EXPECT_EQ(doc["replay"]["skipped"].string().substr(0, 31), "A has 12 joints and B has 13: t");
 }
 
+// --fail-on: a data check on B's motion measures, exit 4 when one is over its threshold.
+TEST_F(CliDiff, FailOnChecksTheMotionMeasures) {
+  writeGoodClips();
+  cook(weightedManifest(1.5), "a.mmdb");
+  const std::vector<std::string> short_run;  // diff() sets a short replay
+  auto args = [&](std::vector<std::string> extra) {
+    std::vector<std::string> all = {"a.mmdb", "a.mmdb"};
+    all.insert(all.end(), short_run.begin(), short_run.end());
+    all.insert(all.end(), extra.begin(), extra.end());
+    return all;
+  };
+  CliRun run = diff(args({"--fail-on", "switch-rate=1000,foot-slide-p90=10m,response-p90=60s"}));
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  run = diff(args({"--fail-on", "switch-rate=0"}));
+  EXPECT_EQ(run.exit_code, 4);
+  EXPECT_NE(run.err.find("B's switch-rate is "), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find(", over --fail-on switch-rate=0\n"), std::string::npos) << run.err;
+  run = diff(args({"--fail-on", "pose-step-ratio=0,foot-slide-max=0mm", "--json"}));
+  EXPECT_EQ(run.exit_code, 4);
+  const Json doc = parsed(run.out);
+  for (const char* key : {"foot_slide_p90", "phase_drift_share", "pose_step_ratio", "switch_rate",
+                          "trajectory_error_mean", "response_p90"})
+    EXPECT_TRUE(std::holds_alternative<double>(doc["replay"]["b"]["motion"][key].value)) << key;
+
+  run = diff(args({"--fail-on", "foot-slid-p90=5mm"}));
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.err.substr(0, 88),
+            "error: --fail-on: unknown measure 'foot-slid-p90' (did you mean 'foot-slide-p90'?); "
+            "keys");
+  EXPECT_EQ(run.out, "");
+  run = diff(args({"--fail-on", "switch-rate=-1"}));
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("error: --fail-on: switch-rate wants a finite number >= 0, got '-1'"),
+            std::string::npos)
+      << run.err;
+  run = diff(args({"--fail-on", "foot-slide-p90=5s"}));
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("foot-slide-p90 wants a finite number >= 0 in mm (or with a unit: mm, "
+                         "cm, m), got '5s'"),
+            std::string::npos)
+      << run.err;
+  run = diff(args({"--fail-on", "switch-rate"}));
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("--fail-on wants KEY=VALUE[,KEY=VALUE...], got 'switch-rate'"),
+            std::string::npos)
+      << run.err;
+  run = diff(args({"--fail-on", "switch-rate=nan"}));
+  EXPECT_EQ(run.exit_code, 2);
+}
+
 TEST_F(CliDiff, BadInputNamesTheFileAndLine) {
   writeGoodClips();
   cook(weightedManifest(1.5), "a.mmdb");
