@@ -26,8 +26,8 @@ inline constexpr size_t kDiffListedDecisions = 5;
 // Compares the two files and prints the result to `out`. Returns kExitOk, or kExitChanged when
 // `fail_on_change` and the files differ (in structure or in a decision), or when a `fail_on`
 // threshold is exceeded. Throws UsageError for characters or seconds out of range, a `fail_on`
-// that does not parse (unknown key, bad number or unit), InputError naming the file for a stick file with an error
-// (file:line) or a database that does not open or verify.
+// that does not parse (unknown key, bad number or unit), InputError naming the file for a stick
+// file with an error (file:line) or a database that does not open or verify.
 int runDiffCommand(const DiffCommandOptions& options, std::ostream& out);
 
 }  // namespace mmdb::cook

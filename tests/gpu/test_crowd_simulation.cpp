@@ -214,7 +214,7 @@ void simulateAgainstTheCpu(bool weights_and_biases) {
       weights_and_biases ? "weights and biases" : "cooked weights, no biases",
       (unsigned long long)searches, (unsigned long long)switches, (unsigned long long)near_ties,
       double(worst_pose), double(worst_cost), double(worst_path));
-  // A search every 6 steps, less those the jump cooldown (0.3 s after each switch) holds back.
+  // A search every 6 steps, less those the jump cooldown after each switch holds back.
   EXPECT_GT(searches, uint64_t(kCharacters) * kFrames / 16);
   EXPECT_GT(held, 0u) << "the jump cooldown held searches back on both";
   EXPECT_GT(switches, 100u);

@@ -281,7 +281,7 @@ TEST(Crowd, TheSameStepsGiveTheSameBytes) {
     EXPECT_EQ(x.clip_time, y.clip_time);
     EXPECT_EQ(x.search_count, y.search_count);
   }
-  // A search every 6 steps, less those the jump cooldown (0.3 s after each switch) holds back.
+  // A search every 6 steps, less those the jump cooldown after each switch holds back.
   EXPECT_GT(searches, uint64_t(kCount) * 300 / 12);
   EXPECT_GT(switches, 20u);
 }

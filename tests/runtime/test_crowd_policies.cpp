@@ -120,7 +120,7 @@ TEST(CrowdPolicies, EachPolicyHoldsOverAScriptedRun) {
   for (size_t k = 0; k < run.decisions.size(); ++k) {
     const mmdb::Decision& d = run.decisions[k];
     const float since = run.since_switch[k];
-    // The cooldown: no switch within 0.3 s of the last but at a range end.
+    // The cooldown: no switch within it of the last but at a range end.
     if (d.switched && d.reason != mmdb::SearchReason::RangeEnd &&
         d.reason != mmdb::SearchReason::Start) {
       EXPECT_GE(since, settings.jump_cooldown) << "step " << k / n << " character " << k % n;

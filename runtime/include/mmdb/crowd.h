@@ -97,7 +97,7 @@ struct CrowdSettings {
   // wants; reference() turns every one off.
   float continue_window = 0.2f;  // s: a winner in the clip playing, at most this far ahead of the
                                  // frame playing, is played on to rather than jumped to (0: off)
-  float jump_cooldown = 0.3f;    // s after a switch in which periodic and forced searches wait
+  float jump_cooldown = 0.25f;   // s after a switch in which periodic and forced searches wait
                                  // (a forced one is kept until then); starts and range ends
                                  // search at once (0: off)
   bool search_when_settled = true;      // search once the stick settles after a sharp change:

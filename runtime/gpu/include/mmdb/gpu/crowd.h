@@ -118,7 +118,7 @@ struct CrowdSettings {
                                             // file's small boxes, as searchPruned); same winners
   // Playability policies: the same names, defaults and meaning as mmdb::CrowdSettings's.
   float continue_window = 0.2f;
-  float jump_cooldown = 0.3f;
+  float jump_cooldown = 0.25f;
   bool search_when_settled = true;
   float settle_velocity_change = 50.f;
   float settle_rotation_change = 50.f;
