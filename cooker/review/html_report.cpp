@@ -646,6 +646,46 @@ void clipUsage(Page& page, const Side& side, const Replay& r) {
                  r.stats.clip_frames.size());
 }
 
+// What a player sees in the replay (docs/review.md "Motion measures"), and the clips where planted
+// feet drift most.
+void motionTable(Page& page, const Side& side, const ReplayStats& st) {
+  const mmdb::MotionMeasures& m = st.motion;
+  page += format(
+      "<table class=\"summary motion\" data-switch-rate=\"%.3f\">"
+      "<tr><td>planted toe slide per step (mm): p50, p90, max</td><td class=\"num\">%.1f, %.1f, "
+      "%.1f</td></tr>"
+      "<tr><td>contact phases drifting over 21 mm</td><td class=\"num\">%.1f%% of %llu</td></tr>"
+      "<tr><td>largest joint step / the clips' (at a switch; elsewhere)</td><td "
+      "class=\"num\">%.2fx; %.2fx</td></tr>"
+      "<tr><td>switches per character-second (periodic, range end, forced)</td><td "
+      "class=\"num\">%.2f (%llu, %llu, %llu)</td></tr>"
+      "<tr><td>sharp turns answered (s): p50, p90; missed</td><td class=\"num\">%.2f, %.2f; "
+      "%llu</td></tr>"
+      "</table>",
+      m.switch_rate, m.planted_slide_mm.p50, m.planted_slide_mm.p90, m.planted_slide_mm.max,
+      100.0 * m.phase_share_over_limit, static_cast<unsigned long long>(m.phase_drift_mm.count),
+      m.max_step_ratio[mmdb::kAtSwitch], m.max_step_ratio[mmdb::kElsewhere], m.switch_rate,
+      static_cast<unsigned long long>(m.switches_by_reason[size_t(mmdb::SearchReason::Periodic)]),
+      static_cast<unsigned long long>(m.switches_by_reason[size_t(mmdb::SearchReason::RangeEnd)]),
+      static_cast<unsigned long long>(m.switches_by_reason[size_t(mmdb::SearchReason::Forced)]),
+      m.response_s.p50, m.response_s.p90, static_cast<unsigned long long>(m.responses_missed));
+  if (st.slides.empty()) return;
+  page +=
+      "<table class=\"summary slides\"><tr><th>feet slide most in</th><th>phases over 21 mm"
+      "</th><th>mean drift (mm)</th></tr>";
+  for (size_t i = 0; i < st.slides.size() && i < 10; ++i) {
+    const mmdb::ClipSlide& c = st.slides[i];
+    const std::string name =
+        c.clip < side.input.db->clipCount() ? std::string(side.input.db->clip(c.clip).name) : "?";
+    page += format(
+        "<tr><td>%s</td><td class=\"num\">%llu of %llu</td><td class=\"num\">%.1f</td>"
+        "</tr>",
+        escape(name).c_str(), static_cast<unsigned long long>(c.over_limit),
+        static_cast<unsigned long long>(c.phases), c.mean_drift_mm);
+  }
+  page += "</table>";
+}
+
 void replaySection(Page& page, const std::vector<Side>& sides, const std::string& script_name,
                    const mmdb::StickScript& script, const ReplaySettings& settings) {
   page += "<section id=\"replay\"><h2>Replay</h2>";
@@ -695,6 +735,7 @@ void replaySection(Page& page, const std::vector<Side>& sides, const std::string
         static_cast<unsigned long long>(st.decisions), static_cast<unsigned long long>(st.jumps),
         jumps0, st.decisions_per_second, st.mean_cost, st.p95_cost, st.mean_trajectory_error,
         st.p95_trajectory_error);
+    motionTable(page, side, st);
     page += "<div class=\"polars\">";
     pathPlot(page, side, r, box);
     costPlot(page, r, settings.seconds, top);

@@ -235,9 +235,10 @@ TEST(MirrorClip, ARigWithoutASymmetricRestKeepsItsFrameConvention) {
     for (size_t j = 0; j < n; ++j) {
       const glm::dvec3 expected(-a.p[map[j]].x, a.p[map[j]].y, a.p[map[j]].z);
       EXPECT_LT(glm::length(b.p[j] - expected), 1e-5) << "frame " << f << " joint " << j;
-      if (j != 1)  // the bones keep the skeleton's offsets
+      if (j != 1) {  // the bones keep the skeleton's offsets
         EXPECT_LT(glm::length(m.translations[f * n + j] - s.offsets[j]), 1e-4f)
             << "frame " << f << " joint " << s.names[j];
+      }
     }
     // The hips and legs stay in the original's convention (the motion is symmetric: the
     // mirrored left leg does what the original left leg does), not half a turn from it.

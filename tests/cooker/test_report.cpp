@@ -273,6 +273,13 @@ TEST_F(Report, WritesOneSelfContainedPage) {
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
   for (const char* id : {"id=\"timeline\"", "id=\"features\"", "id=\"coverage\"", "id=\"replay\""})
     EXPECT_NE(html.find(id), std::string::npos) << id;
+  // Both replays' motion measures, one table each.
+  size_t tables = 0;
+  for (size_t at = html.find("class=\"summary motion\""); at != std::string::npos;
+       at = html.find("class=\"summary motion\"", at + 1))
+    ++tables;
+  EXPECT_EQ(tables, 2u);
+  EXPECT_NE(html.find("planted toe slide per step (mm): p50, p90, max"), std::string::npos);
   // Nothing to fetch: no external reference of any kind.
   for (const char* ref : {"http://", "https://", " src=", "<link", "@import", "url("})
     EXPECT_EQ(html.find(ref), std::string::npos) << ref;
