@@ -50,6 +50,7 @@ mmdb::Crowd cpuTwin(const mmdb::Database& db, const mmdb::gpu::PassParams& p) {
   settings.max_drift = p.max_drift;
   settings.inertialization_halflife = p.inertialization_halflife;
   settings.controller_halflife = p.controller_halflife;
+  settings.foot_locking = false;  // the GPU crowd plays the animation's feet
   auto created = mmdb::Crowd::create(db, p.character_count, settings);
   EXPECT_TRUE(created) << created.error().message();
   return created ? std::move(created).value() : mmdb::Crowd();

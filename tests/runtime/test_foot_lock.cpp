@@ -1,7 +1,15 @@
 // Foot locking and two-bone leg IK: the IK reaches what it can reach and keeps bone lengths, stops
 // at the length buffer short of what it cannot; a planted toe that the animation slides is held in
-// the world, and lets go past the unlock radius with a blend that moves no faster than it allows.
+// the world, and lets go past the unlock radius with a blend that moves no faster than it allows;
+// locking off plays exactly the animation; bad legs and bad settings are refused with their
+// names. On bandai-1, when the corpus is present, locked toes stay put.
+#include "real_database.h"
+#include "synthetic_database.h"
+
+#include <mmdb/crowd.h>
+#include <mmdb/motion_measures.h>
 #include <mmdb/playback.h>
+#include <mmdb/stick_script.h>
 
 #include <gtest/gtest.h>
 
@@ -9,12 +17,17 @@
 #include <glm/gtc/quaternion.hpp>
 
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
 namespace {
 
+using mmdb::Crowd;
+using mmdb::CrowdSettings;
+using mmdb::Database;
 using mmdb::ErrorCode;
 using mmdb::FootLock;
 using mmdb::LegChain;
@@ -295,6 +308,378 @@ TEST(FootLock, ALockNeverGoesBelowTheFootHeightAndTheToesTipStaysAbove) {
   up.animated.fk();
   ASSERT_TRUE(up.step(at, true).ok());
   EXPECT_LT(angleBetween(up.shown.mr[4], up.animated.mr[4]), 1e-5f) << "in the world, as animated";
+}
+
+// --- the crowd -------------------------------------------------------------------------------
+
+struct TestDatabase {
+  explicit TestDatabase(const mmdb::cook::CookedDatabase& cooked) {
+    bytes = mmdb::test::serializeAligned(cooked);
+    auto opened = Database::fromMemory(bytes.data(), bytes.size());
+    EXPECT_TRUE(opened.ok()) << opened.error().message();
+    if (opened.ok()) db = std::move(opened.value());
+  }
+  mmdb::test::AlignedBytes bytes;
+  Database db;
+};
+
+mmdb::cook::CookedDatabase legged(uint32_t clips = 3, uint32_t frames = 300) {
+  mmdb::test::SyntheticSpec spec;
+  spec.clips = clips;
+  spec.frames_per_clip = frames;
+  spec.joints = 10;
+  spec.legs = true;
+  return mmdb::test::makeSyntheticDatabase(spec);
+}
+
+std::string createError(const mmdb::cook::CookedDatabase& cooked,
+                        const CrowdSettings& settings = {}) {
+  TestDatabase t(cooked);
+  auto created = Crowd::create(t.db, 2, settings);
+  if (created.ok()) return "(created)";
+  EXPECT_EQ(created.error().code(), ErrorCode::InvalidArgument);
+  return created.error().message();
+}
+
+TEST(FootLock, TheLegsOfTheSkeletonAreFound) {
+  TestDatabase t(legged());
+  auto legs = mmdb::findLegChains(t.db);
+  ASSERT_TRUE(legs.ok()) << legs.error().message();
+  const LegChain& left = legs.value()[0];
+  const LegChain& right = legs.value()[1];
+  EXPECT_EQ(left.upper_leg, 1u);
+  EXPECT_EQ(left.knee, 2u);
+  EXPECT_EQ(left.foot, 3u);
+  EXPECT_EQ(left.toe, 4u);
+  EXPECT_EQ(left.contact_bit, 0u);
+  EXPECT_EQ(right.upper_leg, 5u);
+  EXPECT_EQ(right.toe, 8u);
+  EXPECT_EQ(right.contact_bit, 1u);
+  EXPECT_LT(glm::length(left.toe_tip - glm::vec3(0.f, 0.f, 1.f)), 1e-6f) << "ahead, level";
+  auto crowd = Crowd::create(t.db, 2);
+  ASSERT_TRUE(crowd.ok()) << crowd.error().message();
+  EXPECT_EQ(crowd.value().legChains().size(), 2u);
+  EXPECT_EQ(crowd.value().footLocks().size(), 4u);
+}
+
+TEST(FootLock, ALegThatCannotBendIsRefusedByName) {
+  using mmdb::cook::Role;
+  const auto with = [](auto change) {
+    mmdb::cook::CookedDatabase cooked = legged(2, 120);
+    change(cooked.skeleton);
+    return cooked;
+  };
+  const auto role = [](mmdb::cook::CookedSkeleton& sk, Role r, int joint) {
+    for (auto& entry : sk.roles)
+      if (entry.first == r) entry.second = joint;
+  };
+  EXPECT_EQ(createError(with([](auto& sk) { sk.parents[3] = -1; })),
+            "Crowd::create: foot locking: left leg: foot 'Foot_L' has no parent to bend as a knee "
+            "(or set foot_locking = false)");
+  EXPECT_EQ(createError(with([](auto& sk) { sk.parents[2] = -1; })),
+            "Crowd::create: foot locking: left leg: knee 'Knee_L' (the parent of foot 'Foot_L') is "
+            "the root: it has no parent to turn as an upper leg (or set foot_locking = false)");
+  EXPECT_EQ(createError(with([](auto& sk) { sk.parents[5] = -1; })),
+            "Crowd::create: foot locking: right leg: upper leg 'UpLeg_R' (the parent of knee "
+            "'Knee_R') is the root, which the leg must not turn (or set foot_locking = false)");
+  EXPECT_EQ(createError(with([&](auto& sk) {
+              std::erase_if(sk.roles, [](const auto& e) { return e.first == Role::RightToe; });
+            })),
+            "Crowd::create: foot locking: right leg: the skeleton names no RightToe joint (or set "
+            "foot_locking = false)");
+  EXPECT_EQ(createError(with([&](auto& sk) { role(sk, Role::LeftToe, 8); })),
+            "Crowd::create: foot locking: left leg: toe 'Toe_R' is not below foot 'Foot_L' (or set "
+            "foot_locking = false)");
+  EXPECT_EQ(createError(with([&](auto& sk) { role(sk, Role::LeftToe, 3); })),
+            "Crowd::create: foot locking: left leg: toe 'Foot_L' is the foot itself (or set "
+            "foot_locking = false)");
+  mmdb::cook::CookedDatabase one_contact = legged(2, 120);
+  one_contact.skeleton.contact_joints = {4};
+  for (uint32_t& bits : one_contact.contacts) bits &= 1u;
+  EXPECT_EQ(createError(one_contact),
+            "Crowd::create: foot locking: right leg: toe 'Toe_R' is not a contact joint: it has "
+            "no contact bit to lock on (or set foot_locking = false)");
+  EXPECT_EQ(createError(with([&](auto& sk) {
+              role(sk, Role::RightFoot, 3);
+              role(sk, Role::RightToe, 4);
+            })),
+            "Crowd::create: foot locking: right leg: joint 'UpLeg_L' is in the left leg too (or "
+            "set foot_locking = false)");
+  // The same skeleton plays without foot locking, and the legless synthetic one is refused.
+  CrowdSettings unlocked;
+  unlocked.foot_locking = false;
+  EXPECT_EQ(createError(with([](auto& sk) { sk.parents[3] = -1; }), unlocked), "(created)");
+  mmdb::test::SyntheticSpec legless;
+  legless.joints = 4;
+  EXPECT_EQ(createError(mmdb::test::makeSyntheticDatabase(legless)),
+            "Crowd::create: foot locking: left leg: the skeleton names no LeftToe joint (or set "
+            "foot_locking = false)");
+}
+
+TEST(FootLock, BadSettingsAreRefusedByName) {
+  const mmdb::cook::CookedDatabase cooked = legged(2, 120);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  CrowdSettings s;
+  s.foot_unlock_radius = -1.f;
+  EXPECT_EQ(createError(cooked, s),
+            "Crowd::create: foot_unlock_radius -1 m must be finite and >= 0");
+  s = {};
+  s.foot_unlock_halflife = nan;
+  EXPECT_EQ(createError(cooked, s),
+            "Crowd::create: foot_unlock_halflife nan s must be finite and >= 0");
+  s = {};
+  s.ik_foot_height = -0.5f;
+  EXPECT_EQ(createError(cooked, s), "Crowd::create: ik_foot_height -0.5 m must be finite and >= 0");
+  s = {};
+  s.ik_toe_length = inf;
+  EXPECT_EQ(createError(cooked, s), "Crowd::create: ik_toe_length inf m must be finite and >= 0");
+  s = {};
+  s.ik_max_length_buffer = -0.015f;
+  s.foot_locking = false;  // checked with locking off too
+  EXPECT_EQ(createError(cooked, s),
+            "Crowd::create: ik_max_length_buffer -0.015 m must be finite and >= 0");
+  s = {};
+  s.foot_unlock_radius = 0.f;  // 0 is allowed: every lock lets go at once
+  s.foot_unlock_halflife = 0.f;
+  EXPECT_EQ(createError(cooked, s), "(created)");
+}
+
+// A crowd stepping a legged database with scripted sticks: two with locking on and off.
+struct TwoCrowds {
+  explicit TwoCrowds(const Database& db, uint32_t count) {
+    CrowdSettings off;
+    off.foot_locking = false;
+    auto a = Crowd::create(db, count), b = Crowd::create(db, count, off);
+    EXPECT_TRUE(a.ok() && b.ok());
+    on = std::move(a).value();
+    this->off = std::move(b).value();
+  }
+  void step(int step) {
+    for (uint32_t i = 0; i < on.characterCount(); ++i) {
+      const float angle = 0.9f * float(((step / 70) * 5 + int(i)) % 7);
+      const float length = ((step / 70 + i) % 3 == 0) ? 0.f : 0.7f;
+      ASSERT_TRUE(on.setStick(i, length * std::sin(angle), length * std::cos(angle)).ok());
+      ASSERT_TRUE(off.setStick(i, length * std::sin(angle), length * std::cos(angle)).ok());
+    }
+    ASSERT_TRUE(on.step(kDt).ok());
+    ASSERT_TRUE(off.step(kDt).ok());
+  }
+  Crowd on, off;
+};
+
+bool inLeg(const Database& db, const LegChain& leg, uint32_t j) {
+  for (int32_t p = int32_t(j); p >= 0; p = db.parents()[size_t(p)])
+    if (p == int32_t(leg.upper_leg)) return true;
+  return false;
+}
+
+// Off, a step is exactly sample, inertialize and FK; on, it decides the same, and only the legs
+// of feet locked or blending differ.
+TEST(FootLock, LockingOffPlaysExactlyTheAnimation) {
+  TestDatabase t(legged(4, 300));
+  const Database& db = t.db;
+  constexpr uint32_t kCount = 6;
+  TwoCrowds crowds(db, kCount);
+  const uint32_t joints = db.jointCount();
+  std::vector<glm::quat> r(joints), mr(joints);
+  std::vector<glm::vec3> p(joints), mp(joints);
+  const auto legs = crowds.on.legChains();
+  ASSERT_EQ(legs.size(), 2u);
+  int compared = 0, differing_legs = 0;
+  for (int step = 0; step < 400; ++step) {
+    const std::vector<mmdb::CrowdCharacter> before(crowds.off.characters().begin(),
+                                                   crowds.off.characters().end());
+    crowds.step(step);
+    for (uint32_t i = 0; i < kCount; ++i) {
+      const mmdb::Decision &a = crowds.on.decisions()[i], &b = crowds.off.decisions()[i];
+      ASSERT_EQ(a.reason, b.reason);
+      ASSERT_EQ(a.frame, b.frame);
+      ASSERT_EQ(a.playing, b.playing);
+      const mmdb::CrowdCharacter& c = crowds.off.characters()[i];
+      ASSERT_EQ(std::memcmp(&c.achieved_position, &crowds.on.characters()[i].achieved_position,
+                            sizeof(glm::vec3)),
+                0);
+      for (uint32_t leg = 0; leg < 2; ++leg) {
+        const FootLock& f = crowds.off.footLocks()[i * 2 + leg];
+        ASSERT_FALSE(f.locked || f.blending || f.seen) << "nothing locks with locking off";
+      }
+      // The on crowd: the joints outside a locked or blending leg are the off crowd's, bit for
+      // bit.
+      for (uint32_t j = 0; j < joints; ++j) {
+        bool moved = false;
+        for (uint32_t leg = 0; leg < 2; ++leg) {
+          const FootLock& f = crowds.on.footLocks()[i * 2 + leg];
+          moved = moved || ((f.locked || f.blending) && inLeg(db, legs[leg], j));
+        }
+        const size_t e = size_t(i) * joints + j;
+        if (moved) {
+          differing_legs += crowds.on.localRotations()[e] != crowds.off.localRotations()[e];
+          continue;
+        }
+        ASSERT_EQ(crowds.on.localRotations()[e], crowds.off.localRotations()[e]) << "joint " << j;
+        ASSERT_EQ(crowds.on.modelTranslations()[e], crowds.off.modelTranslations()[e]);
+      }
+      // Off, without a switch in the step: the pose sampled where the clock was, inertialized
+      // with the offsets, then FK, bit for bit.
+      if (!before[i].playing || b.switched) continue;
+      mmdb::SamplePoseJob sample;
+      sample.database = &db;
+      sample.poses = crowds.off.poses();
+      sample.clip = before[i].clip;
+      sample.time = before[i].clip_time;
+      sample.rotations = r;
+      sample.translations = p;
+      ASSERT_TRUE(sample.Run().ok());
+      mmdb::InertializeJob blend;
+      blend.time_since_switch = before[i].since_switch;
+      blend.rotations = r;
+      blend.translations = p;
+      blend.offset_rotations = crowds.off.offsetRotations().subspan(size_t(i) * joints, joints);
+      blend.offset_angular_velocities =
+          crowds.off.offsetAngularVelocities().subspan(size_t(i) * joints, joints);
+      blend.offset_translations =
+          crowds.off.offsetTranslations().subspan(size_t(i) * joints, joints);
+      blend.offset_velocities = crowds.off.offsetVelocities().subspan(size_t(i) * joints, joints);
+      blend.out_rotations = r;
+      blend.out_translations = p;
+      ASSERT_TRUE(blend.Run().ok());
+      mmdb::ForwardKinematicsJob fk;
+      fk.parents = db.parents();
+      fk.local_rotations = r;
+      fk.local_translations = p;
+      fk.model_rotations = mr;
+      fk.model_translations = mp;
+      ASSERT_TRUE(fk.Run().ok());
+      const auto off_r = crowds.off.modelRotations().subspan(size_t(i) * joints, joints);
+      const auto off_p = crowds.off.modelTranslations().subspan(size_t(i) * joints, joints);
+      ASSERT_EQ(std::memcmp(off_r.data(), mr.data(), off_r.size_bytes()), 0) << "step " << step;
+      ASSERT_EQ(std::memcmp(off_p.data(), mp.data(), off_p.size_bytes()), 0) << "step " << step;
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 1000);
+  EXPECT_GT(differing_legs, 100) << "locking on bends legs";
+}
+
+// The world pose a game reads (achieved transform after the step, model pose) holds a locked toe
+// still, where with locking off the same toe slides; the lock state is where the crowd says.
+TEST(FootLock, TheCrowdHoldsLockedToesInTheWorld) {
+  TestDatabase t(legged(4, 300));
+  const Database& db = t.db;
+  constexpr uint32_t kCount = 6;
+  TwoCrowds crowds(db, kCount);
+  const uint32_t joints = db.jointCount();
+  const auto legs = crowds.on.legChains();
+  const auto world = [&](const Crowd& crowd, uint32_t i, uint32_t joint) {
+    const mmdb::CrowdCharacter& c = crowd.characters()[i];
+    return c.achieved_position +
+           c.achieved_rotation * crowd.modelTranslations()[size_t(i) * joints + joint];
+  };
+  std::vector<glm::vec3> last_on(kCount * 2), last_off(kCount * 2);
+  std::vector<uint8_t> was_locked(kCount * 2, 0);
+  double held_steps = 0, slide_on = 0, slide_off = 0, locked_steps = 0, on_the_lock = 0;
+  for (int step = 0; step < 400; ++step) {
+    crowds.step(step);
+    for (uint32_t i = 0; i < kCount; ++i) {
+      for (uint32_t leg = 0; leg < 2; ++leg) {
+        const FootLock& f = crowds.on.footLocks()[i * 2 + leg];
+        const glm::vec3 on = world(crowds.on, i, legs[leg].toe);
+        const glm::vec3 off = world(crowds.off, i, legs[leg].toe);
+        if (f.locked) {
+          // On the lock, unless a switch moved the body out of the leg's reach.
+          locked_steps += 1;
+          on_the_lock += glm::length(on - f.position) < 1e-3f;
+          EXPECT_LT(glm::length(on - f.position), 0.05f) << "step " << step;
+          EXPECT_EQ(f.target, f.position);
+        }
+        if (f.locked && was_locked[i * 2 + leg]) {
+          held_steps += 1;
+          slide_on += glm::length(on - last_on[i * 2 + leg]);
+          slide_off += glm::length(off - last_off[i * 2 + leg]);
+        }
+        was_locked[i * 2 + leg] = f.locked;
+        last_on[i * 2 + leg] = on;
+        last_off[i * 2 + leg] = off;
+        EXPECT_EQ(f.contact,
+                  ((db.contacts()[crowds.on.characters()[i].shown_frame] >> legs[leg].contact_bit) &
+                   1u) != 0);
+      }
+    }
+  }
+  ASSERT_GT(held_steps, 1000);
+  EXPECT_GT(on_the_lock, 0.99 * locked_steps) << "within 1 mm of the lock";
+  EXPECT_LT(slide_on / held_steps, 1e-4) << "held: under 0.1 mm a step on average";
+  EXPECT_GT(slide_off / held_steps, 5e-3) << "the same toes slide without locking";
+}
+
+// Before a character plays, and at its first step, nothing is held from before.
+TEST(FootLock, ACharacterStartsWithNoLock) {
+  TestDatabase t(legged(2, 300));
+  auto created = Crowd::create(t.db, 3);
+  ASSERT_TRUE(created.ok()) << created.error().message();
+  Crowd& crowd = created.value();
+  for (const FootLock& f : crowd.footLocks()) EXPECT_FALSE(f.locked || f.blending || f.seen);
+  ASSERT_TRUE(crowd.step(kDt).ok());
+  for (uint32_t i = 0; i < 3; ++i) {
+    for (uint32_t leg = 0; leg < 2; ++leg) {
+      const FootLock& f = crowd.footLocks()[i * 2 + leg];
+      EXPECT_FALSE(f.blending);
+      EXPECT_TRUE(f.seen);
+      // A contact set at the first step is a contact that starts: held where it is shown.
+      EXPECT_EQ(f.locked, f.contact);
+      if (f.locked) {
+        EXPECT_EQ(f.position.x, f.animated.x);
+        EXPECT_EQ(f.position.z, f.animated.z);
+      }
+    }
+  }
+}
+
+// bandai-1: locked toes stay put in the world; with few switches (a large transition cost, so
+// the pose is mostly the clips' own) the planted toes that slide without locking hold still.
+TEST(FootLock, PlantedToesOfBandaiHoldStill) {
+  std::string why;
+  const mmdb::test::RealDatabase* real = mmdb::test::bandaiDatabase(&why);
+  if (!real) GTEST_SKIP() << why;
+  const Database& db = real->db;
+  auto legs = mmdb::findLegChains(db);
+  ASSERT_TRUE(legs.ok()) << legs.error().message();
+  EXPECT_EQ(db.jointName(legs.value()[0].foot), "Foot_L");
+  EXPECT_EQ(db.jointName(legs.value()[0].toe), "Toes_L");
+  EXPECT_EQ(db.jointName(legs.value()[1].upper_leg), "UpperLeg_R");
+  mmdb::MotionMeasures measured[2];
+  for (const bool locking : {false, true}) {
+    CrowdSettings settings;
+    settings.foot_locking = locking;
+    settings.transition_cost = 1e6f;
+    auto created = Crowd::create(db, 16, settings);
+    ASSERT_TRUE(created.ok()) << created.error().message();
+    Crowd& crowd = created.value();
+    auto meter = mmdb::MotionMeter::create(crowd);
+    ASSERT_TRUE(meter.ok());
+    const mmdb::StickScript script = mmdb::StickScript::builtIn();
+    const mmdb::LocomotionSpeeds speeds = mmdb::speedsForDatabase(db);
+    for (int step = 0; step < 600; ++step) {
+      for (uint32_t i = 0; i < crowd.characterCount(); ++i) {
+        const float time = float(step) * kDt + script.characterOffset(i);
+        ASSERT_TRUE(crowd.setInput(i, mmdb::stickInput(script.at(time), speeds)).ok());
+      }
+      ASSERT_TRUE(crowd.step(kDt).ok());
+      ASSERT_TRUE(meter.value().record(crowd, kDt).ok());
+    }
+    measured[locking] = meter.value().total();
+  }
+  const mmdb::Distribution& off = measured[0].planted_slide_mm;
+  const mmdb::Distribution& on = measured[1].planted_slide_mm;
+  std::printf(
+      "[ bandai   ] planted toes slide per step: off p50 %.2f p90 %.2f mm, on p50 %.2f p90 "
+      "%.2f mm; phases over 21 mm: off %.1f%%, on %.1f%%\n",
+      off.p50, off.p90, on.p50, on.p90, 100 * measured[0].phase_share_over_limit,
+      100 * measured[1].phase_share_over_limit);
+  EXPECT_LE(on.p90, 2.0);
+  EXPECT_LT(on.p90, off.p90);
+  EXPECT_LT(measured[1].phase_share_over_limit, measured[0].phase_share_over_limit);
 }
 
 }  // namespace
