@@ -194,6 +194,7 @@ int run_cpu_crowd(const mmdb::Database& db, const SampleOptions& options,
   settings.stagger_phases = 0;
   settings.max_drift = kMaxDrift;
   settings.bounds_pruning = !options.exhaustive;
+  settings.foot_locking = options.foot_locking;
   mmdb::Result<mmdb::Crowd> crowd =
       mmdb::Crowd::create(db, uint32_t(std::max(options.characters, 0)), settings);
   if (!crowd) {

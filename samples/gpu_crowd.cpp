@@ -10,7 +10,7 @@ namespace mmdb::sample {
 namespace {
 
 constexpr std::array<const char*, mmdb::gpu::kPassCount> kPassNames{
-    "build_query", "match", "resolve", "sample", "inertialize", "fk"};
+    "build_query", "match", "resolve", "sample", "inertialize", "fk", "foot_lock"};
 
 class GpuCrowdRun {
  public:
@@ -181,6 +181,7 @@ int run_gpu_crowd(const mmdb::Database& db, const SampleOptions& options,
   settings.search_interval_ticks = uint32_t(kSearchIntervalTicks);
   settings.stagger_phases = 0;
   settings.max_drift = kMaxDrift;
+  settings.foot_locking = options.foot_locking;
   auto crowd = mmdb::gpu::Crowd::create(ctx, view.value(), uint32_t(options.characters), settings);
   if (!crowd) {
     std::fprintf(stderr, "mmdb_sample: creating the GPU crowd failed: %s\n",

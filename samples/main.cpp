@@ -31,9 +31,9 @@ void print_database(const mmdb::Database& db, const char* path) {
 void print_run(const SampleOptions& options, const char* method) {
   std::printf(
       "run: %d character%s, %g s at 60 Hz, %s search every %g s, when the stick turns "
-      "sharply and at the end of each matchable range\n",
+      "sharply and at the end of each matchable range; foot locking %s\n",
       options.characters, options.characters == 1 ? "" : "s", options.seconds, method,
-      kSearchIntervalTicks * kTickSeconds);
+      kSearchIntervalTicks * kTickSeconds, options.foot_locking ? "on" : "off");
   std::printf(
       "frames: 'global' indexes the whole database, 'local' counts from its clip's "
       "first frame\n");

@@ -45,6 +45,9 @@ std::string usage_text(const char* program) {
          "  --gpu              run the crowd on the GPU (Vulkan compute) instead of the CPU\n"
          "  --explain          after each search, its winner and the next two candidates with\n"
          "                     each feature block's part of their cost (CPU crowd)\n"
+         "  --no-foot-locking  show the feet as the clips move them: no planted toe is held in\n"
+         "                     place and no leg is bent to one (the motion measures then show\n"
+         "                     the database's own foot slide)\n"
          "  -h, --help         this text\n"
          "\n"
          "Exit codes: 0 success, 1 the database cannot be used (or no GPU), 2 bad usage.\n";
@@ -99,6 +102,8 @@ bool parse_options(int argc, const char* const* argv, SampleOptions& options, st
       options.gpu = true;
     } else if (arg == "--explain") {
       options.explain = true;
+    } else if (arg == "--no-foot-locking") {
+      options.foot_locking = false;
     } else if (!arg.empty() && arg[0] == '-') {
       error = "unknown option '" + arg + "' (see --help)";
       return false;

@@ -13,9 +13,10 @@ struct SampleOptions {
   bool exhaustive = false;       // exhaustive CPU search instead of the bounds-pruned one
   bool quiet_decisions = false;  // print the summary only
   std::string svg_path = "sample.svg";
-  std::string stick_path;  // a stick file (mmdb/stick_script.h); empty: the built-in script
-  bool gpu = false;        // run the crowd through the Vulkan compute runtime
-  bool explain = false;    // after each search, its three best candidates block by block (CPU)
+  std::string stick_path;    // a stick file (mmdb/stick_script.h); empty: the built-in script
+  bool gpu = false;          // run the crowd through the Vulkan compute runtime
+  bool explain = false;      // after each search, its three best candidates block by block (CPU)
+  bool foot_locking = true;  // planted toes held where they land, the legs bent to them (IK)
   bool help = false;
 };
 

@@ -148,6 +148,11 @@ TEST(SampleOptions, DefaultsAndEveryOption) {
   ASSERT_TRUE(parse({"db.mmdb", "--explain"}, o, error)) << error;
   EXPECT_TRUE(o.explain);
 
+  EXPECT_TRUE(o.foot_locking);
+  o = {};
+  ASSERT_TRUE(parse({"db.mmdb", "--no-foot-locking"}, o, error)) << error;
+  EXPECT_FALSE(o.foot_locking);
+
   o = {};
   ASSERT_TRUE(parse({"--help"}, o, error));
   EXPECT_TRUE(o.help);

@@ -17,6 +17,8 @@ layout(std430, set = 0, binding = MMDB_BINDING_BOUNDS_MIN) readonly buffer Bound
 layout(std430, set = 0, binding = MMDB_BINDING_BOUNDS_MAX) readonly buffer BoundsMax { vec4 bounds_max[]; };
 layout(std430, set = 0, binding = MMDB_BINDING_ROOT_MOTION) readonly buffer RootMotion { RootFrame root_motion[]; };
 layout(std430, set = 0, binding = MMDB_BINDING_BIASES) readonly buffer Biases { float biases[]; };
+layout(std430, set = 0, binding = MMDB_BINDING_CONTACTS) readonly buffer Contacts { uint contact_masks[]; };
+layout(std430, set = 0, binding = MMDB_BINDING_LEGS) readonly buffer Legs { FootLockSetup foot_setup; };
 
 // ---- Per character ----
 layout(std430, set = 0, binding = MMDB_BINDING_CHARACTERS) buffer Characters { CrowdCharacter characters[]; };
@@ -27,6 +29,7 @@ layout(std430, set = 0, binding = MMDB_BINDING_RESULTS) buffer Results { MatchRe
 layout(std430, set = 0, binding = MMDB_BINDING_OFFSETS) buffer Offsets { JointOffset offsets[]; };
 layout(std430, set = 0, binding = MMDB_BINDING_LOCAL_POSES) buffer LocalPoses { JointPose local_poses[]; };
 layout(std430, set = 0, binding = MMDB_BINDING_MODEL_POSES) buffer ModelPoses { ModelJoint model_poses[]; };
+layout(std430, set = 0, binding = MMDB_BINDING_FEET) buffer Feet { CharacterFeet feet[]; };
 
 layout(push_constant, std430) uniform Params { PassParams params; };
 

@@ -3,7 +3,8 @@
 // relative to the character's simulation root (mmdb::ForwardKinematicsJob with an identity
 // root); parents precede their children. Then the character's achieved path takes dt of the
 // root motion of the frame playing, and the playback clock moves on by dt: clip time, the frame
-// playing, the time since the switch, and the search timer by one step.
+// playing, the time since the switch, and the search timer by one step. It keeps the frame of the
+// pose shown for the foot lock pass.
 #include "common.glsl"
 
 layout(local_size_x = MMDB_GROUP_SIZE) in;
@@ -24,6 +25,10 @@ void main() {
   }
 
   CrowdCharacter ch = characters[c];
+  // The frame of the pose shown (sampled at the clip time before it moves on): the foot lock
+  // pass reads its contact bits.
+  float shown = floor(max(ch.clip_time * params.frame_rate, 0.0));
+  feet[c].shown_frame = ch.clip_first + uint(min(shown, float(ch.clip_count - 1u)));
   if ((ch.flags & kCharacterPlaying) != 0u) {
     vec3 position = ch.achieved_position.xyz;
     vec4 rotation = ch.achieved_rotation;

@@ -51,6 +51,9 @@ mmdb::Result<Replay> replay(const mmdb::Database& db, const mmdb::StickScript& s
   crowd_settings.stagger_phases = 0;
   crowd_settings.max_drift = kReplayMaxDrift;
   crowd_settings.bounds_pruning = true;
+  // The databases' own motion: planted feet slide as the clips move them, not held by the
+  // runtime's foot locking (which would hide what a diff compares).
+  crowd_settings.foot_locking = false;
   mmdb::Result<mmdb::Crowd> created = mmdb::Crowd::create(db, settings.characters, crowd_settings);
   if (!created) return created.error();
   mmdb::Crowd& crowd = created.value();

@@ -30,6 +30,7 @@ CrowdSettings CrowdSettings::reference() noexcept {
   s.jump_cooldown = 0.f;
   s.search_when_settled = false;
   s.range_end_moves_on = false;
+  s.foot_locking = false;
   return s;
 }
 
@@ -95,6 +96,23 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
   if (!std::isfinite(settings.max_speed))
     return Error::format(ErrorCode::InvalidArgument, "Crowd::create: max_speed %g must be finite",
                          double(settings.max_speed));
+  FootLockSettings foot_settings;
+  foot_settings.foot_unlock_radius = settings.foot_unlock_radius;
+  foot_settings.foot_unlock_halflife = settings.foot_unlock_halflife;
+  foot_settings.ik_foot_height = settings.ik_foot_height;
+  foot_settings.ik_toe_length = settings.ik_toe_length;
+  foot_settings.ik_max_length_buffer = settings.ik_max_length_buffer;
+  if (Status s = validateFootLockSettings(foot_settings); !s)
+    return Error::format(ErrorCode::InvalidArgument, "Crowd::create: %.200s", s.message());
+  std::array<LegChain, kLegCount> legs{};
+  if (settings.foot_locking) {
+    Result<std::array<LegChain, kLegCount>> found = findLegChains(db);
+    if (!found)
+      return Error::format(ErrorCode::InvalidArgument,
+                           "Crowd::create: foot locking: %.170s (or set foot_locking = false)",
+                           found.error().message());
+    legs = found.value();
+  }
   const uint64_t pose_elements = uint64_t(db.frameCount()) * db.jointCount();
   const bool given = poses.frame_count != 0 || !poses.rotations.empty();
   if (given &&
@@ -110,6 +128,8 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
   Crowd crowd;
   crowd.db_ = &db;
   crowd.settings_ = settings;
+  crowd.legs_ = legs;
+  crowd.foot_settings_ = foot_settings;
   crowd.count_ = character_count;
   crowd.joints_ = db.jointCount();
   crowd.features_ = db.featureCount();
@@ -150,6 +170,7 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
     crowd.switch_translations_.assign(2 * joints, glm::vec3(0.f));
     crowd.switch_velocities_.assign(2 * joints, glm::vec3(0.f));
     crowd.switch_angular_.assign(2 * joints, glm::vec3(0.f));
+    crowd.feet_.assign(n * kLegCount, FootLock{});
     if (!given && db.posesCoded())
       for (std::vector<Float4>& stream : crowd.decoded_) stream.resize(size_t(pose_elements));
   } catch (const std::bad_alloc&) {
@@ -232,6 +253,9 @@ Crowd& Crowd::operator=(Crowd&& other) noexcept {
   switch_velocities_ = std::move(other.switch_velocities_);
   switch_angular_ = std::move(other.switch_angular_);
   for (uint32_t s = 0; s < kPoseStreamCount; ++s) decoded_[s] = std::move(other.decoded_[s]);
+  legs_ = other.legs_;
+  foot_settings_ = other.foot_settings_;
+  feet_ = std::move(other.feet_);
   return *this;
 }
 
@@ -441,6 +465,9 @@ Status Crowd::endStep() noexcept {
     }
     if (Status s = pose(c); !s) return s;
     advance(c);
+    if (settings_.foot_locking) {
+      if (Status s = lockFeet(c); !s) return s;
+    }
     const CrowdCharacter& ch = characters_[c];
     decisions_[c].frame = ch.last_winner;
     decisions_[c].cost = ch.last_cost;
@@ -571,6 +598,31 @@ void Crowd::advance(uint32_t c) noexcept {
   }
   ch.since_switch += dt_;
   ch.search_timer -= 1;
+}
+
+// The foot lock step: after advance(), so that the locks live where the achieved transform of
+// after the step puts the pose shown.
+Status Crowd::lockFeet(uint32_t c) noexcept {
+  const CrowdCharacter& ch = characters_[c];
+  const Span<FootLock> feet = slice(feet_, c, kLegCount);
+  if (!ch.playing) {  // nothing shown yet: nothing held
+    for (FootLock& f : feet) f = FootLock{};
+    return Status();
+  }
+  FootLockJob job;
+  job.parents = db_->parents();
+  job.legs = Span<const LegChain>(legs_.data(), legs_.size());
+  job.settings = foot_settings_;
+  job.contacts = db_->contacts()[ch.shown_frame];
+  job.position = ch.achieved_position;
+  job.rotation = ch.achieved_rotation;
+  job.dt = dt_;
+  job.feet = feet;
+  job.local_rotations = slice(local_rotations_, c, joints_);
+  job.local_translations = slice(local_translations_, c, joints_);
+  job.model_rotations = slice(model_rotations_, c, joints_);
+  job.model_translations = slice(model_translations_, c, joints_);
+  return job.Run();
 }
 
 }  // namespace mmdb

@@ -3,6 +3,7 @@
 
 #include "rotation.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace mmdb {
@@ -250,6 +251,403 @@ Status ForwardKinematicsJob::Run() const noexcept {
     const glm::vec3 parent_position = p < 0 ? root_position : model_translations[size_t(p)];
     model_translations[j] = parent_position + parent_rotation * local_translations[j];
     model_rotations[j] = glm::normalize(parent_rotation * local_rotations[j]);
+  }
+  return {};
+}
+
+}  // namespace mmdb
+
+// --- foot locking and leg IK -------------------------------------------------------------------
+
+namespace mmdb {
+namespace {
+
+constexpr float kBlendHalflives = 20.f;  // a foot's blend back ends this many half-lives on
+
+const glm::quat kIdentity(1.f, 0.f, 0.f, 0.f);
+
+// The shortest rotation taking direction a to direction b (identity when either vanishes).
+glm::quat rotationBetween(const glm::vec3& a, const glm::vec3& b) {
+  const float la = glm::length(a), lb = glm::length(b);
+  if (!(la > 1e-9f) || !(lb > 1e-9f)) return kIdentity;
+  const glm::vec3 u = a / la, v = b / lb;
+  const float c = glm::dot(u, v);
+  if (c < -1.f + 1e-6f) {  // a half turn, about any axis across u
+    const glm::vec3 other =
+        std::fabs(u.x) < 0.9f ? glm::vec3(1.f, 0.f, 0.f) : glm::vec3(0.f, 1.f, 0.f);
+    const glm::vec3 axis = glm::normalize(glm::cross(u, other));
+    return glm::quat(0.f, axis.x, axis.y, axis.z);
+  }
+  const glm::vec3 w = glm::cross(u, v);
+  return glm::normalize(glm::quat(1.f + c, w.x, w.y, w.z));
+}
+
+bool finiteVec(const glm::vec3& v) {
+  return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z);
+}
+
+// Whether joint j is `root` or below it (parents precede their children).
+bool inSubtree(Span<const int32_t> parents, uint32_t j, uint32_t root) {
+  int32_t p = int32_t(j);
+  while (p > int32_t(root)) p = parents[size_t(p)];
+  return p == int32_t(root);
+}
+
+// The pose buffers a leg's IK works on.
+struct LegPose {
+  Span<const int32_t> parents;
+  Span<glm::quat> local_rotations;
+  Span<const glm::vec3> local_translations;
+  Span<glm::quat> model_rotations;
+  Span<glm::vec3> model_translations;
+
+  glm::quat parentRotation(uint32_t j) const {
+    const int32_t p = parents[j];
+    return p < 0 ? kIdentity : model_rotations[size_t(p)];
+  }
+  // The model pose of `root` and of every joint below it, from the local pose (as
+  // ForwardKinematicsJob computes it, with the roots at the origin).
+  void refresh(uint32_t root) const {
+    for (size_t j = root; j < parents.size(); ++j) {
+      if (j != root && !inSubtree(parents, uint32_t(j), root)) continue;
+      const int32_t p = parents[j];
+      const glm::quat parent_rotation = p < 0 ? kIdentity : model_rotations[size_t(p)];
+      const glm::vec3 parent_position = p < 0 ? glm::vec3(0.f) : model_translations[size_t(p)];
+      model_translations[j] = parent_position + parent_rotation * local_translations[j];
+      model_rotations[j] = glm::normalize(parent_rotation * local_rotations[j]);
+    }
+  }
+  // Gives joint j this model rotation (its parent's kept), by its local rotation.
+  void setModelRotation(uint32_t j, const glm::quat& model) const {
+    local_rotations[j] = glm::normalize(glm::inverse(parentRotation(j)) * model);
+  }
+
+  // Two-bone IK (TwoBoneIkJob::Run without the checks).
+  void bend(uint32_t upper, uint32_t knee, uint32_t end, const glm::vec3& target,
+            const glm::vec3& knee_forward, float max_length_buffer) const {
+    const glm::vec3 a = model_translations[upper];
+    const glm::vec3 b = model_translations[knee];
+    const glm::vec3 c = model_translations[end];
+    const glm::vec3 ab = b - a, bc = c - b;
+    const float lab = glm::length(ab), lbc = glm::length(bc);
+    if (!(lab > 1e-6f) || !(lbc > 1e-6f)) return;  // no bone to turn
+    // How far the chain reaches: towards the target, at most its length less the buffer (or as
+    // far as the pose given already reaches, when that is further: never straighter than the
+    // animation, never snapping straight) and at least as close as it folds.
+    const float longest =
+        std::fmax(std::fmax(lab + lbc - max_length_buffer, 0.f), glm::length(c - a));
+    const float shortest = std::fabs(lab - lbc);
+    const float reach = std::fmax(std::fmin(glm::length(target - a), longest), shortest);
+    // The knee's inner angle now and the one that reaches (the law of cosines).
+    const float cos_now = std::fmin(std::fmax(glm::dot(-ab, bc) / (lab * lbc), -1.f), 1.f);
+    const float cos_wanted = std::fmin(
+        std::fmax((lab * lab + lbc * lbc - reach * reach) / (2.f * lab * lbc), -1.f), 1.f);
+    // Turning bc about ab x bc closes the inner angle. A straight chain bends towards
+    // knee_forward.
+    glm::vec3 axis = glm::cross(ab, bc);
+    if (!(glm::length(axis) > 1e-6f * lab * lbc)) axis = glm::cross(knee_forward, c - a);
+    if (!(glm::length(axis) > 1e-9f)) {
+      const glm::vec3 other =
+          std::fabs(ab.x) < 0.9f * lab ? glm::vec3(1.f, 0.f, 0.f) : glm::vec3(0.f, 1.f, 0.f);
+      axis = glm::cross(ab, other);
+    }
+    axis = glm::normalize(axis);
+    // The knee turns by (inner angle now - wanted), both in [0, pi]: its cosine and sine from the
+    // two cosines, and the half-angle rotation as normalize(sin * axis, 1 + cos) (no acos, whose
+    // precision a GPU leaves loose).
+    const float sin_now = std::sqrt(std::fmax(1.f - cos_now * cos_now, 0.f));
+    const float sin_wanted = std::sqrt(std::fmax(1.f - cos_wanted * cos_wanted, 0.f));
+    const float cos_turn = cos_now * cos_wanted + sin_now * sin_wanted;
+    const float sin_turn = sin_now * cos_wanted - cos_now * sin_wanted;
+    const glm::quat knee_turn =
+        1.f + cos_turn > 1e-6f ? glm::normalize(glm::quat(1.f + cos_turn, axis.x * sin_turn,
+                                                          axis.y * sin_turn, axis.z * sin_turn))
+                               : glm::quat(0.f, axis.x, axis.y, axis.z);  // a half turn
+    const glm::vec3 bent = b + knee_turn * bc;  // where the end is once the knee bent
+    const glm::quat swing = rotationBetween(bent - a, target - a);
+    const glm::quat upper_model = glm::normalize(swing * model_rotations[upper]);
+    const glm::quat knee_model = glm::normalize(swing * (knee_turn * model_rotations[knee]));
+    setModelRotation(upper, upper_model);
+    local_rotations[knee] = glm::normalize(glm::inverse(upper_model) * knee_model);
+    refresh(upper);
+  }
+};
+
+Status checkPose(const char* job, Span<const int32_t> parents, size_t rotations,
+                 size_t translations, size_t model_rotations, size_t model_translations) {
+  const size_t n = parents.size();
+  if (rotations != n) return sizeError(job, "local_rotations", rotations, n);
+  if (translations != n) return sizeError(job, "local_translations", translations, n);
+  if (model_rotations != n) return sizeError(job, "model_rotations", model_rotations, n);
+  if (model_translations != n) return sizeError(job, "model_translations", model_translations, n);
+  for (size_t j = 0; j < n; ++j)
+    if (parents[j] < -1 || parents[j] >= int64_t(j))
+      return Error::format(ErrorCode::InvalidArgument,
+                           "%s: joint %zu has parent %d; a parent must precede its child", job, j,
+                           parents[j]);
+  return {};
+}
+
+}  // namespace
+
+Status TwoBoneIkJob::Validate() const noexcept {
+  constexpr const char* job = "TwoBoneIkJob";
+  if (Status s = checkPose(job, parents, local_rotations.size(), local_translations.size(),
+                           model_rotations.size(), model_translations.size());
+      !s)
+    return s;
+  const size_t n = parents.size();
+  if (upper >= n || knee >= n || end >= n)
+    return Error::format(ErrorCode::InvalidArgument,
+                         "TwoBoneIkJob: joints %u, %u, %u of a skeleton of %zu", upper, knee, end,
+                         n);
+  if (parents[end] != int32_t(knee) || parents[knee] != int32_t(upper))
+    return Error::format(ErrorCode::InvalidArgument,
+                         "TwoBoneIkJob: joint %u must be the parent of %u, and %u the parent of %u",
+                         knee, end, upper, knee);
+  if (!finiteVec(target) || !finiteVec(knee_forward))
+    return Error(ErrorCode::InvalidArgument,
+                 "TwoBoneIkJob: target and knee_forward must be finite");
+  if (!validTime(max_length_buffer))
+    return Error::format(ErrorCode::InvalidArgument,
+                         "TwoBoneIkJob: max_length_buffer %g m must be finite and >= 0",
+                         double(max_length_buffer));
+  return {};
+}
+
+Status TwoBoneIkJob::Run() const noexcept {
+  if (Status s = Validate(); !s) return s;
+  const LegPose pose{parents, local_rotations, local_translations, model_rotations,
+                     model_translations};
+  pose.bend(upper, knee, end, target, knee_forward, max_length_buffer);
+  return {};
+}
+
+Status validateFootLockSettings(const FootLockSettings& settings) noexcept {
+  const struct {
+    const char* name;
+    float value;
+    const char* unit;
+  } checked[] = {{"foot_unlock_radius", settings.foot_unlock_radius, " m"},
+                 {"foot_unlock_halflife", settings.foot_unlock_halflife, " s"},
+                 {"ik_foot_height", settings.ik_foot_height, " m"},
+                 {"ik_toe_length", settings.ik_toe_length, " m"},
+                 {"ik_max_length_buffer", settings.ik_max_length_buffer, " m"}};
+  for (const auto& c : checked)
+    if (!validTime(c.value))
+      return Error::format(ErrorCode::InvalidArgument, "%s %g%s must be finite and >= 0", c.name,
+                           double(c.value), c.unit);
+  return {};
+}
+
+Result<std::array<LegChain, kLegCount>> findLegChains(const Database& db) noexcept {
+  if (!db.valid() || db.jointCount() == 0)
+    return Error(ErrorCode::InvalidArgument, "the database has no skeleton");
+  const Span<const int32_t> parents = db.parents();
+  const uint32_t n = db.jointCount();
+  const auto name = [&](uint32_t j) {
+    const std::string_view s = db.jointName(j);
+    return s;
+  };
+#define MMDB_JOINT(j) int(std::min<size_t>(name(j).size(), 64)), name(j).data()
+  static const char* const kSide[kLegCount] = {"left leg", "right leg"};
+  static const Role kFoot[kLegCount] = {Role::LeftFoot, Role::RightFoot};
+  static const Role kToe[kLegCount] = {Role::LeftToe, Role::RightToe};
+  static const char* const kFootName[kLegCount] = {"LeftFoot", "RightFoot"};
+  static const char* const kToeName[kLegCount] = {"LeftToe", "RightToe"};
+
+  // The bind pose in model space, for the toes' tips.
+  std::array<LegChain, kLegCount> legs{};
+  for (uint32_t s = 0; s < kLegCount; ++s) {
+    const char* side = kSide[s];
+    const int32_t foot = db.roleJoint(kFoot[s]);
+    if (foot < 0 || uint32_t(foot) >= n)
+      return Error::format(ErrorCode::InvalidArgument, "%s: the skeleton names no %s joint", side,
+                           kFootName[s]);
+    const int32_t toe = db.roleJoint(kToe[s]);
+    if (toe < 0 || uint32_t(toe) >= n)
+      return Error::format(ErrorCode::InvalidArgument, "%s: the skeleton names no %s joint", side,
+                           kToeName[s]);
+    if (toe == foot)
+      return Error::format(ErrorCode::InvalidArgument, "%s: toe '%.*s' is the foot itself", side,
+                           MMDB_JOINT(uint32_t(toe)));
+    int32_t above = parents[size_t(toe)];
+    while (above >= 0 && above != foot) above = parents[size_t(above)];
+    if (above != foot)
+      return Error::format(ErrorCode::InvalidArgument, "%s: toe '%.*s' is not below foot '%.*s'",
+                           side, MMDB_JOINT(uint32_t(toe)), MMDB_JOINT(uint32_t(foot)));
+    const Span<const int32_t> contact_joints = db.contactJoints();
+    uint32_t bit = 0;
+    while (bit < contact_joints.size() && contact_joints[bit] != toe) ++bit;
+    if (bit == contact_joints.size() || bit >= 32 || db.contacts().size() != db.frameCount())
+      return Error::format(
+          ErrorCode::InvalidArgument,
+          "%s: toe '%.*s' is not a contact joint: it has no contact bit to lock on", side,
+          MMDB_JOINT(uint32_t(toe)));
+    const int32_t knee = parents[size_t(foot)];
+    if (knee < 0)
+      return Error::format(ErrorCode::InvalidArgument,
+                           "%s: foot '%.*s' has no parent to bend as a knee", side,
+                           MMDB_JOINT(uint32_t(foot)));
+    const int32_t upper = parents[size_t(knee)];
+    if (upper < 0)
+      return Error::format(ErrorCode::InvalidArgument,
+                           "%s: knee '%.*s' (the parent of foot '%.*s') is the root: it has no "
+                           "parent to turn as an upper leg",
+                           side, MMDB_JOINT(uint32_t(knee)), MMDB_JOINT(uint32_t(foot)));
+    if (parents[size_t(upper)] < 0)
+      return Error::format(ErrorCode::InvalidArgument,
+                           "%s: upper leg '%.*s' (the parent of knee '%.*s') is the root, which "
+                           "the leg must not turn",
+                           side, MMDB_JOINT(uint32_t(upper)), MMDB_JOINT(uint32_t(knee)));
+    legs[s].upper_leg = uint32_t(upper);
+    legs[s].knee = uint32_t(knee);
+    legs[s].foot = uint32_t(foot);
+    legs[s].toe = uint32_t(toe);
+    legs[s].contact_bit = bit;
+  }
+  const LegChain& left = legs[0];
+  const LegChain& right = legs[1];
+  for (const uint32_t j : {right.upper_leg, right.knee, right.foot, right.toe})
+    if (j == left.upper_leg || j == left.knee || j == left.foot || j == left.toe)
+      return Error::format(ErrorCode::InvalidArgument,
+                           "right leg: joint '%.*s' is in the left leg too", MMDB_JOINT(j));
+#undef MMDB_JOINT
+
+  // The tip of the toes: from the toe joint along the ground direction from the foot to the toe
+  // in the bind pose, in the toe joint's frame. The bind pose is walked up each chain alone (no
+  // allocation): model = product of the bind rotations above.
+  const Span<const Float4> bind_t = db.bindTranslations();
+  const Span<const Float4> bind_r = db.bindRotations();
+  const auto bindModel = [&](uint32_t j, glm::quat& rotation, glm::vec3& position) {
+    rotation = kIdentity;
+    position = glm::vec3(0.f);
+    // Compose from j up to the root: model(j) = model(parent) * local(j).
+    for (int32_t k = int32_t(j); k >= 0; k = parents[size_t(k)]) {
+      const glm::quat r = toQuat(bind_r[size_t(k)]);
+      position = toVec3(bind_t[size_t(k)]) + r * position;
+      rotation = r * rotation;
+    }
+  };
+  for (LegChain& leg : legs) {
+    glm::quat foot_r, toe_r;
+    glm::vec3 foot_p, toe_p;
+    bindModel(leg.foot, foot_r, foot_p);
+    bindModel(leg.toe, toe_r, toe_p);
+    glm::vec3 ahead = toe_p - foot_p;
+    ahead.y = 0.f;
+    const float length = glm::length(ahead);
+    ahead = length > 1e-6f ? ahead / length : glm::vec3(0.f, 0.f, 1.f);
+    const glm::vec3 tip = glm::inverse(glm::normalize(toe_r)) * ahead;
+    leg.toe_tip =
+        finiteVec(tip) && glm::length(tip) > 0.5f ? glm::normalize(tip) : glm::vec3(0.f, 0.f, 1.f);
+  }
+  return legs;
+}
+
+Status FootLockJob::Validate() const noexcept {
+  constexpr const char* job = "FootLockJob";
+  if (Status s = checkPose(job, parents, local_rotations.size(), local_translations.size(),
+                           model_rotations.size(), model_translations.size());
+      !s)
+    return s;
+  if (feet.size() != legs.size()) return sizeError(job, "feet", feet.size(), legs.size());
+  const size_t n = parents.size();
+  for (size_t s = 0; s < legs.size(); ++s) {
+    const LegChain& leg = legs[s];
+    bool below = false;  // the toe is below the foot
+    if (leg.toe < n && leg.foot < n)
+      for (int32_t p = parents[leg.toe]; p >= 0 && !below; p = parents[size_t(p)])
+        below = p == int32_t(leg.foot);
+    if (leg.upper_leg >= n || leg.knee >= n || !below || parents[leg.foot] != int32_t(leg.knee) ||
+        parents[leg.knee] != int32_t(leg.upper_leg) || leg.contact_bit >= 32 ||
+        !finiteVec(leg.toe_tip))
+      return Error::format(ErrorCode::InvalidArgument,
+                           "FootLockJob: leg %zu (upper leg %u, knee %u, foot %u, toe %u, bit %u) "
+                           "is not a chain of the skeleton",
+                           s, leg.upper_leg, leg.knee, leg.foot, leg.toe, leg.contact_bit);
+  }
+  if (Status s = validateFootLockSettings(settings); !s)
+    return Error::format(ErrorCode::InvalidArgument, "FootLockJob: %.200s", s.message());
+  if (!validTime(dt))
+    return Error(ErrorCode::InvalidArgument, "FootLockJob: dt must be finite and >= 0");
+  if (!finiteVec(position) || !std::isfinite(rotation.w) || !std::isfinite(rotation.x) ||
+      !std::isfinite(rotation.y) || !std::isfinite(rotation.z))
+    return Error(ErrorCode::InvalidArgument, "FootLockJob: the placement must be finite");
+  return {};
+}
+
+Status FootLockJob::Run() const noexcept {
+  if (Status s = Validate(); !s) return s;
+  const LegPose pose{parents, local_rotations, local_translations, model_rotations,
+                     model_translations};
+  const glm::quat to_model = glm::inverse(rotation);
+  const float halflife = settings.foot_unlock_halflife;
+  for (size_t s = 0; s < legs.size(); ++s) {
+    const LegChain& leg = legs[s];
+    FootLock& f = feet[s];
+    if (reset) f = FootLock{};
+    const bool contact = ((contacts >> leg.contact_bit) & 1u) != 0;
+    const glm::vec3 animated = position + rotation * model_translations[leg.toe];
+    const glm::vec3 velocity = f.seen && dt > 0.f ? (animated - f.animated) / dt : glm::vec3(0.f);
+
+    // Where the toe goes on from the last step: held, blending back, or as animated.
+    if (f.blending) f.since_unlock += dt;
+    glm::vec3 target = animated;
+    if (f.locked) {
+      target = f.position;
+    } else if (f.blending) {
+      glm::vec3 x = f.offset, v = f.offset_velocity;
+      decayOffset(x, v, halflife, f.since_unlock);
+      target = animated + x;
+    }
+    if (f.locked &&
+        (!contact || glm::length(animated - f.position) > settings.foot_unlock_radius)) {
+      // Let go: blend from the lock, still, to the animation.
+      f.locked = false;
+      f.blending = true;
+      f.since_unlock = 0.f;
+      f.offset = f.position - animated;
+      f.offset_velocity = -velocity;
+      target = f.position;
+    } else if (!f.locked && contact && !f.contact) {
+      // A contact starts: hold the toe where it is shown, not below the foot height.
+      f.locked = true;
+      f.blending = false;
+      f.position = glm::vec3(target.x, std::fmax(target.y, settings.ik_foot_height), target.z);
+      target = f.position;
+    }
+    if (f.blending && f.since_unlock >= kBlendHalflives * halflife) {
+      f.blending = false;
+      target = animated;
+    }
+    f.contact = contact;
+    f.animated = animated;
+    f.seen = true;
+    f.target = target;
+    if (!f.locked && !f.blending) continue;  // the leg as animated
+
+    // The leg to the target, in model space: the ankle where the animated foot-to-toe vector
+    // puts the toe on the target, then the foot as animated, turned for the toe to reach.
+    const glm::vec3 toe_target = to_model * (target - position);
+    const glm::vec3 foot_to_toe = model_translations[leg.toe] - model_translations[leg.foot];
+    const glm::quat foot_animated = model_rotations[leg.foot];
+    pose.bend(leg.upper_leg, leg.knee, leg.foot, toe_target - foot_to_toe, glm::vec3(0.f, 0.f, 1.f),
+              settings.ik_max_length_buffer);
+    const glm::quat aim = rotationBetween(foot_to_toe, toe_target - model_translations[leg.foot]);
+    pose.setModelRotation(leg.foot, glm::normalize(aim * foot_animated));
+    pose.refresh(leg.foot);
+    // The tip of the toes no lower than the foot height: the toe joint turns up towards it.
+    const glm::vec3 toe = model_translations[leg.toe];
+    const glm::vec3 tip = toe + model_rotations[leg.toe] * (leg.toe_tip * settings.ik_toe_length);
+    const glm::vec3 tip_world = position + rotation * tip;
+    if (settings.ik_toe_length > 0.f && tip_world.y < settings.ik_foot_height) {
+      const glm::vec3 lifted =
+          to_model * (glm::vec3(tip_world.x, settings.ik_foot_height, tip_world.z) - position);
+      const glm::quat lift = rotationBetween(tip - toe, lifted - toe);
+      pose.setModelRotation(leg.toe, glm::normalize(lift * model_rotations[leg.toe]));
+      pose.refresh(leg.toe);
+    }
   }
   return {};
 }

@@ -247,6 +247,7 @@ void BM_GpuFrame(benchmark::State& state, const std::string& db_name, uint32_t c
 
   mmdb::gpu::CrowdSettings settings;
   settings.bounds_pruning = !g_options.exhaustive;
+  settings.foot_locking = l->view.legs_status.ok();  // the synthetic skeletons have no legs
   auto created = mmdb::gpu::Crowd::create(ctx, l->view, characters, settings);
   if (!created) return state.SkipWithError(created.error().message());
   mmdb::gpu::Crowd& crowd = *created.value();
@@ -267,8 +268,9 @@ void BM_GpuFrame(benchmark::State& state, const std::string& db_name, uint32_t c
     ++frames;
     state.SetIterationTime(t.total_ms * 1e-3);
   }
-  const char* names[] = {"query_ms",  "match_ms",       "resolve_ms",
-                         "sample_ms", "inertialize_ms", "fk_ms"};
+  const char* names[] = {"query_ms",       "match_ms", "resolve_ms",  "sample_ms",
+                         "inertialize_ms", "fk_ms",    "foot_lock_ms"};
+  static_assert(sizeof(names) / sizeof(names[0]) == mmdb::gpu::kPassCount);
   for (uint32_t p = 0; p < mmdb::gpu::kPassCount; ++p)
     state.counters[names[p]] = sums[p] / double(frames);
   state.counters["frame_ms"] = total / double(frames);
@@ -299,7 +301,9 @@ void BM_Upload(benchmark::State& state, const std::string& db_name) {
   mmdb::gpu::Context& ctx = context();
   for (auto _ : state) {
     const auto start = std::chrono::steady_clock::now();
-    auto crowd = mmdb::gpu::Crowd::create(ctx, l->view, 1, {});
+    mmdb::gpu::CrowdSettings settings;
+    settings.foot_locking = l->view.legs_status.ok();
+    auto crowd = mmdb::gpu::Crowd::create(ctx, l->view, 1, settings);
     const double seconds = cpuMilliseconds(start) * 1e-3;
     if (!crowd) return state.SkipWithError(crowd.error().message());
     state.SetIterationTime(seconds);

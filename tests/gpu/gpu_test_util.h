@@ -29,6 +29,14 @@ struct TestDatabase {
   mmdb::Database db;
   mmdb::gpu::DatabaseView view;
 };
+// A synthetic skeleton with two legs (10 joints), for crowds that lock feet (the default).
+inline mmdb::test::SyntheticSpec leggedSpec() {
+  mmdb::test::SyntheticSpec spec;
+  spec.joints = 10;
+  spec.legs = true;
+  return spec;
+}
+
 // coded_poses: the pose streams coded with the default budget (the upload decodes them);
 // biases: the cost biases of setSyntheticBiases().
 std::unique_ptr<TestDatabase> makeTestDatabase(const mmdb::test::SyntheticSpec& spec,

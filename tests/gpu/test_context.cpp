@@ -1,6 +1,8 @@
 // The headless context: device choice, device facts, errors that name the devices.
 #include "gpu_test_util.h"
 
+#include <cmath>
+
 namespace mmdb::test {
 namespace {
 
@@ -49,7 +51,7 @@ TEST_F(ContextTest, RefusesADatabaseWithoutTrajectoryBlocks) {
 }
 
 TEST_F(ContextTest, UploadsEveryStreamOnce) {
-  mmdb::test::SyntheticSpec spec;
+  mmdb::test::SyntheticSpec spec = leggedSpec();
   spec.clips = 3;
   spec.frames_per_clip = 100;
   auto t = makeTestDatabase(spec);
@@ -61,13 +63,14 @@ TEST_F(ContextTest, UploadsEveryStreamOnce) {
                             (t->db.clipCount() + 1) * 4 + 2 * t->db.featureCount() * 4 +
                             t->db.jointCount() * 4 + t->db.boundsSmallMin().size_bytes() +
                             t->db.boundsSmallMax().size_bytes() + t->db.rootMotion().size_bytes() +
-                            (t->db.ranges().size() + t->db.clipCount()) * 4;  // cost biases
+                            (t->db.ranges().size() + t->db.clipCount()) * 4 +  // cost biases
+                            t->db.frameCount() * 4;                            // contact masks
   EXPECT_EQ(crowd.value()->deviceDatabaseBytes(), expected);
 }
 
 // Run-time weights: one per feature block, finite and > 0, or none; refused by block.
 TEST_F(ContextTest, BlockWeightsAreCheckedByBlock) {
-  mmdb::test::SyntheticSpec spec;
+  mmdb::test::SyntheticSpec spec = leggedSpec();
   spec.clips = 2;
   auto t = makeTestDatabase(spec);
   ASSERT_TRUE(t);
@@ -91,7 +94,7 @@ TEST_F(ContextTest, BlockWeightsAreCheckedByBlock) {
 
 // A character index or a size that does not fit is an InvalidArgument naming both, never a throw.
 TEST_F(ContextTest, SettersAndWritesCheckTheirIndexAndSize) {
-  mmdb::test::SyntheticSpec spec;
+  mmdb::test::SyntheticSpec spec = leggedSpec();
   spec.clips = 2;
   spec.frames_per_clip = 60;
   auto t = makeTestDatabase(spec);
@@ -134,10 +137,50 @@ TEST_F(ContextTest, SettersAndWritesCheckTheirIndexAndSize) {
   EXPECT_EQ(empty.error().code(), mmdb::ErrorCode::InvalidArgument);
 }
 
+// Foot locking needs the view's legs and settings that are finite and >= 0, as on the CPU; the same
+// skeleton plays without it.
+TEST_F(ContextTest, FootLockingRefusesALeglessSkeletonAndBadSettingsByName) {
+  mmdb::test::SyntheticSpec legless;
+  legless.clips = 2;
+  legless.frames_per_clip = 60;
+  auto t = makeTestDatabase(legless);
+  ASSERT_TRUE(t);
+  EXPECT_FALSE(t->view.legs_status.ok());
+  auto refused = mmdb::gpu::Crowd::create(*context(), t->view, 2);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code(), mmdb::ErrorCode::InvalidArgument);
+  EXPECT_STREQ(refused.error().message(),
+               "foot locking: left leg: the skeleton names no LeftToe joint (or set foot_locking "
+               "= false)");
+  mmdb::gpu::CrowdSettings settings;
+  settings.foot_locking = false;
+  auto unlocked = mmdb::gpu::Crowd::create(*context(), t->view, 2, settings);
+  ASSERT_TRUE(unlocked) << unlocked.error().message();
+  EXPECT_TRUE(unlocked.value()->stepAndWait(1.f / 60).ok());
+
+  mmdb::test::SyntheticSpec spec = leggedSpec();
+  spec.clips = 2;
+  spec.frames_per_clip = 60;
+  auto legged = makeTestDatabase(spec);
+  ASSERT_TRUE(legged);
+  ASSERT_TRUE(legged->view.legs_status.ok()) << legged->view.legs_status.message();
+  EXPECT_EQ(legged->view.legs[1].toe, 8u);
+  mmdb::gpu::CrowdSettings bad;
+  bad.foot_unlock_halflife = -0.1f;
+  auto halflife = mmdb::gpu::Crowd::create(*context(), legged->view, 2, bad);
+  ASSERT_FALSE(halflife);
+  EXPECT_STREQ(halflife.error().message(), "foot_unlock_halflife -0.1 s must be finite and >= 0");
+  bad = {};
+  bad.ik_toe_length = std::nanf("");
+  auto toe = mmdb::gpu::Crowd::create(*context(), legged->view, 2, bad);
+  ASSERT_FALSE(toe);
+  EXPECT_STREQ(toe.error().message(), "ik_toe_length nan m must be finite and >= 0");
+}
+
 // The neighbourhood means what SearchRequest::neighbourhood_frames means: negative is the file's
 // default (1/3 s at its rate), anything else is taken as it is.
 TEST_F(ContextTest, TheNeighbourhoodDefaultsToTheFilesAsOnTheCpu) {
-  mmdb::test::SyntheticSpec spec;
+  mmdb::test::SyntheticSpec spec = leggedSpec();
   spec.clips = 2;
   spec.frames_per_clip = 60;
   auto t = makeTestDatabase(spec);
@@ -154,7 +197,7 @@ TEST_F(ContextTest, TheNeighbourhoodDefaultsToTheFilesAsOnTheCpu) {
 }
 
 TEST_F(ContextTest, AnEnginesDeviceRunsACrowdFromItsOwnCommandBuffer) {
-  mmdb::test::SyntheticSpec spec;
+  mmdb::test::SyntheticSpec spec = leggedSpec();
   spec.clips = 2;
   spec.frames_per_clip = 120;
   auto t = makeTestDatabase(spec);

@@ -9,7 +9,9 @@
 #include <mmdb/playback.h>
 #include <mmdb/search.h>
 
+#include <array>
 #include <cmath>
+#include <cstring>
 #include <random>
 
 namespace mmdb::test {
@@ -32,10 +34,9 @@ class PassTest : public GpuTest {
   void SetUp() override {
     GpuTest::SetUp();
     if (IsSkipped()) return;
-    mmdb::test::SyntheticSpec spec;
+    mmdb::test::SyntheticSpec spec = leggedSpec();
     spec.clips = 6;
     spec.frames_per_clip = 180;
-    spec.joints = 7;
     db_ = makeTestDatabase(spec);
     ASSERT_TRUE(db_);
   }
@@ -332,7 +333,9 @@ TEST_F(PassTest, MatchTiesGoToTheLowestFrame) {
   ASSERT_TRUE(opened) << opened.error().message();
   t.db = std::move(opened.value());
   t.view = mmdb::gpu::DatabaseView::fromDatabase(t.db).value();
-  auto crowd = mmdb::gpu::Crowd::create(*context(), t.view, 3);
+  mmdb::gpu::CrowdSettings legless;
+  legless.foot_locking = false;
+  auto crowd = mmdb::gpu::Crowd::create(*context(), t.view, 3, legless);
   ASSERT_TRUE(crowd) << crowd.error().message();
   std::vector<float> queries(3 * stride);
   for (uint32_t i = 0; i < 3; ++i)
@@ -493,10 +496,9 @@ TEST_F(PassTest, SampleMatchesSamplePoseJob) {
 // A coded database, decoded into the staging buffer at upload: the GPU's sampled poses agree with
 // the raw database's CPU samples within the cook's budget, in model space.
 TEST_F(PassTest, SampleOfACodedDatabaseAgreesWithTheRawOneWithinTheBudget) {
-  mmdb::test::SyntheticSpec spec;
+  mmdb::test::SyntheticSpec spec = leggedSpec();
   spec.clips = 6;
   spec.frames_per_clip = 180;
-  spec.joints = 7;
   std::unique_ptr<TestDatabase> coded = makeTestDatabase(spec, true);
   ASSERT_TRUE(coded);
   ASSERT_TRUE(coded->db.posesCoded());
@@ -622,6 +624,7 @@ TEST_F(PassTest, FkMatchesForwardKinematicsJobAndAdvancesTheClock) {
   ASSERT_TRUE(crowd->passAndWait(Pass::Fk, kDt).ok());
   const auto model = valueOf(crowd->readModelPoses());
   const auto after = valueOf(crowd->readCharacters());
+  const auto feet = valueOf(crowd->readFootLocks());
   for (uint32_t i = 0; i < kCharacters; ++i) {
     SCOPED_TRACE("character " + std::to_string(i));
     std::vector<glm::quat> r(joints), mr(joints);
@@ -650,6 +653,10 @@ TEST_F(PassTest, FkMatchesForwardKinematicsJobAndAdvancesTheClock) {
               states[i].clip_first + uint32_t(std::min(key, float(states[i].clip_count - 1))));
     EXPECT_EQ(after[i].since_switch, states[i].since_switch + kDt);
     EXPECT_EQ(after[i].search_timer, states[i].search_timer - 1) << "one step";
+    // The frame of the pose shown, as the CPU crowd keeps it (CrowdCharacter::shown_frame).
+    const float shown = std::floor(std::fmax(states[i].clip_time * db().frameRate(), 0.f));
+    EXPECT_EQ(feet[i].shown_frame,
+              states[i].clip_first + uint32_t(std::min(shown, float(states[i].clip_count - 1))));
     // The achieved path takes dt of the root motion of the frame playing before the clock moves.
     glm::vec3 position = toVec3(states[i].achieved_position);
     glm::quat rotation = toQuat(states[i].achieved_rotation);
@@ -658,6 +665,186 @@ TEST_F(PassTest, FkMatchesForwardKinematicsJobAndAdvancesTheClock) {
     EXPECT_LT(quatDistance(toQuat(after[i].achieved_rotation), rotation), 1e-6f);
     EXPECT_EQ(after[i].achieved_position.w, 0.f);
   }
+}
+
+mmdb::FootLock toCpu(const mmdb::gpu::FootLock& g) {
+  mmdb::FootLock f;
+  f.locked = g.flags & mmdb::gpu::kFootLocked;
+  f.blending = g.flags & mmdb::gpu::kFootBlending;
+  f.contact = g.flags & mmdb::gpu::kFootContact;
+  f.seen = g.flags & mmdb::gpu::kFootSeen;
+  f.position = toVec3(g.position);
+  f.target = toVec3(g.target);
+  f.animated = toVec3(g.animated);
+  f.offset = toVec3(g.offset);
+  f.offset_velocity = toVec3(g.offset_velocity);
+  f.since_unlock = g.since_unlock;
+  return f;
+}
+
+mmdb::gpu::FootLock toGpu(const mmdb::FootLock& f) {
+  mmdb::gpu::FootLock g{};
+  g.flags = (f.locked ? mmdb::gpu::kFootLocked : 0u) |
+            (f.blending ? mmdb::gpu::kFootBlending : 0u) |
+            (f.contact ? mmdb::gpu::kFootContact : 0u) | (f.seen ? mmdb::gpu::kFootSeen : 0u);
+  g.position = toFloat4(f.position);
+  g.target = toFloat4(f.target);
+  g.animated = toFloat4(f.animated);
+  g.offset = toFloat4(f.offset);
+  g.offset_velocity = toFloat4(f.offset_velocity);
+  g.since_unlock = f.since_unlock;
+  return g;
+}
+
+// The foot lock pass after fk, on characters in every foot state (fresh, held near or past the
+// radius, blending back, with and without their contact), against FootLockJob on what fk left.
+TEST_F(PassTest, FootLockMatchesFootLockJob) {
+  auto crowd = makeCrowd();
+  ASSERT_TRUE(crowd);
+  const size_t joints = db().jointCount();
+  const auto legs = mmdb::findLegChains(db());
+  ASSERT_TRUE(legs.ok()) << legs.error().message();
+  std::vector<CrowdCharacter> states(kCharacters);
+  std::vector<JointPose> poses(kCharacters * joints);
+  for (uint32_t i = 0; i < kCharacters; ++i) {
+    states[i] = randomPlaying();
+    if (i % 8 == 7) states[i].flags = 0;  // nothing playing: nothing held
+    // The clip's pose at its time, a little off (legs from straight to well bent).
+    std::vector<glm::quat> r;
+    std::vector<glm::vec3> t, v, w;
+    sample(states[i].clip_first, states[i].clip_time, r, t, v, w);
+    for (size_t j = 0; j < joints; ++j) {
+      const glm::quat off = glm::normalize(
+          glm::quat(1.f, uniform(-0.05f, 0.05f), uniform(-0.05f, 0.05f), uniform(-0.05f, 0.05f)));
+      poses[i * joints + j] = {toFloat4(glm::normalize(off * r[j])), toFloat4(t[j]), toFloat4(v[j]),
+                               toFloat4(w[j])};
+    }
+  }
+  ASSERT_TRUE(crowd->writeCharacters(states).ok());
+  ASSERT_TRUE(crowd->writeLocalPoses(poses).ok());
+  ASSERT_TRUE(crowd->passAndWait(Pass::Fk, kDt).ok());
+  const auto placed = valueOf(crowd->readCharacters());
+  const auto local = valueOf(crowd->readLocalPoses());
+  const auto model = valueOf(crowd->readModelPoses());
+  auto feet = valueOf(crowd->readFootLocks());  // fk kept the frame shown
+  ASSERT_EQ(feet.size(), kCharacters);
+
+  // Every state a foot can be in, around where its toe is now.
+  for (uint32_t i = 0; i < kCharacters; ++i) {
+    const glm::vec3 position = toVec3(placed[i].achieved_position);
+    const glm::quat rotation = toQuat(placed[i].achieved_rotation);
+    for (uint32_t leg = 0; leg < mmdb::kLegCount; ++leg) {
+      const glm::vec3 toe =
+          position + rotation * toVec3(model[i * joints + legs.value()[leg].toe].position);
+      mmdb::FootLock f;
+      const uint32_t kind = (i + 3 * leg) % 6;
+      f.seen = kind != 0;
+      f.contact = (i / 6 + leg) % 2 == 0;
+      f.animated = toe - kDt * randomVec(1.5f);
+      if (kind == 1 || kind == 2) {  // held, within or past the radius
+        f.locked = true;
+        f.position = toe + randomVec(kind == 1 ? 0.08f : 0.3f);
+      } else if (kind == 3 || kind == 4) {  // blending back, early or late
+        f.blending = true;
+        f.offset = randomVec(0.2f);
+        f.offset_velocity = randomVec(2.f);
+        f.since_unlock = kind == 3 ? uniform(0.f, 0.3f) : uniform(1.9f, 2.1f);
+      }
+      feet[i].foot[leg] = toGpu(f);
+    }
+  }
+  ASSERT_TRUE(crowd->writeFootLocks(feet).ok());
+  ASSERT_TRUE(crowd->passAndWait(Pass::FootLock, kDt).ok());
+  const auto out_local = valueOf(crowd->readLocalPoses());
+  const auto out_model = valueOf(crowd->readModelPoses());
+  const auto out_feet = valueOf(crowd->readFootLocks());
+
+  uint32_t bent = 0, locks = 0, unlocks = 0;
+  for (uint32_t i = 0; i < kCharacters; ++i) {
+    SCOPED_TRACE("character " + std::to_string(i));
+    EXPECT_EQ(out_feet[i].shown_frame, feet[i].shown_frame);
+    if (!(placed[i].flags & mmdb::gpu::kCharacterPlaying)) {
+      for (uint32_t leg = 0; leg < mmdb::kLegCount; ++leg)
+        EXPECT_EQ(out_feet[i].foot[leg].flags, 0u) << "nothing held before playing";
+      for (size_t j = 0; j < joints; ++j)
+        EXPECT_EQ(out_local[i * joints + j].rotation.x, local[i * joints + j].rotation.x);
+      continue;
+    }
+    std::vector<glm::quat> r(joints), mr(joints);
+    std::vector<glm::vec3> t(joints), mt(joints);
+    for (size_t j = 0; j < joints; ++j) {
+      r[j] = toQuat(local[i * joints + j].rotation);
+      t[j] = toVec3(local[i * joints + j].translation);
+      mr[j] = toQuat(model[i * joints + j].rotation);
+      mt[j] = toVec3(model[i * joints + j].position);
+    }
+    std::array<mmdb::FootLock, mmdb::kLegCount> cpu_feet{};
+    for (uint32_t leg = 0; leg < mmdb::kLegCount; ++leg) cpu_feet[leg] = toCpu(feet[i].foot[leg]);
+    const std::array<mmdb::FootLock, mmdb::kLegCount> before = cpu_feet;
+    mmdb::FootLockJob job;
+    job.parents = db().parents();
+    job.legs = mmdb::Span<const mmdb::LegChain>(legs.value().data(), legs.value().size());
+    job.contacts = db().contacts()[feet[i].shown_frame];
+    job.position = toVec3(placed[i].achieved_position);
+    job.rotation = toQuat(placed[i].achieved_rotation);
+    job.dt = kDt;
+    job.feet = cpu_feet;
+    job.local_rotations = r;
+    job.local_translations = t;
+    job.model_rotations = mr;
+    job.model_translations = mt;
+    ASSERT_TRUE(job.Run().ok());
+    for (uint32_t leg = 0; leg < mmdb::kLegCount; ++leg) {
+      SCOPED_TRACE("leg " + std::to_string(leg));
+      const mmdb::FootLock g = toCpu(out_feet[i].foot[leg]);
+      const mmdb::FootLock& c = cpu_feet[leg];
+      ASSERT_EQ(g.locked, c.locked);
+      ASSERT_EQ(g.blending, c.blending);
+      ASSERT_EQ(g.contact, c.contact);
+      ASSERT_EQ(g.seen, c.seen);
+      EXPECT_LT(vecDistance(g.position, c.position), kPoseTolerance);
+      EXPECT_LT(vecDistance(g.target, c.target), kPoseTolerance);
+      EXPECT_LT(vecDistance(g.animated, c.animated), kPoseTolerance);
+      EXPECT_LT(vecDistance(g.offset, c.offset), kPoseTolerance);
+      EXPECT_LT(vecDistance(g.offset_velocity, c.offset_velocity), 1e-3f) << "a finite difference";
+      EXPECT_NEAR(g.since_unlock, c.since_unlock, 1e-6f);
+      bent += c.locked || c.blending;
+      locks += c.locked && !before[leg].locked;
+      unlocks += before[leg].locked && !c.locked;
+    }
+    for (size_t j = 0; j < joints; ++j) {
+      EXPECT_LT(quatDistance(toQuat(out_local[i * joints + j].rotation), r[j]), 1e-4f)
+          << "joint " << j;
+      EXPECT_EQ(out_local[i * joints + j].translation.x, local[i * joints + j].translation.x);
+      EXPECT_LT(quatDistance(toQuat(out_model[i * joints + j].rotation), mr[j]), 1e-4f)
+          << "joint " << j;
+      EXPECT_LT(vecDistance(toVec3(out_model[i * joints + j].position), mt[j]), 1e-4f)
+          << "joint " << j;
+    }
+  }
+  EXPECT_GT(bent, kCharacters / 2) << "legs bent";
+  EXPECT_GT(locks, 3u) << "contacts that start";
+  EXPECT_GT(unlocks, 3u) << "locks let go";
+}
+
+TEST_F(PassTest, FootLockOffLeavesFksPose) {
+  mmdb::gpu::CrowdSettings settings;
+  settings.foot_locking = false;
+  auto crowd = makeCrowd(settings);
+  ASSERT_TRUE(crowd);
+  for (int step = 0; step < 30; ++step) {
+    for (uint32_t i = 0; i < kCharacters; ++i) ASSERT_TRUE(crowd->setStick(i, 0.f, 0.8f).ok());
+    ASSERT_TRUE(crowd->stepAndWait(kDt).ok());
+  }
+  const auto model = valueOf(crowd->readModelPoses());
+  const auto feet = valueOf(crowd->readFootLocks());
+  ASSERT_TRUE(crowd->passAndWait(Pass::FootLock, kDt).ok());
+  const auto after = valueOf(crowd->readModelPoses());
+  ASSERT_EQ(model.size(), after.size());
+  EXPECT_EQ(std::memcmp(model.data(), after.data(), model.size() * sizeof(model[0])), 0);
+  for (const auto& f : feet) EXPECT_EQ(f.foot[0].flags | f.foot[1].flags, 0u);
+  const mmdb::gpu::PassTimings timings = crowd->readTimings();
+  EXPECT_EQ(timings.ms.size(), size_t(mmdb::gpu::kPassCount));
 }
 
 }  // namespace

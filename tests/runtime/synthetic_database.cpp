@@ -56,6 +56,101 @@ void addBlocks(mmdb::cook::CookedDatabase& db) {
   }
 }
 
+// The legged skeleton's bind pose: hips 0.86 m up, legs of two 0.4 m bones, the toe 0.12 m ahead
+// of the ankle and 0.06 m below it.
+const char* const kLegNames[9] = {"Hips",    "UpLeg_L", "Knee_L", "Foot_L", "Toe_L",
+                                  "UpLeg_R", "Knee_R",  "Foot_R", "Toe_R"};
+glm::vec3 legBind(uint32_t j) {
+  const float side = j >= 5 ? -1.f : 1.f;
+  switch (j == 0 ? 0 : (j - 1) % 4) {
+    case 0:
+      return j == 0 ? glm::vec3(0.f, 0.86f, 0.f) : glm::vec3(0.1f * side, -0.04f, 0.f);
+    case 1:
+    case 2:
+      return glm::vec3(0.f, -0.4f, 0.f);
+    default:
+      return glm::vec3(0.f, -0.06f, 0.12f);
+  }
+}
+
+void addLeggedSkeleton(mmdb::cook::CookedDatabase& db, uint32_t joints) {
+  mmdb::cook::CookedSkeleton& sk = db.skeleton;
+  for (uint32_t j = 0; j < joints; ++j) {
+    sk.names.push_back(j < 9 ? kLegNames[j] : "Spine" + std::to_string(j - 8));
+    sk.parents.push_back(j == 0 ? -1 : (j == 1 || j == 5 || j == 9) ? 0 : int(j) - 1);
+    sk.bind_translations.push_back(j < 9 ? legBind(j) : glm::vec3(0.f, 0.15f, 0.f));
+    sk.bind_rotations.push_back(glm::quat(1, 0, 0, 0));
+  }
+  sk.roles = {{mmdb::cook::Role::Hips, 0},      {mmdb::cook::Role::RootPosition, 0},
+              {mmdb::cook::Role::Facing, 0},    {mmdb::cook::Role::LeftFoot, 3},
+              {mmdb::cook::Role::RightFoot, 7}, {mmdb::cook::Role::LeftToe, 4},
+              {mmdb::cook::Role::RightToe, 8}};
+  sk.contact_joints = {4, 8};
+  sk.preset = "synthetic";
+}
+
+// The walk of the legged skeleton: a stride a second, each foot half of it on the ground moving
+// back 0.56 m (1.12 m/s, a little slower than the root's 1.2 m/s: planted toes slide), half of it
+// swinging forward 8 cm up; the knees and hips follow by the law of cosines, the feet level.
+constexpr float kStanceDepth = 0.7f;    // the ankle below the upper leg joint, on the ground
+constexpr float kStrideLength = 0.28f;  // the ankle from -this to this along z
+
+float stancePhase(float t, float phase, int side) {
+  const float p = t + phase / (2.f * 3.14159265f) + 0.5f * float(side);
+  return p - std::floor(p);
+}
+
+// Hip and knee angles about +x for a clip time.
+glm::vec2 legAngles(float t, float phase, int side) {
+  const float p = stancePhase(t, phase, side);
+  float z, y;
+  if (p < 0.5f) {
+    z = kStrideLength * (1.f - 4.f * p);
+    y = -kStanceDepth;
+  } else {
+    const float q = 2.f * (p - 0.5f);
+    z = kStrideLength * (2.f * q - 1.f);
+    y = -kStanceDepth + 0.08f * std::sin(3.14159265f * q);
+  }
+  const float d = std::sqrt(y * y + z * z);
+  const float cos_inner = std::fmax(-1.f, std::fmin(1.f, (0.32f - d * d) / 0.32f));
+  const float knee = 3.14159265f - std::acos(cos_inner);
+  const float hip = std::atan2(-z, -y) - 0.5f * knee;
+  return {hip, knee};
+}
+
+void leggedPose(uint32_t joints, float t, float phase, glm::quat* r, glm::vec3* p, glm::vec3* v,
+                glm::vec3* w) {
+  const glm::vec3 x(1.f, 0.f, 0.f);
+  for (uint32_t j = 0; j < joints; ++j) {
+    r[j] = glm::quat(1, 0, 0, 0);
+    p[j] = j < 9 ? legBind(j) : glm::vec3(0.f, 0.15f, 0.f);
+    v[j] = glm::vec3(0.f);
+    w[j] = glm::vec3(0.f);
+  }
+  const float omega = 3.14159265f;
+  r[0] = glm::angleAxis(0.1f * std::sin(omega * t + phase), glm::vec3(0.f, 1.f, 0.f));
+  w[0] = glm::vec3(0.f, 0.1f * omega * std::cos(omega * t + phase), 0.f);
+  p[0].y += 0.01f * std::sin(4.f * omega * t + phase);
+  v[0].y = 0.04f * omega * std::cos(4.f * omega * t + phase);
+  constexpr float kEpsilon = 1e-3f;
+  for (int side = 0; side < 2; ++side) {
+    const glm::vec2 a = legAngles(t, phase, side);
+    const glm::vec2 rate =
+        (legAngles(t + kEpsilon, phase, side) - legAngles(t - kEpsilon, phase, side)) /
+        (2.f * kEpsilon);
+    const uint32_t u = 1 + 4 * uint32_t(side);
+    r[u] = glm::angleAxis(a.x, x);
+    r[u + 1] = glm::angleAxis(a.y, x);
+    r[u + 2] = glm::angleAxis(-(a.x + a.y), x);
+    w[u] = rate.x * x;
+    w[u + 1] = rate.y * x;
+    w[u + 2] = -(rate.x + rate.y) * x;
+  }
+}
+
+bool leggedContact(float t, float phase, int side) { return stancePhase(t, phase, side) < 0.5f; }
+
 void addSkeleton(mmdb::cook::CookedDatabase& db, uint32_t joints) {
   mmdb::cook::CookedSkeleton& sk = db.skeleton;
   for (uint32_t j = 0; j < joints; ++j) {
@@ -142,7 +237,13 @@ mmdb::cook::CookedDatabase makeSyntheticDatabase(const SyntheticSpec& spec) {
   db.feature_stride = kStride;
   db.tag_names = {"locomotion", "idle", "jump"};
   db.sources.push_back({"synthetic.bvh", 0x1234, 1000, mmdb::cook::SourceFormat::Bvh});
-  addSkeleton(db, spec.joints);
+  if (spec.legs) {
+    if (spec.joints < 9)
+      throw std::invalid_argument("a synthetic skeleton with legs needs 9 joints");
+    addLeggedSkeleton(db, spec.joints);
+  } else {
+    addSkeleton(db, spec.joints);
+  }
   addBlocks(db);
 
   // Per column: a smooth curve with column-specific frequencies; per clip: its own phases.
@@ -184,7 +285,11 @@ mmdb::cook::CookedDatabase makeSyntheticDatabase(const SyntheticSpec& spec) {
       for (int c = 0; c < kFeatures; ++c)
         db.features[f * kStride + c] =
             amp[c] * std::sin(freq[c] * t + phase[c]) + spec.noise * unit(rng);
-      for (size_t j = 0; j < joints; ++j) {
+      if (spec.legs)
+        leggedPose(spec.joints, t, float(k), &db.local_rotations[f * joints],
+                   &db.local_translations[f * joints], &db.local_velocities[f * joints],
+                   &db.local_angular_velocities[f * joints]);
+      for (size_t j = 0; j < joints && !spec.legs; ++j) {
         const float w = 0.7f + 0.3f * float(j);
         const float angle = 0.4f * std::sin(w * t + float(k));
         const size_t e = f * joints + j;
@@ -202,7 +307,10 @@ mmdb::cook::CookedDatabase makeSyntheticDatabase(const SyntheticSpec& spec) {
       r.position = glm::vec3(1.2f * t * std::sin(yaw), 0.f, 1.2f * t * std::cos(yaw));
       r.velocity = glm::vec3(1.2f * std::sin(yaw), 0.f, 1.2f * std::cos(yaw));
       r.angular_velocity = glm::vec3(0.f, yaw_rate, 0.f);
-      db.contacts[f] = (i / 15) % 2;
+      // With legs, each toe is in contact while its foot is on the ground (leggedPose()).
+      db.contacts[f] = spec.legs ? (leggedContact(t, float(k), 0) ? 1u : 0u) |
+                                       (leggedContact(t, float(k), 1) ? 2u : 0u)
+                                 : (i / 15) % 2;
     }
 
     // Matchable: all but the trailing frames; clip 0's second half is also "jump".

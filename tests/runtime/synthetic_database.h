@@ -18,6 +18,11 @@ struct SyntheticSpec {
   float frame_rate = 60;
   uint32_t seed = 1;
   float noise = 0.02f;  // per-frame jitter on top of the smooth curves (normalized units)
+  // A skeleton with two legs for foot locking (joints >= 9): 0 Hips (the root), 1-4 UpLeg_L,
+  // Knee_L, Foot_L, Toe_L, 5-8 the same on the right, then a spine chain. They walk a stride a
+  // second, each foot half of it on the ground (its toe's contact bit set) moving back a little
+  // slower than the root's 1.2 m/s, so planted toes slide.
+  bool legs = false;
 };
 
 // Tags: bit 0 "locomotion" (even clips), bit 1 "idle" (odd clips), bit 2 "jump" (the second

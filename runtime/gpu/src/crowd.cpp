@@ -4,6 +4,7 @@
 #include "mmdb/database.h"
 #include "mmdb/shaders/kBuildQuerySpv.h"
 #include "mmdb/shaders/kFkSpv.h"
+#include "mmdb/shaders/kFootLockSpv.h"
 #include "mmdb/shaders/kInertializeSpv.h"
 #include "mmdb/shaders/kMatchSharedOnlySpv.h"
 #include "mmdb/shaders/kMatchSpv.h"
@@ -40,6 +41,9 @@ enum Binding : uint32_t {
   kRootMotion = MMDB_BINDING_ROOT_MOTION,
   kBiases = MMDB_BINDING_BIASES,
   kWeights = MMDB_BINDING_WEIGHTS,
+  kContacts = MMDB_BINDING_CONTACTS,
+  kFeet = MMDB_BINDING_FEET,
+  kLegs = MMDB_BINDING_LEGS,
   kBindingCount = MMDB_BINDING_COUNT
 };
 // The pose streams are in PoseStream order (the upload decodes stream b - kRotations).
@@ -50,8 +54,11 @@ static_assert(kTranslations == kRotations + uint32_t(mmdb::PoseStream::Translati
 
 bool isPoseStream(uint32_t b) { return b >= kRotations && b <= kAngularVelocities; }
 bool isDatabaseStream(uint32_t b) {
-  return b <= kParents || b == kBoundsMin || b == kBoundsMax || b == kRootMotion || b == kBiases;
+  return b <= kParents || b == kBoundsMin || b == kBoundsMax || b == kRootMotion || b == kBiases ||
+         b == kContacts;
 }
+// Uploaded at create (the database's streams and the crowd's foot-lock setup); the rest starts 0.
+bool isUploaded(uint32_t b) { return isDatabaseStream(b) || b == kLegs; }
 
 constexpr VkDeviceSize kStagingBytes = 32u << 20;  // upload chunk
 constexpr uint32_t kTimestampCount = kPassCount + 1;
@@ -333,6 +340,13 @@ Result<DatabaseView> DatabaseView::fromDatabase(const mmdb::Database& db) {
   if (db.trajectoryTimes().size() == 3) {
     for (int i = 0; i < 3; ++i) v.trajectory_times[i] = db.trajectoryTimes()[i];
   }
+  if (db.contacts().size() == v.frame_count) v.contacts = db.contacts().data();
+  mmdb::Result<std::array<mmdb::LegChain, mmdb::kLegCount>> legs = mmdb::findLegChains(db);
+  if (legs) {
+    v.legs = legs.value();
+  } else {
+    v.legs_status = legs.error();
+  }
   return v;
 }
 
@@ -363,6 +377,23 @@ Result<std::unique_ptr<Crowd>> Crowd::create(const Context& ctx, const DatabaseV
                          "DatabaseView::fromDatabase fills them)",
                          db.biases.size(), db.range_count,
                          db.clip_starts.empty() ? size_t(0) : db.clip_starts.size() - 1);
+  }
+  mmdb::FootLockSettings foot;
+  foot.foot_unlock_radius = settings.foot_unlock_radius;
+  foot.foot_unlock_halflife = settings.foot_unlock_halflife;
+  foot.ik_foot_height = settings.ik_foot_height;
+  foot.ik_toe_length = settings.ik_toe_length;
+  foot.ik_max_length_buffer = settings.ik_max_length_buffer;
+  if (Status s = mmdb::validateFootLockSettings(foot); !s) return s;
+  if (settings.foot_locking && !db.legs_status) {
+    return Error::format(ErrorCode::InvalidArgument,
+                         "foot locking: %.180s (or set foot_locking = false)",
+                         db.legs_status.message());
+  }
+  if (settings.foot_locking && !db.contacts) {
+    return Error(ErrorCode::InvalidArgument,
+                 "foot locking: the view has no contact bits (DatabaseView::fromDatabase fills "
+                 "them), or set foot_locking = false");
   }
   std::unique_ptr<Crowd> crowd(new Crowd(ctx));
   crowd->impl_->device = ctx.device();
@@ -407,6 +438,9 @@ Status Crowd::sizeBuffers(const DatabaseView& db) {
   sizes[kOffsets] = per_joint * sizeof(JointOffset);
   sizes[kLocalPoses] = per_joint * sizeof(JointPose);
   sizes[kModelPoses] = per_joint * sizeof(ModelJoint);
+  sizes[kContacts] = db.contacts ? frames * sizeof(uint32_t) : 0;
+  sizes[kFeet] = count_ * sizeof(CharacterFeet);
+  sizes[kLegs] = sizeof(FootLockSetup);
   for (uint32_t b = 0; b < kBindingCount; ++b) {
     Result<Buffer> buffer =
         createBuffer(ctx_, sizes[b],
@@ -440,6 +474,24 @@ Status Crowd::uploadDatabase(const DatabaseView& db) {
   sources[kBoundsMax] = db.bounds_max;
   sources[kRootMotion] = db.root_motion;
   sources[kBiases] = db.biases.data();
+  sources[kContacts] = db.contacts;
+  FootLockSetup setup{};
+  for (uint32_t s = 0; s < mmdb::kLegCount; ++s) {
+    const mmdb::LegChain& leg = db.legs[s];
+    setup.legs[s].upper_leg = leg.upper_leg;
+    setup.legs[s].knee = leg.knee;
+    setup.legs[s].foot = leg.foot;
+    setup.legs[s].toe = leg.toe;
+    setup.legs[s].contact_bit = leg.contact_bit;
+    setup.legs[s].toe_tip = {leg.toe_tip.x, leg.toe_tip.y, leg.toe_tip.z, 0};
+  }
+  setup.foot_locking = settings_.foot_locking ? 1u : 0u;
+  setup.foot_unlock_radius = settings_.foot_unlock_radius;
+  setup.foot_unlock_halflife = settings_.foot_unlock_halflife;
+  setup.ik_foot_height = settings_.ik_foot_height;
+  setup.ik_toe_length = settings_.ik_toe_length;
+  setup.ik_max_length_buffer = settings_.ik_max_length_buffer;
+  sources[kLegs] = &setup;
 
   Result<Buffer> staging = createHostBuffer(ctx_, kStagingBytes);
   if (!staging) return staging.error();
@@ -451,7 +503,7 @@ Status Crowd::uploadDatabase(const DatabaseView& db) {
   for (uint32_t b = 0; b < kBindingCount; ++b) {
     const Buffer& buffer = impl_->buffers[b];
     Status done;
-    if (!isDatabaseStream(b)) {
+    if (!isUploaded(b)) {
       done = ctx_.submitAndWait(
           [&](VkCommandBuffer cmd) { vkCmdFillBuffer(cmd, buffer.buffer, 0, VK_WHOLE_SIZE, 0); });
     } else if (isPoseStream(b) && !sources[b] && db.database) {
@@ -534,6 +586,7 @@ Status Crowd::createPipelines() {
       {kSampleSpv, sizeof(kSampleSpv)},
       {kInertializeSpv, sizeof(kInertializeSpv)},
       {kFkSpv, sizeof(kFkSpv)},
+      {kFootLockSpv, sizeof(kFootLockSpv)},
   }};
   for (uint32_t i = 0; i < kPassCount; ++i) {
     VkShaderModuleCreateInfo module_info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
@@ -647,6 +700,7 @@ Status Crowd::forceSearch(uint32_t i) {
 
 void Crowd::recordPass(VkCommandBuffer cmd, Pass pass, float dt) {
   Impl& im = *impl_;
+  if (pass == Pass::FootLock && !settings_.foot_locking) return;  // the pose stays fk's
   PassParams p = params_;
   p.dt = dt;
   const mmdb::SettleLimits limits =
@@ -802,6 +856,10 @@ Result<std::vector<JointOffset>> Crowd::readOffsets() const {
                                  size_t(count_) * params_.joint_count);
 }
 
+Result<std::vector<CharacterFeet>> Crowd::readFootLocks() const {
+  return readBuffer<CharacterFeet>(ctx_, impl_->buffers[kFeet].buffer, count_);
+}
+
 Result<std::vector<Decision>> Crowd::readDecisions() const {
   Result<std::vector<CrowdCharacter>> characters = readCharacters();
   if (!characters) return characters.error();
@@ -851,6 +909,9 @@ Status Crowd::writeQueries(const std::vector<float>& v) {
 Status Crowd::writeLocalPoses(const std::vector<JointPose>& v) {
   return writeBuffer(ctx_, impl_->buffers[kLocalPoses].buffer, size_t(count_) * params_.joint_count,
                      v, "writeLocalPoses");
+}
+Status Crowd::writeFootLocks(const std::vector<CharacterFeet>& v) {
+  return writeBuffer(ctx_, impl_->buffers[kFeet].buffer, count_, v, "writeFootLocks");
 }
 Status Crowd::writeOffsets(const std::vector<JointOffset>& v) {
   return writeBuffer(ctx_, impl_->buffers[kOffsets].buffer, size_t(count_) * params_.joint_count, v,

@@ -16,12 +16,18 @@
 //   7 fk           ForwardKinematicsJob to model space; the achieved path takes dt of the playing
 //                  frame's root motion; the clip time and the time since the switch move on by
 //                  dt, the timer by one step
+//   8 foot lock    FootLockJob (foot_locking): toes whose contact starts are held where they are
+//                  in the world (placed by the achieved transform after the step), the legs bent
+//                  to them by two-bone IK, until the contact ends or the toe strays past
+//                  foot_unlock_radius; then they blend back to the animation
 //
 // Typical use:
 //
 //   auto crowd = mmdb::Crowd::create(db, 250);
 //   each frame:  crowd->setStick(i, x, z) ...;  crowd->step(dt);
-//                crowd->modelRotations(), crowd->modelTranslations(): the poses to draw
+//                crowd->modelRotations(), crowd->modelTranslations(): the poses to draw, in
+//                model space; world = achieved_position + achieved_rotation * model, with the
+//                characters() after the step
 //
 // step() is beginStep(), search() and endStep(); a caller that times or explains the searches,
 // or answers the requests itself (searchBatchRange() on a job system), calls the three.
@@ -41,6 +47,7 @@
 #include <glm/gtc/quaternion.hpp>
 #include <glm/vec3.hpp>
 
+#include <array>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -107,8 +114,21 @@ struct CrowdSettings {
                                         // one (neighbourhood_frames) as a seeded search does, so it
                                         // never picks the frame playing or one just behind it
 
-  // Every policy off: the decisions of Holden's reference controller, and of this crowd before
-  // it had policies.
+  // Foot locking (FootLockJob, docs/runtime.md "The CPU crowd"): a toe whose contact starts is
+  // held where it is in the world, the leg bent to it by two-bone IK, until its contact ends or
+  // the animated toe strays further than foot_unlock_radius; then it blends back. Needs the
+  // skeleton's two legs (findLegChains()); off, the pose is the animation's.
+  bool foot_locking = true;
+  float foot_unlock_radius = kDefaultFootUnlockRadius;      // m
+  float foot_unlock_halflife = kDefaultFootUnlockHalflife;  // s: the blend back after a lock
+  float ik_foot_height = kDefaultIkFootHeight;  // m: a held toe and the tip of its toes stay at
+                                                // least this high above the ground (y = 0)
+  float ik_toe_length = kDefaultIkToeLength;    // m: from the toe joint to the tip of the toes
+  float ik_max_length_buffer = kDefaultIkMaxLengthBuffer;  // m: a leg reaches at most its length
+                                                           // less this, never snapping straight
+
+  // Every policy off and no foot locking: the decisions of Holden's reference controller, and the
+  // poses of this crowd before it had policies.
   static CrowdSettings reference() noexcept;
 };
 
@@ -157,6 +177,8 @@ class Crowd {
   // are read, or, when the file codes them, decoded once here into memory the crowd owns.
   // InvalidArgument for no characters, a database without 6-wide trajectory blocks, a negative
   // or non-finite max_drift, transition cost or half-life, a search interval over 2^30 steps, a
+  // foot-locking setting that is negative or not finite (named), with foot_locking a skeleton
+  // without two legs to bend (findLegChains()'s message, naming the leg, role and joint), a
   // `poses` that does not hold every frame; the decoder's error when decoding fails.
   static Result<Crowd> create(const Database& db, uint32_t character_count,
                               const CrowdSettings& settings = {},
@@ -221,8 +243,10 @@ class Crowd {
   Span<const StickInput> inputs() const noexcept { return inputs_; }
 
   // The pose shown after the last step, element character * jointCount() + joint: local (after
-  // inertialization; the root joint relative to the simulation root) and model space (FK with
-  // the root at the origin, as the GPU's ModelJoint).
+  // inertialization and foot locking; the root joint relative to the simulation root) and model
+  // space (FK with the root at the origin, as the GPU's ModelJoint). The world pose is
+  // characters()[c].achieved_position + achieved_rotation * model, with the characters() after
+  // the step (the achieved transform moves in the step, after sampling).
   Span<const glm::quat> localRotations() const noexcept { return local_rotations_; }
   Span<const glm::vec3> localTranslations() const noexcept { return local_translations_; }
   Span<const glm::quat> modelRotations() const noexcept { return model_rotations_; }
@@ -235,12 +259,23 @@ class Crowd {
   Span<const glm::vec3> offsetTranslations() const noexcept { return offset_translations_; }
   Span<const glm::vec3> offsetVelocities() const noexcept { return offset_velocities_; }
 
+  // Foot locking, element character * kLegCount + leg (0 left, 1 right): whether the toe is held
+  // after the last step (locked), blending back to the animation, where it is held and where it
+  // was shown (world space). Every foot unlocked without foot_locking, and for a character that
+  // has not started playing.
+  Span<const FootLock> footLocks() const noexcept { return feet_; }
+  // The legs foot locking bends (findLegChains()); empty without foot_locking.
+  Span<const LegChain> legChains() const noexcept {
+    return {legs_.data(), settings_.foot_locking && db_ ? legs_.size() : 0};
+  }
+
  private:
   Status checkCharacter(uint32_t character, const char* what) const noexcept;
   Status decide(uint32_t character) noexcept;
   Status resolve(uint32_t character, const SearchResult& found) noexcept;
   Status pose(uint32_t character) noexcept;
   void advance(uint32_t character) noexcept;
+  Status lockFeet(uint32_t character) noexcept;
   Status sample(uint32_t clip, float time, uint32_t scratch) noexcept;
 
   // operator=(Crowd&&) moves each member: one added here is added there.
@@ -280,6 +315,9 @@ class Crowd {
   std::vector<glm::quat> switch_rotations_;
   std::vector<glm::vec3> switch_translations_, switch_velocities_, switch_angular_;
   std::vector<Float4> decoded_[kPoseStreamCount];  // a coded file's poses, when the crowd decodes
+  std::array<LegChain, kLegCount> legs_{};         // with foot_locking
+  FootLockSettings foot_settings_;
+  std::vector<FootLock> feet_;  // kLegCount per character
 };
 
 }  // namespace mmdb

@@ -1,5 +1,6 @@
-// CPU playback: sample a pose, inertialize transitions, forward kinematics. These are the
-// reference twins of the GPU sample, inertialize and pose passes.
+// CPU playback: sample a pose, inertialize transitions, forward kinematics, and hold planted feet
+// (foot locking with two-bone leg IK). These are the reference twins of the GPU sample,
+// inertialize, fk and foot lock passes.
 //
 // Each is a job: a struct of inputs and outputs (spans the caller owns, sized jointCount()),
 // Validate() to check them and Run() to do the work. Run() validates first and returns the
@@ -14,6 +15,7 @@
 #include <glm/gtc/quaternion.hpp>
 #include <glm/vec3.hpp>
 
+#include <array>
 #include <cstdint>
 
 namespace mmdb {
@@ -113,6 +115,135 @@ struct ForwardKinematicsJob {
   glm::vec3 root_position{0.f};
   Span<glm::quat> model_rotations;     // out
   Span<glm::vec3> model_translations;  // out
+
+  Status Validate() const noexcept;
+  Status Run() const noexcept;
+};
+
+// --- Foot locking and leg IK ------------------------------------------------------------------
+
+// The defaults of the foot-locking settings (CrowdSettings has the same names), after the
+// reference controller's (Holden's Motion-Matching demo).
+inline constexpr float kDefaultFootUnlockRadius = 0.2f;     // m
+inline constexpr float kDefaultFootUnlockHalflife = 0.1f;   // s
+inline constexpr float kDefaultIkFootHeight = 0.02f;        // m
+inline constexpr float kDefaultIkToeLength = 0.15f;         // m
+inline constexpr float kDefaultIkMaxLengthBuffer = 0.015f;  // m
+
+inline constexpr uint32_t kLegCount = 2;  // legs[0] is the left leg, legs[1] the right one
+
+// One leg of the skeleton, as foot locking bends it: the toe (a contact joint, Role::LeftToe or
+// RightToe), the foot above it (Role::LeftFoot or RightFoot, the ankle), the knee (the foot's
+// parent) and the upper leg (the knee's parent, the hip joint).
+struct LegChain {
+  uint32_t upper_leg = 0;
+  uint32_t knee = 0;
+  uint32_t foot = 0;
+  uint32_t toe = 0;
+  uint32_t contact_bit = 0;  // the toe's bit of Database::contacts()
+  // Where the tip of the toes lies from the toe joint, in the toe joint's own frame (unit): the
+  // ground direction from the foot to the toe in the bind pose (a toe joint is a leaf in most
+  // skeletons, so its bone has no end to point at).
+  glm::vec3 toe_tip{0.f, 0.f, 1.f};
+};
+
+// The database's two legs, left then right. InvalidArgument naming the leg, the role and the
+// joint when one cannot be bent: a foot or toe role the skeleton does not name, a toe that is
+// not below its foot or has no contact bit, a foot without a parent to bend as a knee, a knee or
+// upper leg that is the root, a joint in both legs. For example
+// "left leg: foot 'Foot_L' has no parent to bend as a knee".
+Result<std::array<LegChain, kLegCount>> findLegChains(const Database& db) noexcept;
+
+// Two-bone IK: turns `upper` and `knee` (the parent of `end`, whose parent is `upper`) so that
+// `end` reaches `target`, in the space of the model pose given. The knee bends in the plane the
+// three joints span (when the chain is straight, towards `knee_forward`); the upper joint then
+// swings the chain onto the target. The chain never reaches further than its length less
+// `max_length_buffer`, nor closer than it can fold: a target out of reach leaves `end` on the line
+// towards it, at that distance. Only the local rotations of `upper` and `knee` change, so bone
+// lengths are kept; the model pose of `upper` and everything below it is recomputed from the
+// local pose (as ForwardKinematicsJob computes it, the model pose of the rest is read as it is).
+struct TwoBoneIkJob {
+  Span<const int32_t> parents;  // Database::parents()
+  uint32_t upper = 0;
+  uint32_t knee = 0;
+  uint32_t end = 0;
+  glm::vec3 target{0.f};                  // model space
+  glm::vec3 knee_forward{0.f, 0.f, 1.f};  // model space; +Z is the character's forward
+  float max_length_buffer = kDefaultIkMaxLengthBuffer;  // m, >= 0
+  Span<glm::quat> local_rotations;                      // in/out
+  Span<const glm::vec3> local_translations;
+  Span<glm::quat> model_rotations;     // in/out: a model pose of the local one (FK)
+  Span<glm::vec3> model_translations;  // in/out
+
+  Status Validate() const noexcept;
+  Status Run() const noexcept;
+};
+
+// The settings of foot locking, named as in CrowdSettings.
+struct FootLockSettings {
+  float foot_unlock_radius = kDefaultFootUnlockRadius;      // m: a held toe lets go when the
+                                                            // animated one is further away
+  float foot_unlock_halflife = kDefaultFootUnlockHalflife;  // s: the blend back to the animation
+  float ik_foot_height = kDefaultIkFootHeight;  // m: the lowest a held toe, and the tip of its
+                                                // toes, go above the ground (world y = 0)
+  float ik_toe_length = kDefaultIkToeLength;    // m: from the toe joint to the tip of the toes
+  float ik_max_length_buffer = kDefaultIkMaxLengthBuffer;  // m: a leg reaches at most its length
+                                                           // less this, so it never snaps straight
+};
+// InvalidArgument naming the first setting that is not finite and >= 0, for example
+// "foot_unlock_radius -1 m must be finite and >= 0".
+Status validateFootLockSettings(const FootLockSettings& settings) noexcept;
+
+// One foot of one character between steps (all in world space).
+struct FootLock {
+  bool locked = false;      // the toe is held at `position`
+  bool blending = false;    // let go: the toe blends back from where it was held to the animation
+  bool contact = false;     // the contact bit of the pose shown at the last step
+  bool seen = false;        // `animated` holds the last step's animated toe
+  glm::vec3 position{0.f};  // where the toe is held (while locked)
+  glm::vec3 target{0.f};    // where the toe was shown at the last step (the animated toe
+                            // when neither locked nor blending)
+  glm::vec3 animated{0.f};  // the animated toe at the last step
+  glm::vec3 offset{0.f};    // at the unlock: held - animated toe ...
+  glm::vec3 offset_velocity{0.f};  // ... and 0 - the animated toe's velocity
+  float since_unlock = 0;          // s since the unlock (the blend decays the offset by it)
+};
+
+// Foot locking, once per step and character, after the pose is final in model space and the
+// character is placed in the world (the achieved transform after the step: position + rotation *
+// model). For each leg, with its toe's contact bit in `contacts` (the shown pose's mask,
+// Database::contacts()[frame]) and the animated toe in the world:
+//   - a contact that starts (the bit is set and was not at the last step) locks the toe where it
+//     is shown, no lower than ik_foot_height;
+//   - a locked toe lets go when the contact ends or the animated toe is further than
+//     foot_unlock_radius from the lock: the offset from the animated toe to the lock, and the
+//     opposite of the animated toe's velocity, are captured, and the toe is shown at the animated
+//     toe plus that offset decayed by the time since (decayOffset, foot_unlock_halflife): it starts
+//     where it was held, still, and reaches the animation continuously;
+//   - while locked or blending, the leg is bent to put the toe there: the ankle goes where the
+//     target minus the animated foot-to-toe vector puts it (TwoBoneIkJob on the upper leg and the
+//     knee, with ik_max_length_buffer), the foot keeps its animated orientation and turns just
+//     enough for the toe to reach the target when the ankle could not, and the toe joint turns
+//     up when the tip of the toes (ik_toe_length along LegChain::toe_tip) would go below
+//     ik_foot_height. Otherwise the leg is left exactly as animated.
+// Only local rotations of the upper leg, knee, foot and toe change; the model pose below each
+// upper leg is recomputed from the local pose. `reset` (a character that starts, or was moved
+// somewhere else) drops every lock and blend first, and with them the last contact bits and
+// animated toes. A blend ends 20 half-lives after its unlock.
+struct FootLockJob {
+  Span<const int32_t> parents;  // Database::parents()
+  Span<const LegChain> legs;    // findLegChains(), or any chains of the skeleton
+  FootLockSettings settings;
+  uint32_t contacts = 0;                   // the shown pose's contact mask
+  glm::vec3 position{0.f};                 // world placement of model space
+  glm::quat rotation{1.f, 0.f, 0.f, 0.f};  // (the achieved transform after the step)
+  float dt = 0;                            // s since the last step, finite, >= 0
+  bool reset = false;
+  Span<FootLock> feet;              // in/out, one per leg
+  Span<glm::quat> local_rotations;  // in/out
+  Span<const glm::vec3> local_translations;
+  Span<glm::quat> model_rotations;     // in/out: the model pose of the local one (FK)
+  Span<glm::vec3> model_translations;  // in/out
 
   Status Validate() const noexcept;
   Status Run() const noexcept;

@@ -1,5 +1,5 @@
 // Motion matching for a crowd on the GPU: the database goes to device-local buffers once, and each
-// frame six compute passes run for every character:
+// frame seven compute passes run for every character:
 //
 //   1 build_query  controller springs (stick -> trajectory), search timer, query features from
 //                  the trajectory as seen from the character's achieved path
@@ -8,6 +8,8 @@
 //   4 sample       local pose at start_frame + time * rate (slerp / lerp, clamped at clip end)
 //   5 inertialize  add the decaying transition offsets (characters below threshold skipped)
 //   6 fk           local pose -> model space; the achieved path takes the frame's root motion
+//   7 foot_lock    hold planted toes where they are in the world, legs bent by two-bone IK
+//                  (CrowdSettings::foot_locking), blending back when they let go
 //
 // Semantics are those of the CPU runtime's functions, and mmdb::Crowd (mmdb/crowd.h) is the same
 // step on the CPU (docs/runtime.md "The GPU crowd"), one step being:
@@ -16,7 +18,10 @@
 //   (seeded); buildQuery + searchExhaustive; on a new winner an InertializeTransitionJob and a
 //   jump to the winner's clip time; SamplePoseJob at the clip time; InertializeJob; FK; the
 //   achieved path moves by dt of the playing frame's root motion; then the clip time and the time
-//   since the switch move on by dt, and the timer by one step. Typical use:
+//   since the switch move on by dt, and the timer by one step; FootLockJob with the achieved
+//   transform of after the step. readModelPoses() is the final pose in model space; the world pose
+//   is achieved_position + achieved_rotation * model (readCharacters() after the step). Typical
+//   use:
 //
 //   auto db = mmdb::Database::open("walk.mmdb");
 //   auto ctx = mmdb::gpu::Context::createHeadless({});          // or Context::wrap(engine...)
@@ -35,6 +40,7 @@
 
 #include "mmdb/gpu/context.h"
 #include "mmdb/gpu/layout.h"
+#include "mmdb/playback.h"
 #include "mmdb/search.h"
 
 #include <array>
@@ -89,6 +95,11 @@ struct DatabaseView {
   uint32_t trajectory_position_column = 15;
   uint32_t trajectory_direction_column = 21;
   std::array<float, 3> trajectory_times{1.f / 3, 2.f / 3, 1.f};
+  const uint32_t* contacts = nullptr;  // frame_count contact masks (mmdb::Database::contacts())
+  // The legs foot locking bends (mmdb::findLegChains()), and why there are none when
+  // legs_status is an error (a crowd with foot_locking refuses the view with it).
+  std::array<mmdb::LegChain, mmdb::kLegCount> legs{};
+  mmdb::Status legs_status;
 
   // From an opened (verified) database. InvalidArgument naming what the passes cannot handle:
   // a row wider than kMaxFeatureStride floats, trajectory blocks other than 3 samples of (x, z),
@@ -124,19 +135,31 @@ struct CrowdSettings {
   float settle_rotation_change = 50.f;
   bool range_end_moves_on = true;
 
-  // Every policy off, as mmdb::CrowdSettings::reference().
+  // Foot locking, as mmdb::CrowdSettings (same names and defaults): the foot lock pass holds a
+  // toe whose contact starts where it is in the world, bending the leg to it, until the contact
+  // ends or the animated toe strays past foot_unlock_radius; then it blends back. Needs the
+  // view's legs (DatabaseView::legs).
+  bool foot_locking = true;
+  float foot_unlock_radius = mmdb::kDefaultFootUnlockRadius;      // m
+  float foot_unlock_halflife = mmdb::kDefaultFootUnlockHalflife;  // s
+  float ik_foot_height = mmdb::kDefaultIkFootHeight;              // m above the ground (y = 0)
+  float ik_toe_length = mmdb::kDefaultIkToeLength;                // m
+  float ik_max_length_buffer = mmdb::kDefaultIkMaxLengthBuffer;   // m
+
+  // Every policy off and no foot locking, as mmdb::CrowdSettings::reference().
   static CrowdSettings reference() {
     CrowdSettings s;
     s.continue_window = 0.f;
     s.jump_cooldown = 0.f;
     s.search_when_settled = false;
     s.range_end_moves_on = false;
+    s.foot_locking = false;
     return s;
   }
 };
 
-enum class Pass : uint32_t { BuildQuery = 0, Match, Resolve, Sample, Inertialize, Fk };
-inline constexpr uint32_t kPassCount = 6;
+enum class Pass : uint32_t { BuildQuery = 0, Match, Resolve, Sample, Inertialize, Fk, FootLock };
+inline constexpr uint32_t kPassCount = 7;
 
 // GPU milliseconds of each pass of the last completed step (timestamp queries).
 struct PassTimings {
@@ -154,8 +177,9 @@ class Crowd {
   // Uploads the database (each stream with one copy through a staging buffer) and creates the
   // buffers, pipelines and descriptors. Characters start as initialCharacter(): at the origin
   // facing +Z with nothing playing, so their first step searches (SearchReason::Start). `db`'s
-  // arrays are read only here. InvalidArgument for no characters or a negative max_drift,
-  // DeviceError when Vulkan fails.
+  // arrays are read only here. InvalidArgument for no characters, a negative max_drift, a
+  // foot-locking setting that is negative or not finite (named), or with foot_locking a view
+  // without legs (its legs_status); DeviceError when Vulkan fails.
   static Result<std::unique_ptr<Crowd>> create(const Context& context, const DatabaseView& db,
                                                uint32_t character_count,
                                                const CrowdSettings& settings = {});
@@ -182,7 +206,7 @@ class Crowd {
   Status setBlockWeights(uint32_t character, const float* weights, size_t count);
   const std::vector<CharacterInput>& inputs() const { return inputs_; }
 
-  // Records one frame (all six passes, barriers, timestamps) into `cmd`, which the caller
+  // Records one frame (all seven passes, barriers, timestamps) into `cmd`, which the caller
   // submits. Clears one-shot forced searches.
   void step(VkCommandBuffer cmd, float dt);
   // step() on an internal command buffer, submitted and waited for.
@@ -199,6 +223,9 @@ class Crowd {
   Result<std::vector<JointPose>> readLocalPoses() const;  // joint_count per character
   Result<std::vector<ModelJoint>> readModelPoses() const;
   Result<std::vector<JointOffset>> readOffsets() const;
+  // Foot locking per character: its feet (left, right: locked, blending, where held and shown)
+  // and the frame of the pose shown. All unlocked without foot_locking.
+  Result<std::vector<CharacterFeet>> readFootLocks() const;
   PassTimings readTimings() const;  // of the last completed step; valid false if none
 
   // Overwrite GPU state (tools, tests). InvalidArgument unless the size is the read functions'.
@@ -207,6 +234,7 @@ class Crowd {
   Status writeQueries(const std::vector<float>& queries);
   Status writeLocalPoses(const std::vector<JointPose>& poses);
   Status writeOffsets(const std::vector<JointOffset>& offsets);
+  Status writeFootLocks(const std::vector<CharacterFeet>& feet);
 
   // Bytes of the database streams now on the device.
   uint64_t deviceDatabaseBytes() const { return database_bytes_; }

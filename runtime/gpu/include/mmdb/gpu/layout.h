@@ -121,6 +121,41 @@ MMDB_CHECK_OFFSET(PassParams, settle_velocity_squared, 100);
 MMDB_CHECK_OFFSET(PassParams, settle_cos_limit, 104);
 static_assert(sizeof(PassParams) == 112, "push constants (at most 128 bytes on every device)");
 
+MMDB_CHECK_OFFSET(FootLock, position, 0);
+MMDB_CHECK_OFFSET(FootLock, target, 16);
+MMDB_CHECK_OFFSET(FootLock, animated, 32);
+MMDB_CHECK_OFFSET(FootLock, offset, 48);
+MMDB_CHECK_OFFSET(FootLock, offset_velocity, 64);
+MMDB_CHECK_OFFSET(FootLock, since_unlock, 80);
+MMDB_CHECK_OFFSET(FootLock, flags, 84);
+MMDB_CHECK_OFFSET(FootLock, pad0, 88);
+MMDB_CHECK_OFFSET(FootLock, pad1, 92);
+static_assert(sizeof(FootLock) == 96, "std430 FootLock");
+
+MMDB_CHECK_OFFSET(CharacterFeet, foot, 0);
+MMDB_CHECK_OFFSET(CharacterFeet, shown_frame, 192);
+MMDB_CHECK_OFFSET(CharacterFeet, pad, 196);
+static_assert(sizeof(CharacterFeet) == 208, "std430 CharacterFeet: a multiple of 16 bytes");
+
+MMDB_CHECK_OFFSET(LegSetup, upper_leg, 0);
+MMDB_CHECK_OFFSET(LegSetup, knee, 4);
+MMDB_CHECK_OFFSET(LegSetup, foot, 8);
+MMDB_CHECK_OFFSET(LegSetup, toe, 12);
+MMDB_CHECK_OFFSET(LegSetup, contact_bit, 16);
+MMDB_CHECK_OFFSET(LegSetup, pad, 20);
+MMDB_CHECK_OFFSET(LegSetup, toe_tip, 32);
+static_assert(sizeof(LegSetup) == 48, "std430 LegSetup");
+
+MMDB_CHECK_OFFSET(FootLockSetup, legs, 0);
+MMDB_CHECK_OFFSET(FootLockSetup, foot_locking, 96);
+MMDB_CHECK_OFFSET(FootLockSetup, foot_unlock_radius, 100);
+MMDB_CHECK_OFFSET(FootLockSetup, foot_unlock_halflife, 104);
+MMDB_CHECK_OFFSET(FootLockSetup, ik_foot_height, 108);
+MMDB_CHECK_OFFSET(FootLockSetup, ik_toe_length, 112);
+MMDB_CHECK_OFFSET(FootLockSetup, ik_max_length_buffer, 116);
+MMDB_CHECK_OFFSET(FootLockSetup, pad, 120);
+static_assert(sizeof(FootLockSetup) == 128, "std430 FootLockSetup");
+
 // The file's arrays the shaders read as they are (RootFrame is declared for GLSL only).
 MMDB_CHECK_OFFSET(mmdb::RootFrame, position, 0);
 MMDB_CHECK_OFFSET(mmdb::RootFrame, rotation, 16);

@@ -4,8 +4,9 @@
 // glslc's #include) and C++17 (mmdb/gpu/layout.h includes it, and checks every offset); the
 // shaders are compiled from the same struct definitions as the C++ side.
 //
-// Write only what both languages accept: scalars `uint`, `int`, `float` and `vec4` members
-// (std430 then lays them out as C++ does, given the static_asserts in layout.h), constants through
+// Write only what both languages accept: scalars `uint`, `int`, `float` and `vec4` members, arrays
+// of them, and arrays of these structs when their size is a multiple of 16 bytes (std430 then
+// lays them out as C++ does, given the static_asserts in layout.h), constants through
 // MMDB_UINT_CONST, and plain macros where GLSL needs a constant expression (layout qualifiers).
 #ifndef MMDB_GPU_SHADER_INTERFACE_H
 #define MMDB_GPU_SHADER_INTERFACE_H
@@ -37,7 +38,10 @@
 #define MMDB_BINDING_ROOT_MOTION 18  // mmdb::RootFrame per frame
 #define MMDB_BINDING_BIASES 19       // cost biases: range_count per range, then clip_count per clip
 #define MMDB_BINDING_WEIGHTS 20      // feature_stride per-column run-time weights per character
-#define MMDB_BINDING_COUNT 21
+#define MMDB_BINDING_CONTACTS 21     // contact mask per frame (mmdb::Database::contacts())
+#define MMDB_BINDING_FEET 22         // CharacterFeet per character
+#define MMDB_BINDING_LEGS 23         // one FootLockSetup: the legs and the foot-locking settings
+#define MMDB_BINDING_COUNT 24
 
 #ifdef __cplusplus
 #include "mmdb/database.h"
@@ -77,6 +81,12 @@ MMDB_UINT_CONST(kReasonPeriodic, 4u);  // the search timer ran out: seeded
 
 // MatchResult::frame when an unseeded search found no candidate.
 MMDB_UINT_CONST(kNoFrame, 0xFFFFFFFFu);
+
+// FootLock::flags bits (mmdb::FootLock's booleans).
+MMDB_UINT_CONST(kFootLocked, 1u);    // the toe is held at `position`
+MMDB_UINT_CONST(kFootBlending, 2u);  // let go: blending back to the animation
+MMDB_UINT_CONST(kFootContact, 4u);   // the contact bit of the pose shown at the last step
+MMDB_UINT_CONST(kFootSeen, 8u);      // `animated` holds the last step's animated toe
 
 #ifdef __cplusplus
 // The GLSL spellings of the member types, for the struct definitions below only.
@@ -154,6 +164,50 @@ struct ModelJoint {
   vec4 position;
 };
 
+// One foot of one character between steps (mmdb::FootLock), world space.
+struct FootLock {
+  vec4 position;         // where the toe is held (while locked)
+  vec4 target;           // where the toe was shown at the last step
+  vec4 animated;         // the animated toe at the last step
+  vec4 offset;           // at the unlock: held - animated toe ...
+  vec4 offset_velocity;  // ... and 0 - the animated toe's velocity
+  float since_unlock;    // s since the unlock
+  uint flags;            // kFoot* bits
+  uint pad0;
+  uint pad1;
+};
+
+// Per character: its feet (left, right) and the frame of the pose shown.
+struct CharacterFeet {
+  FootLock foot[2];
+  uint shown_frame;  // written by the fk pass: the global frame at or below the clip time sampled,
+                     // whose contact bits are the shown pose's
+  uint pad[3];
+};
+
+// A leg foot locking bends (mmdb::LegChain).
+struct LegSetup {
+  uint upper_leg;
+  uint knee;
+  uint foot;
+  uint toe;
+  uint contact_bit;
+  uint pad[3];
+  vec4 toe_tip;  // xyz: the tip of the toes from the toe joint, in its frame (unit)
+};
+
+// The legs and the foot-locking settings of a crowd (CrowdSettings' names), uploaded at create.
+struct FootLockSetup {
+  LegSetup legs[2];   // left, right
+  uint foot_locking;  // 0: the foot lock pass leaves the pose as it is
+  float foot_unlock_radius;
+  float foot_unlock_halflife;
+  float ik_foot_height;
+  float ik_toe_length;
+  float ik_max_length_buffer;
+  uint pad[2];
+};
+
 // The push constants every pass reads.
 struct PassParams {
   uint character_count;
@@ -185,10 +239,14 @@ struct PassParams {
 
 #ifdef __cplusplus
 }  // namespace glsl
+using glsl::CharacterFeet;
 using glsl::CharacterInput;
 using glsl::CrowdCharacter;
+using glsl::FootLock;
+using glsl::FootLockSetup;
 using glsl::JointOffset;
 using glsl::JointPose;
+using glsl::LegSetup;
 using glsl::MatchResult;
 using glsl::ModelJoint;
 using glsl::PassParams;

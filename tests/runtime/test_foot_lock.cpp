@@ -1,0 +1,685 @@
+// Foot locking and two-bone leg IK: the IK reaches what it can reach and keeps bone lengths, stops
+// at the length buffer short of what it cannot; a planted toe that the animation slides is held in
+// the world, and lets go past the unlock radius with a blend that moves no faster than it allows;
+// locking off plays exactly the animation; bad legs and bad settings are refused with their
+// names. On bandai-1, when the corpus is present, locked toes stay put.
+#include "real_database.h"
+#include "synthetic_database.h"
+
+#include <mmdb/crowd.h>
+#include <mmdb/motion_measures.h>
+#include <mmdb/playback.h>
+#include <mmdb/stick_script.h>
+
+#include <gtest/gtest.h>
+
+#include <glm/geometric.hpp>
+#include <glm/gtc/quaternion.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using mmdb::Crowd;
+using mmdb::CrowdSettings;
+using mmdb::Database;
+using mmdb::ErrorCode;
+using mmdb::FootLock;
+using mmdb::LegChain;
+
+constexpr float kDt = 1.f / 60;
+const glm::vec3 kX(1.f, 0.f, 0.f);
+
+// One leg off a root: 0 hips, 1 upper leg, 2 knee, 3 foot, 4 toe; bones of 0.4 m, the toe 0.12 m
+// ahead of the ankle and 0.06 m below it.
+struct Leg {
+  Leg(float hip = -0.3f, float knee = 0.6f) {
+    lt = {{0.f, 0.92f, 0.f},
+          {0.1f, -0.04f, 0.f},
+          {0.f, -0.4f, 0.f},
+          {0.f, -0.4f, 0.f},
+          {0.f, -0.06f, 0.12f}};
+    lr = {glm::quat(1, 0, 0, 0), glm::angleAxis(hip, kX), glm::angleAxis(knee, kX),
+          glm::angleAxis(-(hip + knee), kX), glm::quat(1, 0, 0, 0)};
+    fk();
+  }
+  void fk() {
+    mmdb::ForwardKinematicsJob job;
+    job.parents = parents;
+    job.local_rotations = lr;
+    job.local_translations = lt;
+    job.model_rotations = mr;
+    job.model_translations = mt;
+    ASSERT_TRUE(job.Run().ok());
+  }
+  mmdb::TwoBoneIkJob ik(const glm::vec3& target) {
+    mmdb::TwoBoneIkJob job;
+    job.parents = parents;
+    job.upper = 1;
+    job.knee = 2;
+    job.end = 3;
+    job.target = target;
+    job.local_rotations = lr;
+    job.local_translations = lt;
+    job.model_rotations = mr;
+    job.model_translations = mt;
+    return job;
+  }
+  LegChain chain() const {
+    LegChain c;
+    c.upper_leg = 1;
+    c.knee = 2;
+    c.foot = 3;
+    c.toe = 4;
+    c.contact_bit = 0;
+    c.toe_tip = glm::vec3(0.f, 0.f, 1.f);
+    return c;
+  }
+  std::vector<int32_t> parents{-1, 0, 1, 2, 3};
+  std::vector<glm::quat> lr, mr = std::vector<glm::quat>(5);
+  std::vector<glm::vec3> lt, mt = std::vector<glm::vec3>(5);
+};
+
+float angleBetween(const glm::quat& a, const glm::quat& b) {
+  const glm::quat d = glm::normalize(a) * glm::inverse(glm::normalize(b));
+  return 2.f * std::atan2(glm::length(glm::vec3(d.x, d.y, d.z)), std::abs(d.w));
+}
+
+// The model pose is the FK of the local one, joint by joint.
+void expectConsistent(const Leg& leg) {
+  Leg copy = leg;
+  copy.fk();
+  for (size_t j = 0; j < leg.mt.size(); ++j) {
+    EXPECT_LT(glm::length(copy.mt[j] - leg.mt[j]), 1e-6f) << "joint " << j;
+    EXPECT_LT(angleBetween(copy.mr[j], leg.mr[j]), 1e-5f) << "joint " << j;
+  }
+}
+
+TEST(TwoBoneIk, ReachesAReachableTargetAndKeepsBoneLengths) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> unit(-1.f, 1.f);
+  int checked = 0;
+  for (int i = 0; i < 500; ++i) {
+    Leg leg(0.8f * unit(rng), 0.05f + 1.2f * (0.5f + 0.5f * unit(rng)));
+    const glm::vec3 upper = leg.mt[1];
+    // Anywhere from 0.15 m to 0.77 m from the hip (the chain folds to 0 and reaches 0.8 less
+    // the 0.015 m buffer).
+    glm::vec3 direction(unit(rng), unit(rng), unit(rng));
+    if (glm::length(direction) < 0.1f) continue;
+    direction = glm::normalize(direction);
+    const float distance = 0.15f + 0.62f * (0.5f + 0.5f * unit(rng));
+    const glm::vec3 target = upper + distance * direction;
+    const std::vector<glm::vec3> before = leg.mt;
+    ASSERT_TRUE(leg.ik(target).Run().ok());
+    SCOPED_TRACE("case " + std::to_string(i));
+    EXPECT_LT(glm::length(leg.mt[3] - target), 1e-3f) << "the foot reaches the target";
+    EXPECT_LT(glm::length(leg.mt[3] - target), 1e-5f) << "to float precision";
+    EXPECT_NEAR(glm::length(leg.mt[2] - leg.mt[1]), 0.4f, 1e-5f) << "the thigh keeps its length";
+    EXPECT_NEAR(glm::length(leg.mt[3] - leg.mt[2]), 0.4f, 1e-5f) << "the shin keeps its length";
+    EXPECT_NEAR(glm::length(leg.mt[4] - leg.mt[3]), glm::length(before[4] - before[3]), 1e-5f);
+    EXPECT_EQ(leg.mt[0], before[0]) << "above the chain nothing moves";
+    EXPECT_EQ(leg.mt[1], before[1]);
+    EXPECT_EQ(leg.lr[0], glm::quat(1, 0, 0, 0));
+    expectConsistent(leg);
+    ++checked;
+  }
+  EXPECT_GT(checked, 400);
+}
+
+TEST(TwoBoneIk, AnUnreachableTargetStopsAtTheLengthBuffer) {
+  for (const glm::vec3 target : {glm::vec3(0.1f, -1.5f, 0.3f), glm::vec3(2.f, 0.5f, -1.f)}) {
+    Leg leg;  // bent: reaches less than the chain's length less the buffer
+    ASSERT_LT(glm::length(leg.mt[3] - leg.mt[1]), 0.8f - 0.015f);
+    ASSERT_TRUE(leg.ik(target).Run().ok());
+    const glm::vec3 reach = leg.mt[3] - leg.mt[1];
+    EXPECT_NEAR(glm::length(reach), 0.8f - mmdb::kDefaultIkMaxLengthBuffer, 1e-5f);
+    EXPECT_GT(glm::dot(glm::normalize(reach), glm::normalize(target - leg.mt[1])), 1.f - 1e-6f)
+        << "on the line towards the target";
+    EXPECT_NEAR(glm::length(leg.mt[2] - leg.mt[1]), 0.4f, 1e-5f);
+    EXPECT_NEAR(glm::length(leg.mt[3] - leg.mt[2]), 0.4f, 1e-5f);
+    expectConsistent(leg);
+  }
+  // A chain the pose already has straighter than that is not pulled any straighter (nor bent).
+  Leg straight(0.f, 0.02f);
+  const float reach = glm::length(straight.mt[3] - straight.mt[1]);
+  ASSERT_GT(reach, 0.8f - 0.015f);
+  ASSERT_TRUE(straight.ik(straight.mt[1] + glm::vec3(0.f, -3.f, 0.f)).Run().ok());
+  EXPECT_NEAR(glm::length(straight.mt[3] - straight.mt[1]), reach, 1e-5f);
+}
+
+TEST(TwoBoneIk, AStraightChainBendsItsKneeForward) {
+  Leg leg(0.f, 0.f);  // straight down
+  const glm::vec3 target = leg.mt[1] + glm::vec3(0.f, -0.6f, 0.f);
+  ASSERT_TRUE(leg.ik(target).Run().ok());
+  EXPECT_LT(glm::length(leg.mt[3] - target), 1e-5f);
+  EXPECT_GT(leg.mt[2].z - leg.mt[1].z, 0.2f) << "the knee goes towards knee_forward (+Z)";
+}
+
+TEST(TwoBoneIk, BadJobsAreRefused) {
+  Leg leg;
+  mmdb::TwoBoneIkJob job = leg.ik(glm::vec3(0.f));
+  job.end = 4;  // its parent is the foot, not the knee
+  EXPECT_EQ(job.Run().code(), ErrorCode::InvalidArgument);
+  EXPECT_STREQ(job.Validate().message(),
+               "TwoBoneIkJob: joint 2 must be the parent of 4, and 1 the parent of 2");
+  job = leg.ik(glm::vec3(0.f));
+  job.max_length_buffer = -0.01f;
+  EXPECT_STREQ(job.Validate().message(),
+               "TwoBoneIkJob: max_length_buffer -0.01 m must be finite and >= 0");
+  job = leg.ik(glm::vec3(std::nanf(""), 0.f, 0.f));
+  EXPECT_EQ(job.Validate().code(), ErrorCode::InvalidArgument);
+  job = leg.ik(glm::vec3(0.f));
+  job.model_translations = job.model_translations.subspan(0, 4);
+  EXPECT_EQ(job.Validate().code(), ErrorCode::InvalidArgument);
+  const std::vector<glm::vec3> before = leg.mt;
+  EXPECT_FALSE(job.Run().ok());
+  EXPECT_EQ(leg.mt, before) << "a refused job touches nothing";
+}
+
+// The foot lock of one leg, stepped by hand: the leg keeps its animated pose while its placement
+// in the world moves (the character travels, the pose does not: a toe that slides).
+struct LockedLeg {
+  Leg animated{-0.5f, 1.f};  // well bent: the ankle reaches 0.2 m back and more
+  LegChain chain = animated.chain();
+  FootLock foot;
+  Leg shown;
+  mmdb::FootLockSettings settings;
+
+  mmdb::Status step(const glm::vec3& position, bool contact, bool reset = false) {
+    shown = animated;
+    mmdb::FootLockJob job;
+    job.parents = shown.parents;
+    job.legs = mmdb::Span<const LegChain>(&chain, 1);
+    job.settings = settings;
+    job.contacts = contact ? 1u : 0u;
+    job.position = position;
+    job.dt = kDt;
+    job.reset = reset;
+    job.feet = mmdb::Span<FootLock>(&foot, 1);
+    job.local_rotations = shown.lr;
+    job.local_translations = shown.lt;
+    job.model_rotations = shown.mr;
+    job.model_translations = shown.mt;
+    return job.Run();
+  }
+  glm::vec3 toeWorld(const glm::vec3& position) const { return position + shown.mt[4]; }
+  glm::vec3 animatedToe(const glm::vec3& position) const { return position + animated.mt[4]; }
+};
+
+TEST(FootLock, ASlidingPlantedToeIsHeldInTheWorld) {
+  LockedLeg leg;
+  // 0.9 m/s: the animated toe slides 15 mm a step, 0.18 m over the contact, inside the radius.
+  const glm::vec3 velocity(0.f, 0.f, 0.9f);
+  glm::vec3 held(0.f);
+  for (int step = 0; step < 12; ++step) {
+    const glm::vec3 at = velocity * (kDt * float(step));
+    ASSERT_TRUE(leg.step(at, true).ok());
+    SCOPED_TRACE("step " + std::to_string(step));
+    ASSERT_TRUE(leg.foot.locked);
+    if (step == 0) {
+      held = leg.animatedToe(at);
+      EXPECT_EQ(leg.foot.position, held) << "locked where it starts (above the foot height)";
+    }
+    EXPECT_LT(glm::length(leg.toeWorld(at) - held), 1e-3f) << "held within 1 mm";
+    EXPECT_EQ(leg.foot.target, held);
+    EXPECT_NEAR(glm::length(leg.shown.mt[2] - leg.shown.mt[1]), 0.4f, 1e-5f);
+    EXPECT_NEAR(glm::length(leg.shown.mt[3] - leg.shown.mt[2]), 0.4f, 1e-5f);
+    expectConsistent(leg.shown);
+    if (step > 0) {
+      EXPECT_GT(glm::length(leg.animatedToe(at) - held), 0.01f) << "the animation slides";
+    }
+  }
+  // The contact ends: it lets go, shown where it was held; the blend carries it back.
+  const glm::vec3 at = velocity * (kDt * 12.f);
+  ASSERT_TRUE(leg.step(at, false).ok());
+  EXPECT_FALSE(leg.foot.locked);
+  EXPECT_TRUE(leg.foot.blending);
+  EXPECT_LT(glm::length(leg.toeWorld(at) - held), 1e-3f);
+  // A reset (a character moved elsewhere) drops the blend; with no contact the leg is as animated.
+  ASSERT_TRUE(leg.step(at + glm::vec3(50.f, 0.f, 0.f), false, true).ok());
+  EXPECT_FALSE(leg.foot.locked);
+  EXPECT_FALSE(leg.foot.blending);
+  EXPECT_EQ(leg.shown.lr, leg.animated.lr);
+  EXPECT_EQ(leg.shown.mt, leg.animated.mt);
+}
+
+TEST(FootLock, PastTheRadiusItBlendsBackContinuously) {
+  LockedLeg leg;
+  const float speed = 1.4f;  // 23 mm a step: past the 0.2 m radius at the 9th step
+  float previous_shown_step = 0;
+  glm::vec3 previous_toe(0.f);
+  int unlocked_at = -1;
+  const float y = 2.f * 0.69314718f / leg.settings.foot_unlock_halflife;
+  for (int step = 0; step < 200; ++step) {
+    const glm::vec3 at(0.f, 0.f, speed * kDt * float(step));
+    ASSERT_TRUE(leg.step(at, true).ok());
+    SCOPED_TRACE("step " + std::to_string(step));
+    const glm::vec3 toe = leg.toeWorld(at);
+    EXPECT_LT(glm::length(toe - leg.foot.target), 1e-3f) << "the leg puts the toe on its target";
+    if (unlocked_at < 0 && !leg.foot.locked) {
+      unlocked_at = step;
+      EXPECT_TRUE(leg.foot.blending);
+      EXPECT_GT(glm::length(leg.animatedToe(at) - leg.foot.position), 0.2f);
+      EXPECT_LT(glm::length(leg.animatedToe(at) - leg.foot.position), 0.2f + speed * kDt);
+      EXPECT_LT(glm::length(toe - previous_toe), 1e-3f) << "it lets go from where it was held";
+    } else if (unlocked_at >= 0) {
+      // No step larger than the blend allows: the animation's own step plus the most the offset
+      // (at most the radius and a step) decays in a step, y * |offset| * dt; far from a snap
+      // back of 0.2 m.
+      const float moved = glm::length(toe - previous_toe);
+      EXPECT_LE(moved, speed * kDt + y * (0.2f + speed * kDt) * kDt);
+      if (step == unlocked_at + 1) {
+        EXPECT_LT(moved, 0.5f * speed * kDt) << "it starts still, as it was held";
+      }
+      previous_shown_step = moved;
+    }
+    EXPECT_FALSE(leg.foot.locked && unlocked_at >= 0) << "the contact goes on: no new lock";
+    previous_toe = toe;
+  }
+  ASSERT_GT(unlocked_at, 5);
+  EXPECT_NEAR(previous_shown_step, speed * kDt, 1e-4f) << "back on the animation";
+  EXPECT_FALSE(leg.foot.blending) << "the blend ends 20 half-lives on";
+  EXPECT_EQ(leg.shown.mt, leg.animated.mt) << "then the leg is the animation's";
+}
+
+TEST(FootLock, ALockNeverGoesBelowTheFootHeightAndTheToesTipStaysAbove) {
+  LockedLeg leg;
+  leg.animated.lr[4] = glm::angleAxis(0.5f, kX);  // the toes point down, into the ground
+  leg.animated.fk();
+  // The whole leg 13 cm down: the toe 12 mm under the ground, its tip further.
+  const glm::vec3 at(0.f, -0.13f, 0.f);
+  ASSERT_LT(leg.animatedToe(at).y, 0.f);
+  ASSERT_TRUE(leg.step(at, true).ok());
+  ASSERT_TRUE(leg.foot.locked);
+  EXPECT_EQ(leg.foot.position.y, leg.settings.ik_foot_height);
+  EXPECT_NEAR(leg.toeWorld(at).y, leg.settings.ik_foot_height, 1e-4f);
+  const glm::vec3 toe = leg.shown.mt[4];
+  const glm::vec3 tip = toe + leg.shown.mr[4] * (leg.chain.toe_tip * leg.settings.ik_toe_length);
+  EXPECT_NEAR(tip.y + at.y, leg.settings.ik_foot_height, 1e-3f) << "turned up to the height";
+  EXPECT_GT(angleBetween(leg.shown.lr[4], leg.animated.lr[4]), 0.3f);
+  // Toes that point up are left as animated.
+  LockedLeg up;
+  up.animated.lr[4] = glm::angleAxis(-0.3f, kX);
+  up.animated.fk();
+  ASSERT_TRUE(up.step(at, true).ok());
+  EXPECT_LT(angleBetween(up.shown.mr[4], up.animated.mr[4]), 1e-5f) << "in the world, as animated";
+}
+
+// --- the crowd -------------------------------------------------------------------------------
+
+struct TestDatabase {
+  explicit TestDatabase(const mmdb::cook::CookedDatabase& cooked) {
+    bytes = mmdb::test::serializeAligned(cooked);
+    auto opened = Database::fromMemory(bytes.data(), bytes.size());
+    EXPECT_TRUE(opened.ok()) << opened.error().message();
+    if (opened.ok()) db = std::move(opened.value());
+  }
+  mmdb::test::AlignedBytes bytes;
+  Database db;
+};
+
+mmdb::cook::CookedDatabase legged(uint32_t clips = 3, uint32_t frames = 300) {
+  mmdb::test::SyntheticSpec spec;
+  spec.clips = clips;
+  spec.frames_per_clip = frames;
+  spec.joints = 10;
+  spec.legs = true;
+  return mmdb::test::makeSyntheticDatabase(spec);
+}
+
+std::string createError(const mmdb::cook::CookedDatabase& cooked,
+                        const CrowdSettings& settings = {}) {
+  TestDatabase t(cooked);
+  auto created = Crowd::create(t.db, 2, settings);
+  if (created.ok()) return "(created)";
+  EXPECT_EQ(created.error().code(), ErrorCode::InvalidArgument);
+  return created.error().message();
+}
+
+TEST(FootLock, TheLegsOfTheSkeletonAreFound) {
+  TestDatabase t(legged());
+  auto legs = mmdb::findLegChains(t.db);
+  ASSERT_TRUE(legs.ok()) << legs.error().message();
+  const LegChain& left = legs.value()[0];
+  const LegChain& right = legs.value()[1];
+  EXPECT_EQ(left.upper_leg, 1u);
+  EXPECT_EQ(left.knee, 2u);
+  EXPECT_EQ(left.foot, 3u);
+  EXPECT_EQ(left.toe, 4u);
+  EXPECT_EQ(left.contact_bit, 0u);
+  EXPECT_EQ(right.upper_leg, 5u);
+  EXPECT_EQ(right.toe, 8u);
+  EXPECT_EQ(right.contact_bit, 1u);
+  EXPECT_LT(glm::length(left.toe_tip - glm::vec3(0.f, 0.f, 1.f)), 1e-6f) << "ahead, level";
+  auto crowd = Crowd::create(t.db, 2);
+  ASSERT_TRUE(crowd.ok()) << crowd.error().message();
+  EXPECT_EQ(crowd.value().legChains().size(), 2u);
+  EXPECT_EQ(crowd.value().footLocks().size(), 4u);
+}
+
+TEST(FootLock, ALegThatCannotBendIsRefusedByName) {
+  using mmdb::cook::Role;
+  const auto with = [](auto change) {
+    mmdb::cook::CookedDatabase cooked = legged(2, 120);
+    change(cooked.skeleton);
+    return cooked;
+  };
+  const auto role = [](mmdb::cook::CookedSkeleton& sk, Role r, int joint) {
+    for (auto& entry : sk.roles)
+      if (entry.first == r) entry.second = joint;
+  };
+  EXPECT_EQ(createError(with([](auto& sk) { sk.parents[3] = -1; })),
+            "Crowd::create: foot locking: left leg: foot 'Foot_L' has no parent to bend as a knee "
+            "(or set foot_locking = false)");
+  EXPECT_EQ(createError(with([](auto& sk) { sk.parents[2] = -1; })),
+            "Crowd::create: foot locking: left leg: knee 'Knee_L' (the parent of foot 'Foot_L') is "
+            "the root: it has no parent to turn as an upper leg (or set foot_locking = false)");
+  EXPECT_EQ(createError(with([](auto& sk) { sk.parents[5] = -1; })),
+            "Crowd::create: foot locking: right leg: upper leg 'UpLeg_R' (the parent of knee "
+            "'Knee_R') is the root, which the leg must not turn (or set foot_locking = false)");
+  EXPECT_EQ(createError(with([&](auto& sk) {
+              std::erase_if(sk.roles, [](const auto& e) { return e.first == Role::RightToe; });
+            })),
+            "Crowd::create: foot locking: right leg: the skeleton names no RightToe joint (or set "
+            "foot_locking = false)");
+  EXPECT_EQ(createError(with([&](auto& sk) { role(sk, Role::LeftToe, 8); })),
+            "Crowd::create: foot locking: left leg: toe 'Toe_R' is not below foot 'Foot_L' (or set "
+            "foot_locking = false)");
+  EXPECT_EQ(createError(with([&](auto& sk) { role(sk, Role::LeftToe, 3); })),
+            "Crowd::create: foot locking: left leg: toe 'Foot_L' is the foot itself (or set "
+            "foot_locking = false)");
+  mmdb::cook::CookedDatabase one_contact = legged(2, 120);
+  one_contact.skeleton.contact_joints = {4};
+  for (uint32_t& bits : one_contact.contacts) bits &= 1u;
+  EXPECT_EQ(createError(one_contact),
+            "Crowd::create: foot locking: right leg: toe 'Toe_R' is not a contact joint: it has "
+            "no contact bit to lock on (or set foot_locking = false)");
+  EXPECT_EQ(createError(with([&](auto& sk) {
+              role(sk, Role::RightFoot, 3);
+              role(sk, Role::RightToe, 4);
+            })),
+            "Crowd::create: foot locking: right leg: joint 'UpLeg_L' is in the left leg too (or "
+            "set foot_locking = false)");
+  // The same skeleton plays without foot locking, and the legless synthetic one is refused.
+  CrowdSettings unlocked;
+  unlocked.foot_locking = false;
+  EXPECT_EQ(createError(with([](auto& sk) { sk.parents[3] = -1; }), unlocked), "(created)");
+  mmdb::test::SyntheticSpec legless;
+  legless.joints = 4;
+  EXPECT_EQ(createError(mmdb::test::makeSyntheticDatabase(legless)),
+            "Crowd::create: foot locking: left leg: the skeleton names no LeftToe joint (or set "
+            "foot_locking = false)");
+}
+
+TEST(FootLock, BadSettingsAreRefusedByName) {
+  const mmdb::cook::CookedDatabase cooked = legged(2, 120);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  CrowdSettings s;
+  s.foot_unlock_radius = -1.f;
+  EXPECT_EQ(createError(cooked, s),
+            "Crowd::create: foot_unlock_radius -1 m must be finite and >= 0");
+  s = {};
+  s.foot_unlock_halflife = nan;
+  EXPECT_EQ(createError(cooked, s),
+            "Crowd::create: foot_unlock_halflife nan s must be finite and >= 0");
+  s = {};
+  s.ik_foot_height = -0.5f;
+  EXPECT_EQ(createError(cooked, s), "Crowd::create: ik_foot_height -0.5 m must be finite and >= 0");
+  s = {};
+  s.ik_toe_length = inf;
+  EXPECT_EQ(createError(cooked, s), "Crowd::create: ik_toe_length inf m must be finite and >= 0");
+  s = {};
+  s.ik_max_length_buffer = -0.015f;
+  s.foot_locking = false;  // checked with locking off too
+  EXPECT_EQ(createError(cooked, s),
+            "Crowd::create: ik_max_length_buffer -0.015 m must be finite and >= 0");
+  s = {};
+  s.foot_unlock_radius = 0.f;  // 0 is allowed: every lock lets go at once
+  s.foot_unlock_halflife = 0.f;
+  EXPECT_EQ(createError(cooked, s), "(created)");
+}
+
+// A crowd stepping a legged database with scripted sticks: two with locking on and off.
+struct TwoCrowds {
+  explicit TwoCrowds(const Database& db, uint32_t count) {
+    CrowdSettings off;
+    off.foot_locking = false;
+    auto a = Crowd::create(db, count), b = Crowd::create(db, count, off);
+    EXPECT_TRUE(a.ok() && b.ok());
+    on = std::move(a).value();
+    this->off = std::move(b).value();
+  }
+  void step(int step) {
+    for (uint32_t i = 0; i < on.characterCount(); ++i) {
+      const float angle = 0.9f * float(((step / 70) * 5 + int(i)) % 7);
+      const float length = ((step / 70 + i) % 3 == 0) ? 0.f : 0.7f;
+      ASSERT_TRUE(on.setStick(i, length * std::sin(angle), length * std::cos(angle)).ok());
+      ASSERT_TRUE(off.setStick(i, length * std::sin(angle), length * std::cos(angle)).ok());
+    }
+    ASSERT_TRUE(on.step(kDt).ok());
+    ASSERT_TRUE(off.step(kDt).ok());
+  }
+  Crowd on, off;
+};
+
+bool inLeg(const Database& db, const LegChain& leg, uint32_t j) {
+  for (int32_t p = int32_t(j); p >= 0; p = db.parents()[size_t(p)])
+    if (p == int32_t(leg.upper_leg)) return true;
+  return false;
+}
+
+// Off, a step is exactly sample, inertialize and FK; on, it decides the same, and only the legs
+// of feet locked or blending differ.
+TEST(FootLock, LockingOffPlaysExactlyTheAnimation) {
+  TestDatabase t(legged(4, 300));
+  const Database& db = t.db;
+  constexpr uint32_t kCount = 6;
+  TwoCrowds crowds(db, kCount);
+  const uint32_t joints = db.jointCount();
+  std::vector<glm::quat> r(joints), mr(joints);
+  std::vector<glm::vec3> p(joints), mp(joints);
+  const auto legs = crowds.on.legChains();
+  ASSERT_EQ(legs.size(), 2u);
+  int compared = 0, differing_legs = 0;
+  for (int step = 0; step < 400; ++step) {
+    const std::vector<mmdb::CrowdCharacter> before(crowds.off.characters().begin(),
+                                                   crowds.off.characters().end());
+    crowds.step(step);
+    for (uint32_t i = 0; i < kCount; ++i) {
+      const mmdb::Decision &a = crowds.on.decisions()[i], &b = crowds.off.decisions()[i];
+      ASSERT_EQ(a.reason, b.reason);
+      ASSERT_EQ(a.frame, b.frame);
+      ASSERT_EQ(a.playing, b.playing);
+      const mmdb::CrowdCharacter& c = crowds.off.characters()[i];
+      ASSERT_EQ(std::memcmp(&c.achieved_position, &crowds.on.characters()[i].achieved_position,
+                            sizeof(glm::vec3)),
+                0);
+      for (uint32_t leg = 0; leg < 2; ++leg) {
+        const FootLock& f = crowds.off.footLocks()[i * 2 + leg];
+        ASSERT_FALSE(f.locked || f.blending || f.seen) << "nothing locks with locking off";
+      }
+      // The on crowd: the joints outside a locked or blending leg are the off crowd's, bit for
+      // bit.
+      for (uint32_t j = 0; j < joints; ++j) {
+        bool moved = false;
+        for (uint32_t leg = 0; leg < 2; ++leg) {
+          const FootLock& f = crowds.on.footLocks()[i * 2 + leg];
+          moved = moved || ((f.locked || f.blending) && inLeg(db, legs[leg], j));
+        }
+        const size_t e = size_t(i) * joints + j;
+        if (moved) {
+          differing_legs += crowds.on.localRotations()[e] != crowds.off.localRotations()[e];
+          continue;
+        }
+        ASSERT_EQ(crowds.on.localRotations()[e], crowds.off.localRotations()[e]) << "joint " << j;
+        ASSERT_EQ(crowds.on.modelTranslations()[e], crowds.off.modelTranslations()[e]);
+      }
+      // Off, without a switch in the step: the pose sampled where the clock was, inertialized
+      // with the offsets, then FK, bit for bit.
+      if (!before[i].playing || b.switched) continue;
+      mmdb::SamplePoseJob sample;
+      sample.database = &db;
+      sample.poses = crowds.off.poses();
+      sample.clip = before[i].clip;
+      sample.time = before[i].clip_time;
+      sample.rotations = r;
+      sample.translations = p;
+      ASSERT_TRUE(sample.Run().ok());
+      mmdb::InertializeJob blend;
+      blend.time_since_switch = before[i].since_switch;
+      blend.rotations = r;
+      blend.translations = p;
+      blend.offset_rotations = crowds.off.offsetRotations().subspan(size_t(i) * joints, joints);
+      blend.offset_angular_velocities =
+          crowds.off.offsetAngularVelocities().subspan(size_t(i) * joints, joints);
+      blend.offset_translations =
+          crowds.off.offsetTranslations().subspan(size_t(i) * joints, joints);
+      blend.offset_velocities = crowds.off.offsetVelocities().subspan(size_t(i) * joints, joints);
+      blend.out_rotations = r;
+      blend.out_translations = p;
+      ASSERT_TRUE(blend.Run().ok());
+      mmdb::ForwardKinematicsJob fk;
+      fk.parents = db.parents();
+      fk.local_rotations = r;
+      fk.local_translations = p;
+      fk.model_rotations = mr;
+      fk.model_translations = mp;
+      ASSERT_TRUE(fk.Run().ok());
+      const auto off_r = crowds.off.modelRotations().subspan(size_t(i) * joints, joints);
+      const auto off_p = crowds.off.modelTranslations().subspan(size_t(i) * joints, joints);
+      ASSERT_EQ(std::memcmp(off_r.data(), mr.data(), off_r.size_bytes()), 0) << "step " << step;
+      ASSERT_EQ(std::memcmp(off_p.data(), mp.data(), off_p.size_bytes()), 0) << "step " << step;
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 1000);
+  EXPECT_GT(differing_legs, 100) << "locking on bends legs";
+}
+
+// The world pose a game reads (achieved transform after the step, model pose) holds a locked toe
+// still, where with locking off the same toe slides; the lock state is where the crowd says.
+TEST(FootLock, TheCrowdHoldsLockedToesInTheWorld) {
+  TestDatabase t(legged(4, 300));
+  const Database& db = t.db;
+  constexpr uint32_t kCount = 6;
+  TwoCrowds crowds(db, kCount);
+  const uint32_t joints = db.jointCount();
+  const auto legs = crowds.on.legChains();
+  const auto world = [&](const Crowd& crowd, uint32_t i, uint32_t joint) {
+    const mmdb::CrowdCharacter& c = crowd.characters()[i];
+    return c.achieved_position +
+           c.achieved_rotation * crowd.modelTranslations()[size_t(i) * joints + joint];
+  };
+  std::vector<glm::vec3> last_on(kCount * 2), last_off(kCount * 2);
+  std::vector<uint8_t> was_locked(kCount * 2, 0);
+  double held_steps = 0, slide_on = 0, slide_off = 0, locked_steps = 0, on_the_lock = 0;
+  for (int step = 0; step < 400; ++step) {
+    crowds.step(step);
+    for (uint32_t i = 0; i < kCount; ++i) {
+      for (uint32_t leg = 0; leg < 2; ++leg) {
+        const FootLock& f = crowds.on.footLocks()[i * 2 + leg];
+        const glm::vec3 on = world(crowds.on, i, legs[leg].toe);
+        const glm::vec3 off = world(crowds.off, i, legs[leg].toe);
+        if (f.locked) {
+          // On the lock, unless a switch moved the body out of the leg's reach.
+          locked_steps += 1;
+          on_the_lock += glm::length(on - f.position) < 1e-3f;
+          EXPECT_LT(glm::length(on - f.position), 0.05f) << "step " << step;
+          EXPECT_EQ(f.target, f.position);
+        }
+        if (f.locked && was_locked[i * 2 + leg]) {
+          held_steps += 1;
+          slide_on += glm::length(on - last_on[i * 2 + leg]);
+          slide_off += glm::length(off - last_off[i * 2 + leg]);
+        }
+        was_locked[i * 2 + leg] = f.locked;
+        last_on[i * 2 + leg] = on;
+        last_off[i * 2 + leg] = off;
+        EXPECT_EQ(f.contact,
+                  ((db.contacts()[crowds.on.characters()[i].shown_frame] >> legs[leg].contact_bit) &
+                   1u) != 0);
+      }
+    }
+  }
+  ASSERT_GT(held_steps, 500) << "enough held steps to measure";
+  EXPECT_GT(on_the_lock, 0.99 * locked_steps) << "within 1 mm of the lock";
+  EXPECT_LT(slide_on / held_steps, 1e-4) << "held: under 0.1 mm a step on average";
+  EXPECT_GT(slide_off / held_steps, 5e-3) << "the same toes slide without locking";
+}
+
+// Before a character plays, and at its first step, nothing is held from before.
+TEST(FootLock, ACharacterStartsWithNoLock) {
+  TestDatabase t(legged(2, 300));
+  auto created = Crowd::create(t.db, 3);
+  ASSERT_TRUE(created.ok()) << created.error().message();
+  Crowd& crowd = created.value();
+  for (const FootLock& f : crowd.footLocks()) EXPECT_FALSE(f.locked || f.blending || f.seen);
+  ASSERT_TRUE(crowd.step(kDt).ok());
+  for (uint32_t i = 0; i < 3; ++i) {
+    for (uint32_t leg = 0; leg < 2; ++leg) {
+      const FootLock& f = crowd.footLocks()[i * 2 + leg];
+      EXPECT_FALSE(f.blending);
+      EXPECT_TRUE(f.seen);
+      // A contact set at the first step is a contact that starts: held where it is shown.
+      EXPECT_EQ(f.locked, f.contact);
+      if (f.locked) {
+        EXPECT_EQ(f.position.x, f.animated.x);
+        EXPECT_EQ(f.position.z, f.animated.z);
+      }
+    }
+  }
+}
+
+// bandai-1: locked toes stay put in the world; with few switches (a large transition cost, so
+// the pose is mostly the clips' own) the planted toes that slide without locking hold still.
+TEST(FootLock, PlantedToesOfBandaiHoldStill) {
+  std::string why;
+  const mmdb::test::RealDatabase* real = mmdb::test::bandaiDatabase(&why);
+  if (!real) GTEST_SKIP() << why;
+  const Database& db = real->db;
+  auto legs = mmdb::findLegChains(db);
+  ASSERT_TRUE(legs.ok()) << legs.error().message();
+  EXPECT_EQ(db.jointName(legs.value()[0].foot), "Foot_L");
+  EXPECT_EQ(db.jointName(legs.value()[0].toe), "Toes_L");
+  EXPECT_EQ(db.jointName(legs.value()[1].upper_leg), "UpperLeg_R");
+  mmdb::MotionMeasures measured[2];
+  for (const bool locking : {false, true}) {
+    CrowdSettings settings;
+    settings.foot_locking = locking;
+    settings.transition_cost = 1e6f;
+    auto created = Crowd::create(db, 16, settings);
+    ASSERT_TRUE(created.ok()) << created.error().message();
+    Crowd& crowd = created.value();
+    auto meter = mmdb::MotionMeter::create(crowd);
+    ASSERT_TRUE(meter.ok());
+    const mmdb::StickScript script = mmdb::StickScript::builtIn();
+    const mmdb::LocomotionSpeeds speeds = mmdb::speedsForDatabase(db);
+    for (int step = 0; step < 600; ++step) {
+      for (uint32_t i = 0; i < crowd.characterCount(); ++i) {
+        const float time = float(step) * kDt + script.characterOffset(i);
+        ASSERT_TRUE(crowd.setInput(i, mmdb::stickInput(script.at(time), speeds)).ok());
+      }
+      ASSERT_TRUE(crowd.step(kDt).ok());
+      ASSERT_TRUE(meter.value().record(crowd, kDt).ok());
+    }
+    measured[locking] = meter.value().total();
+  }
+  const mmdb::Distribution& off = measured[0].planted_slide_mm;
+  const mmdb::Distribution& on = measured[1].planted_slide_mm;
+  std::printf(
+      "[ bandai   ] planted toes slide per step: off p50 %.2f p90 %.2f mm, on p50 %.2f p90 "
+      "%.2f mm; phases over 21 mm: off %.1f%%, on %.1f%%\n",
+      off.p50, off.p90, on.p50, on.p90, 100 * measured[0].phase_share_over_limit,
+      100 * measured[1].phase_share_over_limit);
+  EXPECT_LE(on.p90, 2.0);
+  EXPECT_LT(on.p90, off.p90);
+  EXPECT_LT(measured[1].phase_share_over_limit, measured[0].phase_share_over_limit);
+}
+
+}  // namespace
