@@ -9,9 +9,11 @@
 #include <mmdb/stick_script.h>
 
 #include <algorithm>
+#include <array>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
-#include <iostream>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <vector>
@@ -63,6 +65,8 @@ const char* reasonName(mmdb::SearchReason reason) {
 struct DiffResult {
   const DiffCommandOptions* options = nullptr;
   const mmdb::StickScript* script = nullptr;
+  const mmdb::Database* db_a = nullptr;  // for the names of clips and joints
+  const mmdb::Database* db_b = nullptr;
   StructureDiff structure;
   std::optional<ReplayDiff> replay;
   std::string replay_skipped;  // why, when it was
@@ -174,47 +178,125 @@ void printStatLine(const char* name, double a, double b, bool relative, std::ost
   out << format("  %-26s %14.6g %14.6g %12s\n", name, a, b, change.c_str());
 }
 
-// The motion measures `diff` shows and `--fail-on` checks, in this order, with the unit a plain
-// threshold is in.
-struct MotionKey {
-  const char* key;
-  const char* label;
-  const char* unit;  // "mm", "m", "s", "%" or "" (a count or a ratio)
-  double (*of)(const mmdb::MotionMeasures&);
+// ---------------------------------------------------------------------------------------------
+// The motion measures: what `diff` shows side by side and `--fail-on` checks (docs/review.md
+// "Data checks"), in this order. A value is in its key's unit, and so is a threshold written
+// without a unit.
+
+enum class Unit { Mm, M, S, Percent, PerSecond, Acceleration, Ratio, Count };
+
+// One unit a threshold may be written in, and how many of the key's unit it is.
+struct Suffix {
+  const char* text;
+  double factor;
 };
+
+struct UnitInfo {
+  const char* column;    // the text output's unit column
+  const char* after;     // after a value in a message
+  const char* accepted;  // what --fail-on takes, for its errors
+  std::vector<Suffix> suffixes;
+};
+
+const UnitInfo& unitInfo(Unit unit) {
+  static const UnitInfo kMm{"mm",
+                            " mm",
+                            "a number in mm, or with mm, cm or m after it",
+                            {{"mm", 1.0}, {"cm", 10.0}, {"m", 1000.0}}};
+  static const UnitInfo kM{"m",
+                           " m",
+                           "a number in m, or with m, cm or mm after it",
+                           {{"m", 1.0}, {"cm", 0.01}, {"mm", 0.001}}};
+  static const UnitInfo kS{
+      "s", " s", "a number in s, or with s or ms after it", {{"s", 1.0}, {"ms", 0.001}}};
+  static const UnitInfo kPercent{"%", "%", "a percentage, with or without %", {{"%", 1.0}}};
+  static const UnitInfo kPerSecond{
+      "/char-s", " per character-second", "a plain number, per character-second", {}};
+  static const UnitInfo kAcceleration{"m/s^2", " m/s^2", "a plain number, in m/s^2", {}};
+  static const UnitInfo kRatio{"ratio", "", "a plain number (a ratio)", {}};
+  static const UnitInfo kCount{"count", "", "a plain number (a count)", {}};
+  switch (unit) {
+    case Unit::Mm:
+      return kMm;
+    case Unit::M:
+      return kM;
+    case Unit::S:
+      return kS;
+    case Unit::Percent:
+      return kPercent;
+    case Unit::PerSecond:
+      return kPerSecond;
+    case Unit::Acceleration:
+      return kAcceleration;
+    case Unit::Ratio:
+      return kRatio;
+    case Unit::Count:
+      break;
+  }
+  return kCount;
+}
+
+using Measures = mmdb::MotionMeasures;
+
+double perSecond(const Measures& m, uint64_t n) {
+  return m.character_seconds > 0 ? double(n) / m.character_seconds : 0.0;
+}
+double switchesFor(const Measures& m, mmdb::SearchReason reason) {
+  return perSecond(m, m.switches_by_reason[size_t(reason)]);
+}
+template <typename T>
+double larger(const std::array<T, 2>& both) {
+  return double(std::max(both[mmdb::kAtSwitch], both[mmdb::kElsewhere]));
+}
+
+struct MotionKey {
+  const char* key;  // --fail-on's; the JSON spells it with '_'
+  Unit unit;
+  double (*of)(const Measures&);
+};
+
+// The keys, grouped as docs/review.md "Data checks" lists them.
 const MotionKey kMotionKeys[] = {
-    {"foot-slide-p50", "toe slide p50 (mm)", "mm",
-     [](const mmdb::MotionMeasures& m) { return m.planted_slide_mm.p50; }},
-    {"foot-slide-p90", "toe slide p90 (mm)", "mm",
-     [](const mmdb::MotionMeasures& m) { return m.planted_slide_mm.p90; }},
-    {"foot-slide-max", "toe slide max (mm)", "mm",
-     [](const mmdb::MotionMeasures& m) { return m.planted_slide_mm.max; }},
-    {"phase-drift-p90", "phase drift p90 (mm)", "mm",
-     [](const mmdb::MotionMeasures& m) { return m.phase_drift_mm.p90; }},
-    {"phase-drift-share", "phases over 21 mm (%)", "%",
-     [](const mmdb::MotionMeasures& m) { return 100.0 * m.phase_share_over_limit; }},
-    {"pose-step-ratio", "joint step / clips' max", "",
-     [](const mmdb::MotionMeasures& m) {
-       return std::max(m.max_step_ratio[mmdb::kAtSwitch], m.max_step_ratio[mmdb::kElsewhere]);
-     }},
-    {"pose-step-max", "largest joint step (mm)", "mm",
-     [](const mmdb::MotionMeasures& m) {
-       return std::max(m.max_joint_step_mm[mmdb::kAtSwitch], m.max_joint_step_mm[mmdb::kElsewhere]);
-     }},
-    {"acceleration-max", "max acceleration (m/s^2)", "",
-     [](const mmdb::MotionMeasures& m) {
-       return std::max(m.max_acceleration[mmdb::kAtSwitch], m.max_acceleration[mmdb::kElsewhere]);
-     }},
-    {"switch-rate", "switches per char-second", "",
-     [](const mmdb::MotionMeasures& m) { return m.switch_rate; }},
-    {"trajectory-error-mean", "trajectory error mean (m)", "m",
-     [](const mmdb::MotionMeasures& m) { return m.trajectory_error_m.mean; }},
-    {"trajectory-error-p95", "trajectory error p95 (m)", "m",
-     [](const mmdb::MotionMeasures& m) { return m.trajectory_error_m.p95; }},
-    {"response-p90", "turn answered p90 (s)", "s",
-     [](const mmdb::MotionMeasures& m) { return m.response_s.p90; }},
-    {"responses-missed", "turns not answered", "",
-     [](const mmdb::MotionMeasures& m) { return double(m.responses_missed); }},
+    {"foot-slide-p50", Unit::Mm, [](const Measures& m) { return m.planted_slide_mm.p50; }},
+    {"foot-slide-p90", Unit::Mm, [](const Measures& m) { return m.planted_slide_mm.p90; }},
+    {"foot-slide-max", Unit::Mm, [](const Measures& m) { return m.planted_slide_mm.max; }},
+    {"phase-drift-p50", Unit::Mm, [](const Measures& m) { return m.phase_drift_mm.p50; }},
+    {"phase-drift-p90", Unit::Mm, [](const Measures& m) { return m.phase_drift_mm.p90; }},
+    {"phase-drift-max", Unit::Mm, [](const Measures& m) { return m.phase_drift_mm.max; }},
+    {"phase-drift-share", Unit::Percent,
+     [](const Measures& m) { return 100.0 * m.phase_share_over_limit; }},
+    {"pose-step-ratio", Unit::Ratio, [](const Measures& m) { return larger(m.max_step_ratio); }},
+    {"pose-step-ratio-at-switch", Unit::Ratio,
+     [](const Measures& m) { return m.max_step_ratio[mmdb::kAtSwitch]; }},
+    {"pose-step-ratio-elsewhere", Unit::Ratio,
+     [](const Measures& m) { return m.max_step_ratio[mmdb::kElsewhere]; }},
+    {"pose-step-max", Unit::Mm, [](const Measures& m) { return larger(m.max_joint_step_mm); }},
+    {"pose-step-max-at-switch", Unit::Mm,
+     [](const Measures& m) { return m.max_joint_step_mm[mmdb::kAtSwitch]; }},
+    {"pose-step-max-elsewhere", Unit::Mm,
+     [](const Measures& m) { return m.max_joint_step_mm[mmdb::kElsewhere]; }},
+    {"acceleration-max", Unit::Acceleration,
+     [](const Measures& m) { return larger(m.max_acceleration); }},
+    {"acceleration-max-at-switch", Unit::Acceleration,
+     [](const Measures& m) { return m.max_acceleration[mmdb::kAtSwitch]; }},
+    {"acceleration-max-elsewhere", Unit::Acceleration,
+     [](const Measures& m) { return m.max_acceleration[mmdb::kElsewhere]; }},
+    {"switch-rate", Unit::PerSecond, [](const Measures& m) { return m.switch_rate; }},
+    {"switch-rate-range-end", Unit::PerSecond,
+     [](const Measures& m) { return switchesFor(m, mmdb::SearchReason::RangeEnd); }},
+    {"switch-rate-stick-changed", Unit::PerSecond,
+     [](const Measures& m) { return switchesFor(m, mmdb::SearchReason::Forced); }},
+    {"switch-rate-periodic", Unit::PerSecond,
+     [](const Measures& m) { return switchesFor(m, mmdb::SearchReason::Periodic); }},
+    {"continuation-rate", Unit::PerSecond,
+     [](const Measures& m) { return perSecond(m, m.continuations); }},
+    {"hold-rate", Unit::PerSecond, [](const Measures& m) { return perSecond(m, m.held); }},
+    {"trajectory-error-mean", Unit::M, [](const Measures& m) { return m.trajectory_error_m.mean; }},
+    {"trajectory-error-p95", Unit::M, [](const Measures& m) { return m.trajectory_error_m.p95; }},
+    {"response-p50", Unit::S, [](const Measures& m) { return m.response_s.p50; }},
+    {"response-p90", Unit::S, [](const Measures& m) { return m.response_s.p90; }},
+    {"response-max", Unit::S, [](const Measures& m) { return m.response_s.max; }},
+    {"responses-missed", Unit::Count, [](const Measures& m) { return double(m.responses_missed); }},
 };
 
 std::string jsonKey(const char* key) {
@@ -223,72 +305,146 @@ std::string jsonKey(const char* key) {
   return k;
 }
 
+std::string knownKeys() {
+  std::string known;
+  for (const MotionKey& k : kMotionKeys) known += std::string(known.empty() ? "" : ", ") + k.key;
+  return known;
+}
+
+// The number of single-character edits between two words.
+size_t editDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// The key `typed` was probably meant to be: its JSON spelling, or the closest key a few edits
+// away; null when none is close.
+const MotionKey* closestKey(const std::string& typed) {
+  std::string dashed = typed;
+  std::replace(dashed.begin(), dashed.end(), '_', '-');
+  std::transform(dashed.begin(), dashed.end(), dashed.begin(),
+                 [](unsigned char c) { return char(std::tolower(c)); });
+  const MotionKey* best = nullptr;
+  size_t best_distance = 0;
+  for (const MotionKey& k : kMotionKeys) {
+    const size_t d = editDistance(dashed, k.key);
+    if (!best || d < best_distance) {
+      best = &k;
+      best_distance = d;
+    }
+  }
+  return best && best_distance <= std::max<size_t>(2, typed.size() / 4) ? best : nullptr;
+}
+
+std::string trimmed(const std::string& text) {
+  const size_t first = text.find_first_not_of(" \t");
+  if (first == std::string::npos) return std::string();
+  return text.substr(first, text.find_last_not_of(" \t") - first + 1);
+}
+
+// The length of the unsigned decimal number `text` starts with (digits, an optional fraction, an
+// optional exponent), 0 when it does not start with one.
+size_t numberLength(const std::string& text) {
+  size_t i = 0, digits = 0;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i, ++digits;
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i, ++digits;
+  }
+  if (digits == 0) return 0;
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    size_t j = i + 1;
+    if (j < text.size() && (text[j] == '+' || text[j] == '-')) ++j;
+    const size_t exponent = j;
+    while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
+    if (j > exponent) i = j;
+  }
+  return i;
+}
+
 struct Threshold {
   const MotionKey* key;
   double limit;       // in the key's unit
-  std::string given;  // as written, for the message
+  std::string given;  // the entry as written, KEY=VALUE, for the message
 };
 
-// How many of the key's unit one of `suffix` is, or 0 when the key does not take it.
-double unitFactor(const std::string& unit, const std::string& suffix) {
-  if (suffix.empty()) return 1.0;
-  if (unit == "mm")
-    return suffix == "mm" ? 1.0 : suffix == "cm" ? 10.0 : suffix == "m" ? 1000.0 : 0;
-  if (unit == "m") return suffix == "m" ? 1.0 : suffix == "cm" ? 0.01 : suffix == "mm" ? 0.001 : 0;
-  if (unit == "s") return suffix == "s" ? 1.0 : suffix == "ms" ? 0.001 : 0;
-  if (unit == "%") return suffix == "%" ? 1.0 : 0;
-  return 0;
-}
+const char* kFailOnForm = "KEY=VALUE[,KEY=VALUE...], e.g. foot-slide-p90=5mm,switch-rate=3";
 
+// --fail-on's thresholds, all checked before anything is opened: throws UsageError naming the
+// option and the entry for a list that is not KEY=VALUE pairs, an unknown key, a key given
+// twice, a value that is not a finite number >= 0 or a unit the key does not take.
 std::vector<Threshold> parseFailOn(const std::string& text) {
   std::vector<Threshold> out;
-  std::string known;
-  for (const MotionKey& k : kMotionKeys) known += std::string(known.empty() ? "" : ", ") + k.key;
+  if (trimmed(text).empty())
+    throw UsageError(std::string("--fail-on: no threshold given; write ") + kFailOnForm);
   size_t start = 0;
   while (start <= text.size()) {
     const size_t comma = std::min(text.find(',', start), text.size());
-    const std::string item = text.substr(start, comma - start);
+    const std::string entry = trimmed(text.substr(start, comma - start));
     start = comma + 1;
-    const size_t eq = item.find('=');
-    if (item.empty() || eq == std::string::npos || eq == 0 || eq + 1 == item.size())
-      throw UsageError("--fail-on wants KEY=VALUE[,KEY=VALUE...], got '" + item +
-                       "'; keys: " + known);
-    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    if (entry.empty())
+      throw UsageError("--fail-on: an empty entry in '" + text + "'; write " + kFailOnForm);
+    const size_t eq = entry.find('=');
+    const std::string key = trimmed(entry.substr(0, eq));
+    const std::string value = eq == std::string::npos ? "" : trimmed(entry.substr(eq + 1));
+    if (eq == std::string::npos || key.empty() || value.empty())
+      throw UsageError("--fail-on: '" + entry + "' is not KEY=VALUE; write " + kFailOnForm);
     const MotionKey* found = nullptr;
     for (const MotionKey& k : kMotionKeys)
       if (key == k.key) found = &k;
     if (!found) {
-      std::string hint;
-      for (const MotionKey& k : kMotionKeys) {
-        const std::string name = k.key;
-        // The same key but for one misplaced part: a prefix of three letters and the same end.
-        if (name.substr(0, 3) == key.substr(0, 3) &&
-            name.substr(name.size() - 3) == key.substr(key.size() < 3 ? 0 : key.size() - 3))
-          hint = " (did you mean '" + name + "'?)";
-      }
-      throw UsageError("--fail-on: unknown measure '" + key + "'" + hint + "; keys: " + known);
+      const MotionKey* close = closestKey(key);
+      throw UsageError("--fail-on: '" + entry + "': unknown measure '" + key + "'" +
+                       (close ? std::string(" (did you mean '") + close->key + "'?)" : "") +
+                       "; the measures: " + knownKeys());
     }
-    size_t used = 0;
-    double number = 0;
-    try {
-      number = std::stod(value, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    const std::string suffix = used ? value.substr(used) : std::string();
-    const double factor = used ? unitFactor(found->unit, suffix) : 0;
-    if (!used || !(factor > 0) || !std::isfinite(number) || number < 0) {
-      const std::string unit = *found->unit ? std::string(" in ") + found->unit : std::string();
-      throw UsageError("--fail-on: " + key + " wants a finite number >= 0" + unit +
-                       (*found->unit && std::string(found->unit) != "%"
-                            ? std::string(" (or with a unit: ") +
-                                  (std::string(found->unit) == "s" ? "s, ms" : "mm, cm, m") + ")"
-                            : std::string()) +
-                       ", got '" + value + "'");
-    }
-    out.push_back({found, number * factor, value});
+    for (const Threshold& t : out)
+      if (t.key == found)
+        throw UsageError("--fail-on: '" + entry + "': " + key + " is given twice");
+    const UnitInfo& unit = unitInfo(found->unit);
+    const size_t length = numberLength(value);
+    const double number = length ? std::strtod(value.substr(0, length).c_str(), nullptr) : 0.0;
+    if (length == 0 || !std::isfinite(number))
+      throw UsageError("--fail-on: '" + entry + "': the value must be a finite number >= 0; " +
+                       key + " takes " + unit.accepted);
+    const std::string suffix = trimmed(value.substr(length));
+    double factor = suffix.empty() ? 1.0 : 0.0;
+    for (const Suffix& s : unit.suffixes)
+      if (suffix == s.text) factor = s.factor;
+    if (!(factor > 0))
+      throw UsageError("--fail-on: '" + entry + "': '" + suffix + "' is not a unit of " + key +
+                       ", which takes " + unit.accepted);
+    out.push_back({found, number * factor, entry});
   }
   return out;
+}
+
+// The motion measures side by side, in kMotionKeys' order, named by their --fail-on keys.
+void printMotion(const Measures& a, const Measures& b, std::ostream& out) {
+  out << "  motion measures (docs/review.md \"Motion measures\"; the keys of --fail-on)\n";
+  out << format("    %-26s %-7s %14s %14s %12s\n", "", "", "A", "B", "B - A");
+  for (const MotionKey& k : kMotionKeys) {
+    const double va = k.of(a), vb = k.of(b);
+    out << format("    %-26s %-7s %14.6g %14.6g %12s\n", k.key, unitInfo(k.unit).column, va, vb,
+                  format("%+.4g", vb - va).c_str());
+  }
+  const auto count = [](uint64_t n) { return static_cast<unsigned long long>(n); };
+  out << format(
+      "    over %llu / %llu contact phases, %llu / %llu sharp turns, %llu / %llu switches in "
+      "%g / %g character-seconds\n",
+      count(a.phase_drift_mm.count), count(b.phase_drift_mm.count), count(a.sharp_turns),
+      count(b.sharp_turns), count(a.switches), count(b.switches), a.character_seconds,
+      b.character_seconds);
 }
 
 void printReplay(const DiffResult& r, std::ostream& out) {
@@ -312,9 +468,7 @@ void printReplay(const DiffResult& r, std::ostream& out) {
                 false, out);
   printStatLine("p95 trajectory error (m)", d.a.p95_trajectory_error, d.b.p95_trajectory_error,
                 false, out);
-  out << "  motion (docs/review.md \"Motion measures\")\n";
-  for (const MotionKey& k : kMotionKeys)
-    printStatLine(k.label, k.of(d.a.motion), k.of(d.b.motion), false, out);
+  printMotion(d.a.motion, d.b.motion, out);
   const size_t listed = std::min(d.clips.size(), kListedClips);
   int width = 24;  // the clip names' column, as wide as the longest listed
   for (size_t i = 0; i < listed; ++i) width = std::max(width, int(d.clips[i].name.size()));
@@ -425,7 +579,41 @@ void writeStructure(JsonWriter& json, const StructureDiff& s) {
   json.endObject();
 }
 
-void writeStats(JsonWriter& json, const char* key, const ReplayStats& s) {
+// The JSON's motion measures of one file: `motion` (kMotionKeys, values in their units),
+// `motion_detail` (what they were counted over) and `clips_sliding`.
+void writeMotion(JsonWriter& json, const ReplayStats& s, const mmdb::Database& db) {
+  const Measures& m = s.motion;
+  json.key("motion").beginObject();
+  for (const MotionKey& k : kMotionKeys) json.field(jsonKey(k.key), k.of(m));
+  json.endObject();
+  const auto joint = [&](const char* key, int32_t j) {
+    json.key(key);
+    if (j < 0 || uint32_t(j) >= db.jointCount())
+      json.null();
+    else
+      json.value(db.jointName(uint32_t(j)));
+  };
+  json.key("motion_detail").beginObject();
+  json.field("character_seconds", m.character_seconds).field("searches", m.searches);
+  json.field("switches", m.switches).field("continuations", m.continuations);
+  json.field("held", m.held).field("contact_phases", m.phase_drift_mm.count);
+  json.field("phases_over_limit", m.phases_over_limit).field("sharp_turns", m.sharp_turns);
+  json.field("responses_answered", m.response_s.count);
+  joint("worst_joint_at_switch", m.worst_joint[mmdb::kAtSwitch]);
+  joint("worst_joint_elsewhere", m.worst_joint[mmdb::kElsewhere]);
+  json.endObject();
+  json.key("clips_sliding").beginArray();  // the clips where planted feet drift most, worst first
+  for (size_t i = 0; i < s.slides.size() && i < kListedClips; ++i) {
+    const mmdb::ClipSlide& c = s.slides[i];
+    json.beginObject().field("name", db.clip(c.clip).name).field("clip", c.clip);
+    json.field("phases", c.phases).field("over_limit", c.over_limit);
+    json.field("mean_drift_mm", c.mean_drift_mm).field("max_drift_mm", c.max_drift_mm);
+    json.endObject();
+  }
+  json.endArray();
+}
+
+void writeStats(JsonWriter& json, const char* key, const ReplayStats& s, const mmdb::Database& db) {
   json.key(key).beginObject();
   json.field("decisions", s.decisions).field("decisions_per_second", s.decisions_per_second);
   json.field("jumps", s.jumps);
@@ -433,17 +621,7 @@ void writeStats(JsonWriter& json, const char* key, const ReplayStats& s) {
   json.field("mean_trajectory_error", s.mean_trajectory_error);
   json.field("p95_trajectory_error", s.p95_trajectory_error);
   json.field("trajectory_samples", s.trajectory_samples);
-  json.key("motion").beginObject();
-  for (const MotionKey& k : kMotionKeys) json.field(jsonKey(k.key), k.of(s.motion));
-  json.endObject();
-  json.key("clips_sliding").beginArray();  // the clips where planted feet drift most
-  for (size_t i = 0; i < s.slides.size() && i < 10; ++i) {
-    const mmdb::ClipSlide& c = s.slides[i];
-    json.beginObject().field("clip", c.clip).field("phases", c.phases);
-    json.field("over_limit", c.over_limit).field("mean_drift_mm", c.mean_drift_mm);
-    json.endObject();
-  }
-  json.endArray();
+  writeMotion(json, s, db);
   json.endObject();
 }
 
@@ -496,8 +674,8 @@ void writeReplay(JsonWriter& json, const DiffResult& r) {
   if (r.replay) {
     const ReplayDiff& d = *r.replay;
     json.field("steps", d.steps);
-    writeStats(json, "a", d.a);
-    writeStats(json, "b", d.b);
+    writeStats(json, "a", d.a, *r.db_a);
+    writeStats(json, "b", d.b, *r.db_b);
     json.key("clip_usage").beginArray();
     for (const ClipUsage& c : d.clips) {
       json.beginObject().field("name", c.name).field("in_a", c.in_a).field("in_b", c.in_b);
@@ -537,7 +715,7 @@ void printJson(const DiffResult& r, std::ostream& out) {
 
 }  // namespace
 
-int runDiffCommand(const DiffCommandOptions& options, std::ostream& out) {
+int runDiffCommand(const DiffCommandOptions& options, std::ostream& out, std::ostream& err) {
   if (options.characters < 1 || options.characters > int64_t{mmcook::review::kMaxReplayCharacters})
     throw UsageError(format("--characters wants a whole number from 1 to %u, got %lld",
                             mmcook::review::kMaxReplayCharacters,
@@ -547,7 +725,7 @@ int runDiffCommand(const DiffCommandOptions& options, std::ostream& out) {
                             mmcook::review::kMaxReplaySeconds, options.seconds));
 
   const std::vector<Threshold> thresholds =
-      options.fail_on.empty() ? std::vector<Threshold>() : parseFailOn(options.fail_on);
+      options.fail_on_given ? parseFailOn(options.fail_on) : std::vector<Threshold>();
   mmdb::StickScript script = mmdb::StickScript::builtIn();
   if (!options.stick.empty()) {
     mmdb::Result<mmdb::StickScript> loaded = mmdb::StickScript::load(options.stick.c_str());
@@ -560,6 +738,8 @@ int runDiffCommand(const DiffCommandOptions& options, std::ostream& out) {
   DiffResult result;
   result.options = &options;
   result.script = &script;
+  result.db_a = &a;
+  result.db_b = &b;
   result.structure = mmcook::review::compareStructure(a, b);
   if (result.structure.jointCountsDiffer()) {
     result.replay_skipped = format(
@@ -593,15 +773,17 @@ int runDiffCommand(const DiffCommandOptions& options, std::ostream& out) {
   else
     printText(result, out);
   if (!thresholds.empty() && !result.replay)
-    throw InputError("--fail-on: there is no replay to check (" + result.replay_skipped + ")");
+    throw InputError("--fail-on: B's replay did not run, so there is nothing to check: " +
+                     result.replay_skipped);
   bool exceeded = false;
+  out.flush();
   for (const Threshold& t : thresholds) {
     const double value = t.key->of(result.replay->b.motion);
     if (value <= t.limit) continue;
     exceeded = true;
-    std::cerr << format("mmcook diff: B's %s is %.4g%s, over --fail-on %s=%s\n", t.key->key, value,
-                        *t.key->unit ? (std::string(" ") + t.key->unit).c_str() : "", t.key->key,
-                        t.given.c_str());
+    const char* after = unitInfo(t.key->unit).after;
+    err << format("mmcook diff: --fail-on %s: B's %s is %.4g%s, over %g%s\n", t.given.c_str(),
+                  t.key->key, value, after, t.limit, after);
   }
   if (exceeded) return kExitChanged;
   return options.fail_on_change && result.differ() ? kExitChanged : kExitOk;

@@ -142,10 +142,11 @@ int run(int argc, char** argv) {
       ->capture_default_str();
   diff_cmd->add_flag("--fail-on-change", diff.fail_on_change,
                      "Exit with 4 when the files differ (in structure or in a decision)");
-  diff_cmd->add_option("--fail-on", diff.fail_on,
-                       "Exit with 4 when one of B's motion measures exceeds its threshold: "
-                       "KEY=VALUE[,KEY=VALUE...], e.g. foot-slide-p90=5mm,switch-rate=3 "
-                       "(docs/review.md \"Data checks\")");
+  CLI::Option* fail_on =
+      diff_cmd->add_option("--fail-on", diff.fail_on,
+                           "Exit with 4 when one of B's motion measures exceeds its threshold: "
+                           "KEY=VALUE[,KEY=VALUE...], e.g. foot-slide-p90=5mm,switch-rate=3 "
+                           "(docs/review.md \"Data checks\" lists the keys and units)");
 
   try {
     app.parse(argc, argv);
@@ -153,6 +154,7 @@ int run(int argc, char** argv) {
     const int code = app.exit(e);  // prints help, the version or the parse error
     return code == 0 ? mmdb::cook::kExitOk : mmdb::cook::kExitUsage;
   }
+  diff.fail_on_given = fail_on->count() > 0;
   if (quiet && verbose) throw mmdb::cook::UsageError("--quiet and --verbose do not go together");
   cook.quiet = clip.quiet = link.quiet = quiet;
   setUpLogging(quiet, verbose);
@@ -163,7 +165,7 @@ int run(int argc, char** argv) {
     link.inputs = {link_manifest};
     return mmdb::cook::runCookCommand(link);
   }
-  if (*diff_cmd) return mmdb::cook::runDiffCommand(diff, std::cout);
+  if (*diff_cmd) return mmdb::cook::runDiffCommand(diff, std::cout, std::cerr);
   if (*inspect_cmd) {
     mmdb::cook::inspectDatabase(inspect_path, json, std::cout);
     return mmdb::cook::kExitOk;

@@ -16,7 +16,8 @@ struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// kExitChanged: `mmcook diff --fail-on-change` found the two files differ.
+// kExitChanged: `mmcook diff --fail-on-change` found the two files differ, or `--fail-on` one of
+// B's motion measures over its threshold.
 enum ExitCode : int {
   kExitOk = 0,
   kExitBadInput = 1,

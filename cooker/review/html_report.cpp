@@ -99,6 +99,7 @@ header a{color:#a5d8ff;margin-right:14px}
 section{background:#fff;margin:16px 24px;padding:12px 18px;border:1px solid #dee2e6;border-radius:6px}
 h2{margin:4px 0 8px;font-size:17px}
 h3{margin:6px 0;font-size:15px}
+h4{margin:10px 0 4px;font-size:14px}
 .columns{display:grid;grid-template-columns:repeat(var(--n),minmax(0,1fr));gap:18px}
 .db{min-width:0}
 .note{color:#495057;font-size:13px}
@@ -646,44 +647,97 @@ void clipUsage(Page& page, const Side& side, const Replay& r) {
                  r.stats.clip_frames.size());
 }
 
-// What a player sees in the replay (docs/review.md "Motion measures"), and the clips where planted
-// feet drift most.
-void motionTable(Page& page, const Side& side, const ReplayStats& st) {
-  const mmdb::MotionMeasures& m = st.motion;
+// What a player sees in the replay (mmdb::MotionMeter, docs/review.md "Motion measures"): one
+// row per measure, its --fail-on keys in the tooltip; then the clips where feet slide most.
+void motionTable(Page& page, const Side& side, const Replay& r) {
+  const mmdb::MotionMeasures& m = r.stats.motion;
+  const mmdb::MotionMeasureSettings limits;  // the replay's meter measures with the defaults
+  const mmdb::Database& db = *side.input.db;
+  const auto count = [](uint64_t n) { return static_cast<unsigned long long>(n); };
+  const auto joint = [&](int32_t j) {
+    return j >= 0 && uint32_t(j) < db.jointCount() ? escape(db.jointName(uint32_t(j)))
+                                                   : std::string("-");
+  };
+  const auto rate = [&](uint64_t n) {
+    return m.character_seconds > 0 ? double(n) / m.character_seconds : 0.0;
+  };
+  const auto row = [&](const char* keys, const std::string& what, const std::string& value) {
+    page += format("<tr title=\"--fail-on %s\"><td>%s</td><td class=\"num\">%s</td></tr>", keys,
+                   what.c_str(), value.c_str());
+  };
+  const double drift_limit = double(limits.phase_drift_limit) * 1000.0;
+  const std::string window = format("within %g s of a switch", double(limits.transition_window));
+  const auto& reasons = m.switches_by_reason;
+  page += "<h4>Motion measures</h4>";
   page += format(
-      "<table class=\"summary motion\" data-switch-rate=\"%.3f\">"
-      "<tr><td>planted toe slide per step (mm): p50, p90, max</td><td class=\"num\">%.1f, %.1f, "
-      "%.1f</td></tr>"
-      "<tr><td>contact phases drifting over 21 mm</td><td class=\"num\">%.1f%% of %llu</td></tr>"
-      "<tr><td>largest joint step / the clips' (at a switch; elsewhere)</td><td "
-      "class=\"num\">%.2fx; %.2fx</td></tr>"
-      "<tr><td>switches per character-second (periodic, range end, forced)</td><td "
-      "class=\"num\">%.2f (%llu, %llu, %llu)</td></tr>"
-      "<tr><td>sharp turns answered (s): p50, p90; missed</td><td class=\"num\">%.2f, %.2f; "
-      "%llu</td></tr>"
-      "</table>",
-      m.switch_rate, m.planted_slide_mm.p50, m.planted_slide_mm.p90, m.planted_slide_mm.max,
-      100.0 * m.phase_share_over_limit, static_cast<unsigned long long>(m.phase_drift_mm.count),
-      m.max_step_ratio[mmdb::kAtSwitch], m.max_step_ratio[mmdb::kElsewhere], m.switch_rate,
-      static_cast<unsigned long long>(m.switches_by_reason[size_t(mmdb::SearchReason::Periodic)]),
-      static_cast<unsigned long long>(m.switches_by_reason[size_t(mmdb::SearchReason::RangeEnd)]),
-      static_cast<unsigned long long>(m.switches_by_reason[size_t(mmdb::SearchReason::Forced)]),
-      m.response_s.p50, m.response_s.p90, static_cast<unsigned long long>(m.responses_missed));
-  if (st.slides.empty()) return;
-  page +=
-      "<table class=\"summary slides\"><tr><th>feet slide most in</th><th>phases over 21 mm"
-      "</th><th>mean drift (mm)</th></tr>";
-  for (size_t i = 0; i < st.slides.size() && i < 10; ++i) {
-    const mmdb::ClipSlide& c = st.slides[i];
-    const std::string name =
-        c.clip < side.input.db->clipCount() ? std::string(side.input.db->clip(c.clip).name) : "?";
+      "<table class=\"motion\" data-phases=\"%llu\" data-switches=\"%llu\">"
+      "<tr><th>all characters (docs/review.md, &quot;Motion measures&quot;)</th>"
+      "<th class=\"num\"></th></tr>",
+      count(m.phase_drift_mm.count), count(m.switches));
+  row("foot-slide-p50, foot-slide-p90, foot-slide-max",
+      "planted toe slide per step (mm): p50, p90, max",
+      format("%.2f, %.2f, %.1f", m.planted_slide_mm.p50, m.planted_slide_mm.p90,
+             m.planted_slide_mm.max));
+  row("phase-drift-share", format("contact phases drifting over %g mm", drift_limit),
+      format("%llu of %llu (%.1f%%)", count(m.phases_over_limit), count(m.phase_drift_mm.count),
+             100.0 * m.phase_share_over_limit));
+  row("phase-drift-p50, phase-drift-p90, phase-drift-max",
+      "a phase's drift, planted to lifted (mm): p50, p90, max",
+      format("%.1f, %.1f, %.1f", m.phase_drift_mm.p50, m.phase_drift_mm.p90, m.phase_drift_mm.max));
+  row("pose-step-max-at-switch, pose-step-max-elsewhere",
+      "largest joint step (mm): " + window + "; elsewhere",
+      format("%.1f; %.1f", m.max_joint_step_mm[mmdb::kAtSwitch],
+             m.max_joint_step_mm[mmdb::kElsewhere]));
+  row("pose-step-ratio-at-switch, pose-step-ratio-elsewhere",
+      "joint step over the clips' largest: " + window + "; elsewhere",
+      format("%.2f (%s); %.2f (%s)", m.max_step_ratio[mmdb::kAtSwitch],
+             joint(m.worst_joint[mmdb::kAtSwitch]).c_str(), m.max_step_ratio[mmdb::kElsewhere],
+             joint(m.worst_joint[mmdb::kElsewhere]).c_str()));
+  row("acceleration-max-at-switch, acceleration-max-elsewhere",
+      "largest joint acceleration (m/s&sup2;): " + window + "; elsewhere",
+      format("%.0f; %.0f", m.max_acceleration[mmdb::kAtSwitch],
+             m.max_acceleration[mmdb::kElsewhere]));
+  row("switch-rate, switch-rate-range-end, switch-rate-stick-changed, switch-rate-periodic",
+      "switches per character-second (end of range, stick change, periodic)",
+      format("%.2f (%.2f, %.2f, %.2f)", m.switch_rate,
+             rate(reasons[size_t(mmdb::SearchReason::RangeEnd)]),
+             rate(reasons[size_t(mmdb::SearchReason::Forced)]),
+             rate(reasons[size_t(mmdb::SearchReason::Periodic)])));
+  row("continuation-rate, hold-rate",
+      "per character-second: continuations; steps a search waited for the cooldown",
+      format("%.2f; %.2f", rate(m.continuations), rate(m.held)));
+  row("response-p50, response-p90, response-max", "sharp turns answered in (s): p50, p90, max",
+      format("%.2f, %.2f, %.2f", m.response_s.p50, m.response_s.p90, m.response_s.max));
+  row("responses-missed", "sharp turns not answered",
+      format("%llu of %llu", count(m.responses_missed), count(m.sharp_turns)));
+  page += "</table>";
+
+  constexpr size_t kShown = 10;
+  const size_t shown = std::min(r.stats.slides.size(), kShown);
+  page += "<h4>Clips where feet slide most</h4>";
+  if (r.stats.slides.empty()) {
+    page +=
+        "<p class=\"note\">No contact phase was recorded: no toe planted and lifted while the "
+        "replay ran.</p>";
+    return;
+  }
+  page += format(
+      "<table class=\"slides\" data-clips=\"%zu\"><tr><th>clip</th><th class=\"num\">phases</th>"
+      "<th class=\"num\">over %g mm</th><th class=\"num\">mean drift (mm)</th>"
+      "<th class=\"num\">max drift (mm)</th></tr>",
+      shown, drift_limit);
+  for (size_t i = 0; i < shown; ++i) {
+    const mmdb::ClipSlide& c = r.stats.slides[i];
     page += format(
-        "<tr><td>%s</td><td class=\"num\">%llu of %llu</td><td class=\"num\">%.1f</td>"
-        "</tr>",
-        escape(name).c_str(), static_cast<unsigned long long>(c.over_limit),
-        static_cast<unsigned long long>(c.phases), c.mean_drift_mm);
+        "<tr><td>%s</td><td class=\"num\">%llu</td><td class=\"num\">%llu</td>"
+        "<td class=\"num\">%.1f</td><td class=\"num\">%.1f</td></tr>",
+        escape(db.clip(c.clip).name).c_str(), count(c.phases), count(c.over_limit), c.mean_drift_mm,
+        c.max_drift_mm);
   }
   page += "</table>";
+  if (r.stats.slides.size() > kShown)
+    page += format("<p class=\"note\">%zu more clips with contact phases.</p>",
+                   r.stats.slides.size() - kShown);
 }
 
 void replaySection(Page& page, const std::vector<Side>& sides, const std::string& script_name,
@@ -695,11 +749,13 @@ void replaySection(Page& page, const std::vector<Side>& sides, const std::string
   page += format(
       "<p class=\"note\">%s (%.1f s: %s) played for %.0f s by %u characters through the "
       "runtime's CPU crowd, as mmdb_sample plays it (a search every 0.1 s, and when the stick "
-      "changes sharply or a range ends; docs/review.md). Left: character 0 seen from above "
-      "(forward up, left to the left), the path it was asked for (dashed: the controller's "
-      "simulation root) against the path it took (the root motion played), with its jumps "
-      "(hover for the time, the frames and the cost). Right: the cost of what it plays over time, "
-      "jumps in orange; every character's clip usage below.</p>",
+      "changes sharply or a range ends; docs/review.md). Under the numbers, what a player sees "
+      "(feet that slide, poses that jump, switches, answers to sharp turns; hover a row for its "
+      "mmcook diff --fail-on keys) and the clips where feet slide most. Left: character 0 seen "
+      "from above (forward up, left to the left), the path it was asked for (dashed: the "
+      "controller's simulation root) against the path it took (the root motion played), with "
+      "its jumps (hover for the time, the frames and the cost). Right: the cost of what it "
+      "plays over time, jumps in orange; every character's clip usage below.</p>",
       escape(script_name).c_str(), script.duration(), escape(segments).c_str(), settings.seconds,
       settings.characters);
   PathBox box;
@@ -735,7 +791,7 @@ void replaySection(Page& page, const std::vector<Side>& sides, const std::string
         static_cast<unsigned long long>(st.decisions), static_cast<unsigned long long>(st.jumps),
         jumps0, st.decisions_per_second, st.mean_cost, st.p95_cost, st.mean_trajectory_error,
         st.p95_trajectory_error);
-    motionTable(page, side, st);
+    motionTable(page, side, r);
     page += "<div class=\"polars\">";
     pathPlot(page, side, r, box);
     costPlot(page, r, settings.seconds, top);

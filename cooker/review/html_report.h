@@ -1,7 +1,7 @@
 // `mmcook report`: one self-contained HTML page (inline SVG, CSS and script; no network access)
 // that shows a cooked database, or two side by side: the clip timeline, each feature block's
-// distribution, the coverage map and a replay of a stick script (docs/report.md says what each
-// section shows).
+// distribution, the coverage map and a replay of a stick script with its motion measures and the
+// clips where feet slide most (docs/report.md says what each section shows).
 #pragma once
 
 #include "review/replay.h"

@@ -191,6 +191,15 @@ def check_page(driver, html, expected, compare):
                 or shown["usage rows"] > clips):
             fail(f"{html} {label}: replay with {decisions} searches, {jumps} jumps of "
                  f"character 0, showing {shown}")
+        # What a player sees: one row per measure, and the clips where feet slide most (the
+        # sample's toes plant, so there is at least one).
+        measures = q(f"#replay {panel} table.motion tr") - 1
+        sliding = q(f"#replay {panel} table.slides tr") - 1
+        phases = int(attr(f"#replay {panel} table.motion", "data-phases") or -1)
+        listed = int(attr(f"#replay {panel} table.slides", "data-clips") or -1)
+        if measures != 10 or phases < 1 or sliding != listed or not 1 <= sliding <= min(clips, 10):
+            fail(f"{html} {label}: {measures} motion measures over {phases} contact phases, "
+                 f"{sliding} clips where feet slide (data-clips {listed})")
         # Hovering a listed cell outlines it in the map (the page's script runs).
         driver.execute_script(
             "var row = document.querySelector(arguments[0]);"

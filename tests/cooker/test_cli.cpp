@@ -1451,6 +1451,43 @@ std::string weightedManifest(double trajectory_direction,
   return m.str();
 }
 
+std::string format(const char* fmt, auto... args) {
+  char buffer[1024];
+  std::snprintf(buffer, sizeof(buffer), fmt, args...);
+  return buffer;
+}
+
+// The motion measures of `mmcook diff`, as --fail-on spells them, in the order it prints them
+// (docs/review.md "Data checks"); the JSON spells them with '_'.
+const std::vector<std::string> kMotionKeys{"foot-slide-p50",
+                                           "foot-slide-p90",
+                                           "foot-slide-max",
+                                           "phase-drift-p50",
+                                           "phase-drift-p90",
+                                           "phase-drift-max",
+                                           "phase-drift-share",
+                                           "pose-step-ratio",
+                                           "pose-step-ratio-at-switch",
+                                           "pose-step-ratio-elsewhere",
+                                           "pose-step-max",
+                                           "pose-step-max-at-switch",
+                                           "pose-step-max-elsewhere",
+                                           "acceleration-max",
+                                           "acceleration-max-at-switch",
+                                           "acceleration-max-elsewhere",
+                                           "switch-rate",
+                                           "switch-rate-range-end",
+                                           "switch-rate-stick-changed",
+                                           "switch-rate-periodic",
+                                           "continuation-rate",
+                                           "hold-rate",
+                                           "trajectory-error-mean",
+                                           "trajectory-error-p95",
+                                           "response-p50",
+                                           "response-p90",
+                                           "response-max",
+                                           "responses-missed"};
+
 class CliDiff : public Cli {
  protected:
   // Cooks `manifest` into `output`; the test fails if it does not cook.
@@ -1577,56 +1614,179 @@ TEST_F(CliDiff, DifferentJointCountsCompareTheStructureOnly) {
   EXPECT_EQ(diff({"a.mmdb", "b.mmdb", "--fail-on-change"}).exit_code, 4);
   const Json doc = parsed(diff({"a.mmdb", "b.mmdb", "--json"}).out);
   EXPECT_EQ(doc["replay"]["skipped"].string().substr(0, 31), "A has 12 joints and B has 13: t");
+  // No replay, nothing to check against: bad input, after the comparison.
+  const CliRun checked = diff({"a.mmdb", "b.mmdb", "--fail-on", "switch-rate=3"});
+  EXPECT_EQ(checked.exit_code, 1);
+  EXPECT_EQ(checked.out, run.out);
+  EXPECT_EQ(checked.err,
+            "error: --fail-on: B's replay did not run, so there is nothing to check: A has 12 "
+            "joints and B has 13: they animate different skeletons, so their decisions cannot "
+            "be compared; the structure above is the whole comparison\n");
 }
 
-// --fail-on: a data check on B's motion measures, exit 4 when one is over its threshold.
-TEST_F(CliDiff, FailOnChecksTheMotionMeasures) {
-  writeGoodClips();
-  cook(weightedManifest(1.5), "a.mmdb");
-  const std::vector<std::string> short_run;  // diff() sets a short replay
-  auto args = [&](std::vector<std::string> extra) {
-    std::vector<std::string> all = {"a.mmdb", "a.mmdb"};
-    all.insert(all.end(), short_run.begin(), short_run.end());
-    all.insert(all.end(), extra.begin(), extra.end());
-    return all;
-  };
-  CliRun run = diff(args({"--fail-on", "switch-rate=1000,foot-slide-p90=10m,response-p90=60s"}));
-  EXPECT_EQ(run.exit_code, 0) << run.err;
-  run = diff(args({"--fail-on", "switch-rate=0"}));
-  EXPECT_EQ(run.exit_code, 4);
-  EXPECT_NE(run.err.find("B's switch-rate is "), std::string::npos) << run.err;
-  EXPECT_NE(run.err.find(", over --fail-on switch-rate=0\n"), std::string::npos) << run.err;
-  run = diff(args({"--fail-on", "pose-step-ratio=0,foot-slide-max=0mm", "--json"}));
-  EXPECT_EQ(run.exit_code, 4);
-  const Json doc = parsed(run.out);
-  for (const char* key : {"foot_slide_p90", "phase_drift_share", "pose_step_ratio", "switch_rate",
-                          "trajectory_error_mean", "response_p90"})
-    EXPECT_TRUE(std::holds_alternative<double>(doc["replay"]["b"]["motion"][key].value)) << key;
+// --fail-on: thresholds on B's motion measures. Within them it exits with 0 and prints what it
+// prints without them; over one it prints each threshold exceeded, with B's value, and exits
+// with 4.
+// The text of `mmcook diff` but for the one line that measures this machine.
+std::string withoutSearchSpeed(const std::string& text) {
+  const size_t at = text.find("  decisions/s (this machine)");
+  return at == std::string::npos ? text : text.substr(0, at) + text.substr(text.find('\n', at) + 1);
+}
 
-  run = diff(args({"--fail-on", "foot-slid-p90=5mm"}));
+// The sample's walk_turn.bvh (motion capture: its toes plant), cooked with two direction
+// weights.
+TEST_F(CliDiff, FailOnExitsWith4OverAThresholdAnd0Within) {
+  const std::string source = std::string(MMDB_TEST_DATA) + "/../../samples/data/walk_turn.bvh";
+  for (const auto& [name, weight] : {std::pair<std::string, double>{"a", 1.5}, {"b", 0.05}})
+    cook("[weights]\ntrajectory_direction = " + std::to_string(weight) +
+             "\n\n[[clip]]\nsource = " + mmdb::cook::JsonWriter::escape(source) + "\n",
+         name + ".mmdb");
+  const CliRun plain = diff({"a.mmdb", "b.mmdb"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  const Json doc = parsed(diff({"a.mmdb", "b.mmdb", "--json"}).out);
+  const Json& b = doc["replay"]["b"]["motion"];
+  for (const char* key : {"foot_slide_max", "phase_drift_share", "switch_rate",
+                          "trajectory_error_mean", "pose_step_ratio"})
+    ASSERT_GT(b[key].number(), 0) << key;
+  const Json& sliding = doc["replay"]["b"]["clips_sliding"];
+  ASSERT_EQ(sliding.size(), 1u);
+  EXPECT_EQ(sliding[0]["name"].string(), "walk_turn");
+  EXPECT_EQ(sliding[0]["phases"].number(),
+            doc["replay"]["b"]["motion_detail"]["contact_phases"].number());
+
+  CliRun run = diff({"a.mmdb", "b.mmdb", "--fail-on",
+                     "switch-rate=1000,foot-slide-p90=10m,response-p90=60s,"
+                     "phase-drift-share=100%,pose-step-ratio=1e6, responses-missed = 1000"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.err, "");
+  EXPECT_EQ(withoutSearchSpeed(run.out), withoutSearchSpeed(plain.out));
+  // A threshold equal to the value is not exceeded.
+  run = diff({"a.mmdb", "b.mmdb", "--fail-on",
+              "hold-rate=1e9,responses-missed=" + format("%.0f", b["responses_missed"].number())});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+
+  // Over: each threshold exceeded, in the order given, with the value in the key's unit.
+  const double error = b["trajectory_error_mean"].number();
+  const std::string below = format("%.6gcm", 100 * error * 0.99);
+  const std::string above = format("%.6gcm", 100 * error * 1.01);
+  run = diff({"a.mmdb", "b.mmdb", "--fail-on",
+              "foot-slide-max=0m,switch-rate=1000,trajectory-error-mean=" + below +
+                  ",phase-drift-share=0,pose-step-ratio=0.5"});
+  EXPECT_EQ(run.exit_code, 4);
+  EXPECT_EQ(withoutSearchSpeed(run.out), withoutSearchSpeed(plain.out));
+  EXPECT_EQ(run.err,
+            format("mmcook diff: --fail-on foot-slide-max=0m: B's foot-slide-max is %.4g mm, "
+                   "over 0 mm\n",
+                   b["foot_slide_max"].number()) +
+                format("mmcook diff: --fail-on trajectory-error-mean=%s: B's "
+                       "trajectory-error-mean is %.4g m, over %g m\n",
+                       below.c_str(), error, std::strtod(below.c_str(), nullptr) * 0.01) +
+                format("mmcook diff: --fail-on phase-drift-share=0: B's phase-drift-share is "
+                       "%.4g%%, over 0%%\n",
+                       b["phase_drift_share"].number()) +
+                format("mmcook diff: --fail-on pose-step-ratio=0.5: B's pose-step-ratio is %.4g, "
+                       "over 0.5\n",
+                       b["pose_step_ratio"].number()));
+  run = diff({"a.mmdb", "b.mmdb", "--fail-on", "trajectory-error-mean=" + above});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  // B's measures, not A's: B against A passes where A is over.
+  const double a_rate = doc["replay"]["a"]["motion"]["switch_rate"].number();
+  const double b_rate = b["switch_rate"].number();
+  if (a_rate != b_rate) {
+    const std::string between = format("%.9g", (a_rate + b_rate) / 2);
+    EXPECT_EQ(diff({"a.mmdb", "b.mmdb", "--fail-on", "switch-rate=" + between}).exit_code,
+              b_rate > a_rate ? 4 : 0);
+    EXPECT_EQ(diff({"b.mmdb", "a.mmdb", "--fail-on", "switch-rate=" + between}).exit_code,
+              a_rate > b_rate ? 4 : 0);
+  }
+  // With --json: the JSON on stdout, the thresholds on stderr.
+  run = diff({"a.mmdb", "b.mmdb", "--json", "--fail-on", "switch-rate=0"});
+  EXPECT_EQ(run.exit_code, 4);
+  EXPECT_EQ(parsed(run.out)["replay"]["b"]["motion"]["switch_rate"].number(), b_rate);
+  EXPECT_EQ(run.err, format("mmcook diff: --fail-on switch-rate=0: B's switch-rate is %.4g per "
+                            "character-second, over 0 per character-second\n",
+                            b_rate));
+}
+
+// Every --fail-on that does not parse is bad usage, named, before any file is opened (the files
+// here do not exist).
+TEST_F(CliDiff, FailOnThatDoesNotParseIsBadUsageBeforeAnythingRuns) {
+  std::string keys;
+  for (const std::string& key : kMotionKeys) keys += (keys.empty() ? "" : ", ") + key;
+  const std::string form = "write KEY=VALUE[,KEY=VALUE...], e.g. foot-slide-p90=5mm,switch-rate=3";
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"foot-slid-p90=5mm",
+       "'foot-slid-p90=5mm': unknown measure 'foot-slid-p90' (did you mean 'foot-slide-p90'?); "
+       "the measures: " +
+           keys},
+      {"foot_slide_p90=5mm",
+       "'foot_slide_p90=5mm': unknown measure 'foot_slide_p90' (did you mean "
+       "'foot-slide-p90'?); the measures: " +
+           keys},
+      {"switch-rate=3,swich-rate-periodic=1",
+       "'swich-rate-periodic=1': unknown measure 'swich-rate-periodic' (did you mean "
+       "'switch-rate-periodic'?); the measures: " +
+           keys},
+      {"smoothness=1", "'smoothness=1': unknown measure 'smoothness'; the measures: " + keys},
+      {"switch-rate=-1",
+       "'switch-rate=-1': the value must be a finite number >= 0; switch-rate takes a plain "
+       "number, per character-second"},
+      {"switch-rate=nan",
+       "'switch-rate=nan': the value must be a finite number >= 0; switch-rate takes a plain "
+       "number, per character-second"},
+      {"foot-slide-p90=inf",
+       "'foot-slide-p90=inf': the value must be a finite number >= 0; foot-slide-p90 takes a "
+       "number in mm, or with mm, cm or m after it"},
+      {"foot-slide-p90=1e999",
+       "'foot-slide-p90=1e999': the value must be a finite number >= 0; foot-slide-p90 takes a "
+       "number in mm, or with mm, cm or m after it"},
+      {"response-p90=soon",
+       "'response-p90=soon': the value must be a finite number >= 0; response-p90 takes a "
+       "number in s, or with s or ms after it"},
+      {"foot-slide-p90=5s",
+       "'foot-slide-p90=5s': 's' is not a unit of foot-slide-p90, which takes a number in mm, "
+       "or with mm, cm or m after it"},
+      {"response-p90=5mm",
+       "'response-p90=5mm': 'mm' is not a unit of response-p90, which takes a number in s, or "
+       "with s or ms after it"},
+      {"trajectory-error-p95=1ft",
+       "'trajectory-error-p95=1ft': 'ft' is not a unit of trajectory-error-p95, which takes a "
+       "number in m, or with m, cm or mm after it"},
+      {"phase-drift-share=0.1m",
+       "'phase-drift-share=0.1m': 'm' is not a unit of phase-drift-share, which takes a "
+       "percentage, with or without %"},
+      {"switch-rate=3mm",
+       "'switch-rate=3mm': 'mm' is not a unit of switch-rate, which takes a plain number, per "
+       "character-second"},
+      {"acceleration-max=10g",
+       "'acceleration-max=10g': 'g' is not a unit of acceleration-max, which takes a plain "
+       "number, in m/s^2"},
+      {"pose-step-ratio=2x",
+       "'pose-step-ratio=2x': 'x' is not a unit of pose-step-ratio, which takes a plain number "
+       "(a ratio)"},
+      {"responses-missed=1%",
+       "'responses-missed=1%': '%' is not a unit of responses-missed, which takes a plain "
+       "number (a count)"},
+      {"switch-rate", "'switch-rate' is not KEY=VALUE; " + form},
+      {"switch-rate=", "'switch-rate=' is not KEY=VALUE; " + form},
+      {"=3", "'=3' is not KEY=VALUE; " + form},
+      {"switch-rate=3,", "an empty entry in 'switch-rate=3,'; " + form},
+      {"switch-rate=3,,hold-rate=1", "an empty entry in 'switch-rate=3,,hold-rate=1'; " + form},
+      {"", "no threshold given; " + form},
+      {"switch-rate=3,switch-rate=4", "'switch-rate=4': switch-rate is given twice"},
+  };
+  for (const auto& [value, message] : cases) {
+    const CliRun run = mmcook({"diff", "missing_a.mmdb", "missing_b.mmdb", "--fail-on", value});
+    EXPECT_EQ(run.exit_code, 2) << value;
+    EXPECT_EQ(run.out, "") << value;
+    EXPECT_EQ(run.err,
+              "error: --fail-on: " + message + "\nRun with --help for more information.\n");
+  }
+  // Given as --fail-on=VALUE, the same.
+  const CliRun run = mmcook({"diff", "missing_a.mmdb", "missing_b.mmdb", "--fail-on=switch-rate"});
   EXPECT_EQ(run.exit_code, 2);
-  EXPECT_EQ(run.err.substr(0, 88),
-            "error: --fail-on: unknown measure 'foot-slid-p90' (did you mean 'foot-slide-p90'?); "
-            "keys");
-  EXPECT_EQ(run.out, "");
-  run = diff(args({"--fail-on", "switch-rate=-1"}));
-  EXPECT_EQ(run.exit_code, 2);
-  EXPECT_NE(run.err.find("error: --fail-on: switch-rate wants a finite number >= 0, got '-1'"),
-            std::string::npos)
-      << run.err;
-  run = diff(args({"--fail-on", "foot-slide-p90=5s"}));
-  EXPECT_EQ(run.exit_code, 2);
-  EXPECT_NE(run.err.find("foot-slide-p90 wants a finite number >= 0 in mm (or with a unit: mm, "
-                         "cm, m), got '5s'"),
-            std::string::npos)
-      << run.err;
-  run = diff(args({"--fail-on", "switch-rate"}));
-  EXPECT_EQ(run.exit_code, 2);
-  EXPECT_NE(run.err.find("--fail-on wants KEY=VALUE[,KEY=VALUE...], got 'switch-rate'"),
-            std::string::npos)
-      << run.err;
-  run = diff(args({"--fail-on", "switch-rate=nan"}));
-  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.err, "error: --fail-on: 'switch-rate' is not KEY=VALUE; " + form +
+                         "\nRun with --help for more information.\n");
 }
 
 TEST_F(CliDiff, BadInputNamesTheFileAndLine) {
@@ -1717,6 +1877,51 @@ TEST_F(CliDiff, JsonIsValidAndHasTheDocumentedKeys) {
     EXPECT_GT(stats["mean_trajectory_error"].number(), 0) << side;
     EXPECT_GE(stats["p95_trajectory_error"].number(), 0) << side;
     EXPECT_EQ(stats["trajectory_samples"].number(), 4 * 300) << side;
+    // The motion measures: every key, the trajectory error the same as above.
+    std::vector<std::string> keys, want;
+    for (const auto& [key, value] : std::get<JsonObject>(stats["motion"].value)) {
+      keys.push_back(key);
+      EXPECT_GE(value.number(), 0) << side << " " << key;
+    }
+    for (std::string key : kMotionKeys) {
+      std::replace(key.begin(), key.end(), '-', '_');
+      want.push_back(key);
+    }
+    std::sort(want.begin(), want.end());
+    EXPECT_EQ(keys, want) << side;
+    const Json& motion = stats["motion"];
+    EXPECT_EQ(motion["trajectory_error_mean"].number(), stats["mean_trajectory_error"].number());
+    EXPECT_EQ(motion["trajectory_error_p95"].number(), stats["p95_trajectory_error"].number());
+    EXPECT_GE(motion["pose_step_ratio"].number(), motion["pose_step_ratio_elsewhere"].number());
+    const Json& detail = stats["motion_detail"];
+    // 4 characters, 360 steps of a float 1/60 s.
+    EXPECT_NEAR(detail["character_seconds"].number(), 4 * 6, 1e-4);
+    EXPECT_EQ(detail["searches"].number(), stats["decisions"].number()) << side;
+    // Every jump is a switch, a continuation, or a character's first frame.
+    EXPECT_EQ(detail["switches"].number() + detail["continuations"].number() + 4,
+              stats["jumps"].number())
+        << side;
+    EXPECT_NEAR(motion["switch_rate"].number(),
+                detail["switches"].number() / detail["character_seconds"].number(), 1e-6)
+        << side;
+    EXPECT_GE(detail["contact_phases"].number(), 0) << side;  // the synthetic toes never plant
+    EXPECT_LE(detail["phases_over_limit"].number(), detail["contact_phases"].number()) << side;
+    EXPECT_GE(detail["held"].number(), 0) << side;
+    EXPECT_GE(detail["sharp_turns"].number(), detail["responses_answered"].number()) << side;
+    EXPECT_TRUE(std::holds_alternative<std::string>(detail["worst_joint_elsewhere"].value));
+    // The clips where feet slide most: by name, each with its phases.
+    const Json& sliding = stats["clips_sliding"];
+    EXPECT_LE(sliding.size(), 2u) << side;
+    double phases = 0;
+    for (size_t i = 0; i < sliding.size(); ++i) {
+      const Json& clip = sliding[i];
+      EXPECT_TRUE(clip["name"].string() == "walk" || clip["name"].string() == "turning")
+          << clip["name"].string();
+      EXPECT_LE(clip["over_limit"].number(), clip["phases"].number());
+      EXPECT_LE(clip["mean_drift_mm"].number(), clip["max_drift_mm"].number());
+      phases += clip["phases"].number();
+    }
+    EXPECT_EQ(phases, detail["contact_phases"].number()) << side;
   }
   ASSERT_EQ(replay["clip_usage"].size(), 2u);
   double share = 0;

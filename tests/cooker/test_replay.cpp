@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <numeric>
@@ -230,6 +231,42 @@ TEST_F(ReplayTest, TrajectoryErrorIsDesiredAgainstAchievedOverTheHorizon) {
   EXPECT_NEAR(r->stats.p95_trajectory_error, percentile95(errors), 1e-4);
   EXPECT_GT(r->stats.mean_trajectory_error, 0.0);
   EXPECT_GE(r->stats.p95_trajectory_error, r->stats.mean_trajectory_error * 0.5);
+}
+
+// The meter the replay runs counts what the replay decided: every search, every jump as a
+// switch, a continuation or a character's first frame (which is no switch), one trajectory error
+// per step whose last horizon the replay reaches, and every contact phase in its clip's slides.
+TEST_F(ReplayTest, ItsMotionMeasuresAgreeWithItsDecisions) {
+  ReplaySettings settings;
+  settings.characters = 3;
+  settings.seconds = 8.0;
+  const mmdb::Result<Replay> r = replay(db_, mmdb::StickScript::builtIn(), settings);
+  ASSERT_TRUE(r) << r.error().message();
+  const mmdb::MotionMeasures& m = r->stats.motion;
+  EXPECT_EQ(m.characters, 3u);
+  EXPECT_EQ(m.steps, 480u);
+  EXPECT_EQ(m.searches, r->stats.decisions);
+  EXPECT_EQ(m.switches + m.continuations + 3, r->stats.jumps);
+  EXPECT_GT(m.switches, 0u);
+  EXPECT_EQ(std::accumulate(m.switches_by_reason.begin(), m.switches_by_reason.end(), uint64_t{0}),
+            m.switches);
+  EXPECT_EQ(m.switches_by_reason[size_t(mmdb::SearchReason::Start)], 0u);
+  // A switch is a jump of its search's reason.
+  std::array<uint64_t, 5> jumps{};
+  for (const ReplayJump& j : r->jumps) ++jumps[size_t(j.reason)];
+  for (size_t reason = 0; reason < jumps.size(); ++reason)
+    EXPECT_LE(m.switches_by_reason[reason], jumps[reason]) << reason;
+  EXPECT_EQ(m.trajectory_error_m.count, 3u * (480u - 60u));
+  EXPECT_EQ(r->stats.trajectory_samples, m.trajectory_error_m.count);
+  uint64_t phases = 0, over = 0;
+  for (const mmdb::ClipSlide& slide : r->stats.slides) {
+    EXPECT_LT(slide.clip, db_.clipCount());
+    EXPECT_GT(slide.phases, 0u);
+    phases += slide.phases;
+    over += slide.over_limit;
+  }
+  EXPECT_EQ(phases, m.phase_drift_mm.count);
+  EXPECT_EQ(over, m.phases_over_limit);
 }
 
 TEST_F(ReplayTest, SettingsOutOfRangeAreRefused) {

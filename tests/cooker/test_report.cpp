@@ -11,9 +11,11 @@
 #include <gtest/gtest.h>
 
 #include <mmdb/controller.h>
+#include <mmdb/stick_script.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -275,8 +277,8 @@ TEST_F(Report, WritesOneSelfContainedPage) {
     EXPECT_NE(html.find(id), std::string::npos) << id;
   // Both replays' motion measures, one table each.
   size_t tables = 0;
-  for (size_t at = html.find("class=\"summary motion\""); at != std::string::npos;
-       at = html.find("class=\"summary motion\"", at + 1))
+  for (size_t at = html.find("<table class=\"motion\""); at != std::string::npos;
+       at = html.find("<table class=\"motion\"", at + 1))
     ++tables;
   EXPECT_EQ(tables, 2u);
   EXPECT_NE(html.find("planted toe slide per step (mm): p50, p90, max"), std::string::npos);
@@ -289,6 +291,72 @@ TEST_F(Report, WritesOneSelfContainedPage) {
   EXPECT_NE(html.find("Not compared cell by cell"), std::string::npos);
   EXPECT_EQ(files(), (std::vector<std::string>{"circle.bvh", "report.html", "tailed.mmdb",
                                                "three.mmdb", "walk.bvh"}));
+}
+
+std::string format(const char* fmt, auto... args) {
+  char buffer[512];
+  std::snprintf(buffer, sizeof(buffer), fmt, args...);
+  return buffer;
+}
+
+// The replay section shows what the replay's meter measured, for each database, and the clips
+// where feet slide most. The sample's walk_turn.bvh is motion capture: its toes plant.
+TEST_F(Report, TheReplayShowsItsMotionMeasuresAndWhereFeetSlide) {
+  ClipSpec clip;
+  clip.source = std::string(MMDB_TEST_DATA) + "/../../samples/data/walk_turn.bvh";
+  CookRequest request;
+  request.clips = {clip};
+  const mmdb::Database db = cook(request, "walk_turn.mmdb");
+  ReportSettings settings;
+  settings.replay.characters = 2;
+  settings.replay.seconds = 8;
+  const ReportDatabase input{"walk_turn.mmdb", &db};
+  const std::string html = renderReport(input, nullptr, settings);
+  const mmdb::Result<Replay> r = replay(db, mmdb::StickScript::builtIn(), settings.replay);
+  ASSERT_TRUE(r) << r.error().message();
+  const mmdb::MotionMeasures& m = r->stats.motion;
+  ASSERT_GT(m.phase_drift_mm.count, 0u);
+  const auto count = [](uint64_t n) { return static_cast<unsigned long long>(n); };
+  const auto shown = [&](const std::string& text) {
+    EXPECT_NE(html.find(text), std::string::npos) << text;
+  };
+  shown(format("<table class=\"motion\" data-phases=\"%llu\" data-switches=\"%llu\">",
+               count(m.phase_drift_mm.count), count(m.switches)));
+  shown(
+      format("<td>planted toe slide per step (mm): p50, p90, max</td><td class=\"num\">%.2f, "
+             "%.2f, %.1f</td>",
+             m.planted_slide_mm.p50, m.planted_slide_mm.p90, m.planted_slide_mm.max));
+  shown(format(
+      "<td>contact phases drifting over 21 mm</td><td class=\"num\">%llu of %llu "
+      "(%.1f%%)</td>",
+      count(m.phases_over_limit), count(m.phase_drift_mm.count), 100.0 * m.phase_share_over_limit));
+  shown(
+      format("<td>largest joint step (mm): within 0.6 s of a switch; elsewhere</td><td "
+             "class=\"num\">%.1f; %.1f</td>",
+             m.max_joint_step_mm[mmdb::kAtSwitch], m.max_joint_step_mm[mmdb::kElsewhere]));
+  shown(
+      format("<td>switches per character-second (end of range, stick change, periodic)</td><td "
+             "class=\"num\">%.2f (",
+             m.switch_rate));
+  shown(format("<td>sharp turns not answered</td><td class=\"num\">%llu of %llu</td>",
+               count(m.responses_missed), count(m.sharp_turns)));
+  // One clip, all its phases.
+  ASSERT_EQ(r->stats.slides.size(), 1u);
+  const mmdb::ClipSlide& slide = r->stats.slides[0];
+  EXPECT_EQ(slide.phases, m.phase_drift_mm.count);
+  shown("<h4>Clips where feet slide most</h4><table class=\"slides\" data-clips=\"1\">");
+  shown(format(
+      "<tr><td>walk_turn</td><td class=\"num\">%llu</td><td class=\"num\">%llu</td><td "
+      "class=\"num\">%.1f</td><td class=\"num\">%.1f</td></tr>",
+      count(slide.phases), count(slide.over_limit), slide.mean_drift_mm, slide.max_drift_mm));
+
+  // Compared: each database has its own tables.
+  const std::string both = renderReport(input, &input, settings);
+  size_t tables = 0;
+  for (size_t at = both.find("<table class=\"motion\""); at != std::string::npos;
+       at = both.find("<table class=\"motion\"", at + 1))
+    ++tables;
+  EXPECT_EQ(tables, 2u);
 }
 
 TEST_F(Report, ABadDatabaseIsNamedAndLeavesNoPage) {
