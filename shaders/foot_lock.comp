@@ -15,6 +15,7 @@
 layout(local_size_x = MMDB_GROUP_SIZE) in;
 
 const float kBlendHalflives = 20.0;  // a blend back ends this many half-lives after its unlock
+const float kKneeHint = 0.1;        // the lean of a knee's plane towards knee_forward (the CPU's)
 
 // The shortest rotation taking direction a to direction b (identity when either vanishes).
 vec4 rotationBetween(vec3 a, vec3 b) {
@@ -26,6 +27,14 @@ vec4 rotationBetween(vec3 a, vec3 b) {
     vec3 other = abs(u.x) < 0.9 ? vec3(1.0, 0.0, 0.0) : vec3(0.0, 1.0, 0.0);
     return vec4(normalize(cross(u, other)), 0.0);
   }
+  return normalize(vec4(cross(u, v), 1.0 + c));
+}
+
+// The rotation about `axis` (unit) taking unit u to unit v, both across it (a half turn about
+// `axis` when they are opposite).
+vec4 turnAbout(vec3 u, vec3 v, vec3 axis) {
+  float c = dot(u, v);
+  if (c < -1.0 + 1e-6) return vec4(axis, 0.0);
   return normalize(vec4(cross(u, v), 1.0 + c));
 }
 
@@ -50,8 +59,8 @@ void setModelRotation(uint base, uint j, vec4 model) {
   local_poses[base + j].rotation = normalize(quatMul(quatInv(parent_rotation), model));
 }
 
-// Two-bone IK (mmdb::TwoBoneIkJob): the knee bends in the plane of the chain (towards
-// knee_forward when it is straight) to reach as far as the target, at most the chain's length
+// Two-bone IK (mmdb::TwoBoneIkJob): the knee bends in the plane of the chain, leaning towards
+// knee_forward (all of the way when it is straight), to reach as far as the target, at most the chain's length
 // less the buffer (or as far as it reaches already), then the upper joint swings it onto the
 // target.
 void bend(uint base, uint upper, uint knee, uint end, vec3 target, vec3 knee_forward, float length_buffer) {
@@ -66,19 +75,29 @@ void bend(uint base, uint upper, uint knee, uint end, vec3 target, vec3 knee_for
   float reach = max(min(length(target - a), longest), shortest);
   float cos_now = min(max(dot(-ab, bc) / (lab * lbc), -1.0), 1.0);
   float cos_wanted = min(max((lab * lab + lbc * lbc - reach * reach) / (2.0 * lab * lbc), -1.0), 1.0);
-  vec3 axis = cross(ab, bc);
-  if (!(length(axis) > 1e-6 * lab * lbc)) axis = cross(knee_forward, c - a);
-  if (!(length(axis) > 1e-9)) axis = cross(ab, abs(ab.x) < 0.9 * lab ? vec3(1.0, 0.0, 0.0) : vec3(0.0, 1.0, 0.0));
+  // The plane to bend in: the chain's own normal (as long as the knee's sine) plus kKneeHint of
+  // the one towards knee_forward; the chain first swivels about the hip-to-ankle line into it.
+  vec3 ac = c - a;
+  vec3 own = cross(ab, bc) / (lab * lbc);
+  vec3 axis = own;
+  vec3 hint = cross(knee_forward, ac);
+  float hint_length = length(hint);
+  if (hint_length > 1e-6 * length(knee_forward) * length(ac)) axis += (kKneeHint / hint_length) * hint;
+  if (!(length(axis) > 1e-6)) axis = cross(ab, abs(ab.x) < 0.9 * lab ? vec3(1.0, 0.0, 0.0) : vec3(0.0, 1.0, 0.0));
   axis = normalize(axis);
+  vec4 swivel = vec4(0.0, 0.0, 0.0, 1.0);
+  if (length(own) > 1e-6 && length(ac) > 1e-6) swivel = turnAbout(normalize(own), axis, normalize(ac));
+  vec3 b_swivelled = a + quatRotate(swivel, ab);
+  vec3 bc_swivelled = quatRotate(swivel, bc);
   float sin_now = sqrt(max(1.0 - cos_now * cos_now, 0.0));
   float sin_wanted = sqrt(max(1.0 - cos_wanted * cos_wanted, 0.0));
   float cos_turn = cos_now * cos_wanted + sin_now * sin_wanted;
   float sin_turn = sin_now * cos_wanted - cos_now * sin_wanted;
   vec4 knee_turn = 1.0 + cos_turn > 1e-6 ? normalize(vec4(axis * sin_turn, 1.0 + cos_turn)) : vec4(axis, 0.0);
-  vec3 bent = b + quatRotate(knee_turn, bc);
+  vec3 bent = b_swivelled + quatRotate(knee_turn, bc_swivelled);
   vec4 swing = rotationBetween(bent - a, target - a);
-  vec4 upper_model = normalize(quatMul(swing, model_poses[base + upper].rotation));
-  vec4 knee_model = normalize(quatMul(swing, quatMul(knee_turn, model_poses[base + knee].rotation)));
+  vec4 upper_model = normalize(quatMul(swing, quatMul(swivel, model_poses[base + upper].rotation)));
+  vec4 knee_model = normalize(quatMul(swing, quatMul(knee_turn, quatMul(swivel, model_poses[base + knee].rotation))));
   setModelRotation(base, upper, upper_model);
   local_poses[base + knee].rotation = normalize(quatMul(quatInv(upper_model), knee_model));
   refresh(base, upper);

@@ -263,6 +263,9 @@ namespace mmdb {
 namespace {
 
 constexpr float kBlendHalflives = 20.f;  // a foot's blend back ends this many half-lives on
+// How much the plane a knee bends in leans towards knee_forward: as much as a knee's own plane
+// weighs when bent by asin(0.1), about 6 degrees from straight.
+constexpr float kKneeHint = 0.1f;
 
 const glm::quat kIdentity(1.f, 0.f, 0.f, 0.f);
 
@@ -278,6 +281,15 @@ glm::quat rotationBetween(const glm::vec3& a, const glm::vec3& b) {
     const glm::vec3 axis = glm::normalize(glm::cross(u, other));
     return glm::quat(0.f, axis.x, axis.y, axis.z);
   }
+  const glm::vec3 w = glm::cross(u, v);
+  return glm::normalize(glm::quat(1.f + c, w.x, w.y, w.z));
+}
+
+// The rotation about `axis` (unit) taking unit u to unit v, both across it: the shortest one,
+// and a half turn about `axis` when they are opposite.
+glm::quat turnAbout(const glm::vec3& u, const glm::vec3& v, const glm::vec3& axis) {
+  const float c = glm::dot(u, v);
+  if (c < -1.f + 1e-6f) return glm::quat(0.f, axis.x, axis.y, axis.z);
   const glm::vec3 w = glm::cross(u, v);
   return glm::normalize(glm::quat(1.f + c, w.x, w.y, w.z));
 }
@@ -342,19 +354,34 @@ struct LegPose {
     const float cos_now = std::fmin(std::fmax(glm::dot(-ab, bc) / (lab * lbc), -1.f), 1.f);
     const float cos_wanted = std::fmin(
         std::fmax((lab * lab + lbc * lbc - reach * reach) / (2.f * lab * lbc), -1.f), 1.f);
-    // Turning bc about ab x bc closes the inner angle. A straight chain bends towards
-    // knee_forward.
-    glm::vec3 axis = glm::cross(ab, bc);
-    if (!(glm::length(axis) > 1e-6f * lab * lbc)) axis = glm::cross(knee_forward, c - a);
-    if (!(glm::length(axis) > 1e-9f)) {
+    // The plane to bend in, by its normal: the pose's own (ab x bc, as long as the sine of the
+    // knee's angle) plus kKneeHint of the one towards knee_forward. Both are across the hip-to-
+    // ankle line. A well bent knee keeps its plane within a few degrees; a nearly straight one,
+    // whose own plane turns about wildly from step to step (and flips as the knee passes
+    // straight), bends towards knee_forward, so that its knee never swings round in one step.
+    const glm::vec3 ac = c - a;
+    const glm::vec3 own = glm::cross(ab, bc) / (lab * lbc);
+    glm::vec3 axis = own;
+    const glm::vec3 hint = glm::cross(knee_forward, ac);
+    const float hint_length = glm::length(hint);
+    if (hint_length > 1e-6f * glm::length(knee_forward) * glm::length(ac))
+      axis += (kKneeHint / hint_length) * hint;
+    if (!(glm::length(axis) > 1e-6f)) {
       const glm::vec3 other =
           std::fabs(ab.x) < 0.9f * lab ? glm::vec3(1.f, 0.f, 0.f) : glm::vec3(0.f, 1.f, 0.f);
       axis = glm::cross(ab, other);
     }
     axis = glm::normalize(axis);
-    // The knee turns by (inner angle now - wanted), both in [0, pi]: its cosine and sine from the
-    // two cosines, and the half-angle rotation as normalize(sin * axis, 1 + cos) (no acos, whose
-    // precision a GPU leaves loose).
+    // The chain first turns about the hip-to-ankle line (the ankle stays) until its own plane is
+    // that one; a straight chain has no plane to turn.
+    glm::quat swivel = kIdentity;
+    if (glm::length(own) > 1e-6f && glm::length(ac) > 1e-6f)
+      swivel = turnAbout(glm::normalize(own), axis, glm::normalize(ac));
+    const glm::vec3 b_swivelled = a + swivel * ab;
+    const glm::vec3 bc_swivelled = swivel * bc;
+    // The knee turns by (inner angle now - wanted), both in [0, pi], about the plane's normal: its
+    // cosine and sine from the two cosines, and the half-angle rotation as normalize(sin * axis,
+    // 1 + cos) (no acos, whose precision a GPU leaves loose).
     const float sin_now = std::sqrt(std::fmax(1.f - cos_now * cos_now, 0.f));
     const float sin_wanted = std::sqrt(std::fmax(1.f - cos_wanted * cos_wanted, 0.f));
     const float cos_turn = cos_now * cos_wanted + sin_now * sin_wanted;
@@ -363,10 +390,11 @@ struct LegPose {
         1.f + cos_turn > 1e-6f ? glm::normalize(glm::quat(1.f + cos_turn, axis.x * sin_turn,
                                                           axis.y * sin_turn, axis.z * sin_turn))
                                : glm::quat(0.f, axis.x, axis.y, axis.z);  // a half turn
-    const glm::vec3 bent = b + knee_turn * bc;  // where the end is once the knee bent
+    const glm::vec3 bent = b_swivelled + knee_turn * bc_swivelled;        // the end once bent
     const glm::quat swing = rotationBetween(bent - a, target - a);
-    const glm::quat upper_model = glm::normalize(swing * model_rotations[upper]);
-    const glm::quat knee_model = glm::normalize(swing * (knee_turn * model_rotations[knee]));
+    const glm::quat upper_model = glm::normalize(swing * (swivel * model_rotations[upper]));
+    const glm::quat knee_model =
+        glm::normalize(swing * (knee_turn * (swivel * model_rotations[knee])));
     setModelRotation(upper, upper_model);
     local_rotations[knee] = glm::normalize(glm::inverse(upper_model) * knee_model);
     refresh(upper);

@@ -156,12 +156,16 @@ Result<std::array<LegChain, kLegCount>> findLegChains(const Database& db) noexce
 
 // Two-bone IK: turns `upper` and `knee` (the parent of `end`, whose parent is `upper`) so that
 // `end` reaches `target`, in the space of the model pose given. The knee bends in the plane the
-// three joints span (when the chain is straight, towards `knee_forward`); the upper joint then
-// swings the chain onto the target. The chain never reaches further than its length less
-// `max_length_buffer`, nor closer than it can fold: a target out of reach leaves `end` on the line
-// towards it, at that distance. Only the local rotations of `upper` and `knee` change, so bone
-// lengths are kept; the model pose of `upper` and everything below it is recomputed from the
-// local pose (as ForwardKinematicsJob computes it, the model pose of the rest is read as it is).
+// three joints span, leaning towards `knee_forward` (the way the knee bends) by as much as a knee
+// bent 6 degrees weighs: a well bent knee keeps its plane within a few degrees, a straight or
+// nearly straight one bends towards knee_forward, so the knee never swings round as the pose
+// passes straight (the chain first turns about the line from `upper` to `end` into that plane);
+// the upper joint then swings the chain onto the target. The chain never reaches further than
+// its length less `max_length_buffer`, nor closer than it can fold: a target out of reach leaves
+// `end` on the line towards it, at that distance. Only the local rotations of `upper` and `knee`
+// change, so bone lengths are kept; the model pose of `upper` and everything below it is recomputed
+// from the local pose (as ForwardKinematicsJob computes it, the model pose of the rest is read as
+// it is).
 struct TwoBoneIkJob {
   Span<const int32_t> parents;  // Database::parents()
   uint32_t upper = 0;
