@@ -653,10 +653,12 @@ void writeSide(JsonWriter& json, const char* key, const DecisionSide& s,
   writeClipFrame(json, "playing", s.playing_clip, s.playing_local);
   writeClipFrame(json, "winner", s.winner_clip, s.winner_local);
   json.field("winner_global_frame", s.winner_global).field("cost", s.cost);
+  json.field("transition_cost", s.transition).field("bias", s.bias);
   writeBlockCosts(json, "block_costs", blocks, s.block_costs);
   json.key("other_winner");
   if (s.other_found) {
     json.beginObject().field("cost", s.other_cost).field("matchable", s.other_matchable);
+    json.field("transition_cost", s.other_transition);
     writeBlockCosts(json, "block_costs", blocks, s.other_block_costs);
     json.endObject();
   } else {

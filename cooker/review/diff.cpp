@@ -274,17 +274,19 @@ mmdb::Status describeSide(const mmdb::Database& db, const ReplayDecision& d,
   side.winner_global = d.frame;
   side.cost = d.cost;
 
-  // The search as the crowd made it: seeded with the frame playing unless it must move.
+  // The search as the crowd made it (its frame to start from or skip around, its transition cost).
   mmdb::SearchRequest request;
   request.query = mmdb::Span<const float>(d.query.data(), d.query.size());
-  const bool seeded =
-      d.reason == mmdb::SearchReason::Forced || d.reason == mmdb::SearchReason::Periodic;
-  request.current_frame = seeded ? d.playing_frame : -1;
+  request.current_frame = d.request_current;
+  request.seeded = d.seeded;
+  request.transition_cost = d.transition_cost;
   mmdb::CandidateCost best;
   const mmdb::Result<uint32_t> n =
       mmdb::explainCandidates(db, request, mmdb::Span<mmdb::CandidateCost>(&best, 1));
   if (!n) return n.error();
   side.block_costs.assign(best.block_costs, best.block_costs + best.block_count);
+  side.transition = best.transition;
+  side.bias = best.bias;
 
   const int32_t clip = other_winner.first.empty() ? -1 : db.findClip(other_winner.first);
   if (clip >= 0 && other_winner.second >= 0 &&
@@ -292,6 +294,10 @@ mmdb::Status describeSide(const mmdb::Database& db, const ReplayDecision& d,
     const uint32_t frame = db.clip(uint32_t(clip)).first_frame + uint32_t(other_winner.second);
     side.other_found = true;
     side.other_cost = frameCost(db, request.query, frame, side.other_block_costs);
+    if (int64_t(frame) != int64_t(d.playing_frame) || !d.seeded) {
+      side.other_transition = d.transition_cost;
+      side.other_cost += d.transition_cost;
+    }
     for (const mmdb::MatchRange& r : db.ranges())
       side.other_matchable =
           side.other_matchable || (frame >= r.first_frame && frame < r.first_frame + r.frame_count);

@@ -89,13 +89,16 @@ struct DecisionSide {
   int32_t winner_local = -1;
   int32_t winner_global = -1;
   float cost = 0.0f;               // the winner's cost
-  std::vector<float> block_costs;  // its parts, one per feature block (explainCandidates)
+  std::vector<float> block_costs;  // its parts, one per feature block (explainCandidates) ...
+  float transition = 0.0f;         // ... the transition cost inside it (0 for the frame playing)
+  float bias = 0.0f;               // ... and the cost bias
   // The other file's winner, looked up here by clip name and clip-local frame, scored against
   // this file's query: its cost and parts (the same sum the search computes), or none when this
   // file has no such frame.
   bool other_found = false;
   bool other_matchable = false;  // inside one of this file's matchable ranges
-  float other_cost = 0.0f;
+  float other_cost = 0.0f;       // with the transition cost when it is not the frame playing
+  float other_transition = 0.0f;
   std::vector<float> other_block_costs;
 };
 

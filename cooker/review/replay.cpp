@@ -112,9 +112,10 @@ mmdb::Result<Replay> replay(const mmdb::Database& db, const mmdb::StickScript& s
       if (found.frame != playing)
         out.jumps.push_back({time, i, playing, found.frame, found.cost, reason});
       if (settings.keep_decisions) {
-        const mmdb::Span<const float> query = requests[k].query;
+        const mmdb::SearchRequest& request = requests[k];
         out.decisions.push_back({uint32_t(step), i, reason, playing, found.frame, found.cost,
-                                 std::vector<float>(query.begin(), query.end())});
+                                 std::vector<float>(request.query.begin(), request.query.end()),
+                                 request.current_frame, request.seeded, request.transition_cost});
       }
     }
     if (mmdb::Status s = crowd.endStep(); !s) return s;

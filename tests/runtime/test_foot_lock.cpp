@@ -192,9 +192,9 @@ TEST(TwoBoneIk, ANearlyStraightKneeBendsForwardWhateverItsTinyBend) {
   const glm::vec3 knee_before = sideways.mt[2] - sideways.mt[1];
   ASSERT_TRUE(sideways.ik(sideways.mt[3]).Run().ok());
   const glm::vec3 knee_after = sideways.mt[2] - sideways.mt[1];
-  EXPECT_LT(std::acos(std::fmin(glm::dot(glm::normalize(knee_before), glm::normalize(knee_after)),
-                                1.f)),
-            0.1f);
+  EXPECT_LT(
+      std::acos(std::fmin(glm::dot(glm::normalize(knee_before), glm::normalize(knee_after)), 1.f)),
+      0.1f);
 }
 
 TEST(TwoBoneIk, BadJobsAreRefused) {
@@ -287,7 +287,8 @@ TEST(FootLock, ASlidingPlantedToeIsHeldInTheWorld) {
 
 TEST(FootLock, PastTheRadiusItBlendsBackContinuously) {
   LockedLeg leg;
-  const float speed = 1.4f;  // 23 mm a step: past the 0.2 m radius at the 9th step
+  leg.settings.foot_unlock_radius = 0.2f;  // the reference's (the default is 0.3 m)
+  const float speed = 1.4f;                // 23 mm a step: past the 0.2 m radius at the 9th step
   float previous_shown_step = 0;
   glm::vec3 previous_toe(0.f);
   int unlocked_at = -1;
@@ -645,7 +646,8 @@ TEST(FootLock, TheCrowdHoldsLockedToesInTheWorld) {
     }
   }
   ASSERT_GT(held_steps, 500) << "enough held steps to measure";
-  EXPECT_GT(on_the_lock, 0.99 * locked_steps) << "within 1 mm of the lock";
+  // Held up to 0.3 m away, a toe is now and then out of the leg's reach: 97 % on the lock here.
+  EXPECT_GT(on_the_lock, 0.95 * locked_steps) << "within 1 mm of the lock";
   EXPECT_LT(slide_on / held_steps, 1e-4) << "held: under 0.1 mm a step on average";
   EXPECT_GT(slide_off / held_steps, 5e-3) << "the same toes slide without locking";
 }

@@ -86,9 +86,10 @@ struct Decision {
 struct CrowdSettings {
   uint32_t search_interval_ticks = 6;  // steps between periodic searches (0.1 s at 60 steps/s);
                                        // whole steps, so no float timer drifts past one
-  uint32_t stagger_phases = 6;   // character c's first periodic search comes (c % n) / n of an
-                                 // interval late (whole steps), spreading the searches (0: off)
-  float transition_cost = 0.0f;  // added to every candidate but the frame playing
+  uint32_t stagger_phases = 6;  // character c's first periodic search comes (c % n) / n of an
+                                // interval late (whole steps), spreading the searches (0: off)
+  float transition_cost = kDefaultTransitionCost;        // added to every candidate but the frame
+                                                         // playing: a switch must win by this much
   int32_t neighbourhood_frames = kDefaultNeighbourhood;  // frames around the playing one a
                                                          // seeded search skips; negative: 1/3 s
                                                          // at the file's rate

@@ -67,6 +67,11 @@ struct TagFilter {
 // Use the file's default neighbourhood: 1/3 s at its rate (20 frames at 60 Hz).
 inline constexpr int32_t kDefaultNeighbourhood = -1;
 
+// The crowds' transition cost (CrowdSettings::transition_cost; a SearchRequest's is 0 unless set):
+// a switch must be cheaper than playing on by this much, in cost units (the median winner costs
+// 6.3 on bandai-1 with the default weights). A playability policy (docs/runtime.md).
+inline constexpr float kDefaultTransitionCost = 1.0f;
+
 struct SearchRequest {
   Span<const float> query;                               // featureCount() normalized floats
   int32_t current_frame = -1;                            // global frame playing now, or -1 for none

@@ -110,9 +110,10 @@ struct DatabaseView {
 struct CrowdSettings {
   uint32_t search_interval_ticks = 6;  // steps between periodic searches (0.1 s at 60 steps/s);
                                        // whole steps, so no float timer drifts past one
-  uint32_t stagger_phases = 6;   // character c's first periodic search comes (c % n) / n of an
-                                 // interval late (whole steps), spreading the searches (0: off)
-  float transition_cost = 0.0f;  // added to every candidate but the frame playing
+  uint32_t stagger_phases = 6;  // character c's first periodic search comes (c % n) / n of an
+                                // interval late (whole steps), spreading the searches (0: off)
+  float transition_cost = mmdb::kDefaultTransitionCost;  // added to every candidate but the
+                                                         // frame playing
   int32_t neighbourhood_frames =
       mmdb::kDefaultNeighbourhood;  // frames around the playing one a
                                     // seeded search skips; negative: 1/3 s at the file's rate
@@ -149,6 +150,7 @@ struct CrowdSettings {
   // Every policy off and no foot locking, as mmdb::CrowdSettings::reference().
   static CrowdSettings reference() {
     CrowdSettings s;
+    s.transition_cost = 0.f;
     s.continue_window = 0.f;
     s.jump_cooldown = 0.f;
     s.search_when_settled = false;
