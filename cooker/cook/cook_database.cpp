@@ -882,7 +882,8 @@ void concatenateParts(const CookRequest& request, const std::vector<int>& source
     c.mirror_of = mirror_of;
     c.take = part.take;
     c.bias = static_cast<float>(spec.bias);
-    ClipTagging t{c.name, c.first_frame, c.frame_count, spec.tags, spec.ranges, spec.bias};
+    ClipTagging t{c.name,      c.first_frame, c.frame_count,         spec.tags,
+                  spec.ranges, spec.bias,     request.manifest_path, request.settings.frame_rate};
     if (c.mirrored) {  // left and right swap in its tags and its ranges' (docs/cook.md "Mirror")
       t.tags = mirroredTags(spec.tags, request.mirror.tag_pairs);
       for (SubRangeSpec& range : t.ranges)

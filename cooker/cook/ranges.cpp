@@ -3,6 +3,8 @@
 #include "core/errors.h"
 
 #include <cmath>
+#include <cstdio>
+#include <string>
 
 namespace mmdb::cook {
 namespace {
@@ -15,6 +17,42 @@ int tagBit(const std::string& tag, const std::string& clip, std::vector<std::str
                      "' would be the 65th distinct tag; a database holds at most 64: merge tags");
   names.push_back(tag);
   return static_cast<int>(names.size()) - 1;
+}
+
+std::string number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4g", v);
+  return text;
+}
+
+// "loco.toml:14: clip walk: range seconds [5, 9] ends at 9 s, past the clip's end at 6.5 s ...":
+// in the manifest's terms (seconds or frames), at the range's line.
+std::string outsideClip(const ClipTagging& clip, const SubRangeSpec& r, int n) {
+  std::string where;
+  if (!clip.manifest.empty() && r.manifest_line > 0)
+    where = clip.manifest + ":" + std::to_string(r.manifest_line) + ": ";
+  where += "clip " + clip.name + ": ";
+  const bool seconds = r.first_seconds >= 0 && clip.frame_rate > 0;
+  if (seconds) {
+    const double length = double(n) / clip.frame_rate;
+    const std::string range = "range seconds [" + number(r.first_seconds) + ", " +
+                              (r.to_end ? std::string("\"end\"") : number(r.end_seconds)) + "]";
+    if (r.to_end || r.first_frame >= n)
+      return where + range + " starts at or past the clip's end at " + number(length) + " s (" +
+             std::to_string(n) + " frames at " + number(clip.frame_rate) + " Hz); start it earlier";
+    return where + range + " ends past the clip's end at " + number(length) + " s (" +
+           std::to_string(n) + " frames at " + number(clip.frame_rate) + " Hz); end it by " +
+           number(length) + " or write seconds = [" + number(r.first_seconds) + ", \"end\"]";
+  }
+  const std::string range =
+      "range frames [" + std::to_string(r.first_frame) + ", " +
+      (r.to_end ? std::string("\"end\"") : std::to_string(r.first_frame + r.frame_count)) + ")";
+  if (r.to_end || r.first_frame >= n)
+    return where + range + " starts at or past the clip's end, its " + std::to_string(n) +
+           " frames (clip-local, at the database rate); start it earlier";
+  return where + range + " does not lie inside the clip's " + std::to_string(n) +
+         " frames (clip-local, at the database rate); end it by " + std::to_string(n) +
+         " or write frames = [" + std::to_string(r.first_frame) + ", \"end\"]";
 }
 
 }  // namespace
@@ -35,14 +73,12 @@ MatchableRanges buildMatchableRanges(const std::vector<ClipTagging>& clips,
     for (int f = n - trailing_unmatchable; f < n; ++f)
       if (f >= 0) matchable[f] = 0;
     for (const SubRangeSpec& r : clip.ranges) {
-      if (r.first_frame < 0 || r.frame_count <= 0 || r.first_frame + r.frame_count > n)
-        throw InputError(
-            "clip " + clip.name + ": range of frames [" + std::to_string(r.first_frame) + ", " +
-            std::to_string(r.first_frame + r.frame_count) + ") does not lie inside the clip's " +
-            std::to_string(n) + " frames (clip-local, at the database rate); fix the range");
+      const int end = r.to_end ? n : r.first_frame + r.frame_count;
+      if (r.first_frame < 0 || end <= r.first_frame || end > n)
+        throw InputError(outsideClip(clip, r, n));
       uint64_t add = 0;
       for (const auto& t : r.tags) add |= uint64_t{1} << tagBit(t, clip.name, out.tag_names);
-      for (int f = r.first_frame; f < r.first_frame + r.frame_count; ++f) {
+      for (int f = r.first_frame; f < end; ++f) {
         mask[f] |= add;
         bias[f] += r.bias;
         if (r.exclude) matchable[f] = 0;

@@ -17,6 +17,8 @@ struct ClipTagging {
   std::vector<std::string> tags;     // apply to the whole clip
   std::vector<SubRangeSpec> ranges;  // clip-local frames at the database rate
   double bias = 0;                   // the clip's cost bias
+  std::string manifest = {};         // for messages: the manifest's path ("" for none) ...
+  double frame_rate = 0;             // ... and the database rate (0: messages speak in frames)
 };
 
 struct MatchableRanges {

@@ -92,10 +92,15 @@ static_assert(kDefaultContactMedianFrames / kDefaultFrameRate == 0.1 &&
 // tags or a cost bias, or is cut out of matching.
 struct SubRangeSpec {
   int first_frame = 0;
-  int frame_count = 0;
+  int frame_count = 0;  // unused with to_end
   std::vector<std::string> tags;
   bool exclude = false;
   double bias = 0;  // added to the search cost of its frames (with the clip's and other ranges')
+  bool to_end = false;  // [first_frame, the clip's end): the manifest said "end"
+  // For messages: its manifest line (0 when from code), and the seconds the manifest gave (-1
+  // when it gave frames; the end -1 with to_end).
+  int manifest_line = 0;
+  double first_seconds = -1, end_seconds = -1;
 };
 
 struct ClipSpec {

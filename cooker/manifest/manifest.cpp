@@ -635,27 +635,26 @@ class ManifestParser {
     const int line = static_cast<int>(t.source().begin.line);
     checkKeys(t, p, kRangeKeys, line);
     SubRangeSpec range;
+    range.manifest_line = line;
     const bool has_frames = t.contains("frames");
     const bool has_seconds = t.contains("seconds");
     if (has_frames == has_seconds)
       failAt(line,
              "a [[clip.range]] needs exactly one of 'frames = [first, end]' (frames at the "
              "database rate, from the clip's start) or 'seconds = [start, end]'");
+    const RangeBounds b = rangeBounds(t, has_frames ? "frames" : "seconds", p, has_frames);
+    range.to_end = b.to_end;
     if (has_frames) {
-      const auto [first, end] = frameRange(t, "frames", p);
-      range.first_frame = first;
-      range.frame_count = end - first;
+      range.first_frame = static_cast<int>(b.first);
+      range.frame_count = b.to_end ? 0 : static_cast<int>(b.end - b.first);
     } else {
-      const std::vector<double> s = numbers(t, "seconds", p, 2);
-      if (!(s[0] >= 0 && s[1] > s[0] && s[1] <= 1e6))
-        fail(*t.get("seconds"),
-             "'clip.range.seconds' must be [start, end] with 0 <= start < end, "
-             "got [" +
-                 formatNumber(s[0]) + ", " + formatNumber(s[1]) + "]");
       const double rate = request_.settings.frame_rate;  // [database] is read before clips
-      range.first_frame = static_cast<int>(std::lround(s[0] * rate));
+      range.first_seconds = b.first;
+      range.end_seconds = b.to_end ? -1 : b.end;
+      range.first_frame = static_cast<int>(std::lround(b.first * rate));
       range.frame_count =
-          std::max(1, static_cast<int>(std::lround(s[1] * rate)) - range.first_frame);
+          b.to_end ? 0
+                   : std::max(1, static_cast<int>(std::lround(b.end * rate)) - range.first_frame);
     }
     range.tags = tags(t, p);
     range.exclude = boolean(t, "exclude", p).value_or(false);
@@ -664,6 +663,43 @@ class ManifestParser {
       failAt(line,
              "a [[clip.range]] does nothing without tags = [...], bias = ... or exclude = true");
     return range;
+  }
+
+  // A range's [first, end]: frames (integers, 0 <= first < end <= kMaxFrame) or seconds (0 <=
+  // start < end <= 1e6); the end may be "end", the clip's end.
+  struct RangeBounds {
+    double first = 0, end = 0;
+    bool to_end = false;
+  };
+  RangeBounds rangeBounds(const toml::table& t, std::string_view key, const std::string& prefix,
+                          bool frames) const {
+    const toml::array* values = array(t, key, prefix);
+    const toml::node& node = *t.get(key);
+    const std::string name = "'" + prefix + std::string(key) + "'";
+    const std::string form =
+        name + (frames ? " must be [first, end] (frames first to end - 1, integers; end may be "
+                         "\"end\", the clip's end)"
+                       : " must be [start, end] (seconds; end may be \"end\", the clip's end)");
+    if (!values || values->size() != 2)
+      fail(node, form + ", got " + std::to_string(values ? values->size() : 0) + " values");
+    RangeBounds b;
+    const toml::node& second = (*values)[1];
+    b.to_end = second.is_string() && *second.value<std::string>() == "end";
+    for (size_t i = 0; i < (b.to_end ? 1u : 2u); ++i) {
+      const toml::node& v = (*values)[i];
+      const bool ok = frames ? v.is_integer() : v.is_number() && std::isfinite(toDouble(v));
+      if (!ok)
+        fail(node, form + ", got " + (v.is_number() ? formatNumber(toDouble(v)) : typeName(v)));
+      (i == 0 ? b.first : b.end) = toDouble(v);
+    }
+    constexpr double kMaxFrame = 100'000'000, kMaxSeconds = 1e6;
+    const double most = frames ? kMaxFrame : kMaxSeconds;
+    const std::string got = "[" + formatNumber(b.first) + ", " +
+                            (b.to_end ? std::string("\"end\"") : formatNumber(b.end)) + "]";
+    if (!(b.first >= 0 && b.first < most && (b.to_end || (b.end > b.first && b.end <= most))))
+      fail(node, form + " with 0 <= " + (frames ? "first" : "start") +
+                     " < end <= " + (frames ? "100000000" : "1000000") + ", got " + got);
+    return b;
   }
 
   // A cost bias: finite, at most kMaxBias either way; 0 when absent.

@@ -490,11 +490,45 @@ TEST(CookRanges, BiasesAddUpAndSplitRanges) {
   EXPECT_NE(e.find("clip huge: the cost bias of frames [0, 10)"), std::string::npos) << e;
 }
 
+// "end" runs a range to the clip's last frame, whatever the clip's length.
+TEST(CookRanges, ARangeToTheEndEndsWithTheClip) {
+  SubRangeSpec tail{70, 0, {"tail"}, false};
+  tail.to_end = true;
+  ClipTagging a{"a", 0, 100, {}, {tail}};
+  const MatchableRanges r = buildMatchableRanges({a}, 0);
+  ASSERT_EQ(r.ranges.size(), 2u);
+  EXPECT_EQ(r.ranges[1].first_frame, 70u);
+  EXPECT_EQ(r.ranges[1].frame_count, 30u);
+  EXPECT_EQ(r.ranges[1].tag_mask, 1u);
+}
+
 TEST(CookRanges, RangeOutsideTheClipAndTooManyTagsAreErrors) {
   ClipTagging a{"walk", 0, 100, {}, {{90, 20, {"x"}, false}}};
   const std::string e = errorText([&] { buildMatchableRanges({a}, 20); });
   EXPECT_NE(e.find("clip walk"), std::string::npos) << e;
   EXPECT_NE(e.find("[90, 110)"), std::string::npos) << e;
+  // In the manifest's terms, at the range's line: seconds when it gave seconds.
+  SubRangeSpec late{300, 240, {"x"}, false};
+  late.manifest_line = 14;
+  late.first_seconds = 5.0;
+  late.end_seconds = 9.0;
+  ClipTagging six{"walk", 0, 390, {}, {late}, 0, "loco.toml", 60};
+  EXPECT_EQ(errorText([&] { buildMatchableRanges({six}, 20); }),
+            "loco.toml:14: clip walk: range seconds [5, 9] ends past the clip's end at 6.5 s (390 "
+            "frames at 60 Hz); end it by 6.5 or write seconds = [5, \"end\"]");
+  six.ranges[0].first_frame = 400;
+  six.ranges[0].first_seconds = 400 / 60.0;
+  six.ranges[0].to_end = true;
+  EXPECT_NE(errorText([&] {
+              buildMatchableRanges({six}, 20);
+            }).find("starts at or past the clip's end at 6.5 s"),
+            std::string::npos);
+  ClipTagging frames{"walk", 0, 100, {}, {{90, 20, {"x"}, false}}, 0, "loco.toml", 60};
+  frames.ranges[0].manifest_line = 9;
+  EXPECT_EQ(errorText([&] { buildMatchableRanges({frames}, 20); }),
+            "loco.toml:9: clip walk: range frames [90, 110) does not lie inside the clip's 100 "
+            "frames (clip-local, at the database rate); end it by 100 or write frames = [90, "
+            "\"end\"]");
   ClipTagging many{"many", 0, 100, {}, {}};
   for (int t = 0; t < 65; ++t) many.tags.push_back("t" + std::to_string(t));
   EXPECT_NE(errorText([&] { buildMatchableRanges({many}, 20); }).find("65th"), std::string::npos);

@@ -537,8 +537,14 @@ TEST_F(Manifest, RangeErrors) {
             "loco.toml:3: a [[clip.range]] does nothing without tags = [...], bias = ... or "
             "exclude = true");
   EXPECT_EQ(errorOf(clip + "[[clip.range]]\nseconds = [2, 1]\nexclude = true\n"),
-            "loco.toml:4: 'clip.range.seconds' must be [start, end] with 0 <= start < end, got "
-            "[2, 1]");
+            "loco.toml:4: 'clip.range.seconds' must be [start, end] (seconds; end may be "
+            "\"end\", the clip's end) with 0 <= start < end <= 1000000, got [2, 1]");
+  EXPECT_EQ(errorOf(clip + "[[clip.range]]\nseconds = [2, \"start\"]\nexclude = true\n"),
+            "loco.toml:4: 'clip.range.seconds' must be [start, end] (seconds; end may be "
+            "\"end\", the clip's end), got a string");
+  EXPECT_EQ(errorOf(clip + "[[clip.range]]\nframes = [\"end\", 9]\nexclude = true\n"),
+            "loco.toml:4: 'clip.range.frames' must be [first, end] (frames first to end - 1, "
+            "integers; end may be \"end\", the clip's end), got a string");
   EXPECT_EQ(errorOf(clip + "[[clip.range]]\nframes = [1, 2]\nexclude = 1\n"),
             "loco.toml:5: 'clip.range.exclude' must be true or false, got an integer");
 }
@@ -555,6 +561,33 @@ TEST_F(Manifest, BiasesOfClipsAndRanges) {
   EXPECT_EQ(r.clips[0].ranges[0].bias, -0.5);  // a range with only a bias is fine
   EXPECT_EQ(r.clips[0].ranges[1].bias, 0.0);
   EXPECT_EQ(r.clips[1].bias, -3.0);  // an integer is a number
+}
+
+// A range may run to the clip's end ("end"), in frames or in seconds; it keeps its line and,
+// given in seconds, its seconds, so that the cook names them if the clip is shorter.
+TEST_F(Manifest, RangesToTheEndAndTheirLines) {
+  const mmdb::cook::CookRequest r =
+      parse(std::string(kWalk) +
+            "[[clip.range]]\nframes = [10, \"end\"]\ntags = [\"a\"]\n[[clip.range]]\n"
+            "seconds = [1.5, \"end\"]\nexclude = true\n[[clip.range]]\nseconds = [0.5, 1]\n"
+            "tags = [\"b\"]\n");
+  ASSERT_EQ(r.clips[0].ranges.size(), 3u);
+  const auto& frames = r.clips[0].ranges[0];
+  EXPECT_TRUE(frames.to_end);
+  EXPECT_EQ(frames.first_frame, 10);
+  EXPECT_EQ(frames.manifest_line, 3);
+  EXPECT_EQ(frames.first_seconds, -1.0);
+  const auto& seconds = r.clips[0].ranges[1];
+  EXPECT_TRUE(seconds.to_end);
+  EXPECT_EQ(seconds.first_frame, 90);  // 1.5 s at 60 Hz
+  EXPECT_EQ(seconds.first_seconds, 1.5);
+  EXPECT_EQ(seconds.end_seconds, -1.0);
+  EXPECT_EQ(seconds.manifest_line, 6);
+  const auto& plain = r.clips[0].ranges[2];
+  EXPECT_FALSE(plain.to_end);
+  EXPECT_EQ(plain.first_frame, 30);
+  EXPECT_EQ(plain.frame_count, 30);
+  EXPECT_EQ(plain.end_seconds, 1.0);
 }
 
 TEST_F(Manifest, BiasesThatAreNotFiniteNumbersNameTheirLine) {
