@@ -4,7 +4,8 @@
 // its best (cost, frame); the bests are reduced across the subgroup, then through shared memory.
 // Rules (mmdb::searchExhaustive's): the frame playing seeds the search (periodic and forced
 // searches; starts and range ends are unseeded) and a candidate wins only when strictly cheaper;
-// frames with |frame - playing| < neighbourhood_frames are skipped when seeded; every candidate pays
+// frames with |frame - playing| < neighbourhood_frames are skipped when seeded, and the last
+// range_end_margin frames of every range always; every candidate pays
 // the transition cost; equal costs go to the lowest global frame, so the winner does not depend
 // on the subgroup size. Costs accumulate column by column in file order, each difference times
 // the character's run-time weight for its column (1 when none is set: the same float), without
@@ -100,7 +101,8 @@ void main() {
     uvec4 range = ranges[r];
     if ((range.z & tags.x) != tags.x || (range.w & tags.y) != tags.y) continue;
     if ((range.z & tags.z) != 0u || (range.w & tags.w) != 0u) continue;
-    uint end = range.x + range.y;
+    // The last range_end_margin frames are no candidate; a range keeps at least its first frame.
+    uint end = range.x + (range.y > params.range_end_margin ? range.y - params.range_end_margin : min(range.y, 1u));
     float bias = biases[r];
     for (uint chunk = range.x; chunk < end; chunk += kMatchGroupSize) {
       uint first_box = chunk / max(params.bounds_size, 1u);

@@ -274,12 +274,14 @@ mmdb::Status describeSide(const mmdb::Database& db, const ReplayDecision& d,
   side.winner_global = d.frame;
   side.cost = d.cost;
 
-  // The search as the crowd made it (its frame to start from or skip around, its transition cost).
+  // The search as the crowd made it (its frame to start from or skip around, its transition cost
+  // and range end margin).
   mmdb::SearchRequest request;
   request.query = mmdb::Span<const float>(d.query.data(), d.query.size());
   request.current_frame = d.request_current;
   request.seeded = d.seeded;
   request.transition_cost = d.transition_cost;
+  request.range_end_margin = d.range_end_margin;
   mmdb::CandidateCost best;
   const mmdb::Result<uint32_t> n =
       mmdb::explainCandidates(db, request, mmdb::Span<mmdb::CandidateCost>(&best, 1));

@@ -115,7 +115,8 @@ mmdb::Result<Replay> replay(const mmdb::Database& db, const mmdb::StickScript& s
         const mmdb::SearchRequest& request = requests[k];
         out.decisions.push_back({uint32_t(step), i, reason, playing, found.frame, found.cost,
                                  std::vector<float>(request.query.begin(), request.query.end()),
-                                 request.current_frame, request.seeded, request.transition_cost});
+                                 request.current_frame, request.seeded, request.transition_cost,
+                                 request.range_end_margin});
       }
     }
     if (mmdb::Status s = crowd.endStep(); !s) return s;

@@ -68,10 +68,11 @@ struct ReplayDecision {
   float cost;                // the winner's cost
   std::vector<float> query;  // the normalized query it searched with (featureCount() floats)
   // The rest of the request as the crowd made it (mmdb::SearchRequest): the frame it started from
-  // or skipped around, whether it was seeded with it, the transition cost.
+  // or skipped around, whether it was seeded with it, the transition cost, the range end margin.
   int32_t request_current = -1;
   bool seeded = false;
   float transition_cost = 0;
+  int32_t range_end_margin = 0;
 };
 
 // Character 0, one entry per step, after the step.

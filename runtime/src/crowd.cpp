@@ -31,6 +31,7 @@ CrowdSettings CrowdSettings::reference() noexcept {
   s.jump_cooldown = 0.f;
   s.search_when_settled = false;
   s.range_end_moves_on = false;
+  s.range_end_margin = 0.f;
   s.foot_locking = false;
   return s;
 }
@@ -45,7 +46,8 @@ SettleLimits settleLimits(float velocity_change, float rotation_change, float dt
 }
 
 uint32_t continueFrames(float continue_window, float frame_rate) noexcept {
-  return uint32_t(std::floor(continue_window * frame_rate + 1e-4f));
+  // Clamped below 2^31 (longer than any database), so that the cast is defined for any window.
+  return uint32_t(std::fmin(std::floor(continue_window * frame_rate + 1e-4f), 2147483520.f));
 }
 
 bool turnedSharply(const glm::vec3& a, const glm::vec3& b, float cos_limit) noexcept {
@@ -88,6 +90,7 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
     float value;
   } policies[] = {{"continue_window", settings.continue_window},
                   {"jump_cooldown", settings.jump_cooldown},
+                  {"range_end_margin", settings.range_end_margin},
                   {"settle_velocity_change", settings.settle_velocity_change},
                   {"settle_rotation_change", settings.settle_rotation_change}};
   for (const auto& p : policies)
@@ -135,6 +138,7 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
   crowd.joints_ = db.jointCount();
   crowd.features_ = db.featureCount();
   crowd.continue_frames_ = continueFrames(settings.continue_window, db.frameRate());
+  crowd.range_end_frames_ = continueFrames(settings.range_end_margin, db.frameRate());
   crowd.controller_.position_halflife = settings.controller_halflife;
   crowd.controller_.rotation_halflife = settings.controller_halflife;
   const Span<const float> times = db.trajectoryTimes();
@@ -224,6 +228,7 @@ Crowd& Crowd::operator=(Crowd&& other) noexcept {
   dt_ = std::exchange(other.dt_, 0.f);
   searches_ = std::exchange(other.searches_, size_t(0));
   continue_frames_ = other.continue_frames_;
+  range_end_frames_ = other.range_end_frames_;
   settle_velocity_limit_ = other.settle_velocity_limit_;
   settle_cos_limit_ = other.settle_cos_limit_;
   // Moving a vector keeps its elements where they are, so the requests' queries and the pose
@@ -414,6 +419,7 @@ Status Crowd::decide(uint32_t c) noexcept {
   request.transition_cost = settings_.transition_cost;
   request.neighbourhood_frames =
       settings_.neighbourhood_frames < 0 ? kDefaultNeighbourhood : settings_.neighbourhood_frames;
+  request.range_end_margin = int32_t(range_end_frames_);
   request.filter = filters_[c];
   request.block_weights = blockWeights(c);
   results_[searches_] = SearchResult{};

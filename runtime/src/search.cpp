@@ -162,8 +162,18 @@ struct Scan {
   bool weighted = false;                  // some run-time weight is not 1
   alignas(32) float weight[kMaxColumns];  // per column: its block's run-time weight, else 1
 
-  bool nearCurrent(int64_t frame) const noexcept {
-    return current >= 0 && std::llabs(frame - current) < neighbourhood;
+  uint32_t margin = 0;         // SearchRequest::range_end_margin
+  uint32_t cut = 0xFFFFFFFFu;  // frames of the range being scanned from here on are skipped
+  // Rule 4: whether `frame`, of the range being scanned, is no candidate.
+  bool skips(int64_t frame) const noexcept {
+    return frame >= int64_t(cut) || (current >= 0 && std::llabs(frame - current) < neighbourhood);
+  }
+  // The range about to be scanned: its bias, and where its candidates end (a range keeps at
+  // least its first frame, so a filter that passes a range always has a candidate).
+  void enter(const MatchRange& range, float range_bias) noexcept {
+    bias = range_bias;
+    cut = range.first_frame + (range.frame_count > margin ? range.frame_count - margin
+                                                          : std::min(range.frame_count, 1u));
   }
   // The best so far becomes (frame, cost) when that is cheaper, or as cheap with a lower frame
   // (frames visited out of order) unless the best is the current frame, which keeps its ties.
@@ -196,7 +206,7 @@ struct Scan {
     for (uint32_t k = 0; k < kBlock; ++k) out[k] += bias;
   }
   void consider(uint32_t frame) noexcept {
-    if (nearCurrent(frame)) return;
+    if (skips(frame)) return;
     ++evaluated;
     improve(frame, cost(frame));
   }
@@ -207,7 +217,7 @@ struct Scan {
     for (; f + kBlock <= end; f += kBlock) {
       costs8(f, costs);
       for (uint32_t k = 0; k < kBlock; ++k) {
-        if (nearCurrent(f + k)) continue;
+        if (skips(f + k)) continue;
         ++evaluated;
         if (costs[k] < best_cost) {
           best_cost = costs[k];
@@ -230,6 +240,7 @@ Scan startScan(const Database& db, const SearchRequest& request) noexcept {
   s.neighbourhood = request.neighbourhood_frames == kDefaultNeighbourhood
                         ? db.defaultNeighbourhoodFrames()
                         : request.neighbourhood_frames;
+  s.margin = uint32_t(request.range_end_margin);
   s.best_frame = request.seeded ? request.current_frame : -1;
   s.best_cost = std::numeric_limits<float>::infinity();
   s.weighted = !request.block_weights.empty();
@@ -296,7 +307,7 @@ void prunedScalarOf(const Database& db, const SearchRequest& request, uint32_t l
     if (!request.filter.passes(range.tag_mask)) continue;
     uint32_t f, end;
     if (!clip(range, lo, hi, f, end)) continue;
-    scan.bias = biasOf(biases, r);
+    scan.enter(range, biasOf(biases, r));
     while (f < end) {
       const uint32_t lb = f / large;
       const uint32_t large_end = std::min(end, (lb + 1) * large);
@@ -496,7 +507,7 @@ MMDB_AVX2 inline void considerRows(const Layout& layout, const PreparedQuery& pq
   float costs[kBlock];
   scan.costs8(f, costs);
   for (uint32_t k = 0; k < count; ++k) {
-    if (scan.prunes(bound[k], f + k) || scan.nearCurrent(f + k)) continue;
+    if (scan.prunes(bound[k], f + k) || scan.skips(f + k)) continue;
     ++scan.evaluated;
     scan.improve(f + k, costs[k]);
   }
@@ -589,7 +600,7 @@ MMDB_AVX2 void prunedAvx2(const Database& db, const SearchRequest& request, cons
     if (!request.filter.passes(range.tag_mask)) continue;
     uint32_t f, end;
     if (!clip(range, lo, hi, f, end)) continue;
-    scan.bias = biasOf(biases, r);
+    scan.enter(range, biasOf(biases, r));
     while (f < end) {
       const uint32_t lb = f / large;
       const uint32_t large_end = std::min(end, (lb + 1) * large);
@@ -988,10 +999,11 @@ MMDB_AVX2 __attribute__((noinline)) void seedFromLowestGroups(
       if (range == ranges.begin()) continue;
       --range;
       if (f - range->first_frame >= range->frame_count) continue;
-      if (!requests[i].filter.passes(range->tag_mask) || scan.nearCurrent(f)) continue;
+      if (!requests[i].filter.passes(range->tag_mask)) continue;
+      scan.enter(*range, biasOf(biases, uint32_t(range - ranges.begin())));
+      if (scan.skips(f)) continue;
       ++scan.evaluated;
-      scan.improve(
-          f, scan.rowSum(f, scan.transition) + biasOf(biases, uint32_t(range - ranges.begin())));
+      scan.improve(f, scan.rowSum(f, scan.transition) + scan.bias);
     }
   }
 }
@@ -1077,7 +1089,7 @@ MMDB_AVX2 void batchAvx2(const Database& db, const SearchRequest* requests, Scan
       if (requests[i].filter.passes(range.tag_mask)) in_range |= uint64_t(1) << i;
     if (!in_range) continue;
     const float bias = biasOf(biases, r);
-    for (uint32_t i = 0; i < count; ++i) scans[i].bias = bias;
+    for (uint32_t i = 0; i < count; ++i) scans[i].enter(range, bias);
     uint64_t in_group = 0;  // lanes of in_group_lanes when packed, else of all
     bool packed = false;
     uint32_t group_end = 0;
@@ -1256,6 +1268,10 @@ Status validateSearch(const Database& db, const SearchRequest& request) noexcept
     return Error::format(ErrorCode::InvalidArgument,
                          "search: neighbourhood %d frames must be >= 0 (or kDefaultNeighbourhood)",
                          request.neighbourhood_frames);
+  if (request.range_end_margin < 0)
+    return Error::format(ErrorCode::InvalidArgument,
+                         "search: range end margin %d frames must be >= 0",
+                         request.range_end_margin);
   if (request.block_weights.empty()) return {};
   if (request.block_weights.size() != db.featureBlockCount() || !request.block_weights.data())
     return Error::format(ErrorCode::InvalidArgument,
@@ -1281,7 +1297,7 @@ Result<SearchResult> searchExhaustive(const Database& db, const SearchRequest& r
   const Span<const float> biases = db.rangeBiases();
   for (uint32_t r = 0; r < ranges.size(); ++r) {
     if (!request.filter.passes(ranges[r].tag_mask)) continue;
-    scan.bias = biasOf(biases, r);
+    scan.enter(ranges[r], biasOf(biases, r));
     scan.considerRun(ranges[r].first_frame, ranges[r].first_frame + ranges[r].frame_count);
   }
   const SearchResult r = finish(scan, request);
@@ -1461,7 +1477,7 @@ Result<uint32_t> explainCandidates(const Database& db, const SearchRequest& requ
     return Error::format(ErrorCode::InvalidArgument,
                          "explainCandidates: the file has %u feature blocks, more than %u",
                          db.featureBlockCount(), kMaxExplainedBlocks);
-  const Scan scan = startScan(db, request);
+  Scan scan = startScan(db, request);
   // The best out.size() so far, as a heap whose top is the worst of them.
   size_t kept = 0;
   auto offer = [&](const CandidateCost& c) {
@@ -1484,9 +1500,10 @@ Result<uint32_t> explainCandidates(const Database& db, const SearchRequest& requ
   for (uint32_t r = 0; r < ranges.size(); ++r) {
     const MatchRange& range = ranges[r];
     if (!request.filter.passes(range.tag_mask)) continue;
+    scan.enter(range, biasOf(biases, r));
     for (uint32_t f = range.first_frame; f < range.first_frame + range.frame_count; ++f) {
       // The frame playing is the seed; the search never returns it as a candidate either.
-      if (scan.nearCurrent(f) || int64_t(f) == scan.current) continue;
+      if (scan.skips(f) || int64_t(f) == scan.current) continue;
       offer(explainRow(db, scan, f, false, biasOf(biases, r)));
     }
   }

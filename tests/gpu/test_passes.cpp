@@ -245,6 +245,7 @@ TEST_P(MatchTest, WinnersAndCostsEqualTheExhaustiveSearch) {
   settings.bounds_pruning = GetParam().bounds;
   auto crowd = makeCrowd(settings);
   ASSERT_EQ(crowd->params().bounds_size, GetParam().bounds ? db().boundsSmallSize() : 0u);
+  ASSERT_GT(crowd->params().range_end_margin, 0u);  // the default margin is exercised
   ASSERT_TRUE(crowd);
   const uint64_t locomotion = db().tagMask("locomotion"), idle = db().tagMask("idle"),
                  jump = db().tagMask("jump");
@@ -291,6 +292,7 @@ TEST_P(MatchTest, WinnersAndCostsEqualTheExhaustiveSearch) {
       request.current_frame = seeded || moves_on ? int32_t(states[i].current_frame) : -1;
       request.seeded = seeded;
       request.transition_cost = GetParam().transition_cost;
+      request.range_end_margin = int32_t(crowd->params().range_end_margin);  // the default's
       request.filter = filters[(i / 5 + round) % 6];
       auto cpu = mmdb::searchExhaustive(db(), request);
       if (!cpu) {  // no current frame and no candidate passes the filter: none on the GPU either

@@ -113,10 +113,13 @@ TEST(CrowdPolicies, EachPolicyHoldsOverAScriptedRun) {
   const mmdb::Database& db = walkDatabase().db;
   mmdb::CrowdSettings settings;       // the defaults: every policy on
   settings.neighbourhood_frames = 4;  // small, so that the continuing rule has winners to keep
+  settings.range_end_margin = 1.5f;   // long, so that winners would often fall inside it
   const uint32_t n = 12;
   const Played run = play(db, settings, n, 19.0);
   const uint32_t continue_frames = mmdb::continueFrames(settings.continue_window, db.frameRate());
-  uint64_t continued = 0, held = 0, settled = 0;
+  const uint32_t margin = mmdb::continueFrames(settings.range_end_margin, db.frameRate());
+  ASSERT_EQ(margin, 90u);  // 1.5 s at 60 Hz
+  uint64_t continued = 0, held = 0, settled = 0, switched = 0;
   for (size_t k = 0; k < run.decisions.size(); ++k) {
     const mmdb::Decision& d = run.decisions[k];
     const float since = run.since_switch[k];
@@ -137,7 +140,18 @@ TEST(CrowdPolicies, EachPolicyHoldsOverAScriptedRun) {
       EXPECT_LE(d.frame, d.playing - 1 + continue_frames);
     }
     settled += d.reason == mmdb::SearchReason::Forced;
+    // The range end margin: a switch goes to a frame with at least the margin left in its range.
+    if (d.switched) {
+      ++switched;
+      bool fits = false;
+      for (const mmdb::MatchRange& r : db.ranges())
+        if (d.frame >= r.first_frame && d.frame < r.first_frame + r.frame_count)
+          fits = d.frame - r.first_frame + margin < r.frame_count || d.frame == r.first_frame;
+      EXPECT_TRUE(fits) << "step " << k / n << " character " << k % n << " switched to " << d.frame
+                        << ", within " << margin << " frames of its range's end";
+    }
   }
+  EXPECT_GT(switched, 0u);
   EXPECT_GT(continued, 0u);
   EXPECT_GT(held, 0u);
   EXPECT_GT(settled, 0u);
@@ -212,6 +226,7 @@ TEST(CrowdPolicies, SettingsThatCannotWorkAreRefusedByName) {
     const char* name;
   } fields[] = {{&mmdb::CrowdSettings::continue_window, "continue_window"},
                 {&mmdb::CrowdSettings::jump_cooldown, "jump_cooldown"},
+                {&mmdb::CrowdSettings::range_end_margin, "range_end_margin"},
                 {&mmdb::CrowdSettings::settle_velocity_change, "settle_velocity_change"},
                 {&mmdb::CrowdSettings::settle_rotation_change, "settle_rotation_change"}};
   for (const auto& f : fields)

@@ -70,6 +70,7 @@ TEST_F(Search, PrunedAgreesWithExhaustiveOn10000RandomQueries) {
     request.current_frame = (i % 3 == 0) ? -1 : int32_t(rng() % db_.frameCount());
     request.transition_cost = (i % 5 == 0) ? 0.5f * float(rng() % 4) : 0.f;
     request.neighbourhood_frames = (i % 7 == 0) ? int32_t(rng() % 40) : mmdb::kDefaultNeighbourhood;
+    request.range_end_margin = (i % 6 == 0) ? int32_t(rng() % 600) : 0;  // up to past a range
     request.filter.required = masks[rng() % 5];
     request.filter.excluded = (i % 11 == 0) ? 4 : 0;
     const SearchResult a = exhaustive(request), b = pruned(request);
@@ -159,6 +160,62 @@ TEST_F(Search, FramesNearTheCurrentOneAreSkipped) {
   EXPECT_EQ(pruned(request).frame, 1000);
   request.neighbourhood_frames = 11;
   EXPECT_NE(pruned(request).frame, 1000);
+}
+
+// Rule 4's margin, by brute force: the best frame of the ranges, each less its last `margin`
+// frames (at least its first frame kept), for an unseeded search.
+int32_t bestOutsideTheMargins(const Database& db, const std::vector<float>& q, uint32_t margin) {
+  int32_t best = -1;
+  float best_cost = INFINITY;
+  for (const mmdb::MatchRange& r : db.ranges()) {
+    const uint32_t keep = r.frame_count > margin ? r.frame_count - margin : 1u;
+    for (uint32_t f = r.first_frame; f < r.first_frame + keep; ++f) {
+      float acc = 0.f;
+      for (uint32_t c = 0; c < db.featureCount(); ++c) {
+        const float d = q[c] - db.featureRow(f)[c];
+        acc += d * d;
+      }
+      if (acc < best_cost) best_cost = acc, best = int32_t(f);
+    }
+  }
+  return best;
+}
+
+TEST_F(Search, TheLastFramesOfEachRangeAreNoCandidatesWithAMargin) {
+  const mmdb::MatchRange range = db_.ranges()[2];
+  ASSERT_GT(range.frame_count, 40u);
+  const uint32_t last = range.first_frame + range.frame_count - 1;
+  for (const uint32_t target : {last, last - 9, last - 10, last - 30}) {
+    SCOPED_TRACE("query at frame " + std::to_string(target));
+    const std::vector<float> q = row(target);
+    SearchRequest request;
+    request.query = q;
+    EXPECT_EQ(pruned(request).frame, int32_t(target));  // no margin: the row finds itself
+    request.range_end_margin = 10;
+    const SearchResult r = pruned(request);
+    const bool in_margin = target > last - 10;
+    EXPECT_EQ(r.frame == int32_t(target), !in_margin) << r.frame;
+    EXPECT_EQ(r.frame, bestOutsideTheMargins(db_, q, 10));
+    EXPECT_EQ(exhaustive(request).frame, r.frame);
+    EXPECT_EQ(exhaustive(request).cost, r.cost);
+  }
+  // A margin as long as every range leaves each its first frame: there is always a candidate.
+  const std::vector<float> q = row(last);
+  SearchRequest request;
+  request.query = q;
+  request.range_end_margin = 100000;
+  const SearchResult r = pruned(request);
+  ASSERT_GE(r.frame, 0);
+  bool first_of_a_range = false;
+  for (const mmdb::MatchRange& range_k : db_.ranges())
+    first_of_a_range |= uint32_t(r.frame) == range_k.first_frame;
+  EXPECT_TRUE(first_of_a_range) << r.frame;
+  EXPECT_EQ(r.frame, bestOutsideTheMargins(db_, q, 100000));
+  // Seeded, the frame playing stays the seed even inside the margin.
+  request.current_frame = int32_t(last);
+  request.range_end_margin = 10;
+  EXPECT_EQ(pruned(request).frame, int32_t(last));
+  EXPECT_EQ(exhaustive(request).frame, int32_t(last));
 }
 
 TEST_F(Search, OnlyRangesWhoseTagsPassAreSearched) {
@@ -253,6 +310,12 @@ TEST_F(Search, InvalidRequestsAreErrors) {
   bad = request;
   bad.neighbourhood_frames = -5;
   EXPECT_FALSE(mmdb::searchPruned(db_, bad).ok());
+  bad = request;
+  bad.range_end_margin = -1;
+  const auto margin = mmdb::searchPruned(db_, bad);
+  ASSERT_FALSE(margin.ok());
+  EXPECT_NE(std::string(margin.error().message()).find("range end margin -1"), std::string::npos)
+      << margin.error().message();
   std::vector<float> nan_query = q;
   nan_query[3] = NAN;
   bad = request;
@@ -295,9 +358,11 @@ std::vector<mmdb::CandidateCost> allCandidates(const Database& db, const SearchR
     c.cost = cost(uint32_t(q.current_frame), 0.f);
     all.push_back(c);
   }
+  const uint32_t margin = uint32_t(q.range_end_margin);
   for (const mmdb::MatchRange& r : db.ranges()) {
     if (!q.filter.passes(r.tag_mask)) continue;
-    for (uint32_t f = r.first_frame; f < r.first_frame + r.frame_count; ++f) {
+    const uint32_t keep = r.frame_count > margin ? r.frame_count - margin : 1u;
+    for (uint32_t f = r.first_frame; f < r.first_frame + keep; ++f) {
       if (q.current_frame >= 0 &&
           std::llabs(int64_t(f) - q.current_frame) < std::max<int64_t>(nb, 1))
         continue;
@@ -327,6 +392,7 @@ TEST_F(Search, ExplainRanksCandidatesAsTheSearchDoes) {
     request.current_frame = (i % 3 == 0) ? -1 : int32_t(rng() % db_.frameCount());
     request.transition_cost = (i % 4 == 0) ? 0.25f : 0.f;
     request.neighbourhood_frames = (i % 5 == 0) ? int32_t(rng() % 30) : mmdb::kDefaultNeighbourhood;
+    request.range_end_margin = (i % 3 == 1) ? int32_t(rng() % 520) : 0;
     request.filter.required = masks[rng() % 4];
     const SearchResult winner = exhaustive(request);
     std::vector<mmdb::CandidateCost> out(1 + i % 7);

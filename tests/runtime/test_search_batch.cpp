@@ -117,6 +117,8 @@ TEST_F(SearchBatch, PrunedBatchAndSplitAgreeWithExhaustiveOn10000Queries) {
     requests[i].current_frame = (i % 9 == 0) ? -1 : int32_t(playing);
     requests[i].neighbourhood_frames =
         (i % 13 == 0) ? int32_t(rng() % 40) : mmdb::kDefaultNeighbourhood;
+    // Margins that differ within a batch (each request's own), some past a whole range.
+    requests[i].range_end_margin = (i % 4 == 0) ? int32_t(rng() % 60) : (i % 23 == 0) ? 100000 : 0;
     requests[i].filter.required = masks[rng() % 6];
     requests[i].filter.excluded = (i % 17 == 0) ? 4 : 0;
   }

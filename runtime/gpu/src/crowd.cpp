@@ -255,6 +255,7 @@ PassParams paramsFor(const DatabaseView& db, uint32_t count, const CrowdSettings
                (std::min(mmdb::continueFrames(settings.continue_window, db.frame_rate), 0xFFFFFFu)
                 << kPolicyContinueShift);
   p.jump_cooldown = settings.jump_cooldown;
+  p.range_end_margin = mmdb::continueFrames(settings.range_end_margin, db.frame_rate);
   p.trajectory_times = {db.trajectory_times[0], db.trajectory_times[1], db.trajectory_times[2], 0};
   return p;
 }
@@ -365,6 +366,7 @@ Result<std::unique_ptr<Crowd>> Crowd::create(const Context& ctx, const DatabaseV
     float value;
   } policies[] = {{"continue_window", settings.continue_window},
                   {"jump_cooldown", settings.jump_cooldown},
+                  {"range_end_margin", settings.range_end_margin},
                   {"settle_velocity_change", settings.settle_velocity_change},
                   {"settle_rotation_change", settings.settle_rotation_change}};
   for (const auto& p : policies)

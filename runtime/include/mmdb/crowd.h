@@ -111,9 +111,13 @@ struct CrowdSettings {
   bool search_when_settled = true;      // search once the stick settles after a sharp change:
   float settle_velocity_change = 50.f;  // m/s^2: the desired velocity changing faster, or
   float settle_rotation_change = 50.f;  // rad/s: the desired facing turning faster, is sharp
-  bool range_end_moves_on = true;       // a range end's search skips the frames around the playing
-                                        // one (neighbourhood_frames) as a seeded search does, so it
-                                        // never picks the frame playing or one just behind it
+  float range_end_margin = 0.25f;  // s: the last this much of every range is no candidate, so a
+                                   // winner plays at least this long before its range ends and
+                                   // forces another switch (SearchRequest::range_end_margin, in
+                                   // frames as continue_window; 0: off)
+  bool range_end_moves_on = true;  // a range end's search skips the frames around the playing
+                                   // one (neighbourhood_frames) as a seeded search does, so it
+                                   // never picks the frame playing or one just behind it
 
   // Foot locking (FootLockJob, docs/runtime.md "The CPU crowd"): a toe whose contact starts is
   // held where it is in the world, the leg bent to it by two-bone IK, until its contact ends or
@@ -142,7 +146,8 @@ struct SettleLimits {
   float cos_limit = -2;
 };
 SettleLimits settleLimits(float velocity_change, float rotation_change, float dt) noexcept;
-// continue_window in whole frames at the file's rate: floor(window * rate + 1e-4).
+// continue_window (or range_end_margin) in whole frames at the file's rate: floor(window * rate +
+// 1e-4), at most 2^31 - 128.
 uint32_t continueFrames(float continue_window, float frame_rate) noexcept;
 // Whether ground directions a and b (not zero) are more than acos(cos_limit) apart.
 bool turnedSharply(const glm::vec3& a, const glm::vec3& b, float cos_limit) noexcept;
@@ -291,6 +296,7 @@ class Crowd {
   float dt_ = 0;
   size_t searches_ = 0;              // requests this step
   uint32_t continue_frames_ = 0;     // continue_window in frames of the file
+  uint32_t range_end_frames_ = 0;    // range_end_margin in frames of the file
   float settle_velocity_limit_ = 0;  // (settle_velocity_change * dt)^2 for this step
   float settle_cos_limit_ = -2;      // cos(settle_rotation_change * dt) for this step
 

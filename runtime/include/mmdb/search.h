@@ -20,7 +20,8 @@
 //     replaces the best only when strictly cheaper, so equal costs go to the lowest global frame
 //     among candidates and never away from the playing frame.
 //  4. Candidates are the frames of matchable ranges whose tag mask passes the filter, except
-//     those with |frame - current_frame| < neighbourhood_frames.
+//     those with |frame - current_frame| < neighbourhood_frames and the last range_end_margin
+//     frames of each range (a range keeps at least its first frame).
 // searchExhaustive() scans every candidate; searchPruned() skips 64- and 16-frame boxes and rows
 // whose lower bound is already >= best. A bound is the same sum over the distance from the query
 // to the box's min/max (or to the row itself), each distance times its column's weight,
@@ -77,6 +78,9 @@ struct SearchRequest {
   int32_t current_frame = -1;                            // global frame playing now, or -1 for none
   float transition_cost = 0;                             // added to every candidate; finite, >= 0
   int32_t neighbourhood_frames = kDefaultNeighbourhood;  // >= 0, or kDefaultNeighbourhood
+  int32_t range_end_margin = 0;  // >= 0: frames at the end of each range that are no candidate
+                                 // (rule 4), so a winner plays at least that long before its range
+                                 // ends (CrowdSettings::range_end_margin)
   TagFilter filter;
   // Rule 3 with current_frame >= 0: true starts from the current frame's cost; false only skips
   // its neighbourhood (rule 4) and starts from nothing, so the search must move to a frame at
@@ -96,9 +100,9 @@ struct SearchResult {
   uint32_t evaluated = 0;  // candidate rows whose cost was accumulated (for benchmarks)
 };
 
-// InvalidArgument when the query size, current frame, transition cost, neighbourhood or block
-// weights (count, or a weight not finite or not > 0, named by block) do not fit the database (or
-// it is empty).
+// InvalidArgument when the query size, current frame, transition cost, neighbourhood, range end
+// margin or block weights (count, or a weight not finite or not > 0, named by block) do not fit
+// the database (or it is empty).
 Status validateSearch(const Database& db, const SearchRequest& request) noexcept;
 
 // Both validate first and return the error instead of a result when the request is invalid.

@@ -131,6 +131,7 @@ struct CrowdSettings {
   // Playability policies: the same names, defaults and meaning as mmdb::CrowdSettings's.
   float continue_window = 0.2f;
   float jump_cooldown = 0.25f;
+  float range_end_margin = 0.25f;
   bool search_when_settled = true;
   float settle_velocity_change = 50.f;
   float settle_rotation_change = 50.f;
@@ -155,6 +156,7 @@ struct CrowdSettings {
     s.jump_cooldown = 0.f;
     s.search_when_settled = false;
     s.range_end_moves_on = false;
+    s.range_end_margin = 0.f;
     s.foot_locking = false;
     return s;
   }

@@ -234,7 +234,7 @@ struct PassParams {
   float jump_cooldown;        // s after a switch in which periodic and forced searches wait
   float settle_velocity_squared;  // mmdb::SettleLimits for this step's dt
   float settle_cos_limit;
-  float reserved_policy;
+  uint range_end_margin;  // frames at the end of each range that are no candidate
 };
 
 #ifdef __cplusplus
