@@ -2,6 +2,7 @@
 
 #include "cook/cook_database.h"
 #include "core/fnv1a.h"
+#include "write/database_writer.h"
 
 #include <spdlog/fmt/fmt.h>
 
@@ -91,8 +92,9 @@ void SourceStamps::stamp(const Look& look, const std::string& path,
   // reader wants every line), and a sync per source would cost more than the hashing.
   std::error_code ec;
   fs::create_directories(fs::path(stamp).parent_path(), ec);
-  const std::string temporary = fmt::format(
-      "{}.tmp.{}.{}", stamp, ::getpid(), std::hash<std::thread::id>()(std::this_thread::get_id()));
+  const std::string temporary =
+      fmt::format("{}.tmp.{}.{}.{}", stamp, temporaryHostName(), ::getpid(),
+                  std::hash<std::thread::id>()(std::this_thread::get_id()));
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
     out << text;

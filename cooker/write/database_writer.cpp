@@ -685,14 +685,36 @@ std::span<const uint8_t> SerializedDatabase::whole() {
   return {buffer_.data(), buffer_.size()};
 }
 
+std::string temporaryHostName() {
+  std::string name;
+  if (const char* given = std::getenv("MMCOOK_HOST_NAME"); given && *given) {
+    name = given;
+  } else {
+    char buffer[256] = {};
+    if (::gethostname(buffer, sizeof buffer - 1) == 0) name = buffer;
+  }
+  if (name.size() > 64) name.resize(64);
+  for (char& c : name)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-'))
+      c = '-';
+  return name.empty() ? "host" : name;
+}
+
 namespace {
+
+// "<path>.tmp.<host>.<pid>.<n>": the host keeps machines that share a folder apart (a pid is
+// only unique on one machine).
+std::string temporaryName(const std::string& path, unsigned n) {
+  static const std::string host = temporaryHostName();
+  return path + ".tmp." + host + "." + std::to_string(::getpid()) + "." + std::to_string(n);
+}
 
 // Creates a new file beside `path` that no one else uses; mode 0666 less the umask, like any
 // file the user creates.
 int createTemporaryBeside(const std::string& path, std::string& temp_path) {
   static std::atomic<unsigned> counter{0};
   for (int attempt = 0; attempt < 100; ++attempt) {
-    temp_path = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+    temp_path = temporaryName(path, counter++);
     const int fd = ::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd >= 0 || errno != EEXIST) return fd;
   }
@@ -745,21 +767,23 @@ bool linkUnnamed(int fd, const std::string& temp_path) {
   return ::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, temp_path.c_str(), AT_SYMLINK_FOLLOW) == 0;
 }
 
-// Removes `<path>.tmp.<pid>.<n>` files that a cook killed before it could rename or remove them
-// left behind, when process <pid> no longer runs. A temporary of a live process is kept.
+// Removes `<path>.tmp.<host>.<pid>.<n>` files that a cook on this machine, killed before it could
+// rename or remove them, left behind: <host> is this machine's and process <pid> no longer runs.
+// A temporary of a live process, of another machine, or of any other form is kept.
 void removeStaleTemporaries(const std::string& path) {
   namespace fs = std::filesystem;
   const fs::path target(path);
   fs::path folder = target.parent_path();
   if (folder.empty()) folder = ".";
-  const std::string prefix = target.filename().string() + ".tmp.";
+  const std::string prefix = target.filename().string() + ".tmp." + temporaryHostName() + ".";
   std::error_code ec;
   for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (name.compare(0, prefix.size(), prefix) != 0) continue;
     const std::string rest = name.substr(prefix.size());  // "<pid>.<n>"
     const size_t dot = rest.find('.');
-    if (dot == 0 || dot == std::string::npos ||
+    if (dot == 0 || dot == std::string::npos || dot + 1 == rest.size() ||
+        rest.find('.', dot + 1) != std::string::npos ||
         rest.find_first_not_of("0123456789.") != std::string::npos)
       continue;
     const long pid = std::strtol(rest.c_str(), nullptr, 10);
@@ -815,7 +839,7 @@ void AtomicFile::commit() {
     // A name for the rename: linkat cannot replace an existing file, rename can.
     static std::atomic<unsigned> counter{0};
     for (int attempt = 0; attempt < 100; ++attempt) {
-      temp_path_ = path_ + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+      temp_path_ = temporaryName(path_, counter++);
       if (linkUnnamed(fd_, temp_path_)) break;
       const int error = errno;
       temp_path_.clear();

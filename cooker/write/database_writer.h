@@ -159,8 +159,14 @@ class AtomicFile {
 
 // Checks, before a long cook, that writeFileAtomically(path, ...) can create its temporary file
 // (the folder exists and is writable, `path` is not a folder). Throws the same InputError it
-// would; leaves nothing behind. Also removes the `<path>.tmp.<pid>.<n>` files of cooks that
-// were killed (process <pid> no longer runs).
+// would; leaves nothing behind. Also removes the `<path>.tmp.<host>.<pid>.<n>` files of cooks
+// on this machine that were killed (<host> is temporaryHostName(), process <pid> no longer
+// runs); another machine's temporaries, in a folder several machines share, are left alone.
 void checkWritable(const std::string& path);
+
+// This machine's name as temporary file names carry it: MMCOOK_HOST_NAME when set and not empty
+// (for containers or machines that share a host name), else the host name; every character but
+// ASCII letters, digits and '-' becomes '-', at most 64 characters ("host" when none is known).
+std::string temporaryHostName();
 
 }  // namespace mmdb::cook

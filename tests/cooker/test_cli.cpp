@@ -1424,16 +1424,34 @@ TEST_F(Cli, DatabaseOverTwoGibibytesIsRefusedBeforeTheCook) {
   EXPECT_FALSE(fs::exists(folder_ / "big.mmdb"));
 }
 
-// A cook killed while writing leaves no temporary file; one left by an older mmcook (a process
-// that no longer runs) is removed by the next cook beside it.
+// A cook killed while writing leaves no temporary file; one left by a killed cook on this
+// machine (a process that no longer runs) is removed by the next cook beside it. In a folder that
+// several machines share, another machine's temporary is kept, even when a process of that
+// number is gone here, and so is one without a host in its name.
 TEST_F(Cli, NoTemporaryFilesAreLeftBehind) {
   writeGoodClips();
-  write("out.mmdb.tmp.999999999.0", "left by a cook that was killed");
-  write("out.mmdb.tmp.1.0", "process 1 still runs: kept");
+  ::setenv("MMCOOK_HOST_NAME", "build-a", 1);
+  write("out.mmdb.tmp.build-a.999999999.0", "left by a cook on this machine that was killed");
+  write("out.mmdb.tmp.build-a.1.0", "process 1 still runs: kept");
+  write("out.mmdb.tmp.build-b.999999999.0", "another machine's: kept");
+  write("out.mmdb.tmp.999999999.0", "no host: kept");
+  write("out.mmdb.tmp.build-a.999999999.0.x", "not a temporary's name: kept");
   ASSERT_EQ(mmcook({"cook", "walk.bvh", "-o", "out.mmdb", "-q"}).exit_code, 0);
-  EXPECT_FALSE(fs::exists(folder_ / "out.mmdb.tmp.999999999.0"));
-  EXPECT_TRUE(fs::exists(folder_ / "out.mmdb.tmp.1.0"));
-  fs::remove(folder_ / "out.mmdb.tmp.1.0");
+  EXPECT_FALSE(fs::exists(folder_ / "out.mmdb.tmp.build-a.999999999.0"));
+  EXPECT_TRUE(fs::exists(folder_ / "out.mmdb.tmp.build-a.1.0"));
+  EXPECT_TRUE(fs::exists(folder_ / "out.mmdb.tmp.build-b.999999999.0"));
+  EXPECT_TRUE(fs::exists(folder_ / "out.mmdb.tmp.999999999.0"));
+  EXPECT_TRUE(fs::exists(folder_ / "out.mmdb.tmp.build-a.999999999.0.x"));
+
+  // The other machine's next cook removes its own.
+  ::setenv("MMCOOK_HOST_NAME", "build-b", 1);
+  ASSERT_EQ(mmcook({"cook", "walk.bvh", "-o", "out.mmdb", "-q"}).exit_code, 0);
+  ::unsetenv("MMCOOK_HOST_NAME");
+  EXPECT_FALSE(fs::exists(folder_ / "out.mmdb.tmp.build-b.999999999.0"));
+  EXPECT_TRUE(fs::exists(folder_ / "out.mmdb.tmp.build-a.1.0"));
+  for (const char* kept : {"out.mmdb.tmp.build-a.1.0", "out.mmdb.tmp.999999999.0",
+                           "out.mmdb.tmp.build-a.999999999.0.x"})
+    fs::remove(folder_ / kept);
   for (const auto& entry : fs::directory_iterator(folder_))
     EXPECT_EQ(entry.path().string().find(".tmp."), std::string::npos) << entry.path();
 }

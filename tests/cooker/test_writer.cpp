@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <atomic>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -714,6 +715,24 @@ class AtomicWrite : public ::testing::Test {
   }
   fs::path folder_;
 };
+
+// Temporary names carry this machine's name, spelled so that it cannot be taken for a path or
+// for the name's other parts: letters, digits and '-' only, at most 64 characters.
+TEST(TemporaryNames, CarryTheHostNameSpelledSafely) {
+  ::setenv("MMCOOK_HOST_NAME", "build farm/7.example.com", 1);
+  EXPECT_EQ(mmdb::cook::temporaryHostName(), "build-farm-7-example-com");
+  ::setenv("MMCOOK_HOST_NAME", std::string(100, 'h').c_str(), 1);
+  EXPECT_EQ(mmdb::cook::temporaryHostName(), std::string(64, 'h'));
+  ::setenv("MMCOOK_HOST_NAME", "", 1);  // empty: the machine's own name
+  const std::string own = mmdb::cook::temporaryHostName();
+  ::unsetenv("MMCOOK_HOST_NAME");
+  EXPECT_EQ(own, mmdb::cook::temporaryHostName());
+  EXPECT_FALSE(own.empty());
+  EXPECT_EQ(
+      own.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-"),
+      std::string::npos)
+      << own;
+}
 
 TEST_F(AtomicWrite, WritesAndReplaces) {
   const fs::path out = folder_ / "out.mmdb";
