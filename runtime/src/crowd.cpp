@@ -157,6 +157,7 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
     crowd.weighted_.assign(n, 0);
     crowd.forced_.assign(n, 0);
     crowd.decisions_.assign(n, Decision{});
+    crowd.shown_.assign(n, Shown{});
     crowd.queries_.assign(n * crowd.features_, 0.f);
     crowd.requests_.assign(n, SearchRequest{});
     crowd.results_.assign(n, SearchResult{});
@@ -262,6 +263,7 @@ Crowd& Crowd::operator=(Crowd&& other) noexcept {
   legs_ = other.legs_;
   foot_settings_ = other.foot_settings_;
   feet_ = std::move(other.feet_);
+  shown_ = std::move(other.shown_);
   return *this;
 }
 
@@ -479,7 +481,58 @@ Status Crowd::endStep() noexcept {
     decisions_[c].frame = ch.last_winner;
     decisions_[c].cost = ch.last_cost;
     decisions_[c].playing = ch.current_frame;
+    showRange(c);
   }
+  return Status();
+}
+
+// The range holding the pose shown and the tags it gained and lost.
+void Crowd::showRange(uint32_t c) noexcept {
+  const CrowdCharacter& ch = characters_[c];
+  Shown& shown = shown_[c];
+  int32_t range = -1;
+  uint64_t tags = 0;
+  if (ch.playing) {
+    const Span<const MatchRange> ranges = db_->ranges();
+    const uint32_t frame = ch.shown_frame;
+    const MatchRange* after =  // the first range starting past the frame
+        std::upper_bound(ranges.begin(), ranges.end(), frame,
+                         [](uint32_t f, const MatchRange& r) { return f < r.first_frame; });
+    if (after != ranges.begin() && frame - (after - 1)->first_frame < (after - 1)->frame_count)
+      range = int32_t(after - 1 - ranges.begin());
+    tags = range >= 0 ? ranges[size_t(range)].tag_mask : db_->clip(ch.clip).tag_mask;
+  }
+  shown.entered = tags & ~shown.tags;
+  shown.left = shown.tags & ~tags;
+  shown.range = range;
+  shown.tags = tags;
+}
+
+Status Crowd::playing(uint32_t character, Playing& out) const noexcept {
+  if (Status s = checkCharacter(character, "playing"); !s) return s;
+  const CrowdCharacter& ch = characters_[character];
+  const Shown& shown = shown_[character];
+  Playing p;
+  p.playing = ch.playing;
+  p.decision = decisions_[character];
+  if (ch.playing) {
+    p.clip = ch.clip;
+    p.frame = ch.shown_frame;
+    p.clip_frame = ch.shown_frame - db_->clip(ch.clip).first_frame;
+    p.clip_time = ch.shown_time;
+    p.contacts = ch.shown_frame < db_->contacts().size() ? db_->contacts()[ch.shown_frame] : 0u;
+  }
+  p.range = shown.range;
+  p.tags = shown.tags;
+  p.tags_entered = shown.entered;
+  p.tags_left = shown.left;
+  for (uint32_t leg = 0; leg < kLegCount; ++leg) {
+    if (feet_.empty()) break;
+    const FootLock& foot = feet_[size_t(character) * kLegCount + leg];
+    if (foot.locked) p.locked_feet |= 1u << leg;
+    if (foot.blending) p.blending_feet |= 1u << leg;
+  }
+  out = p;
   return Status();
 }
 
@@ -558,6 +611,8 @@ Status Crowd::pose(uint32_t c) noexcept {
     const ClipInfo clip = db_->clip(ch.clip);
     const float key = std::floor(std::fmax(ch.clip_time * db_->frameRate(), 0.f));
     ch.shown_frame = clip.first_frame + uint32_t(std::min(key, float(clip.frame_count - 1)));
+    ch.shown_time =
+        std::fmin(std::fmax(ch.clip_time, 0.f), float(clip.frame_count - 1) / db_->frameRate());
   }
   SamplePoseJob pose;
   pose.database = db_;

@@ -652,6 +652,112 @@ TEST(FootLock, TheCrowdHoldsLockedToesInTheWorld) {
   EXPECT_GT(slide_off / held_steps, 5e-3) << "the same toes slide without locking";
 }
 
+// The world pose is the model pose placed by the achieved transform read after the step: a locked
+// toe is on its lock that way, and a frame of root motion off (centimetres at walking speed) when
+// placed by the transform read before the step.
+TEST(FootLock, TheWorldPoseIsPlacedByTheTransformAfterTheStep) {
+  TestDatabase t(legged(4, 300));
+  constexpr uint32_t kCount = 6;
+  TwoCrowds crowds(t.db, kCount);
+  const uint32_t joints = t.db.jointCount();
+  const auto legs = crowds.on.legChains();
+  double locked = 0, after = 0, before = 0;
+  for (int step = 0; step < 300; ++step) {
+    std::vector<mmdb::CrowdCharacter> previous(crowds.on.characters().begin(),
+                                               crowds.on.characters().end());
+    crowds.step(step);
+    for (uint32_t i = 0; i < kCount; ++i) {
+      const mmdb::CrowdCharacter& now = crowds.on.characters()[i];
+      for (uint32_t leg = 0; leg < 2; ++leg) {
+        const FootLock& f = crowds.on.footLocks()[i * 2 + leg];
+        if (!f.locked || !previous[i].playing) continue;
+        const glm::vec3 model = crowds.on.modelTranslations()[size_t(i) * joints + legs[leg].toe];
+        locked += 1;
+        after += glm::length(now.achieved_position + now.achieved_rotation * model - f.position);
+        before += glm::length(previous[i].achieved_position +
+                              previous[i].achieved_rotation * model - f.position);
+      }
+    }
+  }
+  ASSERT_GT(locked, 500);
+  EXPECT_LT(after / locked, 2e-3) << "after the step: on the lock";
+  EXPECT_GT(before / locked, 5e-3) << "before the step: a frame of root motion off";
+}
+
+// Crowd::playing(): the clip, frame and time of the pose shown, the range holding it and its
+// tags, the tags gained and lost in each step, the shown frame's contacts and the feet held,
+// and the step's decision, all as the crowd's own state says; an index out of range is refused.
+TEST(FootLock, WhatIsPlayingIsWhatTheCrowdShows) {
+  mmdb::cook::CookedDatabase cooked = legged(4, 300);
+  // A tag per range; the characters are sent from one to another by their tag filters.
+  for (size_t r = 0; r < cooked.ranges.size(); ++r) cooked.ranges[r].tag_mask = 1u << (r % 3);
+  TestDatabase t(cooked);
+  const Database& db = t.db;
+  constexpr uint32_t kCount = 6;
+  TwoCrowds crowds(db, kCount);
+  Crowd& crowd = crowds.on;
+  mmdb::Playing p;
+  p.clip = 77;
+  EXPECT_EQ(crowd.playing(kCount, p).message(),
+            std::string("playing: character 6 is out of range (the crowd has 6 characters)"));
+  EXPECT_EQ(p.clip, 77u) << "untouched";
+  ASSERT_TRUE(crowd.playing(0, p).ok());
+  EXPECT_FALSE(p.playing);
+  EXPECT_EQ(p.range, -1);
+  EXPECT_EQ(p.tags, 0u);
+
+  std::vector<uint64_t> last_tags(kCount, 0);
+  uint64_t entered = 0, left = 0, locked = 0;
+  for (int step = 0; step < 600; ++step) {
+    if (step % 100 == 0) {
+      for (uint32_t i = 0; i < kCount; ++i) {
+        ASSERT_TRUE(crowd.setTagFilter(i, 1u << ((step / 100 + i) % 3), 0).ok());
+      }
+    }
+    crowds.step(step);
+    for (uint32_t i = 0; i < kCount; ++i) {
+      ASSERT_TRUE(crowd.playing(i, p).ok());
+      const mmdb::CrowdCharacter& ch = crowd.characters()[i];
+      ASSERT_TRUE(p.playing);
+      EXPECT_EQ(p.frame, ch.shown_frame);
+      ASSERT_EQ(db.clipOfFrame(p.frame), int32_t(p.clip));
+      const mmdb::ClipInfo clip = db.clip(p.clip);
+      EXPECT_EQ(p.clip_frame, p.frame - clip.first_frame);
+      // The frame is the key at or below the time sampled.
+      EXPECT_LE(float(p.clip_frame), p.clip_time * db.frameRate() + 1e-3f);
+      EXPECT_GT(float(p.clip_frame) + 1.f, p.clip_time * db.frameRate());
+      // The range by brute force.
+      int32_t range = -1;
+      for (size_t r = 0; r < db.ranges().size(); ++r)
+        if (p.frame >= db.ranges()[r].first_frame &&
+            p.frame < db.ranges()[r].first_frame + db.ranges()[r].frame_count)
+          range = int32_t(r);
+      EXPECT_EQ(p.range, range);
+      EXPECT_EQ(p.tags, range >= 0 ? db.ranges()[size_t(range)].tag_mask : clip.tag_mask);
+      EXPECT_EQ(p.tags_entered, p.tags & ~last_tags[i]);
+      EXPECT_EQ(p.tags_left, last_tags[i] & ~p.tags);
+      entered += p.tags_entered != 0;
+      left += p.tags_left != 0;
+      last_tags[i] = p.tags;
+      EXPECT_EQ(p.contacts, db.contacts()[p.frame]);
+      for (uint32_t leg = 0; leg < 2; ++leg) {
+        const FootLock& f = crowd.footLocks()[i * 2 + leg];
+        EXPECT_EQ(((p.locked_feet >> leg) & 1u) != 0, f.locked);
+        EXPECT_EQ(((p.blending_feet >> leg) & 1u) != 0, f.blending);
+        locked += f.locked;
+      }
+      const mmdb::Decision& d = crowd.decisions()[i];
+      EXPECT_EQ(p.decision.reason, d.reason);
+      EXPECT_EQ(p.decision.switched, d.switched);
+      EXPECT_EQ(p.decision.frame, d.frame);
+      EXPECT_EQ(p.decision.playing, d.playing);
+    }
+  }
+  EXPECT_GT(entered, 3 * kCount) << "tags change as the filters send characters elsewhere";
+  EXPECT_GT(left, 3 * kCount);
+  EXPECT_GT(locked, 0u);
+}
+
 // Before a character plays, and at its first step, nothing is held from before.
 TEST(FootLock, ACharacterStartsWithNoLock) {
   TestDatabase t(legged(2, 300));

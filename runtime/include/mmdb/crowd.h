@@ -173,6 +173,32 @@ struct CrowdCharacter {
   uint32_t shown_frame = 0;  // global frame of the pose shown after the last step (the key at
                              // or below the clip time it was sampled at): its contacts are the
                              // shown pose's (Database::contacts())
+  float shown_time = 0;      // clip-local seconds the pose shown was sampled at (clamped into
+                             // its clip, as SamplePoseJob clamps it)
+};
+
+// What a character shows after the last step, for gameplay, sound and effects (Crowd::playing):
+// the clip and frame of the pose shown, the matchable range holding it and its tags, its contacts
+// and the feet held, what changed in the step. The pose shown is the one sampled before the step
+// moved the clip time on (CrowdCharacter::current_frame is already past it).
+struct Playing {
+  bool playing = false;        // a first search has picked a frame (before it, the pose is clip 0's
+                               // first and the rest is zero)
+  uint32_t clip = 0;           // clip of the pose shown
+  uint32_t frame = 0;          // its global frame: the key at or below the time it was sampled at
+  uint32_t clip_frame = 0;     // the same counted from the clip's first frame
+  float clip_time = 0;         // clip-local seconds it was sampled at
+  int32_t range = -1;          // the matchable range holding `frame` (Database::ranges()), -1 in
+                               // none (an excluded part, a clip's unmatchable end)
+  uint64_t tags = 0;           // that range's tags; in no range, the clip's own (bit i =
+                               // Database::tagName(i))
+  uint64_t tags_entered = 0;   // bits of `tags` the last step's pose did not have
+  uint64_t tags_left = 0;      // bits the last step's pose had and this one has not
+  uint32_t contacts = 0;       // contact bits of `frame` (Database::contacts(): bit i is
+                               // contactJoints()[i])
+  uint32_t locked_feet = 0;    // bit per leg (0 left, 1 right): foot locking holds its toe
+  uint32_t blending_feet = 0;  // bit per leg: let go, blending back to the animation
+  Decision decision;           // the step's search, switch and winner (decisions()[character])
 };
 
 class Crowd {
@@ -270,6 +296,10 @@ class Crowd {
   // was shown (world space). Every foot unlocked without foot_locking, and for a character that
   // has not started playing.
   Span<const FootLock> footLocks() const noexcept { return feet_; }
+  // What `character` shows after the last step: InvalidArgument, naming the index and the
+  // count, for a character out of range (`out` is then untouched). Nothing allocates.
+  Status playing(uint32_t character, Playing& out) const noexcept;
+
   // The legs foot locking bends (findLegChains()); empty without foot_locking.
   Span<const LegChain> legChains() const noexcept {
     return {legs_.data(), settings_.foot_locking && db_ ? legs_.size() : 0};
@@ -282,6 +312,7 @@ class Crowd {
   Status pose(uint32_t character) noexcept;
   void advance(uint32_t character) noexcept;
   Status lockFeet(uint32_t character) noexcept;
+  void showRange(uint32_t character) noexcept;
   Status sample(uint32_t clip, float time, uint32_t scratch) noexcept;
 
   // operator=(Crowd&&) moves each member: one added here is added there.
@@ -325,6 +356,13 @@ class Crowd {
   std::array<LegChain, kLegCount> legs_{};         // with foot_locking
   FootLockSettings foot_settings_;
   std::vector<FootLock> feet_;  // kLegCount per character
+  // Per character, of the pose shown: the range holding it (-1: none) and its tags, and the
+  // tags gained and lost in the last step.
+  struct Shown {
+    int32_t range = -1;
+    uint64_t tags = 0, entered = 0, left = 0;
+  };
+  std::vector<Shown> shown_;
 };
 
 }  // namespace mmdb
