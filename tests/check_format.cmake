@@ -1,4 +1,4 @@
-# Fails when a C++ file under the source folder does not follow its .clang-format.
+# Fails when a C or C++ file under the source folder does not follow its .clang-format.
 #   cmake -DCLANG_FORMAT=clang-format-14 -DSOURCE_DIR=... -P check_format.cmake
 # Looks at cooker/, runtime/, samples/ and tests/ (not tests' data or fuzz corpora).
 foreach(var CLANG_FORMAT SOURCE_DIR)
@@ -8,7 +8,8 @@ foreach(var CLANG_FORMAT SOURCE_DIR)
 endforeach()
 set(files "")
 foreach(folder cooker runtime samples tests)
-  file(GLOB_RECURSE found "${SOURCE_DIR}/${folder}/*.cpp" "${SOURCE_DIR}/${folder}/*.h")
+  file(GLOB_RECURSE found "${SOURCE_DIR}/${folder}/*.cpp" "${SOURCE_DIR}/${folder}/*.h"
+       "${SOURCE_DIR}/${folder}/*.c")
   list(APPEND files ${found})
 endforeach()
 list(FILTER files EXCLUDE REGEX "/tests/(data|fuzz/corpus)/")

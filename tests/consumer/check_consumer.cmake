@@ -16,7 +16,8 @@ if(MODE STREQUAL "install")
   file(REMOVE_RECURSE ${PREFIX})
   run(${CMAKE_COMMAND} --install ${BUILD} --prefix ${PREFIX})
   foreach(f lib/cmake/mmdb/mmdbConfig.cmake lib/cmake/mmdb/mmdbConfigVersion.cmake
-            include/mmdb/mmdb.h include/mmdb/mmdb_generated.h share/mmdb/mmdb.fbs)
+            include/mmdb/mmdb.h include/mmdb/mmdb_c.h include/mmdb/mmdb_generated.h
+            share/mmdb/mmdb.fbs)
     if(NOT EXISTS ${PREFIX}/${f})
       message(FATAL_ERROR "the install has no ${f}")
     endif()

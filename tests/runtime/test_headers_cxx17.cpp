@@ -3,6 +3,7 @@
 #include <mmdb/crowd.h>
 #include <mmdb/database.h>
 #include <mmdb/mmdb.h>
+#include <mmdb/mmdb_c.h>
 #include <mmdb/playback.h>
 #include <mmdb/result.h>
 #include <mmdb/search.h>

@@ -1,0 +1,166 @@
+/* The runtime's C interface: open a database, run a crowd of characters on the CPU, read their
+ * poses and what each one plays. For engines and languages that bind C (C#, Rust, a plugin ABI)
+ * rather than the C++ headers; it is mmdb::Database and mmdb::Crowd underneath, with the same
+ * numbers.
+ *
+ *   mmdb_database* db = NULL;
+ *   if (mmdb_database_open("loco.mmdb", &db) != MMDB_OK) { puts(mmdb_last_error()); return; }
+ *   mmdb_crowd* crowd = NULL;
+ *   mmdb_crowd_create(db, 100, NULL, &crowd);          // NULL settings: the defaults
+ *   each frame:  mmdb_crowd_set_stick(crowd, i, x, z); mmdb_crowd_step(crowd, dt);
+ *                mmdb_crowd_world_pose(crowd, i, positions, rotations);
+ *   mmdb_crowd_destroy(crowd); mmdb_database_close(db);
+ *
+ * Every call that can fail returns an mmdb_status; on failure mmdb_last_error() gives the message
+ * (naming the argument), the outputs are untouched and the crowd is as it was. A NULL pointer
+ * where one is needed is MMDB_INVALID_ARGUMENT, never a crash. Quaternions are x, y, z, w;
+ * positions metres, the world's Y up. A database must outlive its crowds: closing one that a
+ * crowd still plays is refused. Threading as the C++ types: one crowd per thread at a time; any
+ * number of threads may read one database.
+ */
+#ifndef MMDB_C_H
+#define MMDB_C_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* mmdb::ErrorCode, value for value. */
+typedef enum mmdb_status {
+  MMDB_OK = 0,
+  MMDB_IO_ERROR = 1,         /* the file could not be opened, sized or mapped */
+  MMDB_NOT_AN_MMDB = 2,      /* too small, or the "MMDB" identifier is missing */
+  MMDB_VERSION_MISMATCH = 3, /* another schema major version: re-cook the file */
+  MMDB_MISALIGNED = 4,       /* a buffer or GPU array is not 16-byte aligned */
+  MMDB_CORRUPT = 5,          /* the verifier refused the file */
+  MMDB_INCONSISTENT = 6,     /* it parses, but counts, ranges, layout or values disagree */
+  MMDB_INVALID_ARGUMENT = 7, /* a call was given arguments that do not fit */
+  MMDB_NO_MATCH = 8,         /* a search found no frame */
+  MMDB_DEVICE_ERROR = 9      /* (the GPU crowd's; not returned here) */
+} mmdb_status;
+
+/* The status's short name ("InvalidArgument", ...); "Unknown" for a value not listed. */
+const char* mmdb_status_name(mmdb_status status);
+/* The message of the last call on this thread that failed ("" before any); valid until the next
+ * failing call on the thread. */
+const char* mmdb_last_error(void);
+
+typedef struct mmdb_database mmdb_database;
+typedef struct mmdb_crowd mmdb_crowd;
+
+/* Maps and verifies the file (mmdb::Database::open). *out is set only on success. */
+mmdb_status mmdb_database_open(const char* path, mmdb_database** out);
+/* Closes it; NULL is a no-op. MMDB_INVALID_ARGUMENT while crowds created on it exist (it then
+ * stays open). */
+mmdb_status mmdb_database_close(mmdb_database* db);
+
+/* Counts and names; 0 or NULL for a NULL database or an index out of range. Names are
+ * NUL-terminated and live as long as the database. */
+uint32_t mmdb_database_frame_count(const mmdb_database* db);
+float mmdb_database_frame_rate(const mmdb_database* db);
+uint32_t mmdb_database_joint_count(const mmdb_database* db);
+const char* mmdb_database_joint_name(const mmdb_database* db, uint32_t joint);
+/* The joint's parent, -1 for a root (and for a NULL database or a joint out of range). */
+int32_t mmdb_database_joint_parent(const mmdb_database* db, uint32_t joint);
+uint32_t mmdb_database_clip_count(const mmdb_database* db);
+const char* mmdb_database_clip_name(const mmdb_database* db, uint32_t clip);
+uint32_t mmdb_database_tag_count(const mmdb_database* db);
+const char* mmdb_database_tag_name(const mmdb_database* db, uint32_t bit);
+
+/* mmdb::CrowdSettings, field for field (booleans as 0 or 1); docs/runtime.md says what each
+ * does. Fill one with mmdb_crowd_settings_default() or _reference() and change what you need. */
+typedef struct mmdb_crowd_settings {
+  uint32_t search_interval_ticks;
+  uint32_t stagger_phases;
+  float transition_cost;
+  int32_t neighbourhood_frames;
+  float max_drift;
+  float inertialization_halflife;
+  float controller_halflife;
+  float max_speed;
+  int32_t bounds_pruning;
+  float continue_window;
+  float jump_cooldown;
+  int32_t search_when_settled;
+  float settle_velocity_change;
+  float settle_rotation_change;
+  float range_end_margin;
+  int32_t range_end_moves_on;
+  int32_t foot_locking;
+  float foot_unlock_radius;
+  float foot_unlock_halflife;
+  float ik_foot_height;
+  float ik_toe_length;
+  float ik_max_length_buffer;
+} mmdb_crowd_settings;
+
+/* mmdb::CrowdSettings{} and CrowdSettings::reference(); a NULL `out` is ignored. */
+void mmdb_crowd_settings_default(mmdb_crowd_settings* out);
+void mmdb_crowd_settings_reference(mmdb_crowd_settings* out);
+
+/* A crowd of `characters` characters playing `db` (mmdb::Crowd::create), with `settings` (NULL:
+ * the defaults). *out is set only on success. */
+mmdb_status mmdb_crowd_create(mmdb_database* db, uint32_t characters,
+                              const mmdb_crowd_settings* settings, mmdb_crowd** out);
+/* NULL is a no-op. */
+void mmdb_crowd_destroy(mmdb_crowd* crowd);
+uint32_t mmdb_crowd_character_count(const mmdb_crowd* crowd); /* 0 for NULL */
+uint32_t mmdb_crowd_joint_count(const mmdb_crowd* crowd);     /* 0 for NULL */
+
+/* Inputs of the next step, kept until changed (mmdb::Crowd's setters). */
+mmdb_status mmdb_crowd_set_stick(mmdb_crowd* crowd, uint32_t character, float x, float z);
+/* World m/s and a direction to face (y ignored; a zero facing keeps the facing), 3 floats each. */
+mmdb_status mmdb_crowd_set_input(mmdb_crowd* crowd, uint32_t character,
+                                 const float desired_velocity[3], const float desired_facing[3]);
+mmdb_status mmdb_crowd_set_tag_filter(mmdb_crowd* crowd, uint32_t character, uint64_t required,
+                                      uint64_t excluded);
+mmdb_status mmdb_crowd_force_search(mmdb_crowd* crowd, uint32_t character);
+/* One step of dt seconds (finite, >= 0). */
+mmdb_status mmdb_crowd_step(mmdb_crowd* crowd, float dt);
+
+/* The transform that places the character's pose in the world, read after the step (the
+ * achieved position, 3 floats, and rotation, 4); either output may be NULL. */
+mmdb_status mmdb_crowd_transform(const mmdb_crowd* crowd, uint32_t character, float position[3],
+                                 float rotation[4]);
+/* The pose shown after the last step, joint_count joints: in model space (the character's own
+ * frame, as mmdb::Crowd::modelTranslations/modelRotations), or in the world (placed by the
+ * transform above). `positions` holds 3 floats a joint, `rotations` 4; either may be NULL. */
+mmdb_status mmdb_crowd_model_pose(const mmdb_crowd* crowd, uint32_t character, float* positions,
+                                  float* rotations);
+mmdb_status mmdb_crowd_world_pose(const mmdb_crowd* crowd, uint32_t character, float* positions,
+                                  float* rotations);
+
+/* mmdb::Playing and its Decision: what the character shows after the last step. */
+typedef struct mmdb_playing {
+  int32_t playing;       /* a first search has picked a frame */
+  uint32_t clip;         /* clip of the pose shown */
+  uint32_t frame;        /* its global frame */
+  uint32_t clip_frame;   /* the same from the clip's first frame */
+  float clip_time;       /* clip-local seconds it was sampled at */
+  int32_t range;         /* matchable range holding the frame, -1 in none */
+  uint64_t tags;         /* that range's tags (in none, the clip's) */
+  uint64_t tags_entered; /* tags the step gained */
+  uint64_t tags_left;    /* tags the step lost */
+  uint32_t contacts;     /* the frame's contact bits */
+  uint32_t locked_feet;  /* bit per leg (0 left, 1 right): the toe is held */
+  uint32_t blending_feet;
+  uint32_t search_reason; /* mmdb::SearchReason: 0 none, 1 start, 2 range end, 3 forced,
+                             4 periodic */
+  int32_t switched;       /* the step switched to `winner`, inertialized */
+  int32_t continued;      /* the winner was played on to (the continuing rule) */
+  int32_t held;           /* the winner waited for the jump cooldown */
+  uint32_t winner;        /* the last search's winner, 0xFFFFFFFF when it found none */
+  float winner_cost;
+  uint32_t frame_playing; /* the global frame playing after the step */
+} mmdb_playing;
+
+mmdb_status mmdb_crowd_playing(const mmdb_crowd* crowd, uint32_t character, mmdb_playing* out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MMDB_C_H */

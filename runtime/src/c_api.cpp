@@ -1,0 +1,316 @@
+// The C interface (mmdb/mmdb_c.h) over mmdb::Database and mmdb::Crowd: argument checks, copies
+// into the caller's arrays, and the thread's last error message.
+#include "mmdb/mmdb_c.h"
+
+#include "mmdb/crowd.h"
+#include "mmdb/database.h"
+
+#include <atomic>
+#include <cstdio>
+#include <new>
+#include <utility>
+
+struct mmdb_database {
+  mmdb::Database db;
+  std::atomic<uint32_t> crowds{0};  // crowds created on it and not destroyed
+};
+
+struct mmdb_crowd {
+  mmdb::Crowd crowd;
+  mmdb_database* db = nullptr;
+};
+
+namespace {
+
+thread_local char last_error[mmdb::Error::kMaxMessage + 1] = "";
+
+mmdb_status fail(mmdb::ErrorCode code, const char* message) {
+  std::snprintf(last_error, sizeof last_error, "%s", message);
+  return mmdb_status(int(code));
+}
+
+mmdb_status fail(const mmdb::Error& error) { return fail(error.code(), error.message()); }
+
+mmdb_status nullArgument(const char* call, const char* argument) {
+  char message[mmdb::Error::kMaxMessage + 1];
+  std::snprintf(message, sizeof message, "%s: %s is NULL", call, argument);
+  return fail(mmdb::ErrorCode::InvalidArgument, message);
+}
+
+mmdb_status result(const mmdb::Status& status) { return status.ok() ? MMDB_OK : fail(status); }
+
+void toC(const mmdb::CrowdSettings& s, mmdb_crowd_settings& out) {
+  out.search_interval_ticks = s.search_interval_ticks;
+  out.stagger_phases = s.stagger_phases;
+  out.transition_cost = s.transition_cost;
+  out.neighbourhood_frames = s.neighbourhood_frames;
+  out.max_drift = s.max_drift;
+  out.inertialization_halflife = s.inertialization_halflife;
+  out.controller_halflife = s.controller_halflife;
+  out.max_speed = s.max_speed;
+  out.bounds_pruning = s.bounds_pruning ? 1 : 0;
+  out.continue_window = s.continue_window;
+  out.jump_cooldown = s.jump_cooldown;
+  out.search_when_settled = s.search_when_settled ? 1 : 0;
+  out.settle_velocity_change = s.settle_velocity_change;
+  out.settle_rotation_change = s.settle_rotation_change;
+  out.range_end_margin = s.range_end_margin;
+  out.range_end_moves_on = s.range_end_moves_on ? 1 : 0;
+  out.foot_locking = s.foot_locking ? 1 : 0;
+  out.foot_unlock_radius = s.foot_unlock_radius;
+  out.foot_unlock_halflife = s.foot_unlock_halflife;
+  out.ik_foot_height = s.ik_foot_height;
+  out.ik_toe_length = s.ik_toe_length;
+  out.ik_max_length_buffer = s.ik_max_length_buffer;
+}
+
+mmdb::CrowdSettings fromC(const mmdb_crowd_settings& s) {
+  mmdb::CrowdSettings out;
+  out.search_interval_ticks = s.search_interval_ticks;
+  out.stagger_phases = s.stagger_phases;
+  out.transition_cost = s.transition_cost;
+  out.neighbourhood_frames = s.neighbourhood_frames;
+  out.max_drift = s.max_drift;
+  out.inertialization_halflife = s.inertialization_halflife;
+  out.controller_halflife = s.controller_halflife;
+  out.max_speed = s.max_speed;
+  out.bounds_pruning = s.bounds_pruning != 0;
+  out.continue_window = s.continue_window;
+  out.jump_cooldown = s.jump_cooldown;
+  out.search_when_settled = s.search_when_settled != 0;
+  out.settle_velocity_change = s.settle_velocity_change;
+  out.settle_rotation_change = s.settle_rotation_change;
+  out.range_end_margin = s.range_end_margin;
+  out.range_end_moves_on = s.range_end_moves_on != 0;
+  out.foot_locking = s.foot_locking != 0;
+  out.foot_unlock_radius = s.foot_unlock_radius;
+  out.foot_unlock_halflife = s.foot_unlock_halflife;
+  out.ik_foot_height = s.ik_foot_height;
+  out.ik_toe_length = s.ik_toe_length;
+  out.ik_max_length_buffer = s.ik_max_length_buffer;
+  return out;
+}
+
+// The checks every per-character read makes: a crowd, and a character in it.
+mmdb_status checkCharacter(const char* call, const mmdb_crowd* crowd, uint32_t character) {
+  if (!crowd) return nullArgument(call, "crowd");
+  if (character >= crowd->crowd.characterCount()) {
+    char message[mmdb::Error::kMaxMessage + 1];
+    std::snprintf(message, sizeof message,
+                  "%s: character %u is out of range (the crowd has %u characters)", call, character,
+                  crowd->crowd.characterCount());
+    return fail(mmdb::ErrorCode::InvalidArgument, message);
+  }
+  return MMDB_OK;
+}
+
+// Copies a character's pose, placed by (position, rotation).
+void copyPose(const mmdb_crowd* crowd, uint32_t character, const glm::vec3& position,
+              const glm::quat& rotation, float* positions, float* rotations) {
+  const uint32_t joints = crowd->crowd.jointCount();
+  const size_t first = size_t(character) * joints;
+  for (uint32_t j = 0; j < joints; ++j) {
+    if (positions) {
+      const glm::vec3 p = position + rotation * crowd->crowd.modelTranslations()[first + j];
+      positions[3 * j] = p.x;
+      positions[3 * j + 1] = p.y;
+      positions[3 * j + 2] = p.z;
+    }
+    if (rotations) {
+      const glm::quat q = rotation * crowd->crowd.modelRotations()[first + j];
+      rotations[4 * j] = q.x;
+      rotations[4 * j + 1] = q.y;
+      rotations[4 * j + 2] = q.z;
+      rotations[4 * j + 3] = q.w;
+    }
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* mmdb_status_name(mmdb_status status) {
+  if (int(status) < 0 || int(status) > int(mmdb::ErrorCode::DeviceError)) return "Unknown";
+  return mmdb::errorCodeName(mmdb::ErrorCode(int(status)));
+}
+
+const char* mmdb_last_error(void) { return last_error; }
+
+mmdb_status mmdb_database_open(const char* path, mmdb_database** out) {
+  if (!path) return nullArgument("mmdb_database_open", "path");
+  if (!out) return nullArgument("mmdb_database_open", "out");
+  mmdb::Result<mmdb::Database> opened = mmdb::Database::open(path);
+  if (!opened) return fail(opened.error());
+  mmdb_database* db = new (std::nothrow) mmdb_database;
+  if (!db) return fail(mmdb::ErrorCode::IoError, "mmdb_database_open: out of memory");
+  db->db = std::move(opened.value());
+  *out = db;
+  return MMDB_OK;
+}
+
+mmdb_status mmdb_database_close(mmdb_database* db) {
+  if (!db) return MMDB_OK;
+  if (const uint32_t crowds = db->crowds.load(); crowds > 0) {
+    char message[mmdb::Error::kMaxMessage + 1];
+    std::snprintf(message, sizeof message,
+                  "mmdb_database_close: %u crowds still play the database; destroy them first",
+                  crowds);
+    return fail(mmdb::ErrorCode::InvalidArgument, message);
+  }
+  delete db;
+  return MMDB_OK;
+}
+
+uint32_t mmdb_database_frame_count(const mmdb_database* db) { return db ? db->db.frameCount() : 0; }
+float mmdb_database_frame_rate(const mmdb_database* db) { return db ? db->db.frameRate() : 0.f; }
+uint32_t mmdb_database_joint_count(const mmdb_database* db) { return db ? db->db.jointCount() : 0; }
+// FlatBuffers strings end with a NUL in the buffer, so the views' data are C strings.
+const char* mmdb_database_joint_name(const mmdb_database* db, uint32_t joint) {
+  return db && joint < db->db.jointCount() ? db->db.jointName(joint).data() : nullptr;
+}
+int32_t mmdb_database_joint_parent(const mmdb_database* db, uint32_t joint) {
+  return db && joint < db->db.jointCount() ? db->db.parents()[joint] : -1;
+}
+uint32_t mmdb_database_clip_count(const mmdb_database* db) { return db ? db->db.clipCount() : 0; }
+const char* mmdb_database_clip_name(const mmdb_database* db, uint32_t clip) {
+  return db && clip < db->db.clipCount() ? db->db.clip(clip).name.data() : nullptr;
+}
+uint32_t mmdb_database_tag_count(const mmdb_database* db) { return db ? db->db.tagCount() : 0; }
+const char* mmdb_database_tag_name(const mmdb_database* db, uint32_t bit) {
+  return db && bit < db->db.tagCount() ? db->db.tagName(bit).data() : nullptr;
+}
+
+void mmdb_crowd_settings_default(mmdb_crowd_settings* out) {
+  if (out) toC(mmdb::CrowdSettings{}, *out);
+}
+void mmdb_crowd_settings_reference(mmdb_crowd_settings* out) {
+  if (out) toC(mmdb::CrowdSettings::reference(), *out);
+}
+
+mmdb_status mmdb_crowd_create(mmdb_database* db, uint32_t characters,
+                              const mmdb_crowd_settings* settings, mmdb_crowd** out) {
+  if (!db) return nullArgument("mmdb_crowd_create", "db");
+  if (!out) return nullArgument("mmdb_crowd_create", "out");
+  const mmdb::CrowdSettings chosen = settings ? fromC(*settings) : mmdb::CrowdSettings{};
+  mmdb::Result<mmdb::Crowd> created = mmdb::Crowd::create(db->db, characters, chosen);
+  if (!created) return fail(created.error());
+  mmdb_crowd* crowd = new (std::nothrow) mmdb_crowd;
+  if (!crowd) return fail(mmdb::ErrorCode::IoError, "mmdb_crowd_create: out of memory");
+  crowd->crowd = std::move(created.value());
+  crowd->db = db;
+  db->crowds.fetch_add(1);
+  *out = crowd;
+  return MMDB_OK;
+}
+
+void mmdb_crowd_destroy(mmdb_crowd* crowd) {
+  if (!crowd) return;
+  crowd->db->crowds.fetch_sub(1);
+  delete crowd;
+}
+
+uint32_t mmdb_crowd_character_count(const mmdb_crowd* crowd) {
+  return crowd ? crowd->crowd.characterCount() : 0;
+}
+uint32_t mmdb_crowd_joint_count(const mmdb_crowd* crowd) {
+  return crowd ? crowd->crowd.jointCount() : 0;
+}
+
+mmdb_status mmdb_crowd_set_stick(mmdb_crowd* crowd, uint32_t character, float x, float z) {
+  if (!crowd) return nullArgument("mmdb_crowd_set_stick", "crowd");
+  return result(crowd->crowd.setStick(character, x, z));
+}
+
+mmdb_status mmdb_crowd_set_input(mmdb_crowd* crowd, uint32_t character,
+                                 const float desired_velocity[3], const float desired_facing[3]) {
+  if (!crowd) return nullArgument("mmdb_crowd_set_input", "crowd");
+  if (!desired_velocity) return nullArgument("mmdb_crowd_set_input", "desired_velocity");
+  if (!desired_facing) return nullArgument("mmdb_crowd_set_input", "desired_facing");
+  mmdb::StickInput input;
+  input.desired_velocity = {desired_velocity[0], desired_velocity[1], desired_velocity[2]};
+  input.desired_facing = {desired_facing[0], desired_facing[1], desired_facing[2]};
+  return result(crowd->crowd.setInput(character, input));
+}
+
+mmdb_status mmdb_crowd_set_tag_filter(mmdb_crowd* crowd, uint32_t character, uint64_t required,
+                                      uint64_t excluded) {
+  if (!crowd) return nullArgument("mmdb_crowd_set_tag_filter", "crowd");
+  return result(crowd->crowd.setTagFilter(character, required, excluded));
+}
+
+mmdb_status mmdb_crowd_force_search(mmdb_crowd* crowd, uint32_t character) {
+  if (!crowd) return nullArgument("mmdb_crowd_force_search", "crowd");
+  return result(crowd->crowd.forceSearch(character));
+}
+
+mmdb_status mmdb_crowd_step(mmdb_crowd* crowd, float dt) {
+  if (!crowd) return nullArgument("mmdb_crowd_step", "crowd");
+  return result(crowd->crowd.step(dt));
+}
+
+mmdb_status mmdb_crowd_transform(const mmdb_crowd* crowd, uint32_t character, float position[3],
+                                 float rotation[4]) {
+  if (mmdb_status s = checkCharacter("mmdb_crowd_transform", crowd, character); s != MMDB_OK)
+    return s;
+  const mmdb::CrowdCharacter& c = crowd->crowd.characters()[character];
+  if (position) {
+    position[0] = c.achieved_position.x;
+    position[1] = c.achieved_position.y;
+    position[2] = c.achieved_position.z;
+  }
+  if (rotation) {
+    rotation[0] = c.achieved_rotation.x;
+    rotation[1] = c.achieved_rotation.y;
+    rotation[2] = c.achieved_rotation.z;
+    rotation[3] = c.achieved_rotation.w;
+  }
+  return MMDB_OK;
+}
+
+mmdb_status mmdb_crowd_model_pose(const mmdb_crowd* crowd, uint32_t character, float* positions,
+                                  float* rotations) {
+  if (mmdb_status s = checkCharacter("mmdb_crowd_model_pose", crowd, character); s != MMDB_OK)
+    return s;
+  copyPose(crowd, character, glm::vec3(0.f), glm::quat(1.f, 0.f, 0.f, 0.f), positions, rotations);
+  return MMDB_OK;
+}
+
+mmdb_status mmdb_crowd_world_pose(const mmdb_crowd* crowd, uint32_t character, float* positions,
+                                  float* rotations) {
+  if (mmdb_status s = checkCharacter("mmdb_crowd_world_pose", crowd, character); s != MMDB_OK)
+    return s;
+  const mmdb::CrowdCharacter& c = crowd->crowd.characters()[character];
+  copyPose(crowd, character, c.achieved_position, c.achieved_rotation, positions, rotations);
+  return MMDB_OK;
+}
+
+mmdb_status mmdb_crowd_playing(const mmdb_crowd* crowd, uint32_t character, mmdb_playing* out) {
+  if (mmdb_status s = checkCharacter("mmdb_crowd_playing", crowd, character); s != MMDB_OK)
+    return s;
+  if (!out) return nullArgument("mmdb_crowd_playing", "out");
+  mmdb::Playing p;
+  if (mmdb::Status s = crowd->crowd.playing(character, p); !s) return fail(s);
+  out->playing = p.playing ? 1 : 0;
+  out->clip = p.clip;
+  out->frame = p.frame;
+  out->clip_frame = p.clip_frame;
+  out->clip_time = p.clip_time;
+  out->range = p.range;
+  out->tags = p.tags;
+  out->tags_entered = p.tags_entered;
+  out->tags_left = p.tags_left;
+  out->contacts = p.contacts;
+  out->locked_feet = p.locked_feet;
+  out->blending_feet = p.blending_feet;
+  out->search_reason = uint32_t(p.decision.reason);
+  out->switched = p.decision.switched ? 1 : 0;
+  out->continued = p.decision.continued ? 1 : 0;
+  out->held = p.decision.held ? 1 : 0;
+  out->winner = p.decision.frame;
+  out->winner_cost = p.decision.cost;
+  out->frame_playing = p.decision.playing;
+  return MMDB_OK;
+}
+
+}  // extern "C"

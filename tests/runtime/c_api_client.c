@@ -1,0 +1,115 @@
+/* A program's use of the C interface, compiled as C11 (tests/runtime/test_c_api.cpp runs it and
+ * compares with the C++ crowd): open a database, run a crowd on given sticks, read the world
+ * poses and what each character plays; and every bad argument refused with a status. */
+#include "c_api_client.h"
+
+#include <mmdb/mmdb_c.h>
+
+#include <stdio.h>
+#include <string.h>
+
+static int report(char* error, size_t error_size, const char* what, mmdb_status status) {
+  snprintf(error, error_size, "%s: %s: %s", what, mmdb_status_name(status), mmdb_last_error());
+  return 1;
+}
+
+int c_client_run(const char* path, uint32_t characters, uint32_t steps, const float* sticks,
+                 float* world_positions, mmdb_playing* playing, char* error, size_t error_size) {
+  mmdb_database* db = NULL;
+  mmdb_status s = mmdb_database_open(path, &db);
+  if (s != MMDB_OK) return report(error, error_size, "open", s);
+  mmdb_crowd* crowd = NULL;
+  s = mmdb_crowd_create(db, characters, NULL, &crowd);
+  if (s != MMDB_OK) {
+    mmdb_database_close(db);
+    return report(error, error_size, "create", s);
+  }
+  const uint32_t joints = mmdb_crowd_joint_count(crowd);
+  int failed = 0;
+  for (uint32_t step = 0; step < steps && !failed; ++step) {
+    for (uint32_t c = 0; c < characters && !failed; ++c) {
+      const float* stick = sticks + 2 * ((size_t)step * characters + c);
+      s = mmdb_crowd_set_stick(crowd, c, stick[0], stick[1]);
+      if (s != MMDB_OK) failed = report(error, error_size, "set_stick", s);
+    }
+    if (!failed && (s = mmdb_crowd_step(crowd, 1.0f / 60.0f)) != MMDB_OK)
+      failed = report(error, error_size, "step", s);
+    for (uint32_t c = 0; c < characters && !failed; ++c) {
+      const size_t at = (size_t)step * characters + c;
+      s = mmdb_crowd_world_pose(crowd, c, world_positions + 3 * joints * at, NULL);
+      if (s == MMDB_OK) s = mmdb_crowd_playing(crowd, c, playing + at);
+      if (s != MMDB_OK) failed = report(error, error_size, "read", s);
+    }
+  }
+  mmdb_crowd_destroy(crowd);
+  s = mmdb_database_close(db);
+  if (!failed && s != MMDB_OK) failed = report(error, error_size, "close", s);
+  return failed;
+}
+
+/* Checks one refused call: the status and the start of the message. */
+static int refused(mmdb_status got, mmdb_status want, const char* message, char* error,
+                   size_t error_size) {
+  if (got == want && strncmp(mmdb_last_error(), message, strlen(message)) == 0) return 0;
+  snprintf(error, error_size, "wanted %s \"%s...\", got %s \"%s\"", mmdb_status_name(want), message,
+           mmdb_status_name(got), mmdb_last_error());
+  return 1;
+}
+
+int c_client_bad_arguments(const char* path, char* error, size_t error_size) {
+  mmdb_database* db = NULL;
+  mmdb_crowd* crowd = NULL;
+  float v[3] = {0.0f, 0.0f, 0.0f};
+  mmdb_playing p;
+  int bad = 0;
+  bad |= refused(mmdb_database_open(NULL, &db), MMDB_INVALID_ARGUMENT,
+                 "mmdb_database_open: path is NULL", error, error_size);
+  bad |= refused(mmdb_database_open(path, NULL), MMDB_INVALID_ARGUMENT,
+                 "mmdb_database_open: out is NULL", error, error_size);
+  bad |=
+      refused(mmdb_database_open("/nonexistent/x.mmdb", &db), MMDB_IO_ERROR, "", error, error_size);
+  if (bad || db != NULL) return 1;
+  mmdb_status s = mmdb_database_open(path, &db);
+  if (s != MMDB_OK) return report(error, error_size, "open", s);
+  bad |= refused(mmdb_crowd_create(NULL, 2, NULL, &crowd), MMDB_INVALID_ARGUMENT,
+                 "mmdb_crowd_create: db is NULL", error, error_size);
+  bad |= refused(mmdb_crowd_create(db, 0, NULL, &crowd), MMDB_INVALID_ARGUMENT, "Crowd::create",
+                 error, error_size);
+  mmdb_crowd_settings settings;
+  mmdb_crowd_settings_default(&settings);
+  settings.inertialization_halflife = -1.0f;
+  bad |= refused(mmdb_crowd_create(db, 2, &settings, &crowd), MMDB_INVALID_ARGUMENT,
+                 "Crowd::create: inertialization_halflife -1 s", error, error_size);
+  if (bad || crowd != NULL) return 1;
+  s = mmdb_crowd_create(db, 2, NULL, &crowd);
+  if (s != MMDB_OK) return report(error, error_size, "create", s);
+  bad |= refused(mmdb_database_close(db), MMDB_INVALID_ARGUMENT,
+                 "mmdb_database_close: 1 crowds still play the database", error, error_size);
+  bad |= refused(mmdb_crowd_step(NULL, 0.1f), MMDB_INVALID_ARGUMENT,
+                 "mmdb_crowd_step: crowd is NULL", error, error_size);
+  bad |= refused(mmdb_crowd_step(crowd, -1.0f), MMDB_INVALID_ARGUMENT, "", error, error_size);
+  bad |= refused(mmdb_crowd_set_stick(crowd, 2, 0.0f, 1.0f), MMDB_INVALID_ARGUMENT,
+                 "setStick: character 2 is out of range (the crowd has 2 characters)", error,
+                 error_size);
+  bad |= refused(mmdb_crowd_set_input(crowd, 0, NULL, v), MMDB_INVALID_ARGUMENT,
+                 "mmdb_crowd_set_input: desired_velocity is NULL", error, error_size);
+  bad |= refused(mmdb_crowd_playing(crowd, 0, NULL), MMDB_INVALID_ARGUMENT,
+                 "mmdb_crowd_playing: out is NULL", error, error_size);
+  bad |= refused(mmdb_crowd_playing(crowd, 5, &p), MMDB_INVALID_ARGUMENT,
+                 "mmdb_crowd_playing: character 5 is out of range (the crowd has 2 characters)",
+                 error, error_size);
+  bad |= refused(mmdb_crowd_world_pose(NULL, 0, NULL, NULL), MMDB_INVALID_ARGUMENT,
+                 "mmdb_crowd_world_pose: crowd is NULL", error, error_size);
+  if (mmdb_database_joint_name(db, mmdb_database_joint_count(db)) != NULL ||
+      mmdb_database_joint_parent(NULL, 0) != -1 || mmdb_crowd_character_count(NULL) != 0 ||
+      strcmp(mmdb_status_name((mmdb_status)99), "Unknown") != 0) {
+    snprintf(error, error_size, "an out-of-range or NULL query did not answer 0, -1 or NULL");
+    bad = 1;
+  }
+  mmdb_crowd_destroy(crowd);
+  mmdb_crowd_destroy(NULL);
+  s = mmdb_database_close(db);
+  if (!bad && s != MMDB_OK) bad = report(error, error_size, "close", s);
+  if (!bad && mmdb_database_close(NULL) != MMDB_OK) bad = 1;
+  return bad;
+}

@@ -1,0 +1,29 @@
+/* The C11 client of the C interface that tests/runtime/test_c_api.cpp runs. */
+#ifndef MMDB_TEST_C_API_CLIENT_H
+#define MMDB_TEST_C_API_CLIENT_H
+
+#include <mmdb/mmdb_c.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Runs `characters` characters of the default crowd for `steps` steps of 1/60 s, stick (x, z) of
+ * step s and character c at sticks[2 * (s * characters + c)], and writes after each step the
+ * world pose (3 floats a joint) and what each plays, at index s * characters + c. 0 on success,
+ * else 1 with the message in `error`. */
+int c_client_run(const char* path, uint32_t characters, uint32_t steps, const float* sticks,
+                 float* world_positions, mmdb_playing* playing, char* error, size_t error_size);
+/* Every bad argument (NULL pointers, an index out of range, bad settings, closing a database a
+ * crowd plays) refused with its status and message. 0 when all were, else 1 and the first
+ * difference in `error`. */
+int c_client_bad_arguments(const char* path, char* error, size_t error_size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

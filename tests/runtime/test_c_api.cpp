@@ -1,0 +1,164 @@
+// The C interface (mmdb/mmdb_c.h) against the C++ crowd: a C11 client (c_api_client.c) runs a
+// crowd on a database file and gives the same world poses and the same "what is playing",
+// bit for bit, as mmdb::Crowd on the same sticks; its settings are CrowdSettings' field for
+// field; every bad argument is a status with a message, never a crash.
+#include "c_api_client.h"
+#include "synthetic_database.h"
+
+#include <mmdb/crowd.h>
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// A legged synthetic database written to a file (the C interface opens files).
+class CApi : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    mmdb::test::SyntheticSpec spec;
+    spec.clips = 4;
+    spec.frames_per_clip = 300;
+    spec.joints = 10;
+    spec.legs = true;
+    const mmdb::test::AlignedBytes bytes =
+        mmdb::test::serializeAligned(mmdb::test::makeSyntheticDatabase(spec));
+    path_ = (fs::temp_directory_path() / ("mmdb_c_api_" + std::to_string(::getpid()) + ".mmdb"))
+                .string();
+    std::ofstream(path_, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+  }
+  void TearDown() override { fs::remove(path_); }
+  std::string path_;
+};
+
+TEST_F(CApi, AC11ClientPlaysTheSameCrowdAsCxx) {
+  constexpr uint32_t kCharacters = 5, kSteps = 240;
+  std::vector<float> sticks(2 * kCharacters * kSteps);
+  for (uint32_t s = 0; s < kSteps; ++s)
+    for (uint32_t c = 0; c < kCharacters; ++c) {
+      const float angle = 0.9f * float(((s / 70) * 5 + c) % 7);
+      const float length = ((s / 70 + c) % 3 == 0) ? 0.f : 0.7f;
+      sticks[2 * (s * kCharacters + c)] = length * std::sin(angle);
+      sticks[2 * (s * kCharacters + c) + 1] = length * std::cos(angle);
+    }
+
+  auto db = mmdb::Database::open(path_.c_str());
+  ASSERT_TRUE(db.ok()) << db.error().message();
+  const uint32_t joints = db.value().jointCount();
+  std::vector<float> c_positions(size_t(kSteps) * kCharacters * joints * 3);
+  std::vector<mmdb_playing> c_playing(size_t(kSteps) * kCharacters);
+  char error[512] = "";
+  ASSERT_EQ(c_client_run(path_.c_str(), kCharacters, kSteps, sticks.data(), c_positions.data(),
+                         c_playing.data(), error, sizeof error),
+            0)
+      << error;
+
+  auto created = mmdb::Crowd::create(db.value(), kCharacters);
+  ASSERT_TRUE(created.ok()) << created.error().message();
+  mmdb::Crowd& crowd = created.value();
+  uint32_t switched = 0, locked = 0;
+  for (uint32_t s = 0; s < kSteps; ++s) {
+    for (uint32_t c = 0; c < kCharacters; ++c)
+      ASSERT_TRUE(
+          crowd
+              .setStick(c, sticks[2 * (s * kCharacters + c)], sticks[2 * (s * kCharacters + c) + 1])
+              .ok());
+    ASSERT_TRUE(crowd.step(1.f / 60).ok());
+    for (uint32_t c = 0; c < kCharacters; ++c) {
+      const size_t at = size_t(s) * kCharacters + c;
+      const mmdb::CrowdCharacter& ch = crowd.characters()[c];
+      for (uint32_t j = 0; j < joints; ++j) {
+        const glm::vec3 world =
+            ch.achieved_position + ch.achieved_rotation * crowd.modelTranslations()[c * joints + j];
+        for (int k = 0; k < 3; ++k)
+          ASSERT_EQ(c_positions[(at * joints + j) * 3 + size_t(k)], world[k])
+              << "step " << s << " character " << c << " joint " << j;
+      }
+      mmdb::Playing p;
+      ASSERT_TRUE(crowd.playing(c, p).ok());
+      const mmdb_playing& q = c_playing[at];
+      EXPECT_EQ(q.playing, p.playing ? 1 : 0);
+      EXPECT_EQ(q.clip, p.clip);
+      EXPECT_EQ(q.frame, p.frame);
+      EXPECT_EQ(q.clip_frame, p.clip_frame);
+      EXPECT_EQ(q.clip_time, p.clip_time);
+      EXPECT_EQ(q.range, p.range);
+      EXPECT_EQ(q.tags, p.tags);
+      EXPECT_EQ(q.tags_entered, p.tags_entered);
+      EXPECT_EQ(q.tags_left, p.tags_left);
+      EXPECT_EQ(q.contacts, p.contacts);
+      EXPECT_EQ(q.locked_feet, p.locked_feet);
+      EXPECT_EQ(q.blending_feet, p.blending_feet);
+      EXPECT_EQ(q.search_reason, uint32_t(p.decision.reason));
+      EXPECT_EQ(q.switched, p.decision.switched ? 1 : 0);
+      EXPECT_EQ(q.continued, p.decision.continued ? 1 : 0);
+      EXPECT_EQ(q.held, p.decision.held ? 1 : 0);
+      EXPECT_EQ(q.winner, p.decision.frame);
+      EXPECT_EQ(q.winner_cost, p.decision.cost);
+      EXPECT_EQ(q.frame_playing, p.decision.playing);
+      switched += q.switched;
+      locked += q.locked_feet != 0;
+    }
+  }
+  EXPECT_GT(switched, 10u) << "the run switches";
+  EXPECT_GT(locked, 100u) << "and holds feet";
+}
+
+TEST_F(CApi, EveryBadArgumentIsAStatusWithAMessage) {
+  char error[512] = "";
+  EXPECT_EQ(c_client_bad_arguments(path_.c_str(), error, sizeof error), 0) << error;
+}
+
+// The C settings are CrowdSettings field for field, defaults and reference() alike, and go
+// back unchanged.
+TEST(CApiSettings, AreTheCrowdSettings) {
+  for (int reference = 0; reference < 2; ++reference) {
+    const mmdb::CrowdSettings s =
+        reference ? mmdb::CrowdSettings::reference() : mmdb::CrowdSettings{};
+    mmdb_crowd_settings c;
+    std::memset(&c, 0xAB, sizeof c);
+    if (reference)
+      mmdb_crowd_settings_reference(&c);
+    else
+      mmdb_crowd_settings_default(&c);
+    EXPECT_EQ(c.search_interval_ticks, s.search_interval_ticks);
+    EXPECT_EQ(c.stagger_phases, s.stagger_phases);
+    EXPECT_EQ(c.transition_cost, s.transition_cost);
+    EXPECT_EQ(c.neighbourhood_frames, s.neighbourhood_frames);
+    EXPECT_EQ(c.max_drift, s.max_drift);
+    EXPECT_EQ(c.inertialization_halflife, s.inertialization_halflife);
+    EXPECT_EQ(c.controller_halflife, s.controller_halflife);
+    EXPECT_EQ(c.max_speed, s.max_speed);
+    EXPECT_EQ(c.bounds_pruning, s.bounds_pruning ? 1 : 0);
+    EXPECT_EQ(c.continue_window, s.continue_window);
+    EXPECT_EQ(c.jump_cooldown, s.jump_cooldown);
+    EXPECT_EQ(c.search_when_settled, s.search_when_settled ? 1 : 0);
+    EXPECT_EQ(c.settle_velocity_change, s.settle_velocity_change);
+    EXPECT_EQ(c.settle_rotation_change, s.settle_rotation_change);
+    EXPECT_EQ(c.range_end_margin, s.range_end_margin);
+    EXPECT_EQ(c.range_end_moves_on, s.range_end_moves_on ? 1 : 0);
+    EXPECT_EQ(c.foot_locking, s.foot_locking ? 1 : 0);
+    EXPECT_EQ(c.foot_unlock_radius, s.foot_unlock_radius);
+    EXPECT_EQ(c.foot_unlock_halflife, s.foot_unlock_halflife);
+    EXPECT_EQ(c.ik_foot_height, s.ik_foot_height);
+    EXPECT_EQ(c.ik_toe_length, s.ik_toe_length);
+    EXPECT_EQ(c.ik_max_length_buffer, s.ik_max_length_buffer);
+  }
+  EXPECT_EQ(sizeof(mmdb_crowd_settings), 22 * 4u) << "a field added to one is added to the other";
+  EXPECT_STREQ(mmdb_status_name(MMDB_CORRUPT), "Corrupt");
+  EXPECT_EQ(int(MMDB_NO_MATCH), int(mmdb::ErrorCode::NoMatch));
+  EXPECT_EQ(int(MMDB_DEVICE_ERROR), int(mmdb::ErrorCode::DeviceError));
+}
+
+}  // namespace
