@@ -81,6 +81,9 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
     return Error::format(ErrorCode::InvalidArgument,
                          "Crowd::create: controller_halflife %g s must be finite and > 0",
                          double(settings.controller_halflife));
+  if (settings.step_workers < 1 || settings.step_workers > 1024)
+    return Error::format(ErrorCode::InvalidArgument,
+                         "Crowd::create: step_workers %u must be 1 to 1024", settings.step_workers);
   if (settings.search_interval_ticks > kMaxSearchInterval)
     return Error::format(ErrorCode::InvalidArgument,
                          "Crowd::create: search_interval_ticks %u is over 2^30 steps",
@@ -172,10 +175,14 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
     crowd.offset_angular_.assign(n * joints, glm::vec3(0.f));
     crowd.offset_translations_.assign(n * joints, glm::vec3(0.f));
     crowd.offset_velocities_.assign(n * joints, glm::vec3(0.f));
-    crowd.switch_rotations_.assign(2 * joints, identity);
-    crowd.switch_translations_.assign(2 * joints, glm::vec3(0.f));
-    crowd.switch_velocities_.assign(2 * joints, glm::vec3(0.f));
-    crowd.switch_angular_.assign(2 * joints, glm::vec3(0.f));
+    const size_t scratch = 2 * size_t(settings.step_workers) * joints;  // two poses a worker
+    crowd.switch_rotations_.assign(scratch, identity);
+    crowd.switch_translations_.assign(scratch, glm::vec3(0.f));
+    crowd.switch_velocities_.assign(scratch, glm::vec3(0.f));
+    crowd.switch_angular_.assign(scratch, glm::vec3(0.f));
+    crowd.ended_.reset(new (std::nothrow) std::atomic<uint8_t>[n]);
+    if (!crowd.ended_) return Error(ErrorCode::InvalidArgument, "Crowd::create: out of memory");
+    for (size_t c = 0; c < n; ++c) crowd.ended_[c].store(0, std::memory_order_relaxed);
     crowd.feet_.assign(n * kLegCount, FootLock{});
     if (!given && db.posesCoded())
       for (std::vector<Float4>& stream : crowd.decoded_) stream.resize(size_t(pose_elements));
@@ -259,6 +266,7 @@ Crowd& Crowd::operator=(Crowd&& other) noexcept {
   switch_translations_ = std::move(other.switch_translations_);
   switch_velocities_ = std::move(other.switch_velocities_);
   switch_angular_ = std::move(other.switch_angular_);
+  ended_ = std::move(other.ended_);
   for (uint32_t s = 0; s < kPoseStreamCount; ++s) decoded_[s] = std::move(other.decoded_[s]);
   legs_ = other.legs_;
   foot_settings_ = other.foot_settings_;
@@ -459,18 +467,48 @@ Status Crowd::search() noexcept {
 Status Crowd::endStep() noexcept {
   if (phase_ != Phase::Begun)
     return Error(ErrorCode::InvalidArgument, "endStep: no step has begun (call beginStep)");
-  for (size_t k = 0; k < searches_; ++k) {
-    const int32_t frame = results_[k].frame;
+  if (Status s = endStepRange(0, count_, 0); !s) return s;
+  return finishStep();
+}
+
+Status Crowd::endStepRange(uint32_t first, uint32_t count, uint32_t worker) noexcept {
+  if (phase_ != Phase::Begun)
+    return Error(ErrorCode::InvalidArgument, "endStepRange: no step has begun (call beginStep)");
+  if (first > count_ || count > count_ - first)
+    return Error::format(ErrorCode::InvalidArgument,
+                         "endStepRange: characters [%u, %u + %u) are outside the crowd's %u", first,
+                         first, count, count_);
+  if (worker >= settings_.step_workers)
+    return Error::format(ErrorCode::InvalidArgument,
+                         "endStepRange: worker %u of %u (CrowdSettings::step_workers)", worker,
+                         settings_.step_workers);
+  // This range's results, checked before anything moves.
+  const uint32_t* begin = searching_.data();
+  const uint32_t* end = begin + searches_;
+  const size_t k_first = size_t(std::lower_bound(begin, end, first) - begin);
+  size_t k_end = k_first;
+  for (; k_end < searches_ && searching_[k_end] < first + count; ++k_end) {
+    const int32_t frame = results_[k_end].frame;
     if (frame < -1 || frame >= int64_t(db_->frameCount()))
       return Error::format(ErrorCode::InvalidArgument,
-                           "endStep: result %zu (character %u) has frame %d, outside [-1, %u)", k,
-                           searching_[k], frame, db_->frameCount());
+                           "endStep: result %zu (character %u) has frame %d, outside [-1, %u)",
+                           k_end, searching_[k_end], frame, db_->frameCount());
   }
-  phase_ = Phase::Idle;
-  size_t k = 0;
-  for (uint32_t c = 0; c < count_; ++c) {
-    if (k < searches_ && searching_[k] == c) {
-      if (Status s = resolve(c, results_[k++]); !s) return s;
+  // Claim the range; a character another range already claimed is an overlap: give back what
+  // this one claimed and touch nothing.
+  for (uint32_t c = first; c < first + count; ++c) {
+    if (ended_[c].exchange(1, std::memory_order_acq_rel) != 0) {
+      for (uint32_t u = first; u < c; ++u) ended_[u].store(0, std::memory_order_release);
+      return Error::format(ErrorCode::InvalidArgument,
+                           "endStepRange: character %u of [%u, %u + %u) is in another range of "
+                           "this step; the ranges must not overlap",
+                           c, first, first, count);
+    }
+  }
+  size_t k = k_first;
+  for (uint32_t c = first; c < first + count; ++c) {
+    if (k < k_end && searching_[k] == c) {
+      if (Status s = resolve(c, results_[k++], worker); !s) return s;
     }
     if (Status s = pose(c); !s) return s;
     advance(c);
@@ -483,6 +521,21 @@ Status Crowd::endStep() noexcept {
     decisions_[c].playing = ch.current_frame;
     showRange(c);
   }
+  return Status();
+}
+
+Status Crowd::finishStep() noexcept {
+  if (phase_ != Phase::Begun)
+    return Error(ErrorCode::InvalidArgument, "finishStep: no step has begun (call beginStep)");
+  for (uint32_t c = 0; c < count_; ++c) {
+    if (ended_[c].load(std::memory_order_acquire) == 0)
+      return Error::format(ErrorCode::InvalidArgument,
+                           "finishStep: character %u is in no range of this step (call "
+                           "endStepRange for it first)",
+                           c);
+  }
+  for (uint32_t c = 0; c < count_; ++c) ended_[c].store(0, std::memory_order_relaxed);
+  phase_ = Phase::Idle;
   return Status();
 }
 
@@ -550,7 +603,7 @@ Status Crowd::sample(uint32_t clip, float time, uint32_t scratch) noexcept {
 }
 
 // The resolve pass: the timer restarts; a new winner is an inertialized switch (or the start).
-Status Crowd::resolve(uint32_t c, const SearchResult& found) noexcept {
+Status Crowd::resolve(uint32_t c, const SearchResult& found, uint32_t worker) noexcept {
   CrowdCharacter& ch = characters_[c];
   const uint32_t interval = settings_.search_interval_ticks;
   ch.search_count += 1;
@@ -576,19 +629,20 @@ Status Crowd::resolve(uint32_t c, const SearchResult& found) noexcept {
   if (!where) return where.error();
   if (ch.playing) {
     // The pose showing (source) and the one to show (destination), both with velocities.
-    if (Status s = sample(ch.clip, ch.clip_time, 0); !s) return s;
-    if (Status s = sample(where->clip, where->time, 1); !s) return s;
+    const uint32_t source = 2 * worker, destination = source + 1;  // the worker's scratch
+    if (Status s = sample(ch.clip, ch.clip_time, source); !s) return s;
+    if (Status s = sample(where->clip, where->time, destination); !s) return s;
     InertializeTransitionJob job;
     job.halflife = settings_.inertialization_halflife;
     job.time_since_previous = ch.since_switch;
-    job.source_rotations = slice(switch_rotations_, 0, joints_);
-    job.source_angular_velocities = slice(switch_angular_, 0, joints_);
-    job.source_translations = slice(switch_translations_, 0, joints_);
-    job.source_velocities = slice(switch_velocities_, 0, joints_);
-    job.destination_rotations = slice(switch_rotations_, 1, joints_);
-    job.destination_angular_velocities = slice(switch_angular_, 1, joints_);
-    job.destination_translations = slice(switch_translations_, 1, joints_);
-    job.destination_velocities = slice(switch_velocities_, 1, joints_);
+    job.source_rotations = slice(switch_rotations_, source, joints_);
+    job.source_angular_velocities = slice(switch_angular_, source, joints_);
+    job.source_translations = slice(switch_translations_, source, joints_);
+    job.source_velocities = slice(switch_velocities_, source, joints_);
+    job.destination_rotations = slice(switch_rotations_, destination, joints_);
+    job.destination_angular_velocities = slice(switch_angular_, destination, joints_);
+    job.destination_translations = slice(switch_translations_, destination, joints_);
+    job.destination_velocities = slice(switch_velocities_, destination, joints_);
     job.offset_rotations = slice(offset_rotations_, c, joints_);
     job.offset_angular_velocities = slice(offset_angular_, c, joints_);
     job.offset_translations = slice(offset_translations_, c, joints_);

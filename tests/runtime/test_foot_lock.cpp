@@ -21,6 +21,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -756,6 +757,98 @@ TEST(FootLock, WhatIsPlayingIsWhatTheCrowdShows) {
   EXPECT_GT(entered, 3 * kCount) << "tags change as the filters send characters elsewhere";
   EXPECT_GT(left, 3 * kCount);
   EXPECT_GT(locked, 0u);
+}
+
+// endStep() split over a job system: ranges of characters played on threads at once, in any
+// split and order, give the bytes endStep() gives; a split that overlaps, misses a character,
+// leaves the crowd or names a worker out of range is refused and touches nothing.
+TEST(FootLock, AStepSplitOverThreadsPlaysTheSameBytes) {
+  TestDatabase t(legged(4, 300));
+  constexpr uint32_t kCount = 23, kWorkers = 3;
+  CrowdSettings split_settings;
+  split_settings.step_workers = kWorkers;
+  auto whole = Crowd::create(t.db, kCount), split = Crowd::create(t.db, kCount, split_settings);
+  ASSERT_TRUE(whole.ok() && split.ok());
+  Crowd& a = whole.value();
+  Crowd& b = split.value();
+  std::mt19937 random(5);
+  uint64_t switches = 0;
+  for (int step = 0; step < 300; ++step) {
+    for (uint32_t i = 0; i < kCount; ++i) {
+      const float angle = 0.9f * float(((step / 70) * 5 + int(i)) % 7);
+      const float length = ((step / 70 + i) % 3 == 0) ? 0.f : 0.7f;
+      for (Crowd* crowd : {&a, &b})
+        ASSERT_TRUE(crowd->setStick(i, length * std::sin(angle), length * std::cos(angle)).ok());
+    }
+    ASSERT_TRUE(a.step(kDt).ok());
+    ASSERT_TRUE(b.beginStep(kDt).ok());
+    ASSERT_TRUE(b.search().ok());
+    // Three ranges cut at random places, played on three threads.
+    uint32_t cut1 = random() % (kCount + 1), cut2 = random() % (kCount + 1);
+    if (cut1 > cut2) std::swap(cut1, cut2);
+    const uint32_t firsts[kWorkers] = {0, cut1, cut2};
+    const uint32_t ends[kWorkers] = {cut1, cut2, kCount};
+    mmdb::Status statuses[kWorkers];
+    std::vector<std::thread> threads;
+    for (uint32_t w = 0; w < kWorkers; ++w)
+      threads.emplace_back(
+          [&, w] { statuses[w] = b.endStepRange(firsts[w], ends[w] - firsts[w], w); });
+    for (std::thread& thread : threads) thread.join();
+    for (const mmdb::Status& s : statuses) ASSERT_TRUE(s.ok()) << s.message();
+    ASSERT_TRUE(b.finishStep().ok());
+    const auto same = [](auto x, auto y) {
+      return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size_bytes()) == 0;
+    };
+    ASSERT_TRUE(same(a.modelRotations(), b.modelRotations())) << "step " << step;
+    ASSERT_TRUE(same(a.modelTranslations(), b.modelTranslations())) << "step " << step;
+    ASSERT_TRUE(same(a.offsetRotations(), b.offsetRotations()));
+    for (uint32_t i = 0; i < kCount; ++i) {
+      ASSERT_EQ(a.decisions()[i].frame, b.decisions()[i].frame);
+      ASSERT_EQ(a.decisions()[i].switched, b.decisions()[i].switched);
+      ASSERT_EQ(std::memcmp(&a.characters()[i].achieved_position,
+                            &b.characters()[i].achieved_position, sizeof(glm::vec3)),
+                0);
+      ASSERT_EQ(a.footLocks()[2 * i].locked, b.footLocks()[2 * i].locked);
+      switches += a.decisions()[i].switched;
+    }
+  }
+  EXPECT_GT(switches, 50u) << "the split plays switches (each worker's own scratch)";
+
+  // Bad splits.
+  ASSERT_TRUE(b.beginStep(kDt).ok());
+  ASSERT_TRUE(b.search().ok());
+  EXPECT_STREQ(b.endStepRange(20, 4, 0).message(),
+               "endStepRange: characters [20, 20 + 4) are outside the crowd's 23");
+  EXPECT_STREQ(b.endStepRange(0, 4, 3).message(),
+               "endStepRange: worker 3 of 3 (CrowdSettings::step_workers)");
+  ASSERT_TRUE(b.endStepRange(0, 10, 0).ok());
+  const std::vector<mmdb::CrowdCharacter> before(b.characters().begin(), b.characters().end());
+  const std::vector<glm::vec3> pose_before(b.modelTranslations().begin(),
+                                           b.modelTranslations().end());
+  EXPECT_STREQ(b.endStepRange(8, 10, 1).message(),
+               "endStepRange: character 8 of [8, 8 + 10) is in another range of this step; the "
+               "ranges must not overlap");
+  EXPECT_EQ(std::memcmp(before.data(), b.characters().data(),
+                        before.size() * sizeof(mmdb::CrowdCharacter)),
+            0)
+      << "the refused range touched nothing";
+  EXPECT_EQ(std::memcmp(pose_before.data(), b.modelTranslations().data(),
+                        pose_before.size() * sizeof(glm::vec3)),
+            0);
+  ASSERT_TRUE(b.endStepRange(10, 5, 1).ok()) << "characters 10 to 14, not taken by the refusal";
+  EXPECT_STREQ(b.finishStep().message(),
+               "finishStep: character 15 is in no range of this step (call endStepRange for it "
+               "first)");
+  EXPECT_FALSE(b.beginStep(kDt).ok()) << "the step is still open";
+  ASSERT_TRUE(b.endStepRange(15, 8, 2).ok());
+  EXPECT_TRUE(b.finishStep().ok());
+  EXPECT_FALSE(b.finishStep().ok()) << "no step open";
+  EXPECT_FALSE(b.endStepRange(0, 1, 0).ok()) << "no step open";
+  CrowdSettings none;
+  none.step_workers = 0;
+  auto refused = Crowd::create(t.db, 2, none);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_STREQ(refused.error().message(), "Crowd::create: step_workers 0 must be 1 to 1024");
 }
 
 // Before a character plays, and at its first step, nothing is held from before.

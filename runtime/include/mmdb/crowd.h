@@ -48,7 +48,9 @@
 #include <glm/vec3.hpp>
 
 #include <array>
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -100,6 +102,8 @@ struct CrowdSettings {
   float max_speed = 1.75f;            // m/s at full stick (setStick)
   bool bounds_pruning = true;  // searchBatch() (bounds-pruned); false: searchExhaustive() for
                                // each request. Same winners, same costs
+  uint32_t step_workers = 1;   // endStepRange() calls that may run at once (a job system's
+                               // threads), each with its own scratch; CPU crowd only
 
   // Playability policies (docs/runtime.md "Playability policies"). The defaults are what a game
   // wants; reference() turns every one off.
@@ -262,6 +266,17 @@ class Crowd {
   Status search() noexcept;
   Status endStep() noexcept;
 
+  // endStep() split for a job system: endStepRange() for ranges of characters that together
+  // hold each character once, run at the same time on up to CrowdSettings::step_workers threads
+  // (each with its own `worker`, 0 to step_workers - 1), then finishStep() on one thread. The
+  // same results, bit for bit, in any split and order. InvalidArgument, touching nothing, for
+  // a range outside the crowd, a worker out of range, a result outside the database, or a range
+  // holding a character another range of the step already played (an overlap: on two threads
+  // at once, one or both are refused); finishStep() refuses a step in which some character is
+  // in no range yet, naming it (the step stays open: play its range, then finish).
+  Status endStepRange(uint32_t first, uint32_t count, uint32_t worker) noexcept;
+  Status finishStep() noexcept;
+
   // This step's searches, in character order: searching()[k] is the character of requests()[k]
   // and results()[k]. Valid from beginStep() to the next beginStep().
   Span<const SearchRequest> requests() const noexcept { return {requests_.data(), searches_}; }
@@ -308,7 +323,7 @@ class Crowd {
  private:
   Status checkCharacter(uint32_t character, const char* what) const noexcept;
   Status decide(uint32_t character) noexcept;
-  Status resolve(uint32_t character, const SearchResult& found) noexcept;
+  Status resolve(uint32_t character, const SearchResult& found, uint32_t worker) noexcept;
   Status pose(uint32_t character) noexcept;
   void advance(uint32_t character) noexcept;
   Status lockFeet(uint32_t character) noexcept;
@@ -352,6 +367,9 @@ class Crowd {
   // and angular velocities of jointCount() joints each.
   std::vector<glm::quat> switch_rotations_;
   std::vector<glm::vec3> switch_translations_, switch_velocities_, switch_angular_;
+  // Per character: endStepRange() has played it in this step (claimed atomically, so that
+  // overlapping ranges on two threads are told apart).
+  std::unique_ptr<std::atomic<uint8_t>[]> ended_;
   std::vector<Float4> decoded_[kPoseStreamCount];  // a coded file's poses, when the crowd decodes
   std::array<LegChain, kLegCount> legs_{};         // with foot_locking
   FootLockSettings foot_settings_;

@@ -1,0 +1,186 @@
+// The CPU crowd's step: 1,000 characters on bandai-1 mirrored at 60 Hz (a legged synthetic
+// database where the corpus is absent), the sample's built-in stick script, foot locking on.
+// One thread (Crowd::step) against two (the searches split in halves with searchBatch, the end
+// of the step with endStepRange), in the same process; and the first step, whose searches are
+// all Start searches, against a steady one. Counters: milliseconds per step for each part
+// (begin, search, end), the step's p99 over the run, and the speed-up of two threads.
+#include "real_database.h"
+#include "synthetic_database.h"
+
+#include <mmdb/crowd.h>
+#include <mmdb/search.h>
+#include <mmdb/stick_script.h>
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr float kDt = 1.f / 60;
+constexpr uint32_t kCharacters = 1000;
+constexpr int kWarmSteps = 120;  // every character has started and searched a few times
+
+struct Data {
+  mmdb::test::AlignedBytes bytes;  // the synthetic database's, when used
+  mmdb::Database synthetic;
+  const mmdb::Database* db = nullptr;
+  std::string name;
+};
+
+const Data& data() {
+  static std::unique_ptr<Data> d;
+  if (d) return *d;
+  d = std::make_unique<Data>();
+  std::string why;
+  if (const mmdb::test::RealDatabase* real = mmdb::test::bandaiDatabaseAt(60, true, &why)) {
+    d->db = &real->db;
+    d->name = "bandai-1 mirrored";
+  } else {
+    std::fprintf(stderr, "bench_crowd: %s; a synthetic database instead\n", why.c_str());
+    mmdb::test::SyntheticSpec spec;
+    spec.clips = 40;
+    spec.frames_per_clip = 600;
+    spec.joints = 24;
+    spec.legs = true;
+    d->bytes = mmdb::test::serializeAligned(mmdb::test::makeSyntheticDatabase(spec));
+    auto opened = mmdb::Database::fromMemory(d->bytes.data(), d->bytes.size());
+    if (opened) d->synthetic = std::move(opened.value());
+    d->db = &d->synthetic;
+    d->name = "synthetic, 24 joints";
+  }
+  return *d;
+}
+
+// The sample's sticks: the script at each character's offset, at speeds the database follows.
+void setSticks(mmdb::Crowd& crowd, const mmdb::StickScript& script, int step) {
+  static const mmdb::LocomotionSpeeds speeds = mmdb::speedsForDatabase(crowd.database());
+  for (uint32_t i = 0; i < crowd.characterCount(); ++i)
+    (void)crowd.setInput(
+        i, mmdb::stickInput(script.at(step * kDt + script.characterOffset(i)), speeds));
+}
+
+// The step over `threads` threads: the requests in equal parts, each searched with its own
+// scratch, then the characters in equal ranges.
+struct SplitStep {
+  SplitStep(const mmdb::Database& db, uint32_t threads) : threads(threads) {
+    for (uint32_t t = 0; t < threads; ++t) scratch.emplace_back(mmdb::batchScratchFloats(db));
+  }
+  bool run(mmdb::Crowd& crowd, double* begin_ms, double* search_ms, double* end_ms) {
+    const auto t0 = Clock::now();
+    if (!crowd.beginStep(kDt)) return false;
+    const auto t1 = Clock::now();
+    if (threads == 1) {  // the crowd's own search and end of step, on this thread
+      const bool searched = crowd.search().ok();
+      const auto t2 = Clock::now();
+      const bool ended = searched && crowd.endStep().ok();
+      *begin_ms += std::chrono::duration<double, std::milli>(t1 - t0).count();
+      *search_ms += std::chrono::duration<double, std::milli>(t2 - t1).count();
+      *end_ms += std::chrono::duration<double, std::milli>(Clock::now() - t2).count();
+      return ended;
+    }
+    const mmdb::Span<const mmdb::SearchRequest> requests = crowd.requests();
+    const mmdb::Span<mmdb::SearchResult> results = crowd.results();
+    std::vector<std::thread> pool;
+    for (uint32_t t = 0; t < threads; ++t) {
+      const size_t first = requests.size() * t / threads;
+      const size_t last = requests.size() * (t + 1) / threads;
+      pool.emplace_back([&, t, first, last] {
+        if (last > first)
+          (void)mmdb::searchBatch(crowd.database(), requests.subspan(first, last - first),
+                                  results.subspan(first, last - first), scratch[t]);
+      });
+    }
+    for (std::thread& th : pool) th.join();
+    pool.clear();
+    const auto t2 = Clock::now();
+    const uint32_t n = crowd.characterCount();
+    bool ok = true;
+    for (uint32_t t = 0; t < threads; ++t) {
+      const uint32_t first = n * t / threads, last = n * (t + 1) / threads;
+      pool.emplace_back([&, t, first, last] {
+        if (!crowd.endStepRange(first, last - first, t)) ok = false;
+      });
+    }
+    for (std::thread& th : pool) th.join();
+    ok = ok && crowd.finishStep();
+    const auto t3 = Clock::now();
+    *begin_ms += std::chrono::duration<double, std::milli>(t1 - t0).count();
+    *search_ms += std::chrono::duration<double, std::milli>(t2 - t1).count();
+    *end_ms += std::chrono::duration<double, std::milli>(t3 - t2).count();
+    return ok;
+  }
+  uint32_t threads;
+  std::vector<std::vector<float>> scratch;
+};
+
+// Steady steps of 1,000 characters on `threads` threads (1: Crowd's own search and endStep).
+void BM_CrowdStep(benchmark::State& state) {
+  const Data& d = data();
+  const uint32_t threads = uint32_t(state.range(0));
+  mmdb::CrowdSettings settings;
+  settings.step_workers = threads;
+  auto created = mmdb::Crowd::create(*d.db, kCharacters, settings);
+  if (!created) {
+    state.SkipWithError(created.error().message());
+    return;
+  }
+  mmdb::Crowd& crowd = created.value();
+  const mmdb::StickScript script = mmdb::StickScript::builtIn();
+  SplitStep split(*d.db, threads);
+  int step = 0;
+  double begin_ms = 0, search_ms = 0, end_ms = 0;
+  for (; step < kWarmSteps; ++step) {
+    setSticks(crowd, script, step);
+    split.run(crowd, &begin_ms, &search_ms, &end_ms);
+  }
+  begin_ms = search_ms = end_ms = 0;
+  std::vector<double> steps;
+  for (auto _ : state) {
+    setSticks(crowd, script, step++);
+    const auto start = Clock::now();
+    if (!split.run(crowd, &begin_ms, &search_ms, &end_ms)) {
+      state.SkipWithError("the step failed");
+      return;
+    }
+    steps.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+  }
+  std::sort(steps.begin(), steps.end());
+  const double n = double(steps.size());
+  state.counters["begin_ms"] = begin_ms / n;
+  state.counters["search_ms"] = search_ms / n;
+  state.counters["end_ms"] = end_ms / n;
+  state.counters["p99_ms"] = steps[size_t(0.99 * (n - 1))];
+  state.SetLabel(d.name);
+}
+BENCHMARK(BM_CrowdStep)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->MinTime(3.0)->UseRealTime();
+
+// The first step of a new crowd (every character's Start search), one thread.
+void BM_CrowdFirstStep(benchmark::State& state) {
+  const Data& d = data();
+  const mmdb::StickScript script = mmdb::StickScript::builtIn();
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto created = mmdb::Crowd::create(*d.db, kCharacters);
+    if (!created) {
+      state.SkipWithError(created.error().message());
+      return;
+    }
+    setSticks(created.value(), script, 0);
+    state.ResumeTiming();
+    if (!created.value().step(kDt)) state.SkipWithError("the step failed");
+  }
+  state.SetLabel(d.name);
+}
+BENCHMARK(BM_CrowdFirstStep)->Unit(benchmark::kMillisecond)->MinTime(2.0)->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();
