@@ -244,6 +244,16 @@ mmdb_status mmdb_crowd_force_search(mmdb_crowd* crowd, uint32_t character) {
   return result(crowd->crowd.forceSearch(character));
 }
 
+mmdb_status mmdb_crowd_teleport(mmdb_crowd* crowd, uint32_t character, const float position[3],
+                                const float rotation[4]) {
+  if (!crowd) return nullArgument("mmdb_crowd_teleport", "crowd");
+  if (!position) return nullArgument("mmdb_crowd_teleport", "position");
+  if (!rotation) return nullArgument("mmdb_crowd_teleport", "rotation");
+  return result(
+      crowd->crowd.teleport(character, {position[0], position[1], position[2]},
+                            glm::quat(rotation[3], rotation[0], rotation[1], rotation[2])));
+}
+
 mmdb_status mmdb_crowd_step(mmdb_crowd* crowd, float dt) {
   if (!crowd) return nullArgument("mmdb_crowd_step", "crowd");
   return result(crowd->crowd.step(dt));

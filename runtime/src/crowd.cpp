@@ -344,6 +344,75 @@ Status Crowd::forceSearch(uint32_t character) noexcept {
   return Status();
 }
 
+namespace {
+
+bool finite(const glm::vec3& v) {
+  return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z);
+}
+
+// The turn about +Y of a rotation (its twist about Y), normalized; false when it has none: not
+// finite, zero, or a half turn about a horizontal axis.
+bool yawOf(const glm::quat& q, glm::quat& yaw) {
+  if (!std::isfinite(q.w) || !std::isfinite(q.x) || !std::isfinite(q.y) || !std::isfinite(q.z))
+    return false;
+  const float length = std::sqrt(q.w * q.w + q.y * q.y);
+  if (!(length > 1e-6f)) return false;
+  yaw = glm::quat(q.w / length, 0.f, q.y / length, 0.f);
+  return true;
+}
+
+}  // namespace
+
+Status Crowd::teleport(uint32_t character, const glm::vec3& position,
+                       const glm::quat& rotation) noexcept {
+  if (Status s = checkCharacter(character, "teleport"); !s) return s;
+  if (phase_ != Phase::Idle)
+    return Error(ErrorCode::InvalidArgument, "teleport: a step is in progress (call endStep)");
+  glm::quat yaw;
+  if (!finite(position))
+    return Error::format(ErrorCode::InvalidArgument,
+                         "teleport: character %u's position (%g, %g, %g) is not finite", character,
+                         double(position.x), double(position.y), double(position.z));
+  if (!yawOf(rotation, yaw))
+    return Error::format(ErrorCode::InvalidArgument,
+                         "teleport: character %u's rotation (%g, %g, %g, %g) has no turn about "
+                         "+Y to take (not finite, zero, or a half turn about a horizontal axis)",
+                         character, double(rotation.x), double(rotation.y), double(rotation.z),
+                         double(rotation.w));
+  CrowdCharacter& ch = characters_[character];
+  // The rigid move that takes the achieved transform to the new one carries the simulation too.
+  const glm::quat turn = glm::normalize(yaw * glm::inverse(ch.achieved_rotation));
+  CharacterState& sim = ch.sim;
+  sim.position = position + turn * (sim.position - ch.achieved_position);
+  sim.rotation = glm::normalize(turn * sim.rotation);
+  sim.velocity = turn * sim.velocity;
+  sim.acceleration = turn * sim.acceleration;
+  sim.angular_velocity = turn * sim.angular_velocity;
+  ch.achieved_position = position;
+  ch.achieved_rotation = yaw;
+  for (FootLock& f : slice(feet_, character, kLegCount)) f = FootLock{};
+  return Status();
+}
+
+Status Crowd::setSimulation(uint32_t character, const CharacterState& state) noexcept {
+  if (Status s = checkCharacter(character, "setSimulation"); !s) return s;
+  if (phase_ != Phase::Idle)
+    return Error(ErrorCode::InvalidArgument, "setSimulation: a step is in progress (call endStep)");
+  glm::quat yaw;
+  if (!finite(state.position) || !finite(state.velocity) || !finite(state.acceleration) ||
+      !finite(state.angular_velocity))
+    return Error::format(ErrorCode::InvalidArgument,
+                         "setSimulation: character %u's state is not finite", character);
+  if (!yawOf(state.rotation, yaw))
+    return Error::format(ErrorCode::InvalidArgument,
+                         "setSimulation: character %u's rotation has no turn about +Y to take "
+                         "(not finite, zero, or a half turn about a horizontal axis)",
+                         character);
+  characters_[character].sim = state;
+  characters_[character].sim.rotation = yaw;
+  return Status();
+}
+
 Status Crowd::step(float dt) noexcept {
   if (Status s = beginStep(dt); !s) return s;
   if (Status s = search(); !s) return s;
@@ -705,7 +774,12 @@ Status Crowd::pose(uint32_t c) noexcept {
 void Crowd::advance(uint32_t c) noexcept {
   CrowdCharacter& ch = characters_[c];
   if (ch.playing) {
+    const glm::vec3 position = ch.achieved_position;
+    const glm::quat rotation = ch.achieved_rotation;
     integrateRootMotion(*db_, ch.current_frame, dt_, ch.achieved_position, ch.achieved_rotation);
+    ch.root_motion_world = ch.achieved_position - position;
+    ch.root_motion_local = glm::inverse(rotation) * ch.root_motion_world;
+    ch.root_motion_rotation = glm::normalize(ch.achieved_rotation * glm::inverse(rotation));
     const ClipInfo clip = db_->clip(ch.clip);
     ch.clip_time += dt_;
     // In float, as the GPU's fk pass computes it, so both play the same frame at a key's edge.

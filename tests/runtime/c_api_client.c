@@ -5,6 +5,7 @@
 
 #include <mmdb/mmdb_c.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -98,6 +99,16 @@ int c_client_bad_arguments(const char* path, char* error, size_t error_size) {
   bad |= refused(mmdb_crowd_playing(crowd, 5, &p), MMDB_INVALID_ARGUMENT,
                  "mmdb_crowd_playing: character 5 is out of range (the crowd has 2 characters)",
                  error, error_size);
+  const float nan_position[3] = {0.0f, NAN, 0.0f};
+  const float level[4] = {0.0f, 0.0f, 0.0f, 1.0f};
+  bad |= refused(mmdb_crowd_teleport(crowd, 0, nan_position, level), MMDB_INVALID_ARGUMENT,
+                 "teleport: character 0's position (0, nan, 0) is not finite", error, error_size);
+  bad |= refused(mmdb_crowd_teleport(crowd, 0, v, NULL), MMDB_INVALID_ARGUMENT,
+                 "mmdb_crowd_teleport: rotation is NULL", error, error_size);
+  if (mmdb_crowd_teleport(crowd, 1, v, level) != MMDB_OK) {
+    snprintf(error, error_size, "a valid teleport failed: %s", mmdb_last_error());
+    bad = 1;
+  }
   bad |= refused(mmdb_crowd_world_pose(NULL, 0, NULL, NULL), MMDB_INVALID_ARGUMENT,
                  "mmdb_crowd_world_pose: crowd is NULL", error, error_size);
   if (mmdb_database_joint_name(db, mmdb_database_joint_count(db)) != NULL ||

@@ -851,6 +851,157 @@ TEST(FootLock, AStepSplitOverThreadsPlaysTheSameBytes) {
   EXPECT_STREQ(refused.error().message(), "Crowd::create: step_workers 0 must be 1 to 1024");
 }
 
+// A teleport moves a character rigidly: from then on its world pose is the one it would have
+// had, moved by the teleport (the same decisions, the same model pose with locking off), with
+// no transition across it; held feet are let go and lock again where the toes are. The root
+// motion each step reports is how the achieved transform moved.
+TEST(FootLock, ATeleportMovesTheCharacterAndNothingElse) {
+  TestDatabase t(legged(4, 300));
+  constexpr uint32_t kCount = 4;
+  TwoCrowds stay(t.db, kCount), moved(t.db, kCount);
+  const uint32_t joints = t.db.jointCount();
+  const glm::vec3 where(12.f, 0.f, -5.f);
+  const glm::quat yaw = glm::angleAxis(1.2f, glm::vec3(0.f, 1.f, 0.f));
+  glm::vec3 shift(0.f);
+  glm::quat turn(1.f, 0.f, 0.f, 0.f);
+  double locks_near = 0, locks = 0;
+  for (int step = 0; step < 300; ++step) {
+    if (step == 150) {
+      const mmdb::CrowdCharacter before = moved.off.characters()[1];
+      const std::vector<glm::quat> offsets(moved.off.offsetRotations().begin(),
+                                           moved.off.offsetRotations().end());
+      for (Crowd* crowd : {&moved.on, &moved.off}) ASSERT_TRUE(crowd->teleport(1, where, yaw).ok());
+      const mmdb::CrowdCharacter& after = moved.off.characters()[1];
+      EXPECT_EQ(after.achieved_position, where);
+      turn = yaw * glm::inverse(before.achieved_rotation);
+      shift = where - turn * before.achieved_position;
+      EXPECT_LT(glm::length(after.sim.position - (shift + turn * before.sim.position)), 1e-4f);
+      EXPECT_EQ(after.clip, before.clip);
+      EXPECT_EQ(after.clip_time, before.clip_time);
+      EXPECT_EQ(after.since_switch, before.since_switch) << "no transition";
+      EXPECT_EQ(std::memcmp(offsets.data(), moved.off.offsetRotations().data(),
+                            offsets.size() * sizeof(glm::quat)),
+                0);
+      for (uint32_t leg = 0; leg < 2; ++leg) {
+        const FootLock& f = moved.on.footLocks()[2 + leg];
+        EXPECT_FALSE(f.locked || f.blending || f.seen) << "let go";
+      }
+    }
+    const std::vector<mmdb::CrowdCharacter> previous(moved.on.characters().begin(),
+                                                     moved.on.characters().end());
+    stay.step(step);
+    // The moved crowd: the same sticks, turned with character 1 once it has been moved.
+    for (uint32_t i = 0; i < kCount; ++i) {
+      const float angle = 0.9f * float(((step / 70) * 5 + int(i)) % 7);
+      const float length = ((step / 70 + i) % 3 == 0) ? 0.f : 0.7f;
+      glm::vec3 stick(length * std::sin(angle), 0.f, length * std::cos(angle));
+      if (i == 1 && step >= 150) stick = turn * stick;
+      for (Crowd* crowd : {&moved.on, &moved.off})
+        ASSERT_TRUE(crowd->setStick(i, stick.x, stick.z).ok());
+    }
+    ASSERT_TRUE(moved.on.step(kDt).ok());
+    ASSERT_TRUE(moved.off.step(kDt).ok());
+    for (uint32_t i = 0; i < kCount; ++i) {
+      // The root motion of the step.
+      const mmdb::CrowdCharacter& now = moved.on.characters()[i];
+      EXPECT_EQ(now.root_motion_world, now.achieved_position - previous[i].achieved_position);
+      EXPECT_LT(glm::length(now.root_motion_local -
+                            glm::inverse(previous[i].achieved_rotation) * now.root_motion_world),
+                1e-6f);
+      EXPECT_LT(glm::length(glm::vec4(now.achieved_rotation.x, now.achieved_rotation.y,
+                                      now.achieved_rotation.z, now.achieved_rotation.w) -
+                            [&] {
+                              const glm::quat q =
+                                  now.root_motion_rotation * previous[i].achieved_rotation;
+                              return glm::vec4(q.x, q.y, q.z, q.w) *
+                                     (q.w * now.achieved_rotation.w < 0 ? -1.f : 1.f);
+                            }()),
+                1e-5f);
+      ASSERT_EQ(stay.off.decisions()[i].frame, moved.off.decisions()[i].frame) << "step " << step;
+      if (i != 1 || step < 150) continue;
+      const mmdb::CrowdCharacter& a = stay.off.characters()[i];
+      const mmdb::CrowdCharacter& b = moved.off.characters()[i];
+      for (uint32_t j = 0; j < joints; ++j) {
+        const glm::vec3 model_a = stay.off.modelTranslations()[i * joints + j];
+        const glm::vec3 model_b = moved.off.modelTranslations()[i * joints + j];
+        EXPECT_EQ(model_a, model_b) << "the same pose";
+        const glm::vec3 world_a =
+            shift + turn * (a.achieved_position + a.achieved_rotation * model_a);
+        const glm::vec3 world_b = b.achieved_position + b.achieved_rotation * model_b;
+        ASSERT_LT(glm::length(world_a - world_b), 1e-3f) << "step " << step << " joint " << j;
+      }
+      for (uint32_t leg = 0; leg < 2; ++leg) {
+        const FootLock& f = moved.on.footLocks()[2 + leg];
+        if (!f.locked) continue;
+        locks += 1;
+        locks_near += glm::length(f.position - moved.on.characters()[1].achieved_position) < 1.5f;
+      }
+    }
+  }
+  EXPECT_GT(locks, 50);
+  EXPECT_EQ(locks_near, locks) << "the feet lock again by the character, where it now is";
+}
+
+TEST(FootLock, BadTeleportsAndSimulationsAreRefusedAndChangeNothing) {
+  TestDatabase t(legged(2, 300));
+  auto created = Crowd::create(t.db, 2);
+  ASSERT_TRUE(created.ok());
+  Crowd& crowd = created.value();
+  for (int step = 0; step < 30; ++step) ASSERT_TRUE(crowd.step(kDt).ok());
+  const std::vector<mmdb::CrowdCharacter> before(crowd.characters().begin(),
+                                                 crowd.characters().end());
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const glm::quat level(1.f, 0.f, 0.f, 0.f);
+  EXPECT_STREQ(crowd.teleport(2, glm::vec3(0.f), level).message(),
+               "teleport: character 2 is out of range (the crowd has 2 characters)");
+  EXPECT_STREQ(crowd.teleport(0, glm::vec3(nan, 0.f, 0.f), level).message(),
+               "teleport: character 0's position (nan, 0, 0) is not finite");
+  EXPECT_STREQ(crowd.teleport(1, glm::vec3(0.f), glm::quat(0.f, 1.f, 0.f, 0.f)).message(),
+               "teleport: character 1's rotation (1, 0, 0, 0) has no turn about +Y to take (not "
+               "finite, zero, or a half turn about a horizontal axis)");
+  EXPECT_FALSE(crowd.teleport(1, glm::vec3(0.f), glm::quat(0.f, 0.f, 0.f, 0.f)).ok());
+  mmdb::CharacterState state = before[0].sim;
+  state.velocity.x = std::numeric_limits<float>::infinity();
+  EXPECT_STREQ(crowd.setSimulation(0, state).message(),
+               "setSimulation: character 0's state is not finite");
+  ASSERT_TRUE(crowd.beginStep(kDt).ok());
+  EXPECT_STREQ(crowd.teleport(0, glm::vec3(0.f), level).message(),
+               "teleport: a step is in progress (call endStep)");
+  ASSERT_TRUE(crowd.search().ok());
+  ASSERT_TRUE(crowd.endStep().ok());
+  // Nothing the refusals saw changed but what the step did.
+  auto again = Crowd::create(t.db, 2);
+  ASSERT_TRUE(again.ok());
+  for (int step = 0; step < 31; ++step) ASSERT_TRUE(again.value().step(kDt).ok());
+  for (uint32_t i = 0; i < 2; ++i) {
+    const mmdb::CrowdCharacter &x = again.value().characters()[i], &y = crowd.characters()[i];
+    EXPECT_EQ(std::memcmp(&x.sim, &y.sim, sizeof x.sim), 0);
+    EXPECT_EQ(x.achieved_position, y.achieved_position);
+    EXPECT_EQ(x.achieved_rotation, y.achieved_rotation);
+    EXPECT_EQ(x.clip_time, y.clip_time);
+    EXPECT_EQ(x.current_frame, y.current_frame);
+    EXPECT_EQ(x.since_switch, y.since_switch);
+  }
+  EXPECT_EQ(
+      std::memcmp(again.value().footLocks().data(), crowd.footLocks().data(), 4 * sizeof(FootLock)),
+      0);
+
+  // A valid simulation state is taken, its rotation as its turn about +Y.
+  state = crowd.characters()[1].sim;
+  state.position = glm::vec3(1.f, 0.f, 2.f);
+  state.velocity = glm::vec3(0.f);
+  state.rotation = glm::quat(0.7f, 0.1f, 0.7f, 0.f);  // a little pitch: dropped
+  ASSERT_TRUE(crowd.setSimulation(1, state).ok());
+  const mmdb::CharacterState& set = crowd.characters()[1].sim;
+  EXPECT_EQ(set.position, state.position);
+  EXPECT_EQ(set.rotation.x, 0.f);
+  EXPECT_EQ(set.rotation.z, 0.f);
+  EXPECT_NEAR(set.rotation.w, set.rotation.y, 1e-6f);
+  EXPECT_NEAR(
+      glm::length(glm::vec4(set.rotation.x, set.rotation.y, set.rotation.z, set.rotation.w)), 1.f,
+      1e-6f);
+}
+
 // Before a character plays, and at its first step, nothing is held from before.
 TEST(FootLock, ACharacterStartsWithNoLock) {
   TestDatabase t(legged(2, 300));

@@ -179,6 +179,12 @@ struct CrowdCharacter {
                              // shown pose's (Database::contacts())
   float shown_time = 0;      // clip-local seconds the pose shown was sampled at (clamped into
                              // its clip, as SamplePoseJob clamps it)
+  // The root motion of the last step: how far the achieved transform moved, in the world and in
+  // the character's frame before the step (local = inverse(rotation before) * world), and how it
+  // turned (achieved_rotation after = root_motion_rotation * before). Zero when nothing played.
+  glm::vec3 root_motion_world{0.f};
+  glm::vec3 root_motion_local{0.f};
+  glm::quat root_motion_rotation{1.f, 0.f, 0.f, 0.f};
 };
 
 // What a character shows after the last step, for gameplay, sound and effects (Crowd::playing):
@@ -251,6 +257,22 @@ class Crowd {
   // A seeded search in the next step only; during a jump cooldown, at the step the cooldown
   // ends.
   Status forceSearch(uint32_t character) noexcept;
+
+  // Puts a character elsewhere in the world at once (a spawn, a teleport, a respawn): its
+  // achieved transform becomes `position` and the yaw of `rotation` (its turn about +Y; the
+  // ground stays y = 0 for foot locking's foot height), and the controller's simulation root
+  // moves with it, keeping its place and velocities relative to the character. No transition:
+  // the clip plays on and nothing is inertialized across the move; held feet are let go, so the
+  // next contact locks where the toe then is. InvalidArgument, changing nothing, for a character
+  // out of range, a position or rotation that is not finite, a rotation with no turn about +Y
+  // to take (zero, or a half turn about a horizontal axis), or a step in progress.
+  Status teleport(uint32_t character, const glm::vec3& position,
+                  const glm::quat& rotation) noexcept;
+  // Sets the controller's simulation root (a collision stopped the capsule, gameplay pushed it):
+  // the next step's trajectory and query start from it; the pose and its placement do not move.
+  // The rotation is kept as its turn about +Y, normalized. InvalidArgument, changing nothing,
+  // for a value that is not finite, a rotation with no turn about +Y, or a step in progress.
+  Status setSimulation(uint32_t character, const CharacterState& state) noexcept;
 
   // One step of dt seconds (finite, >= 0): beginStep(dt), search(), endStep().
   Status step(float dt) noexcept;

@@ -118,6 +118,11 @@ mmdb_status mmdb_crowd_set_input(mmdb_crowd* crowd, uint32_t character,
 mmdb_status mmdb_crowd_set_tag_filter(mmdb_crowd* crowd, uint32_t character, uint64_t required,
                                       uint64_t excluded);
 mmdb_status mmdb_crowd_force_search(mmdb_crowd* crowd, uint32_t character);
+/* Puts the character at `position` (3 floats) facing the turn about +Y of `rotation` (x, y, z,
+ * w) at once, its simulation root moved with it, no transition, held feet let go
+ * (mmdb::Crowd::teleport). Between steps. */
+mmdb_status mmdb_crowd_teleport(mmdb_crowd* crowd, uint32_t character, const float position[3],
+                                const float rotation[4]);
 /* One step of dt seconds (finite, >= 0). */
 mmdb_status mmdb_crowd_step(mmdb_crowd* crowd, float dt);
 
