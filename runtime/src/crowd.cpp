@@ -363,12 +363,8 @@ bool yawOf(const glm::quat& q, glm::quat& yaw) {
 
 }  // namespace
 
-Status Crowd::teleport(uint32_t character, const glm::vec3& position,
-                       const glm::quat& rotation) noexcept {
-  if (Status s = checkCharacter(character, "teleport"); !s) return s;
-  if (phase_ != Phase::Idle)
-    return Error(ErrorCode::InvalidArgument, "teleport: a step is in progress (call endStep)");
-  glm::quat yaw;
+Status teleportYaw(uint32_t character, const glm::vec3& position, const glm::quat& rotation,
+                   glm::quat& yaw) noexcept {
   if (!finite(position))
     return Error::format(ErrorCode::InvalidArgument,
                          "teleport: character %u's position (%g, %g, %g) is not finite", character,
@@ -379,6 +375,16 @@ Status Crowd::teleport(uint32_t character, const glm::vec3& position,
                          "+Y to take (not finite, zero, or a half turn about a horizontal axis)",
                          character, double(rotation.x), double(rotation.y), double(rotation.z),
                          double(rotation.w));
+  return Status();
+}
+
+Status Crowd::teleport(uint32_t character, const glm::vec3& position,
+                       const glm::quat& rotation) noexcept {
+  if (Status s = checkCharacter(character, "teleport"); !s) return s;
+  if (phase_ != Phase::Idle)
+    return Error(ErrorCode::InvalidArgument, "teleport: a step is in progress (call endStep)");
+  glm::quat yaw;
+  if (Status s = teleportYaw(character, position, rotation, yaw); !s) return s;
   CrowdCharacter& ch = characters_[character];
   // The rigid move that takes the achieved transform to the new one carries the simulation too.
   const glm::quat turn = glm::normalize(yaw * glm::inverse(ch.achieved_rotation));

@@ -6,6 +6,9 @@
 // The skeleton has legs and foot locking is on: the same feet lock and let go on both, their
 // targets within 1e-4 m.
 //
+// Every ninth character is teleported twice (mmdb::Crowd::teleport and the GPU's): both go on
+// alike, with their feet let go.
+//
 // A second run gives a third of the characters run-time block weights (the same on both crowds)
 // on a database with cost biases (negative ones included).
 //
@@ -125,7 +128,7 @@ void simulateAgainstTheCpu(bool weights_and_biases) {
   const size_t joints = db.jointCount();
   uint64_t searches = 0, switches = 0, near_ties = 0, held = 0;
   float worst_pose = 0, worst_cost = 0, worst_path = 0, worst_foot = 0, worst_leg = 0;
-  uint64_t locked = 0, blending = 0;
+  uint64_t locked = 0, blending = 0, teleports = 0;
 
   for (int frame = 0; frame < kFrames; ++frame) {
     std::vector<bool> forced(kCharacters);
@@ -136,6 +139,17 @@ void simulateAgainstTheCpu(bool weights_and_biases) {
       forced[i] = frame > 0 && glm::length(stick - scriptedStick(i, frame - 1)) > 0.5f;
       if (forced[i]) {
         ASSERT_TRUE(crowd.forceSearch(i).ok());
+      }
+    }
+    // Every ninth character teleported now and then, on both (the GPU's at the step's start).
+    if (frame == 200 || frame == 400) {
+      for (uint32_t i = 0; i < kCharacters; i += 9) {
+        const glm::vec3 where(3.f * float(i % 5) - 6.f, 0.f, 2.f * float(frame / 200) - 1.f);
+        const glm::quat yaw = glm::angleAxis(0.7f * float(i) + 0.1f, glm::vec3(0.f, 1.f, 0.f));
+        ASSERT_TRUE(
+            crowd.teleport(i, {where.x, where.y, where.z, 0.f}, {yaw.x, yaw.y, yaw.z, yaw.w}).ok());
+        ASSERT_TRUE(cpu.teleport(i, where, yaw).ok());
+        ++teleports;
       }
     }
     const std::vector<mmdb::gpu::CharacterInput> inputs = crowd.inputs();
@@ -261,6 +275,7 @@ void simulateAgainstTheCpu(bool weights_and_biases) {
   EXPECT_GT(locked, uint64_t(kCharacters) * 20) << "feet lock";
   EXPECT_GT(blending, uint64_t(kCharacters)) << "and let go";
   EXPECT_EQ(weighted, weights_and_biases ? 22u : 0u);
+  EXPECT_EQ(teleports, 16u) << "teleports on both, then the same decisions, poses and feet";
 }
 
 TEST_F(CrowdSimulationTest, SixtyFourCharactersDecideAndPoseAsOnTheCpu) {

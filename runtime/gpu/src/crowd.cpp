@@ -408,6 +408,7 @@ Result<std::unique_ptr<Crowd>> Crowd::create(const Context& ctx, const DatabaseV
   if (Status s = crowd->createPipelines(); !s) return s;
   crowd->createTimestampQueries();
   crowd->inputs_.assign(count, CharacterInput{});
+  crowd->teleports_.assign(count, Teleport{});
   crowd->blocks_ = db.blocks;
   crowd->column_weights_.assign(size_t(count) * db.feature_stride, 1.f);
   if (Status s = crowd->writeCharacters(std::vector<CrowdCharacter>(count, initialCharacter())); !s)
@@ -700,6 +701,17 @@ Status Crowd::forceSearch(uint32_t i) {
   return Status();
 }
 
+Status Crowd::teleport(uint32_t i, const Float4& position, const Float4& rotation) {
+  if (Status s = checkCharacter(i, "teleport"); !s) return s;
+  glm::quat yaw;
+  if (Status s = mmdb::teleportYaw(i, {position.x, position.y, position.z},
+                                   glm::quat(rotation.w, rotation.x, rotation.y, rotation.z), yaw);
+      !s)
+    return s;
+  teleports_[i] = {true, {position.x, position.y, position.z, 0.f}, {0.f, yaw.y, 0.f, yaw.w}};
+  return Status();
+}
+
 void Crowd::recordPass(VkCommandBuffer cmd, Pass pass, float dt) {
   Impl& im = *impl_;
   if (pass == Pass::FootLock && !settings_.foot_locking) return;  // the pose stays fk's
@@ -735,6 +747,12 @@ void Crowd::recordInputs(VkCommandBuffer cmd) {
   // Inputs travel inside the command buffer (vkCmdUpdateBuffer takes at most 64 KiB per call).
   computeBarrier(cmd, kAnyStage, kAnyAccess, VK_PIPELINE_STAGE_TRANSFER_BIT,
                  VK_ACCESS_TRANSFER_WRITE_BIT);
+  for (size_t i = 0; i < inputs_.size(); ++i) {  // the teleports asked for since the last step
+    CharacterInput& in = inputs_[i];
+    in.teleport = teleports_[i].pending ? 1u : 0u;
+    in.teleport_position = teleports_[i].position;
+    in.teleport_rotation = teleports_[i].rotation;
+  }
   const VkDeviceSize bytes = inputs_.size() * sizeof(CharacterInput);
   for (VkDeviceSize done = 0; done < bytes; done += 65536) {
     vkCmdUpdateBuffer(cmd, impl_->buffers[kInputs].buffer, done,
@@ -763,6 +781,7 @@ void Crowd::step(VkCommandBuffer cmd, float dt) {
   }
   recordInputs(cmd);
   for (auto& in : inputs_) in.force_search = 0;
+  for (Teleport& t : teleports_) t.pending = false;
   for (uint32_t i = 0; i < kPassCount; ++i) {
     recordPass(cmd, Pass(i), dt);
     if (im.timestamps)
@@ -778,7 +797,9 @@ Status Crowd::passAndWait(Pass pass, float dt) {
   return ctx_.submitAndWait([&](VkCommandBuffer cmd) {
     computeBarrier(cmd, kAnyStage, kAnyAccess, kAnyStage, kAnyAccess);
     if (pass == Pass::BuildQuery || pass == Pass::Match)
-      recordInputs(cmd);  // the passes that read them
+      recordInputs(cmd);           // the passes that read them
+    if (pass == Pass::BuildQuery)  // the pass that teleports
+      for (Teleport& t : teleports_) t.pending = false;
     recordPass(cmd, pass, dt);
   });
 }

@@ -153,6 +153,11 @@ SettleLimits settleLimits(float velocity_change, float rotation_change, float dt
 // continue_window (or range_end_margin) in whole frames at the file's rate: floor(window * rate +
 // 1e-4), at most 2^31 - 128.
 uint32_t continueFrames(float continue_window, float frame_rate) noexcept;
+// A teleport's checks, as both crowds make them (Crowd::teleport): `character`'s position must
+// be finite and its rotation have a turn about +Y to take, which goes into `yaw` (normalized).
+// InvalidArgument naming the character and the value otherwise.
+Status teleportYaw(uint32_t character, const glm::vec3& position, const glm::quat& rotation,
+                   glm::quat& yaw) noexcept;
 // Whether ground directions a and b (not zero) are more than acos(cos_limit) apart.
 bool turnedSharply(const glm::vec3& a, const glm::vec3& b, float cos_limit) noexcept;
 

@@ -203,6 +203,11 @@ class Crowd {
   Status setInputs(const CharacterInput* inputs, size_t count);  // characters [0, count)
   Status setTagFilter(uint32_t character, uint64_t required, uint64_t excluded);
   Status forceSearch(uint32_t character);  // a seeded search in the next step only
+  // mmdb::Crowd::teleport, done at the start of the next step (before its controller update,
+  // where the CPU crowd's falls between steps): the achieved transform becomes `position` (xyz)
+  // and the turn about +Y of `rotation` (x, y, z, w), the simulation root moves with it, no
+  // transition, held feet let go. The CPU crowd's checks and messages.
+  Status teleport(uint32_t character, const Float4& position, const Float4& rotation);
   // The character's run-time block weights, as mmdb::Crowd::setBlockWeights and
   // mmdb::SearchRequest::block_weights: `count` floats (one per feature block, finite, > 0,
   // relative to the cooked weights), or count 0 for the cooked weights. Copied; uploaded by the
@@ -260,6 +265,13 @@ class Crowd {
   PassParams params_{};
   CrowdSettings settings_;
   std::vector<CharacterInput> inputs_;
+  // Teleports asked for since the last step (CharacterInput::teleport and its transform), kept
+  // apart from inputs_ so that a later setInput() does not drop them; merged when recorded.
+  struct Teleport {
+    bool pending = false;
+    Float4 position{}, rotation{};
+  };
+  std::vector<Teleport> teleports_;
   std::vector<DatabaseView::Block> blocks_;
   std::vector<float> column_weights_;  // feature_stride per character, 1 where none is set
   bool weights_changed_ = true;        // column_weights_ not yet recorded for the device

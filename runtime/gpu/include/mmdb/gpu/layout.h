@@ -70,8 +70,11 @@ MMDB_CHECK_OFFSET(CharacterInput, required_tags_hi, 36);
 MMDB_CHECK_OFFSET(CharacterInput, excluded_tags_lo, 40);
 MMDB_CHECK_OFFSET(CharacterInput, excluded_tags_hi, 44);
 MMDB_CHECK_OFFSET(CharacterInput, force_search, 48);
-MMDB_CHECK_OFFSET(CharacterInput, reserved, 52);
-static_assert(sizeof(CharacterInput) == 64, "std430 CharacterInput");
+MMDB_CHECK_OFFSET(CharacterInput, teleport, 52);
+MMDB_CHECK_OFFSET(CharacterInput, reserved, 56);
+MMDB_CHECK_OFFSET(CharacterInput, teleport_position, 64);
+MMDB_CHECK_OFFSET(CharacterInput, teleport_rotation, 80);
+static_assert(sizeof(CharacterInput) == 96, "std430 CharacterInput");
 
 MMDB_CHECK_OFFSET(MatchResult, frame, 0);
 MMDB_CHECK_OFFSET(MatchResult, cost, 4);

@@ -130,7 +130,10 @@ struct CharacterInput {
   uint excluded_tags_lo;  // ... and none of these
   uint excluded_tags_hi;
   uint force_search;  // 1: search this step (seeded)
-  uint reserved[3];
+  uint teleport;      // 1: first move the character to teleport_position/rotation (Crowd::teleport)
+  uint reserved[2];
+  vec4 teleport_position;  // world (w = 0)
+  vec4 teleport_rotation;  // pure yaw quaternion (x, y, z, w)
 };
 
 struct MatchResult {
