@@ -184,8 +184,6 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
     if (!crowd.ended_) return Error(ErrorCode::InvalidArgument, "Crowd::create: out of memory");
     for (size_t c = 0; c < n; ++c) crowd.ended_[c].store(0, std::memory_order_relaxed);
     crowd.feet_.assign(n * kLegCount, FootLock{});
-    if (!given && db.posesCoded())
-      for (std::vector<Float4>& stream : crowd.decoded_) stream.resize(size_t(pose_elements));
   } catch (const std::bad_alloc&) {
     return Error::format(ErrorCode::InvalidArgument,
                          "Crowd::create: out of memory for %u characters of %u joints",
@@ -209,10 +207,10 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
   if (given) {
     crowd.poses_ = poses;
   } else if (db.posesCoded()) {
-    std::vector<Float4>* s = crowd.decoded_;
-    if (Status status = db.decodePoses(0, db.frameCount(), {s[0], s[1], s[2], s[3]}); !status)
-      return status;
-    crowd.poses_ = {0, db.frameCount(), s[0], s[1], s[2], s[3]};
+    Result<DecodedPoses> decoded = DecodedPoses::decode(db);
+    if (!decoded) return decoded.error();
+    crowd.decoded_ = std::move(decoded.value());
+    crowd.poses_ = crowd.decoded_.view();
   } else {
     crowd.poses_ = db.rawPoses();
   }
@@ -267,7 +265,7 @@ Crowd& Crowd::operator=(Crowd&& other) noexcept {
   switch_velocities_ = std::move(other.switch_velocities_);
   switch_angular_ = std::move(other.switch_angular_);
   ended_ = std::move(other.ended_);
-  for (uint32_t s = 0; s < kPoseStreamCount; ++s) decoded_[s] = std::move(other.decoded_[s]);
+  decoded_ = std::move(other.decoded_);
   legs_ = other.legs_;
   foot_settings_ = other.foot_settings_;
   feet_ = std::move(other.feet_);
@@ -376,6 +374,34 @@ Status teleportYaw(uint32_t character, const glm::vec3& position, const glm::qua
                          character, double(rotation.x), double(rotation.y), double(rotation.z),
                          double(rotation.w));
   return Status();
+}
+
+Result<DecodedPoses> DecodedPoses::decode(const Database& db) noexcept {
+  if (!db.valid()) return Error(ErrorCode::InvalidArgument, "DecodedPoses: no database");
+  DecodedPoses out;
+  if (!db.posesCoded()) {
+    out.view_ = db.rawPoses();
+    return out;
+  }
+  const size_t elements = size_t(db.frameCount()) * db.jointCount();
+  try {
+    for (std::vector<Float4>& stream : out.streams_) stream.resize(elements);
+  } catch (const std::bad_alloc&) {
+    return Error::format(ErrorCode::InvalidArgument,
+                         "DecodedPoses: out of memory for %u frames of %u joints", db.frameCount(),
+                         db.jointCount());
+  }
+  std::vector<Float4>* s = out.streams_;
+  if (Status status = db.decodePoses(0, db.frameCount(), {s[0], s[1], s[2], s[3]}); !status)
+    return status;
+  out.view_ = {0, db.frameCount(), s[0], s[1], s[2], s[3]};
+  return out;
+}
+
+size_t DecodedPoses::bytes() const noexcept {
+  size_t total = 0;
+  for (const std::vector<Float4>& stream : streams_) total += stream.size() * sizeof(Float4);
+  return total;
 }
 
 Status Crowd::teleport(uint32_t character, const glm::vec3& position,

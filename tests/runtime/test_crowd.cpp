@@ -319,6 +319,44 @@ TEST(Crowd, ACodedFileIsDecodedOnceAndPlaysAsTheDecodedView) {
 
 // Run-time weights per character reach that character's requests, and only its; bad ones are
 // refused by block and leave the weights as they were.
+// One DecodedPoses shared by two crowds: neither holds poses of its own, both play what a crowd
+// that decodes for itself plays; a raw file's DecodedPoses is the file's view and holds nothing.
+TEST(Crowd, CrowdsShareOneDecodedPoseSet) {
+  TestDatabase t(spec(3, 200, 4), /*coded=*/true);
+  auto decoded = mmdb::DecodedPoses::decode(t.db);
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message();
+  const mmdb::DecodedPoses shared = std::move(decoded).value();  // moved: the view stays valid
+  EXPECT_EQ(shared.bytes(), size_t(t.db.frameCount()) * t.db.jointCount() * 16 * 4);
+  CrowdSettings unlocked;
+  unlocked.foot_locking = false;
+  Crowd own = create(t.db, 4);
+  EXPECT_EQ(own.ownedPoseBytes(), shared.bytes()) << "a crowd alone decodes its own";
+  auto a = Crowd::create(t.db, 4, unlocked, shared.view());
+  auto b = Crowd::create(t.db, 4, unlocked, shared.view());
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a.value().ownedPoseBytes(), 0u);
+  EXPECT_EQ(b.value().ownedPoseBytes(), 0u);
+  for (int step = 0; step < 120; ++step) {
+    for (uint32_t i = 0; i < 4; ++i) {
+      const glm::vec2 stick = scriptedStick(i, step);
+      for (Crowd* crowd : {&own, &a.value(), &b.value()})
+        ASSERT_TRUE(crowd->setStick(i, stick.x, stick.y).ok());
+    }
+    for (Crowd* crowd : {&own, &a.value(), &b.value()}) ASSERT_TRUE(crowd->step(kDt).ok());
+    for (const Crowd* crowd : {&a.value(), &b.value()})
+      ASSERT_EQ(std::memcmp(own.modelTranslations().data(), crowd->modelTranslations().data(),
+                            own.modelTranslations().size_bytes()),
+                0);
+  }
+
+  TestDatabase raw(spec(2, 100, 3));
+  auto raw_poses = mmdb::DecodedPoses::decode(raw.db);
+  ASSERT_TRUE(raw_poses.ok());
+  EXPECT_EQ(raw_poses.value().bytes(), 0u);
+  EXPECT_EQ(raw_poses.value().view().rotations.data(), raw.db.rawPoses().rotations.data());
+  EXPECT_FALSE(mmdb::DecodedPoses::decode(Database()).ok());
+}
+
 TEST(Crowd, BlockWeightsArePerCharacter) {
   TestDatabase t(spec(3, 200, 2));
   Crowd crowd = create(t.db, 3);

@@ -216,6 +216,30 @@ struct Playing {
   Decision decision;           // the step's search, switch and winner (decisions()[character])
 };
 
+// Every frame of a database's pose streams in memory the object owns, decoded once, for any
+// number of crowds to play: pass view() to each Crowd::create (a crowd given no view of a coded
+// file decodes one of its own, the same size). For a file whose streams are raw, view() is the
+// file's own and nothing is held. The Database must outlive it; moving it keeps view() valid.
+class DecodedPoses {
+ public:
+  // The decoder's error when a coded segment does not decode; InvalidArgument when the
+  // database is not open or memory runs out.
+  static Result<DecodedPoses> decode(const Database& db) noexcept;
+
+  DecodedPoses() = default;
+  DecodedPoses(DecodedPoses&&) noexcept = default;  // the buffers move, view() stays valid
+  DecodedPoses& operator=(DecodedPoses&&) noexcept = default;
+  DecodedPoses(const DecodedPoses&) = delete;  // a copy's view would point at the original
+  DecodedPoses& operator=(const DecodedPoses&) = delete;
+  const PoseView& view() const noexcept { return view_; }
+  // Bytes held: frameCount() * jointCount() * 16 per coded stream (0 for a raw file).
+  size_t bytes() const noexcept;
+
+ private:
+  std::vector<Float4> streams_[kPoseStreamCount];
+  PoseView view_;
+};
+
 class Crowd {
  public:
   // A crowd of `character_count` characters playing `db`. Characters start at the origin facing
@@ -243,6 +267,9 @@ class Crowd {
   const Database& database() const noexcept { return *db_; }  // create()'s; not for an empty one
   // Every frame of the pose streams the crowd plays (the file's, create()'s, or decoded).
   const PoseView& poses() const noexcept { return poses_; }
+  // Bytes of decoded poses the crowd holds itself: 0 when it plays a view it was given (a
+  // DecodedPoses shared by several crowds) or a raw file's own streams.
+  size_t ownedPoseBytes() const noexcept { return decoded_.bytes(); }
 
   // Inputs of the next step, kept until changed (forceSearch: one step). InvalidArgument, naming
   // the index and the count, for a character index of characterCount() or more, or for a stick
@@ -397,8 +424,8 @@ class Crowd {
   // Per character: endStepRange() has played it in this step (claimed atomically, so that
   // overlapping ranges on two threads are told apart).
   std::unique_ptr<std::atomic<uint8_t>[]> ended_;
-  std::vector<Float4> decoded_[kPoseStreamCount];  // a coded file's poses, when the crowd decodes
-  std::array<LegChain, kLegCount> legs_{};         // with foot_locking
+  DecodedPoses decoded_;  // a coded file's poses, when the crowd decodes them itself
+  std::array<LegChain, kLegCount> legs_{};  // with foot_locking
   FootLockSettings foot_settings_;
   std::vector<FootLock> feet_;  // kLegCount per character
   // Per character, of the pose shown: the range holding it (-1: none) and its tags, and the
