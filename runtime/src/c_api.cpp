@@ -46,6 +46,7 @@ void toC(const mmdb::CrowdSettings& s, mmdb_crowd_settings& out) {
   out.neighbourhood_frames = s.neighbourhood_frames;
   out.max_drift = s.max_drift;
   out.inertialization_halflife = s.inertialization_halflife;
+  out.inertialization_threshold = s.inertialization_threshold;
   out.controller_halflife = s.controller_halflife;
   out.max_speed = s.max_speed;
   out.bounds_pruning = s.bounds_pruning ? 1 : 0;
@@ -72,6 +73,7 @@ mmdb::CrowdSettings fromC(const mmdb_crowd_settings& s) {
   out.neighbourhood_frames = s.neighbourhood_frames;
   out.max_drift = s.max_drift;
   out.inertialization_halflife = s.inertialization_halflife;
+  out.inertialization_threshold = s.inertialization_threshold;
   out.controller_halflife = s.controller_halflife;
   out.max_speed = s.max_speed;
   out.bounds_pruning = s.bounds_pruning != 0;

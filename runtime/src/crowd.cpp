@@ -3,6 +3,7 @@
 #include "mmdb/crowd.h"
 
 #include "mmdb/playback.h"
+#include "rotation.h"
 
 #include <algorithm>
 #include <cmath>
@@ -33,6 +34,7 @@ CrowdSettings CrowdSettings::reference() noexcept {
   s.range_end_moves_on = false;
   s.range_end_margin = 0.f;
   s.foot_locking = false;
+  s.inertialization_threshold = 0.f;
   return s;
 }
 
@@ -91,7 +93,8 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
   const struct {
     const char* name;
     float value;
-  } policies[] = {{"continue_window", settings.continue_window},
+  } policies[] = {{"inertialization_threshold", settings.inertialization_threshold},
+                  {"continue_window", settings.continue_window},
                   {"jump_cooldown", settings.jump_cooldown},
                   {"range_end_margin", settings.range_end_margin},
                   {"settle_velocity_change", settings.settle_velocity_change},
@@ -749,6 +752,18 @@ Status Crowd::resolve(uint32_t c, const SearchResult& found, uint32_t worker) no
     job.offset_translations = slice(offset_translations_, c, joints_);
     job.offset_velocities = slice(offset_velocities_, c, joints_);
     if (Status s = job.Run(); !s) return s;
+    // Bounds of the new offsets, from which pose() tells when they have decayed away.
+    float bound_x = 0.f, bound_v = 0.f;
+    for (uint32_t j = 0; j < joints_; ++j) {
+      const size_t i = size_t(c) * joints_ + j;
+      const float rotation =
+          glm::length(detail::toScaledAxis(detail::quatAbs(offset_rotations_[i])));
+      bound_x = std::fmax(bound_x, std::fmax(rotation, glm::length(offset_translations_[i])));
+      bound_v = std::fmax(
+          bound_v, std::fmax(glm::length(offset_angular_[i]), glm::length(offset_velocities_[i])));
+    }
+    ch.offset_bound_x = bound_x;
+    ch.offset_bound_v = bound_v;
     ch.since_switch = 0.f;
     decisions_[c].switched = true;
   }
@@ -778,6 +793,17 @@ Status Crowd::pose(uint32_t c) noexcept {
   pose.translations = slice(local_translations_, c, joints_);
   if (Status s = pose.Run(); !s) return s;
 
+  // An upper bound over joints of the decaying offsets, x(t) = e^-yt (x0 + (v0 + y x0) t), and
+  // of their rate (the GPU's resolve pass computes the same); at or below the threshold the
+  // offsets are no longer added.
+  if (settings_.inertialization_threshold > 0.f) {
+    const float y = detail::springY(settings_.inertialization_halflife);
+    const float t = ch.since_switch;
+    const float j1 = ch.offset_bound_v + y * ch.offset_bound_x;
+    const float bound =
+        std::exp(-y * t) * std::fmax(ch.offset_bound_x + j1 * t, ch.offset_bound_v + j1 * y * t);
+    if (!(bound > settings_.inertialization_threshold)) return forwardKinematics(c);
+  }
   InertializeJob blend;
   blend.halflife = settings_.inertialization_halflife;
   blend.time_since_switch = ch.since_switch;
@@ -790,7 +816,10 @@ Status Crowd::pose(uint32_t c) noexcept {
   blend.out_rotations = slice(local_rotations_, c, joints_);  // in place: allowed for this job
   blend.out_translations = slice(local_translations_, c, joints_);
   if (Status s = blend.Run(); !s) return s;
+  return forwardKinematics(c);
+}
 
+Status Crowd::forwardKinematics(uint32_t c) noexcept {
   ForwardKinematicsJob fk;
   fk.parents = db_->parents();
   fk.local_rotations = slice(local_rotations_, c, joints_);

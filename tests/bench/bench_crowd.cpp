@@ -2,7 +2,9 @@
 // database where the corpus is absent), the sample's built-in stick script, foot locking on.
 // One thread (Crowd::step) against two (the searches split in halves with searchBatch, the end
 // of the step with endStepRange), in the same process; and the first step, whose searches are
-// all Start searches, against a steady one. Counters: milliseconds per step for each part
+// all Start searches, against a steady one; and one thread with every character's offsets
+// added at every step (inertialization_threshold 0) against the default, which stops adding
+// them once they have decayed. Counters: milliseconds per step for each part
 // (begin, search, end), the step's p99 over the run, and the speed-up of two threads.
 #include "real_database.h"
 #include "synthetic_database.h"
@@ -127,6 +129,7 @@ void BM_CrowdStep(benchmark::State& state) {
   const uint32_t threads = uint32_t(state.range(0));
   mmdb::CrowdSettings settings;
   settings.step_workers = threads;
+  if (state.range(1) == 0) settings.inertialization_threshold = 0;  // every offset added, always
   auto created = mmdb::Crowd::create(*d.db, kCharacters, settings);
   if (!created) {
     state.SkipWithError(created.error().message());
@@ -160,7 +163,14 @@ void BM_CrowdStep(benchmark::State& state) {
   state.counters["p99_ms"] = steps[size_t(0.99 * (n - 1))];
   state.SetLabel(d.name);
 }
-BENCHMARK(BM_CrowdStep)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->MinTime(3.0)->UseRealTime();
+BENCHMARK(BM_CrowdStep)
+    ->ArgNames({"threads", "skip_decayed"})
+    ->Args({1, 0})
+    ->Args({1, 1})
+    ->Args({2, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(3.0)
+    ->UseRealTime();
 
 // The first step of a new crowd (every character's Start search), one thread.
 void BM_CrowdFirstStep(benchmark::State& state) {

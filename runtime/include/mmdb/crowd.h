@@ -98,8 +98,11 @@ struct CrowdSettings {
   float max_drift = 0.5f;  // m: the query's trajectory starts from the character's achieved path
                            // and closes at most this much of its gap to the controller
   float inertialization_halflife = kDefaultInertializationHalflife;
-  float controller_halflife = 0.27f;  // position and rotation springs (Holden's default)
-  float max_speed = 1.75f;            // m/s at full stick (setStick)
+  float inertialization_threshold = 1e-5f;  // rad, m: once a bound of the decaying offsets is at
+                                            // or below this, they are no longer added (the
+                                            // GPU's skip; 0: always added)
+  float controller_halflife = 0.27f;        // position and rotation springs (Holden's default)
+  float max_speed = 1.75f;                  // m/s at full stick (setStick)
   bool bounds_pruning = true;  // searchBatch() (bounds-pruned); false: searchExhaustive() for
                                // each request. Same winners, same costs
   uint32_t step_workers = 1;   // endStepRange() calls that may run at once (a job system's
@@ -173,6 +176,8 @@ struct CrowdCharacter {
   uint32_t current_frame = 0;  // global frame playing: clip first + floor(clip_time * rate + 1e-4)
   int32_t search_timer = 0;    // steps until the next periodic search (due at 0 or below)
   float since_switch = 1e6f;   // seconds since the last switch (drives the inertialization decay)
+  float offset_bound_x = 0;    // max |offset| over joints at the switch (rad or m), as the GPU's
+  float offset_bound_v = 0;    // max |offset rate| over joints at the switch
   uint32_t last_winner = 0;    // global frame the last search returned (kNoFrame: none)
   float last_cost = 0;         // its cost
   uint32_t search_count = 0;   // searches since creation
@@ -379,6 +384,7 @@ class Crowd {
   Status decide(uint32_t character) noexcept;
   Status resolve(uint32_t character, const SearchResult& found, uint32_t worker) noexcept;
   Status pose(uint32_t character) noexcept;
+  Status forwardKinematics(uint32_t character) noexcept;
   void advance(uint32_t character) noexcept;
   Status lockFeet(uint32_t character) noexcept;
   void showRange(uint32_t character) noexcept;
