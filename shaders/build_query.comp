@@ -51,7 +51,12 @@ void main() {
   CrowdCharacter ch = characters[c];
   CharacterInput inp = inputs[c];
 
-  if (inp.teleport != 0u) {
+  if (inp.teleport == kTeleportPlace) {  // mmdb::Crowd::place: the placement alone
+    ch.achieved_position = vec4(inp.teleport_position.xyz, 0.0);
+    ch.achieved_rotation = inp.teleport_rotation;
+    characters[c].achieved_position = ch.achieved_position;
+    characters[c].achieved_rotation = ch.achieved_rotation;
+  } else if (inp.teleport == kTeleportMove) {
     // mmdb::Crowd::teleport: the rigid move taking the achieved transform to the one given
     // carries the simulation root with it; held feet are let go.
     vec4 turn = normalize(quatMul(inp.teleport_rotation, quatInv(ch.achieved_rotation)));

@@ -364,18 +364,18 @@ bool yawOf(const glm::quat& q, glm::quat& yaw) {
 
 }  // namespace
 
-Status teleportYaw(uint32_t character, const glm::vec3& position, const glm::quat& rotation,
-                   glm::quat& yaw) noexcept {
+Status teleportYaw(const char* what, uint32_t character, const glm::vec3& position,
+                   const glm::quat& rotation, glm::quat& yaw) noexcept {
   if (!finite(position))
     return Error::format(ErrorCode::InvalidArgument,
-                         "teleport: character %u's position (%g, %g, %g) is not finite", character,
+                         "%s: character %u's position (%g, %g, %g) is not finite", what, character,
                          double(position.x), double(position.y), double(position.z));
   if (!yawOf(rotation, yaw))
     return Error::format(ErrorCode::InvalidArgument,
-                         "teleport: character %u's rotation (%g, %g, %g, %g) has no turn about "
-                         "+Y to take (not finite, zero, or a half turn about a horizontal axis)",
-                         character, double(rotation.x), double(rotation.y), double(rotation.z),
-                         double(rotation.w));
+                         "%s: character %u's rotation (%g, %g, %g, %g) has no turn about +Y to "
+                         "take (not finite, zero, or a half turn about a horizontal axis)",
+                         what, character, double(rotation.x), double(rotation.y),
+                         double(rotation.z), double(rotation.w));
   return Status();
 }
 
@@ -413,7 +413,7 @@ Status Crowd::teleport(uint32_t character, const glm::vec3& position,
   if (phase_ != Phase::Idle)
     return Error(ErrorCode::InvalidArgument, "teleport: a step is in progress (call endStep)");
   glm::quat yaw;
-  if (Status s = teleportYaw(character, position, rotation, yaw); !s) return s;
+  if (Status s = teleportYaw("teleport", character, position, rotation, yaw); !s) return s;
   CrowdCharacter& ch = characters_[character];
   // The rigid move that takes the achieved transform to the new one carries the simulation too.
   const glm::quat turn = glm::normalize(yaw * glm::inverse(ch.achieved_rotation));
@@ -426,6 +426,18 @@ Status Crowd::teleport(uint32_t character, const glm::vec3& position,
   ch.achieved_position = position;
   ch.achieved_rotation = yaw;
   for (FootLock& f : slice(feet_, character, kLegCount)) f = FootLock{};
+  return Status();
+}
+
+Status Crowd::place(uint32_t character, const glm::vec3& position,
+                    const glm::quat& rotation) noexcept {
+  if (Status s = checkCharacter(character, "place"); !s) return s;
+  if (phase_ != Phase::Idle)
+    return Error(ErrorCode::InvalidArgument, "place: a step is in progress (call endStep)");
+  glm::quat yaw;
+  if (Status s = teleportYaw("place", character, position, rotation, yaw); !s) return s;
+  characters_[character].achieved_position = position;
+  characters_[character].achieved_rotation = yaw;
   return Status();
 }
 

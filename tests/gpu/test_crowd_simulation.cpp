@@ -7,7 +7,8 @@
 // targets within 1e-4 m.
 //
 // Every ninth character is teleported twice (mmdb::Crowd::teleport and the GPU's): both go on
-// alike, with their feet let go.
+// alike, with their feet let go; every eleventh is placed aside once (Crowd::place), its feet
+// held.
 //
 // A second run gives a third of the characters run-time block weights (the same on both crowds)
 // on a database with cost biases (negative ones included).
@@ -128,7 +129,7 @@ void simulateAgainstTheCpu(bool weights_and_biases) {
   const size_t joints = db.jointCount();
   uint64_t searches = 0, switches = 0, near_ties = 0, held = 0;
   float worst_pose = 0, worst_cost = 0, worst_path = 0, worst_foot = 0, worst_leg = 0;
-  uint64_t locked = 0, blending = 0, teleports = 0;
+  uint64_t locked = 0, blending = 0, teleports = 0, placed = 0;
 
   for (int frame = 0; frame < kFrames; ++frame) {
     std::vector<bool> forced(kCharacters);
@@ -150,6 +151,18 @@ void simulateAgainstTheCpu(bool weights_and_biases) {
             crowd.teleport(i, {where.x, where.y, where.z, 0.f}, {yaw.x, yaw.y, yaw.z, yaw.w}).ok());
         ASSERT_TRUE(cpu.teleport(i, where, yaw).ok());
         ++teleports;
+      }
+    }
+    // Every eleventh character placed half a metre aside (the game owns the root), on both.
+    if (frame == 300) {
+      for (uint32_t i = 5; i < kCharacters; i += 11) {
+        const mmdb::CrowdCharacter& c = cpu.characters()[i];
+        const glm::vec3 where = c.achieved_position + glm::vec3(0.5f, 0.f, 0.f);
+        const glm::quat yaw = c.achieved_rotation;
+        ASSERT_TRUE(
+            crowd.place(i, {where.x, where.y, where.z, 0.f}, {yaw.x, yaw.y, yaw.z, yaw.w}).ok());
+        ASSERT_TRUE(cpu.place(i, where, yaw).ok());
+        ++placed;
       }
     }
     const std::vector<mmdb::gpu::CharacterInput> inputs = crowd.inputs();
@@ -276,6 +289,7 @@ void simulateAgainstTheCpu(bool weights_and_biases) {
   EXPECT_GT(blending, uint64_t(kCharacters)) << "and let go";
   EXPECT_EQ(weighted, weights_and_biases ? 22u : 0u);
   EXPECT_EQ(teleports, 16u) << "teleports on both, then the same decisions, poses and feet";
+  EXPECT_EQ(placed, 6u);
 }
 
 TEST_F(CrowdSimulationTest, SixtyFourCharactersDecideAndPoseAsOnTheCpu) {

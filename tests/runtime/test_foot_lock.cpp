@@ -955,6 +955,44 @@ TEST(FootLock, ATeleportMovesTheCharacterAndNothingElse) {
   EXPECT_EQ(locks_near, locks) << "the feet lock again by the character, where it now is";
 }
 
+// The game owns the root: each step it moves its capsule by the root motion the crowd reports,
+// against a wall at x = 0.5, and places the character where the capsule went. The character
+// stays behind the wall, its simulation and its held feet untouched by the placing.
+TEST(FootLock, AGameThatOwnsTheRootPlacesTheCharacter) {
+  TestDatabase t(legged(4, 300));
+  auto created = Crowd::create(t.db, 1);
+  ASSERT_TRUE(created.ok());
+  Crowd& crowd = created.value();
+  glm::vec3 capsule(0.f);
+  int blocked = 0, held = 0;
+  for (int step = 0; step < 400; ++step) {
+    ASSERT_TRUE(crowd.setStick(0, 0.7f, 0.f).ok());  // towards +X, into the wall
+    ASSERT_TRUE(crowd.step(kDt).ok());
+    const mmdb::CrowdCharacter& ch = crowd.characters()[0];
+    capsule += ch.root_motion_world;
+    if (capsule.x > 0.5f) {
+      capsule.x = 0.5f;
+      ++blocked;
+    }
+    const mmdb::CharacterState sim = ch.sim;
+    const std::vector<FootLock> feet(crowd.footLocks().begin(), crowd.footLocks().end());
+    ASSERT_TRUE(crowd.place(0, capsule, ch.achieved_rotation).ok());
+    EXPECT_EQ(ch.achieved_position, capsule);
+    EXPECT_EQ(std::memcmp(&sim, &ch.sim, sizeof sim), 0) << "the simulation stays";
+    for (size_t f = 0; f < feet.size(); ++f) {
+      EXPECT_EQ(feet[f].locked, crowd.footLocks()[f].locked) << "the feet stay held";
+      EXPECT_EQ(feet[f].position, crowd.footLocks()[f].position);
+      held += feet[f].locked;
+    }
+    ASSERT_LE(ch.achieved_position.x, 0.5f);
+  }
+  EXPECT_GT(blocked, 100) << "the wall stopped the character";
+  EXPECT_GT(held, 50);
+  EXPECT_STREQ(crowd.place(0, glm::vec3(0.f), glm::quat(0.f, 1.f, 0.f, 0.f)).message(),
+               "place: character 0's rotation (1, 0, 0, 0) has no turn about +Y to take (not "
+               "finite, zero, or a half turn about a horizontal axis)");
+}
+
 TEST(FootLock, BadTeleportsAndSimulationsAreRefusedAndChangeNothing) {
   TestDatabase t(legged(2, 300));
   auto created = Crowd::create(t.db, 2);

@@ -702,13 +702,22 @@ Status Crowd::forceSearch(uint32_t i) {
 }
 
 Status Crowd::teleport(uint32_t i, const Float4& position, const Float4& rotation) {
-  if (Status s = checkCharacter(i, "teleport"); !s) return s;
+  return moveCharacter(i, position, rotation, kTeleportMove, "teleport");
+}
+
+Status Crowd::place(uint32_t i, const Float4& position, const Float4& rotation) {
+  return moveCharacter(i, position, rotation, kTeleportPlace, "place");
+}
+
+Status Crowd::moveCharacter(uint32_t i, const Float4& position, const Float4& rotation,
+                            uint32_t kind, const char* what) {
+  if (Status s = checkCharacter(i, what); !s) return s;
   glm::quat yaw;
-  if (Status s = mmdb::teleportYaw(i, {position.x, position.y, position.z},
+  if (Status s = mmdb::teleportYaw(what, i, {position.x, position.y, position.z},
                                    glm::quat(rotation.w, rotation.x, rotation.y, rotation.z), yaw);
       !s)
     return s;
-  teleports_[i] = {true, {position.x, position.y, position.z, 0.f}, {0.f, yaw.y, 0.f, yaw.w}};
+  teleports_[i] = {kind, {position.x, position.y, position.z, 0.f}, {0.f, yaw.y, 0.f, yaw.w}};
   return Status();
 }
 
@@ -749,7 +758,7 @@ void Crowd::recordInputs(VkCommandBuffer cmd) {
                  VK_ACCESS_TRANSFER_WRITE_BIT);
   for (size_t i = 0; i < inputs_.size(); ++i) {  // the teleports asked for since the last step
     CharacterInput& in = inputs_[i];
-    in.teleport = teleports_[i].pending ? 1u : 0u;
+    in.teleport = teleports_[i].kind;
     in.teleport_position = teleports_[i].position;
     in.teleport_rotation = teleports_[i].rotation;
   }
@@ -781,7 +790,7 @@ void Crowd::step(VkCommandBuffer cmd, float dt) {
   }
   recordInputs(cmd);
   for (auto& in : inputs_) in.force_search = 0;
-  for (Teleport& t : teleports_) t.pending = false;
+  for (Teleport& t : teleports_) t.kind = kTeleportNone;
   for (uint32_t i = 0; i < kPassCount; ++i) {
     recordPass(cmd, Pass(i), dt);
     if (im.timestamps)
@@ -799,7 +808,7 @@ Status Crowd::passAndWait(Pass pass, float dt) {
     if (pass == Pass::BuildQuery || pass == Pass::Match)
       recordInputs(cmd);           // the passes that read them
     if (pass == Pass::BuildQuery)  // the pass that teleports
-      for (Teleport& t : teleports_) t.pending = false;
+      for (Teleport& t : teleports_) t.kind = kTeleportNone;
     recordPass(cmd, pass, dt);
   });
 }

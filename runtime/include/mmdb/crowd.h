@@ -156,11 +156,12 @@ SettleLimits settleLimits(float velocity_change, float rotation_change, float dt
 // continue_window (or range_end_margin) in whole frames at the file's rate: floor(window * rate +
 // 1e-4), at most 2^31 - 128.
 uint32_t continueFrames(float continue_window, float frame_rate) noexcept;
-// A teleport's checks, as both crowds make them (Crowd::teleport): `character`'s position must
-// be finite and its rotation have a turn about +Y to take, which goes into `yaw` (normalized).
-// InvalidArgument naming the character and the value otherwise.
-Status teleportYaw(uint32_t character, const glm::vec3& position, const glm::quat& rotation,
-                   glm::quat& yaw) noexcept;
+// The checks of a teleport or a placement, as both crowds make them (Crowd::teleport, place):
+// `character`'s position must be finite and its rotation have a turn about +Y to take, which
+// goes into `yaw` (normalized). InvalidArgument naming the call (`what`), the character and the
+// value otherwise.
+Status teleportYaw(const char* what, uint32_t character, const glm::vec3& position,
+                   const glm::quat& rotation, glm::quat& yaw) noexcept;
 // Whether ground directions a and b (not zero) are more than acos(cos_limit) apart.
 bool turnedSharply(const glm::vec3& a, const glm::vec3& b, float cos_limit) noexcept;
 
@@ -305,6 +306,12 @@ class Crowd {
   // to take (zero, or a half turn about a horizontal axis), or a step in progress.
   Status teleport(uint32_t character, const glm::vec3& position,
                   const glm::quat& rotation) noexcept;
+  // Moves the character's placement alone, continuously (the game owns the root: it reads each
+  // step's root motion, moves its capsule with collisions, and places the character where the
+  // capsule went): the achieved transform becomes `position` and the turn about +Y of
+  // `rotation`; the simulation root, the clip and the feet held in the world stay as they are
+  // (a held toe stays on its lock, the leg bending to it). The checks of teleport().
+  Status place(uint32_t character, const glm::vec3& position, const glm::quat& rotation) noexcept;
   // Sets the controller's simulation root (a collision stopped the capsule, gameplay pushed it):
   // the next step's trajectory and query start from it; the pose and its placement do not move.
   // The rotation is kept as its turn about +Y, normalized. InvalidArgument, changing nothing,

@@ -208,6 +208,9 @@ class Crowd {
   // and the turn about +Y of `rotation` (x, y, z, w), the simulation root moves with it, no
   // transition, held feet let go. The CPU crowd's checks and messages.
   Status teleport(uint32_t character, const Float4& position, const Float4& rotation);
+  // mmdb::Crowd::place (the placement alone, feet held), done likewise at the next step's start;
+  // the last of teleport() and place() before a step is the one done.
+  Status place(uint32_t character, const Float4& position, const Float4& rotation);
   // The character's run-time block weights, as mmdb::Crowd::setBlockWeights and
   // mmdb::SearchRequest::block_weights: `count` floats (one per feature block, finite, > 0,
   // relative to the cooked weights), or count 0 for the cooked weights. Copied; uploaded by the
@@ -251,6 +254,8 @@ class Crowd {
  private:
   struct Impl;
   explicit Crowd(const Context& context);
+  Status moveCharacter(uint32_t character, const Float4& position, const Float4& rotation,
+                       uint32_t kind, const char* what);
   // The steps of create().
   Status sizeBuffers(const DatabaseView& db);
   Status uploadDatabase(const DatabaseView& db);
@@ -268,7 +273,7 @@ class Crowd {
   // Teleports asked for since the last step (CharacterInput::teleport and its transform), kept
   // apart from inputs_ so that a later setInput() does not drop them; merged when recorded.
   struct Teleport {
-    bool pending = false;
+    uint32_t kind = 0;  // kTeleport*
     Float4 position{}, rotation{};
   };
   std::vector<Teleport> teleports_;

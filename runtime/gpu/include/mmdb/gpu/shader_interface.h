@@ -67,6 +67,10 @@ MMDB_UINT_CONST(kCharacterInputChanging, 16u);  // the input changed sharply in 
 MMDB_UINT_CONST(kCharacterForcePending, 32u);   // a forced search waits for the jump cooldown
 MMDB_UINT_CONST(kCharacterHeld, 64u);        // a due search waited for the jump cooldown this step
 MMDB_UINT_CONST(kCharacterContinued, 128u);  // the winner was played on to (continuing rule)
+// CharacterInput::teleport values.
+MMDB_UINT_CONST(kTeleportNone, 0u);
+MMDB_UINT_CONST(kTeleportMove, 1u);   // Crowd::teleport: the simulation moves along, feet let go
+MMDB_UINT_CONST(kTeleportPlace, 2u);  // Crowd::place: the placement alone
 // PassParams::policies bits; bits 8 and up hold the continuing rule's window in frames.
 MMDB_UINT_CONST(kPolicySearchWhenSettled, 1u);
 MMDB_UINT_CONST(kPolicyRangeEndMovesOn, 2u);
@@ -130,7 +134,7 @@ struct CharacterInput {
   uint excluded_tags_lo;  // ... and none of these
   uint excluded_tags_hi;
   uint force_search;  // 1: search this step (seeded)
-  uint teleport;      // 1: first move the character to teleport_position/rotation (Crowd::teleport)
+  uint teleport;      // kTeleport*: first move the character to teleport_position and _rotation
   uint reserved[2];
   vec4 teleport_position;  // world (w = 0)
   vec4 teleport_rotation;  // pure yaw quaternion (x, y, z, w)
