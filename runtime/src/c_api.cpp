@@ -256,6 +256,15 @@ mmdb_status mmdb_crowd_teleport(mmdb_crowd* crowd, uint32_t character, const flo
                             glm::quat(rotation[3], rotation[0], rotation[1], rotation[2])));
 }
 
+mmdb_status mmdb_crowd_place(mmdb_crowd* crowd, uint32_t character, const float position[3],
+                             const float rotation[4]) {
+  if (!crowd) return nullArgument("mmdb_crowd_place", "crowd");
+  if (!position) return nullArgument("mmdb_crowd_place", "position");
+  if (!rotation) return nullArgument("mmdb_crowd_place", "rotation");
+  return result(crowd->crowd.place(character, {position[0], position[1], position[2]},
+                                   glm::quat(rotation[3], rotation[0], rotation[1], rotation[2])));
+}
+
 mmdb_status mmdb_crowd_step(mmdb_crowd* crowd, float dt) {
   if (!crowd) return nullArgument("mmdb_crowd_step", "crowd");
   return result(crowd->crowd.step(dt));
@@ -276,6 +285,24 @@ mmdb_status mmdb_crowd_transform(const mmdb_crowd* crowd, uint32_t character, fl
     rotation[1] = c.achieved_rotation.y;
     rotation[2] = c.achieved_rotation.z;
     rotation[3] = c.achieved_rotation.w;
+  }
+  return MMDB_OK;
+}
+
+mmdb_status mmdb_crowd_root_motion(const mmdb_crowd* crowd, uint32_t character, float world[3],
+                                   float local[3], float rotation[4]) {
+  if (mmdb_status s = checkCharacter("mmdb_crowd_root_motion", crowd, character); s != MMDB_OK)
+    return s;
+  const mmdb::CrowdCharacter& c = crowd->crowd.characters()[character];
+  for (int k = 0; k < 3; ++k) {
+    if (world) world[k] = c.root_motion_world[k];
+    if (local) local[k] = c.root_motion_local[k];
+  }
+  if (rotation) {
+    rotation[0] = c.root_motion_rotation.x;
+    rotation[1] = c.root_motion_rotation.y;
+    rotation[2] = c.root_motion_rotation.z;
+    rotation[3] = c.root_motion_rotation.w;
   }
   return MMDB_OK;
 }

@@ -109,6 +109,21 @@ int c_client_bad_arguments(const char* path, char* error, size_t error_size) {
     snprintf(error, error_size, "a valid teleport failed: %s", mmdb_last_error());
     bad = 1;
   }
+  float moved[3] = {1.0f, 1.0f, 1.0f}, turned[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  if (mmdb_crowd_root_motion(crowd, 0, moved, NULL, turned) != MMDB_OK || moved[0] != 0.0f ||
+      turned[3] != 1.0f) {
+    snprintf(error, error_size, "a crowd that has not stepped moved: %s", mmdb_last_error());
+    bad = 1;
+  }
+  if (mmdb_crowd_place(crowd, 0, v, level) != MMDB_OK) {
+    snprintf(error, error_size, "a valid place failed: %s", mmdb_last_error());
+    bad = 1;
+  }
+  bad |= refused(mmdb_crowd_place(crowd, 0, NULL, level), MMDB_INVALID_ARGUMENT,
+                 "mmdb_crowd_place: position is NULL", error, error_size);
+  bad |= refused(mmdb_crowd_root_motion(crowd, 2, NULL, NULL, NULL), MMDB_INVALID_ARGUMENT,
+                 "mmdb_crowd_root_motion: character 2 is out of range (the crowd has 2 characters)",
+                 error, error_size);
   bad |= refused(mmdb_crowd_world_pose(NULL, 0, NULL, NULL), MMDB_INVALID_ARGUMENT,
                  "mmdb_crowd_world_pose: crowd is NULL", error, error_size);
   if (mmdb_database_joint_name(db, mmdb_database_joint_count(db)) != NULL ||

@@ -124,6 +124,10 @@ mmdb_status mmdb_crowd_force_search(mmdb_crowd* crowd, uint32_t character);
  * (mmdb::Crowd::teleport). Between steps. */
 mmdb_status mmdb_crowd_teleport(mmdb_crowd* crowd, uint32_t character, const float position[3],
                                 const float rotation[4]);
+/* Places the character where the game's capsule went (mmdb::Crowd::place): the placement alone,
+ * the simulation and the feet held untouched. Between steps. */
+mmdb_status mmdb_crowd_place(mmdb_crowd* crowd, uint32_t character, const float position[3],
+                             const float rotation[4]);
 /* One step of dt seconds (finite, >= 0). */
 mmdb_status mmdb_crowd_step(mmdb_crowd* crowd, float dt);
 
@@ -131,6 +135,11 @@ mmdb_status mmdb_crowd_step(mmdb_crowd* crowd, float dt);
  * achieved position, 3 floats, and rotation, 4); either output may be NULL. */
 mmdb_status mmdb_crowd_transform(const mmdb_crowd* crowd, uint32_t character, float position[3],
                                  float rotation[4]);
+/* The root motion of the last step (CrowdCharacter::root_motion_*): how far the placement moved
+ * in the world (3 floats) and in the character's frame before the step (3), and how it turned
+ * (4, x y z w); any output may be NULL. */
+mmdb_status mmdb_crowd_root_motion(const mmdb_crowd* crowd, uint32_t character, float world[3],
+                                   float local[3], float rotation[4]);
 /* The pose shown after the last step, joint_count joints: in model space (the character's own
  * frame, as mmdb::Crowd::modelTranslations/modelRotations), or in the world (placed by the
  * transform above). `positions` holds 3 floats a joint, `rotations` 4; either may be NULL. */
