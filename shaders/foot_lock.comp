@@ -82,7 +82,12 @@ void bend(uint base, uint upper, uint knee, uint end, vec3 target, vec3 knee_for
   vec3 axis = own;
   vec3 hint = cross(knee_forward, ac);
   float hint_length = length(hint);
-  if (hint_length > 1e-6 * length(knee_forward) * length(ac)) axis += (kKneeHint / hint_length) * hint;
+  if (hint_length > 1e-6 * length(knee_forward) * length(ac)) {
+    // A knee bent backwards bends as far forwards instead (the CPU's): its plane never flips.
+    float backwards = dot(own, hint) / hint_length;
+    if (backwards < 0.0) axis -= (2.0 * backwards / hint_length) * hint;
+    axis += (kKneeHint / hint_length) * hint;
+  }
   if (!(length(axis) > 1e-6)) axis = cross(ab, abs(ab.x) < 0.9 * lab ? vec3(1.0, 0.0, 0.0) : vec3(0.0, 1.0, 0.0));
   axis = normalize(axis);
   vec4 swivel = vec4(0.0, 0.0, 0.0, 1.0);

@@ -364,8 +364,14 @@ struct LegPose {
     glm::vec3 axis = own;
     const glm::vec3 hint = glm::cross(knee_forward, ac);
     const float hint_length = glm::length(hint);
-    if (hint_length > 1e-6f * glm::length(knee_forward) * glm::length(ac))
+    if (hint_length > 1e-6f * glm::length(knee_forward) * glm::length(ac)) {
+      // A knee bent backwards (no knee does, but a transition between two poses can pass
+      // through it) bends as far forwards instead: its plane's backward part is mirrored, so the
+      // plane never flips as the bend crosses the hint's lean (the knee swung round in one step).
+      const float backwards = glm::dot(own, hint) / hint_length;
+      if (backwards < 0.f) axis -= (2.f * backwards / hint_length) * hint;
       axis += (kKneeHint / hint_length) * hint;
+    }
     if (!(glm::length(axis) > 1e-6f)) {
       const glm::vec3 other =
           std::fabs(ab.x) < 0.9f * lab ? glm::vec3(1.f, 0.f, 0.f) : glm::vec3(0.f, 1.f, 0.f);

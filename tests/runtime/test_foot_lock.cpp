@@ -198,6 +198,30 @@ TEST(TwoBoneIk, ANearlyStraightKneeBendsForwardWhateverItsTinyBend) {
       0.1f);
 }
 
+// A knee bent backwards, as a transition between two poses can leave one, bends forwards as
+// far: from 34 degrees forwards through straight to 34 degrees backwards, the bent knee stays in
+// front and moves smoothly (it used to follow a backward bend past 6 degrees, and flipped round
+// in one step as the bend crossed it).
+TEST(TwoBoneIk, AKneeBentBackwardsBendsForwards) {
+  const glm::vec3 hip = Leg(0.f, 0.f).mt[1];
+  const glm::vec3 target = hip + glm::vec3(0.f, -0.7f, 0.f);
+  glm::vec3 previous(0.f);
+  for (int i = 0; i <= 60; ++i) {
+    const float bend = 0.6f - 0.02f * float(i);  // about +X: forwards above 0, backwards below
+    Leg leg(0.f, 0.f);
+    leg.lr[2] = glm::angleAxis(bend, glm::vec3(1.f, 0.f, 0.f));
+    leg.fk();
+    ASSERT_TRUE(leg.ik(target).Run().ok());
+    SCOPED_TRACE("bend " + std::to_string(bend) + " rad");
+    EXPECT_LT(glm::length(leg.mt[3] - target), 1e-5f) << "the foot reaches the target";
+    EXPECT_GT(leg.mt[2].z - hip.z, 0.15f) << "the knee is in front";
+    if (i > 0) {
+      EXPECT_LT(glm::length(leg.mt[2] - previous), 0.02f) << "and moves smoothly";
+    }
+    previous = leg.mt[2];
+  }
+}
+
 TEST(TwoBoneIk, BadJobsAreRefused) {
   Leg leg;
   mmdb::TwoBoneIkJob job = leg.ik(glm::vec3(0.f));
