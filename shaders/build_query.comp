@@ -51,12 +51,7 @@ void main() {
   CrowdCharacter ch = characters[c];
   CharacterInput inp = inputs[c];
 
-  if (inp.teleport == kTeleportPlace) {  // mmdb::Crowd::place: the placement alone
-    ch.achieved_position = vec4(inp.teleport_position.xyz, 0.0);
-    ch.achieved_rotation = inp.teleport_rotation;
-    characters[c].achieved_position = ch.achieved_position;
-    characters[c].achieved_rotation = ch.achieved_rotation;
-  } else if (inp.teleport == kTeleportMove) {
+  if (inp.teleport == kTeleportMove) {
     // mmdb::Crowd::teleport: the rigid move taking the achieved transform to the one given
     // carries the simulation root with it; held feet are let go.
     vec4 turn = normalize(quatMul(inp.teleport_rotation, quatInv(ch.achieved_rotation)));
@@ -66,10 +61,6 @@ void main() {
     ch.sim_velocity = vec4(quatRotate(turn, ch.sim_velocity.xyz), 0.0);
     ch.sim_acceleration = vec4(quatRotate(turn, ch.sim_acceleration.xyz), 0.0);
     ch.sim_angular_velocity = vec4(quatRotate(turn, ch.sim_angular_velocity.xyz), 0.0);
-    ch.achieved_position = vec4(inp.teleport_position.xyz, 0.0);
-    ch.achieved_rotation = inp.teleport_rotation;
-    characters[c].achieved_position = ch.achieved_position;
-    characters[c].achieved_rotation = ch.achieved_rotation;
     for (uint leg = 0u; leg < 2u; ++leg) {
       feet[c].foot[leg].position = vec4(0.0);
       feet[c].foot[leg].target = vec4(0.0);
@@ -79,6 +70,12 @@ void main() {
       feet[c].foot[leg].since_unlock = 0.0;
       feet[c].foot[leg].flags = 0u;
     }
+  }
+  if (inp.teleport != kTeleportNone) {  // teleport and place (mmdb::Crowd::place: this alone)
+    ch.achieved_position = vec4(inp.teleport_position.xyz, 0.0);
+    ch.achieved_rotation = inp.teleport_rotation;
+    characters[c].achieved_position = ch.achieved_position;
+    characters[c].achieved_rotation = ch.achieved_rotation;
   }
 
   Sim s;

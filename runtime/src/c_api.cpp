@@ -39,58 +39,34 @@ mmdb_status nullArgument(const char* call, const char* argument) {
 
 mmdb_status result(const mmdb::Status& status) { return status.ok() ? MMDB_OK : fail(status); }
 
-void toC(const mmdb::CrowdSettings& s, mmdb_crowd_settings& out) {
-  out.search_interval_ticks = s.search_interval_ticks;
-  out.stagger_phases = s.stagger_phases;
-  out.transition_cost = s.transition_cost;
-  out.neighbourhood_frames = s.neighbourhood_frames;
-  out.max_drift = s.max_drift;
-  out.inertialization_halflife = s.inertialization_halflife;
-  out.inertialization_threshold = s.inertialization_threshold;
-  out.controller_halflife = s.controller_halflife;
-  out.max_speed = s.max_speed;
-  out.bounds_pruning = s.bounds_pruning ? 1 : 0;
-  out.continue_window = s.continue_window;
-  out.jump_cooldown = s.jump_cooldown;
-  out.search_when_settled = s.search_when_settled ? 1 : 0;
-  out.settle_velocity_change = s.settle_velocity_change;
-  out.settle_rotation_change = s.settle_rotation_change;
-  out.range_end_margin = s.range_end_margin;
-  out.range_end_moves_on = s.range_end_moves_on ? 1 : 0;
-  out.foot_locking = s.foot_locking ? 1 : 0;
-  out.foot_unlock_radius = s.foot_unlock_radius;
-  out.foot_unlock_halflife = s.foot_unlock_halflife;
-  out.ik_foot_height = s.ik_foot_height;
-  out.ik_toe_length = s.ik_toe_length;
-  out.ik_max_length_buffer = s.ik_max_length_buffer;
-}
-
-mmdb::CrowdSettings fromC(const mmdb_crowd_settings& s) {
-  mmdb::CrowdSettings out;
-  out.search_interval_ticks = s.search_interval_ticks;
-  out.stagger_phases = s.stagger_phases;
-  out.transition_cost = s.transition_cost;
-  out.neighbourhood_frames = s.neighbourhood_frames;
-  out.max_drift = s.max_drift;
-  out.inertialization_halflife = s.inertialization_halflife;
-  out.inertialization_threshold = s.inertialization_threshold;
-  out.controller_halflife = s.controller_halflife;
-  out.max_speed = s.max_speed;
-  out.bounds_pruning = s.bounds_pruning != 0;
-  out.continue_window = s.continue_window;
-  out.jump_cooldown = s.jump_cooldown;
-  out.search_when_settled = s.search_when_settled != 0;
-  out.settle_velocity_change = s.settle_velocity_change;
-  out.settle_rotation_change = s.settle_rotation_change;
-  out.range_end_margin = s.range_end_margin;
-  out.range_end_moves_on = s.range_end_moves_on != 0;
-  out.foot_locking = s.foot_locking != 0;
-  out.foot_unlock_radius = s.foot_unlock_radius;
-  out.foot_unlock_halflife = s.foot_unlock_halflife;
-  out.ik_foot_height = s.ik_foot_height;
-  out.ik_toe_length = s.ik_toe_length;
-  out.ik_max_length_buffer = s.ik_max_length_buffer;
-  return out;
+// mmdb::CrowdSettings and mmdb_crowd_settings field for field, either way (bool to and from
+// int32_t 0 or 1): one list, so that the two directions cannot drift apart. step_workers has no
+// C field (the C crowd steps on one thread).
+template <class From, class To>
+void copySettings(const From& from, To& to) {
+  to.search_interval_ticks = from.search_interval_ticks;
+  to.stagger_phases = from.stagger_phases;
+  to.transition_cost = from.transition_cost;
+  to.neighbourhood_frames = from.neighbourhood_frames;
+  to.max_drift = from.max_drift;
+  to.inertialization_halflife = from.inertialization_halflife;
+  to.inertialization_threshold = from.inertialization_threshold;
+  to.controller_halflife = from.controller_halflife;
+  to.max_speed = from.max_speed;
+  to.bounds_pruning = from.bounds_pruning != 0;
+  to.continue_window = from.continue_window;
+  to.jump_cooldown = from.jump_cooldown;
+  to.search_when_settled = from.search_when_settled != 0;
+  to.settle_velocity_change = from.settle_velocity_change;
+  to.settle_rotation_change = from.settle_rotation_change;
+  to.range_end_margin = from.range_end_margin;
+  to.range_end_moves_on = from.range_end_moves_on != 0;
+  to.foot_locking = from.foot_locking != 0;
+  to.foot_unlock_radius = from.foot_unlock_radius;
+  to.foot_unlock_halflife = from.foot_unlock_halflife;
+  to.ik_foot_height = from.ik_foot_height;
+  to.ik_toe_length = from.ik_toe_length;
+  to.ik_max_length_buffer = from.ik_max_length_buffer;
 }
 
 // The checks every per-character read makes: a crowd, and a character in it.
@@ -184,17 +160,18 @@ const char* mmdb_database_tag_name(const mmdb_database* db, uint32_t bit) {
 }
 
 void mmdb_crowd_settings_default(mmdb_crowd_settings* out) {
-  if (out) toC(mmdb::CrowdSettings{}, *out);
+  if (out) copySettings(mmdb::CrowdSettings{}, *out);
 }
 void mmdb_crowd_settings_reference(mmdb_crowd_settings* out) {
-  if (out) toC(mmdb::CrowdSettings::reference(), *out);
+  if (out) copySettings(mmdb::CrowdSettings::reference(), *out);
 }
 
 mmdb_status mmdb_crowd_create(mmdb_database* db, uint32_t characters,
                               const mmdb_crowd_settings* settings, mmdb_crowd** out) {
   if (!db) return nullArgument("mmdb_crowd_create", "db");
   if (!out) return nullArgument("mmdb_crowd_create", "out");
-  const mmdb::CrowdSettings chosen = settings ? fromC(*settings) : mmdb::CrowdSettings{};
+  mmdb::CrowdSettings chosen;
+  if (settings) copySettings(*settings, chosen);
   mmdb::Result<mmdb::Crowd> created = mmdb::Crowd::create(db->db, characters, chosen);
   if (!created) return fail(created.error());
   mmdb_crowd* crowd = new (std::nothrow) mmdb_crowd;

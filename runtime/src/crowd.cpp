@@ -283,6 +283,14 @@ Status Crowd::checkCharacter(uint32_t character, const char* what) const noexcep
                        character, count_);
 }
 
+Status Crowd::checkBetweenSteps(uint32_t character, const char* what) const noexcept {
+  if (Status s = checkCharacter(character, what); !s) return s;
+  if (phase_ != Phase::Idle)
+    return Error::format(ErrorCode::InvalidArgument, "%s: a step is in progress (call endStep)",
+                         what);
+  return Status();
+}
+
 Status Crowd::setStick(uint32_t character, float x, float z) noexcept {
   if (Status s = checkCharacter(character, "setStick"); !s) return s;
   if (!std::isfinite(x) || !std::isfinite(z))
@@ -364,8 +372,8 @@ bool yawOf(const glm::quat& q, glm::quat& yaw) {
 
 }  // namespace
 
-Status teleportYaw(const char* what, uint32_t character, const glm::vec3& position,
-                   const glm::quat& rotation, glm::quat& yaw) noexcept {
+Status checkPlacement(const char* what, uint32_t character, const glm::vec3& position,
+                      const glm::quat& rotation, glm::quat& yaw) noexcept {
   if (!finite(position))
     return Error::format(ErrorCode::InvalidArgument,
                          "%s: character %u's position (%g, %g, %g) is not finite", what, character,
@@ -409,11 +417,9 @@ size_t DecodedPoses::bytes() const noexcept {
 
 Status Crowd::teleport(uint32_t character, const glm::vec3& position,
                        const glm::quat& rotation) noexcept {
-  if (Status s = checkCharacter(character, "teleport"); !s) return s;
-  if (phase_ != Phase::Idle)
-    return Error(ErrorCode::InvalidArgument, "teleport: a step is in progress (call endStep)");
+  if (Status s = checkBetweenSteps(character, "teleport"); !s) return s;
   glm::quat yaw;
-  if (Status s = teleportYaw("teleport", character, position, rotation, yaw); !s) return s;
+  if (Status s = checkPlacement("teleport", character, position, rotation, yaw); !s) return s;
   CrowdCharacter& ch = characters_[character];
   // The rigid move that takes the achieved transform to the new one carries the simulation too.
   const glm::quat turn = glm::normalize(yaw * glm::inverse(ch.achieved_rotation));
@@ -431,20 +437,16 @@ Status Crowd::teleport(uint32_t character, const glm::vec3& position,
 
 Status Crowd::place(uint32_t character, const glm::vec3& position,
                     const glm::quat& rotation) noexcept {
-  if (Status s = checkCharacter(character, "place"); !s) return s;
-  if (phase_ != Phase::Idle)
-    return Error(ErrorCode::InvalidArgument, "place: a step is in progress (call endStep)");
+  if (Status s = checkBetweenSteps(character, "place"); !s) return s;
   glm::quat yaw;
-  if (Status s = teleportYaw("place", character, position, rotation, yaw); !s) return s;
+  if (Status s = checkPlacement("place", character, position, rotation, yaw); !s) return s;
   characters_[character].achieved_position = position;
   characters_[character].achieved_rotation = yaw;
   return Status();
 }
 
 Status Crowd::setSimulation(uint32_t character, const CharacterState& state) noexcept {
-  if (Status s = checkCharacter(character, "setSimulation"); !s) return s;
-  if (phase_ != Phase::Idle)
-    return Error(ErrorCode::InvalidArgument, "setSimulation: a step is in progress (call endStep)");
+  if (Status s = checkBetweenSteps(character, "setSimulation"); !s) return s;
   glm::quat yaw;
   if (!finite(state.position) || !finite(state.velocity) || !finite(state.acceleration) ||
       !finite(state.angular_velocity))

@@ -713,8 +713,9 @@ Status Crowd::moveCharacter(uint32_t i, const Float4& position, const Float4& ro
                             uint32_t kind, const char* what) {
   if (Status s = checkCharacter(i, what); !s) return s;
   glm::quat yaw;
-  if (Status s = mmdb::teleportYaw(what, i, {position.x, position.y, position.z},
-                                   glm::quat(rotation.w, rotation.x, rotation.y, rotation.z), yaw);
+  if (Status s =
+          mmdb::checkPlacement(what, i, {position.x, position.y, position.z},
+                               glm::quat(rotation.w, rotation.x, rotation.y, rotation.z), yaw);
       !s)
     return s;
   teleports_[i] = {kind, {position.x, position.y, position.z, 0.f}, {0.f, yaw.y, 0.f, yaw.w}};

@@ -160,8 +160,8 @@ uint32_t continueFrames(float continue_window, float frame_rate) noexcept;
 // `character`'s position must be finite and its rotation have a turn about +Y to take, which
 // goes into `yaw` (normalized). InvalidArgument naming the call (`what`), the character and the
 // value otherwise.
-Status teleportYaw(const char* what, uint32_t character, const glm::vec3& position,
-                   const glm::quat& rotation, glm::quat& yaw) noexcept;
+Status checkPlacement(const char* what, uint32_t character, const glm::vec3& position,
+                      const glm::quat& rotation, glm::quat& yaw) noexcept;
 // Whether ground directions a and b (not zero) are more than acos(cos_limit) apart.
 bool turnedSharply(const glm::vec3& a, const glm::vec3& b, float cos_limit) noexcept;
 
@@ -388,6 +388,8 @@ class Crowd {
 
  private:
   Status checkCharacter(uint32_t character, const char* what) const noexcept;
+  // checkCharacter(), and no step in progress (teleport, place, setSimulation).
+  Status checkBetweenSteps(uint32_t character, const char* what) const noexcept;
   Status decide(uint32_t character) noexcept;
   Status resolve(uint32_t character, const SearchResult& found, uint32_t worker) noexcept;
   Status pose(uint32_t character) noexcept;
