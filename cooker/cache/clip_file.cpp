@@ -92,7 +92,11 @@ Offset<fb::Motion> writeMotion(FlatBufferBuilder& fbb, const ClipMotion& m, cons
   auto contacts = fbb.CreateVector(m.contacts);
   auto features = fbb.CreateVector(m.features);
   auto facing = fbb.CreateVector(m.facing.candidate_sum.data(), m.facing.candidate_sum.size());
-  auto warnings = stringVector(fbb, m.warnings);
+  std::vector<Offset<fb::Warning>> warning_tables;
+  for (const Warning& w : m.warnings)
+    warning_tables.push_back(fb::CreateWarning(
+        fbb, fbb.CreateString(w.code), fbb.CreateString(w.text), fbb.CreateString(w.file), w.line));
+  auto warnings = fbb.CreateVector(warning_tables);
   return fb::CreateMotion(fbb, name, static_cast<uint32_t>(m.clip.frame_count), p.rotations,
                           p.translations, p.velocities, p.angular, root, contacts, features,
                           static_cast<uint16_t>(kFeatureCount), facing, m.facing.configured_sum,
@@ -145,7 +149,10 @@ ClipMotion readMotion(const fb::Motion* m, size_t joints, const std::string& wha
     out.facing.candidate_sum[c] = m->facing_candidate_sums()->Get(c);
   out.facing.configured_sum = m->facing_configured_sum();
   out.facing.moving_frames = m->facing_moving_frames();
-  out.warnings = fromStrings(m->warnings());
+  for (const fb::Warning* w : *m->warnings()) {
+    if (!w || !w->code() || !w->text() || !w->file()) refuse(where, "a warning lacks a field");
+    out.warnings.push_back({w->code()->str(), w->text()->str(), w->file()->str(), w->line()});
+  }
   const bool finite =
       (!with_poses || (allFinite(&out.clip.rotations[0].x, cells * 4) &&
                        allFinite(&out.clip.translations[0].x, cells * 3) &&

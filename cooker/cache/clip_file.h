@@ -13,7 +13,7 @@ namespace mmdb::cook {
 
 // The format's version. A reader takes its own major with any minor; the cooker version must
 // match too, since a part is only valid for the cooker that made it.
-inline constexpr uint16_t kClipFormatMajor = 2;
+inline constexpr uint16_t kClipFormatMajor = 3;
 inline constexpr uint16_t kClipFormatMinor = 0;
 
 // A part and the key (clipKey) it was cooked under.

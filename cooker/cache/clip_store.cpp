@@ -50,9 +50,10 @@ namespace {
 // The cache entry at `path` as `read` reads it, when it is there and holds `key`. An entry under
 // another key with the same hash is a miss (it is replaced); one that cannot be used is refused
 // with a warning that the cook does `instead`.
-template <typename Read>
+template <typename Read, typename Warn>
 auto readEntry(const std::string& path, const std::string& key, Read read, const char* holds,
-               const char* instead, bool* refused) -> std::optional<decltype(read(path))> {
+               const char* instead, bool* refused, Warn warn)
+    -> std::optional<decltype(read(path))> {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) return std::nullopt;
   try {
@@ -61,7 +62,8 @@ auto readEntry(const std::string& path, const std::string& key, Read read, const
     spdlog::debug("clip cache: {} holds another {} ({})", path, holds,
                   firstKeyDifference(file.key, key));
   } catch (const InputError& e) {
-    spdlog::warn("clip cache: {}; {}", e.what(), instead);
+    warn(Warning{"cache-entry-refused", fmt::format("clip cache: {}; {}", e.what(), instead), path,
+                 0});
     if (refused) *refused = true;
   }
   return std::nullopt;
@@ -73,7 +75,7 @@ std::optional<ClipPart> ClipCacheFolder::find(const std::string& key, int, bool*
                                               PartPoses poses) {
   auto file = readEntry(
       entryPath(key), key, [poses](const std::string& path) { return readClipFile(path, poses); },
-      "clip", "cooking the clip again", refused);
+      "clip", "cooking the clip again", refused, [this](Warning w) { note(std::move(w)); });
   if (!file) return std::nullopt;
   return std::move(file->part);
 }
@@ -84,7 +86,8 @@ void ClipCacheFolder::keep(const std::string& key, int, const ClipPart& part) {
 
 std::optional<StoredPoseCoding> ClipCacheFolder::findPoses(const std::string& key, bool* refused) {
   const std::string path = entryPath(key, ".mmposes");
-  auto file = readEntry(path, key, readPoseFile, "pose coding", "coding the poses again", refused);
+  auto file = readEntry(path, key, readPoseFile, "pose coding", "coding the poses again", refused,
+                        [this](Warning w) { note(std::move(w)); });
   if (!file) return std::nullopt;
   std::error_code ec;
   fs::last_write_time(path, fs::file_time_type::clock::now(), ec);  // recently used
@@ -154,9 +157,26 @@ void ClipCacheFolder::keepEntry(const std::string& path, const std::vector<uint8
   } catch (const InputError& e) {
     // The cook goes on: a cache that cannot keep an entry only makes the next cook slower.
     std::lock_guard lock(warn_mutex_);
-    if (!keep_failed_) spdlog::warn("clip cache: cannot keep {}: {}", what, e.what());
+    if (!keep_failed_)
+      warnings_.push_back({"cache-entry-not-kept",
+                           fmt::format("clip cache: cannot keep {}: {}", what, e.what()), path, 0});
     keep_failed_ = true;
   }
+}
+
+void ClipCacheFolder::note(Warning w) {
+  std::lock_guard lock(warn_mutex_);
+  warnings_.push_back(std::move(w));
+}
+
+std::vector<Warning> ClipCacheFolder::takeWarnings() {
+  std::lock_guard lock(warn_mutex_);
+  std::vector<Warning> out = std::move(warnings_);
+  warnings_.clear();
+  // Found by several threads: in one order whatever the thread count.
+  std::sort(out.begin(), out.end(),
+            [](const Warning& a, const Warning& b) { return a.text < b.text; });
+  return out;
 }
 
 std::string defaultClipCacheFolder() {

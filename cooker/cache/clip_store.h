@@ -42,6 +42,9 @@ class ClipCacheFolder : public ClipStore {
   void hashSourceFiles(const std::vector<const ClipSpec*>& specs, CookedSource* out,
                        bool* unread) override;
 
+  // The entries refused and the ones that could not be kept since the last call, sorted.
+  std::vector<Warning> takeWarnings() override;
+
   const std::string& folder() const { return folder_; }
   // `extension`: ".mmclip" for a clip's part, ".mmposes" for a pose coding.
   std::string entryPath(const std::string& key, const char* extension = ".mmclip") const;
@@ -49,11 +52,13 @@ class ClipCacheFolder : public ClipStore {
  private:
   void keepEntry(const std::string& path, const std::vector<uint8_t>& bytes, const char* what);
   void prunePoseCodings();
+  void note(Warning w);
 
   std::string folder_;
   SourceStamps stamps_;
   std::mutex warn_mutex_;
   bool keep_failed_ = false;  // warn once when the folder fills up or goes away mid-cook
+  std::vector<Warning> warnings_;
 };
 
 // The default cache folder for manifest cooks: $MMCOOK_CACHE_DIR, else $XDG_CACHE_HOME/mmcook,

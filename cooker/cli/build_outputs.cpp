@@ -3,6 +3,7 @@
 #include "cli/json_writer.h"
 #include "core/fnv1a.h"
 
+#include <cctype>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -58,6 +59,49 @@ std::string depfileText(const std::string& output, const std::vector<std::string
   return text + "\n";
 }
 
+namespace {
+
+void nullOr(JsonWriter& json, std::string_view name, const std::string& text) {
+  json.key(name);
+  if (text.empty())
+    json.null();
+  else
+    json.value(text);
+}
+
+void nullOr(JsonWriter& json, std::string_view name, int number) {
+  json.key(name);
+  if (number <= 0)
+    json.null();
+  else
+    json.value(number);
+}
+
+void writeHead(JsonWriter& json, bool link, bool ok) {
+  json.field("format", kCookReportFormat);
+  json.field("command", std::string(link ? "link" : "cook"));
+  json.field("status", std::string(ok ? "ok" : "failed"));
+}
+
+void writeWarnings(JsonWriter& json, const std::vector<CookWarning>& warnings,
+                   const std::string& manifest) {
+  json.field("warning_count", uint64_t{warnings.size()});
+  json.key("warnings").beginArray();
+  for (const CookWarning& w : warnings) {
+    json.beginObject().field("code", w.code).field("message", w.text);
+    nullOr(json, "file", w.file);
+    nullOr(json, "line", w.line);
+    nullOr(json, "clip", w.clip);
+    nullOr(json, "source", w.source);
+    nullOr(json, "manifest", w.manifest_line > 0 ? manifest : std::string());
+    nullOr(json, "manifest_line", w.manifest_line);
+    json.endObject();
+  }
+  json.endArray();
+}
+
+}  // namespace
+
 std::string cookReportJson(const CookReportFacts& f) {
   const CookedDatabase& db = *f.db;
   const CookReport& report = *f.report;
@@ -77,34 +121,33 @@ std::string cookReportJson(const CookReportFacts& f) {
   {
     JsonWriter json(text);
     json.beginObject();
+    writeHead(json, f.link, true);
+    json.key("error").null();
     json.field("output", f.output).field("output_bytes", uint64_t{f.bytes->size()});
     json.field("output_fnv1a64", std::string(hash)).field("unchanged", f.unchanged);
     json.field("verified", f.verified);
-    json.key("manifest");
-    if (f.request->manifest_path.empty())
-      json.null();
-    else
-      json.value(f.request->manifest_path);
+    nullOr(json, "manifest", f.request->manifest_path);
     json.field("clips", uint64_t{db.clips.size()}).field("mirrored_clips", mirrored);
     json.field("sources", uint64_t{db.sources.size()});
     json.field("frames", db.frame_count).field("frame_rate", db.frame_rate);
     json.field("source_frames_read", int64_t{report.source_frames});
     json.field("matchable_frames", matchable).field("ranges", uint64_t{db.ranges.size()});
-    json.field("joints", db.joint_count).field("preset", report.preset);
+    json.field("joints", db.joint_count);
+    nullOr(json, "preset", report.preset);
     json.key("roles").beginArray();
-    for (const std::string& line : report.role_lines) json.value(line);
+    for (const RoleJoint& r : report.roles)
+      json.beginObject()
+          .field("role", r.role)
+          .field("joint", r.joint)
+          .field("index", r.index)
+          .endObject();
     json.endArray();
     json.field("unit_scale", report.unit_scale)
         .field("unit_scale_origin", report.unit_scale_origin);
     json.key("tags").beginArray();
     for (const std::string& tag : db.tag_names) json.value(tag);
     json.endArray();
-    json.key("warnings").beginArray();
-    for (const CookWarning& w : report.warnings) {
-      json.beginObject().field("text", w.text).field("source", w.source).field("clip", w.clip);
-      json.endObject();
-    }
-    json.endArray();
+    writeWarnings(json, report.warnings, f.request->manifest_path);
     if (const CompressionReport* c = f.compression) {
       json.key("compression").beginObject();
       json.field("pose", std::string(c->enabled ? "meshopt" : "none"));
@@ -139,25 +182,76 @@ std::string cookReportJson(const CookReportFacts& f) {
       json.endObject();
     }
     json.key("stages").beginArray();
-    for (const auto& [name, seconds] : report.stage_seconds)
-      json.beginObject().field("name", name).field("seconds", seconds).endObject();
+    for (const CookStage& stage : report.stages)
+      json.beginObject()
+          .field("stage", stage.id)
+          .field("seconds", stage.seconds)
+          .field("from_store", stage.from_store)
+          .endObject();
     json.endArray();
+    // A link's parts are the files it was given, not a cache's entries.
     json.key("clip_cache");
-    if (!report.store.used) {
+    if (!report.store.used || f.link) {
       json.null();
     } else {
       json.beginObject();
-      json.key("folder");
-      if (f.cache.empty())
-        json.null();
-      else
-        json.value(f.cache);
+      nullOr(json, "folder", f.cache);
       json.field("hits", report.store.hits).field("misses", report.store.misses);
       json.field("refused", report.store.refused);
       json.field("coded_poses_found", report.store.coded_poses_found);
       json.field("sources_unread", report.store.sources_unread).endObject();
     }
+    json.key("parts");
+    if (!f.link)
+      json.null();
+    else
+      json.beginObject()
+          .field("files", uint64_t{f.request->clips.size()})
+          .field("coded_poses_found", report.store.coded_poses_found)
+          .endObject();
     json.field("seconds", f.seconds);
+    json.endObject();
+  }
+  return text.str();
+}
+
+CookFailure cookFailure(std::string code, int exit_code, std::string message,
+                        const std::vector<std::string>& inputs) {
+  CookFailure f{std::move(code), exit_code, std::move(message), "", 0};
+  for (const std::string& input : inputs) {
+    if (input.empty() || f.message.compare(0, input.size(), input) != 0 ||
+        f.message.size() <= input.size() || f.message[input.size()] != ':' ||
+        input.size() <= f.file.size())
+      continue;
+    f.file = input;
+    f.line = 0;
+    size_t i = input.size() + 1;
+    int line = 0;
+    while (i < f.message.size() && std::isdigit(static_cast<unsigned char>(f.message[i])) &&
+           line < 100000000)
+      line = line * 10 + (f.message[i++] - '0');
+    if (i < f.message.size() && f.message[i] == ':' && i > input.size() + 1) f.line = line;
+  }
+  return f;
+}
+
+std::string failedCookReportJson(bool link, const std::string& output, const std::string& manifest,
+                                 const CookReport* partial, const CookFailure& failure,
+                                 double seconds) {
+  std::ostringstream text;
+  {
+    JsonWriter json(text);
+    json.beginObject();
+    writeHead(json, link, false);
+    json.key("error").beginObject().field("code", failure.code);
+    json.field("exit_code", failure.exit_code).field("message", failure.message);
+    nullOr(json, "file", failure.file);
+    nullOr(json, "line", failure.line);
+    json.endObject();
+    json.field("output", output);
+    nullOr(json, "manifest", manifest);
+    writeWarnings(json, partial ? partial->warnings : std::vector<CookWarning>{}, manifest);
+    json.field("seconds", seconds);
     json.endObject();
   }
   return text.str();

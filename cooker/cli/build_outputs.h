@@ -23,9 +23,14 @@ std::string depfileText(const std::string& output, const CookRequest& request);
 // The same for a list of inputs (mmcook itself is added).
 std::string depfileText(const std::string& output, const std::vector<std::string>& inputs);
 
-// What the cook did, for --report: the summary's facts, the warnings with their clip, the time of
-// each stage and the output's hash. One JSON object.
+// The JSON report's format (docs/cook-report.md; schema/cook-report.schema.json checks it). A
+// new field keeps the number; a field that changes meaning or goes away takes the next one.
+inline constexpr int kCookReportFormat = 1;
+
+// What the cook did, for --report: the summary's facts, the warnings with their codes and
+// clips, the time of each stage and the output's hash. One JSON object, "status": "ok".
 struct CookReportFacts {
+  bool link = false;  // "command": "link" (else "cook")
   const CookRequest* request = nullptr;
   const CookedDatabase* db = nullptr;
   const CookReport* report = nullptr;
@@ -38,6 +43,24 @@ struct CookReportFacts {
   std::string cache;   // the clip cache folder, or "" when the cook used none
 };
 std::string cookReportJson(const CookReportFacts& facts);
+
+// Why a cook failed, for the report it leaves instead of the last success's.
+struct CookFailure {
+  std::string code;     // "bad-input", "bad-usage", "warnings-as-errors", "internal"
+  int exit_code = 0;    // mmcook's
+  std::string message;  // the whole message, as printed after "error: "
+  std::string file;     // the file the message names first, when it starts with one ("" else)
+  int line = 0;         // the line it names in that file, or 0
+};
+// The failure from an error's message: `file` and `line` when the message starts with
+// "FILE:LINE: " or "FILE: " for one of `inputs` (the manifest and the sources the cook read).
+CookFailure cookFailure(std::string code, int exit_code, std::string message,
+                        const std::vector<std::string>& inputs);
+// "status": "failed", the error, and what the cook found before it failed (its warnings; may be
+// null).
+std::string failedCookReportJson(bool link, const std::string& output, const std::string& manifest,
+                                 const CookReport* partial, const CookFailure& failure,
+                                 double seconds);
 
 // True when `path` is a regular file holding exactly `bytes`.
 bool fileHoldsBytes(const std::string& path, std::span<const uint8_t> bytes);

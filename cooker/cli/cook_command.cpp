@@ -267,16 +267,14 @@ void checkCookOutputs(const CookCommandOptions& options, const std::vector<std::
   checkWritable(options.output);
   if (!options.depfile.empty() && sameFile(options.depfile, options.output))
     throw UsageError("--depfile and -o name the same file '" + options.output + "'");
-  if (!options.report.empty() && sameFile(options.report, options.output))
-    throw UsageError("--report and -o name the same file '" + options.output + "'");
-  if (!options.report.empty() && sameFile(options.report, options.depfile))
-    throw UsageError("--report and --depfile name the same file '" + options.report + "'");
   for (const std::string* extra : {&options.depfile, &options.report}) {
     if (extra->empty()) continue;
     checkOutputPath(*extra, inputs);
     checkWritable(*extra);
   }
 }
+
+namespace {
 
 // Where the clips' parts come from: a link's files, a cache folder, or nowhere (null). `cache`
 // receives the cache folder in use, or "".
@@ -303,20 +301,32 @@ std::unique_ptr<ClipStore> openClipStore(const CookCommandOptions& options,
   return store;
 }
 
-int runCookCommand(const CookCommandOptions& options) {
-  const auto start = std::chrono::steady_clock::now();
-  const bool manifest = std::count_if(options.inputs.begin(), options.inputs.end(), isManifest) > 0;
-  checkCookOptions(options, manifest);
+// --werror with warnings: a failed cook (exit 1) that writes nothing.
+struct WarningsAsErrors : InputError {
+  using InputError::InputError;
+};
+
+// What a cook read, for a failure's file and line.
+struct CookInputs {
+  std::string manifest;
+  std::vector<std::string> files;  // the manifest, the sources, a link's parts
+};
+
+// The cook itself; `report` and `read` fill as it goes, for the report of a cook that fails.
+int cookAndWrite(const CookCommandOptions& options, bool manifest,
+                 std::chrono::steady_clock::time_point start, CookReport& report,
+                 CookInputs& read) {
   CookRequest request = manifest ? readManifest(options.inputs[0]) : quickRequest(options.inputs);
   request.jobs = options.jobs;
+  read.manifest = request.manifest_path;
   std::vector<std::string> inputs = options.inputs;
   for (const ClipSpec& clip : request.clips) inputs.push_back(clip.source);
   inputs.insert(inputs.end(), options.clip_files.begin(), options.clip_files.end());
+  read.files = inputs;
   checkCookOutputs(options, inputs);
   std::string cache;
   std::unique_ptr<ClipStore> store = openClipStore(options, request, manifest, cache);
 
-  CookReport report;
   CookedDatabase db;
   // A raw cook's poses go into the file while the clips cook (a link's parts are not cooked).
   // Nothing reads them again unless there is an output to compare with, --verify or a report's
@@ -333,6 +343,11 @@ int runCookCommand(const CookCommandOptions& options) {
     db = cookDatabase(request, &report, progress.callback(), store.get(), PoseOutput::Coded,
                       streamed.get());
   }
+  if (options.werror && !report.warnings.empty())
+    throw WarningsAsErrors(fmt::format(
+        "{} warning{} and --werror: nothing written to {}; fix {} or cook without --werror",
+        report.warnings.size(), report.warnings.size() == 1 ? "" : "s", options.output,
+        report.warnings.size() == 1 ? "it" : "them"));
   const CompressionReport& compression = report.compression;
   const auto serialize_start = std::chrono::steady_clock::now();
   SerializedDatabase bytes = serializeForWriting(db);
@@ -343,9 +358,8 @@ int runCookCommand(const CookCommandOptions& options) {
                      "databases (several manifests)");
   if (options.verify) verifyBytes(bytes.whole(), db);
   const auto write_start = std::chrono::steady_clock::now();
-  report.stage_seconds.emplace_back(
-      options.verify ? "serialization and verification" : "serialization",
-      std::chrono::duration<double>(write_start - serialize_start).count());
+  report.stages.push_back(
+      {"serialization", std::chrono::duration<double>(write_start - serialize_start).count()});
   // Unchanged bytes leave the file and its time alone, so a build skips what depends on it.
   // (Released poses: there was no file to compare with when the cook began.)
   const bool unchanged =
@@ -385,11 +399,11 @@ int runCookCommand(const CookCommandOptions& options) {
     }
   }
   const auto end = std::chrono::steady_clock::now();
-  report.stage_seconds.emplace_back(unchanged ? "comparison (unchanged)" : "write",
-                                    std::chrono::duration<double>(end - write_start).count());
+  report.stages.push_back({"write", std::chrono::duration<double>(end - write_start).count()});
   const double seconds = std::chrono::duration<double>(end - start).count();
   if (!options.report.empty()) {
     CookReportFacts facts;
+    facts.link = options.link;
     facts.request = &request;
     facts.db = &db;
     facts.report = &report;
@@ -408,6 +422,61 @@ int runCookCommand(const CookCommandOptions& options) {
   if (!options.quiet)
     printSummary(options, request, db, report, compression, bytes.size(), seconds, cache);
   return kExitOk;
+}
+
+}  // namespace
+
+int runCookCommand(const CookCommandOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  const bool manifest = std::count_if(options.inputs.begin(), options.inputs.end(), isManifest) > 0;
+  checkCookOptions(options, manifest);
+  // The report says how a cook ended, failed or not: its path is checked before anything else.
+  if (!options.report.empty()) {
+    if (sameFile(options.report, options.output))
+      throw UsageError("--report and -o name the same file '" + options.output + "'");
+    if (sameFile(options.report, options.depfile))
+      throw UsageError("--report and --depfile name the same file '" + options.report + "'");
+    checkOutputPath(options.report, options.inputs);
+    checkWritable(options.report);
+  }
+  CookReport report;
+  CookInputs read;
+  read.files = options.inputs;
+  const auto fail = [&](const char* code, int exit_code, const char* message) {
+    if (options.report.empty()) return;
+    try {
+      checkOutputPath(options.report, read.files);  // never over an input
+    } catch (const InputError&) {
+      return;
+    }
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const std::string json =
+        failedCookReportJson(options.link, options.output, read.manifest, &report,
+                             cookFailure(code, exit_code, message, read.files), seconds);
+    try {
+      writeFileAtomically(options.report, std::vector<uint8_t>(json.begin(), json.end()));
+    } catch (const std::exception& e) {  // never leave the last success's report behind
+      std::error_code ec;
+      fs::remove(options.report, ec);
+      spdlog::error("cannot write the report of the failed cook: {}", e.what());
+    }
+  };
+  try {
+    return cookAndWrite(options, manifest, start, report, read);
+  } catch (const WarningsAsErrors& e) {
+    fail("warnings-as-errors", kExitBadInput, e.what());
+    throw;
+  } catch (const InputError& e) {
+    fail("bad-input", kExitBadInput, e.what());
+    throw;
+  } catch (const UsageError& e) {
+    fail("bad-usage", kExitUsage, e.what());
+    throw;
+  } catch (const std::exception& e) {
+    fail("internal", kExitInternal, e.what());
+    throw;
+  }
 }
 
 int runCookClipCommand(const CookClipOptions& options) {
@@ -436,6 +505,11 @@ int runCookClipCommand(const CookClipOptions& options) {
 
   std::vector<std::string> inputs{options.manifest, request.clips[index].source};
   if (!options.first.empty()) inputs.push_back(options.first);
+  // A build names parts in a folder of their own: it is made here, not by a step before.
+  if (const fs::path folder = fs::path(options.output).parent_path(); !folder.empty()) {
+    std::error_code made;
+    fs::create_directories(folder, made);  // a failure is checkWritable's to report
+  }
   checkOutputPath(options.output, inputs);
   checkWritable(options.output);
   if (!options.depfile.empty()) {
@@ -472,19 +546,30 @@ int runCookClipCommand(const CookClipOptions& options) {
 
   // An output cooked from the same inputs is the answer already: nothing to import or write.
   bool current = false;
+  std::optional<ClipPart> part;
   std::error_code ec;
   if (fs::is_regular_file(options.output, ec)) {
     try {
-      current = readClipFile(options.output).key == key;
+      ClipFile file = readClipFile(options.output, PartPoses::Skip);
+      current = file.key == key;
+      if (current) part = std::move(file.part);
     } catch (const InputError&) {  // damaged or from another cooker: cooked again below
     }
   }
+  if (!part) part = cookClipPart(request, index, source, context ? &*context : nullptr);
+  // The part's warnings, whether it was cooked now or before (like a cache hit's).
+  size_t warnings = 0;
+  for (const ClipMotion* m : {&part->motion, part->mirror ? &*part->mirror : nullptr}) {
+    if (!m) continue;
+    warnings += m->warnings.size();
+    for (const Warning& w : m->warnings) spdlog::warn("{}", w.text);
+  }
+  if (options.werror && warnings > 0)
+    throw InputError(fmt::format("clip {}: {} warning{} and --werror: nothing written to {}",
+                                 nameOf(index), warnings, warnings == 1 ? "" : "s",
+                                 options.output));
   if (!current) {
-    const ClipPart part = cookClipPart(request, index, source, context ? &*context : nullptr);
-    for (const auto& text : part.motion.warnings) spdlog::warn("{}", text);
-    if (part.mirror)
-      for (const auto& text : part.mirror->warnings) spdlog::warn("{}", text);
-    const std::vector<uint8_t> bytes = serializeClipFile(key, part);
+    const std::vector<uint8_t> bytes = serializeClipFile(key, *part);
     if (!fileHoldsBytes(options.output, bytes)) writeFileAtomically(options.output, bytes);
   }
   if (!options.depfile.empty()) {

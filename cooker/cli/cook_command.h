@@ -14,6 +14,7 @@ struct CookCommandOptions {
   int jobs = 0;           // 0 = all cores
   bool verify = false;    // reopen the written file with the runtime and check it
   bool quiet = false;     // no summary, no progress
+  bool werror = false;    // any warning fails the cook (exit 1), and nothing is written
   std::string depfile;    // when set, a Makefile-syntax depfile of the output's inputs goes here
   std::string report;     // when set, a JSON report of the cook goes here
   std::string cache;      // clip cache folder; "" = the default one for a manifest, none otherwise
@@ -37,6 +38,7 @@ struct CookClipOptions {
   std::string first;   // the first clip's .mmclip, for a later clip (else it is cooked here)
   std::string depfile;
   bool quiet = false;
+  bool werror = false;  // a warning of the clip fails it (exit 1), and nothing is written
 };
 
 // Writes the output only when its bytes change (an output already cooked from the same inputs is

@@ -10,6 +10,7 @@
 #include "review/html_report.h"
 
 #include <CLI/CLI.hpp>
+#include <spdlog/sinks/base_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -18,14 +19,36 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <memory>
+#include <mutex>
 
 namespace {
 
-void setUpLogging(bool quiet, bool verbose) {
-  auto logger = spdlog::stderr_color_mt("mmcook");
+// Passes every message on but warnings: --no-warnings.
+class NoWarningsSink final : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  explicit NoWarningsSink(spdlog::sink_ptr to) : to_(std::move(to)) {}
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    if (msg.level != spdlog::level::warn) to_->log(msg);
+  }
+  void flush_() override { to_->flush(); }
+  void set_pattern_(const std::string& pattern) override { to_->set_pattern(pattern); }
+
+ private:
+  spdlog::sink_ptr to_;
+};
+
+// --quiet: warnings and errors alone, as a compiler in a build prints them; --no-warnings hides
+// the warnings too (they are still counted and reported).
+void setUpLogging(bool quiet, bool verbose, bool no_warnings) {
+  spdlog::sink_ptr sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
+  if (no_warnings) sink = std::make_shared<NoWarningsSink>(sink);
+  auto logger = std::make_shared<spdlog::logger>("mmcook", sink);
   // On a terminal a message first erases the progress line it may interrupt.
   logger->set_pattern(::isatty(STDERR_FILENO) ? "\r\033[K%^%l%$: %v" : "%^%l%$: %v");
-  logger->set_level(quiet     ? spdlog::level::err
+  logger->set_level(quiet     ? spdlog::level::warn
                     : verbose ? spdlog::level::debug
                               : spdlog::level::info);
   spdlog::set_default_logger(logger);
@@ -38,8 +61,14 @@ int run(int argc, char** argv) {
   app.require_subcommand(1);
   bool quiet = false;
   bool verbose = false;
-  app.add_flag("-q,--quiet", quiet, "Print errors only")->configurable(false);
+  bool no_warnings = false;
+  const char* const kQuiet = "Print warnings and errors only (no summary, no progress)";
+  const char* const kNoWarnings =
+      "Do not print warnings (still counted, in --report, and failing --werror)";
+  app.add_flag("-q,--quiet", quiet, kQuiet)->configurable(false);
+  app.add_flag("-w,--no-warnings", no_warnings, kNoWarnings);
   app.add_flag("-v,--verbose", verbose, "Print debug messages");
+  const char* const kWerror = "Fail on any warning (exit 1), writing no output";
 
   mmdb::cook::CookCommandOptions cook;
   CLI::App* cook_cmd = app.add_subcommand(
@@ -64,7 +93,9 @@ int run(int argc, char** argv) {
                        "$MMCOOK_CACHE_DIR, $XDG_CACHE_HOME/mmcook or ~/.cache/mmcook; none for "
                        "motion files)");
   cook_cmd->add_flag("--no-cache", cook.no_cache, "Use no clip cache");
-  cook_cmd->add_flag("-q,--quiet", quiet, "Print errors only");
+  cook_cmd->add_flag("--werror", cook.werror, kWerror);
+  cook_cmd->add_flag("-q,--quiet", quiet, kQuiet);
+  cook_cmd->add_flag("-w,--no-warnings", no_warnings, kNoWarnings);
   cook_cmd->add_flag("-v,--verbose", verbose, "Print debug messages");
 
   mmdb::cook::CookClipOptions clip;
@@ -78,7 +109,9 @@ int run(int argc, char** argv) {
                        "The first clip's .mmclip (a later clip takes its skeleton, roles and "
                        "unit from it; without it, the first clip is cooked here too)");
   clip_cmd->add_option("--depfile", clip.depfile, "Also write a Makefile-syntax depfile");
-  clip_cmd->add_flag("-q,--quiet", quiet, "Print errors only");
+  clip_cmd->add_flag("--werror", clip.werror, kWerror);
+  clip_cmd->add_flag("-q,--quiet", quiet, kQuiet);
+  clip_cmd->add_flag("-w,--no-warnings", no_warnings, kNoWarnings);
   clip_cmd->add_flag("-v,--verbose", verbose, "Print debug messages");
 
   mmdb::cook::CookCommandOptions link;
@@ -99,7 +132,9 @@ int run(int argc, char** argv) {
   link_cmd->add_option("--report", link.report, "Also write a JSON report of the link");
   link_cmd->add_flag("--verify", link.verify,
                      "Reopen the written file with the runtime and check it");
-  link_cmd->add_flag("-q,--quiet", quiet, "Print errors only");
+  link_cmd->add_flag("--werror", link.werror, kWerror);
+  link_cmd->add_flag("-q,--quiet", quiet, kQuiet);
+  link_cmd->add_flag("-w,--no-warnings", no_warnings, kNoWarnings);
   link_cmd->add_flag("-v,--verbose", verbose, "Print debug messages");
 
   std::string inspect_path;
@@ -157,7 +192,7 @@ int run(int argc, char** argv) {
   diff.fail_on_given = fail_on->count() > 0;
   if (quiet && verbose) throw mmdb::cook::UsageError("--quiet and --verbose do not go together");
   cook.quiet = clip.quiet = link.quiet = quiet;
-  setUpLogging(quiet, verbose);
+  setUpLogging(quiet, verbose, no_warnings);
 
   if (*cook_cmd) return mmdb::cook::runCookCommand(cook);
   if (*clip_cmd) return mmdb::cook::runCookClipCommand(clip);

@@ -50,7 +50,7 @@ struct ClipMotion {
   std::vector<uint32_t> contacts;             // bit 0 left toe, bit 1 right toe
   std::vector<float> features;                // raw, kFeatureCount per frame
   FacingAgreement facing;
-  std::vector<std::string> warnings;
+  std::vector<Warning> warnings;  // the import's, then the clip stages'
 };
 
 // Runs steps 4-7 on `clip` (metres, at settings.frame_rate).

@@ -190,8 +190,8 @@ std::string axisText(const glm::vec3& a) {
 }
 
 // docs/cook.md "The facing-axis check": the facing axis must follow the direction of travel.
-std::optional<std::string> facingWarning(const std::vector<ClipPart>& work,
-                                         const SkeletonRoles& roles, const Skeleton& skeleton) {
+std::optional<Warning> facingWarning(const std::vector<ClipPart>& work, const SkeletonRoles& roles,
+                                     const Skeleton& skeleton) {
   FacingAgreement total;
   for (const auto& w : work) {
     const FacingAgreement& a = w.motion.facing;
@@ -217,7 +217,7 @@ std::optional<std::string> facingWarning(const std::vector<ClipPart>& work,
                 skeleton.names[roles.joint(Role::Facing)].c_str(), total.moving_frames,
                 total.configured_sum / frames, kAxisNames[best], total.candidate_sum[best] / frames,
                 axisText(facingCandidateAxis(best)).c_str());
-  return std::string(buf);
+  return Warning{"facing-axis-against-travel", buf, "", 0};
 }
 
 template <typename T>
@@ -241,13 +241,16 @@ void appendRows(std::vector<T>& to, const std::vector<T>& from, size_t from_widt
 std::string keyText(const std::string& s) { return std::to_string(s.size()) + ":" + s; }
 
 // The hip-height warning: made where the part is used, since it names the manifest line.
-std::optional<std::string> hipHeightWarning(const ClipSpec& spec, const ClipPart& part) {
+std::optional<Warning> hipHeightWarning(const ClipSpec& spec, const ClipPart& part) {
   const double hip = part.hip_height;
   if (hip >= kPlausibleHipHeightMin && hip <= kPlausibleHipHeightMax) return std::nullopt;
-  return where(spec) + ": the standing hip height is " + std::to_string(hip) +
-         " m with a unit scale of " + std::to_string(part.unit.scale) + " (" + part.unit.origin +
-         "); if the character is an adult, set unit_scale to about " +
-         std::to_string(part.unit.scale * kStandingHipHeight / hip);
+  return Warning{"hip-height-implausible",
+                 where(spec) + ": the standing hip height is " + std::to_string(hip) +
+                     " m with a unit scale of " + std::to_string(part.unit.scale) + " (" +
+                     part.unit.origin +
+                     "); if the character is an adult, set unit_scale to about " +
+                     std::to_string(part.unit.scale * kStandingHipHeight / hip),
+                 "", 0};
 }
 
 uint64_t partFrames(const ClipPart& part) {
@@ -448,6 +451,9 @@ ClipPart cookClipPart(const CookRequest& request, int index, const CookedSource&
   const ClipSpec& spec = request.clips.at(static_cast<size_t>(index));
   const ClipStageSettings stage = clipStageSettings(settings);
   RawClip raw = loadClip(spec);
+  // The import's warnings are the part's (a cached part shows them again), not the mirror's.
+  std::vector<Warning> import_warnings = std::move(raw.warnings);
+  raw.warnings.clear();
   std::optional<ClipContext> own;
   ClipPart part;
   if (!context) {
@@ -481,6 +487,8 @@ ClipPart cookClipPart(const CookRequest& request, int index, const CookedSource&
     part.mirror = cookClipMotion(std::move(mirrored), roles, stage);
   }
   part.motion = cookClipMotion(std::move(clip), roles, stage);
+  part.motion.warnings.insert(part.motion.warnings.begin(), import_warnings.begin(),
+                              import_warnings.end());
   return part;
 }
 
@@ -812,10 +820,15 @@ class PartGetter {
 class WarningLog {
  public:
   explicit WarningLog(CookReport& report) : report_(report) {}
-  void operator()(const std::string& text, const ClipSpec* spec = nullptr) const {
-    spdlog::warn("{}", text);
-    report_.warnings.push_back(
-        {text, spec ? spec->source_label : std::string(), spec ? clipName(*spec) : std::string()});
+  void operator()(const Warning& w, const ClipSpec* spec = nullptr) const {
+    spdlog::warn("{}", w.text);
+    CookWarning cw{w.code, w.text, w.file, w.line, "", "", 0};
+    if (spec) {
+      cw.source = spec->source_label;
+      cw.clip = clipName(*spec);
+      cw.manifest_line = spec->manifest_line;
+    }
+    report_.warnings.push_back(std::move(cw));
   }
 
  private:
@@ -827,6 +840,11 @@ void reportParts(const CookRequest& request, const std::vector<ClipPart>& parts,
                  const ClipContext& context, const WarningLog& warn, CookReport& report) {
   report.preset = context.roles.preset;
   report.role_lines = context.roles.describe(context.skeleton);
+  for (int r = 0; r < kRoleCount; ++r) {
+    const int joint = context.roles.joints[size_t(r)];
+    report.roles.push_back(
+        {roleName(static_cast<Role>(r)), context.skeleton.names[size_t(joint)], joint});
+  }
   spdlog::info("skeleton preset: {}",
                report.preset.empty() ? "(none, roles given)" : report.preset);
   for (const auto& line : report.role_lines) spdlog::info("  {}", line);
@@ -834,9 +852,9 @@ void reportParts(const CookRequest& request, const std::vector<ClipPart>& parts,
     const ClipSpec& spec = request.clips[i];
     report.source_frames += parts[i].source_frames;
     if (auto hip = hipHeightWarning(spec, parts[i])) warn(*hip, &spec);
-    for (const auto& text : parts[i].motion.warnings) warn(text, &spec);
+    for (const Warning& w : parts[i].motion.warnings) warn(w, &spec);
     if (parts[i].mirror)
-      for (const auto& text : parts[i].mirror->warnings) warn(text, &spec);
+      for (const Warning& w : parts[i].mirror->warnings) warn(w, &spec);
   }
   report.unit_scale = parts[0].unit.scale;
   report.unit_scale_origin = parts[0].unit.origin;
@@ -882,8 +900,15 @@ void concatenateParts(const CookRequest& request, const std::vector<int>& source
     c.mirror_of = mirror_of;
     c.take = part.take;
     c.bias = static_cast<float>(spec.bias);
-    ClipTagging t{c.name,      c.first_frame, c.frame_count,         spec.tags,
-                  spec.ranges, spec.bias,     request.manifest_path, request.settings.frame_rate};
+    ClipTagging t{c.name,
+                  c.first_frame,
+                  c.frame_count,
+                  spec.tags,
+                  spec.ranges,
+                  spec.bias,
+                  request.manifest_path,
+                  request.settings.frame_rate,
+                  spec.manifest_line};
     if (c.mirrored) {  // left and right swap in its tags and its ranges' (docs/cook.md "Mirror")
       t.tags = mirroredTags(spec.tags, request.mirror.tag_pairs);
       for (SubRangeSpec& range : t.ranges)
@@ -1003,7 +1028,7 @@ void linkFeatures(Concatenated& joined, const SkeletonRoles& roles, const CookSe
   db.tag_names = std::move(ranges.tag_names);
   db.ranges = std::move(ranges.ranges);
   for (size_t c = 0; c < db.clips.size(); ++c) db.clips[c].tag_mask = ranges.clip_tag_masks[c];
-  for (const auto& text : ranges.warnings) warn(text);
+  for (const Warning& w : ranges.warnings) warn(w);
 
   db.bounds_small_size = 16;
   db.bounds_large_size = 64;
@@ -1049,6 +1074,7 @@ void recordSettings(const CookSettings& settings, const ClipStageSettings& stage
 struct KeptPoses {
   std::string key;
   std::optional<StoredPoseCoding> stored;
+  std::vector<Warning> warnings;  // a kept coding that did not fit
 };
 
 // Every clip's part, and, for a cook that codes its poses from a store, the store's coding of
@@ -1087,10 +1113,12 @@ KeptPoses obtainParts(const CookRequest& request, ClipStore* store, int jobs,
     const size_t joints = out.context.skeleton.names.size();
     if (kept.stored->frame_count != frames || kept.stored->joint_count != joints) {
       // Only a damaged store gets here: the coding's key names these very parts.
-      spdlog::warn(
-          "clip cache: the pose coding kept for these clips codes {} frames of {} joints, not "
-          "{} of {}; coding the poses again",
-          kept.stored->frame_count, kept.stored->joint_count, frames, joints);
+      kept.warnings.push_back(
+          {"cache-entry-refused",
+           fmt::format("clip cache: the pose coding kept for these clips codes {} frames of {} "
+                       "joints, not {} of {}; coding the poses again",
+                       kept.stored->frame_count, kept.stored->joint_count, frames, joints),
+           "", 0});
       kept.stored.reset();
       ++counts.refused;
       // Every part again, with its poses, for the assembly to concatenate; the counts stay those
@@ -1160,17 +1188,19 @@ CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
   const int jobs = request.jobs > 0
                        ? request.jobs
                        : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  CookReport report;
+  CookReport own_report;
+  CookReport& report = report_out ? *report_out : own_report;  // filled as the cook goes
+  report = CookReport{};
   report.store.used = store != nullptr;
   Stopwatch stopwatch;
 
   SourceTable sources = distinctSources(request);
   if (store) {
     hashSourcesForStore(request, *store, jobs, sources, report.store);
-    report.stage_seconds.emplace_back("source hashes", stopwatch.lap());
+    report.stages.push_back({"source-hashes", stopwatch.lap()});
   } else {
     hashSourcesAhead(request, jobs, sources);
-    report.stage_seconds.emplace_back("source hashes", stopwatch.lap());
+    report.stages.push_back({"source-hashes", stopwatch.lap()});
   }
   ObtainedParts obtained;
   CookedDatabase db;
@@ -1180,13 +1210,15 @@ CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
                                            &joined.feature_rows, &db.root_motion, &db.contacts});
   KeptPoses kept = obtainParts(request, store, jobs, progress, code_poses, sources, obtained,
                                report.store, sink, appender);
-  report.stage_seconds.emplace_back(
-      store ? "clips (import and clip stages, or the store)" : "import and clip stages",
-      stopwatch.lap());
+  report.stages.push_back(
+      {"clips", stopwatch.lap(), store && report.store.hits == int(request.clips.size())});
 
   // The link runs in manifest order on one thread.
   const WarningLog warn(report);
   reportParts(request, obtained.parts, obtained.context, warn, report);
+  for (const Warning& w : kept.warnings) warn(w);
+  if (store)
+    for (const Warning& w : store->takeWarnings()) warn(w);
   db.sources = std::move(sources.sources);
   db.joint_count = static_cast<uint32_t>(obtained.context.skeleton.names.size());
   db.frame_rate = static_cast<float>(settings.frame_rate);
@@ -1201,16 +1233,16 @@ CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
                    db.skeleton);
   recordSettings(settings, stage, report.unit_scale, db);
 
-  report.stage_seconds.emplace_back("assembly", stopwatch.lap());
+  report.stages.push_back({"assembly", stopwatch.lap()});
   if (code_poses) {
     codePoses(settings.compression, jobs, store, kept, db, report);
-    report.stage_seconds.emplace_back(
-        report.store.coded_poses_found ? "pose compression (from the store)" : "pose compression",
-        report.compression.seconds = stopwatch.lap());
+    report.stages.push_back({"pose-compression", report.compression.seconds = stopwatch.lap(),
+                             report.store.coded_poses_found});
+    if (store)  // a coding it could not keep
+      for (const Warning& w : store->takeWarnings()) warn(w);
   } else if (poses == PoseOutput::Coded) {  // pose = "none": the raw streams' sizes
     report.compression = compressionReport(db.pose_coding, db.frame_count, db.joint_count);
   }
-  if (report_out) *report_out = std::move(report);
   return db;
 }
 

@@ -25,9 +25,13 @@ namespace mmdb::cook {
 
 // A warning of the cook, as logged, with the clip it is about when it is about one.
 struct CookWarning {
-  std::string text;    // the whole message
-  std::string source;  // the clip's source as the manifest names it, or ""
-  std::string clip;    // the clip's name, or ""
+  std::string code;       // stable: docs/cook-report.md "Warning codes"
+  std::string text;       // the whole message
+  std::string file;       // the file it is about (a source as opened), or ""
+  int line = 0;           // the line in `file`, or 0
+  std::string source;     // the clip's source as the manifest names it, or ""
+  std::string clip;       // the clip's name, or ""
+  int manifest_line = 0;  // the clip's [[clip]] line in the manifest, or 0
 };
 
 // Where the clips' parts came from, when the cook had a store.
@@ -40,15 +44,32 @@ struct ClipStoreCounts {
   int sources_unread = 0;          // sources whose hash the store remembered: not read
 };
 
+// One role of the skeleton and the joint that plays it.
+struct RoleJoint {
+  std::string role;   // as the manifest spells it: "hips", "left_foot", ...
+  std::string joint;  // the joint's name
+  int index = 0;      // the joint's index in the database's skeleton
+};
+
+// The wall time of one part of the cook. `id` is stable: "source-hashes", "clips", "assembly",
+// "pose-compression", "serialization", "write" (docs/cook-report.md).
+struct CookStage {
+  std::string id;
+  double seconds = 0;
+  bool from_store = false;  // "clips" and "pose-compression": the store gave every part
+};
+
+// What a cook did and found. A cook that fails leaves in it what it found until then (the
+// warnings, for one).
 struct CookReport {
   std::string preset;                   // role preset picked ("" when all roles were given)
   std::vector<std::string> role_lines;  // "left_foot: LeftFoot (joint 4)", ...
+  std::vector<RoleJoint> roles;         // the same, as fields
   double unit_scale = 0;                // metres per source unit that was applied
   std::string unit_scale_origin;      // "manifest", "file", "preset" or "inferred from hip height"
   long long source_frames = 0;        // frames read from the sources
   std::vector<CookWarning> warnings;  // also logged as they happen
-  // Wall time of each part of the cook, in order ("source hashes", "clips", "assembly", ...).
-  std::vector<std::pair<std::string, double>> stage_seconds;
+  std::vector<CookStage> stages;      // in order
   ClipStoreCounts store;
   CompressionReport compression;  // PoseOutput::Coded
 };
@@ -158,6 +179,9 @@ class ClipStore {
   // cook slower.
   virtual void keepPoses(const std::string& /*key*/, uint32_t /*frames*/, uint32_t /*joints*/,
                          const CookedPoseCoding& /*coding*/) {}
+  // What the store warned of since the last call (entries it refused or could not keep), for
+  // the cook to report; in an order that does not depend on the threads.
+  virtual std::vector<Warning> takeWarnings() { return {}; }
 };
 
 // Called from the cooking threads with (clips done, clip count); may be empty.

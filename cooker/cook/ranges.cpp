@@ -104,11 +104,13 @@ MatchableRanges buildMatchableRanges(const std::vector<ClipTagging>& clips,
       f = end;
     }
     if (!any)
-      out.warnings.push_back("clip " + clip.name + " has no matchable frame left (" +
-                             std::to_string(n) + " frames, the last " +
-                             std::to_string(trailing_unmatchable) +
-                             " are never matched and excluded ranges cut the rest); the search "
-                             "will never start it");
+      out.warnings.push_back({"no-matchable-frames",
+                              "clip " + clip.name + " has no matchable frame left (" +
+                                  std::to_string(n) + " frames, the last " +
+                                  std::to_string(trailing_unmatchable) +
+                                  " are never matched and excluded ranges cut the rest); the "
+                                  "search will never start it",
+                              clip.manifest, clip.manifest_line});
   }
   return out;
 }

@@ -3,6 +3,7 @@
 
 #include "core/cook_settings.h"
 #include "core/cooked_database.h"
+#include "core/warning.h"
 
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@ struct ClipTagging {
   double bias = 0;                   // the clip's cost bias
   std::string manifest = {};         // for messages: the manifest's path ("" for none) ...
   double frame_rate = 0;             // ... and the database rate (0: messages speak in frames)
+  int manifest_line = 0;             // the clip's [[clip]] line, for warnings (0: none)
 };
 
 struct MatchableRanges {
@@ -26,7 +28,7 @@ struct MatchableRanges {
   std::vector<uint64_t> clip_tag_masks;
   // Maximal runs of one tag mask and one bias inside a clip, frame order.
   std::vector<CookedRange> ranges;
-  std::vector<std::string> warnings;
+  std::vector<Warning> warnings;
 };
 
 // Tags are numbered in order of first appearance: a clip's own tags, then its sub-ranges' tags,

@@ -13,13 +13,15 @@
 namespace mmdb::cook {
 
 int fitFilterWindow(int configured, int frames, const std::string& clip, const char* filter,
-                    std::vector<std::string>* warnings) {
+                    std::vector<Warning>* warnings) {
   if (frames >= configured) return configured;
   const int w = frames % 2 == 1 ? frames : frames - 1;
   if (warnings)
-    warnings->push_back("clip " + clip + ": " + std::to_string(frames) +
-                        " frames is shorter than the " + filter + " window of " +
-                        std::to_string(configured) + " frames; using " + std::to_string(w));
+    warnings->push_back({"filter-window-shortened",
+                         "clip " + clip + ": " + std::to_string(frames) +
+                             " frames is shorter than the " + filter + " window of " +
+                             std::to_string(configured) + " frames; using " + std::to_string(w),
+                         "", 0});
   return w < kMinimumFilterWindow ? kMinimumFilterWindow : w;
 }
 
@@ -40,7 +42,7 @@ std::vector<glm::vec3> projectedFacing(const RawClip& clip, int joint, const glm
 std::vector<CookedRootFrame> RootMotionExtractor::run(const RawClip& clip,
                                                       const std::vector<glm::vec3>& root_joint,
                                                       const SkeletonRoles& roles,
-                                                      std::vector<std::string>* warnings) const {
+                                                      std::vector<Warning>* warnings) const {
   const int n = clip.frame_count;
   if (n < kMinimumFilterWindow)
     throw InputError("clip " + clip.name + " (" + clip.source_path + ") has " + std::to_string(n) +

@@ -17,7 +17,7 @@ inline constexpr int kMinimumFilterWindow = 5;
 // `configured` when the clip has that many frames, else the largest odd count that fits (at least
 // kMinimumFilterWindow). Appends a warning naming the clip and the filter when it shrinks.
 int fitFilterWindow(int configured, int frames, const std::string& clip, const char* filter,
-                    std::vector<std::string>* warnings);
+                    std::vector<Warning>* warnings);
 
 struct RootMotionExtractor {
   // From ClipStageSettings.
@@ -34,7 +34,7 @@ struct RootMotionExtractor {
   std::vector<CookedRootFrame> run(const RawClip& clip,
                                    const std::vector<glm::vec3>& root_joint_positions,
                                    const SkeletonRoles& roles,
-                                   std::vector<std::string>* warnings) const;
+                                   std::vector<Warning>* warnings) const;
 };
 
 // Ground-projected, normalized facing directions of the facing joint's `axis`; a frame where the

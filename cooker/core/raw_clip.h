@@ -1,6 +1,8 @@
 // The in-memory clip every importer produces and every cook stage reads: plain data on vectors.
 #pragma once
 
+#include "core/warning.h"
+
 #include <glm/gtc/quaternion.hpp>
 #include <glm/vec3.hpp>
 
@@ -37,6 +39,7 @@ struct RawClip {
   double declared_unit_scale = 0.0;
   std::vector<glm::quat> rotations;
   std::vector<glm::vec3> translations;
+  std::vector<Warning> warnings;  // the importer's, about the file (the cook reports them)
 
   const glm::quat& rotation(int frame, int joint) const {
     return rotations[static_cast<size_t>(frame) * skeleton.names.size() + joint];

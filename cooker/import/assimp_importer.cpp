@@ -838,8 +838,11 @@ RawClip importAssimpFile(const std::string& path, const std::string& take) {
   imported.clip.take = takeName(*scene, index);
   for (const auto& n : sel.notes) spdlog::debug("{}: {}", path, n);
   for (const auto& n : imported.notes) spdlog::debug("{}: {}", path, n);
-  for (const auto& n : notes) spdlog::warn("{}: {}", path, n);
-  for (const auto& n : imported.warnings) spdlog::warn("{}: {}", path, n);
+  // Warnings go with the clip: the cook reports them (and a cached part keeps them).
+  for (const auto& n : notes)
+    imported.clip.warnings.push_back({"channels-ignored", path + ": " + n, path, 0});
+  for (const auto& n : imported.warnings)
+    imported.clip.warnings.push_back({"unit-scale-ignored", path + ": " + n, path, 0});
   return std::move(imported.clip);
 }
 

@@ -26,7 +26,6 @@
 #endif
 
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <array>
@@ -840,20 +839,26 @@ class MotionReader {
   std::vector<float> half_, sin_, cos_;  // half angles per rotation channel, padded to 4
 };
 
-void checkFrameCount(const Cursor& in, const MotionHeader& h, int frames) {
+// A frame count other than the header's: an error, or a warning into `warnings` where every
+// frame can still be read.
+void checkFrameCount(const Cursor& in, const MotionHeader& h, int frames,
+                     std::vector<Warning>& warnings) {
   const std::string& path = in.path();
   if (frames == 0)
     in.fail(h.frames_line, fmt::format("the file holds no frames (it declares {}); re-export it "
                                        "with its motion",
                                        h.declared_frames));
+  auto warn = [&](std::string text) {
+    warnings.push_back({"bvh-frame-count", fmt::format("{}:{}: {}", path, h.frames_line, text),
+                        path, h.frames_line});
+  };
   if (frames > h.declared_frames) {
-    spdlog::warn("{}:{}: declares {} frames but holds {}; reading all {}", path, h.frames_line,
-                 h.declared_frames, frames, frames);
+    warn(fmt::format("declares {} frames but holds {}; reading all {}", h.declared_frames, frames,
+                     frames));
   } else if (frames + 1 == h.declared_frames) {
-    spdlog::warn(
-        "{}:{}: declares {} frames but holds {} (a common exporter off-by-one); reading "
-        "the {} present",
-        path, h.frames_line, h.declared_frames, frames, frames);
+    warn(fmt::format(
+        "declares {} frames but holds {} (a common exporter off-by-one); reading the {} present",
+        h.declared_frames, frames, frames));
   } else if (frames < h.declared_frames) {
     in.fail(h.frames_line, fmt::format("declares {} frames but holds {}; re-export the file or fix "
                                        "the 'Frames:' line",
@@ -916,7 +921,7 @@ RawClip parseBvh(std::string_view text, const std::string& path) {
   clip.source_path = path;
   clip.frame_rate = header.frame_rate;
   clip.frame_count = MotionReader(in, hierarchy, clip).read(header.declared_frames);
-  checkFrameCount(in, header, clip.frame_count);
+  checkFrameCount(in, header, clip.frame_count, clip.warnings);
   clip.skeleton = std::move(hierarchy.skeleton);
   validateSkeleton(clip.skeleton, path);
   return clip;

@@ -40,6 +40,7 @@ SourceInfo inspectSourceFile(const std::string& path) {
     info.notes.push_back(
         "BVH declares no unit: the cook takes the scale from the manifest, the "
         "preset or the standing hip height");
+  for (const Warning& w : clip.warnings) info.notes.push_back("warning: " + w.text);
   return info;
 }
 

@@ -199,32 +199,37 @@ TEST(BvhImport, LastFrameWithoutNewline) {
   EXPECT_EQ(clip.frame_count, 2);
 }
 
+// The import's warnings go with the clip (the cook reports them, and a cached part keeps them).
 TEST(BvhImport, MoreFramesThanDeclaredReadsThemAll) {
-  LogCapture log;
   const mmdb::cook::RawClip clip = mmdb::cook::parseBvh(
       "HIERARCHY\nROOT Hips\n{\nOFFSET 0 0 0\nCHANNELS 1 Xrotation\n}\n"
       "MOTION\nFrames: 2\nFrame Time: 0.5\n1\n2\n3\n4\n",
       "more.bvh");
   EXPECT_EQ(clip.frame_count, 4);
   EXPECT_EQ(clip.rotations.size(), 4u);
-  EXPECT_EQ(log.text(), "warning: more.bvh:8: declares 2 frames but holds 4; reading all 4\n");
+  ASSERT_EQ(clip.warnings.size(), 1u);
+  EXPECT_EQ(clip.warnings[0].text, "more.bvh:8: declares 2 frames but holds 4; reading all 4");
+  EXPECT_EQ(clip.warnings[0].code, "bvh-frame-count");
+  EXPECT_EQ(clip.warnings[0].file, "more.bvh");
+  EXPECT_EQ(clip.warnings[0].line, 8);
 }
 
 TEST(BvhImport, OneFrameFewerThanDeclaredIsAccepted) {
-  LogCapture log;
   const mmdb::cook::RawClip clip = mmdb::cook::parseBvh(
       "HIERARCHY\nROOT Hips\n{\nOFFSET 0 0 0\nCHANNELS 1 Xrotation\n}\n"
       "MOTION\nFrames: 4\nFrame Time: 0.5\n1\n2\n3\n",
       "offbyone.bvh");
   EXPECT_EQ(clip.frame_count, 3);
-  EXPECT_EQ(log.text(),
-            "warning: offbyone.bvh:8: declares 4 frames but holds 3 (a common exporter "
-            "off-by-one); reading the 3 present\n");
+  ASSERT_EQ(clip.warnings.size(), 1u);
+  EXPECT_EQ(clip.warnings[0].text,
+            "offbyone.bvh:8: declares 4 frames but holds 3 (a common exporter off-by-one); "
+            "reading the 3 present");
+  EXPECT_EQ(clip.warnings[0].line, 8);
 }
 
-TEST(BvhImport, MatchingFrameCountLogsNothing) {
+TEST(BvhImport, MatchingFrameCountWarnsOfNothing) {
   LogCapture log;
-  mmdb::cook::importBvhFile(testData("two_joints.bvh"));
+  EXPECT_TRUE(mmdb::cook::importBvhFile(testData("two_joints.bvh")).warnings.empty());
   EXPECT_EQ(log.text(), "");
 }
 

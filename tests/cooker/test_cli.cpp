@@ -521,8 +521,9 @@ TEST_F(Cli, InspectShowsCostBiases) {
   EXPECT_EQ(plain.out.find("bias"), std::string::npos) << plain.out;
 }
 
-// --report: one JSON object with the summary's facts, every warning with its source and clip,
-// the stages' times and the output's FNV-1a 64; on success under --quiet nothing is printed.
+// --report: one JSON object with the summary's facts, every warning with its code, source and
+// clip, the stages' times and the output's FNV-1a 64; on success under --quiet the warnings
+// alone are printed.
 TEST_F(Cli, ReportHasTheSummaryWarningsWithTheirClipStagesAndHash) {
   writeGoodClips();
   WalkOptions brief;
@@ -532,7 +533,9 @@ TEST_F(Cli, ReportHasTheSummaryWarningsWithTheirClipStagesAndHash) {
       mmcook({"cook", "walk.bvh", "short.bvh", "-o", "out.mmdb", "--report", "out.json", "-q"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(run.out, "");
-  EXPECT_EQ(run.err, "");
+  EXPECT_EQ(run.err,
+            "warning: clip short: 39 frames is shorter than the facing window of 61 frames; "
+            "using 39\n");
   Json doc;
   try {
     doc = JsonReader(readFile(folder_ / "out.json")).document();
@@ -544,6 +547,9 @@ TEST_F(Cli, ReportHasTheSummaryWarningsWithTheirClipStagesAndHash) {
   for (char c : bytes) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
   char hex[17];
   std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(hash));
+  EXPECT_EQ(doc["format"].number(), 1);
+  EXPECT_EQ(doc["command"].string(), "cook");
+  EXPECT_EQ(doc["status"].string(), "ok");
   EXPECT_EQ(doc["output"].string(), "out.mmdb");
   EXPECT_EQ(doc["output_bytes"].number(), static_cast<double>(bytes.size()));
   EXPECT_EQ(doc["output_fnv1a64"].string(), hex);
@@ -553,23 +559,25 @@ TEST_F(Cli, ReportHasTheSummaryWarningsWithTheirClipStagesAndHash) {
   EXPECT_EQ(doc["frame_rate"].number(), 60);
   EXPECT_EQ(doc["preset"].string(), "geno");
   EXPECT_EQ(doc["unit_scale_origin"].string(), "preset");
-  bool short_warned = false;
-  for (size_t i = 0; i < doc["warnings"].size(); ++i) {
-    const Json& w = doc["warnings"][i];
-    if (w["clip"].string() == "short") {
-      EXPECT_EQ(w["source"].string(), "short.bvh");
-      EXPECT_NE(w["text"].string().find("window"), std::string::npos) << w["text"].string();
-      short_warned = true;
-    }
-  }
-  EXPECT_TRUE(short_warned);
+  ASSERT_EQ(doc["roles"].size(), 7u);
+  EXPECT_EQ(doc["roles"][0]["role"].string(), "hips");
+  EXPECT_EQ(doc["roles"][0]["joint"].string(), "Hips");
+  EXPECT_EQ(doc["roles"][0]["index"].number(), 0);
+  ASSERT_EQ(doc["warnings"].size(), 1u);
+  EXPECT_EQ(doc["warning_count"].number(), 1);
+  const Json& w = doc["warnings"][0];
+  EXPECT_EQ(w["code"].string(), "filter-window-shortened");
+  EXPECT_EQ(w["clip"].string(), "short");
+  EXPECT_EQ(w["source"].string(), "short.bvh");
+  EXPECT_NE(w["message"].string().find("window"), std::string::npos) << w["message"].string();
+  EXPECT_TRUE(std::holds_alternative<std::nullptr_t>(w["manifest_line"].value));  // no manifest
   std::vector<std::string> stages;
   for (size_t i = 0; i < doc["stages"].size(); ++i) {
-    stages.push_back(doc["stages"][i]["name"].string());
+    stages.push_back(doc["stages"][i]["stage"].string());
     EXPECT_GE(doc["stages"][i]["seconds"].number(), 0.0);
   }
-  EXPECT_EQ(stages, (std::vector<std::string>{"source hashes", "import and clip stages", "assembly",
-                                              "pose compression", "serialization", "write"}));
+  EXPECT_EQ(stages, (std::vector<std::string>{"source-hashes", "clips", "assembly",
+                                              "pose-compression", "serialization", "write"}));
   // Per pose stream: raw and coded sizes, and the worst error with its joint and frame.
   const Json& compression = doc["compression"];
   EXPECT_EQ(compression["pose"].string(), "meshopt");
@@ -592,6 +600,131 @@ TEST_F(Cli, ReportHasTheSummaryWarningsWithTheirClipStagesAndHash) {
       0);
   EXPECT_TRUE(
       std::get<bool>(JsonReader(readFile(folder_ / "out.json")).document()["unchanged"].value));
+}
+
+// A BVH whose header declares one frame more than it holds: the import warns, and reads it.
+std::string declaringOneFrameMore(std::string bvh) {
+  const size_t at = bvh.find("Frames:");
+  const size_t end = bvh.find('\n', at);
+  const int frames = std::stoi(bvh.substr(at + 7, end - at - 7));
+  return bvh.replace(at, end - at, "Frames: " + std::to_string(frames + 1));
+}
+
+int lineOf(const std::string& text, const std::string& prefix);  // below
+
+// Warnings as a compiler gives them: each counted, coded and placed (file and line, manifest
+// line), shown again when the clip comes from the cache, hidden by -w but still reported, and
+// failing the cook under --werror with nothing written.
+TEST_F(Cli, WarningsAreCountedCodedPlacedAndShownAgainOnACacheHit) {
+  writeGoodClips();
+  const std::string walk = declaringOneFrameMore(walkBvh({}));
+  write("walk.bvh", walk);
+  write("loco.toml", kManifest);
+  const std::string warning =
+      "warning: walk.bvh:" + std::to_string(lineOf(walk, "Frames:")) + ": declares ";
+  for (int pass = 0; pass < 2; ++pass) {  // cooked, then from the cache
+    const CliRun run = mmcook({"cook", "loco.toml", "-o", "out.mmdb", "--report", "out.json"});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_NE(run.err.find(warning), std::string::npos) << pass << run.err;
+    EXPECT_NE(run.out.find("  warnings     1\n"), std::string::npos) << run.out;
+    const Json doc = JsonReader(readFile(folder_ / "out.json")).document();
+    EXPECT_EQ(doc["clip_cache"]["hits"].number(), pass == 0 ? 0 : 2);
+    ASSERT_EQ(doc["warnings"].size(), 1u);
+    const Json& w = doc["warnings"][0];
+    EXPECT_EQ(w["code"].string(), "bvh-frame-count");
+    EXPECT_EQ(fs::path(w["file"].string()).filename(), "walk.bvh");
+    EXPECT_EQ(w["line"].number(), lineOf(walk, "Frames:"));
+    EXPECT_EQ(w["clip"].string(), "walk");
+    EXPECT_EQ(w["manifest"].string(), "loco.toml");
+    EXPECT_EQ(w["manifest_line"].number(), lineOf(kManifest, "[[clip]]"));
+  }
+  // -q prints the warnings alone; -w hides them too, and the report still holds them.
+  const CliRun quiet = mmcook({"cook", "loco.toml", "-o", "out.mmdb", "-q"});
+  EXPECT_EQ(quiet.out, "");
+  EXPECT_EQ(quiet.err.rfind(warning, 0), 0u) << quiet.err;
+  const CliRun hidden =
+      mmcook({"cook", "loco.toml", "-o", "out.mmdb", "-q", "-w", "--report", "hidden.json"});
+  EXPECT_EQ(hidden.exit_code, 0);
+  EXPECT_EQ(hidden.err, "");
+  EXPECT_EQ(JsonReader(readFile(folder_ / "hidden.json")).document()["warnings"].size(), 1u);
+
+  // --werror: exit 1, no database, and a report that says why.
+  const CliRun strict =
+      mmcook({"cook", "loco.toml", "-o", "strict.mmdb", "--werror", "--report", "strict.json"});
+  EXPECT_EQ(strict.exit_code, 1);
+  EXPECT_NE(strict.err.find(warning), std::string::npos) << strict.err;
+  EXPECT_NE(strict.err.find("error: 1 warning and --werror: nothing written to strict.mmdb"),
+            std::string::npos)
+      << strict.err;
+  EXPECT_FALSE(fs::exists(folder_ / "strict.mmdb"));
+  const Json failed = JsonReader(readFile(folder_ / "strict.json")).document();
+  EXPECT_EQ(failed["status"].string(), "failed");
+  EXPECT_EQ(failed["error"]["code"].string(), "warnings-as-errors");
+  EXPECT_EQ(failed["error"]["exit_code"].number(), 1);
+  EXPECT_EQ(failed["warnings"].size(), 1u);
+  for (const auto& entry : fs::directory_iterator(folder_))
+    EXPECT_EQ(entry.path().string().find(".tmp."), std::string::npos) << entry.path();
+
+  // The same per clip: the warned clip fails (cooked now or already), the other does not.
+  const CliRun part = mmcook({"cook-clip", "loco.toml", "--index", "0", "-o", "w.mmclip", "-q"});
+  EXPECT_EQ(part.exit_code, 0);
+  EXPECT_EQ(part.err.rfind(warning, 0), 0u) << part.err;
+  const CliRun strict_part =
+      mmcook({"cook-clip", "loco.toml", "--index", "0", "-o", "w.mmclip", "-q", "--werror"});
+  EXPECT_EQ(strict_part.exit_code, 1);
+  EXPECT_NE(strict_part.err.find("error: clip walk: 1 warning and --werror"), std::string::npos)
+      << strict_part.err;
+  fs::remove(folder_ / "w.mmclip");
+  EXPECT_EQ(
+      mmcook({"cook-clip", "loco.toml", "--index", "0", "-o", "w.mmclip", "--werror"}).exit_code,
+      1);
+  EXPECT_FALSE(fs::exists(folder_ / "w.mmclip"));
+  const CliRun clean =
+      mmcook({"cook-clip", "loco.toml", "--index", "1", "-o", "t.mmclip", "-q", "--werror"});
+  EXPECT_EQ(clean.exit_code, 0) << clean.err;
+  EXPECT_EQ(clean.err, "");
+}
+
+TEST_F(Cli, WerrorWithoutAWarningCooks) {
+  writeGoodClips();
+  const CliRun run = mmcook({"cook", "walk.bvh", "turn.bvh", "-o", "out.mmdb", "--werror", "-q"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.err, "");
+  EXPECT_TRUE(fs::is_regular_file(folder_ / "out.mmdb"));
+}
+
+// A tool that reads the report after a failed cook reads the failure, never the last success.
+TEST_F(Cli, AFailedCookLeavesAReportOfTheFailure) {
+  writeGoodClips();
+  write("loco.toml", kManifest);
+  ASSERT_EQ(mmcook({"cook", "loco.toml", "-o", "out.mmdb", "--report", "out.json"}).exit_code, 0);
+  EXPECT_EQ(JsonReader(readFile(folder_ / "out.json")).document()["status"].string(), "ok");
+  std::string broken = kManifest;
+  broken.replace(broken.find("frame_rate = 60"), 15, "frame_rate = -5");
+  write("loco.toml", broken);
+  const CliRun run = mmcook({"cook", "loco.toml", "-o", "out.mmdb", "--report", "out.json"});
+  EXPECT_EQ(run.exit_code, 1);
+  const Json doc = JsonReader(readFile(folder_ / "out.json")).document();
+  EXPECT_EQ(doc["format"].number(), 1);
+  EXPECT_EQ(doc["status"].string(), "failed");
+  EXPECT_EQ(doc["error"]["code"].string(), "bad-input");
+  EXPECT_EQ(doc["error"]["file"].string(), "loco.toml");
+  EXPECT_EQ(doc["error"]["line"].number(), lineOf(broken, "frame_rate"));
+  EXPECT_EQ("error: " + doc["error"]["message"].string() + "\n", run.err);
+  EXPECT_EQ(doc["output"].string(), "out.mmdb");
+
+  // A report path that cannot be written: said before anything is cooked.
+  write("loco.toml", kManifest);
+  fs::create_directories(folder_ / "folder");
+  const CliRun folder = mmcook({"cook", "loco.toml", "-o", "new.mmdb", "--report", "folder"});
+  EXPECT_EQ(folder.exit_code, 1);
+  EXPECT_NE(folder.err.find("folder"), std::string::npos) << folder.err;
+  EXPECT_EQ(folder.err.find("warning"), std::string::npos) << folder.err;
+  EXPECT_FALSE(fs::exists(folder_ / "new.mmdb"));
+  // A report over an input is refused, and the input kept.
+  const std::string source = readFile(folder_ / "walk.bvh");
+  EXPECT_NE(mmcook({"cook", "loco.toml", "-o", "new.mmdb", "--report", "walk.bvh"}).exit_code, 0);
+  EXPECT_EQ(readFile(folder_ / "walk.bvh"), source);
 }
 
 TEST_F(Cli, JobsDoNotChangeTheBytes) {
@@ -987,8 +1120,14 @@ TEST_F(Cli, CookClipAndLinkRefuseWhatDoesNotFit) {
             0);
   ASSERT_EQ(mmcook({"cook", "loco.toml", "-o", "whole.mmdb", "-q", "--no-cache"}).exit_code, 0);
   EXPECT_TRUE(readFile(folder_ / "new.mmdb") == readFile(folder_ / "whole.mmdb"));
-  fails({"cook-clip", "loco.toml", "--index", "0", "-o", "no/walk.mmclip"},
-        "error: cannot write 'no/walk.mmclip'");
+  // The part's folder is made when missing (a build writes no step to make it); a path through
+  // a file cannot be.
+  ASSERT_EQ(
+      mmcook({"cook-clip", "loco.toml", "--index", "0", "-o", "parts/new/walk.mmclip"}).exit_code,
+      0);
+  EXPECT_TRUE(fs::is_regular_file(folder_ / "parts/new/walk.mmclip"));
+  fails({"cook-clip", "loco.toml", "--index", "0", "-o", "notes.mmclip/walk.mmclip"},
+        "error: cannot write 'notes.mmclip/walk.mmclip'");
   EXPECT_FALSE(fs::exists(folder_ / "out.mmdb"));
 }
 

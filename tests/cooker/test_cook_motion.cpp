@@ -345,9 +345,11 @@ TEST(CookMotion, ShortClipShrinksWindowsAndWarns) {
   clip.translations.resize(20 * kJoints);
   const ClipMotion m = cookClipMotion(clip, roles(clip), clipStageSettings(CookSettings{}));
   ASSERT_EQ(m.warnings.size(), 2u);
-  EXPECT_NE(m.warnings[0].find("root position window of 31 frames; using 19"), std::string::npos)
-      << m.warnings[0];
-  EXPECT_NE(m.warnings[1].find("facing window of 61"), std::string::npos);
+  EXPECT_NE(m.warnings[0].text.find("root position window of 31 frames; using 19"),
+            std::string::npos)
+      << m.warnings[0].text;
+  EXPECT_NE(m.warnings[1].text.find("facing window of 61"), std::string::npos);
+  EXPECT_EQ(m.warnings[0].code, "filter-window-shortened");
   EXPECT_NEAR(m.root[10].position.z, kSpeed * 10 / 60.0, 2e-5);
 }
 

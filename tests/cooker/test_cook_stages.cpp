@@ -462,7 +462,8 @@ TEST(CookRanges, SubRangesTagAndCutClips) {
     EXPECT_EQ(r.ranges[i].tag_mask, want[i].tag_mask) << i;
   }
   ASSERT_EQ(r.warnings.size(), 1u);
-  EXPECT_NE(r.warnings[0].find("clip c has no matchable frame"), std::string::npos);
+  EXPECT_NE(r.warnings[0].text.find("clip c has no matchable frame"), std::string::npos);
+  EXPECT_EQ(r.warnings[0].code, "no-matchable-frames");
 }
 
 // A frame's bias is its clip's plus every sub-range's that holds it; ranges split where it
