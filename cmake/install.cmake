@@ -1,27 +1,36 @@
-# Install rules and the CMake package: `find_package(mmdb)` gives mmdb::runtime, mmdb::gpu (when
-# built), mmdb::mmcook (the cooker, as an imported executable) and MMDB_SCHEMA (the .fbs file).
+# Install rules and the CMake package. `find_package(mmdb COMPONENTS ...)` has three components,
+# each exported in a set of its own, so loading one needs none of the others' dependencies:
+#   runtime  mmdb::runtime and mmdb::schema            (mmdbRuntimeTargets.cmake)
+#   gpu      mmdb::gpu and mmdb::shaders, when built    (mmdbGpuTargets.cmake; needs runtime)
+#   cook     mmdb::mmcook and mmdb_cook(), when built    (mmdbCookTargets.cmake)
+# MMDB_SCHEMA (the .fbs file) comes with each of them.
 include(CMakePackageConfigHelpers)
 set(MMDB_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/mmdb)
 
-set(targets mmdb_runtime mmdb_schema)
-if(TARGET mmdb_gpu)
-  list(APPEND targets mmdb_gpu mmdb_shaders)  # the shaders are compiled into mmdb_gpu
-endif()
-if(TARGET mmcook)
-  list(APPEND targets mmcook)
-endif()
 # Exported under the names the build tree's aliases use: mmdb::runtime, mmdb::gpu, ...
 set_target_properties(mmdb_runtime PROPERTIES EXPORT_NAME runtime)
 set_target_properties(mmdb_schema PROPERTIES EXPORT_NAME schema)
+set(MMDB_PACKAGE_COMPONENTS runtime)
+install(TARGETS mmdb_runtime mmdb_schema EXPORT mmdbRuntimeTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(EXPORT mmdbRuntimeTargets NAMESPACE mmdb:: DESTINATION ${MMDB_CMAKE_DIR})
 if(TARGET mmdb_gpu)
   set_target_properties(mmdb_gpu PROPERTIES EXPORT_NAME gpu)
   set_target_properties(mmdb_shaders PROPERTIES EXPORT_NAME shaders)
+  list(APPEND MMDB_PACKAGE_COMPONENTS gpu)
+  # The shaders are compiled into mmdb_gpu; mmdb::runtime comes from the runtime's set.
+  install(TARGETS mmdb_gpu mmdb_shaders EXPORT mmdbGpuTargets
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(EXPORT mmdbGpuTargets NAMESPACE mmdb:: DESTINATION ${MMDB_CMAKE_DIR})
 endif()
-install(TARGETS ${targets} EXPORT mmdbTargets
-  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
-  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(EXPORT mmdbTargets NAMESPACE mmdb:: DESTINATION ${MMDB_CMAKE_DIR})
+if(TARGET mmcook)
+  list(APPEND MMDB_PACKAGE_COMPONENTS cook)
+  install(TARGETS mmcook EXPORT mmdbCookTargets RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  install(EXPORT mmdbCookTargets NAMESPACE mmdb:: DESTINATION ${MMDB_CMAKE_DIR})
+  install(FILES cmake/mmdbCook.cmake DESTINATION ${MMDB_CMAKE_DIR})
+endif()
 
 install(DIRECTORY runtime/include/mmdb DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES ${PROJECT_BINARY_DIR}/generated/mmdb/mmdb_generated.h
@@ -31,12 +40,10 @@ if(TARGET mmdb_gpu)
 endif()
 install(FILES schema/mmdb.fbs DESTINATION ${CMAKE_INSTALL_DATADIR}/mmdb)
 
-set(MMDB_PACKAGE_HAS_GPU ${MMDB_BUILD_GPU})
 configure_package_config_file(cmake/mmdbConfig.cmake.in ${PROJECT_BINARY_DIR}/mmdbConfig.cmake
   INSTALL_DESTINATION ${MMDB_CMAKE_DIR}
   PATH_VARS CMAKE_INSTALL_DATADIR)
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/mmdbConfigVersion.cmake
   COMPATIBILITY SameMajorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/mmdbConfig.cmake ${PROJECT_BINARY_DIR}/mmdbConfigVersion.cmake
-              cmake/mmdbCook.cmake
         DESTINATION ${MMDB_CMAKE_DIR})

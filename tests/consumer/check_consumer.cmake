@@ -1,15 +1,36 @@
 # Builds a consumer project (tests/consumer/<MODE>) against this build and runs it on a cooked
 # file; the link line must hold no cooker dependency. MODE=install installs this build into
-# PREFIX instead (the fixture of the find_package and cook consumers); MODE=cook drives a Ninja
-# build that cooks with mmdb_cook().
-#   cmake -DMODE=install|find_package|add_subdirectory|cook -DSOURCE=... -DBUILD=... -DWORK=...
-#         -DPREFIX=... -DGENERATOR=... -DCXX_FLAGS=... -DDATABASE=... -P check_consumer.cmake
+# PREFIX instead (the fixture of the other consumers); MODE=cook drives a Ninja build that cooks
+# with mmdb_cook(). The package's components:
+#   runtime_only            COMPONENTS runtime with Vulkan disabled, built and run;
+#   without_vulkan          no COMPONENTS with Vulkan disabled: all but gpu (configure only);
+#   cook_without_languages  a project(NONE) that cooks with COMPONENTS cook (Ninja);
+#   unknown_component       COMPONENTS nonsense must fail configure with CMake's message;
+#   documented_link_line    consumer.cpp compiled and linked by hand with the libraries of the
+#                           `c++ ... -lmmdb_runtime ...` line in docs/runtime.md, and nothing else
+#                           (needs -DCXX, -DINCLUDEDIR, -DLIBDIR, and the dependencies' folders in
+#                           -DDEP_INCLUDE_DIRS, -DDEP_LIBRARY_DIRS and the compiler's own ones in
+#                           -DIMPLICIT_DIRS, each list joined with |).
+# A configure of the installed package must print nothing of its dependencies' searches.
+#   cmake -DMODE=install|find_package|add_subdirectory|cook|runtime_only|without_vulkan|
+#                cook_without_languages|unknown_component|documented_link_line
+#         -DSOURCE=... -DBUILD=... -DWORK=... -DPREFIX=... -DGENERATOR=... -DCXX_FLAGS=...
+#         -DDATABASE=... -P check_consumer.cmake
+cmake_minimum_required(VERSION 3.25)  # the project's policies (IN_LIST) in script mode too
 function(run)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "failed (${rc}): ${ARGN}\n${out}")
   endif()
   set(out "${out}" PARENT_SCOPE)
+endfunction()
+
+# The package looks for its dependencies quietly: a consumer's configure shows none of it.
+function(expect_quiet_configure)
+  string(REGEX MATCH "[^\n]*(missing components|Could NOT find|Found )[^\n]*" line "${out}")
+  if(NOT line STREQUAL "")
+    message(FATAL_ERROR "the configure printed a dependency search: '${line}'\n${out}")
+  endif()
 endfunction()
 
 if(MODE STREQUAL "install")
@@ -117,9 +138,94 @@ if(MODE STREQUAL "cook")
                  "a weight edit takes every clip from the cache")
   return()
 endif()
+# MODE=cook_without_languages: project(NONE), COMPONENTS cook, one clip cooked at build time.
+if(MODE STREQUAL "cook_without_languages")
+  set(src ${WORK}/cook_without_languages_inputs)
+  file(REMOVE_RECURSE ${src})
+  file(COPY ${SOURCE}/samples/data/walk_turn.bvh DESTINATION ${src})
+  file(WRITE ${src}/tiny.toml "[[clip]]\nsource = \"walk_turn.bvh\"\n")
+  run(${CMAKE_COMMAND} -S ${SOURCE}/tests/consumer/${MODE} -B ${bin} -G Ninja
+      "-DCMAKE_PREFIX_PATH=${PREFIX}" -DMANIFEST=${src}/tiny.toml)
+  expect_quiet_configure()
+  if(out MATCHES "compiler identification|Detecting")
+    message(FATAL_ERROR "the configure enabled a language:\n${out}")
+  endif()
+  build_expect("Cooking tiny.mmdb")
+  if(NOT EXISTS ${bin}/tiny.mmdb)
+    message(FATAL_ERROR "the build made no tiny.mmdb")
+  endif()
+  run(${PREFIX}/bin/mmcook inspect ${bin}/tiny.mmdb)  # a database the runtime opens
+  build_expect("no work to do")
+  message(STATUS "mmdb_cook: cooked tiny.mmdb in a project without languages")
+  return()
+endif()
+
+# MODE=unknown_component: configure fails with CMake's not-found message, naming the component.
+if(MODE STREQUAL "unknown_component")
+  execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE}/tests/consumer/${MODE} -B ${bin}
+                          -G ${GENERATOR} "-DCMAKE_PREFIX_PATH=${PREFIX}"
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  string(REGEX REPLACE "[ \t\r\n]+" " " flat "${out}")  # CMake wraps its messages
+  if(rc EQUAL 0)
+    message(FATAL_ERROR "COMPONENTS nonsense configured:\n${out}")
+  endif()
+  if(NOT flat MATCHES "is considered to be NOT FOUND" OR NOT flat MATCHES "component \"nonsense\"")
+    message(FATAL_ERROR "COMPONENTS nonsense failed without naming it:\n${out}")
+  endif()
+  message(STATUS "an unknown component fails configure: package \"mmdb\" is considered to be "
+                 "NOT FOUND (unknown component \"nonsense\")")
+  return()
+endif()
+
+# MODE=documented_link_line: no CMake, only the libraries docs/runtime.md names.
+if(MODE STREQUAL "documented_link_line")
+  file(STRINGS ${SOURCE}/docs/runtime.md documented REGEX "^c\\+\\+ .*-lmmdb_runtime")
+  list(LENGTH documented count)
+  if(NOT count EQUAL 1)
+    message(FATAL_ERROR "docs/runtime.md has ${count} lines 'c++ ... -lmmdb_runtime ...', not one")
+  endif()
+  string(REGEX MATCHALL "-l[^ `]+" libraries "${documented}")
+  string(REPLACE "|" ";" implicit "${IMPLICIT_DIRS}")
+  set(include_flags -I${PREFIX}/${INCLUDEDIR})
+  string(REPLACE "|" ";" dirs "${DEP_INCLUDE_DIRS}")
+  foreach(dir IN LISTS dirs)
+    if(dir AND NOT dir IN_LIST implicit)  # -I/usr/include would break the C++ library's own headers
+      list(APPEND include_flags -I${dir})
+    endif()
+  endforeach()
+  set(library_flags -L${PREFIX}/${LIBDIR})
+  string(REPLACE "|" ";" dirs "${DEP_LIBRARY_DIRS}")
+  foreach(dir IN LISTS dirs)
+    if(dir AND NOT dir IN_LIST implicit)
+      list(APPEND library_flags -L${dir})
+    endif()
+  endforeach()
+  separate_arguments(flags UNIX_COMMAND "${CXX_FLAGS}")
+  file(MAKE_DIRECTORY ${bin})
+  run(${CXX} ${flags} -std=c++17 ${include_flags} ${SOURCE}/tests/consumer/consumer.cpp
+      -o ${bin}/mmdb_consumer ${library_flags} ${libraries})
+  run(${bin}/mmdb_consumer ${DATABASE})
+  string(STRIP "${out}" out)
+  list(JOIN libraries " " libraries)
+  message(STATUS "${out}, linked with ${libraries} as docs/runtime.md says")
+  return()
+endif()
+
+set(configure_args "")
+if(MODE STREQUAL "runtime_only" OR MODE STREQUAL "without_vulkan")
+  list(APPEND configure_args -DCMAKE_DISABLE_FIND_PACKAGE_Vulkan=ON)
+endif()
 run(${CMAKE_COMMAND} -S ${SOURCE}/tests/consumer/${MODE} -B ${bin} -G ${GENERATOR}
     -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS=${CXX_FLAGS}" "-DCMAKE_PREFIX_PATH=${PREFIX}"
-    -DMMDB_SOURCE_DIR=${SOURCE})
+    -DMMDB_SOURCE_DIR=${SOURCE} ${configure_args})
+if(NOT MODE STREQUAL "add_subdirectory")  # the source tree's own searches are its build's
+  expect_quiet_configure()
+endif()
+if(MODE STREQUAL "without_vulkan")
+  string(REGEX MATCH "without Vulkan: [^\n]*" line "${out}")
+  message(STATUS "${line}")
+  return()
+endif()
 run(${CMAKE_COMMAND} --build ${bin} --target mmdb_consumer)
 
 # What the consumer links: the runtime, and nothing of the cooker's.

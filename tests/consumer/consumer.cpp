@@ -1,9 +1,11 @@
 // A game's smallest use of the runtime, built by a project outside this one: open a cooked file,
-// search it with the features of its first matchable frame, print the winner. The frame's own
-// row costs 0, so the winner is that frame (or an identical row before it).
+// search it with the features of its first matchable frame, read the winner's pose (decoded when
+// the file codes its poses, so meshoptimizer is linked), print the winner. The frame's own row
+// costs 0, so the winner is that frame (or an identical row before it).
 #include <mmdb/mmdb.h>
 
 #include <cstdio>
+#include <vector>
 
 int main(int argc, char** argv) {
   if (argc != 2) {
@@ -26,6 +28,13 @@ int main(int argc, char** argv) {
   auto found = mmdb::searchPruned(db, request);
   if (!found.ok()) {
     std::fprintf(stderr, "error: %s\n", found.error().message());
+    return 1;
+  }
+  std::vector<mmdb::Float4> rotations(db.jointCount());
+  mmdb::PoseBuffers pose;
+  pose.rotations = rotations;
+  if (mmdb::Status decoded = db.decodePoses(uint32_t(found.value().frame), 1, pose); !decoded) {
+    std::fprintf(stderr, "error: %s\n", decoded.message());
     return 1;
   }
   std::printf("queried frame %u: winner frame %d cost %g\n", frame, found.value().frame,

@@ -145,7 +145,8 @@ struct OpenOptions {
 
 class Database {
  public:
-  // Maps the file (POSIX mmap) and verifies it. The mapping lives as long as the Database.
+  // Maps the file (POSIX mmap, or CreateFileMappingW and MapViewOfFile on Windows) and verifies
+  // it. The mapping lives as long as the Database.
   // Anything but a regular file (a folder, a device, a FIFO) is refused before it is opened.
   //
   // The mapped file must not change while the Database lives. Checks run once, at open: a file
