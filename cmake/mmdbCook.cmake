@@ -1,25 +1,36 @@
 # mmdb_cook(OUTPUT <file.mmdb> MANIFEST <file.toml> [TARGET <name>] [JOBS <n>] [CACHE <dir>]
-#           [REPORT <file.json>] [PER_CLIP])
+#           [REPORT <file.json>] [PER_CLIP] [WERROR])
 #
 # Cooks a manifest at build time with mmdb::mmcook. The build re-cooks when the manifest, any
 # source file it names or mmcook itself changes (mmcook writes depfiles), and not otherwise.
 # An output whose bytes would not change keeps its time, so with Ninja what depends on it is not
 # rebuilt. Relative OUTPUT, CACHE and REPORT are in the current binary folder, relative MANIFEST
-# in the current source folder. Prints nothing on success.
+# in the current source folder. Prints the cook's warnings, and nothing else on success.
 #
 #   TARGET    adds a target of that name, built by default, that makes the output.
-#   JOBS      mmcook's --jobs (default 0: all cores; the bytes are the same whatever it is).
+#   JOBS      mmcook's --jobs (default 0: all cores; the bytes are the same whatever it is). With
+#             Ninja, whole cooks and links run in the job pool `mmdb_cook` (one at a time, unless
+#             the project defines the pool in JOB_POOLS itself), so that two of them never share
+#             the cores; PER_CLIP clip edges take one core each, as Ninja's -j allows.
 #   CACHE     the clip cache folder (mmcook --cache); without it, mmcook's default for manifests
 #             ($MMCOOK_CACHE_DIR, $XDG_CACHE_HOME/mmcook or ~/.cache/mmcook). A cook after an
-#             edit of weights, tags or ranges re-imports no clip.
-#   REPORT    also writes mmcook's JSON report (stages, warnings, cache hits and misses).
+#             edit of weights, tags or ranges re-imports no clip. With PER_CLIP, the clip edges
+#             find and keep their parts there, and the link its pose coding (without CACHE, the
+#             link keeps its pose coding in <OUTPUT>.clips/cache).
+#   REPORT    also writes mmcook's JSON report (docs/cook-report.md).
+#   WERROR    fails the build on any warning of the cook (mmcook --werror); nothing is written.
 #   PER_CLIP  one build edge per clip (mmcook cook-clip into <OUTPUT>.clips/<i>.mmclip) and one
 #             link edge (mmcook link): the build tool runs the clips in parallel, and a build
-#             tool that distributes or caches edges remotely can spread them over machines. The
-#             clips are counted from the manifest's [[clip]] tables when CMake runs (an edit of
-#             the manifest re-runs CMake); the link refuses any part that does not fit.
+#             tool that distributes or caches edges remotely can spread them over machines. A
+#             clip edge depends on its clip's entry (<OUTPUT>.clips/<i>.entry, which mmcook
+#             cook-entries rewrites only when what the clip reads of the manifest changes), its
+#             source and the first clip's part, not on the whole manifest: a weight edit re-runs
+#             the link alone. The clips are counted from the manifest's [[clip]] tables when CMake
+#             runs; a build after the count changed fails once and CMake counts them again on
+#             the next. The warnings are the link's to print (once per link, like a cache hit).
 function(mmdb_cook)
-  cmake_parse_arguments(PARSE_ARGV 0 arg "PER_CLIP" "OUTPUT;MANIFEST;TARGET;JOBS;CACHE;REPORT" "")
+  cmake_parse_arguments(PARSE_ARGV 0 arg "PER_CLIP;WERROR" "OUTPUT;MANIFEST;TARGET;JOBS;CACHE;REPORT"
+                        "")
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "mmdb_cook: unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
   endif()
@@ -45,12 +56,27 @@ function(mmdb_cook)
     list(APPEND extra --report ${report})
     list(APPEND byproducts ${report})
   endif()
+  if(arg_WERROR)
+    list(APPEND extra --werror)
+  endif()
+  set(cache_dir "")
+  if(arg_CACHE)
+    cmake_path(ABSOLUTE_PATH arg_CACHE BASE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR} NORMALIZE
+               OUTPUT_VARIABLE cache_dir)
+  endif()
+  # Whole cooks and links use every core they are given: with Ninja, one at a time.
+  set(pool "")
+  if(CMAKE_GENERATOR MATCHES "Ninja")
+    get_property(pools GLOBAL PROPERTY JOB_POOLS)
+    if(NOT pools MATCHES "(^|;)mmdb_cook=")
+      set_property(GLOBAL APPEND PROPERTY JOB_POOLS mmdb_cook=1)
+    endif()
+    set(pool JOB_POOL mmdb_cook)
+  endif()
 
   if(NOT arg_PER_CLIP)
     set(cache "")
-    if(arg_CACHE)
-      cmake_path(ABSOLUTE_PATH arg_CACHE BASE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR} NORMALIZE
-                 OUTPUT_VARIABLE cache_dir)
+    if(cache_dir)
       set(cache --cache ${cache_dir})
     endif()
     add_custom_command(
@@ -61,20 +87,51 @@ function(mmdb_cook)
       DEPENDS ${manifest} mmdb::mmcook
       DEPFILE ${output}.d
       COMMENT "Cooking ${arg_OUTPUT}"
+      ${pool}
       VERBATIM)
   else()
-    # Count the [[clip]] tables; CMake runs again when the manifest changes.
+    # Count the [[clip]] tables. CMake runs again when the count changes (cook-entries writes it
+    # to clips.count), not on every manifest edit.
     file(STRINGS ${manifest} clip_tables REGEX "^[ \t]*\\[\\[[ \t]*clip[ \t]*\\]\\]")
     list(LENGTH clip_tables count)
     if(count EQUAL 0)
       message(FATAL_ERROR "mmdb_cook: ${manifest} has no [[clip]] tables (PER_CLIP needs each "
                           "clip as a [[clip]] table)")
     endif()
-    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${manifest})
     set(parts_dir ${output}.clips)
+    set(count_file ${parts_dir}/clips.count)
+    set(old_count "")
+    if(EXISTS ${count_file})
+      file(READ ${count_file} old_count)
+    endif()
+    if(NOT old_count STREQUAL "${count}\n")
+      file(WRITE ${count_file} "${count}\n")
+    endif()
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${count_file})
+
+    math(EXPR last "${count} - 1")
+    set(entries "")
+    foreach(i RANGE ${last})
+      list(APPEND entries ${parts_dir}/${i}.entry)
+    endforeach()
+    add_custom_command(
+      OUTPUT ${entries}
+      BYPRODUCTS ${parts_dir}/entries.d
+      COMMAND mmdb::mmcook --quiet cook-entries ${manifest} -o ${parts_dir} --clips ${count}
+              --depfile ${parts_dir}/entries.d
+      DEPENDS ${manifest} mmdb::mmcook
+      DEPFILE ${parts_dir}/entries.d
+      COMMENT "Reading the clip entries of ${arg_OUTPUT}"
+      VERBATIM)
+
+    set(clip_cache "")
+    set(pose_cache --cache ${parts_dir}/cache)
+    if(cache_dir)
+      set(clip_cache --cache ${cache_dir})
+      set(pose_cache --cache ${cache_dir})
+    endif()
     set(first ${parts_dir}/0.mmclip)
     set(parts "")
-    math(EXPR last "${count} - 1")
     foreach(i RANGE ${last})
       set(part ${parts_dir}/${i}.mmclip)
       set(first_args "")
@@ -83,13 +140,14 @@ function(mmdb_cook)
         set(first_args --first ${first})
         set(first_dep ${first})
       endif()
+      # Silent: the link prints every warning, its own and the parts'.
       add_custom_command(
         OUTPUT ${part}
         BYPRODUCTS ${part}.d
-        COMMAND ${CMAKE_COMMAND} -E make_directory ${parts_dir}
-        COMMAND mmdb::mmcook --quiet cook-clip ${manifest} --index ${i} -o ${part}
-                --depfile ${part}.d ${first_args}
-        DEPENDS ${manifest} mmdb::mmcook ${first_dep}
+        COMMAND mmdb::mmcook --quiet --no-warnings cook-clip ${manifest} --index ${i}
+                --entry ${parts_dir}/${i}.entry -o ${part} --depfile ${part}.d ${first_args}
+                ${clip_cache}
+        DEPENDS ${parts_dir}/${i}.entry mmdb::mmcook ${first_dep}
         DEPFILE ${part}.d
         COMMENT "Cooking clip ${i} of ${arg_OUTPUT}"
         VERBATIM)
@@ -99,11 +157,11 @@ function(mmdb_cook)
       OUTPUT ${output}
       BYPRODUCTS ${byproducts}
       COMMAND mmdb::mmcook --quiet link ${manifest} ${parts} -o ${output} --jobs ${jobs}
-              --depfile ${output}.d
-              ${extra}
+              --depfile ${output}.d ${pose_cache} ${extra}
       DEPENDS ${manifest} mmdb::mmcook ${parts}
       DEPFILE ${output}.d
       COMMENT "Linking ${arg_OUTPUT}"
+      ${pool}
       VERBATIM)
   endif()
   if(arg_TARGET)

@@ -192,8 +192,12 @@ std::string defaultClipCacheFolder() {
   return "";
 }
 
-ClipFileList::ClipFileList(std::vector<std::string> files, std::vector<std::string> clip_names)
-    : files_(std::move(files)), clip_names_(std::move(clip_names)), loaded_(files_.size()) {
+ClipFileList::ClipFileList(std::vector<std::string> files, std::vector<std::string> clip_names,
+                           std::unique_ptr<ClipCacheFolder> pose_store)
+    : files_(std::move(files)),
+      clip_names_(std::move(clip_names)),
+      loaded_(files_.size()),
+      pose_store_(std::move(pose_store)) {
   if (files_.size() != clip_names_.size())
     throw InputError(
         fmt::format("the manifest has {} clips but {} .mmclip files were given; give "
@@ -226,5 +230,18 @@ std::optional<ClipPart> ClipFileList::find(const std::string& key, int index, bo
 }
 
 void ClipFileList::keep(const std::string&, int, const ClipPart&) {}
+
+std::optional<StoredPoseCoding> ClipFileList::findPoses(const std::string& key, bool* refused) {
+  return pose_store_ ? pose_store_->findPoses(key, refused) : std::nullopt;
+}
+
+void ClipFileList::keepPoses(const std::string& key, uint32_t frames, uint32_t joints,
+                             const CookedPoseCoding& coding) {
+  if (pose_store_) pose_store_->keepPoses(key, frames, joints, coding);
+}
+
+std::vector<Warning> ClipFileList::takeWarnings() {
+  return pose_store_ ? pose_store_->takeWarnings() : std::vector<Warning>{};
+}
 
 }  // namespace mmdb::cook

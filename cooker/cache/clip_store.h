@@ -69,13 +69,20 @@ std::string defaultClipCacheFolder();
 // now. Anything else is an InputError naming the file and what differs. The parts vouch for their
 // sources (recordedSource): a link reads no source file, so a build checks the sources' freshness
 // by re-running cook-clip when one changes.
+// With a pose store (a cache folder), the link finds and keeps the database's pose coding there:
+// a link after a weight edit codes no pose.
 class ClipFileList : public ClipStore {
  public:
-  ClipFileList(std::vector<std::string> files, std::vector<std::string> clip_names);
+  ClipFileList(std::vector<std::string> files, std::vector<std::string> clip_names,
+               std::unique_ptr<ClipCacheFolder> pose_store = nullptr);
   std::optional<ClipPart> find(const std::string& key, int index, bool* refused,
                                PartPoses poses) override;
   void keep(const std::string& key, int index, const ClipPart& part) override;
   std::optional<CookedSource> recordedSource(int index) override;
+  std::optional<StoredPoseCoding> findPoses(const std::string& key, bool* refused) override;
+  void keepPoses(const std::string& key, uint32_t frames, uint32_t joints,
+                 const CookedPoseCoding& coding) override;
+  std::vector<Warning> takeWarnings() override;
 
  private:
   ClipFile& load(int index);  // each file is read once; one thread per index at a time
@@ -83,6 +90,7 @@ class ClipFileList : public ClipStore {
   std::vector<std::string> files_;
   std::vector<std::string> clip_names_;
   std::vector<std::unique_ptr<ClipFile>> loaded_;
+  std::unique_ptr<ClipCacheFolder> pose_store_;
 };
 
 }  // namespace mmdb::cook

@@ -286,7 +286,12 @@ std::unique_ptr<ClipStore> openClipStore(const CookCommandOptions& options,
     std::vector<std::string> names;
     for (const ClipSpec& clip : request.clips)
       names.push_back(clip.name.empty() ? fs::path(clip.source).stem().string() : clip.name);
-    store = std::make_unique<ClipFileList>(options.clip_files, names);
+    std::unique_ptr<ClipCacheFolder> poses;
+    if (!options.cache.empty()) {
+      poses = std::make_unique<ClipCacheFolder>(options.cache);
+      cache = options.cache;
+    }
+    store = std::make_unique<ClipFileList>(options.clip_files, names, std::move(poses));
   } else if (!options.cache.empty()) {
     store = std::make_unique<ClipCacheFolder>(options.cache);  // unusable: an error
     cache = options.cache;
@@ -479,6 +484,35 @@ int runCookCommand(const CookCommandOptions& options) {
   }
 }
 
+int runClipEntriesCommand(const ClipEntriesOptions& options) {
+  if (options.folder.empty()) throw UsageError("cook-entries needs an output folder: -o DIR");
+  const CookRequest request = readManifest(options.manifest);
+  const int count = static_cast<int>(request.clips.size());
+  std::error_code ec;
+  fs::create_directories(options.folder, ec);
+  const auto write = [](const fs::path& path, const std::string& text) {
+    const std::vector<uint8_t> bytes(text.begin(), text.end());
+    if (!fileHoldsBytes(path.string(), bytes)) writeFileAtomically(path.string(), bytes);
+  };
+  const fs::path folder(options.folder);
+  if (options.expect >= 0 && count != options.expect) {
+    write(folder / "clips.count", std::to_string(count) + "\n");
+    throw InputError(fmt::format(
+        "{}: the manifest now has {} clips where the build was made for {}; build again (the "
+        "build counts the clips again first)",
+        options.manifest, count, options.expect));
+  }
+  for (int i = 0; i < count; ++i)
+    write(folder / (std::to_string(i) + ".entry"), clipEntryText(request, i));
+  if (!options.depfile.empty()) {
+    // Named by its first output, as Ninja reads it.
+    const std::string text =
+        depfileText((folder / "0.entry").string(), std::vector<std::string>{options.manifest});
+    writeFileAtomically(options.depfile, std::vector<uint8_t>(text.begin(), text.end()));
+  }
+  return kExitOk;
+}
+
 int runCookClipCommand(const CookClipOptions& options) {
   if (options.output.empty()) throw UsageError("cook-clip needs an output path: -o OUT.mmclip");
   if ((options.index >= 0) == !options.clip.empty())
@@ -521,7 +555,17 @@ int runCookClipCommand(const CookClipOptions& options) {
 
   // A later clip is cooked in the context (skeleton, roles, unit) of the first clip.
   std::optional<ClipContext> context;
-  std::vector<std::string> depends{options.manifest, request.clips[index].source};
+  // With an entry file, the part depends on it rather than on the whole manifest.
+  if (!options.entry.empty()) {
+    const std::string entry = clipEntryText(request, index);
+    if (!fileHoldsBytes(options.entry,
+                        std::span(reinterpret_cast<const uint8_t*>(entry.data()), entry.size())))
+      throw InputError(options.entry + ": it does not hold clip " + nameOf(index) + "'s entry as " +
+                       options.manifest +
+                       " gives it now; write the entries again with mmcook cook-entries");
+  }
+  std::vector<std::string> depends{options.entry.empty() ? options.manifest : options.entry,
+                                   request.clips[index].source};
   if (index > 0) {
     const ClipSpec& first = request.clips[0];
     if (!options.first.empty()) {
@@ -556,7 +600,21 @@ int runCookClipCommand(const CookClipOptions& options) {
     } catch (const InputError&) {  // damaged or from another cooker: cooked again below
     }
   }
-  if (!part) part = cookClipPart(request, index, source, context ? &*context : nullptr);
+  std::unique_ptr<ClipCacheFolder> cache;
+  if (!options.cache.empty()) cache = std::make_unique<ClipCacheFolder>(options.cache);
+  if (!part && cache) {
+    bool refused = false;
+    part = cache->find(key, index, &refused, PartPoses::Read);
+    for (const Warning& w : cache->takeWarnings()) spdlog::warn("{}", w.text);
+    if (part) spdlog::debug("clip {}: from the clip cache {}", nameOf(index), options.cache);
+  }
+  if (!part) {
+    part = cookClipPart(request, index, source, context ? &*context : nullptr);
+    if (cache) {
+      cache->keep(key, index, *part);
+      for (const Warning& w : cache->takeWarnings()) spdlog::warn("{}", w.text);
+    }
+  }
   // The part's warnings, whether it was cooked now or before (like a cache hit's).
   size_t warnings = 0;
   for (const ClipMotion* m : {&part->motion, part->mirror ? &*part->mirror : nullptr}) {

@@ -39,11 +39,27 @@ struct CookClipOptions {
   std::string depfile;
   bool quiet = false;
   bool werror = false;  // a warning of the clip fails it (exit 1), and nothing is written
+  // The clip's entry file (cook-entries): it must hold the clip's entry as the manifest gives it
+  // now, and the depfile names it instead of the manifest.
+  std::string entry;
+  std::string cache;  // a clip cache folder to find the part in, and to keep it in
 };
 
 // Writes the output only when its bytes change (an output already cooked from the same inputs is
 // left alone, without importing anything). Returns the exit code.
 int runCookClipCommand(const CookClipOptions& options);
+
+// `mmcook cook-entries`: one file per clip of a manifest, <folder>/<i>.entry, holding
+// clipEntryText(); a file whose text would not change keeps its time.
+struct ClipEntriesOptions {
+  std::string manifest;
+  std::string folder;
+  int expect = -1;  // the clip count the build was made for (-1: any)
+  std::string depfile;
+};
+// With `expect` and another count: writes the count to <folder>/clips.count (which the build's
+// configure step depends on) and fails, so that the next build counts the clips again.
+int runClipEntriesCommand(const ClipEntriesOptions& options);
 
 // The request the quick form builds: one clip per file, named by its stem, default settings.
 // Throws InputError when a file is missing or two files share a stem.

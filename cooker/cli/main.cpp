@@ -109,10 +109,27 @@ int run(int argc, char** argv) {
                        "The first clip's .mmclip (a later clip takes its skeleton, roles and "
                        "unit from it; without it, the first clip is cooked here too)");
   clip_cmd->add_option("--depfile", clip.depfile, "Also write a Makefile-syntax depfile");
+  clip_cmd->add_option("--entry", clip.entry,
+                       "The clip's entry file from mmcook cook-entries: checked against the "
+                       "manifest, and named by the depfile instead of the manifest");
+  clip_cmd->add_option("--cache", clip.cache,
+                       "Find the part in this clip cache folder, and keep it there");
   clip_cmd->add_flag("--werror", clip.werror, kWerror);
   clip_cmd->add_flag("-q,--quiet", quiet, kQuiet);
   clip_cmd->add_flag("-w,--no-warnings", no_warnings, kNoWarnings);
   clip_cmd->add_flag("-v,--verbose", verbose, "Print debug messages");
+
+  mmdb::cook::ClipEntriesOptions entries;
+  CLI::App* entries_cmd = app.add_subcommand(
+      "cook-entries",
+      "Write each clip's entry of a manifest to DIR/<i>.entry (for builds with a step per clip)");
+  entries_cmd->add_option("manifest", entries.manifest, "The manifest (MANIFEST.toml)")->required();
+  entries_cmd->add_option("-o,--output", entries.folder, "The folder to write them in")->required();
+  entries_cmd->add_option("--clips", entries.expect,
+                          "The clip count the build was made for: another count fails (and is "
+                          "written to DIR/clips.count)");
+  entries_cmd->add_option("--depfile", entries.depfile, "Also write a Makefile-syntax depfile");
+  entries_cmd->add_flag("-q,--quiet", quiet, kQuiet);
 
   mmdb::cook::CookCommandOptions link;
   link.link = true;
@@ -130,6 +147,9 @@ int run(int argc, char** argv) {
       ->capture_default_str();
   link_cmd->add_option("--depfile", link.depfile, "Also write a Makefile-syntax depfile");
   link_cmd->add_option("--report", link.report, "Also write a JSON report of the link");
+  link_cmd->add_option("--cache", link.cache,
+                       "Find the database's pose coding in this clip cache folder, and keep it "
+                       "there (a link after a weight edit then codes no pose)");
   link_cmd->add_flag("--verify", link.verify,
                      "Reopen the written file with the runtime and check it");
   link_cmd->add_flag("--werror", link.werror, kWerror);
@@ -196,6 +216,7 @@ int run(int argc, char** argv) {
 
   if (*cook_cmd) return mmdb::cook::runCookCommand(cook);
   if (*clip_cmd) return mmdb::cook::runCookClipCommand(clip);
+  if (*entries_cmd) return mmdb::cook::runClipEntriesCommand(entries);
   if (*link_cmd) {
     link.inputs = {link_manifest};
     return mmdb::cook::runCookCommand(link);

@@ -427,6 +427,12 @@ std::string clipKey(const CookRequest& request, int index, const CookedSource& s
   return k;
 }
 
+std::string clipEntryText(const CookRequest& request, int index) {
+  const ClipSpec& spec = request.clips.at(static_cast<size_t>(index));
+  return "mmclip entry 1\nsource path " + keyText(spec.source) + "\n" +
+         clipKey(request, index, CookedSource{}, nullptr);
+}
+
 std::string poseCodingKey(const CookRequest& request, const std::vector<std::string>& clip_keys) {
   const CompressionSettings& c = request.settings.compression;
   std::string k;

@@ -108,6 +108,12 @@ ClipContext clipContext(const CookRequest& request, const ClipPart& first);
 std::string clipKey(const CookRequest& request, int index, const CookedSource& source,
                     const ClipContext* context);
 
+// What clip `index`'s part depends on in the manifest alone, as text: the source's path and the
+// key's manifest lines (clipKey without the source's content or the first clip's context). A
+// build keeps it in a file per clip (mmcook cook-entries) and makes the clip's edge depend on that
+// file, not on the whole manifest: a weight edit changes no clip's entry.
+std::string clipEntryText(const CookRequest& request, int index);
+
 // Every input the database's pose coding depends on, as text: the cooker's version, the
 // [compression] settings and, in order, a hash of each clip's key (the clips' poses, one after
 // another, are the streams it codes). Weights, tags and ranges are not in it.

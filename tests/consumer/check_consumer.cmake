@@ -89,8 +89,12 @@ if(MODE STREQUAL "cook")
   set(clips "[[clip]]\nsource = \"walk_turn.bvh\"\nmirror = true\n[[clip]]\nname = \"copy\"\nsource = \"more/walk_turn.bvh\"\n[[clip]]\nname = \"part\"\nsource = \"walk_turn.bvh\"\nframes = [10, 100]\n")
   file(WRITE ${src}/loco.toml "${clips}")
   file(WRITE ${src}/unrelated.bvh "a file the manifest does not name")
+  # Every frame of the clip excluded: a warning of the link ("no matchable frame left").
+  file(WRITE ${src}/warned.toml "[[clip]]\nname = \"all_excluded\"\nsource = \"walk_turn.bvh\"\n"
+       "  [[clip.range]]\n  frames = [0, \"end\"]\n  exclude = true\n")
   run(${CMAKE_COMMAND} -S ${SOURCE}/tests/consumer/cook -B ${bin} -G Ninja
-      "-DCMAKE_PREFIX_PATH=${PREFIX}" -DMANIFEST=${src}/loco.toml)
+      "-DCMAKE_PREFIX_PATH=${PREFIX}" -DMANIFEST=${src}/loco.toml
+      -DWARNED_MANIFEST=${src}/warned.toml)
   build_expect("Cooking loco.mmdb" "Cooking clip 0 of loco_per_clip.mmdb"
                "Cooking clip 2 of loco_per_clip.mmdb" "Linking loco_per_clip.mmdb")
   if(NOT EXISTS ${bin}/loco.mmdb OR NOT EXISTS ${bin}/loco.mmdb.d)
@@ -119,9 +123,11 @@ if(MODE STREQUAL "cook")
   expect_cache(3 0)
   build_expect("no work to do")
 
-  # A weight edited in the manifest re-cooks into new bytes, with every clip from the cache.
+  # A weight edited in the manifest re-cooks into new bytes, with every clip from the cache; the
+  # per-clip build re-links without re-running a clip edge (or CMake).
   file(WRITE ${src}/loco.toml "[weights]\nfoot_position = 0.5\n${clips}")
-  build_expect("Cooking loco.mmdb" "Linking loco_per_clip.mmdb")
+  build_expect("Cooking loco.mmdb" "Linking loco_per_clip.mmdb" NOT "Cooking clip"
+               "Re-running CMake")
   file(TIMESTAMP ${bin}/loco.mmdb edited "%s")
   if(edited STREQUAL before)
     message(FATAL_ERROR "a new weight did not rewrite loco.mmdb")
@@ -133,6 +139,33 @@ if(MODE STREQUAL "cook")
   file(APPEND ${src}/more/walk_turn.bvh "\n")
   build_expect("Cooking loco.mmdb" "Cooking clip 1 of" NOT "Cooking clip 0 of" "Cooking clip 2 of")
   expect_cache(2 1)
+  expect_same_databases()
+  # WERROR: the warning is in the build log, the build fails, and no database is written.
+  foreach(target warned warned_per_clip)
+    execute_process(COMMAND ${CMAKE_COMMAND} --build ${bin} --target ${target}
+                    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+    if(rc EQUAL 0 OR NOT out MATCHES "warning: clip all_excluded has no matchable frame left"
+       OR NOT out MATCHES "1 warning and --werror" OR EXISTS ${bin}/${target}.mmdb)
+      message(FATAL_ERROR "WERROR did not fail ${target} with its warning (${rc}):\n${out}")
+    endif()
+  endforeach()
+  file(READ ${bin}/warned.json report)
+  string(JSON status GET "${report}" status)
+  string(JSON code GET "${report}" warnings 0 code)
+  if(NOT status STREQUAL "failed" OR NOT code STREQUAL "no-matchable-frames")
+    message(FATAL_ERROR "the failed cook's report says ${status}, ${code}:\n${report}")
+  endif()
+
+  # A clip more: the per-clip build fails once, saying why, and CMake counts the clips again on
+  # the next build.
+  file(WRITE ${src}/loco.toml
+       "[weights]\nfoot_position = 0.5\n${clips}[[clip]]\nname = \"fourth\"\nsource = \"walk_turn.bvh\"\n")
+  execute_process(COMMAND ${CMAKE_COMMAND} --build ${bin} -j 2 RESULT_VARIABLE rc
+                  OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  if(rc EQUAL 0 OR NOT out MATCHES "now has 4 clips where the build was made for 3")
+    message(FATAL_ERROR "a new clip did not fail the per-clip build once (${rc}):\n${out}")
+  endif()
+  build_expect("Re-running CMake" "Cooking clip 3 of" "Linking loco_per_clip.mmdb")
   expect_same_databases()
   message(STATUS "mmdb_cook: re-cooks on a source and a manifest edit, not on other files; "
                  "a weight edit takes every clip from the cache")

@@ -1070,6 +1070,79 @@ TEST_F(Cli, ABadTagPairWritesNothing) {
   EXPECT_FALSE(fs::exists(folder_ / "l.mmdb"));
 }
 
+// cook-entries: a file per clip that changes only with what the clip reads of the manifest, so a
+// build edge per clip can depend on it instead of the manifest; cook-clip --entry checks it and
+// names it in the depfile; cook-clip --cache and link --cache reuse parts and the pose coding.
+TEST_F(Cli, ClipEntriesChangeOnlyWithWhatTheirClipReads) {
+  writeGoodClips();
+  write("loco.toml", kManifest);
+  ASSERT_EQ(mmcook({"cook-entries", "loco.toml", "-o", "parts", "--clips", "2"}).exit_code, 0);
+  const std::string walk_entry = readFile(folder_ / "parts/0.entry");
+  const std::string turn_entry = readFile(folder_ / "parts/1.entry");
+  EXPECT_NE(walk_entry.find("source path"), std::string::npos) << walk_entry;
+  EXPECT_NE(walk_entry, turn_entry);
+  const auto walk_time = fs::last_write_time(folder_ / "parts/0.entry");
+  std::string manifest = kManifest;
+  manifest.replace(manifest.find("[database]"), 10, "[weights]\nhip_velocity = 2\n[database]");
+  write("loco.toml", manifest);
+  ASSERT_EQ(mmcook({"cook-entries", "loco.toml", "-o", "parts", "--clips", "2"}).exit_code, 0);
+  EXPECT_EQ(readFile(folder_ / "parts/0.entry"), walk_entry);  // a weight is the link's
+  EXPECT_EQ(readFile(folder_ / "parts/1.entry"), turn_entry);
+  EXPECT_EQ(fs::last_write_time(folder_ / "parts/0.entry"), walk_time);
+  manifest.replace(manifest.find("frames = [10, 170]"), 18, "frames = [10, 160]");
+  write("loco.toml", manifest);
+  ASSERT_EQ(mmcook({"cook-entries", "loco.toml", "-o", "parts", "--clips", "2"}).exit_code, 0);
+  EXPECT_EQ(readFile(folder_ / "parts/0.entry"), walk_entry);
+  EXPECT_NE(readFile(folder_ / "parts/1.entry"), turn_entry);
+  // Another count than the build's: exit 1, and the count where the build's configure reads it.
+  const CliRun recount = mmcook({"cook-entries", "loco.toml", "-o", "parts", "--clips", "3"});
+  EXPECT_EQ(recount.exit_code, 1);
+  EXPECT_NE(recount.err.find("the manifest now has 2 clips where the build was made for 3"),
+            std::string::npos)
+      << recount.err;
+  EXPECT_EQ(readFile(folder_ / "parts/clips.count"), "2\n");
+
+  const CliRun wrong = mmcook({"cook-clip", "loco.toml", "--index", "0", "--entry", "parts/1.entry",
+                               "-o", "parts/0.mmclip"});
+  EXPECT_EQ(wrong.exit_code, 1);
+  EXPECT_NE(wrong.err.find("parts/1.entry: it does not hold clip walk's entry"), std::string::npos)
+      << wrong.err;
+  ASSERT_EQ(mmcook({"cook-clip", "loco.toml", "--index", "0", "--entry", "parts/0.entry", "-o",
+                    "parts/0.mmclip", "--depfile", "parts/0.d"})
+                .exit_code,
+            0);
+  const std::string depfile = readFile(folder_ / "parts/0.d");
+  EXPECT_NE(depfile.find("parts/0.entry"), std::string::npos) << depfile;
+  EXPECT_EQ(depfile.find("loco.toml"), std::string::npos) << depfile;
+  const std::vector<std::string> turn_clip{
+      "cook-clip", "loco.toml",     "--index", "1",          "--first", "parts/0.mmclip",
+      "--entry",   "parts/1.entry", "--cache", "clip_cache", "-o",      "parts/1.mmclip"};
+  ASSERT_EQ(mmcook(turn_clip).exit_code, 0);
+  const std::string turn_part = readFile(folder_ / "parts/1.mmclip");
+  fs::remove(folder_ / "parts/1.mmclip");
+  std::vector<std::string> verbose = turn_clip;
+  verbose.push_back("-v");
+  const CliRun again = mmcook(verbose);
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.err.find("from the clip cache"), std::string::npos) << again.err;
+  EXPECT_TRUE(readFile(folder_ / "parts/1.mmclip") == turn_part);
+
+  for (const char* name : {"one", "two"}) {
+    const std::string report = std::string(name) + ".json";
+    ASSERT_EQ(mmcook({"link", "loco.toml", "parts/0.mmclip", "parts/1.mmclip", "-o",
+                      std::string(name) + ".mmdb", "--cache", "clip_cache", "--report", report})
+                  .exit_code,
+              0);
+    const Json doc = JsonReader(readFile(folder_ / report)).document();
+    EXPECT_EQ(doc["command"].string(), "link");
+    EXPECT_TRUE(std::holds_alternative<std::nullptr_t>(doc["clip_cache"].value));
+    EXPECT_EQ(doc["parts"]["files"].number(), 2);
+    // The second link finds the first one's pose coding.
+    EXPECT_EQ(std::get<bool>(doc["parts"]["coded_poses_found"].value), name[0] == 't') << name;
+  }
+  EXPECT_TRUE(readFile(folder_ / "one.mmdb") == readFile(folder_ / "two.mmdb"));
+}
+
 TEST_F(Cli, CookClipAndLinkRefuseWhatDoesNotFit) {
   writeGoodClips();
   write("loco.toml", kManifest);
