@@ -28,6 +28,30 @@
 #             the link alone. The clips are counted from the manifest's [[clip]] tables when CMake
 #             runs; a build after the count changed fails once and CMake counts them again on
 #             the next. The warnings are the link's to print (once per link, like a cache hit).
+# mmcook writes its depfiles with absolute paths, as Ninja reads them: no `cmake -E
+# cmake_transform_depfile` step after each edge (CMP0116's NEW behaviour adds one, which costs
+# more than a clip edge's cook).
+cmake_policy(PUSH)
+if(POLICY CMP0116)
+  cmake_policy(SET CMP0116 OLD)
+endif()
+
+# `--depfile-target` and the spelling of `path` that Ninja gives the edge's output in its build
+# file (relative to the top binary folder when inside it), which it compares with the depfile's;
+# nothing for other generators.
+function(_mmdb_depfile_target path out)
+  set(args "")
+  if(CMAKE_GENERATOR MATCHES "Ninja")
+    cmake_path(IS_PREFIX CMAKE_BINARY_DIR "${path}" NORMALIZE inside)
+    set(spelled "${path}")
+    if(inside)
+      cmake_path(RELATIVE_PATH path BASE_DIRECTORY ${CMAKE_BINARY_DIR} OUTPUT_VARIABLE spelled)
+    endif()
+    set(args --depfile-target "${spelled}")
+  endif()
+  set(${out} ${args} PARENT_SCOPE)
+endfunction()
+
 function(mmdb_cook)
   cmake_parse_arguments(PARSE_ARGV 0 arg "PER_CLIP;WERROR" "OUTPUT;MANIFEST;TARGET;JOBS;CACHE;REPORT"
                         "")
@@ -79,11 +103,12 @@ function(mmdb_cook)
     if(cache_dir)
       set(cache --cache ${cache_dir})
     endif()
+    _mmdb_depfile_target(${output} target)
     add_custom_command(
       OUTPUT ${output}
       BYPRODUCTS ${byproducts}
       COMMAND mmdb::mmcook --quiet cook ${manifest} -o ${output} --jobs ${jobs}
-              --depfile ${output}.d ${cache} ${extra}
+              --depfile ${output}.d ${target} ${cache} ${extra}
       DEPENDS ${manifest} mmdb::mmcook
       DEPFILE ${output}.d
       COMMENT "Cooking ${arg_OUTPUT}"
@@ -114,11 +139,12 @@ function(mmdb_cook)
     foreach(i RANGE ${last})
       list(APPEND entries ${parts_dir}/${i}.entry)
     endforeach()
+    _mmdb_depfile_target(${parts_dir}/0.entry target)
     add_custom_command(
       OUTPUT ${entries}
       BYPRODUCTS ${parts_dir}/entries.d
       COMMAND mmdb::mmcook --quiet cook-entries ${manifest} -o ${parts_dir} --clips ${count}
-              --depfile ${parts_dir}/entries.d
+              --depfile ${parts_dir}/entries.d ${target}
       DEPENDS ${manifest} mmdb::mmcook
       DEPFILE ${parts_dir}/entries.d
       COMMENT "Reading the clip entries of ${arg_OUTPUT}"
@@ -141,23 +167,25 @@ function(mmdb_cook)
         set(first_dep ${first})
       endif()
       # Silent: the link prints every warning, its own and the parts'.
+      _mmdb_depfile_target(${part} target)
       add_custom_command(
         OUTPUT ${part}
         BYPRODUCTS ${part}.d
         COMMAND mmdb::mmcook --quiet --no-warnings cook-clip ${manifest} --index ${i}
-                --entry ${parts_dir}/${i}.entry -o ${part} --depfile ${part}.d ${first_args}
-                ${clip_cache}
+                --entry ${parts_dir}/${i}.entry -o ${part} --depfile ${part}.d ${target}
+                ${first_args} ${clip_cache}
         DEPENDS ${parts_dir}/${i}.entry mmdb::mmcook ${first_dep}
         DEPFILE ${part}.d
         COMMENT "Cooking clip ${i} of ${arg_OUTPUT}"
         VERBATIM)
       list(APPEND parts ${part})
     endforeach()
+    _mmdb_depfile_target(${output} target)
     add_custom_command(
       OUTPUT ${output}
       BYPRODUCTS ${byproducts}
       COMMAND mmdb::mmcook --quiet link ${manifest} ${parts} -o ${output} --jobs ${jobs}
-              --depfile ${output}.d ${pose_cache} ${extra}
+              --depfile ${output}.d ${target} ${pose_cache} ${extra}
       DEPENDS ${manifest} mmdb::mmcook ${parts}
       DEPFILE ${output}.d
       COMMENT "Linking ${arg_OUTPUT}"
@@ -168,3 +196,4 @@ function(mmdb_cook)
     add_custom_target(${arg_TARGET} ALL DEPENDS ${output})
   endif()
 endfunction()
+cmake_policy(POP)

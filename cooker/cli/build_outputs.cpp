@@ -35,6 +35,10 @@ std::string absolute(const std::string& path) {
 
 }  // namespace
 
+std::string depfileTarget(const std::string& output, const std::string& given) {
+  return given.empty() ? absolute(output) : given;
+}
+
 std::string depfileText(const std::string& output, const CookRequest& request) {
   std::vector<std::string> inputs;
   if (!request.manifest_path.empty()) inputs.push_back(request.manifest_path);
@@ -54,7 +58,7 @@ std::string depfileText(const std::string& output, const std::vector<std::string
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);  // a new mmcook re-cooks
   if (!ec) add(self.string());
 
-  std::string text = escapeDepfilePath(absolute(output)) + ":";
+  std::string text = escapeDepfilePath(output) + ":";
   for (const std::string& input : inputs) text += " \\\n  " + escapeDepfilePath(input);
   return text + "\n";
 }
@@ -266,7 +270,7 @@ bool fileHolds(const std::string& path, size_t size, Pieces pieces) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec) || fs::file_size(path, ec) != size || ec) return false;
   std::ifstream in(path, std::ios::binary);
-  std::vector<char> chunk(1 << 20);
+  std::vector<char> chunk(std::min(size, size_t{1} << 20));  // a small file zeroes no 1 MB
   return pieces([&](std::span<const uint8_t> piece) {
     for (size_t offset = 0; offset < piece.size();) {
       const size_t n = std::min(chunk.size(), piece.size() - offset);

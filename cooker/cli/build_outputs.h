@@ -16,12 +16,15 @@
 
 namespace mmdb::cook {
 
-// Makefile-syntax depfile text: "OUTPUT: INPUT..." with the manifest (when there is one), every
-// clip's source file once, and the running mmcook executable; absolute paths, spaces and '#'
-// escaped with '\', '$' doubled.
-std::string depfileText(const std::string& output, const CookRequest& request);
+// Makefile-syntax depfile text: "TARGET: INPUT..." with the manifest (when there is one), every
+// clip's source file once, and the running mmcook executable; inputs as absolute paths, spaces
+// and '#' escaped with '\', '$' doubled. `target` as depfileTarget() gives it.
+std::string depfileText(const std::string& target, const CookRequest& request);
 // The same for a list of inputs (mmcook itself is added).
-std::string depfileText(const std::string& output, const std::vector<std::string>& inputs);
+std::string depfileText(const std::string& target, const std::vector<std::string>& inputs);
+// What a depfile names as its target: `given` (--depfile-target: the output as the build file
+// spells it, which Ninja compares with the edge's output) or else the output's absolute path.
+std::string depfileTarget(const std::string& output, const std::string& given);
 
 // The JSON report's format (docs/cook-report.md; schema/cook-report.schema.json checks it). A
 // new field keeps the number; a field that changes meaning or goes away takes the next one.

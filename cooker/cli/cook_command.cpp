@@ -391,8 +391,10 @@ int cookAndWrite(const CookCommandOptions& options, bool manifest,
     std::vector<std::string> depends = options.inputs;
     depends.insert(depends.end(), options.clip_files.begin(), options.clip_files.end());
     const std::string text =
-        options.link ? depfileText(options.output, depends) : depfileText(options.output, request);
-    writeFileAtomically(options.depfile, std::vector<uint8_t>(text.begin(), text.end()));
+        options.link ? depfileText(depfileTarget(options.output, options.depfile_target), depends)
+                     : depfileText(depfileTarget(options.output, options.depfile_target), request);
+    writeFileAtomically(options.depfile, std::vector<uint8_t>(text.begin(), text.end()),
+                        Durability::Unsynced);
   }
   if (options.verify) {
     try {
@@ -492,7 +494,8 @@ int runClipEntriesCommand(const ClipEntriesOptions& options) {
   fs::create_directories(options.folder, ec);
   const auto write = [](const fs::path& path, const std::string& text) {
     const std::vector<uint8_t> bytes(text.begin(), text.end());
-    if (!fileHoldsBytes(path.string(), bytes)) writeFileAtomically(path.string(), bytes);
+    if (!fileHoldsBytes(path.string(), bytes))
+      writeFileAtomically(path.string(), bytes, Durability::Unsynced);
   };
   const fs::path folder(options.folder);
   if (options.expect >= 0 && count != options.expect) {
@@ -507,8 +510,10 @@ int runClipEntriesCommand(const ClipEntriesOptions& options) {
   if (!options.depfile.empty()) {
     // Named by its first output, as Ninja reads it.
     const std::string text =
-        depfileText((folder / "0.entry").string(), std::vector<std::string>{options.manifest});
-    writeFileAtomically(options.depfile, std::vector<uint8_t>(text.begin(), text.end()));
+        depfileText(depfileTarget((folder / "0.entry").string(), options.depfile_target),
+                    std::vector<std::string>{options.manifest});
+    writeFileAtomically(options.depfile, std::vector<uint8_t>(text.begin(), text.end()),
+                        Durability::Unsynced);
   }
   return kExitOk;
 }
@@ -570,7 +575,7 @@ int runCookClipCommand(const CookClipOptions& options) {
     const ClipSpec& first = request.clips[0];
     if (!options.first.empty()) {
       // The part vouches for its source, as in a link: the build re-cooks it when that changes.
-      ClipFile file = readClipFile(options.first);
+      ClipFile file = readClipFile(options.first, PartPoses::Skip);  // the context needs no pose
       const std::string first_key = clipKey(request, 0, file.part.source, nullptr);
       if (file.key != first_key)
         throw InputError(options.first + ": it is not the part of the manifest's first clip " +
@@ -628,11 +633,14 @@ int runCookClipCommand(const CookClipOptions& options) {
                                  options.output));
   if (!current) {
     const std::vector<uint8_t> bytes = serializeClipFile(key, *part);
-    if (!fileHoldsBytes(options.output, bytes)) writeFileAtomically(options.output, bytes);
+    if (!fileHoldsBytes(options.output, bytes))
+      writeFileAtomically(options.output, bytes, Durability::Unsynced);
   }
   if (!options.depfile.empty()) {
-    const std::string text = depfileText(options.output, depends);
-    writeFileAtomically(options.depfile, std::vector<uint8_t>(text.begin(), text.end()));
+    const std::string text =
+        depfileText(depfileTarget(options.output, options.depfile_target), depends);
+    writeFileAtomically(options.depfile, std::vector<uint8_t>(text.begin(), text.end()),
+                        Durability::Unsynced);
   }
   if (!options.quiet)
     std::printf("%s %s (clip %d of %d: %s)\n", current ? "up to date" : "cooked",

@@ -11,12 +11,13 @@ namespace mmdb::cook {
 struct CookCommandOptions {
   std::vector<std::string> inputs;  // one .toml manifest, or motion files (the quick form)
   std::string output;
-  int jobs = 0;           // 0 = all cores
-  bool verify = false;    // reopen the written file with the runtime and check it
-  bool quiet = false;     // no summary, no progress
-  bool werror = false;    // any warning fails the cook (exit 1), and nothing is written
-  std::string depfile;    // when set, a Makefile-syntax depfile of the output's inputs goes here
-  std::string report;     // when set, a JSON report of the cook goes here
+  int jobs = 0;         // 0 = all cores
+  bool verify = false;  // reopen the written file with the runtime and check it
+  bool quiet = false;   // no summary, no progress
+  bool werror = false;  // any warning fails the cook (exit 1), and nothing is written
+  std::string depfile;  // when set, a Makefile-syntax depfile of the output's inputs goes here
+  std::string depfile_target;  // the output as the depfile names it ("": its absolute path)
+  std::string report;          // when set, a JSON report of the cook goes here
   std::string cache;      // clip cache folder; "" = the default one for a manifest, none otherwise
   bool no_cache = false;  // no clip cache at all
   // `mmcook link`: the manifest's clips come from these .mmclip files (one per clip, in order)
@@ -37,6 +38,7 @@ struct CookClipOptions {
   std::string output;  // OUT.mmclip
   std::string first;   // the first clip's .mmclip, for a later clip (else it is cooked here)
   std::string depfile;
+  std::string depfile_target;  // as CookCommandOptions'
   bool quiet = false;
   bool werror = false;  // a warning of the clip fails it (exit 1), and nothing is written
   // The clip's entry file (cook-entries): it must hold the clip's entry as the manifest gives it
@@ -56,6 +58,7 @@ struct ClipEntriesOptions {
   std::string folder;
   int expect = -1;  // the clip count the build was made for (-1: any)
   std::string depfile;
+  std::string depfile_target;  // the first entry as the depfile names it
 };
 // With `expect` and another count: writes the count to <folder>/clips.count (which the build's
 // configure step depends on) and fails, so that the next build counts the clips again.

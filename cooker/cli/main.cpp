@@ -81,6 +81,10 @@ int run(int argc, char** argv) {
   cook_cmd->add_option("--depfile", cook.depfile,
                        "Also write a Makefile-syntax depfile of the output's inputs (for Ninja "
                        "and Make)");
+  const char* const kDepfileTarget =
+      "The output as the depfile names it (default: its absolute path); a build file's own "
+      "spelling of the output, which Ninja compares with its edge's";
+  cook_cmd->add_option("--depfile-target", cook.depfile_target, kDepfileTarget);
   cook_cmd->add_option(
       "--report", cook.report,
       "Also write a JSON report: summary, warnings with their clip, preset, roles, "
@@ -109,6 +113,7 @@ int run(int argc, char** argv) {
                        "The first clip's .mmclip (a later clip takes its skeleton, roles and "
                        "unit from it; without it, the first clip is cooked here too)");
   clip_cmd->add_option("--depfile", clip.depfile, "Also write a Makefile-syntax depfile");
+  clip_cmd->add_option("--depfile-target", clip.depfile_target, kDepfileTarget);
   clip_cmd->add_option("--entry", clip.entry,
                        "The clip's entry file from mmcook cook-entries: checked against the "
                        "manifest, and named by the depfile instead of the manifest");
@@ -129,6 +134,8 @@ int run(int argc, char** argv) {
                           "The clip count the build was made for: another count fails (and is "
                           "written to DIR/clips.count)");
   entries_cmd->add_option("--depfile", entries.depfile, "Also write a Makefile-syntax depfile");
+  entries_cmd->add_option("--depfile-target", entries.depfile_target,
+                          "The first entry as the depfile names it");
   entries_cmd->add_flag("-q,--quiet", quiet, kQuiet);
 
   mmdb::cook::CookCommandOptions link;
@@ -146,6 +153,7 @@ int run(int argc, char** argv) {
   link_cmd->add_option("-j,--jobs", link.jobs, "Threads to link with; 0 = all cores")
       ->capture_default_str();
   link_cmd->add_option("--depfile", link.depfile, "Also write a Makefile-syntax depfile");
+  link_cmd->add_option("--depfile-target", link.depfile_target, kDepfileTarget);
   link_cmd->add_option("--report", link.report, "Also write a JSON report of the link");
   link_cmd->add_option("--cache", link.cache,
                        "Find the database's pose coding in this clip cache folder, and keep it "

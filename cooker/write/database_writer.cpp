@@ -833,8 +833,9 @@ void AtomicFile::fail(const std::string& step, int error) {
   failWrite(path_, step, error);
 }
 
-void AtomicFile::commit() {
-  if (::fsync(fd_) != 0) fail("flushing the temporary file failed", errno);
+void AtomicFile::commit(Durability durability) {
+  const bool sync = durability == Durability::Synced;
+  if (sync && ::fsync(fd_) != 0) fail("flushing the temporary file failed", errno);
   if (unnamed_) {
     // A name for the rename: linkat cannot replace an existing file, rename can.
     static std::atomic<unsigned> counter{0};
@@ -853,24 +854,27 @@ void AtomicFile::commit() {
   if (::rename(temp_path_.c_str(), path_.c_str()) != 0)
     fail("renaming the temporary file over it failed", errno);
   temp_path_.clear();
-  syncFolderOf(path_);
+  if (sync) syncFolderOf(path_);
 }
 
 namespace {
 
 // The temporary file beside `path`, `size` bytes that write(SequentialFile&) gives, put in place.
 template <typename Write>
-void writeAtomically(const std::string& path, size_t size, Write write) {
+void writeAtomically(const std::string& path, size_t size, Write write,
+                     Durability durability = Durability::Synced) {
   AtomicFile out(path);
   SequentialFile file(out.fd(), size);
   if (!write(file) || !file.finish()) out.fail("writing the temporary file failed", errno);
-  out.commit();
+  out.commit(durability);
 }
 
 }  // namespace
 
-void writeFileAtomically(const std::string& path, std::span<const uint8_t> bytes) {
-  writeAtomically(path, bytes.size(), [&](SequentialFile& file) { return file.write(bytes); });
+void writeFileAtomically(const std::string& path, std::span<const uint8_t> bytes,
+                         Durability durability) {
+  writeAtomically(
+      path, bytes.size(), [&](SequentialFile& file) { return file.write(bytes); }, durability);
 }
 
 void writeFileAtomically(const std::string& path, const SerializedDatabase& bytes) {

@@ -126,9 +126,17 @@ flatbuffers::Offset<fb::PoseCoding> writePoseCoding(flatbuffers::FlatBufferBuild
 // cook killed meanwhile leaves nothing; it gets a name only for the rename.
 // Throws InputError naming the path, the system's reason and what to do; on failure an existing
 // file at `path` is untouched and no temporary file is left behind.
-void writeFileAtomically(const std::string& path, std::span<const uint8_t> bytes);
-inline void writeFileAtomically(const std::string& path, const std::vector<uint8_t>& bytes) {
-  writeFileAtomically(path, std::span<const uint8_t>(bytes));
+// Synced: the bytes and the rename are on the disk when the write returns, so a crash leaves the
+// old file or the new one. Unsynced: atomic for other processes alone (the rename), for what a
+// build makes again from its inputs (depfiles, clip entries and parts), as a compiler writes
+// its object files: an fsync costs more than a clip edge's cook on some disks.
+enum class Durability { Synced, Unsynced };
+
+void writeFileAtomically(const std::string& path, std::span<const uint8_t> bytes,
+                         Durability durability = Durability::Synced);
+inline void writeFileAtomically(const std::string& path, const std::vector<uint8_t>& bytes,
+                                Durability durability = Durability::Synced) {
+  writeFileAtomically(path, std::span<const uint8_t>(bytes), durability);
 }
 // The same, writing the database's pieces one after another.
 void writeFileAtomically(const std::string& path, const SerializedDatabase& bytes);
@@ -144,9 +152,9 @@ class AtomicFile {
   AtomicFile& operator=(const AtomicFile&) = delete;
 
   int fd() const { return fd_; }
-  // Flushes the file to disk and renames it over the path; InputError on failure, which leaves an
-  // existing file at the path untouched.
-  void commit();
+  // Flushes the file to disk (Synced) and renames it over the path; InputError on failure, which
+  // leaves an existing file at the path untouched.
+  void commit(Durability durability = Durability::Synced);
   // Removes the temporary file and throws writeFileAtomically's InputError for `step` (such as
   // "writing the temporary file failed") and `error` (an errno).
   [[noreturn]] void fail(const std::string& step, int error);
