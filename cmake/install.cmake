@@ -38,7 +38,9 @@ install(FILES ${PROJECT_BINARY_DIR}/generated/mmdb/mmdb_generated.h
 if(TARGET mmdb_gpu)
   install(DIRECTORY runtime/gpu/include/mmdb/gpu DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/mmdb)
 endif()
-install(FILES schema/mmdb.fbs DESTINATION ${CMAKE_INSTALL_DATADIR}/mmdb)
+# Beside it, the JSON Schema of mmcook's --report (docs/cook-report.md), for tools that read it.
+install(FILES schema/mmdb.fbs schema/cook-report.schema.json
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/mmdb)
 
 configure_package_config_file(cmake/mmdbConfig.cmake.in ${PROJECT_BINARY_DIR}/mmdbConfig.cmake
   INSTALL_DESTINATION ${MMDB_CMAKE_DIR}

@@ -17,6 +17,8 @@ packages=(
   g++-mingw-w64-x86-64-posix mingw-w64-x86-64-dev             # the runtime compiles for Windows
   assimp-testmodels                                           # sample BVH and FBX files
   chromium chromium-driver python3-selenium                   # the report's browser test
+  python3-jsonschema                                          # cook_report.schema: mmcook's
+                                                              # --report against its JSON Schema
 )
 
 sudo=""

@@ -15,7 +15,8 @@
 #   cmake -DMODE=install|find_package|add_subdirectory|cook|runtime_only|without_vulkan|
 #                cook_without_languages|unknown_component|documented_link_line
 #         -DSOURCE=... -DBUILD=... -DWORK=... -DPREFIX=... -DGENERATOR=... -DCXX_FLAGS=...
-#         -DDATABASE=... -P check_consumer.cmake
+#         -DDATABASE=... [-DCOOK_REPORTS=FOLDER] -P check_consumer.cmake
+# With COOK_REPORTS, MODE=cook copies each report it reads (loco.json) into FOLDER.
 cmake_minimum_required(VERSION 3.25)  # the project's policies (IN_LIST) in script mode too
 function(run)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
@@ -38,7 +39,7 @@ if(MODE STREQUAL "install")
   run(${CMAKE_COMMAND} --install ${BUILD} --prefix ${PREFIX})
   foreach(f lib/cmake/mmdb/mmdbConfig.cmake lib/cmake/mmdb/mmdbConfigVersion.cmake
             include/mmdb/mmdb.h include/mmdb/mmdb_c.h include/mmdb/mmdb_generated.h
-            share/mmdb/mmdb.fbs)
+            share/mmdb/mmdb.fbs share/mmdb/cook-report.schema.json)
     if(NOT EXISTS ${PREFIX}/${f})
       message(FATAL_ERROR "the install has no ${f}")
     endif()
@@ -74,6 +75,16 @@ function(expect_same_databases)
 endfunction()
 function(expect_cache hits misses)
   file(READ ${bin}/loco.json report)
+  if(COOK_REPORTS)  # each version, for cook_report.schema (tests/cooker) to check
+    get_property(kept GLOBAL PROPERTY kept_cook_reports)
+    if(NOT kept)
+      set(kept 0)
+    endif()
+    math(EXPR kept "${kept} + 1")
+    set_property(GLOBAL PROPERTY kept_cook_reports ${kept})
+    file(MAKE_DIRECTORY ${COOK_REPORTS})
+    file(COPY_FILE ${bin}/loco.json ${COOK_REPORTS}/consumer.cook_at_build_time-${kept}-loco.json)
+  endif()
   string(JSON got_hits GET "${report}" clip_cache hits)
   string(JSON got_misses GET "${report}" clip_cache misses)
   if(NOT got_hits EQUAL hits OR NOT got_misses EQUAL misses)

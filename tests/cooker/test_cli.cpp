@@ -21,6 +21,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <variant>
 #include <vector>
 
@@ -131,6 +132,21 @@ std::string readFile(const fs::path& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+// Every test that ran leaves SUITE.NAME.ran beside the kept reports, so the schema check
+// (tests/cooker/check_cook_reports.py) tells a whole run of these tests from a part of one.
+class MarkTestsThatRan : public ::testing::EmptyTestEventListener {
+  void OnTestEnd(const ::testing::TestInfo& test) override {
+    std::error_code ec;
+    fs::create_directories(MMDB_COOK_REPORTS, ec);
+    std::ofstream(fs::path(MMDB_COOK_REPORTS) /
+                  (std::string(test.test_suite_name()) + "." + test.name() + ".ran"));
+  }
+};
+[[maybe_unused]] const bool kMarksTestsThatRan = [] {
+  ::testing::UnitTest::GetInstance()->listeners().Append(new MarkTestsThatRan);
+  return true;
+}();
+
 class Cli : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -142,7 +158,39 @@ class Cli : public ::testing::Test {
     // The default clip cache of manifest cooks: the test's own.
     ::setenv("MMCOOK_CACHE_DIR", (folder_ / "cache").c_str(), 1);
   }
-  void TearDown() override { fs::remove_all(folder_); }
+  void TearDown() override {
+    keepCookReports();
+    fs::remove_all(folder_);
+  }
+
+  // Copies each cook report in the test's folder (a .json with a "format" and a "command" key),
+  // once per version, to MMDB_COOK_REPORTS/SUITE.NAME-N-FILE for the schema check
+  // (cook_report.schema). Called after every run, so a report a later run replaces is kept too.
+  void keepCookReports() {
+    const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
+    const std::string prefix = std::string(test->test_suite_name()) + "." + test->name() + "-";
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(
+             folder_, fs::directory_options::skip_permission_denied, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      std::error_code type_error;
+      if (it->path().extension() != ".json" || !it->is_regular_file(type_error)) continue;
+      const std::string text = readFile(it->path());
+      if (text.find("\"format\"") == std::string::npos ||
+          text.find("\"command\"") == std::string::npos)
+        continue;
+      std::string& last = kept_reports_[it->path().string()];
+      if (last == text) continue;
+      last = text;
+      std::string name = fs::relative(it->path(), folder_).string();
+      std::replace(name.begin(), name.end(), '/', '_');
+      fs::create_directories(MMDB_COOK_REPORTS);
+      std::ofstream(
+          fs::path(MMDB_COOK_REPORTS) / (prefix + std::to_string(++kept_count_) + "-" + name),
+          std::ios::binary)
+          << text;
+    }
+  }
 
   // Runs mmcook in the test's folder, so messages name files as written here.
   CliRun mmcook(const std::vector<std::string>& args) {
@@ -157,6 +205,7 @@ class Cli : public ::testing::Test {
     run.err = readFile(folder_ / "stderr.txt");
     fs::remove(folder_ / "stdout.txt");
     fs::remove(folder_ / "stderr.txt");
+    keepCookReports();
     return run;
   }
 
@@ -217,6 +266,8 @@ class Cli : public ::testing::Test {
 
   fs::path folder_;
   std::string shell_prefix_;  // shell commands run before mmcook, in its shell
+  std::map<std::string, std::string> kept_reports_;  // path: the text last copied
+  int kept_count_ = 0;
 };
 
 constexpr const char* kManifest = R"(# A small locomotion database
@@ -602,6 +653,30 @@ TEST_F(Cli, ReportHasTheSummaryWarningsWithTheirClipStagesAndHash) {
       std::get<bool>(JsonReader(readFile(folder_ / "out.json")).document()["unchanged"].value));
 }
 
+// With pose = "none" the report's compression names the raw streams and their sizes alone.
+TEST_F(Cli, ARawCookReportsItsRawStreams) {
+  writeGoodClips();
+  write("raw.toml",
+        "[compression]\npose = \"none\"\n\n[[clip]]\nsource = \"walk.bvh\"\n\n"
+        "[[clip]]\nsource = \"turn.bvh\"\n");
+  const CliRun run = mmcook({"cook", "raw.toml", "-o", "raw.mmdb", "--report", "raw.json", "-q"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const Json doc = JsonReader(readFile(folder_ / "raw.json")).document();
+  const Json& compression = doc["compression"];
+  EXPECT_EQ(compression["pose"].string(), "none");
+  ASSERT_EQ(compression["streams"].size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    const JsonObject& stream = std::get<JsonObject>(compression["streams"][i].value);
+    EXPECT_EQ(stream.size(), 3u);  // name, raw_bytes, coded_bytes
+    EXPECT_EQ(stream.at("coded_bytes").number(), stream.at("raw_bytes").number());
+  }
+  std::vector<std::string> stages;
+  for (size_t i = 0; i < doc["stages"].size(); ++i)
+    stages.push_back(doc["stages"][i]["stage"].string());
+  EXPECT_EQ(stages, (std::vector<std::string>{"source-hashes", "clips", "assembly", "serialization",
+                                              "write"}));
+}
+
 // A BVH whose header declares one frame more than it holds: the import warns, and reads it.
 std::string declaringOneFrameMore(std::string bvh) {
   const size_t at = bvh.find("Frames:");
@@ -984,9 +1059,20 @@ TEST_F(Cli, CookClipAndLinkMakeTheCooksBytes) {
   EXPECT_EQ(fs::last_write_time(folder_ / "turning.mmclip"), old_time);
 
   const CliRun link = mmcook({"link", "loco.toml", "walk.mmclip", "turning.mmclip", "-o",
-                              "linked.mmdb", "--verify", "-q"});
+                              "linked.mmdb", "--verify", "-q", "--report", "link.json"});
   ASSERT_EQ(link.exit_code, 0) << link.err;
   EXPECT_TRUE(readFile(folder_ / "whole.mmdb") == readFile(folder_ / "linked.mmdb"));
+  // The link's report: its parts instead of a clip cache; the clips are the database's (the
+  // mirrored copy too), the files the manifest's.
+  const Json report = JsonReader(readFile(folder_ / "link.json")).document();
+  EXPECT_EQ(report["command"].string(), "link");
+  EXPECT_EQ(report["status"].string(), "ok");
+  EXPECT_EQ(report["manifest"].string(), "loco.toml");
+  EXPECT_TRUE(std::get<bool>(report["verified"].value));
+  EXPECT_TRUE(std::holds_alternative<std::nullptr_t>(report["clip_cache"].value));
+  EXPECT_EQ(report["parts"]["files"].number(), 2);
+  EXPECT_EQ(report["clips"].number(), 3);
+  EXPECT_EQ(report["mirrored_clips"].number(), 1);
   // Without --first, a later clip cooks the first one itself: the same part.
   ASSERT_EQ(mmcook({"cook-clip", "loco.toml", "--index", "1", "-o", "alone.mmclip"}).exit_code, 0);
   EXPECT_TRUE(readFile(folder_ / "alone.mmclip") == readFile(folder_ / "turning.mmclip"));
@@ -1174,6 +1260,16 @@ TEST_F(Cli, CookClipAndLinkRefuseWhatDoesNotFit) {
   write("damaged.mmclip", damaged);
   fails({"link", "loco.toml", "walk.mmclip", "damaged.mmclip", "-o", "out.mmdb"},
         "error: damaged.mmclip: its checksum does not match: the file is damaged");
+  // A failed link's report names the part.
+  fails({"link", "loco.toml", "walk.mmclip", "damaged.mmclip", "-o", "out.mmdb", "--report",
+         "link.json"},
+        "error: damaged.mmclip: its checksum does not match");
+  const Json report = JsonReader(readFile(folder_ / "link.json")).document();
+  EXPECT_EQ(report["command"].string(), "link");
+  EXPECT_EQ(report["status"].string(), "failed");
+  EXPECT_EQ(report["error"]["code"].string(), "bad-input");
+  EXPECT_EQ(report["error"]["file"].string(), "damaged.mmclip");
+  EXPECT_TRUE(std::holds_alternative<std::nullptr_t>(report["error"]["line"].value));
   // A changed weight only re-links; a changed source makes its part stale.
   std::string manifest = kManifest;
   manifest.replace(manifest.find("[database]"), 10, "[weights]\nhip_velocity = 2\n[database]");
