@@ -436,7 +436,6 @@ int cookAndWrite(const CookCommandOptions& options, bool manifest,
 int runCookCommand(const CookCommandOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   const bool manifest = std::count_if(options.inputs.begin(), options.inputs.end(), isManifest) > 0;
-  checkCookOptions(options, manifest);
   // The report says how a cook ended, failed or not: its path is checked before anything else.
   if (!options.report.empty()) {
     if (sameFile(options.report, options.output))
@@ -449,6 +448,7 @@ int runCookCommand(const CookCommandOptions& options) {
   CookReport report;
   CookInputs read;
   read.files = options.inputs;
+  if (manifest && !options.inputs.empty()) read.manifest = options.inputs[0];
   const auto fail = [&](const char* code, int exit_code, const char* message) {
     if (options.report.empty()) return;
     try {
@@ -470,6 +470,7 @@ int runCookCommand(const CookCommandOptions& options) {
     }
   };
   try {
+    checkCookOptions(options, manifest);
     return cookAndWrite(options, manifest, start, report, read);
   } catch (const WarningsAsErrors& e) {
     fail("warnings-as-errors", kExitBadInput, e.what());

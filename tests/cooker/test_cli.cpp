@@ -787,6 +787,15 @@ TEST_F(Cli, AFailedCookLeavesAReportOfTheFailure) {
   EXPECT_EQ(doc["error"]["line"].number(), lineOf(broken, "frame_rate"));
   EXPECT_EQ("error: " + doc["error"]["message"].string() + "\n", run.err);
   EXPECT_EQ(doc["output"].string(), "out.mmdb");
+  EXPECT_EQ(doc["manifest"].string(), "loco.toml");  // though reading it failed
+  // A mistake on the command line: exit 2, and the report says so.
+  const CliRun usage = mmcook(
+      {"cook", "loco.toml", "-o", "out.mmdb", "--report", "out.json", "--cache", "c", "--no-cache"});
+  EXPECT_EQ(usage.exit_code, 2);
+  const Json usage_doc = JsonReader(readFile(folder_ / "out.json")).document();
+  EXPECT_EQ(usage_doc["status"].string(), "failed");
+  EXPECT_EQ(usage_doc["error"]["code"].string(), "bad-usage");
+  EXPECT_EQ(usage_doc["error"]["exit_code"].number(), 2);
 
   // A report path that cannot be written: said before anything is cooked.
   write("loco.toml", kManifest);
