@@ -11,7 +11,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <iterator>
+#include <string_view>
 #include <system_error>
 
 namespace mmdb::cook {
@@ -76,12 +79,103 @@ std::optional<ClipPart> ClipCacheFolder::find(const std::string& key, int, bool*
   auto file = readEntry(
       entryPath(key), key, [poses](const std::string& path) { return readClipFile(path, poses); },
       "clip", "cooking the clip again", refused, [this](Warning w) { note(std::move(w)); });
-  if (!file) return std::nullopt;
+  if (!file) {
+    noteMiss(key);
+    return std::nullopt;
+  }
   return std::move(file->part);
 }
 
 void ClipCacheFolder::keep(const std::string& key, int, const ClipPart& part) {
   keepEntry(entryPath(key), serializeClipFile(key, part), "a clip");
+  // Remembered for the next miss's cause; a cache of hints, never an error.
+  try {
+    const std::string path = lastKeyPath(key);
+    std::error_code ec;
+    fs::create_directories(fs::path(path).parent_path(), ec);
+    writeFileAtomically(path, std::vector<uint8_t>(key.begin(), key.end()), Durability::Unsynced);
+  } catch (const InputError& e) {
+    spdlog::debug("clip cache: cannot remember the key of a clip: {}", e.what());
+  }
+}
+
+namespace {
+
+// The line of a key that starts with `word` ("name 4:walk"), or "".
+std::string keyLine(const std::string& key, std::string_view word) {
+  for (size_t at = 0; at < key.size();) {
+    const size_t end = std::min(key.find('\n', at), key.size());
+    const std::string_view line(key.data() + at, end - at);
+    if (line.substr(0, word.size()) == word) return std::string(line);
+    at = end + 1;
+  }
+  return "";
+}
+
+// The first line where two keys differ, named as the manifest or the user knows it.
+std::string missCause(const std::string& before, const std::string& now) {
+  std::string was, is;
+  for (size_t ia = 0, ib = 0; ia < before.size() || ib < now.size();) {
+    const size_t ea = std::min(before.find('\n', ia), before.size());
+    const size_t eb = std::min(now.find('\n', ib), now.size());
+    was = before.substr(ia, ea - ia);
+    is = now.substr(ib, eb - ib);
+    if (was != is) break;
+    ia = ea + 1;
+    ib = eb + 1;
+  }
+  if (was == is) return "the same key (the entry was deleted or replaced)";
+  // Each key line's first words, and what a user changed to change it.
+  static const std::pair<std::string_view, std::string_view> kCauses[] = {
+      {"cooker", "another mmcook version"},
+      {"source frames", "the clip's frames or seconds"},
+      {"source", "the source file's content"},
+      {"take", "the clip's take"},
+      {"mirror pattern", "[mirror] patterns"},
+      {"mirror", "the clip's mirror"},
+      {"rate", "[database] frame_rate"},
+      {"windows", "[filters]"},
+      {"contacts", "[contacts]"},
+      {"trajectory", "[database] trajectory_times"},
+      {"unit scale", "[skeleton] unit_scale"},
+      {"role", "[skeleton] roles"},
+      {"facing axis", "[skeleton] facing_axis"},
+      {"preset", "the first clip's skeleton preset or roles"},
+      {"first clip", "the clip's place (first or not)"},
+      {"after the first clip", "the clip's place (first or not)"},
+  };
+  for (const auto& [prefix, cause] : kCauses)
+    if (is.rfind(prefix, 0) == 0 || was.rfind(prefix, 0) == 0)
+      return std::string(cause) + " ('" + was + "' -> '" + is + "')";
+  return "'" + was + "' -> '" + is + "'";
+}
+
+}  // namespace
+
+std::string ClipCacheFolder::lastKeyPath(const std::string& key) const {
+  const std::string name = keyLine(key, "name ");
+  Fnv1a64 hash;
+  hash.add(name.data(), name.size());
+  return (fs::path(folder_) / "last" / fmt::format("{:016x}.key", hash.value())).string();
+}
+
+void ClipCacheFolder::noteMiss(const std::string& key) {
+  std::string cause = "a clip the cache has not seen";
+  std::ifstream in(lastKeyPath(key), std::ios::binary);
+  if (in) {
+    const std::string before{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    cause = missCause(before, key);
+  }
+  std::lock_guard lock(miss_mutex_);
+  ++miss_causes_[cause];
+}
+
+std::vector<std::pair<std::string, int>> ClipCacheFolder::missCauses() const {
+  std::lock_guard lock(miss_mutex_);
+  std::vector<std::pair<std::string, int>> out(miss_causes_.begin(), miss_causes_.end());
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  return out;
 }
 
 std::optional<StoredPoseCoding> ClipCacheFolder::findPoses(const std::string& key, bool* refused) {

@@ -8,6 +8,7 @@
 #include "cook/cook_database.h"
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -44,6 +45,10 @@ class ClipCacheFolder : public ClipStore {
 
   // The entries refused and the ones that could not be kept since the last call, sorted.
   std::vector<Warning> takeWarnings() override;
+  // Why clips were cooked again: for each cause (the setting or file that changed since the
+  // clip's last part was kept, "new clip" for a clip never kept), how many clips. Sorted by count,
+  // then cause.
+  std::vector<std::pair<std::string, int>> missCauses() const override;
 
   const std::string& folder() const { return folder_; }
   // `extension`: ".mmclip" for a clip's part, ".mmposes" for a pose coding.
@@ -53,12 +58,17 @@ class ClipCacheFolder : public ClipStore {
   void keepEntry(const std::string& path, const std::vector<uint8_t>& bytes, const char* what);
   void prunePoseCodings();
   void note(Warning w);
+  // <folder>/last/<hash>.key: the key a clip of that name was last kept under.
+  std::string lastKeyPath(const std::string& key) const;
+  void noteMiss(const std::string& key);
 
   std::string folder_;
   SourceStamps stamps_;
   std::mutex warn_mutex_;
   bool keep_failed_ = false;  // warn once when the folder fills up or goes away mid-cook
   std::vector<Warning> warnings_;
+  mutable std::mutex miss_mutex_;
+  std::map<std::string, int> miss_causes_;
 };
 
 // The default cache folder for manifest cooks: $MMCOOK_CACHE_DIR, else $XDG_CACHE_HOME/mmcook,

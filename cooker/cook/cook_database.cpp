@@ -1222,6 +1222,9 @@ CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
   // The link runs in manifest order on one thread.
   const WarningLog warn(report);
   reportParts(request, obtained.parts, obtained.context, warn, report);
+  if (store)  // once per cause, not once per clip
+    for (const auto& [cause, clips] : store->missCauses())
+      spdlog::debug("clip cache: {} clip{} cooked again: {}", clips, clips == 1 ? "" : "s", cause);
   for (const Warning& w : kept.warnings) warn(w);
   if (store)
     for (const Warning& w : store->takeWarnings()) warn(w);

@@ -188,6 +188,8 @@ class ClipStore {
   // What the store warned of since the last call (entries it refused or could not keep), for
   // the cook to report; in an order that does not depend on the threads.
   virtual std::vector<Warning> takeWarnings() { return {}; }
+  // Why parts were not found (cause, clips), for `-v`; empty for a store that does not know.
+  virtual std::vector<std::pair<std::string, int>> missCauses() const { return {}; }
 };
 
 // Called from the cooking threads with (clips done, clip count); may be empty.

@@ -760,6 +760,29 @@ TEST_F(Cli, WarningsAreCountedCodedPlacedAndShownAgainOnACacheHit) {
   EXPECT_EQ(clean.err, "");
 }
 
+// -v says why a cook took no part from the cache, once per cause.
+TEST_F(Cli, VerboseSaysWhatInvalidatedTheCachedParts) {
+  writeGoodClips();
+  write("loco.toml", kManifest);
+  const CliRun first = mmcook({"cook", "loco.toml", "-o", "out.mmdb", "-v"});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_NE(first.err.find("clip cache: 2 clips cooked again: a clip the cache has not seen"),
+            std::string::npos)
+      << first.err;
+  write("loco.toml", std::string(kManifest) + "[contacts]\nspeed_threshold = 0.3\n");
+  const CliRun edited = mmcook({"cook", "loco.toml", "-o", "out.mmdb", "-v"});
+  ASSERT_EQ(edited.exit_code, 0) << edited.err;
+  const std::string line = "clip cache: 2 clips cooked again: [contacts] ('contacts ";
+  const size_t at = edited.err.find(line);
+  EXPECT_NE(at, std::string::npos) << edited.err;
+  EXPECT_EQ(edited.err.find(line, at + 1), std::string::npos) << edited.err;  // once
+  write("turn.bvh", walkBvh({}));
+  const CliRun source = mmcook({"cook", "loco.toml", "-o", "out.mmdb", "-v"});
+  EXPECT_NE(source.err.find("clip cache: 1 clip cooked again: the source file's content"),
+            std::string::npos)
+      << source.err;
+}
+
 TEST_F(Cli, WerrorWithoutAWarningCooks) {
   writeGoodClips();
   const CliRun run = mmcook({"cook", "walk.bvh", "turn.bvh", "-o", "out.mmdb", "--werror", "-q"});
@@ -789,8 +812,8 @@ TEST_F(Cli, AFailedCookLeavesAReportOfTheFailure) {
   EXPECT_EQ(doc["output"].string(), "out.mmdb");
   EXPECT_EQ(doc["manifest"].string(), "loco.toml");  // though reading it failed
   // A mistake on the command line: exit 2, and the report says so.
-  const CliRun usage = mmcook(
-      {"cook", "loco.toml", "-o", "out.mmdb", "--report", "out.json", "--cache", "c", "--no-cache"});
+  const CliRun usage = mmcook({"cook", "loco.toml", "-o", "out.mmdb", "--report", "out.json",
+                               "--cache", "c", "--no-cache"});
   EXPECT_EQ(usage.exit_code, 2);
   const Json usage_doc = JsonReader(readFile(folder_ / "out.json")).document();
   EXPECT_EQ(usage_doc["status"].string(), "failed");
