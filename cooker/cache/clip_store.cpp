@@ -291,6 +291,7 @@ ClipFileList::ClipFileList(std::vector<std::string> files, std::vector<std::stri
     : files_(std::move(files)),
       clip_names_(std::move(clip_names)),
       loaded_(files_.size()),
+      loaded_poses_(files_.size(), 0),
       pose_store_(std::move(pose_store)) {
   if (files_.size() != clip_names_.size())
     throw InputError(
@@ -300,19 +301,24 @@ ClipFileList::ClipFileList(std::vector<std::string> files, std::vector<std::stri
                     clip_names_.size(), files_.size()));
 }
 
-ClipFile& ClipFileList::load(int index) {
+ClipFile& ClipFileList::load(int index, PartPoses poses) {
   std::unique_ptr<ClipFile>& file = loaded_.at(static_cast<size_t>(index));
-  if (!file) file = std::make_unique<ClipFile>(readClipFile(files_[index]));
+  const bool with_poses = poses == PartPoses::Read;
+  if (!file || (with_poses && !loaded_poses_[size_t(index)])) {
+    file = std::make_unique<ClipFile>(readClipFile(files_[index], poses));
+    loaded_poses_[size_t(index)] = with_poses;
+  }
   return *file;
 }
 
 std::optional<CookedSource> ClipFileList::recordedSource(int index) {
-  return load(index).part.source;
+  return load(index, PartPoses::Skip).part.source;
 }
 
-std::optional<ClipPart> ClipFileList::find(const std::string& key, int index, bool*, PartPoses) {
+std::optional<ClipPart> ClipFileList::find(const std::string& key, int index, bool*,
+                                           PartPoses poses) {
   const std::string& path = files_.at(static_cast<size_t>(index));
-  ClipFile file = std::move(load(index));
+  ClipFile file = std::move(load(index, poses));
   loaded_[index].reset();
   if (file.key != key)
     throw InputError(

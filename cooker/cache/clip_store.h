@@ -95,11 +95,14 @@ class ClipFileList : public ClipStore {
   std::vector<Warning> takeWarnings() override;
 
  private:
-  ClipFile& load(int index);  // each file is read once; one thread per index at a time
+  // Each file is read once, without its poses until they are needed; one thread per index at a
+  // time.
+  ClipFile& load(int index, PartPoses poses);
 
   std::vector<std::string> files_;
   std::vector<std::string> clip_names_;
   std::vector<std::unique_ptr<ClipFile>> loaded_;
+  std::vector<char> loaded_poses_;  // per index: loaded_ holds the poses
   std::unique_ptr<ClipCacheFolder> pose_store_;
 };
 
