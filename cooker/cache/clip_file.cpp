@@ -37,12 +37,12 @@ namespace {
 template <typename Fb, typename T>
 Offset<flatbuffers::Vector<const Fb*>> structVector(FlatBufferBuilder& fbb,
                                                     const std::vector<T>& values) {
-  static_assert(sizeof(Fb) == sizeof(T));
-  Fb* out = nullptr;
-  auto offset = fbb.CreateUninitializedVectorOfStructs<Fb>(values.size(), &out);
-  if (!values.empty())
-    std::memcpy(static_cast<void*>(out), values.data(), values.size() * sizeof(T));
-  return offset;
+  static_assert(sizeof(Fb) == sizeof(T) && alignof(Fb) <= alignof(T));
+  // CreateVectorOfStructs aligns to the struct's alignment; CreateUninitializedVectorOfStructs
+  // aligns to its size, which for RootFrame (52 bytes) or Vec3 (12) is no power of two: the
+  // padding came out wrong and a later 8-byte field could land off its alignment, which the
+  // verifier refuses.
+  return fbb.CreateVectorOfStructs(reinterpret_cast<const Fb*>(values.data()), values.size());
 }
 
 template <typename T, typename Fb>

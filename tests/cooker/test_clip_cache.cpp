@@ -5,6 +5,7 @@
 #include "cache/intermediate_file.h"
 #include "cache/pose_file.h"
 #include "cook/cook_database.h"
+#include "cook/features.h"
 #include "core/errors.h"
 #include "core/fnv1a.h"
 #include "synthetic_bvh.h"
@@ -447,6 +448,53 @@ TEST_F(ClipCache, ACompressionOrClipChangeCodesThePosesAgain) {
 
 // FNV-1a 64 as published (the empty string, "a", "foobar"), and four chains at once give each
 // input's own hash.
+// Every length of part serializes to a buffer the verifier accepts: the root frames (52-byte
+// structs) and the joints' vectors (12 and 16 bytes) must not throw later 8-byte fields off their
+// alignment, whatever the frame and joint counts (a part with a warning of the import failed so).
+TEST(ClipFile, EveryShapeOfPartReadsBack) {
+  for (int joints = 1; joints <= 3; ++joints) {
+    for (int frames = 1; frames <= 12; ++frames) {
+      ClipPart part;
+      part.source_rate = 30;
+      part.source_frames = frames;
+      part.unit.scale = 0.01;
+      part.unit.origin = "manifest";
+      for (int j = 0; j < joints; ++j) {
+        part.skeleton.names.push_back("joint" + std::to_string(j));
+        part.skeleton.parents.push_back(j - 1);
+        part.skeleton.offsets.emplace_back(0, j, 0);
+        part.skeleton.bind_rotations.emplace_back(1, 0, 0, 0);
+      }
+      ClipMotion& m = part.motion;
+      m.clip.name = "clip";
+      m.clip.frame_count = frames;
+      const size_t cells = size_t(frames) * size_t(joints);
+      m.clip.rotations.assign(cells, glm::quat(1, 0, 0, 0));
+      m.clip.translations.assign(cells, glm::vec3(0.5f));
+      m.velocities.assign(cells, glm::vec3(0));
+      m.angular_velocities.assign(cells, glm::vec3(0));
+      m.root.resize(size_t(frames));
+      m.contacts.assign(size_t(frames), 1);
+      m.features.assign(size_t(frames) * kFeatureCount, 0.25f);
+      m.facing.configured_sum = 0.5 * frames;
+      m.facing.moving_frames = frames;
+      for (int c = 0; c < FacingAgreement::kCandidates; ++c) m.facing.candidate_sum[c] = c;
+      for (int w = 0; w < frames % 3; ++w)
+        m.warnings.push_back({"bvh-frame-count", std::string(size_t(frames + w), 'x'), "a.bvh", w});
+      const std::vector<uint8_t> bytes = serializeClipFile("key", part);
+      for (PartPoses poses : {PartPoses::Read, PartPoses::Skip}) {
+        try {
+          const ClipFile file = parseClipFile(bytes.data(), bytes.size(), "part", poses);
+          EXPECT_EQ(file.part.motion.facing.moving_frames, frames);
+          EXPECT_EQ(file.part.motion.warnings.size(), size_t(frames % 3));
+        } catch (const InputError& e) {
+          ADD_FAILURE() << joints << " joints, " << frames << " frames: " << e.what();
+        }
+      }
+    }
+  }
+}
+
 TEST(SourceHash, FourChainsAtOnceGiveEachInputsFnv1a64) {
   auto one = [](const std::string& text) {
     Fnv1a64 h;

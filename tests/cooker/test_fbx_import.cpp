@@ -1,5 +1,6 @@
 // Assimp import (FBX and others): known answers on scenes built here and written as glTF, the
 // Debian assimp test models, broken files, and the shared corpus (Geno, CMU FBX) when present.
+#include "cache/clip_store.h"
 #include "cook/cook_database.h"
 #include "cook/skeleton_presets.h"
 #include "core/errors.h"
@@ -284,6 +285,30 @@ TEST(AssimpImport, ImplausibleDeclaredScaleIsDropped) {
   bool noted = false;
   for (const auto& n : info.notes) noted = noted || n.find("ignoring it") != std::string::npos;
   EXPECT_TRUE(noted);
+  // A warning of the clip, with its code and file: the cook counts it, and a cook that takes the
+  // clip from the cache reports it again.
+  ASSERT_EQ(clip.warnings.size(), 1u);
+  EXPECT_EQ(clip.warnings[0].code, "unit-scale-ignored");
+  EXPECT_EQ(clip.warnings[0].file, dir.file("huge.gltf"));
+  mmdb::cook::CookRequest r;
+  mmdb::cook::RoleSettings& roles = r.settings.roles;
+  roles.hips = roles.facing = "Hips";
+  roles.left_foot = roles.left_toe = "LeftUpLeg";
+  roles.right_foot = roles.right_toe = "RightUpLeg";
+  roles.root_position = "Spine";
+  r.settings.unit_scale = 0.01;
+  mmdb::cook::ClipSpec c;
+  c.source = dir.file("huge.gltf");
+  r.clips.push_back(c);
+  mmdb::cook::ClipCacheFolder cache(dir.file("cache"));
+  for (int pass = 0; pass < 2; ++pass) {
+    mmdb::cook::CookReport report;
+    mmdb::cook::cookDatabase(r, &report, {}, &cache);
+    EXPECT_EQ(report.store.hits, pass);
+    int unit_warnings = 0;
+    for (const auto& w : report.warnings) unit_warnings += w.code == "unit-scale-ignored";
+    EXPECT_EQ(unit_warnings, 1) << pass;
+  }
 }
 
 TEST(AssimpImport, PivotHelperNodesAreComposedIntoTheirJoint) {
