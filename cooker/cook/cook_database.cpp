@@ -913,8 +913,7 @@ void concatenateParts(const CookRequest& request, const std::vector<int>& source
                   spec.ranges,
                   spec.bias,
                   request.manifest_path,
-                  request.settings.frame_rate,
-                  spec.manifest_line};
+                  request.settings.frame_rate};
     if (c.mirrored) {  // left and right swap in its tags and its ranges' (docs/cook.md "Mirror")
       t.tags = mirroredTags(spec.tags, request.mirror.tag_pairs);
       for (SubRangeSpec& range : t.ranges)
@@ -1018,7 +1017,8 @@ void concatenateParts(const CookRequest& request, const std::vector<int>& source
 }
 
 // Normalization, matchable ranges and tags, and the search's bounds boxes.
-void linkFeatures(Concatenated& joined, const SkeletonRoles& roles, const CookSettings& settings,
+void linkFeatures(const CookRequest& request, Concatenated& joined, const SkeletonRoles& roles,
+                  const CookSettings& settings,
                   const ClipStageSettings& stage, const WarningLog& warn, int jobs,
                   CookedDatabase& db) {
   db.feature_count = kFeatureCount;
@@ -1034,7 +1034,14 @@ void linkFeatures(Concatenated& joined, const SkeletonRoles& roles, const CookSe
   db.tag_names = std::move(ranges.tag_names);
   db.ranges = std::move(ranges.ranges);
   for (size_t c = 0; c < db.clips.size(); ++c) db.clips[c].tag_mask = ranges.clip_tag_masks[c];
-  for (const Warning& w : ranges.warnings) warn(w);
+  // A range warning is about a database clip: reported with the manifest's clip it comes from.
+  std::vector<const ClipSpec*> spec_of;  // per database clip
+  for (const ClipSpec& spec : request.clips)
+    spec_of.insert(spec_of.end(), spec.mirror ? 2 : 1, &spec);
+  for (size_t i = 0; i < ranges.warnings.size(); ++i)
+    warn(ranges.warnings[i], spec_of.size() == db.clips.size()
+                                 ? spec_of.at(ranges.warning_clips.at(i))
+                                 : nullptr);
 
   db.bounds_small_size = 16;
   db.bounds_large_size = 64;
@@ -1237,7 +1244,7 @@ CookedDatabase cookDatabase(const CookRequest& request, CookReport* report_out,
   const bool pose_parts = poses == PoseOutput::Coded && !code_poses;
   concatenateParts(request, sources.source_of, obtained.parts, !kept.stored.has_value(), pose_parts,
                    appender.appended(), appender.appendsPoses(), joined, db, jobs);
-  linkFeatures(joined, obtained.context.roles, settings, stage, warn, jobs, db);
+  linkFeatures(request, joined, obtained.context.roles, settings, stage, warn, jobs, db);
   describeSkeleton(obtained.context.skeleton, obtained.context.roles, report.unit_scale,
                    db.skeleton);
   recordSettings(settings, stage, report.unit_scale, db);

@@ -103,14 +103,16 @@ MatchableRanges buildMatchableRanges(const std::vector<ClipTagging>& clips,
       any = true;
       f = end;
     }
-    if (!any)
+    if (!any) {
       out.warnings.push_back({"no-matchable-frames",
                               "clip " + clip.name + " has no matchable frame left (" +
                                   std::to_string(n) + " frames, the last " +
                                   std::to_string(trailing_unmatchable) +
                                   " are never matched and excluded ranges cut the rest); the "
                                   "search will never start it",
-                              clip.manifest, clip.manifest_line});
+                              "", 0});
+      out.warning_clips.push_back(size_t(&clip - clips.data()));
+    }
   }
   return out;
 }

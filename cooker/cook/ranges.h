@@ -20,7 +20,6 @@ struct ClipTagging {
   double bias = 0;                   // the clip's cost bias
   std::string manifest = {};         // for messages: the manifest's path ("" for none) ...
   double frame_rate = 0;             // ... and the database rate (0: messages speak in frames)
-  int manifest_line = 0;             // the clip's [[clip]] line, for warnings (0: none)
 };
 
 struct MatchableRanges {
@@ -29,6 +28,7 @@ struct MatchableRanges {
   // Maximal runs of one tag mask and one bias inside a clip, frame order.
   std::vector<CookedRange> ranges;
   std::vector<Warning> warnings;
+  std::vector<size_t> warning_clips;  // per warning, the clip (index into `clips`) it is about
 };
 
 // Tags are numbered in order of first appearance: a clip's own tags, then its sub-ranges' tags,

@@ -163,7 +163,10 @@ if(MODE STREQUAL "cook")
   file(READ ${bin}/warned.json report)
   string(JSON status GET "${report}" status)
   string(JSON code GET "${report}" warnings 0 code)
-  if(NOT status STREQUAL "failed" OR NOT code STREQUAL "no-matchable-frames")
+  string(JSON clip GET "${report}" warnings 0 clip)
+  string(JSON line GET "${report}" warnings 0 manifest_line)
+  if(NOT status STREQUAL "failed" OR NOT code STREQUAL "no-matchable-frames"
+     OR NOT clip STREQUAL "all_excluded" OR NOT line EQUAL 1)
     message(FATAL_ERROR "the failed cook's report says ${status}, ${code}:\n${report}")
   endif()
 
