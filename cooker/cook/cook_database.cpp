@@ -383,7 +383,7 @@ std::string clipKey(const CookRequest& request, int index, const CookedSource& s
   const ClipStageSettings stage = clipStageSettings(s);
   std::string k;
   auto line = [&k](const std::string& text) { (k += text) += '\n'; };
-  line("mmclip key 1");
+  line("mmclip key 2");  // 2: parts of format 3 (warnings with codes)
   line("cooker " + keyText(kCookerVersion));
   line(fmt::format("source {:016x} {} {}", source.content_hash, source.size_bytes,
                    static_cast<int>(source.format)));
