@@ -241,6 +241,17 @@ TEST(AssimpImport, ScaleAboveTheSkeletonBecomesTheUnit) {
   EXPECT_NEAR(clip.translation(30, 0).z, 150, 1e-3);
 }
 
+// A request whose roles fit makeWalkScene's skeleton (it matches no preset); no clips yet.
+mmdb::cook::CookRequest walkSceneRequest() {
+  mmdb::cook::CookRequest r;
+  mmdb::cook::RoleSettings& roles = r.settings.roles;
+  roles.hips = roles.facing = "Hips";
+  roles.left_foot = roles.left_toe = "LeftUpLeg";
+  roles.right_foot = roles.right_toe = "RightUpLeg";
+  roles.root_position = "Spine";
+  return r;
+}
+
 // A clip that declares no unit, after a first clip that declares one, in a database whose
 // manifest and preset give none: it takes the first clip's unit (it used to get a scale of 0).
 TEST(AssimpImport, AClipWithoutAUnitTakesTheFirstClipsDeclaredUnit) {
@@ -251,12 +262,7 @@ TEST(AssimpImport, AClipWithoutAUnitTakesTheFirstClipsDeclaredUnit) {
   const std::string plain_file = writeGltf(plain.get(), dir.file("plain.gltf"));
   ASSERT_GT(mmdb::cook::importAssimpFile(cm_file, "").declared_unit_scale, 0);
   ASSERT_EQ(mmdb::cook::importAssimpFile(plain_file, "").declared_unit_scale, 0);
-  mmdb::cook::CookRequest r;
-  mmdb::cook::RoleSettings& roles = r.settings.roles;
-  roles.hips = roles.facing = "Hips";
-  roles.left_foot = roles.left_toe = "LeftUpLeg";
-  roles.right_foot = roles.right_toe = "RightUpLeg";
-  roles.root_position = "Spine";
+  mmdb::cook::CookRequest r = walkSceneRequest();
   for (const std::string& file : {cm_file, plain_file}) {
     mmdb::cook::ClipSpec c;
     c.source = file;
@@ -290,12 +296,7 @@ TEST(AssimpImport, ImplausibleDeclaredScaleIsDropped) {
   ASSERT_EQ(clip.warnings.size(), 1u);
   EXPECT_EQ(clip.warnings[0].code, "unit-scale-ignored");
   EXPECT_EQ(clip.warnings[0].file, dir.file("huge.gltf"));
-  mmdb::cook::CookRequest r;
-  mmdb::cook::RoleSettings& roles = r.settings.roles;
-  roles.hips = roles.facing = "Hips";
-  roles.left_foot = roles.left_toe = "LeftUpLeg";
-  roles.right_foot = roles.right_toe = "RightUpLeg";
-  roles.root_position = "Spine";
+  mmdb::cook::CookRequest r = walkSceneRequest();
   r.settings.unit_scale = 0.01;
   mmdb::cook::ClipSpec c;
   c.source = dir.file("huge.gltf");
