@@ -906,14 +906,8 @@ void concatenateParts(const CookRequest& request, const std::vector<int>& source
     c.mirror_of = mirror_of;
     c.take = part.take;
     c.bias = static_cast<float>(spec.bias);
-    ClipTagging t{c.name,
-                  c.first_frame,
-                  c.frame_count,
-                  spec.tags,
-                  spec.ranges,
-                  spec.bias,
-                  request.manifest_path,
-                  request.settings.frame_rate};
+    ClipTagging t{c.name,      c.first_frame, c.frame_count,         spec.tags,
+                  spec.ranges, spec.bias,     request.manifest_path, request.settings.frame_rate};
     if (c.mirrored) {  // left and right swap in its tags and its ranges' (docs/cook.md "Mirror")
       t.tags = mirroredTags(spec.tags, request.mirror.tag_pairs);
       for (SubRangeSpec& range : t.ranges)
@@ -1018,9 +1012,8 @@ void concatenateParts(const CookRequest& request, const std::vector<int>& source
 
 // Normalization, matchable ranges and tags, and the search's bounds boxes.
 void linkFeatures(const CookRequest& request, Concatenated& joined, const SkeletonRoles& roles,
-                  const CookSettings& settings,
-                  const ClipStageSettings& stage, const WarningLog& warn, int jobs,
-                  CookedDatabase& db) {
+                  const CookSettings& settings, const ClipStageSettings& stage,
+                  const WarningLog& warn, int jobs, CookedDatabase& db) {
   db.feature_count = kFeatureCount;
   db.feature_stride = kFeatureStride;
   db.feature_blocks = featureBlocks(roles, settings.weights);
@@ -1039,9 +1032,8 @@ void linkFeatures(const CookRequest& request, Concatenated& joined, const Skelet
   for (const ClipSpec& spec : request.clips)
     spec_of.insert(spec_of.end(), spec.mirror ? 2 : 1, &spec);
   for (size_t i = 0; i < ranges.warnings.size(); ++i)
-    warn(ranges.warnings[i], spec_of.size() == db.clips.size()
-                                 ? spec_of.at(ranges.warning_clips.at(i))
-                                 : nullptr);
+    warn(ranges.warnings[i],
+         spec_of.size() == db.clips.size() ? spec_of.at(ranges.warning_clips.at(i)) : nullptr);
 
   db.bounds_small_size = 16;
   db.bounds_large_size = 64;
