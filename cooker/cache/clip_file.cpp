@@ -276,17 +276,23 @@ ClipFile readClipFile(const std::string& path, PartPoses poses) {
   return parseClipFile(file.data(), file.size(), path, poses);
 }
 
-std::string firstKeyDifference(const std::string& a, const std::string& b) {
+std::pair<std::string, std::string> firstDifferingLines(const std::string& a,
+                                                        const std::string& b) {
   size_t ia = 0, ib = 0;
   while (ia < a.size() || ib < b.size()) {
     const size_t ea = std::min(a.find('\n', ia), a.size());
     const size_t eb = std::min(b.find('\n', ib), b.size());
-    const std::string la = a.substr(ia, ea - ia), lb = b.substr(ib, eb - ib);
-    if (la != lb) return "'" + la + "' against '" + lb + "'";
+    std::string la = a.substr(ia, ea - ia), lb = b.substr(ib, eb - ib);
+    if (la != lb) return {std::move(la), std::move(lb)};
     ia = ea + 1;
     ib = eb + 1;
   }
-  return "none";
+  return {};
+}
+
+std::string firstKeyDifference(const std::string& a, const std::string& b) {
+  const auto [la, lb] = firstDifferingLines(a, b);
+  return la == lb ? "none" : "'" + la + "' against '" + lb + "'";
 }
 
 }  // namespace mmdb::cook

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace mmdb::cook {
@@ -41,5 +42,8 @@ ClipFile readClipFile(const std::string& path, PartPoses poses = PartPoses::Read
 // The key's first line that differs between two keys, as "'<a line>' against '<b line>'", for
 // messages that say why a part does not fit.
 std::string firstKeyDifference(const std::string& a, const std::string& b);
+// The first line where keys `a` and `b` differ, as (a's line, b's line); equal lines when the keys
+// are equal.
+std::pair<std::string, std::string> firstDifferingLines(const std::string& a, const std::string& b);
 
 }  // namespace mmdb::cook

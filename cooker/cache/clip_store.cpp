@@ -114,16 +114,7 @@ std::string keyLine(const std::string& key, std::string_view word) {
 
 // The first line where two keys differ, named as the manifest or the user knows it.
 std::string missCause(const std::string& before, const std::string& now) {
-  std::string was, is;
-  for (size_t ia = 0, ib = 0; ia < before.size() || ib < now.size();) {
-    const size_t ea = std::min(before.find('\n', ia), before.size());
-    const size_t eb = std::min(now.find('\n', ib), now.size());
-    was = before.substr(ia, ea - ia);
-    is = now.substr(ib, eb - ib);
-    if (was != is) break;
-    ia = ea + 1;
-    ib = eb + 1;
-  }
+  const auto [was, is] = firstDifferingLines(before, now);
   if (was == is) return "the same key (the entry was deleted or replaced)";
   // Each key line's first words, and what a user changed to change it.
   static const std::pair<std::string_view, std::string_view> kCauses[] = {
