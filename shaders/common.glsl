@@ -132,6 +132,21 @@ void decayOffset(inout vec3 x, inout vec3 v, float halflife, float t) {
   v = e * (v - j * y * t);
 }
 
+// The same with the offset and its rate apart (mmdb::decayOffsetSplit): the offset from rest with
+// halflife, the rate from no offset with rate_halflife, added; equal half-lives are decayOffset.
+void decayOffsetSplit(inout vec3 x, inout vec3 v, float halflife, float rate_halflife, float t) {
+  if (rate_halflife == halflife) {
+    decayOffset(x, v, halflife, t);
+    return;
+  }
+  vec3 x_part = x, v_part = vec3(0.0);
+  vec3 x_rate = vec3(0.0), v_rate = v;
+  decayOffset(x_part, v_part, halflife, t);
+  decayOffset(x_rate, v_rate, rate_halflife, t);
+  x = x_part + x_rate;
+  v = v_part + v_rate;
+}
+
 // The achieved path (mmdb::integrateRootMotion): dt seconds of a frame's root
 // velocity and spin, taken from its clip's world into the character's.
 void integrateRootMotion(inout vec3 position, inout vec4 rotation, uint frame, float dt) {

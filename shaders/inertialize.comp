@@ -1,6 +1,7 @@
 #version 450
 // Pass 5, a thread per (character, joint): add the transition offsets, decayed by a critically
-// damped spring evaluated in closed form from the time since the switch (mmdb::InertializeJob):
+// damped spring evaluated in closed form from the time since the switch (mmdb::InertializeJob; the
+// offset and its rate decay with their own half-lives, decayOffsetSplit):
 //   x(t) = e^-yt (x0 + (v0 + y x0) t),  v(t) = e^-yt (v0 - (v0 + y x0) y t);
 //   rotation = offset(t) * rotation, translation += offset(t), velocity += offset rate,
 //   angular velocity = offset rate + offset(t) * angular velocity.
@@ -19,8 +20,8 @@ void main() {
   JointOffset o = offsets[index];
   vec3 rx = o.rotation.xyz, rv = o.angular_velocity.xyz;
   vec3 tx = o.translation.xyz, tv = o.velocity.xyz;
-  decayOffset(rx, rv, params.inertialization_halflife, t);
-  decayOffset(tx, tv, params.inertialization_halflife, t);
+  decayOffsetSplit(rx, rv, params.inertialization_halflife, params.inertialization_rate_halflife, t);
+  decayOffsetSplit(tx, tv, params.inertialization_halflife, params.inertialization_rate_halflife, t);
 
   JointPose pose = local_poses[index];
   vec4 offset = fromScaledAxis(rx);

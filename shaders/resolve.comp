@@ -15,8 +15,8 @@ void captureOffsets(inout CrowdCharacter ch, uint winner_first, uint winner_coun
     JointOffset o = offsets[index];
     vec3 rx = o.rotation.xyz, rv = o.angular_velocity.xyz;
     vec3 tx = o.translation.xyz, tv = o.velocity.xyz;
-    decayOffset(rx, rv, params.inertialization_halflife, ch.since_switch);
-    decayOffset(tx, tv, params.inertialization_halflife, ch.since_switch);
+    decayOffsetSplit(rx, rv, params.inertialization_halflife, params.inertialization_rate_halflife, ch.since_switch);
+    decayOffsetSplit(tx, tv, params.inertialization_halflife, params.inertialization_rate_halflife, ch.since_switch);
     JointPose src = sampleJoint(ch.clip_first, ch.clip_count, ch.clip_time, j);
     JointPose dst = sampleJoint(winner_first, winner_count, winner_time, j);
 
@@ -76,8 +76,9 @@ void main() {
   }
 
   // Upper bound over joints of the decaying offsets, x(t) = e^-yt (x0 + (v0 + y x0) t), and of
-  // their rate; below the threshold the inertialize pass skips the character.
-  float y = springY(params.inertialization_halflife);
+  // their rate, with the slower half-life (it bounds the split decay too); below the threshold the
+  // inertialize pass skips the character.
+  float y = springY(max(params.inertialization_halflife, params.inertialization_rate_halflife));
   float t = ch.since_switch;
   float j1 = ch.offset_bound_v + y * ch.offset_bound_x;
   float bound = exp(-y * t) * max(ch.offset_bound_x + j1 * t, ch.offset_bound_v + j1 * y * t);

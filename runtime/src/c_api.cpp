@@ -50,6 +50,7 @@ void copySettings(const From& from, To& to) {
   to.neighbourhood_frames = from.neighbourhood_frames;
   to.max_drift = from.max_drift;
   to.inertialization_halflife = from.inertialization_halflife;
+  to.inertialization_rate_halflife = from.inertialization_rate_halflife;
   to.inertialization_threshold = from.inertialization_threshold;
   to.controller_halflife = from.controller_halflife;
   to.max_speed = from.max_speed;

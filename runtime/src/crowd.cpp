@@ -35,6 +35,8 @@ CrowdSettings CrowdSettings::reference() noexcept {
   s.range_end_margin = 0.f;
   s.foot_locking = false;
   s.inertialization_threshold = 0.f;
+  s.inertialization_halflife = kDefaultInertializationHalflife;
+  s.inertialization_rate_halflife = kDefaultInertializationHalflife;
   return s;
 }
 
@@ -79,6 +81,11 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
     return Error::format(ErrorCode::InvalidArgument,
                          "Crowd::create: inertialization_halflife %g s must be finite and > 0",
                          double(settings.inertialization_halflife));
+  if (!(settings.inertialization_rate_halflife > 0.f) ||
+      !std::isfinite(settings.inertialization_rate_halflife))
+    return Error::format(ErrorCode::InvalidArgument,
+                         "Crowd::create: inertialization_rate_halflife %g s must be finite and > 0",
+                         double(settings.inertialization_rate_halflife));
   if (!(settings.controller_halflife > 0.f) || !std::isfinite(settings.controller_halflife))
     return Error::format(ErrorCode::InvalidArgument,
                          "Crowd::create: controller_halflife %g s must be finite and > 0",
@@ -752,6 +759,7 @@ Status Crowd::resolve(uint32_t c, const SearchResult& found, uint32_t worker) no
     if (Status s = sample(where->clip, where->time, destination); !s) return s;
     InertializeTransitionJob job;
     job.halflife = settings_.inertialization_halflife;
+    job.rate_halflife = settings_.inertialization_rate_halflife;
     job.time_since_previous = ch.since_switch;
     job.source_rotations = slice(switch_rotations_, source, joints_);
     job.source_angular_velocities = slice(switch_angular_, source, joints_);
@@ -809,9 +817,11 @@ Status Crowd::pose(uint32_t c) noexcept {
 
   // An upper bound over joints of the decaying offsets, x(t) = e^-yt (x0 + (v0 + y x0) t), and
   // of their rate (the GPU's resolve pass computes the same); at or below the threshold the
-  // offsets are no longer added.
+  // offsets are no longer added. With the slower of the two half-lives it bounds the split decay
+  // too ((1 + s) e^-s falls as s grows).
   if (settings_.inertialization_threshold > 0.f) {
-    const float y = detail::springY(settings_.inertialization_halflife);
+    const float y = detail::springY(
+        std::fmax(settings_.inertialization_halflife, settings_.inertialization_rate_halflife));
     const float t = ch.since_switch;
     const float j1 = ch.offset_bound_v + y * ch.offset_bound_x;
     const float bound =
@@ -820,6 +830,7 @@ Status Crowd::pose(uint32_t c) noexcept {
   }
   InertializeJob blend;
   blend.halflife = settings_.inertialization_halflife;
+  blend.rate_halflife = settings_.inertialization_rate_halflife;
   blend.time_since_switch = ch.since_switch;
   blend.rotations = slice(local_rotations_, c, joints_);
   blend.translations = slice(local_translations_, c, joints_);

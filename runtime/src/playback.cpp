@@ -29,10 +29,15 @@ Status sizeError(const char* job, const char* what, size_t actual, size_t expect
 
 // Decays a rotation offset (as a rotation vector) and its angular velocity by t seconds.
 glm::quat decayRotation(const glm::quat& offset, glm::vec3& angular_velocity, float halflife,
-                        float t) {
+                        float rate_halflife, float t) {
   glm::vec3 x = toScaledAxis(quatAbs(offset));
-  decayOffset(x, angular_velocity, halflife, t);
+  decayOffsetSplit(x, angular_velocity, halflife, rate_halflife, t);
   return fromScaledAxis(x);
+}
+
+// A job's rate half-life: its own, or 0 for the job's halflife.
+float rateHalflife(float halflife, float rate_halflife) {
+  return rate_halflife > 0.f ? rate_halflife : halflife;
 }
 
 bool validHalflife(float h) { return std::isfinite(h) && h > 0; }
@@ -46,6 +51,17 @@ void decayOffset(glm::vec3& x, glm::vec3& v, float halflife, float t) noexcept {
   const float e = std::exp(-y * t);
   x = e * (x + j * t);
   v = e * (v - j * y * t);
+}
+
+void decayOffsetSplit(glm::vec3& x, glm::vec3& v, float halflife, float rate_halflife,
+                      float t) noexcept {
+  if (rate_halflife == halflife) return decayOffset(x, v, halflife, t);
+  glm::vec3 x_part = x, v_part(0.f);  // the offset, still
+  glm::vec3 x_rate(0.f), v_rate = v;  // its rate, from nothing
+  decayOffset(x_part, v_part, halflife, t);
+  decayOffset(x_rate, v_rate, rate_halflife, t);
+  x = x_part + x_rate;
+  v = v_part + v_rate;
 }
 
 // --- sampling ----------------------------------------------------------------------------------
@@ -134,8 +150,9 @@ Result<ClipTime> clipTimeOfFrame(const Database& db, uint32_t global_frame) noex
 
 Status InertializeTransitionJob::Validate() const noexcept {
   constexpr const char* job = "InertializeTransitionJob";
-  if (!validHalflife(halflife))
-    return Error(ErrorCode::InvalidArgument, "InertializeTransitionJob: halflife must be > 0");
+  if (!validHalflife(halflife) || !(rate_halflife >= 0.f) || !std::isfinite(rate_halflife))
+    return Error(ErrorCode::InvalidArgument,
+                 "InertializeTransitionJob: halflife must be > 0 and rate_halflife >= 0");
   if (!validTime(time_since_previous))
     return Error(ErrorCode::InvalidArgument,
                  "InertializeTransitionJob: time_since_previous must be finite and >= 0");
@@ -162,13 +179,14 @@ Status InertializeTransitionJob::Validate() const noexcept {
 
 Status InertializeTransitionJob::Run() const noexcept {
   if (Status s = Validate(); !s) return s;
+  const float rate = rateHalflife(halflife, rate_halflife);
   for (size_t j = 0; j < offset_rotations.size(); ++j) {
     // What was showing: the source plus the previous offsets, decayed to now.
     glm::vec3 angular = offset_angular_velocities[j];
     const glm::quat previous =
-        decayRotation(offset_rotations[j], angular, halflife, time_since_previous);
+        decayRotation(offset_rotations[j], angular, halflife, rate, time_since_previous);
     glm::vec3 translation = offset_translations[j], velocity = offset_velocities[j];
-    decayOffset(translation, velocity, halflife, time_since_previous);
+    decayOffsetSplit(translation, velocity, halflife, rate, time_since_previous);
 
     const glm::quat offset = glm::normalize(
         quatAbs(previous * source_rotations[j] * glm::inverse(destination_rotations[j])));
@@ -185,8 +203,9 @@ Status InertializeTransitionJob::Run() const noexcept {
 
 Status InertializeJob::Validate() const noexcept {
   constexpr const char* job = "InertializeJob";
-  if (!validHalflife(halflife))
-    return Error(ErrorCode::InvalidArgument, "InertializeJob: halflife must be > 0");
+  if (!validHalflife(halflife) || !(rate_halflife >= 0.f) || !std::isfinite(rate_halflife))
+    return Error(ErrorCode::InvalidArgument,
+                 "InertializeJob: halflife must be > 0 and rate_halflife >= 0");
   if (!validTime(time_since_switch))
     return Error(ErrorCode::InvalidArgument,
                  "InertializeJob: time_since_switch must be finite and >= 0");
@@ -209,12 +228,13 @@ Status InertializeJob::Validate() const noexcept {
 
 Status InertializeJob::Run() const noexcept {
   if (Status s = Validate(); !s) return s;
+  const float rate = rateHalflife(halflife, rate_halflife);
   for (size_t j = 0; j < rotations.size(); ++j) {
     glm::vec3 angular = offset_angular_velocities[j];
     const glm::quat offset =
-        decayRotation(offset_rotations[j], angular, halflife, time_since_switch);
+        decayRotation(offset_rotations[j], angular, halflife, rate, time_since_switch);
     glm::vec3 translation = offset_translations[j], velocity = offset_velocities[j];
-    decayOffset(translation, velocity, halflife, time_since_switch);
+    decayOffsetSplit(translation, velocity, halflife, rate, time_since_switch);
     out_rotations[j] = glm::normalize(offset * rotations[j]);
     out_translations[j] = translations[j] + translation;
   }

@@ -57,6 +57,7 @@ mmdb::Crowd cpuTwin(const mmdb::Database& db, const mmdb::gpu::PassParams& p,
   settings.neighbourhood_frames = p.neighbourhood_frames;
   settings.max_drift = p.max_drift;
   settings.inertialization_halflife = p.inertialization_halflife;
+  settings.inertialization_rate_halflife = p.inertialization_rate_halflife;
   settings.controller_halflife = p.controller_halflife;
   settings.jump_cooldown = p.jump_cooldown;
   settings.search_when_settled = (p.policies & mmdb::gpu::kPolicySearchWhenSettled) != 0;

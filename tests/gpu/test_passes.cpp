@@ -440,6 +440,8 @@ TEST_F(PassTest, ResolveCapturesTheTransitionJobsOffsets) {
       off_v[j] = toVec3(o.velocity);
     }
     mmdb::InertializeTransitionJob job;
+    job.halflife = crowd->params().inertialization_halflife;
+    job.rate_halflife = crowd->params().inertialization_rate_halflife;
     job.time_since_previous = s.since_switch;
     job.source_rotations = sr;
     job.source_angular_velocities = sw;
@@ -583,6 +585,8 @@ TEST_F(PassTest, InertializeMatchesInertializeJobAndSkipsDecayedCharacters) {
       off_v[j] = toVec3(offsets[i * joints + j].velocity);
     }
     mmdb::InertializeJob job;
+    job.halflife = crowd->params().inertialization_halflife;
+    job.rate_halflife = crowd->params().inertialization_rate_halflife;
     job.time_since_switch = states[i].since_switch;
     job.rotations = r;
     job.translations = t;
@@ -598,12 +602,14 @@ TEST_F(PassTest, InertializeMatchesInertializeJobAndSkipsDecayedCharacters) {
       EXPECT_LT(quatDistance(toQuat(g.rotation), out_r[j]), kPoseTolerance) << "joint " << j;
       EXPECT_LT(vecDistance(toVec3(g.translation), out_t[j]), kPoseTolerance) << "joint " << j;
       glm::vec3 x = off_t[j], v = off_v[j];
-      mmdb::decayOffset(x, v, crowd->params().inertialization_halflife, states[i].since_switch);
+      mmdb::decayOffsetSplit(x, v, crowd->params().inertialization_halflife,
+                             crowd->params().inertialization_rate_halflife, states[i].since_switch);
       EXPECT_LT(vecDistance(toVec3(g.velocity), toVec3(poses[i * joints + j].velocity) + v), 1e-4f)
           << "joint " << j;
       // Shown angular velocity: offset rate + offset rotation applied to the pose's.
       glm::vec3 rx = toVec3(offsets[i * joints + j].rotation), rv = off_w[j];
-      mmdb::decayOffset(rx, rv, crowd->params().inertialization_halflife, states[i].since_switch);
+      mmdb::decayOffsetSplit(rx, rv, crowd->params().inertialization_halflife,
+                             crowd->params().inertialization_rate_halflife, states[i].since_switch);
       const glm::quat offset = glm::angleAxis(glm::length(rx), glm::normalize(rx));
       const glm::vec3 shown = rv + offset * toVec3(poses[i * joints + j].angular_velocity);
       EXPECT_LT(vecDistance(toVec3(g.angular_velocity), shown), 1e-4f) << "joint " << j;

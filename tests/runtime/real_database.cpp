@@ -74,6 +74,37 @@ const RealDatabase* bandaiDatabaseAt(double frame_rate, bool mirror, std::string
   return cookBandai(frame_rate, mirror, mmdb::cook::CookSettings{}.weights, why_absent);
 }
 
+const RealDatabase* cmuBvhDatabase(std::string* why_absent) {
+  static std::unique_ptr<RealDatabase> slot;
+  if (slot) return slot.get();
+  const fs::path dir = fs::path(MMDB_SHARED_DATA) / "cmu-bvh";
+  mmdb::cook::CookRequest request;
+  for (const char* name : {"131_01.bvh", "131_02.bvh"}) {
+    if (!fs::exists(dir / name)) {
+      if (why_absent) *why_absent = "no motion corpus at " + (dir / name).string();
+      return nullptr;
+    }
+    mmdb::cook::ClipSpec clip;
+    clip.source = (dir / name).string();
+    clip.source_label = name;
+    clip.mirror = true;
+    request.clips.push_back(clip);
+  }
+  request.jobs = 2;
+  auto real = std::make_unique<RealDatabase>();
+  real->cooked = mmdb::cook::cookDatabase(request);
+  real->bytes = serializeAligned(real->cooked);
+  auto opened = mmdb::Database::fromMemory(real->bytes.data(), real->bytes.size());
+  if (!opened.ok()) {
+    if (why_absent)
+      *why_absent = std::string("cmu-bvh cooked but did not open: ") + opened.error().message();
+    return nullptr;
+  }
+  real->db = std::move(opened.value());
+  slot = std::move(real);
+  return slot.get();
+}
+
 const RealDatabase* bandaiDatabaseWeighted(const std::array<float, 5>& weights,
                                            std::string* why_absent) {
   return cookBandai(mmdb::cook::CookSettings{}.frame_rate, false, weights, why_absent);

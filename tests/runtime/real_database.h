@@ -28,6 +28,11 @@ const mmdb::cook::CookedDatabase* bandaiCookedDatabase(std::string* why_absent);
 // process for each pair. nullptr when the corpus is absent, as above.
 const RealDatabase* bandaiDatabaseAt(double frame_rate, bool mirror, std::string* why_absent);
 
+// CMU subject 131's two BVH takes (../shared/data/cmu-bvh, 131_01 and 131_02), each also
+// mirrored, at the cook's default rate: a skeleton whose first joint is the hips, arms that differ
+// by up to half a turn between clips. Cooked once per process; nullptr when absent, as above.
+const RealDatabase* cmuBvhDatabase(std::string* why_absent);
+
 // bandai-1 cooked with these manifest weights (foot_position, foot_velocity, hip_velocity,
 // trajectory_position, trajectory_direction); cooked once per process for each set.
 const RealDatabase* bandaiDatabaseWeighted(const std::array<float, 5>& weights,

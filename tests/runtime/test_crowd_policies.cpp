@@ -224,11 +224,13 @@ TEST(CrowdPolicies, SettingsThatCannotWorkAreRefusedByName) {
   const struct {
     float mmdb::CrowdSettings::*field;
     const char* name;
-  } fields[] = {{&mmdb::CrowdSettings::continue_window, "continue_window"},
-                {&mmdb::CrowdSettings::jump_cooldown, "jump_cooldown"},
-                {&mmdb::CrowdSettings::range_end_margin, "range_end_margin"},
-                {&mmdb::CrowdSettings::settle_velocity_change, "settle_velocity_change"},
-                {&mmdb::CrowdSettings::settle_rotation_change, "settle_rotation_change"}};
+  } fields[] = {
+      {&mmdb::CrowdSettings::continue_window, "continue_window"},
+      {&mmdb::CrowdSettings::jump_cooldown, "jump_cooldown"},
+      {&mmdb::CrowdSettings::range_end_margin, "range_end_margin"},
+      {&mmdb::CrowdSettings::settle_velocity_change, "settle_velocity_change"},
+      {&mmdb::CrowdSettings::settle_rotation_change, "settle_rotation_change"},
+      {&mmdb::CrowdSettings::inertialization_rate_halflife, "inertialization_rate_halflife"}};
   for (const auto& f : fields)
     for (const float bad : {-1.f, std::nanf(""), INFINITY}) {
       mmdb::CrowdSettings settings;
@@ -301,6 +303,31 @@ TEST(MotionMeter, BandaiTransitionsAreContinuousAndPlantedToesHoldStill) {
   EXPECT_LT(m.max_step_ratio[mmdb::kAtSwitch], 1.5);
   EXPECT_LT(m.max_step_ratio[mmdb::kElsewhere], 1.5);
   EXPECT_LT(m.planted_slide_mm.p90, 25.0);
+}
+
+// A switch between arms that differ by up to half a turn (CMU 131, whose features see feet, hips
+// and trajectory, not arms): the offsets decaying with 0.15 s while their rates die out in 0.1 s
+// swing the hands and head more slowly than one 0.1 s half-life. Same decisions either way (the
+// pose is not in the query), so only the decay differs.
+TEST(MotionMeter, CmuBvhArmsSwingSlowerWithTheSplitDecay) {
+  std::string why;
+  const mmdb::test::RealDatabase* real = mmdb::test::cmuBvhDatabase(&why);
+  if (!real) GTEST_SKIP() << why;
+  mmdb::CrowdSettings split;
+  split.stagger_phases = 0;
+  mmdb::CrowdSettings single = split;
+  single.inertialization_halflife = single.inertialization_rate_halflife = 0.1f;
+  const Played a = play(real->db, split, 24, 20.0), b = play(real->db, single, 24, 20.0);
+  EXPECT_EQ(a.hash, b.hash);
+  const double at_switch = a.measures.max_step_ratio[mmdb::kAtSwitch];
+  const double before = b.measures.max_step_ratio[mmdb::kAtSwitch];
+  std::printf(
+      "[ motion   ] CMU BVH mirrored: step ratio at switches %.2f (one 0.1 s half-life %.2f), "
+      "elsewhere %.2f\n",
+      at_switch, before, a.measures.max_step_ratio[mmdb::kElsewhere]);
+  EXPECT_LT(at_switch, 2.05);
+  EXPECT_LT(at_switch, before - 0.15);
+  EXPECT_LT(a.measures.max_step_ratio[mmdb::kElsewhere], 1.25);
 }
 
 }  // namespace

@@ -256,6 +256,46 @@ TEST(Inertialization, DecayMatchesTheClosedForm) {
   EXPECT_NEAR(glm::length(va - v), 0.f, 1e-5f);
 }
 
+// The split decay: the offset from rest with one half-life, the rate from no offset with another.
+TEST(Inertialization, SplitDecayIsTheSumOfTheTwoClosedForms) {
+  const glm::vec3 x0(1.f, -2.f, 0.5f), v0(0.3f, 0.f, -1.f);
+  const float h = 0.2f, h_rate = 0.1f, t = 0.13f;
+  const float y = 2.f * std::log(2.f) / h, y_rate = 2.f * std::log(2.f) / h_rate;
+  glm::vec3 x = x0, v = v0;
+  mmdb::decayOffsetSplit(x, v, h, h_rate, t);
+  // x(t) = e^(-y t) (1 + y t) x0 + e^(-y' t) t v0; v(t) its derivative.
+  const glm::vec3 expected_x =
+      std::exp(-y * t) * (1.f + y * t) * x0 + std::exp(-y_rate * t) * t * v0;
+  const glm::vec3 expected_v =
+      -std::exp(-y * t) * y * y * t * x0 + std::exp(-y_rate * t) * (1.f - y_rate * t) * v0;
+  EXPECT_NEAR(glm::length(x - expected_x), 0.f, 1e-5f);
+  EXPECT_NEAR(glm::length(v - expected_v), 0.f, 1e-5f);
+  // At the switch nothing changes: the transition stays continuous in position and rate.
+  glm::vec3 x_now = x0, v_now = v0;
+  mmdb::decayOffsetSplit(x_now, v_now, h, h_rate, 0.f);
+  EXPECT_EQ(x_now, x0);
+  EXPECT_EQ(v_now, v0);
+  // Equal half-lives are decayOffset, bit for bit (reference() poses do not move).
+  glm::vec3 a = x0, va = v0, b = x0, vb = v0;
+  mmdb::decayOffsetSplit(a, va, 0.1f, 0.1f, t);
+  mmdb::decayOffset(b, vb, 0.1f, t);
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(va, vb);
+  // An offset from rest moves at most y |x0| / e: half as fast with twice the half-life.
+  const auto peakRate = [&](float halflife) {
+    float peak = 0.f;
+    for (int i = 0; i <= 2000; ++i) {
+      glm::vec3 p = x0, r(0.f);
+      mmdb::decayOffsetSplit(p, r, halflife, 0.1f, float(i) * 5e-4f);
+      peak = std::fmax(peak, glm::length(r));
+    }
+    return peak;
+  };
+  const float bound = 2.f * std::log(2.f) / 0.1f * glm::length(x0) / std::exp(1.f);
+  EXPECT_NEAR(peakRate(0.1f), bound, 1e-3f * bound);
+  EXPECT_NEAR(peakRate(0.2f), bound / 2.f, 1e-3f * bound);
+}
+
 TEST(Inertialization, ASwitchDuringASwitchFoldsTheRemainingOffsetIn) {
   Offsets o;
   transition(o, kSource, 0.f, kDestination, 0.f, 0.f);
@@ -305,6 +345,11 @@ TEST(Inertialization, JobsRefuseInvalidFields) {
   auto bad = t;
   bad.halflife = 0.f;
   EXPECT_FALSE(bad.Validate().ok());
+  for (const float rate : {-1.f, NAN, INFINITY}) {
+    bad = t;
+    bad.rate_halflife = rate;
+    EXPECT_FALSE(bad.Validate().ok()) << rate;
+  }
   bad = t;
   bad.time_since_previous = -1.f;
   EXPECT_FALSE(bad.Validate().ok());
@@ -332,6 +377,9 @@ TEST(Inertialization, JobsRefuseInvalidFields) {
   EXPECT_FALSE(ibad.Validate().ok());
   ibad = i;
   ibad.halflife = -0.1f;
+  EXPECT_FALSE(ibad.Validate().ok());
+  ibad = i;
+  ibad.rate_halflife = -0.1f;
   EXPECT_FALSE(ibad.Validate().ok());
   ibad = i;
   ibad.out_translations = {};

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <utility>
 
 namespace mmdb::gpu {
 namespace {
@@ -245,6 +246,7 @@ PassParams paramsFor(const DatabaseView& db, uint32_t count, const CrowdSettings
   p.search_interval_ticks = settings.search_interval_ticks;
   p.transition_cost = settings.transition_cost;
   p.inertialization_halflife = settings.inertialization_halflife;
+  p.inertialization_rate_halflife = settings.inertialization_rate_halflife;
   p.inertialization_threshold = settings.inertialization_threshold;
   p.controller_halflife = settings.controller_halflife;
   p.stagger_phases = settings.stagger_phases;
@@ -361,6 +363,13 @@ Result<std::unique_ptr<Crowd>> Crowd::create(const Context& ctx, const DatabaseV
     return Error::format(ErrorCode::InvalidArgument, "max_drift %g m must be >= 0",
                          double(settings.max_drift));
   }
+  for (const auto& [name, value] :
+       {std::pair<const char*, float>{"inertialization_halflife",
+                                      settings.inertialization_halflife},
+        {"inertialization_rate_halflife", settings.inertialization_rate_halflife}})
+    if (!(std::isfinite(value) && value > 0.f))
+      return Error::format(ErrorCode::InvalidArgument, "%s %g s must be finite and > 0", name,
+                           double(value));
   const struct {
     const char* name;
     float value;

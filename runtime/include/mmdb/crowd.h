@@ -97,7 +97,13 @@ struct CrowdSettings {
                                                          // at the file's rate
   float max_drift = 0.5f;  // m: the query's trajectory starts from the character's achieved path
                            // and closes at most this much of its gap to the controller
-  float inertialization_halflife = kDefaultInertializationHalflife;
+  // A switch's offsets decay apart (decayOffsetSplit): the offset of the pose with
+  // inertialization_halflife, the rate it starts with (the source's motion carried on) with
+  // inertialization_rate_halflife. The slower offset slows how fast a large pose change swings
+  // the joints; the quicker rate keeps a fast source from carrying on past the pose
+  // (docs/runtime.md "Playback jobs"). reference() decays both with Holden's 0.1 s.
+  float inertialization_halflife = 0.15f;
+  float inertialization_rate_halflife = kDefaultInertializationHalflife;
   float inertialization_threshold = 1e-5f;  // rad, m: once a bound of the decaying offsets is at
                                             // or below this, they are no longer added (the
                                             // GPU's skip; 0: always added)

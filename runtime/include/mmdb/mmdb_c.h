@@ -79,6 +79,7 @@ typedef struct mmdb_crowd_settings {
   int32_t neighbourhood_frames;
   float max_drift;
   float inertialization_halflife;
+  float inertialization_rate_halflife;
   float inertialization_threshold;
   float controller_halflife;
   float max_speed;

@@ -53,6 +53,14 @@ Result<ClipTime> clipTimeOfFrame(const Database& db, uint32_t global_frame) noex
 // x(t) = e^(-y t) (x + j t), v(t) = e^(-y t) (v - j y t).
 void decayOffset(glm::vec3& x, glm::vec3& v, float halflife, float t) noexcept;
 
+// The same decay with the offset and its rate apart: the offset x (from rest) decays with
+// `halflife`, the rate v (from no offset) with `rate_halflife`, and the two are added. Position
+// and rate at t = 0 are x and v as before, so a transition stays continuous; a slow decay of a
+// large offset then does not carry a fast source motion on for longer. Equal half-lives give
+// decayOffset's numbers exactly.
+void decayOffsetSplit(glm::vec3& x, glm::vec3& v, float halflife, float rate_halflife,
+                      float t) noexcept;
+
 // At a switch: capture per joint the offset between the pose that was showing (source, as
 // sampled, plus the previous offsets decayed by time_since_previous) and the destination pose,
 // so that showing destination + offset is continuous in position and velocity:
@@ -65,8 +73,9 @@ void decayOffset(glm::vec3& x, glm::vec3& v, float halflife, float t) noexcept;
 // The offset spans are read (previous switch) and written (this switch) in place; for the
 // first switch pass identity/zero offsets (or any offsets with a large time_since_previous).
 struct InertializeTransitionJob {
-  float halflife = kDefaultInertializationHalflife;
-  float time_since_previous = 0;  // s since the previous switch, >= 0
+  float halflife = kDefaultInertializationHalflife;  // s: the previous offsets decay with these
+  float rate_halflife = 0;                           // (decayOffsetSplit; 0: halflife)
+  float time_since_previous = 0;                     // s since the previous switch, >= 0
   Span<const glm::quat> source_rotations;
   Span<const glm::vec3> source_angular_velocities;
   Span<const glm::vec3> source_translations;
@@ -90,8 +99,9 @@ struct InertializeTransitionJob {
 // The rotation offset decays as a rotation vector (scaled axis) with its angular velocity.
 // Outputs may alias the pose inputs.
 struct InertializeJob {
-  float halflife = kDefaultInertializationHalflife;
-  float time_since_switch = 0;  // s, >= 0
+  float halflife = kDefaultInertializationHalflife;  // s: the offsets decay with these
+  float rate_halflife = 0;                           // (decayOffsetSplit; 0: halflife)
+  float time_since_switch = 0;                       // s, >= 0
   Span<const glm::quat> rotations;
   Span<const glm::vec3> translations;
   Span<const glm::quat> offset_rotations;  // as captured at the switch

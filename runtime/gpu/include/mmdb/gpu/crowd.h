@@ -120,7 +120,8 @@ struct CrowdSettings {
   float max_drift = 0.5f;           // m: the query's trajectory starts from the character's
                                     // achieved path and closes at most this much of its gap
                                     // to the controller
-  float inertialization_halflife = 0.1f;
+  float inertialization_halflife = 0.15f;  // s: the offsets decay (mmdb::CrowdSettings's)
+  float inertialization_rate_halflife = mmdb::kDefaultInertializationHalflife;  // s: their rates
   float inertialization_threshold = 1e-5f;  // offsets bounded below this (rad, m) are skipped
   float controller_halflife = 0.27f;        // trajectory springs (Holden's default)
   float max_speed = 1.75f;                  // m/s at full stick (setStick)
@@ -158,6 +159,8 @@ struct CrowdSettings {
     s.range_end_moves_on = false;
     s.range_end_margin = 0.f;
     s.foot_locking = false;
+    s.inertialization_halflife = mmdb::kDefaultInertializationHalflife;
+    s.inertialization_rate_halflife = mmdb::kDefaultInertializationHalflife;
     return s;
   }
 };

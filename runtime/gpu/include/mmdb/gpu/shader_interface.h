@@ -241,7 +241,9 @@ struct PassParams {
   float jump_cooldown;        // s after a switch in which periodic and forced searches wait
   float settle_velocity_squared;  // mmdb::SettleLimits for this step's dt
   float settle_cos_limit;
-  uint range_end_margin;  // frames at the end of each range that are no candidate
+  uint range_end_margin;                // frames at the end of each range that are no candidate
+  float inertialization_rate_halflife;  // s: the offsets' rates decay with it (decayOffsetSplit)
+  uint pad_params[3];                   // std430 rounds the block to 16 bytes
 };
 
 #ifdef __cplusplus
