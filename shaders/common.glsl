@@ -147,6 +147,24 @@ void decayOffsetSplit(inout vec3 x, inout vec3 v, float halflife, float rate_hal
   v = v_part + v_rate;
 }
 
+// A rotation offset (rotation vector x) and its angular velocity v decayed by t seconds
+// (mmdb::decayRotationSplit): equal half-lives decay the rotation vector as one; otherwise the
+// offset and its rate decay apart, composed as exp(rate part) * exp(offset part). Returns the
+// offset; v becomes its angular velocity.
+vec4 decayRotationSplit(vec3 x, inout vec3 v, float halflife, float rate_halflife, float t) {
+  if (rate_halflife == halflife) {
+    decayOffset(x, v, halflife, t);
+    return fromScaledAxis(x);
+  }
+  vec3 x_part = x, v_part = vec3(0.0);
+  vec3 x_rate = vec3(0.0), v_rate = v;
+  decayOffset(x_part, v_part, halflife, t);
+  decayOffset(x_rate, v_rate, rate_halflife, t);
+  vec4 rate = fromScaledAxis(x_rate);
+  v = v_rate + quatRotate(rate, v_part);
+  return normalize(quatMul(rate, fromScaledAxis(x_part)));
+}
+
 // The achieved path (mmdb::integrateRootMotion): dt seconds of a frame's root
 // velocity and spin, taken from its clip's world into the character's.
 void integrateRootMotion(inout vec3 position, inout vec4 rotation, uint frame, float dt) {

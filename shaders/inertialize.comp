@@ -20,11 +20,10 @@ void main() {
   JointOffset o = offsets[index];
   vec3 rx = o.rotation.xyz, rv = o.angular_velocity.xyz;
   vec3 tx = o.translation.xyz, tv = o.velocity.xyz;
-  decayOffsetSplit(rx, rv, params.inertialization_halflife, params.inertialization_rate_halflife, t);
+  vec4 offset = decayRotationSplit(rx, rv, params.inertialization_halflife, params.inertialization_rate_halflife, t);
   decayOffsetSplit(tx, tv, params.inertialization_halflife, params.inertialization_rate_halflife, t);
 
   JointPose pose = local_poses[index];
-  vec4 offset = fromScaledAxis(rx);
   pose.rotation = normalize(quatMul(offset, pose.rotation));
   pose.angular_velocity = vec4(rv + quatRotate(offset, pose.angular_velocity.xyz), 0.0);
   pose.translation = vec4(pose.translation.xyz + tx, 0.0);

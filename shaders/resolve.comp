@@ -15,12 +15,11 @@ void captureOffsets(inout CrowdCharacter ch, uint winner_first, uint winner_coun
     JointOffset o = offsets[index];
     vec3 rx = o.rotation.xyz, rv = o.angular_velocity.xyz;
     vec3 tx = o.translation.xyz, tv = o.velocity.xyz;
-    decayOffsetSplit(rx, rv, params.inertialization_halflife, params.inertialization_rate_halflife, ch.since_switch);
+    vec4 previous = decayRotationSplit(rx, rv, params.inertialization_halflife, params.inertialization_rate_halflife, ch.since_switch);
     decayOffsetSplit(tx, tv, params.inertialization_halflife, params.inertialization_rate_halflife, ch.since_switch);
     JointPose src = sampleJoint(ch.clip_first, ch.clip_count, ch.clip_time, j);
     JointPose dst = sampleJoint(winner_first, winner_count, winner_time, j);
 
-    vec4 previous = fromScaledAxis(rx);
     vec4 offset = normalize(quatAbs(quatMul(quatMul(previous, src.rotation), quatInv(dst.rotation))));
     o.rotation = vec4(toScaledAxis(offset), 0.0);
     // The shown angular velocity (offset rate + offset rotation applied to the pose's) is kept.

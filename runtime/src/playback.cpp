@@ -27,12 +27,10 @@ Status sizeError(const char* job, const char* what, size_t actual, size_t expect
                        what, actual, expected);
 }
 
-// Decays a rotation offset (as a rotation vector) and its angular velocity by t seconds.
+// Decays a rotation offset and its angular velocity by t seconds (decayRotationSplit).
 glm::quat decayRotation(const glm::quat& offset, glm::vec3& angular_velocity, float halflife,
                         float rate_halflife, float t) {
-  glm::vec3 x = toScaledAxis(quatAbs(offset));
-  decayOffsetSplit(x, angular_velocity, halflife, rate_halflife, t);
-  return fromScaledAxis(x);
+  return decayRotationSplit(offset, angular_velocity, halflife, rate_halflife, t);
 }
 
 // A job's rate half-life: its own, or 0 for the job's halflife.
@@ -62,6 +60,24 @@ void decayOffsetSplit(glm::vec3& x, glm::vec3& v, float halflife, float rate_hal
   decayOffset(x_rate, v_rate, rate_halflife, t);
   x = x_part + x_rate;
   v = v_part + v_rate;
+}
+
+glm::quat decayRotationSplit(const glm::quat& offset, glm::vec3& angular_velocity, float halflife,
+                             float rate_halflife, float t) noexcept {
+  if (rate_halflife == halflife) {  // one spring on the rotation vector, as the reference
+    glm::vec3 x = toScaledAxis(quatAbs(offset));
+    decayOffset(x, angular_velocity, halflife, t);
+    return fromScaledAxis(x);
+  }
+  // Each part turns about a fixed axis (the offset's, the rate's), so its rotation vector's rate
+  // is its angular velocity exactly.
+  glm::vec3 x_part = toScaledAxis(quatAbs(offset)), v_part(0.f);
+  glm::vec3 x_rate(0.f), v_rate = angular_velocity;
+  decayOffset(x_part, v_part, halflife, t);
+  decayOffset(x_rate, v_rate, rate_halflife, t);
+  const glm::quat rate = fromScaledAxis(x_rate);
+  angular_velocity = v_rate + rate * v_part;
+  return glm::normalize(rate * fromScaledAxis(x_part));
 }
 
 // --- sampling ----------------------------------------------------------------------------------

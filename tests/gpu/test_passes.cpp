@@ -607,10 +607,10 @@ TEST_F(PassTest, InertializeMatchesInertializeJobAndSkipsDecayedCharacters) {
       EXPECT_LT(vecDistance(toVec3(g.velocity), toVec3(poses[i * joints + j].velocity) + v), 1e-4f)
           << "joint " << j;
       // Shown angular velocity: offset rate + offset rotation applied to the pose's.
-      glm::vec3 rx = toVec3(offsets[i * joints + j].rotation), rv = off_w[j];
-      mmdb::decayOffsetSplit(rx, rv, crowd->params().inertialization_halflife,
-                             crowd->params().inertialization_rate_halflife, states[i].since_switch);
-      const glm::quat offset = glm::angleAxis(glm::length(rx), glm::normalize(rx));
+      glm::vec3 rv = off_w[j];
+      const glm::quat offset = mmdb::decayRotationSplit(
+          off_r[j], rv, crowd->params().inertialization_halflife,
+          crowd->params().inertialization_rate_halflife, states[i].since_switch);
       const glm::vec3 shown = rv + offset * toVec3(poses[i * joints + j].angular_velocity);
       EXPECT_LT(vecDistance(toVec3(g.angular_velocity), shown), 1e-4f) << "joint " << j;
     }

@@ -306,9 +306,10 @@ TEST(MotionMeter, BandaiTransitionsAreContinuousAndPlantedToesHoldStill) {
 }
 
 // A switch between arms that differ by up to half a turn (CMU 131, whose features see feet, hips
-// and trajectory, not arms): the offsets decaying with 0.15 s while their rates die out in 0.1 s
-// swing the hands and head more slowly than one 0.1 s half-life. Same decisions either way (the
-// pose is not in the query), so only the decay differs.
+// and trajectory, not arms): the offsets decaying with 0.15 s while their rates die out in 0.1 s,
+// composed so that a source's twist stays a twist, swing the hands and head more slowly than one
+// 0.1 s half-life on the rotation vector. Same decisions either way (the pose is not in the
+// query), so only the decay differs.
 TEST(MotionMeter, CmuBvhArmsSwingSlowerWithTheSplitDecay) {
   std::string why;
   const mmdb::test::RealDatabase* real = mmdb::test::cmuBvhDatabase(&why);
@@ -325,8 +326,8 @@ TEST(MotionMeter, CmuBvhArmsSwingSlowerWithTheSplitDecay) {
       "[ motion   ] CMU BVH mirrored: step ratio at switches %.2f (one 0.1 s half-life %.2f), "
       "elsewhere %.2f\n",
       at_switch, before, a.measures.max_step_ratio[mmdb::kElsewhere]);
-  EXPECT_LT(at_switch, 2.05);
-  EXPECT_LT(at_switch, before - 0.15);
+  EXPECT_LT(at_switch, 1.85);
+  EXPECT_LT(at_switch, before - 0.4);
   EXPECT_LT(a.measures.max_step_ratio[mmdb::kElsewhere], 1.25);
 }
 

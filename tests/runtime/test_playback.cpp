@@ -296,6 +296,43 @@ TEST(Inertialization, SplitDecayIsTheSumOfTheTwoClosedForms) {
   EXPECT_NEAR(peakRate(0.2f), bound / 2.f, 1e-3f * bound);
 }
 
+// A large rotation offset with a rate across its axis (a source twisting its arm, switched to an
+// arm 150 degrees away): decayed apart, the offset turns at exactly the angular velocity it
+// reports, and at the switch that is the rate given. One spring on the rotation vector (the
+// reference's form) turns at another rate than it reports, far from the one given.
+TEST(Inertialization, SplitRotationDecayTurnsAtTheRateItReports) {
+  const glm::quat offset = glm::angleAxis(2.6f, glm::normalize(glm::vec3(0.3f, 1.f, 0.2f)));
+  const glm::vec3 rate(20.f, 0.f, -5.f);  // rad/s, mostly across the offset's axis
+  const auto turning = [&](float halflife, float rate_halflife, float t, glm::vec3& reported) {
+    const float eps = 1e-3f;
+    glm::vec3 w0 = rate, w1 = rate;
+    const glm::quat a = mmdb::decayRotationSplit(offset, w0, halflife, rate_halflife, t);
+    const glm::quat b = mmdb::decayRotationSplit(offset, w1, halflife, rate_halflife, t + eps);
+    reported = w0;
+    glm::quat d = b * glm::inverse(a);
+    if (d.w < 0.f) d = -d;
+    const float angle = 2.f * std::acos(std::fmin(d.w, 1.f));
+    const glm::vec3 axis = glm::length(glm::vec3(d.x, d.y, d.z)) > 1e-9f
+                               ? glm::normalize(glm::vec3(d.x, d.y, d.z))
+                               : glm::vec3(0.f);
+    return axis * (angle / eps);  // the angular velocity, by finite difference
+  };
+  glm::vec3 reported;
+  const glm::vec3 at_switch = turning(0.15f, 0.1f, 0.f, reported);
+  EXPECT_EQ(reported, rate);
+  EXPECT_LT(glm::length(at_switch - rate), 0.02f * glm::length(rate));
+  for (const float t : {0.02f, 0.05f, 0.1f, 0.2f}) {
+    const glm::vec3 measured = turning(0.15f, 0.1f, t, reported);
+    EXPECT_LT(glm::length(measured - reported), 0.02f * glm::length(rate) + 1e-3f) << t;
+  }
+  glm::vec3 w = rate;
+  EXPECT_LT(angleBetween(mmdb::decayRotationSplit(offset, w, 0.15f, 0.1f, 0.f), offset), 1e-5f);
+  // The reference's form: the same offset and rate, one half-life.
+  const glm::vec3 summed = turning(0.1f, 0.1f, 0.f, reported);
+  EXPECT_EQ(reported, rate);
+  EXPECT_GT(glm::length(summed - rate), 0.3f * glm::length(rate));
+}
+
 TEST(Inertialization, ASwitchDuringASwitchFoldsTheRemainingOffsetIn) {
   Offsets o;
   transition(o, kSource, 0.f, kDestination, 0.f, 0.f);

@@ -61,6 +61,16 @@ void decayOffset(glm::vec3& x, glm::vec3& v, float halflife, float t) noexcept;
 void decayOffsetSplit(glm::vec3& x, glm::vec3& v, float halflife, float rate_halflife,
                       float t) noexcept;
 
+// A rotation offset and its angular velocity (in/out) decayed by t seconds. Equal half-lives:
+// the rotation vector and its rate decay as one (decayOffset), as the reference does. Otherwise
+// apart and composed: offset(t) = exp(r(t)) * exp(p(t)), p the offset's rotation vector from
+// rest with `halflife`, r the rate's from nothing with `rate_halflife`. Each turns about a fixed
+// axis, so the angular velocity is exact: at t = 0 it is the rate given, however large the
+// offset. (Added to a large rotation vector, a rate turns it about another axis: a source
+// twisting about its upper arm would swing the arm of the destination.)
+glm::quat decayRotationSplit(const glm::quat& offset, glm::vec3& angular_velocity, float halflife,
+                             float rate_halflife, float t) noexcept;
+
 // At a switch: capture per joint the offset between the pose that was showing (source, as
 // sampled, plus the previous offsets decayed by time_since_previous) and the destination pose,
 // so that showing destination + offset is continuous in position and velocity:
