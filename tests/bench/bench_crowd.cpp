@@ -4,7 +4,9 @@
 // of the step with endStepRange), in the same process; and the first step, whose searches are
 // all Start searches, against a steady one; and one thread with every character's offsets
 // added at every step (inertialization_threshold 0) against the default, which stops adding
-// them once they have decayed. Counters: milliseconds per step for each part
+// them once they have decayed; and one thread with one 0.1 s half-life for the offsets and their
+// rates (reference()'s decay) against the default split decay (two springs a joint, the rotation's
+// composed). Counters: milliseconds per step for each part
 // (begin, search, end), the step's p99 over the run, and the speed-up of two threads.
 #include "real_database.h"
 #include "synthetic_database.h"
@@ -130,6 +132,8 @@ void BM_CrowdStep(benchmark::State& state) {
   mmdb::CrowdSettings settings;
   settings.step_workers = threads;
   if (state.range(1) == 0) settings.inertialization_threshold = 0;  // every offset added, always
+  if (state.range(2) == 0)  // one spring a joint, as the reference
+    settings.inertialization_halflife = settings.inertialization_rate_halflife;
   auto created = mmdb::Crowd::create(*d.db, kCharacters, settings);
   if (!created) {
     state.SkipWithError(created.error().message());
@@ -164,10 +168,11 @@ void BM_CrowdStep(benchmark::State& state) {
   state.SetLabel(d.name);
 }
 BENCHMARK(BM_CrowdStep)
-    ->ArgNames({"threads", "skip_decayed"})
-    ->Args({1, 0})
-    ->Args({1, 1})
-    ->Args({2, 1})
+    ->ArgNames({"threads", "skip_decayed", "split_decay"})
+    ->Args({1, 0, 1})
+    ->Args({1, 1, 1})
+    ->Args({1, 1, 0})
+    ->Args({2, 1, 1})
     ->Unit(benchmark::kMillisecond)
     ->MinTime(3.0)
     ->UseRealTime();
