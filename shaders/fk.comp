@@ -2,9 +2,9 @@
 // Pass 6, a thread per character: forward kinematics of the shown local pose to model space,
 // relative to the character's simulation root (mmdb::ForwardKinematicsJob with an identity
 // root); parents precede their children. Then the character's achieved path takes dt of the
-// root motion of the frame playing, and the playback clock moves on by dt: clip time, the frame
-// playing, the time since the switch, and the search timer by one step. It keeps the frame of the
-// pose shown for the foot lock pass.
+// root motion of the frame playing (kept as the step's root motion too), and the playback clock
+// moves on by dt: clip time, the frame playing, the time since the switch, and the search timer
+// by one step. It keeps the frame of the pose shown for the foot lock pass.
 #include "common.glsl"
 
 layout(local_size_x = MMDB_GROUP_SIZE) in;
@@ -35,6 +35,11 @@ void main() {
     integrateRootMotion(position, rotation, ch.current_frame, params.dt);
     characters[c].achieved_position = vec4(position, 0.0);
     characters[c].achieved_rotation = rotation;
+    // The step's root motion, for a game that owns the root (mmdb::Crowd::advance's).
+    vec3 moved = position - ch.achieved_position.xyz;
+    characters[c].root_motion_world = vec4(moved, 0.0);
+    characters[c].root_motion_local = vec4(quatRotate(quatInv(ch.achieved_rotation), moved), 0.0);
+    characters[c].root_motion_rotation = normalize(quatMul(rotation, quatInv(ch.achieved_rotation)));
     ch.clip_time += params.dt;
     precise float key = floor(ch.clip_time * params.frame_rate + 1e-4);  // no fused multiply-add
     ch.current_frame = ch.clip_first + uint(min(key, float(ch.clip_count - 1u)));

@@ -239,6 +239,11 @@ void simulateAgainstTheCpu(bool weights_and_biases) {
       worst_path = std::max({worst_path, path, facing});
       ASSERT_LT(path, 1e-4f) << "the achieved path";
       ASSERT_LT(facing, 1e-4f) << "the achieved facing";
+      // The step's root motion (a game that owns the root reads it): the same on both.
+      ASSERT_LT(vecDistance(toVec3(characters[i].root_motion_world), c.root_motion_world), 1e-5f);
+      ASSERT_LT(vecDistance(toVec3(characters[i].root_motion_local), c.root_motion_local), 1e-5f);
+      ASSERT_LT(quatDistance(toQuat(characters[i].root_motion_rotation), c.root_motion_rotation),
+                1e-5f);
       // The same feet held, at the same places, with the same contacts.
       for (uint32_t leg = 0; leg < mmdb::kLegCount; ++leg) {
         const mmdb::gpu::FootLock& g = feet[i].foot[leg];

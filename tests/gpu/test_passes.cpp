@@ -673,6 +673,16 @@ TEST_F(PassTest, FkMatchesForwardKinematicsJobAndAdvancesTheClock) {
     EXPECT_LT(vecDistance(toVec3(after[i].achieved_position), position), 1e-6f);
     EXPECT_LT(quatDistance(toQuat(after[i].achieved_rotation), rotation), 1e-6f);
     EXPECT_EQ(after[i].achieved_position.w, 0.f);
+    // And the step's root motion, as the CPU crowd reports it (CrowdCharacter::root_motion_*).
+    const glm::vec3 before = toVec3(states[i].achieved_position);
+    const glm::quat facing = toQuat(states[i].achieved_rotation);
+    EXPECT_LT(vecDistance(toVec3(after[i].root_motion_world), position - before), 1e-6f);
+    EXPECT_LT(
+        vecDistance(toVec3(after[i].root_motion_local), glm::inverse(facing) * (position - before)),
+        1e-6f);
+    EXPECT_LT(quatDistance(toQuat(after[i].root_motion_rotation),
+                           glm::normalize(rotation * glm::inverse(facing))),
+              1e-6f);
   }
 }
 

@@ -31,6 +31,7 @@ inline CrowdCharacter initialCharacter() {
   c.achieved_rotation = {0, 0, 0, 1};
   c.since_switch = 1e6f;
   c.input_facing = {0, 0, 1, 0};
+  c.root_motion_rotation = {0, 0, 0, 1};
   return c;
 }
 
@@ -61,7 +62,10 @@ MMDB_CHECK_OFFSET(CrowdCharacter, last_cost, 152);
 MMDB_CHECK_OFFSET(CrowdCharacter, search_count, 156);
 MMDB_CHECK_OFFSET(CrowdCharacter, input_velocity, 176);
 MMDB_CHECK_OFFSET(CrowdCharacter, input_facing, 192);
-static_assert(sizeof(CrowdCharacter) == 208, "std430 CrowdCharacter: a multiple of 16 bytes");
+MMDB_CHECK_OFFSET(CrowdCharacter, root_motion_world, 208);
+MMDB_CHECK_OFFSET(CrowdCharacter, root_motion_local, 224);
+MMDB_CHECK_OFFSET(CrowdCharacter, root_motion_rotation, 240);
+static_assert(sizeof(CrowdCharacter) == 256, "std430 CrowdCharacter: a multiple of 16 bytes");
 
 MMDB_CHECK_OFFSET(CharacterInput, desired_velocity, 0);
 MMDB_CHECK_OFFSET(CharacterInput, desired_facing, 16);

@@ -123,6 +123,12 @@ struct CrowdCharacter {
   uint reserved0, reserved1, reserved2, reserved3;
   vec4 input_velocity;  // the desired velocity of the last step (ground, w = 0)
   vec4 input_facing;    // the last desired facing that was not zero (ground, w = 0)
+  // The root motion of the last step (mmdb::CrowdCharacter's): how far the achieved transform
+  // moved in the world and in the character's frame before the step, and how it turned
+  // (achieved_rotation after = root_motion_rotation * before). Zero when nothing played.
+  vec4 root_motion_world;     // w = 0
+  vec4 root_motion_local;     // w = 0
+  vec4 root_motion_rotation;  // pure yaw quaternion (x, y, z, w)
 };
 
 // Per-character input of one step; the host's copy is recorded into the command buffer.
