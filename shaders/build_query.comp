@@ -77,6 +77,13 @@ void main() {
     characters[c].achieved_position = ch.achieved_position;
     characters[c].achieved_rotation = ch.achieved_rotation;
   }
+  if (inp.set_simulation != 0u) {  // mmdb::Crowd::setSimulation: the simulation root alone
+    ch.sim_position = vec4(inp.sim_position.xyz, 0.0);
+    ch.sim_velocity = vec4(inp.sim_velocity.xyz, 0.0);
+    ch.sim_acceleration = vec4(inp.sim_acceleration.xyz, 0.0);
+    ch.sim_rotation = inp.sim_rotation;
+    ch.sim_angular_velocity = vec4(inp.sim_angular_velocity.xyz, 0.0);
+  }
 
   Sim s;
   s.position = ch.sim_position.xyz;

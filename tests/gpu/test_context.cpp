@@ -137,6 +137,53 @@ TEST_F(ContextTest, SettersAndWritesCheckTheirIndexAndSize) {
   EXPECT_EQ(empty.error().code(), mmdb::ErrorCode::InvalidArgument);
 }
 
+// setSimulation makes the CPU crowd's checks; a teleport asked for after it in the same step is
+// refused (the host cannot move a state it only records), and nothing is recorded by a refusal.
+TEST_F(ContextTest, SetSimulationChecksItsStateAndComesAfterATeleport) {
+  mmdb::test::SyntheticSpec spec = leggedSpec();
+  spec.clips = 2;
+  spec.frames_per_clip = 60;
+  auto t = makeTestDatabase(spec);
+  ASSERT_TRUE(t);
+  auto created = mmdb::gpu::Crowd::create(*context(), t->view, 2);
+  ASSERT_TRUE(created) << created.error().message();
+  mmdb::gpu::Crowd& crowd = *created.value();
+  mmdb::CharacterState state;
+  state.position = {1.f, 0.f, 2.f};
+  state.velocity = {0.f, 0.f, NAN};
+  mmdb::Status s = crowd.setSimulation(0, state);
+  EXPECT_STREQ(s.message(), "setSimulation: character 0's state is not finite");
+  state.velocity = {0.f, 0.f, 1.f};
+  state.rotation = glm::quat(0.f, 1.f, 0.f, 0.f);  // a half turn about X: no yaw to take
+  EXPECT_EQ(crowd.setSimulation(0, state).code(), mmdb::ErrorCode::InvalidArgument);
+  EXPECT_EQ(crowd.setSimulation(2, mmdb::CharacterState{}).code(),
+            mmdb::ErrorCode::InvalidArgument);
+  // Refused states leave nothing to record: the next step sets no simulation.
+  ASSERT_TRUE(crowd.stepAndWait(1.f / 60).ok());
+  for (const mmdb::gpu::CharacterInput& in : crowd.inputs()) EXPECT_EQ(in.set_simulation, 0u);
+
+  state.rotation = glm::angleAxis(0.5f, glm::vec3(0.f, 1.f, 0.f));
+  const mmdb::Float4 here{0.f, 0.f, 0.f, 0.f}, facing{0.f, 0.f, 0.f, 1.f};
+  ASSERT_TRUE(crowd.teleport(1, here, facing).ok());  // teleport first: fine
+  ASSERT_TRUE(crowd.setSimulation(1, state).ok());
+  ASSERT_TRUE(crowd.setSimulation(0, state).ok());
+  s = crowd.teleport(0, here, facing);
+  EXPECT_STREQ(s.message(),
+               "teleport: character 0 has a simulation root set for the next step; teleport "
+               "first, then setSimulation");
+  EXPECT_TRUE(crowd.place(0, here, facing).ok()) << "place leaves the simulation alone";
+  ASSERT_TRUE(crowd.stepAndWait(1.f / 60).ok());
+  // The step started from the state set: one controller update of it.
+  const auto characters = crowd.readCharacters();
+  ASSERT_TRUE(characters);
+  for (uint32_t i = 0; i < 2; ++i) {
+    const mmdb::gpu::CrowdCharacter& c = characters.value()[i];
+    EXPECT_NEAR(c.sim_position.x, 1.f, 0.05f) << i;
+    EXPECT_NEAR(c.sim_position.z, 2.f, 0.05f) << i;
+  }
+  EXPECT_TRUE(crowd.teleport(0, here, facing).ok()) << "a new step, a new order";
+}
+
 // Foot locking needs the view's legs and settings that are finite and >= 0, as on the CPU; the same
 // skeleton plays without it.
 TEST_F(ContextTest, FootLockingRefusesALeglessSkeletonAndBadSettingsByName) {

@@ -8,7 +8,8 @@
 //
 // Every ninth character is teleported twice (mmdb::Crowd::teleport and the GPU's): both go on
 // alike, with their feet let go; every eleventh is placed aside once (Crowd::place), its feet
-// held.
+// held; every seventh has its simulation root set twice (Crowd::setSimulation), once right after
+// a teleport of the same step: the same trajectories and decisions follow.
 //
 // A second run gives a third of the characters run-time block weights (the same on both crowds)
 // on a database with cost biases (negative ones included).
@@ -130,7 +131,7 @@ void simulateAgainstTheCpu(bool weights_and_biases) {
   const size_t joints = db.jointCount();
   uint64_t searches = 0, switches = 0, near_ties = 0, held = 0;
   float worst_pose = 0, worst_cost = 0, worst_path = 0, worst_foot = 0, worst_leg = 0;
-  uint64_t locked = 0, blending = 0, teleports = 0, placed = 0;
+  uint64_t locked = 0, blending = 0, teleports = 0, placed = 0, simulations = 0;
 
   for (int frame = 0; frame < kFrames; ++frame) {
     std::vector<bool> forced(kCharacters);
@@ -152,6 +153,24 @@ void simulateAgainstTheCpu(bool weights_and_biases) {
             crowd.teleport(i, {where.x, where.y, where.z, 0.f}, {yaw.x, yaw.y, yaw.z, yaw.w}).ok());
         ASSERT_TRUE(cpu.teleport(i, where, yaw).ok());
         ++teleports;
+      }
+    }
+    // Every seventh character's simulation root set a metre behind its placement, moving and
+    // turning (a collision pushed the capsule), on both; at frame 200 right after the teleports.
+    // (Frame 350 instead of 360 brings one toe to 0.29999 m of its lock, the unlock radius to
+    // float precision: the crowds then part on a tie, as the search's near-ties above can.)
+    if (frame == 200 || frame == 360) {
+      for (uint32_t i = 0; i < kCharacters; i += 7) {
+        const mmdb::CrowdCharacter& c = cpu.characters()[i];
+        mmdb::CharacterState state;
+        state.position = c.achieved_position + c.achieved_rotation * glm::vec3(0.f, 0.f, -1.f);
+        state.velocity = c.achieved_rotation * glm::vec3(0.3f, 0.f, 0.8f);
+        state.acceleration = glm::vec3(0.1f, 0.f, -0.2f);
+        state.rotation = glm::angleAxis(0.3f * float(i), glm::vec3(0.f, 1.f, 0.f));
+        state.angular_velocity = glm::vec3(0.f, 0.5f, 0.f);
+        ASSERT_TRUE(crowd.setSimulation(i, state).ok());
+        ASSERT_TRUE(cpu.setSimulation(i, state).ok());
+        ++simulations;
       }
     }
     // Every eleventh character placed half a metre aside (the game owns the root), on both.
@@ -238,6 +257,8 @@ void simulateAgainstTheCpu(bool weights_and_biases) {
           quatDistance(toQuat(characters[i].achieved_rotation), c.achieved_rotation);
       worst_path = std::max({worst_path, path, facing});
       ASSERT_LT(path, 1e-4f) << "the achieved path";
+      ASSERT_LT(vecDistance(toVec3(characters[i].sim_position), c.sim.position), 1e-4f)
+          << "the simulation root";
       ASSERT_LT(facing, 1e-4f) << "the achieved facing";
       // The step's root motion (a game that owns the root reads it): the same on both.
       ASSERT_LT(vecDistance(toVec3(characters[i].root_motion_world), c.root_motion_world), 1e-5f);
@@ -296,6 +317,7 @@ void simulateAgainstTheCpu(bool weights_and_biases) {
   EXPECT_EQ(weighted, weights_and_biases ? 22u : 0u);
   EXPECT_EQ(teleports, 16u) << "teleports on both, then the same decisions, poses and feet";
   EXPECT_EQ(placed, 6u);
+  EXPECT_EQ(simulations, 20u);
 }
 
 TEST_F(CrowdSimulationTest, SixtyFourCharactersDecideAndPoseAsOnTheCpu) {

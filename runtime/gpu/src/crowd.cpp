@@ -418,6 +418,7 @@ Result<std::unique_ptr<Crowd>> Crowd::create(const Context& ctx, const DatabaseV
   crowd->createTimestampQueries();
   crowd->inputs_.assign(count, CharacterInput{});
   crowd->teleports_.assign(count, Teleport{});
+  crowd->simulations_.assign(count, Simulation{});
   crowd->blocks_ = db.blocks;
   crowd->column_weights_.assign(size_t(count) * db.feature_stride, 1.f);
   if (Status s = crowd->writeCharacters(std::vector<CrowdCharacter>(count, initialCharacter())); !s)
@@ -718,9 +719,31 @@ Status Crowd::place(uint32_t i, const Float4& position, const Float4& rotation) 
   return moveCharacter(i, position, rotation, kTeleportPlace, "place");
 }
 
+Status Crowd::setSimulation(uint32_t i, const mmdb::CharacterState& state) {
+  if (Status s = checkCharacter(i, "setSimulation"); !s) return s;
+  const auto finite = [](const glm::vec3& v) {
+    return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z);
+  };
+  if (!finite(state.velocity) || !finite(state.acceleration) || !finite(state.angular_velocity))
+    return Error::format(ErrorCode::InvalidArgument,
+                         "setSimulation: character %u's state is not finite", i);
+  glm::quat yaw;
+  if (Status s = mmdb::checkPlacement("setSimulation", i, state.position, state.rotation, yaw); !s)
+    return s;
+  simulations_[i].set = true;
+  simulations_[i].state = state;
+  simulations_[i].state.rotation = yaw;
+  return Status();
+}
+
 Status Crowd::moveCharacter(uint32_t i, const Float4& position, const Float4& rotation,
                             uint32_t kind, const char* what) {
   if (Status s = checkCharacter(i, what); !s) return s;
+  if (kind == kTeleportMove && simulations_[i].set)
+    return Error::format(ErrorCode::InvalidArgument,
+                         "teleport: character %u has a simulation root set for the next step; "
+                         "teleport first, then setSimulation",
+                         i);
   glm::quat yaw;
   if (Status s =
           mmdb::checkPlacement(what, i, {position.x, position.y, position.z},
@@ -771,6 +794,15 @@ void Crowd::recordInputs(VkCommandBuffer cmd) {
     in.teleport = teleports_[i].kind;
     in.teleport_position = teleports_[i].position;
     in.teleport_rotation = teleports_[i].rotation;
+    const Simulation& sim = simulations_[i];
+    in.set_simulation = sim.set ? 1u : 0u;
+    const auto to4 = [](const glm::vec3& v) { return Float4{v.x, v.y, v.z, 0.f}; };
+    in.sim_position = to4(sim.state.position);
+    in.sim_velocity = to4(sim.state.velocity);
+    in.sim_acceleration = to4(sim.state.acceleration);
+    in.sim_rotation = {sim.state.rotation.x, sim.state.rotation.y, sim.state.rotation.z,
+                       sim.state.rotation.w};
+    in.sim_angular_velocity = to4(sim.state.angular_velocity);
   }
   const VkDeviceSize bytes = inputs_.size() * sizeof(CharacterInput);
   for (VkDeviceSize done = 0; done < bytes; done += 65536) {
@@ -801,6 +833,7 @@ void Crowd::step(VkCommandBuffer cmd, float dt) {
   recordInputs(cmd);
   for (auto& in : inputs_) in.force_search = 0;
   for (Teleport& t : teleports_) t.kind = kTeleportNone;
+  for (Simulation& s : simulations_) s.set = false;
   for (uint32_t i = 0; i < kPassCount; ++i) {
     recordPass(cmd, Pass(i), dt);
     if (im.timestamps)
@@ -816,9 +849,11 @@ Status Crowd::passAndWait(Pass pass, float dt) {
   return ctx_.submitAndWait([&](VkCommandBuffer cmd) {
     computeBarrier(cmd, kAnyStage, kAnyAccess, kAnyStage, kAnyAccess);
     if (pass == Pass::BuildQuery || pass == Pass::Match)
-      recordInputs(cmd);           // the passes that read them
-    if (pass == Pass::BuildQuery)  // the pass that teleports
+      recordInputs(cmd);             // the passes that read them
+    if (pass == Pass::BuildQuery) {  // the pass that teleports and sets simulations
       for (Teleport& t : teleports_) t.kind = kTeleportNone;
+      for (Simulation& s : simulations_) s.set = false;
+    }
     recordPass(cmd, pass, dt);
   });
 }

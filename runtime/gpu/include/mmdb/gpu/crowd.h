@@ -214,6 +214,12 @@ class Crowd {
   // mmdb::Crowd::place (the placement alone, feet held), done likewise at the next step's start;
   // the last of teleport() and place() before a step is the one done.
   Status place(uint32_t character, const Float4& position, const Float4& rotation);
+  // mmdb::Crowd::setSimulation (the simulation root alone: the next trajectory and query start
+  // from it, the pose and its placement stay), done at the next step's start after any
+  // teleport() or place() asked for before it; the last state given before a step is the one
+  // set. The CPU crowd's checks; a teleport() asked for after it in the same step is refused (on
+  // the CPU it would move the state just set, which the host cannot do for the device).
+  Status setSimulation(uint32_t character, const mmdb::CharacterState& state);
   // The character's run-time block weights, as mmdb::Crowd::setBlockWeights and
   // mmdb::SearchRequest::block_weights: `count` floats (one per feature block, finite, > 0,
   // relative to the cooked weights), or count 0 for the cooked weights. Copied; uploaded by the
@@ -280,6 +286,12 @@ class Crowd {
     Float4 position{}, rotation{};
   };
   std::vector<Teleport> teleports_;
+  // setSimulation() states asked for since the last step, merged likewise.
+  struct Simulation {
+    bool set = false;
+    mmdb::CharacterState state;
+  };
+  std::vector<Simulation> simulations_;
   std::vector<DatabaseView::Block> blocks_;
   std::vector<float> column_weights_;  // feature_stride per character, 1 where none is set
   bool weights_changed_ = true;        // column_weights_ not yet recorded for the device

@@ -75,10 +75,16 @@ MMDB_CHECK_OFFSET(CharacterInput, excluded_tags_lo, 40);
 MMDB_CHECK_OFFSET(CharacterInput, excluded_tags_hi, 44);
 MMDB_CHECK_OFFSET(CharacterInput, force_search, 48);
 MMDB_CHECK_OFFSET(CharacterInput, teleport, 52);
-MMDB_CHECK_OFFSET(CharacterInput, reserved, 56);
+MMDB_CHECK_OFFSET(CharacterInput, set_simulation, 56);
+MMDB_CHECK_OFFSET(CharacterInput, reserved, 60);
 MMDB_CHECK_OFFSET(CharacterInput, teleport_position, 64);
 MMDB_CHECK_OFFSET(CharacterInput, teleport_rotation, 80);
-static_assert(sizeof(CharacterInput) == 96, "std430 CharacterInput");
+MMDB_CHECK_OFFSET(CharacterInput, sim_position, 96);
+MMDB_CHECK_OFFSET(CharacterInput, sim_velocity, 112);
+MMDB_CHECK_OFFSET(CharacterInput, sim_acceleration, 128);
+MMDB_CHECK_OFFSET(CharacterInput, sim_rotation, 144);
+MMDB_CHECK_OFFSET(CharacterInput, sim_angular_velocity, 160);
+static_assert(sizeof(CharacterInput) == 176, "std430 CharacterInput");
 
 MMDB_CHECK_OFFSET(MatchResult, frame, 0);
 MMDB_CHECK_OFFSET(MatchResult, cost, 4);

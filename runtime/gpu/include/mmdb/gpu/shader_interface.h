@@ -139,11 +139,17 @@ struct CharacterInput {
   uint required_tags_hi;
   uint excluded_tags_lo;  // ... and none of these
   uint excluded_tags_hi;
-  uint force_search;  // 1: search this step (seeded)
-  uint teleport;      // kTeleport*: first move the character to teleport_position and _rotation
-  uint reserved[2];
+  uint force_search;    // 1: search this step (seeded)
+  uint teleport;        // kTeleport*: first move the character to teleport_position and _rotation
+  uint set_simulation;  // 1: then the simulation root becomes sim_* (Crowd::setSimulation)
+  uint reserved;
   vec4 teleport_position;  // world (w = 0)
   vec4 teleport_rotation;  // pure yaw quaternion (x, y, z, w)
+  vec4 sim_position;       // mmdb::CharacterState, world (w = 0)
+  vec4 sim_velocity;
+  vec4 sim_acceleration;
+  vec4 sim_rotation;  // pure yaw quaternion (x, y, z, w)
+  vec4 sim_angular_velocity;
 };
 
 struct MatchResult {
