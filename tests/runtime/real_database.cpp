@@ -28,6 +28,24 @@ const mmdb::cook::CookedDatabase* bandaiCookedDatabase(std::string* why_absent) 
 
 namespace {
 
+// Cooks the request on two threads and opens the result from memory; nullptr (and why) when the
+// cooked bytes do not open.
+std::unique_ptr<RealDatabase> cookAndOpen(mmdb::cook::CookRequest& request, const char* corpus,
+                                          std::string* why_absent) {
+  request.jobs = 2;
+  auto real = std::make_unique<RealDatabase>();
+  real->cooked = mmdb::cook::cookDatabase(request);
+  real->bytes = serializeAligned(real->cooked);
+  auto opened = mmdb::Database::fromMemory(real->bytes.data(), real->bytes.size());
+  if (!opened.ok()) {
+    if (why_absent)
+      *why_absent = std::string(corpus) + " cooked but did not open: " + opened.error().message();
+    return nullptr;
+  }
+  real->db = std::move(opened.value());
+  return real;
+}
+
 const RealDatabase* cookBandai(double frame_rate, bool mirror, const std::array<float, 5>& weights,
                                std::string* why_absent) {
   static std::map<std::tuple<double, bool, std::array<float, 5>>, std::unique_ptr<RealDatabase>>
@@ -53,18 +71,7 @@ const RealDatabase* cookBandai(double frame_rate, bool mirror, const std::array<
     clip.mirror = mirror;
     request.clips.push_back(clip);
   }
-  request.jobs = 2;
-  auto real = std::make_unique<RealDatabase>();
-  real->cooked = mmdb::cook::cookDatabase(request);
-  real->bytes = serializeAligned(real->cooked);
-  auto opened = mmdb::Database::fromMemory(real->bytes.data(), real->bytes.size());
-  if (!opened.ok()) {
-    if (why_absent)
-      *why_absent = std::string("bandai-1 cooked but did not open: ") + opened.error().message();
-    return nullptr;
-  }
-  real->db = std::move(opened.value());
-  slot = std::move(real);
+  slot = cookAndOpen(request, "bandai-1", why_absent);
   return slot.get();
 }
 
@@ -90,18 +97,7 @@ const RealDatabase* cmuBvhDatabase(std::string* why_absent) {
     clip.mirror = true;
     request.clips.push_back(clip);
   }
-  request.jobs = 2;
-  auto real = std::make_unique<RealDatabase>();
-  real->cooked = mmdb::cook::cookDatabase(request);
-  real->bytes = serializeAligned(real->cooked);
-  auto opened = mmdb::Database::fromMemory(real->bytes.data(), real->bytes.size());
-  if (!opened.ok()) {
-    if (why_absent)
-      *why_absent = std::string("cmu-bvh cooked but did not open: ") + opened.error().message();
-    return nullptr;
-  }
-  real->db = std::move(opened.value());
-  slot = std::move(real);
+  slot = cookAndOpen(request, "cmu-bvh", why_absent);
   return slot.get();
 }
 
