@@ -3,6 +3,7 @@
 #include "mmdb/crowd.h"
 
 #include "mmdb/playback.h"
+#include "playback_run.h"
 #include "rotation.h"
 
 #include <algorithm>
@@ -180,6 +181,7 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
     crowd.local_rotations_.assign(n * joints, identity);
     crowd.model_rotations_.assign(n * joints, identity);
     crowd.offset_rotations_.assign(n * joints, identity);
+    crowd.offset_vectors_.assign(n * joints, glm::vec3(0.f));
     crowd.local_translations_.assign(n * joints, glm::vec3(0.f));
     crowd.model_translations_.assign(n * joints, glm::vec3(0.f));
     crowd.offset_angular_.assign(n * joints, glm::vec3(0.f));
@@ -269,6 +271,7 @@ Crowd& Crowd::operator=(Crowd&& other) noexcept {
   model_translations_ = std::move(other.model_translations_);
   offset_angular_ = std::move(other.offset_angular_);
   offset_translations_ = std::move(other.offset_translations_);
+  offset_vectors_ = std::move(other.offset_vectors_);
   offset_velocities_ = std::move(other.offset_velocities_);
   switch_rotations_ = std::move(other.switch_rotations_);
   switch_translations_ = std::move(other.switch_translations_);
@@ -724,7 +727,8 @@ Status Crowd::sample(uint32_t clip, float time, uint32_t scratch) noexcept {
   job.translations = slice(switch_translations_, scratch, joints_);
   job.velocities = slice(switch_velocities_, scratch, joints_);
   job.angular_velocities = slice(switch_angular_, scratch, joints_);
-  return job.Run();
+  detail::runSamplePose(job);  // what it reads was checked at create
+  return Status();
 }
 
 // The resolve pass: the timer restarts; a new winner is an inertialized switch (or the start).
@@ -778,8 +782,8 @@ Status Crowd::resolve(uint32_t c, const SearchResult& found, uint32_t worker) no
     float bound_x = 0.f, bound_v = 0.f;
     for (uint32_t j = 0; j < joints_; ++j) {
       const size_t i = size_t(c) * joints_ + j;
-      const float rotation =
-          glm::length(detail::toScaledAxis(detail::quatAbs(offset_rotations_[i])));
+      offset_vectors_[i] = detail::toScaledAxis(detail::quatAbs(offset_rotations_[i]));
+      const float rotation = glm::length(offset_vectors_[i]);
       bound_x = std::fmax(bound_x, std::fmax(rotation, glm::length(offset_translations_[i])));
       bound_v = std::fmax(
           bound_v, std::fmax(glm::length(offset_angular_[i]), glm::length(offset_velocities_[i])));
@@ -813,7 +817,9 @@ Status Crowd::pose(uint32_t c) noexcept {
   pose.time = ch.clip_time;
   pose.rotations = slice(local_rotations_, c, joints_);
   pose.translations = slice(local_translations_, c, joints_);
-  if (Status s = pose.Run(); !s) return s;
+  // The jobs' checks hold by construction (the database verified, the crowd's arrays and
+  // settings checked at create, the clip one of the database's): only their work runs.
+  detail::runSamplePose(pose);
 
   // An upper bound over joints of the decaying offsets, x(t) = e^-yt (x0 + (v0 + y x0) t), and
   // of their rate (the GPU's resolve pass computes the same); at or below the threshold the
@@ -840,7 +846,7 @@ Status Crowd::pose(uint32_t c) noexcept {
   blend.offset_velocities = slice(offset_velocities_, c, joints_);
   blend.out_rotations = slice(local_rotations_, c, joints_);  // in place: allowed for this job
   blend.out_translations = slice(local_translations_, c, joints_);
-  if (Status s = blend.Run(); !s) return s;
+  detail::runInertialize(blend, offset_vectors_.data() + size_t(c) * joints_);
   return forwardKinematics(c);
 }
 
@@ -851,8 +857,7 @@ Status Crowd::forwardKinematics(uint32_t c) noexcept {
   fk.local_translations = slice(local_translations_, c, joints_);
   fk.model_rotations = slice(model_rotations_, c, joints_);
   fk.model_translations = slice(model_translations_, c, joints_);
-  if (Status s = fk.Run(); !s) return s;
-
+  detail::runForwardKinematics(fk);
   return Status();
 }
 
@@ -898,7 +903,8 @@ Status Crowd::lockFeet(uint32_t c) noexcept {
   job.local_translations = slice(local_translations_, c, joints_);
   job.model_rotations = slice(model_rotations_, c, joints_);
   job.model_translations = slice(model_translations_, c, joints_);
-  return job.Run();
+  detail::runFootLock(job);
+  return Status();
 }
 
 }  // namespace mmdb

@@ -1,6 +1,7 @@
 // Pose sampling, inertialization and forward kinematics on the CPU.
 #include "mmdb/playback.h"
 
+#include "playback_run.h"
 #include "rotation.h"
 
 #include <algorithm>
@@ -126,30 +127,39 @@ Status SamplePoseJob::Validate() const noexcept {
 
 Status SamplePoseJob::Run() const noexcept {
   if (Status s = Validate(); !s) return s;
-  const ClipInfo c = database->clip(clip);
+  detail::runSamplePose(*this);
+  return {};
+}
+
+void detail::runSamplePose(const SamplePoseJob& job) noexcept {
+  const Database& db = *job.database;
+  const ClipInfo c = db.clip(job.clip);
   const float last = float(c.frame_count - 1);
-  const float key = std::fmin(std::fmax(time * database->frameRate(), 0.f), last);
+  const float key = std::fmin(std::fmax(job.time * db.frameRate(), 0.f), last);
   const uint32_t k0 = uint32_t(key);
   const uint32_t k1 = k0 + 1 < c.frame_count ? k0 + 1 : k0;
   const float alpha = key - float(k0);
-  const size_t joints = database->jointCount();
-  const PoseView view = poses.frame_count ? poses : database->rawPoses();
+  const size_t joints = db.jointCount();
+  const PoseView view = job.poses.frame_count ? job.poses : db.rawPoses();
   const size_t row = size_t(c.first_frame) - view.first_frame;
   const size_t a = (row + k0) * joints;
   const size_t b = (row + k1) * joints;
-  const Span<const Float4> rot = view.rotations;
-  const Span<const Float4> pos = view.translations;
-  const Span<const Float4> vel = view.velocities;
-  const Span<const Float4> ang = view.angular_velocities;
+  const Float4* rot = view.rotations.data();
+  const Float4* pos = view.translations.data();
   for (size_t j = 0; j < joints; ++j) {
-    rotations[j] = glm::slerp(toQuat(rot[a + j]), toQuat(rot[b + j]), alpha);  // shorter arc
-    translations[j] = glm::mix(toVec3(pos[a + j]), toVec3(pos[b + j]), alpha);
-    if (!velocities.empty())
-      velocities[j] = glm::mix(toVec3(vel[a + j]), toVec3(vel[b + j]), alpha);
-    if (!angular_velocities.empty())
-      angular_velocities[j] = glm::mix(toVec3(ang[a + j]), toVec3(ang[b + j]), alpha);
+    job.rotations[j] = glm::slerp(toQuat(rot[a + j]), toQuat(rot[b + j]), alpha);  // shorter arc
+    job.translations[j] = glm::mix(toVec3(pos[a + j]), toVec3(pos[b + j]), alpha);
   }
-  return {};
+  if (!job.velocities.empty()) {
+    const Float4* vel = view.velocities.data();
+    for (size_t j = 0; j < joints; ++j)
+      job.velocities[j] = glm::mix(toVec3(vel[a + j]), toVec3(vel[b + j]), alpha);
+  }
+  if (!job.angular_velocities.empty()) {
+    const Float4* ang = view.angular_velocities.data();
+    for (size_t j = 0; j < joints; ++j)
+      job.angular_velocities[j] = glm::mix(toVec3(ang[a + j]), toVec3(ang[b + j]), alpha);
+  }
 }
 
 Result<ClipTime> clipTimeOfFrame(const Database& db, uint32_t global_frame) noexcept {
@@ -244,17 +254,58 @@ Status InertializeJob::Validate() const noexcept {
 
 Status InertializeJob::Run() const noexcept {
   if (Status s = Validate(); !s) return s;
-  const float rate = rateHalflife(halflife, rate_halflife);
-  for (size_t j = 0; j < rotations.size(); ++j) {
-    glm::vec3 angular = offset_angular_velocities[j];
-    const glm::quat offset =
-        decayRotation(offset_rotations[j], angular, halflife, rate, time_since_switch);
-    glm::vec3 translation = offset_translations[j], velocity = offset_velocities[j];
-    decayOffsetSplit(translation, velocity, halflife, rate, time_since_switch);
-    out_rotations[j] = glm::normalize(offset * rotations[j]);
-    out_translations[j] = translations[j] + translation;
-  }
+  detail::runInertialize(*this);
   return {};
+}
+
+namespace {
+
+// One spring's offset after t seconds, as decayOffset computes it (the same operations, so the
+// same bits) with its exponential e = exp(-y t) computed once for every joint; the rate, which
+// the pose does not need, is left out.
+glm::vec3 decayedOffset(const glm::vec3& x, const glm::vec3& v, float y, float e, float t) {
+  const glm::vec3 j = v + x * y;
+  return e * (x + j * t);
+}
+
+}  // namespace
+
+void detail::runInertialize(const InertializeJob& job, const glm::vec3* offset_vectors) noexcept {
+  const float t = job.time_since_switch;
+  const float y = springY(job.halflife);
+  const float e = std::exp(-y * t);
+  const size_t n = job.rotations.size();
+  const glm::vec3 zero(0.f);
+  const auto vector = [&](size_t j) {
+    return offset_vectors ? offset_vectors[j] : toScaledAxis(quatAbs(job.offset_rotations[j]));
+  };
+  if (rateHalflife(job.halflife, job.rate_halflife) == job.halflife) {  // one spring a joint
+    for (size_t j = 0; j < n; ++j) {
+      const glm::vec3 r = vector(j);
+      const glm::quat offset =
+          fromScaledAxis(decayedOffset(r, job.offset_angular_velocities[j], y, e, t));
+      const glm::vec3 translation =
+          decayedOffset(job.offset_translations[j], job.offset_velocities[j], y, e, t);
+      job.out_rotations[j] = glm::normalize(offset * job.rotations[j]);
+      job.out_translations[j] = job.translations[j] + translation;
+    }
+    return;
+  }
+  // The split decay (decayRotationSplit, decayOffsetSplit): the offset with the first spring
+  // from no rate, the rate with the second from no offset.
+  const float y_rate = springY(job.rate_halflife);
+  const float e_rate = std::exp(-y_rate * t);
+  for (size_t j = 0; j < n; ++j) {
+    const glm::vec3 r = vector(j);
+    const glm::quat part = fromScaledAxis(decayedOffset(r, zero, y, e, t));
+    const glm::quat rate =
+        fromScaledAxis(decayedOffset(zero, job.offset_angular_velocities[j], y_rate, e_rate, t));
+    const glm::quat offset = glm::normalize(rate * part);
+    const glm::vec3 translation = decayedOffset(job.offset_translations[j], zero, y, e, t) +
+                                  decayedOffset(zero, job.offset_velocities[j], y_rate, e_rate, t);
+    job.out_rotations[j] = glm::normalize(offset * job.rotations[j]);
+    job.out_translations[j] = job.translations[j] + translation;
+  }
 }
 
 // --- forward kinematics ------------------------------------------------------------------------
@@ -281,14 +332,21 @@ Status ForwardKinematicsJob::Validate() const noexcept {
 
 Status ForwardKinematicsJob::Run() const noexcept {
   if (Status s = Validate(); !s) return s;
-  for (size_t j = 0; j < parents.size(); ++j) {
-    const int32_t p = parents[j];
-    const glm::quat parent_rotation = p < 0 ? root_rotation : model_rotations[size_t(p)];
-    const glm::vec3 parent_position = p < 0 ? root_position : model_translations[size_t(p)];
-    model_translations[j] = parent_position + parent_rotation * local_translations[j];
-    model_rotations[j] = glm::normalize(parent_rotation * local_rotations[j]);
-  }
+  detail::runForwardKinematics(*this);
   return {};
+}
+
+void detail::runForwardKinematics(const ForwardKinematicsJob& job) noexcept {
+  const int32_t* parents = job.parents.data();
+  glm::quat* model_rotations = job.model_rotations.data();
+  glm::vec3* model_translations = job.model_translations.data();
+  for (size_t j = 0; j < job.parents.size(); ++j) {
+    const int32_t p = parents[j];
+    const glm::quat parent_rotation = p < 0 ? job.root_rotation : model_rotations[size_t(p)];
+    const glm::vec3 parent_position = p < 0 ? job.root_position : model_translations[size_t(p)];
+    model_translations[j] = parent_position + parent_rotation * job.local_translations[j];
+    model_rotations[j] = glm::normalize(parent_rotation * job.local_rotations[j]);
+  }
 }
 
 }  // namespace mmdb
@@ -356,8 +414,18 @@ struct LegPose {
   // The model pose of `root` and of every joint below it, from the local pose (as
   // ForwardKinematicsJob computes it, with the roots at the origin).
   void refresh(uint32_t root) const {
+    // Bit k: joint root + k is `root` or below it, for the first 64 joints from root (a parent
+    // precedes its child, so its bit is known); further joints walk their parents.
+    uint64_t below = 1;
     for (size_t j = root; j < parents.size(); ++j) {
-      if (j != root && !inSubtree(parents, uint32_t(j), root)) continue;
+      const size_t k = j - root;
+      if (k >= 64) {
+        if (!inSubtree(parents, uint32_t(j), root)) continue;
+      } else if (k > 0) {
+        const int32_t parent = parents[j];
+        if (parent < int32_t(root) || ((below >> (uint32_t(parent) - root)) & 1u) == 0) continue;
+        below |= uint64_t(1) << k;
+      }
       const int32_t p = parents[j];
       const glm::quat parent_rotation = p < 0 ? kIdentity : model_rotations[size_t(p)];
       const glm::vec3 parent_position = p < 0 ? glm::vec3(0.f) : model_translations[size_t(p)];
@@ -649,20 +717,26 @@ Status FootLockJob::Validate() const noexcept {
 
 Status FootLockJob::Run() const noexcept {
   if (Status s = Validate(); !s) return s;
-  const LegPose pose{parents, local_rotations, local_translations, model_rotations,
-                     model_translations};
-  const glm::quat to_model = glm::inverse(rotation);
-  const float halflife = settings.foot_unlock_halflife;
-  for (size_t s = 0; s < legs.size(); ++s) {
-    const LegChain& leg = legs[s];
-    FootLock& f = feet[s];
-    if (reset) f = FootLock{};
-    const bool contact = ((contacts >> leg.contact_bit) & 1u) != 0;
-    const glm::vec3 animated = position + rotation * model_translations[leg.toe];
-    const glm::vec3 velocity = f.seen && dt > 0.f ? (animated - f.animated) / dt : glm::vec3(0.f);
+  detail::runFootLock(*this);
+  return {};
+}
+
+void detail::runFootLock(const FootLockJob& job) noexcept {
+  const LegPose pose{job.parents, job.local_rotations, job.local_translations, job.model_rotations,
+                     job.model_translations};
+  const glm::quat to_model = glm::inverse(job.rotation);
+  const float halflife = job.settings.foot_unlock_halflife;
+  for (size_t s = 0; s < job.legs.size(); ++s) {
+    const LegChain& leg = job.legs[s];
+    FootLock& f = job.feet[s];
+    if (job.reset) f = FootLock{};
+    const bool contact = ((job.contacts >> leg.contact_bit) & 1u) != 0;
+    const glm::vec3 animated = job.position + job.rotation * job.model_translations[leg.toe];
+    const glm::vec3 velocity =
+        f.seen && job.dt > 0.f ? (animated - f.animated) / job.dt : glm::vec3(0.f);
 
     // Where the toe goes on from the last step: held, blending back, or as animated.
-    if (f.blending) f.since_unlock += dt;
+    if (f.blending) f.since_unlock += job.dt;
     glm::vec3 target = animated;
     if (f.locked) {
       target = f.position;
@@ -672,7 +746,7 @@ Status FootLockJob::Run() const noexcept {
       target = animated + x;
     }
     if (f.locked &&
-        (!contact || glm::length(animated - f.position) > settings.foot_unlock_radius)) {
+        (!contact || glm::length(animated - f.position) > job.settings.foot_unlock_radius)) {
       // Let go: blend from the lock, still, to the animation.
       f.locked = false;
       f.blending = true;
@@ -684,7 +758,7 @@ Status FootLockJob::Run() const noexcept {
       // A contact starts: hold the toe where it is shown, not below the foot height.
       f.locked = true;
       f.blending = false;
-      f.position = glm::vec3(target.x, std::fmax(target.y, settings.ik_foot_height), target.z);
+      f.position = glm::vec3(target.x, std::fmax(target.y, job.settings.ik_foot_height), target.z);
       target = f.position;
     }
     if (f.blending && f.since_unlock >= kBlendHalflives * halflife) {
@@ -699,27 +773,30 @@ Status FootLockJob::Run() const noexcept {
 
     // The leg to the target, in model space: the ankle where the animated foot-to-toe vector
     // puts the toe on the target, then the foot as animated, turned for the toe to reach.
-    const glm::vec3 toe_target = to_model * (target - position);
-    const glm::vec3 foot_to_toe = model_translations[leg.toe] - model_translations[leg.foot];
-    const glm::quat foot_animated = model_rotations[leg.foot];
+    const glm::vec3 toe_target = to_model * (target - job.position);
+    const glm::vec3 foot_to_toe =
+        job.model_translations[leg.toe] - job.model_translations[leg.foot];
+    const glm::quat foot_animated = job.model_rotations[leg.foot];
     pose.bend(leg.upper_leg, leg.knee, leg.foot, toe_target - foot_to_toe, glm::vec3(0.f, 0.f, 1.f),
-              settings.ik_max_length_buffer);
-    const glm::quat aim = rotationBetween(foot_to_toe, toe_target - model_translations[leg.foot]);
+              job.settings.ik_max_length_buffer);
+    const glm::quat aim =
+        rotationBetween(foot_to_toe, toe_target - job.model_translations[leg.foot]);
     pose.setModelRotation(leg.foot, glm::normalize(aim * foot_animated));
     pose.refresh(leg.foot);
     // The tip of the toes no lower than the foot height: the toe joint turns up towards it.
-    const glm::vec3 toe = model_translations[leg.toe];
-    const glm::vec3 tip = toe + model_rotations[leg.toe] * (leg.toe_tip * settings.ik_toe_length);
-    const glm::vec3 tip_world = position + rotation * tip;
-    if (settings.ik_toe_length > 0.f && tip_world.y < settings.ik_foot_height) {
+    const glm::vec3 toe = job.model_translations[leg.toe];
+    const glm::vec3 tip =
+        toe + job.model_rotations[leg.toe] * (leg.toe_tip * job.settings.ik_toe_length);
+    const glm::vec3 tip_world = job.position + job.rotation * tip;
+    if (job.settings.ik_toe_length > 0.f && tip_world.y < job.settings.ik_foot_height) {
       const glm::vec3 lifted =
-          to_model * (glm::vec3(tip_world.x, settings.ik_foot_height, tip_world.z) - position);
+          to_model *
+          (glm::vec3(tip_world.x, job.settings.ik_foot_height, tip_world.z) - job.position);
       const glm::quat lift = rotationBetween(tip - toe, lifted - toe);
-      pose.setModelRotation(leg.toe, glm::normalize(lift * model_rotations[leg.toe]));
+      pose.setModelRotation(leg.toe, glm::normalize(lift * job.model_rotations[leg.toe]));
       pose.refresh(leg.toe);
     }
   }
-  return {};
 }
 
 }  // namespace mmdb

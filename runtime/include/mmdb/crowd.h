@@ -438,6 +438,7 @@ class Crowd {
   std::vector<glm::quat> local_rotations_, model_rotations_, offset_rotations_;
   std::vector<glm::vec3> local_translations_, model_translations_;
   std::vector<glm::vec3> offset_angular_, offset_translations_, offset_velocities_;
+  std::vector<glm::vec3> offset_vectors_;  // offset_rotations_ as rotation vectors (at a switch)
   // Two poses sampled at a switch (source, destination): rotations, translations, velocities
   // and angular velocities of jointCount() joints each.
   std::vector<glm::quat> switch_rotations_;

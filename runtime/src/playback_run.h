@@ -1,0 +1,17 @@
+// The playback jobs' work without their checks (internal). Each job's Run() is Validate() and
+// then this; a caller that has checked once what every call reads (the crowd, at create and at
+// each setter) calls these per character and step, where the checks cost as much as the work.
+#pragma once
+
+#include "mmdb/playback.h"
+
+namespace mmdb::detail {
+
+void runSamplePose(const SamplePoseJob& job) noexcept;
+// offset_vectors: null, or each offset rotation as a rotation vector already
+// (toScaledAxis(quatAbs(offset))), which then is not computed again.
+void runInertialize(const InertializeJob& job, const glm::vec3* offset_vectors = nullptr) noexcept;
+void runForwardKinematics(const ForwardKinematicsJob& job) noexcept;
+void runFootLock(const FootLockJob& job) noexcept;
+
+}  // namespace mmdb::detail
