@@ -4,7 +4,8 @@
 // root); parents precede their children. Then the character's achieved path takes dt of the
 // root motion of the frame playing (kept as the step's root motion too), and the playback clock
 // moves on by dt: clip time, the frame playing, the time since the switch, and the search timer
-// by one step. It keeps the frame of the pose shown for the foot lock pass.
+// by one step. It keeps the frame and time of the pose shown (and the step before's frame) for
+// the foot lock pass and the host's readPlaying().
 #include "common.glsl"
 
 layout(local_size_x = MMDB_GROUP_SIZE) in;
@@ -26,10 +27,14 @@ void main() {
 
   CrowdCharacter ch = characters[c];
   // The frame of the pose shown (sampled at the clip time before it moves on): the foot lock
-  // pass reads its contact bits.
+  // pass reads its contact bits, the host what is playing (mmdb::Crowd::playing's numbers).
+  bool playing = (ch.flags & kCharacterPlaying) != 0u;
   float shown = floor(max(ch.clip_time * params.frame_rate, 0.0));
+  feet[c].previous_shown_frame = feet[c].shown_playing != 0u ? feet[c].shown_frame : kNoFrame;
   feet[c].shown_frame = ch.clip_first + uint(min(shown, float(ch.clip_count - 1u)));
-  if ((ch.flags & kCharacterPlaying) != 0u) {
+  feet[c].shown_time = min(max(ch.clip_time, 0.0), float(ch.clip_count - 1u) / params.frame_rate);
+  feet[c].shown_playing = playing ? 1u : 0u;
+  if (playing) {
     vec3 position = ch.achieved_position.xyz;
     vec4 rotation = ch.achieved_rotation;
     integrateRootMotion(position, rotation, ch.current_frame, params.dt);

@@ -674,14 +674,8 @@ void Crowd::showRange(uint32_t c) noexcept {
   int32_t range = -1;
   uint64_t tags = 0;
   if (ch.playing) {
-    const Span<const MatchRange> ranges = db_->ranges();
-    const uint32_t frame = ch.shown_frame;
-    const MatchRange* after =  // the first range starting past the frame
-        std::upper_bound(ranges.begin(), ranges.end(), frame,
-                         [](uint32_t f, const MatchRange& r) { return f < r.first_frame; });
-    if (after != ranges.begin() && frame - (after - 1)->first_frame < (after - 1)->frame_count)
-      range = int32_t(after - 1 - ranges.begin());
-    tags = range >= 0 ? ranges[size_t(range)].tag_mask : db_->clip(ch.clip).tag_mask;
+    range = rangeOfFrame(db_->ranges(), ch.shown_frame);
+    tags = range >= 0 ? db_->ranges()[size_t(range)].tag_mask : db_->clip(ch.clip).tag_mask;
   }
   shown.entered = tags & ~shown.tags;
   shown.left = shown.tags & ~tags;

@@ -907,19 +907,25 @@ float Database::rangeBias(uint32_t range) const noexcept {
   const Span<const float> biases = rangeBiases();
   return range < biases.size() ? biases[range] : 0.f;
 }
-float Database::frameBias(uint32_t frame) const noexcept {
-  if (!root_) return 0.f;
-  const Span<const MatchRange> r = ranges();
-  // Ranges are sorted and disjoint (checked at open): the last one starting at or before frame.
-  uint32_t lo = 0, hi = uint32_t(r.size());
+int32_t rangeOfFrame(Span<const MatchRange> ranges, uint32_t frame) noexcept {
+  // The last range starting at or before the frame holds it, if it reaches that far.
+  uint32_t lo = 0, hi = uint32_t(ranges.size());
   while (lo < hi) {
     const uint32_t mid = lo + (hi - lo) / 2;
-    if (r[mid].first_frame <= frame)
+    if (ranges[mid].first_frame <= frame)
       lo = mid + 1;
     else
       hi = mid;
   }
-  if (lo > 0 && frame - r[lo - 1].first_frame < r[lo - 1].frame_count) return rangeBias(lo - 1);
+  return lo > 0 && frame - ranges[lo - 1].first_frame < ranges[lo - 1].frame_count ? int32_t(lo - 1)
+                                                                                   : -1;
+}
+
+float Database::frameBias(uint32_t frame) const noexcept {
+  if (!root_) return 0.f;
+  // Ranges are sorted and disjoint (checked at open).
+  const int32_t range = rangeOfFrame(ranges(), frame);
+  if (range >= 0) return rangeBias(uint32_t(range));
   const int32_t clip = clipOfFrame(frame);
   return clip >= 0 ? root_->clips()->Get(uint32_t(clip))->bias() : 0.f;
 }

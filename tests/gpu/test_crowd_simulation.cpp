@@ -131,7 +131,7 @@ void simulateAgainstTheCpu(bool weights_and_biases) {
   const size_t joints = db.jointCount();
   uint64_t searches = 0, switches = 0, near_ties = 0, held = 0;
   float worst_pose = 0, worst_cost = 0, worst_path = 0, worst_foot = 0, worst_leg = 0;
-  uint64_t locked = 0, blending = 0, teleports = 0, placed = 0, simulations = 0;
+  uint64_t locked = 0, blending = 0, teleports = 0, placed = 0, simulations = 0, tag_events = 0;
 
   for (int frame = 0; frame < kFrames; ++frame) {
     std::vector<bool> forced(kCharacters);
@@ -193,10 +193,12 @@ void simulateAgainstTheCpu(bool weights_and_biases) {
     std::vector<mmdb::gpu::ModelJoint> model;
     std::vector<mmdb::gpu::CrowdCharacter> characters;
     std::vector<mmdb::gpu::CharacterFeet> feet;
+    std::vector<mmdb::Playing> playing;
     if (check_pose) {
       model = valueOf(crowd.readModelPoses());
       characters = valueOf(crowd.readCharacters());
       feet = valueOf(crowd.readFootLocks());
+      playing = valueOf(crowd.readPlaying());
     }
 
     // The same inputs on the CPU: the GPU's stick, as it recorded it, and the same forces.
@@ -280,6 +282,26 @@ void simulateAgainstTheCpu(bool weights_and_biases) {
         worst_foot = std::max(worst_foot, vecDistance(toVec3(g.target), f.target));
         ASSERT_LT(vecDistance(toVec3(g.target), f.target), 1e-4f) << "leg " << leg;
       }
+      // What is playing, as a game reads it after the step: the same on both.
+      mmdb::Playing p;
+      ASSERT_TRUE(cpu.playing(i, p).ok());
+      const mmdb::Playing& g = playing[i];
+      ASSERT_EQ(g.playing, p.playing);
+      ASSERT_EQ(g.clip, p.clip);
+      ASSERT_EQ(g.frame, p.frame);
+      ASSERT_EQ(g.clip_frame, p.clip_frame);
+      ASSERT_NEAR(g.clip_time, p.clip_time, 1e-5f);
+      ASSERT_EQ(g.range, p.range);
+      ASSERT_EQ(g.tags, p.tags);
+      ASSERT_EQ(g.tags_entered, p.tags_entered);
+      ASSERT_EQ(g.tags_left, p.tags_left);
+      ASSERT_EQ(g.contacts, p.contacts);
+      ASSERT_EQ(g.locked_feet, p.locked_feet);
+      ASSERT_EQ(g.blending_feet, p.blending_feet);
+      ASSERT_EQ(g.decision.reason, p.decision.reason);
+      ASSERT_EQ(g.decision.switched, p.decision.switched);
+      ASSERT_EQ(g.decision.playing, p.decision.playing);
+      tag_events += uint64_t(g.tags_entered != 0) + uint64_t(g.tags_left != 0);
       for (size_t j = 0; j < joints; ++j) {
         const float dr = quatDistance(toQuat(model[i * joints + j].rotation),
                                       cpu.modelRotations()[i * joints + j]);
@@ -318,6 +340,7 @@ void simulateAgainstTheCpu(bool weights_and_biases) {
   EXPECT_EQ(teleports, 16u) << "teleports on both, then the same decisions, poses and feet";
   EXPECT_EQ(placed, 6u);
   EXPECT_EQ(simulations, 20u);
+  EXPECT_GT(tag_events, uint64_t(kCharacters)) << "tags entered and left, read alike";
 }
 
 TEST_F(CrowdSimulationTest, SixtyFourCharactersDecideAndPoseAsOnTheCpu) {

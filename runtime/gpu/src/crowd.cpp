@@ -325,6 +325,7 @@ Result<DatabaseView> DatabaseView::fromDatabase(const mmdb::Database& db) {
           int(clip.name.size()), clip.name.data(), expected);
     }
     v.clip_starts.push_back(clip.first_frame);
+    v.clip_tags.push_back(clip.tag_mask);
     expected += clip.frame_count;
   }
   if (expected != v.frame_count)
@@ -418,6 +419,12 @@ Result<std::unique_ptr<Crowd>> Crowd::create(const Context& ctx, const DatabaseV
   crowd->createTimestampQueries();
   crowd->inputs_.assign(count, CharacterInput{});
   crowd->teleports_.assign(count, Teleport{});
+  const auto* ranges = static_cast<const mmdb::MatchRange*>(db.ranges);
+  crowd->ranges_.assign(ranges, ranges + (ranges ? db.range_count : 0u));
+  crowd->clip_starts_ = db.clip_starts;
+  crowd->clip_tags_ = db.clip_tags;
+  crowd->clip_tags_.resize(db.clip_starts.size() - 1, 0);  // a view filled by hand may lack them
+  if (db.contacts) crowd->contacts_.assign(db.contacts, db.contacts + db.frame_count);
   crowd->simulations_.assign(count, Simulation{});
   crowd->blocks_ = db.blocks;
   crowd->column_weights_.assign(size_t(count) * db.feature_stride, 1.f);
@@ -935,6 +942,52 @@ Result<std::vector<JointOffset>> Crowd::readOffsets() const {
 
 Result<std::vector<CharacterFeet>> Crowd::readFootLocks() const {
   return readBuffer<CharacterFeet>(ctx_, impl_->buffers[kFeet].buffer, count_);
+}
+
+Result<std::vector<mmdb::Playing>> Crowd::readPlaying() const {
+  Result<std::vector<Decision>> decisions = readDecisions();
+  if (!decisions) return decisions.error();
+  Result<std::vector<CharacterFeet>> feet = readFootLocks();
+  if (!feet) return feet.error();
+  const uint32_t frames = clip_starts_.back();
+  // A frame's tags: its matchable range's, else its clip's own (mmdb::Crowd's rule).
+  const auto tagsOf = [&](uint32_t frame, int32_t& range) -> uint64_t {
+    range = mmdb::rangeOfFrame(mmdb::Span<const mmdb::MatchRange>(ranges_.data(), ranges_.size()),
+                               frame);
+    if (range >= 0) return ranges_[size_t(range)].tag_mask;
+    const size_t clip =
+        size_t(std::upper_bound(clip_starts_.begin(), clip_starts_.end() - 1, frame) -
+               clip_starts_.begin()) -
+        1;
+    return clip_tags_[clip];
+  };
+  std::vector<mmdb::Playing> out(count_);
+  for (uint32_t c = 0; c < count_; ++c) {
+    const CharacterFeet& f = feet.value()[c];
+    mmdb::Playing& p = out[c];
+    p.decision = decisions.value()[c];
+    uint64_t before = 0;
+    int32_t unused = -1;
+    if (f.previous_shown_frame < frames) before = tagsOf(f.previous_shown_frame, unused);
+    if (f.shown_playing != 0u && f.shown_frame < frames) {
+      p.playing = true;
+      p.frame = f.shown_frame;
+      p.clip = uint32_t(std::upper_bound(clip_starts_.begin(), clip_starts_.end() - 1, p.frame) -
+                        clip_starts_.begin()) -
+               1u;
+      p.clip_frame = p.frame - clip_starts_[p.clip];
+      p.clip_time = f.shown_time;
+      p.tags = tagsOf(p.frame, p.range);
+      p.contacts = contacts_.empty() ? 0u : contacts_[p.frame];
+    }
+    p.tags_entered = p.tags & ~before;
+    p.tags_left = before & ~p.tags;
+    for (uint32_t leg = 0; leg < 2; ++leg) {
+      if (f.foot[leg].flags & kFootLocked) p.locked_feet |= 1u << leg;
+      if (f.foot[leg].flags & kFootBlending) p.blending_feet |= 1u << leg;
+    }
+  }
+  return out;
 }
 
 Result<std::vector<Decision>> Crowd::readDecisions() const {

@@ -75,6 +75,10 @@ struct MatchRange {
   uint64_t tag_mask;  // bit i = Database::tagName(i)
 };
 
+// The range of `ranges` (sorted and disjoint, as Database::ranges()) that holds a global frame,
+// or -1 when none does.
+int32_t rangeOfFrame(Span<const MatchRange> ranges, uint32_t frame) noexcept;
+
 // Values match mmdb::fb::FeatureKind.
 enum class FeatureKind : int8_t { Position = 0, Velocity, TrajectoryPosition, TrajectoryDirection };
 // schema/mmdb.fbs's Role, value for value (database.cpp checks it when it compiles).

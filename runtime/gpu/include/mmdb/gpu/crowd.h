@@ -82,6 +82,7 @@ struct DatabaseView {
   int32_t default_neighbourhood_frames = 20;  // 1/3 s at the file's rate
   std::vector<int32_t> parents;               // joint_count
   std::vector<uint32_t> clip_starts;          // clip first frames, then frame_count
+  std::vector<uint64_t> clip_tags;            // per clip: its own tags (ClipInfo::tag_mask)
   // Cost biases (mmdb::Database::rangeBias, ClipInfo::bias): range_count per range, then one per
   // clip; all 0 for a file without biases.
   std::vector<float> biases;
@@ -247,6 +248,13 @@ class Crowd {
   // Foot locking per character: its feet (left, right: locked, blending, where held and shown)
   // and the frame of the pose shown. All unlocked without foot_locking.
   Result<std::vector<CharacterFeet>> readFootLocks() const;
+  // What each character shows after the last step, as mmdb::Crowd::playing() reports it (the
+  // same numbers; the clip time to the device's float division): the clip, frame and clip time
+  // of the pose shown, its matchable range and tags, the tags it entered and left in that step,
+  // its contact bits, the feet held and blending back, and the step's decision. From the
+  // characters, results and feet buffers (three copies back) and what create() kept of the
+  // database's ranges, clips and contacts. Nothing plays before the first step.
+  Result<std::vector<mmdb::Playing>> readPlaying() const;
   PassTimings readTimings() const;  // of the last completed step; valid false if none
 
   // Overwrite GPU state (tools, tests). InvalidArgument unless the size is the read functions'.
@@ -293,6 +301,11 @@ class Crowd {
   };
   std::vector<Simulation> simulations_;
   std::vector<DatabaseView::Block> blocks_;
+  // What readPlaying() reads of the database, copied at create (the view's arrays are not kept).
+  std::vector<mmdb::MatchRange> ranges_;
+  std::vector<uint32_t> clip_starts_;  // clip first frames, then the frame count
+  std::vector<uint64_t> clip_tags_;
+  std::vector<uint32_t> contacts_;     // per frame; empty when the view has none
   std::vector<float> column_weights_;  // feature_stride per character, 1 where none is set
   bool weights_changed_ = true;        // column_weights_ not yet recorded for the device
   uint64_t database_bytes_ = 0;

@@ -149,7 +149,9 @@ static_assert(sizeof(FootLock) == 96, "std430 FootLock");
 
 MMDB_CHECK_OFFSET(CharacterFeet, foot, 0);
 MMDB_CHECK_OFFSET(CharacterFeet, shown_frame, 192);
-MMDB_CHECK_OFFSET(CharacterFeet, pad, 196);
+MMDB_CHECK_OFFSET(CharacterFeet, shown_time, 196);
+MMDB_CHECK_OFFSET(CharacterFeet, previous_shown_frame, 200);
+MMDB_CHECK_OFFSET(CharacterFeet, shown_playing, 204);
 static_assert(sizeof(CharacterFeet) == 208, "std430 CharacterFeet: a multiple of 16 bytes");
 
 MMDB_CHECK_OFFSET(LegSetup, upper_leg, 0);

@@ -196,12 +196,14 @@ struct FootLock {
   uint pad1;
 };
 
-// Per character: its feet (left, right) and the frame of the pose shown.
+// Per character: its feet (left, right) and the pose shown, as the fk pass writes them.
 struct CharacterFeet {
   FootLock foot[2];
-  uint shown_frame;  // written by the fk pass: the global frame at or below the clip time sampled,
-                     // whose contact bits are the shown pose's
-  uint pad[3];
+  uint shown_frame;  // the global frame at or below the clip time sampled, whose contact bits are
+                     // the shown pose's
+  float shown_time;  // the clip-local seconds it was sampled at (clamped to the clip)
+  uint previous_shown_frame;  // the step before's shown_frame, kNoFrame when nothing played then
+  uint shown_playing;         // 1: the pose shown plays a frame (the character has started)
 };
 
 // A leg foot locking bends (mmdb::LegChain).
