@@ -81,10 +81,11 @@ const RealDatabase* bandaiDatabaseAt(double frame_rate, bool mirror, std::string
   return cookBandai(frame_rate, mirror, mmdb::cook::CookSettings{}.weights, why_absent);
 }
 
-const RealDatabase* nonRepeatingDatabase(std::string* why_absent) {
-  static std::unique_ptr<RealDatabase> slot;
+const RealDatabase* nonRepeatingDatabase(double frame_rate, std::string* why_absent) {
+  static std::map<double, std::unique_ptr<RealDatabase>> cache;
+  auto& slot = cache[frame_rate];
   if (slot) return slot.get();
-  const RealDatabase* real = bandaiDatabaseAt(60, true, why_absent);
+  const RealDatabase* real = bandaiDatabaseAt(frame_rate, true, why_absent);
   if (!real) return nullptr;
   auto made = std::make_unique<RealDatabase>();
   made->cooked = completedWithSynthetic(real->cooked, 300000, 36);
