@@ -188,7 +188,11 @@ BENCHMARK(BM_SearchPrunedBandai)->Unit(benchmark::kMicrosecond);
 // columns of another frame moved by N(0, 0.3) noise (the tests' generator has no root motion the
 // features follow, so a controller cannot drive it). 1: bandai-1 cooked mirrored at 240 Hz
 // (about 290k frames); the trajectory predicted by the controller from the playing frame's root
-// motion and a random stick (mmdb::test::makeGameQueries).
+// motion and a random stick (mmdb::test::makeGameQueries). 2: a database that does not repeat
+// itself (mmdb::test::nonRepeatingDatabase): bandai-1's clips once each, mirrored, at 60 Hz,
+// completed to 300k frames with synthetic motion blended from them; queries as for 1. 3: the
+// real clips of 2 alone (bandai-1 mirrored at 60 Hz, about 72k frames), for its pruning rate.
+// 4 and 5: the same at 30 Hz (a library's rate: a box of 16 frames spans twice the motion).
 constexpr uint32_t kGameQueries = 1000;
 
 struct Game {
@@ -234,10 +238,19 @@ Game* game(benchmark::State& state) {
         g->current.push_back(int32_t(playing));
       }
     } else {
-      const mmdb::test::RealDatabase* real = mmdb::test::bandaiDatabaseAt(240, true, &why[which]);
+      const mmdb::test::RealDatabase* real =
+          which == 1   ? mmdb::test::bandaiDatabaseAt(240, true, &why[which])
+          : which == 2 ? mmdb::test::nonRepeatingDatabase(60, &why[which])
+          : which == 3 ? mmdb::test::bandaiDatabaseAt(60, true, &why[which])
+          : which == 4 ? mmdb::test::nonRepeatingDatabase(30, &why[which])
+                       : mmdb::test::bandaiDatabaseAt(30, true, &why[which]);
       if (real) {
         g->db = &real->db;
-        g->name = "bandai-1 mirrored 240 Hz";
+        g->name = which == 1   ? "bandai-1 mirrored 240 Hz"
+                  : which == 2 ? "non-repeating 300k"
+                  : which == 3 ? "bandai-1 mirrored 60 Hz"
+                  : which == 4 ? "non-repeating 300k 30 Hz"
+                               : "bandai-1 mirrored 30 Hz";
         mmdb::test::makeGameQueries(*g->db, kGameQueries, 23, g->queries, g->current);
       }
     }
@@ -313,10 +326,10 @@ void BM_GameReference(benchmark::State& state) { BM_Game(state, Method::Referenc
 void BM_GamePruned(benchmark::State& state) { BM_Game(state, Method::Pruned); }
 // The same with run-time block weights (SearchRequest::block_weights).
 void BM_GamePrunedWeighted(benchmark::State& state) { BM_Game(state, Method::PrunedWeighted); }
-BENCHMARK(BM_GameReference)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_GameExhaustive)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_GamePruned)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_GamePrunedWeighted)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_GameReference)->DenseRange(0, 5)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_GameExhaustive)->DenseRange(0, 5)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_GamePruned)->DenseRange(0, 5)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_GamePrunedWeighted)->DenseRange(0, 5)->Unit(benchmark::kMicrosecond);
 
 // 64 characters: 64 single searchPruned calls against one searchBatch of the same 64 requests
 // (consecutive queries of the 1,000, round robin). items = queries answered.
@@ -362,9 +375,11 @@ void BM_GameSingles(benchmark::State& state) { BM_GameCrowd(state, Crowd::Single
 void BM_GameBatch(benchmark::State& state) { BM_GameCrowd(state, Crowd::Batch); }
 // The batch given a scratch (batchScratchFloats): seeds and group bounds kept for the pass.
 void BM_GameBatchScratch(benchmark::State& state) { BM_GameCrowd(state, Crowd::BatchWithScratch); }
-BENCHMARK(BM_GameSingles)->Args({0, 64})->Args({1, 64})->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_GameBatch)->Args({0, 64})->Args({1, 64})->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_GameBatchScratch)->Args({0, 64})->Args({1, 64})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_GameSingles)->ArgsProduct({{0, 1, 2, 3, 4, 5}, {64}})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_GameBatch)->ArgsProduct({{0, 1, 2, 3, 4, 5}, {64}})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_GameBatchScratch)
+    ->ArgsProduct({{0, 1, 2, 3, 4, 5}, {64}})
+    ->Unit(benchmark::kMillisecond);
 
 // Streaming read over a buffer the size of the million-frame feature array: the baseline.
 void BM_StreamRead(benchmark::State& state) {

@@ -81,6 +81,27 @@ const RealDatabase* bandaiDatabaseAt(double frame_rate, bool mirror, std::string
   return cookBandai(frame_rate, mirror, mmdb::cook::CookSettings{}.weights, why_absent);
 }
 
+const RealDatabase* nonRepeatingDatabase(double frame_rate, std::string* why_absent) {
+  static std::map<double, std::unique_ptr<RealDatabase>> cache;
+  auto& slot = cache[frame_rate];
+  if (slot) return slot.get();
+  const RealDatabase* real = bandaiDatabaseAt(frame_rate, true, why_absent);
+  if (!real) return nullptr;
+  auto made = std::make_unique<RealDatabase>();
+  made->cooked = completedWithSynthetic(real->cooked, 300000, 36);
+  made->bytes = serializeAligned(made->cooked);
+  auto opened = mmdb::Database::fromMemory(made->bytes.data(), made->bytes.size());
+  if (!opened.ok()) {
+    if (why_absent)
+      *why_absent =
+          std::string("the non-repeating database did not open: ") + opened.error().message();
+    return nullptr;
+  }
+  made->db = std::move(opened.value());
+  slot = std::move(made);
+  return slot.get();
+}
+
 const RealDatabase* cmuBvhDatabase(std::string* why_absent) {
   static std::unique_ptr<RealDatabase> slot;
   if (slot) return slot.get();

@@ -28,6 +28,12 @@ const mmdb::cook::CookedDatabase* bandaiCookedDatabase(std::string* why_absent);
 // process for each pair. nullptr when the corpus is absent, as above.
 const RealDatabase* bandaiDatabaseAt(double frame_rate, bool mirror, std::string* why_absent);
 
+// A 300,000-frame database that does not repeat itself: bandai-1's clips once each, mirrored,
+// at `frame_rate` Hz (bandaiDatabaseAt(frame_rate, true)), completed with
+// completedWithSynthetic() (seed 36). Built once per process for each rate; nullptr when the
+// corpus is absent, as above.
+const RealDatabase* nonRepeatingDatabase(double frame_rate, std::string* why_absent);
+
 // CMU subject 131's two BVH takes (../shared/data/cmu-bvh, 131_01 and 131_02), each also
 // mirrored, at the cook's default rate: a skeleton whose first joint is the hips, arms that differ
 // by up to half a turn between clips. Cooked once per process; nullptr when absent, as above.

@@ -6,6 +6,7 @@
 #include <glm/gtc/quaternion.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -223,6 +224,129 @@ mmdb::cook::CookedDatabase reweighted(const mmdb::cook::CookedDatabase& db,
   out.feature_scale = std::move(normalized.scale);
   computeBounds(out);
   return out;
+}
+
+mmdb::cook::CookedDatabase completedWithSynthetic(const mmdb::cook::CookedDatabase& base,
+                                                  uint32_t frames, uint32_t seed) {
+  using mmdb::cook::FeatureKind;
+  mmdb::cook::CookedDatabase db = base;
+  if (db.frame_count >= frames) return db;
+  if (db.pose_coding.anyCoded() || !db.raw_pose_parts.first.empty())
+    throw std::invalid_argument("completedWithSynthetic: the base's pose streams must be raw");
+  const uint32_t joints = db.joint_count, stride = db.feature_stride, n = db.feature_count;
+  const float rate = db.frame_rate;
+  const uint32_t trailing = db.settings.trailing_unmatchable_frames;
+  std::vector<uint32_t> sources;  // clips of at least 2 s
+  for (uint32_t c = 0; c < base.clips.size(); ++c)
+    if (float(base.clips[c].frame_count) >= 2 * rate) sources.push_back(c);
+  if (sources.empty()) throw std::invalid_argument("completedWithSynthetic: no clip of 2 s");
+  // The trajectory's samples as (x, z) column pairs, each turned by its share of the angle.
+  struct Pair {
+    uint16_t x, z;
+    float share;
+  };
+  std::vector<Pair> pairs;
+  for (const mmdb::cook::CookedFeatureBlock& b : db.feature_blocks) {
+    if (b.kind != FeatureKind::TrajectoryPosition && b.kind != FeatureKind::TrajectoryDirection)
+      continue;
+    const uint16_t samples = b.width / 2;
+    for (uint16_t k = 0; k < samples; ++k)
+      pairs.push_back({uint16_t(b.first_column + 2 * k), uint16_t(b.first_column + 2 * k + 1),
+                       float(k + 1) / float(samples)});
+  }
+
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> unit(0., 1.);
+  constexpr double kTau = 6.283185307179586;
+  struct Player {
+    uint32_t clip = 0;
+    double phase = 0;  // frames into the clip
+    double rate = 1, swing = 0, period = 1, offset = 0;
+  };
+  auto newPlayer = [&] {
+    Player p;
+    p.clip = sources[rng() % sources.size()];
+    p.phase = unit(rng) * 0.9 * double(base.clips[p.clip].frame_count - 1);
+    p.rate = 0.85 + 0.3 * unit(rng);
+    p.swing = 0.1 * unit(rng);
+    p.period = (1.5 + 4.0 * unit(rng)) * rate;
+    p.offset = kTau * unit(rng);
+    return p;
+  };
+  auto advance = [&](Player& p, uint32_t t) {
+    p.phase += p.rate + p.swing * std::sin(kTau * t / p.period + p.offset);
+    const double last = double(base.clips[p.clip].frame_count - 1);
+    if (p.phase >= last) p.phase = unit(rng) * 0.5 * last;  // a cut, as between takes
+  };
+  auto sample = [&](const Player& p, float* out) {
+    const mmdb::cook::CookedClip& clip = base.clips[p.clip];
+    const uint32_t i = uint32_t(p.phase);
+    const float t = float(p.phase - i);
+    const float* a = base.features.data() + size_t(clip.first_frame + i) * stride;
+    const float* b = a + stride;
+    for (uint32_t c = 0; c < n; ++c) out[c] = a[c] * (1 - t) + b[c] * t;
+  };
+  auto wave = [&] {  // amplitude, period (frames), offset
+    return std::array<double, 3>{unit(rng), (1.5 + 4.5 * unit(rng)) * rate, kTau * unit(rng)};
+  };
+
+  std::vector<float> ra(n), rb(n);
+  uint32_t index = 0;
+  while (db.frame_count < frames) {
+    const uint32_t want = uint32_t((4. + 8. * unit(rng)) * rate);
+    const uint32_t length = std::min(want, frames - db.frame_count);
+    Player a = newPlayer(), b = newPlayer();
+    const auto blend = wave(), turn1 = wave(), turn2 = wave();
+    const mmdb::cook::CookedClip& lead = base.clips[a.clip];
+    mmdb::cook::CookedClip clip;
+    clip.name = "synthetic_" + std::to_string(index++);
+    clip.source_index = lead.source_index;
+    clip.first_frame = db.frame_count;
+    clip.frame_count = length;
+    clip.source_frame_rate = lead.source_frame_rate;
+    clip.source_frame_count = length;
+    clip.tag_mask = lead.tag_mask;
+    clip.take = lead.take;
+    mmdb::cook::CookedRange range;
+    range.first_frame = clip.first_frame;
+    range.frame_count = length > trailing ? length - trailing : 1;
+    range.tag_mask = lead.tag_mask;
+    for (uint32_t t = 0; t < length; ++t) {
+      sample(a, ra.data());
+      sample(b, rb.data());
+      const float w = float(0.5 + 0.5 * std::sin(kTau * t / blend[1] + blend[2]));
+      std::vector<float> row(stride, 0.f);
+      for (uint32_t c = 0; c < n; ++c) row[c] = ra[c] * (1 - w) + rb[c] * w;
+      const double angle = 0.5 * turn1[0] * std::sin(kTau * t / turn1[1] + turn1[2]) +
+                           0.3 * turn2[0] * std::sin(kTau * t / turn2[1] + turn2[2]);
+      for (const Pair& p : pairs) {
+        const float s = float(std::sin(angle * p.share)), co = float(std::cos(angle * p.share));
+        const float x = row[p.x] * db.feature_scale[p.x] + db.feature_offset[p.x];
+        const float z = row[p.z] * db.feature_scale[p.z] + db.feature_offset[p.z];
+        row[p.x] = (x * co - z * s - db.feature_offset[p.x]) / db.feature_scale[p.x];
+        row[p.z] = (x * s + z * co - db.feature_offset[p.z]) / db.feature_scale[p.z];
+      }
+      db.features.insert(db.features.end(), row.begin(), row.end());
+      const size_t from = lead.first_frame + uint32_t(a.phase + 0.5);
+      db.root_motion.push_back(base.root_motion[from]);
+      if (!base.contacts.empty()) db.contacts.push_back(base.contacts[from]);
+      auto copyPose = [&](auto& to, const auto& of) {
+        if (!of.empty())
+          to.insert(to.end(), of.begin() + from * joints, of.begin() + (from + 1) * joints);
+      };
+      copyPose(db.local_rotations, base.local_rotations);
+      copyPose(db.local_translations, base.local_translations);
+      copyPose(db.local_velocities, base.local_velocities);
+      copyPose(db.local_angular_velocities, base.local_angular_velocities);
+      ++db.frame_count;
+      advance(a, t);
+      advance(b, t);
+    }
+    db.clips.push_back(clip);
+    db.ranges.push_back(range);
+  }
+  computeBounds(db);
+  return db;
 }
 
 mmdb::cook::CookedDatabase makeSyntheticDatabase(const SyntheticSpec& spec) {

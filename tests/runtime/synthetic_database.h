@@ -30,6 +30,19 @@ struct SyntheticSpec {
 // matchable. Clip i is named "clip_<i>".
 mmdb::cook::CookedDatabase makeSyntheticDatabase(const SyntheticSpec& spec);
 
+// `base` completed to `frames` frames (nothing happens when it already has that many) with
+// synthetic clips that follow its motion without repeating it: each synthetic frame blends two of
+// base's clips, each played from a random point at a rate that drifts between 0.75x and 1.25x
+// (rows interpolated between frames, so no row is a copy of another), with a blend weight that
+// moves smoothly between 0 and 1, and its trajectory turned by a smoothly varying angle that grows
+// with the sample's time (a random curve the trajectory follows). Pose streams, root motion and
+// contacts are those of the nearest frame of the first clip (the search does not read them).
+// Synthetic clips are 4 to 12 s long, named "synthetic_<i>", with one range each (all but the
+// last trailing_unmatchable_frames) tagged as the first clip's. Bounds are recomputed.
+// Deterministic for a given base and seed.
+mmdb::cook::CookedDatabase completedWithSynthetic(const mmdb::cook::CookedDatabase& base,
+                                                  uint32_t frames, uint32_t seed);
+
 // Recomputes exact per-box min/max of the stored features (what the cook does).
 void computeBounds(mmdb::cook::CookedDatabase& db);
 
