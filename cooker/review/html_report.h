@@ -29,16 +29,18 @@ struct ReportDatabase {
   const mmdb::Database* db = nullptr;
 };
 
-// The page for `a`, or for `a` and `b` side by side on every section when `b` is not null.
+// The page for `a`, or for `a` and `b` side by side on every section when `b` is not null (A
+// the older database, B the newer; the page then leads with what changed from A to B).
 // Sections that cannot compare the two (features and the coverage pose need the same skeleton
 // and feature blocks) show each database on its own and say why.
 std::string renderReport(const ReportDatabase& a, const ReportDatabase* b,
                          const ReportSettings& settings = {});
 
-// What `mmcook report DB -o OUT [--compare B] [--stick FILE]` does.
+// What `mmcook report DB -o OUT [--compare OLD] [--stick FILE]` does. Compared, the page shows
+// OLD as A and DB as B, the order of `mmcook diff OLD DB`.
 struct ReportOptions {
-  std::string database;
-  std::string compare;  // "" for none
+  std::string database;  // the database reported on (B when compared)
+  std::string compare;   // "" for none; else the one it is compared against (A)
   std::string output;
   std::string stick;  // a stick file for the replay; "" for the built-in script
 };

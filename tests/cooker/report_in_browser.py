@@ -23,7 +23,7 @@ import time
 import zlib
 
 SKIP = 77
-SECTIONS = ["timeline", "features", "coverage", "replay"]
+SECTIONS = ["timeline", "features", "coverage", "skeleton", "replay"]
 
 
 def skip(why):
@@ -124,6 +124,10 @@ def check_page(driver, html, expected, compare):
     """expected: {"A": inspect json, "B": ...}."""
     started = time.time()
     driver.get("file://" + os.path.abspath(html))
+    loaded = driver.execute_script(
+        "var t = performance.getEntriesByType('navigation')[0];"
+        "return t ? t.loadEventEnd : -1;")
+    print(f"  {os.path.basename(html)}: loaded in {loaded:.0f} ms")
     errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
     if errors:
         fail(f"{html}: the browser logged errors: {errors}")
@@ -207,6 +211,7 @@ def check_page(driver, html, expected, compare):
             f"#coverage {panel} table.worst tr[data-cell]")
         if q(f"#coverage {panel} .cov-cell.hot") != 1:
             fail(f"{html} {label}: hovering a listed cell does not outline it")
+    check_player(driver, html, len(expected))
     if compare and "Compared cell by cell" not in driver.page_source:
         fail(f"{html}: the comparison of two databases of one skeleton is not cell by cell")
     errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
@@ -219,6 +224,59 @@ def check_page(driver, html, expected, compare):
     check_screenshot(png)
     print(f"  {os.path.basename(html)}: {os.path.getsize(html)} bytes, checked in "
           f"{time.time() - started:.1f} s")
+
+
+def canvas_pixels(driver, css):
+    """The drawn pixels of a canvas, as the page holds them (a data URL's text)."""
+    return driver.execute_script("return document.querySelector(arguments[0]).toDataURL();", css)
+
+
+def check_player(driver, html, sides):
+    """The skeleton replay: it plays, the scrubber and the switch marks move it, a switch shows
+    its candidates; a screenshot of it is written next to the report."""
+    sample = lambda: int(driver.execute_script(  # noqa: E731
+        "return document.getElementById('rp').getAttribute('data-sample');"))
+    view = ".rp-side[data-db='A'] canvas.rp-view"
+    if len(driver.find_elements("css selector", "canvas.rp-view")) != sides:
+        fail(f"{html}: {sides} skeleton views expected")
+    # Plays: two pictures of the view half a second apart differ.
+    before, at = canvas_pixels(driver, view), sample()
+    driver.execute_script("document.getElementById('rp-play').click();")
+    time.sleep(0.5)
+    after, moved = canvas_pixels(driver, view), sample()
+    driver.execute_script("window.mmReplay.pause();")
+    if before == after or moved == at:
+        fail(f"{html}: the skeleton replay does not play (sample {at} -> {moved})")
+    # The scrubber sets the time.
+    driver.execute_script(
+        "var s = document.getElementById('rp-scrub'); s.value = '300';"
+        "s.dispatchEvent(new Event('input'));")
+    shown = driver.find_element("id", "rp-time").text
+    if sample() != 300 or shown != f"{301 / 60:.2f} s":
+        fail(f"{html}: the scrubber set to step 300 shows sample {sample()} at {shown}")
+    # One step on, one back.
+    driver.execute_script("document.getElementById('rp-fwd').click();")
+    if sample() != 301:
+        fail(f"{html}: stepping on from 300 shows sample {sample()}")
+    driver.execute_script("document.getElementById('rp-back').click();")
+    # A switch mark jumps there and shows the winner and the next candidates.
+    marks = driver.find_elements("css selector", ".rp-side[data-db='A'] .rp-switch")
+    if len(marks) < 2:
+        fail(f"{html}: {len(marks)} switch marks for character 0")
+    mark = marks[len(marks) // 2]
+    target = int(mark.get_attribute("data-sample"))
+    driver.execute_script("arguments[0].click();", mark)
+    rows = driver.find_elements("css selector", ".rp-side[data-db='A'] table.rp-cand tr")
+    text = driver.find_element("css selector", ".rp-side[data-db='A'] .rp-cands").text
+    if sample() != target or len(rows) < 3 or "winner" not in text or "Switch at" not in text:
+        fail(f"{html}: the switch mark at sample {target} shows sample {sample()}, "
+             f"{len(rows)} candidate rows: {text[:200]}")
+    print(f"  {os.path.basename(html)}: the skeleton replay plays, scrubs, steps and shows the "
+          f"{len(rows) - 1} candidates of the switch at sample {target}")
+    png = os.path.splitext(html)[0] + "_replay.png"
+    driver.set_window_size(1400, 1000)
+    driver.find_element("id", "skeleton").screenshot(png)
+    check_screenshot(png)
 
 
 def main():
@@ -258,7 +316,8 @@ def main():
             os.remove(html)
     started = time.time()
     run([args.mmcook, "report", a, "-o", single])
-    run([args.mmcook, "report", a, "-o", compared, "--compare", b])
+    # A is the older file, compared against: report B --compare A, as mmcook diff A B.
+    run([args.mmcook, "report", b, "-o", compared, "--compare", a])
     print(f"  two reports written in {time.time() - started:.1f} s")
 
     options = webdriver.ChromeOptions()
