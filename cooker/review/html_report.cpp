@@ -998,9 +998,13 @@ void changesSection(Page& page, const std::vector<Side>& sides, const StructureD
       {"sharp turns answered in, p90 (s)", a.motion.response_s.p90, b.motion.response_s.p90, 2},
       {"cost of the winners, mean", a.mean_cost, b.mean_cost, 3},
   };
-  std::stable_sort(rows.begin(), rows.end(), [](const Row& x, const Row& y) {
-    return std::abs(relativeChange(x.a, x.b)) > std::abs(relativeChange(y.a, y.b));
-  });
+  // Costs on different scales change with the weights, not the motion: they go last.
+  const auto key = [&](const Row& r) {
+    const bool scaled = weights && std::string_view(r.name).rfind("cost", 0) == 0;
+    return scaled ? -1.0 : std::abs(relativeChange(r.a, r.b));
+  };
+  std::stable_sort(rows.begin(), rows.end(),
+                   [&](const Row& x, const Row& y) { return key(x) > key(y); });
   page +=
       "<table class=\"measures-ab\"><tr><th>measure</th><th class=\"num\">A</th><th "
       "class=\"num\">B</th><th class=\"num\">change</th></tr>";

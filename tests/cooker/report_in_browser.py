@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""mmcook report in a real browser: cooks two small databases, writes a report of one and a
-report comparing both, opens each page from disk (file://) in headless Chromium and checks that
+"""mmcook report in a real browser: cooks two small databases (the second with another block
+weight), writes a report of one and a report comparing both (the first as A), opens each page from disk (file://) in headless Chromium and checks that
 the browser logged no error, that no resource was fetched, that every section is there with the
 counts `mmcook inspect --json` gives, and that a screenshot (written next to the report) is not
 blank.
@@ -212,6 +212,15 @@ def check_page(driver, html, expected, compare):
         if q(f"#coverage {panel} .cov-cell.hot") != 1:
             fail(f"{html} {label}: hovering a listed cell does not outline it")
     check_player(driver, html, len(expected))
+    if compare:
+        # The page leads with what changed: the weight, the note on cost scales, the measures.
+        first = driver.execute_script("return document.querySelector('section').id;")
+        weight = q("#changes tr[data-setting='weight.trajectory_direction']")
+        note = q("#changes .weights-differ")
+        measures = q("#changes table.measures-ab tr") - 1
+        if first != "changes" or weight != 1 or note != 1 or measures < 5:
+            fail(f"{html}: the compare page begins with #{first}; weight row {weight}, "
+                 f"note {note}, {measures} measures")
     if compare and "Compared cell by cell" not in driver.page_source:
         fail(f"{html}: the comparison of two databases of one skeleton is not cell by cell")
     errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
@@ -296,7 +305,7 @@ def main():
     from selenium.webdriver.chrome.service import Service
 
     os.makedirs(args.work, exist_ok=True)
-    # A: the walk, mirrored, with a tagged range and an excluded one. B: the walk alone.
+    # A: the walk, mirrored, with a tagged range and an excluded one.
     manifest = os.path.join(args.work, "walk_mirrored.toml")
     with open(manifest, "w") as f:
         f.write(f'[[clip]]\nsource = "{os.path.abspath(args.bvh)}"\nname = "walk"\n'
@@ -306,7 +315,12 @@ def main():
     a = os.path.join(args.work, "a.mmdb")
     b = os.path.join(args.work, "b.mmdb")
     run([args.mmcook, "-q", "cook", "--no-cache", manifest, "-o", a])
-    run([args.mmcook, "-q", "cook", args.bvh, "-o", b])
+    # B: the walk alone, its trajectory direction weighing a fifth of the default.
+    manifest_b = os.path.join(args.work, "walk_reweighted.toml")
+    with open(manifest_b, "w") as f:
+        f.write(f'[weights]\ntrajectory_direction = 0.3\n\n'
+                f'[[clip]]\nsource = "{os.path.abspath(args.bvh)}"\nname = "walk"\n')
+    run([args.mmcook, "-q", "cook", "--no-cache", manifest_b, "-o", b])
     info = {p: json.loads(run([args.mmcook, "inspect", "--json", p])) for p in (a, b)}
 
     single = os.path.join(args.work, "report.html")

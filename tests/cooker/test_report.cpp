@@ -519,6 +519,45 @@ TEST_F(Report, TheSkeletonReplayKeepsEveryCharactersPoseAndTheCandidatesOfEachJu
       std::string::npos);
 }
 
+// Compared, the page leads with the structure mmcook diff finds: a weight change is listed, with
+// the note that costs are on different scales, and the replay's measures follow, the cost last.
+TEST_F(Report, TheComparePageLeadsWithAWeightChangeAndItsNote) {
+  const CookRequest old_request = straightWalk();
+  CookRequest new_request = straightWalk();
+  new_request.settings.weights[mmdb::cook::kBlockTrajectoryDirection] *= 0.2f;
+  const mmdb::Database a = cook(old_request, "old.mmdb");
+  const mmdb::Database b = cook(new_request, "new.mmdb");
+  ReportSettings settings;
+  settings.replay.characters = 2;
+  settings.replay.seconds = 3;
+  const ReportDatabase input_a{"old.mmdb", &a}, input_b{"new.mmdb", &b};
+  const std::string html = renderReport(input_a, &input_b, settings);
+  const size_t changes = html.find("<section id=\"changes\">");
+  ASSERT_NE(changes, std::string::npos);
+  EXPECT_LT(changes, html.find("<section id=\"timeline\">"));
+  EXPECT_NE(html.find("<p class=\"why weights-differ\">Block weights differ"), std::string::npos);
+  EXPECT_NE(html.find("<div class=\"structure\" data-changes=\"1\">"), std::string::npos);
+  const size_t row = html.find("<tr data-setting=\"weight.trajectory_direction\">");
+  ASSERT_NE(row, std::string::npos);
+  EXPECT_NE(html.find(format("<td class=\"num\">%g</td><td class=\"num\">%g</td>",
+                             double(a.featureBlock(a.featureBlockCount() - 1).weight),
+                             double(b.featureBlock(b.featureBlockCount() - 1).weight)),
+                      row),
+            std::string::npos);
+  // The measures of both, the cost last and marked.
+  const size_t table = html.find("<table class=\"measures-ab\">");
+  const size_t end = html.find("</table>", table);
+  ASSERT_NE(table, std::string::npos);
+  const size_t cost = html.find("cost of the winners, mean (different scales)", table);
+  EXPECT_LT(cost, end);
+  EXPECT_EQ(html.find("<tr>", cost), html.find("<tr>", end));  // no row after it
+  // The same file twice: one line for the structure, no note.
+  const std::string same = renderReport(input_a, &input_a, settings);
+  EXPECT_NE(same.find("<p class=\"same\">Same structure"), std::string::npos)
+      << same.substr(same.find("<section id=\"changes\">"), 2500);
+  EXPECT_EQ(same.find("weights-differ"), std::string::npos);
+}
+
 TEST_F(Report, ABadDatabaseIsNamedAndLeavesNoPage) {
   cook(straightWalk(), "walk.mmdb");
   const std::string bad = write("bad.mmdb", "this is not a motion-matching database");
