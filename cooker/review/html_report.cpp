@@ -252,8 +252,18 @@ void timelinePanel(Page& page, const Side& side, uint32_t longest, size_t sides)
   page += "</svg></div>";
 }
 
-void timelineSection(Page& page, const std::vector<Side>& sides) {
-  page += "<section id=\"timeline\"><h2>Clip timeline</h2>";
+// `same`: two databases whose clips, ranges and tags do not differ; the section folds to one line
+// (open it to see both).
+void timelineSection(Page& page, const std::vector<Side>& sides, bool same) {
+  page += "<section id=\"timeline\">";
+  if (same)
+    page += format(
+        "<details class=\"same\"><summary><h2 style=\"display:inline\">Clip timeline</h2>: the "
+        "same in A and B (%zu clip%s, %u frames); open to see it</summary>",
+        sides[0].timeline.clips.size(), sides[0].timeline.clips.size() == 1 ? "" : "s",
+        sides[0].timeline.frame_count);
+  else
+    page += "<h2>Clip timeline</h2>";
   page +=
       "<p class=\"note\">One row per clip, in clip-local seconds: <span style=\"color:#2b8a3e\">"
       "matchable ranges</span> (blue on mirrored copies, marked \xe2\x86\x94), <span "
@@ -265,7 +275,7 @@ void timelineSection(Page& page, const std::vector<Side>& sides) {
     for (const TimelineClip& c : s.timeline.clips) longest = std::max(longest, c.frame_count);
   openColumns(page, sides.size());
   for (const Side& s : sides) timelinePanel(page, s, longest, sides.size());
-  page += "</div></section>";
+  page += same ? "</div></details></section>" : "</div></section>";
 }
 
 // ---- Feature distributions -----------------------------------------------------------------
@@ -1098,8 +1108,16 @@ std::string renderReport(const ReportDatabase& a, const ReportDatabase* b,
       "<a href=\"#timeline\">Clip timeline</a><a href=\"#features\">Feature "
       "distributions</a><a href=\"#coverage\">Coverage map</a><a "
       "href=\"#skeleton\">Skeleton replay</a><a href=\"#replay\">Replay</a></nav></header>";
-  if (b) changesSection(page, sides, compareStructure(*a.db, *b->db));
-  timelineSection(page, sides);
+  bool same_clips = false;
+  if (b) {
+    const StructureDiff structure = compareStructure(*a.db, *b->db);
+    changesSection(page, sides, structure);
+    same_clips = structure.clips_added.empty() && structure.clips_removed.empty() &&
+                 structure.clips_changed.empty() && structure.ranges.empty() &&
+                 structure.tags_added.empty() && structure.tags_removed.empty() &&
+                 structure.frames_a == structure.frames_b;
+  }
+  timelineSection(page, sides, same_clips);
   featuresSection(page, sides, incomparable);
   coverageSection(page, sides, incomparable);
   skeletonSection(page, sides, replay_settings);

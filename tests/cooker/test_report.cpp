@@ -556,6 +556,10 @@ TEST_F(Report, TheComparePageLeadsWithAWeightChangeAndItsNote) {
   EXPECT_NE(same.find("<p class=\"same\">Same structure"), std::string::npos)
       << same.substr(same.find("<section id=\"changes\">"), 2500);
   EXPECT_EQ(same.find("weights-differ"), std::string::npos);
+  // Clips, ranges and tags that do not differ fold the timeline to one line.
+  EXPECT_NE(html.find("<section id=\"timeline\"><details class=\"same\"><summary><h2 "
+                      "style=\"display:inline\">Clip timeline</h2>: the same in A and B (1 clip,"),
+            std::string::npos);
 }
 
 TEST_F(Report, ABadDatabaseIsNamedAndLeavesNoPage) {
