@@ -830,6 +830,12 @@ void skeletonSection(Page& page, const std::vector<Side>& sides, const ReplaySet
       "them: click the time line to go there, a mark to see the switch's winner and the next "
       "candidates with each block's cost. Space plays and pauses.</p>",
       settings.characters);
+  if (sides.size() > 1 && sides[0].input.db->jointCount() != sides[1].input.db->jointCount())
+    page += format(
+        "<p class=\"why\">A&#39;s skeleton has %u joints and B&#39;s %u: each database plays "
+        "its own skeleton, on one clock; the poses are not compared joint by joint (the "
+        "structure and the measures are).</p>",
+        sides[0].input.db->jointCount(), sides[1].input.db->jointCount());
   std::vector<std::string> panels;
   std::string data;
   for (size_t i = 0; i < sides.size(); ++i) {

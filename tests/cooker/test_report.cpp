@@ -298,6 +298,9 @@ TEST_F(Report, WritesOneSelfContainedPage) {
   EXPECT_NE(html.find("Not on one axis: A&#39;s skeleton has 7 joints and B&#39;s 6"),
             std::string::npos);
   EXPECT_NE(html.find("Not compared cell by cell"), std::string::npos);
+  EXPECT_NE(html.find("<p class=\"why\">A&#39;s skeleton has 7 joints and B&#39;s 6: each "
+                      "database plays its own skeleton"),
+            std::string::npos);
   EXPECT_EQ(files(), (std::vector<std::string>{"circle.bvh", "report.html", "tailed.mmdb",
                                                "three.mmdb", "walk.bvh"}));
 }
@@ -551,6 +554,10 @@ TEST_F(Report, TheComparePageLeadsWithAWeightChangeAndItsNote) {
   const size_t cost = html.find("cost of the winners, mean (different scales)", table);
   EXPECT_LT(cost, end);
   EXPECT_EQ(html.find("<tr>", cost), html.find("<tr>", end));  // no row after it
+  // A database without contact joints says so in the skeleton replay, and still plays.
+  EXPECT_EQ(html.find("The database has no contact joints") != std::string::npos,
+            a.contactJoints().empty());
+  EXPECT_NE(html.find("class=\"rp-data\" data-side=\"1\""), std::string::npos);
   // The same file twice: one line for the structure, no note.
   const std::string same = renderReport(input_a, &input_a, settings);
   EXPECT_NE(same.find("<p class=\"same\">Same structure"), std::string::npos)
