@@ -331,10 +331,15 @@ const char* replayPlayerScript() {
   if (!sides.length) return;
   var samples = 0, characters = 1e9;
   sides.forEach(function (d) {
-    samples = Math.max(samples, d.samples);
     characters = Math.min(characters, d.characters);
   });
+  // The clock counts the first database's samples; another one (a longer stride) shows the
+  // sample nearest in time.
+  samples = sides[0].samples;
   var sampleSeconds = sides[0].sampleSeconds;
+  function sideSample(d) {
+    return Math.min(d.samples - 1, Math.round(state.sample * sides[0].stride / d.stride));
+  }
   var state = {sample: 0, t: 0, playing: false, speed: 1, character: 0, last: 0};
   var scrub = document.getElementById('rp-scrub');
   var play = document.getElementById('rp-play');
@@ -392,7 +397,7 @@ const char* replayPlayerScript() {
   }
 
   function drawView(d) {
-    var g = d.view.getContext('2d'), w = d.view.width, h = d.view.height, s = state.sample;
+    var g = d.view.getContext('2d'), w = d.view.width, h = d.view.height, s = sideSample(d);
     g.clearRect(0, 0, w, h);
     if (s >= d.samples) return;
     var c = state.character, at = groundAt(d, s, c);
@@ -451,7 +456,7 @@ const char* replayPlayerScript() {
   }
 
   function drawCrowd(d) {
-    var s = Math.min(state.sample, d.samples - 1);
+    var s = sideSample(d);
     d.crowd.forEach(function (cv, c) {
       var g = cv.getContext('2d');
       g.clearRect(0, 0, cv.width, cv.height);
@@ -479,14 +484,14 @@ const char* replayPlayerScript() {
       g.lineWidth = 1;
       g.beginPath();
       for (var s = 0; s < d.samples; ++s) {
-        var x = w * s / Math.max(1, samples - 1), y = y0 - (lane - 12) * values[el(d, s, c)] / peak;
+        var x = w * s / Math.max(1, d.samples - 1), y = y0 - (lane - 12) * values[el(d, s, c)] / peak;
         if (s === 0) g.moveTo(x, y); else g.lineTo(x, y);
       }
       g.stroke();
       g.fillStyle = L[3];
       g.fillText(L[2] + ', max ' + (peak * L[1]).toPrecision(3), 4, y0 - lane + 22);
     });
-    var x = w * state.sample / Math.max(1, samples - 1);
+    var x = w * sideSample(d) / Math.max(1, d.samples - 1);
     g.strokeStyle = '#c92a2a';
     g.beginPath(); g.moveTo(x, 0); g.lineTo(x, h); g.stroke();
   }
@@ -501,7 +506,7 @@ const char* replayPlayerScript() {
     var w = d.measures.clientWidth || d.measures.width, labelled = -1e9;
     switchesOf(d).forEach(function (j) {
       var b = document.createElement('button');
-      var s = Math.min(sampleOf(d, j[0]), samples - 1);
+      var s = Math.min(sampleOf(sides[0], j[0]), samples - 1);
       b.className = 'rp-switch';
       b.setAttribute('data-sample', String(s));
       b.title = j[0].toFixed(2) + ' s, ' + (REASONS[j[6]] || '') + ': to ' + clipName(d, j[2]) +
@@ -513,11 +518,11 @@ const char* replayPlayerScript() {
   }
 
   function showCandidates(d) {
-    var now = (state.sample * d.stride + 1) * d.dt, last = null;
+    var now = (state.sample * sides[0].stride + 1) * d.dt, last = null;
     switchesOf(d).forEach(function (j) { if (j[0] <= now + 1e-6) last = j; });
     d.marks.querySelectorAll('.rp-switch').forEach(function (b) {
       b.classList.toggle('now', !!last && +b.getAttribute('data-sample') ===
-                                     Math.min(sampleOf(d, last[0]), samples - 1));
+                                     Math.min(sampleOf(sides[0], last[0]), samples - 1));
     });
     if (!last) { d.cands.innerHTML = '<p class="note">No switch yet.</p>'; return; }
     var html = '<p><b>Switch at ' + last[0].toFixed(2) + ' s</b> (' + (REASONS[last[6]] || '') +
