@@ -190,6 +190,10 @@ int run(int argc, char** argv) {
                          "An older .mmdb file to compare against: shown as A, beside this one (B)");
   report_cmd->add_option("--stick", report.stick,
                          "A stick file to replay (default: the built-in script)");
+  report_cmd->add_option("--characters", report.characters, "Characters replayed, 1 to 256")
+      ->capture_default_str();
+  report_cmd->add_option("--seconds", report.seconds, "Seconds replayed at 60 Hz, 1 to 600")
+      ->capture_default_str();
 
   mmdb::cook::DiffCommandOptions diff;
   CLI::App* diff_cmd = app.add_subcommand(

@@ -1137,6 +1137,13 @@ std::string renderReport(const ReportDatabase& a, const ReportDatabase* b,
 }
 
 void writeReport(const ReportOptions& options) {
+  if (options.characters < 1 || options.characters > int64_t{kMaxReplayCharacters})
+    throw mmdb::cook::UsageError(format("--characters wants a whole number from 1 to %u, got %lld",
+                                        kMaxReplayCharacters,
+                                        static_cast<long long>(options.characters)));
+  if (!(options.seconds >= 1.0 && options.seconds <= kMaxReplaySeconds))
+    throw mmdb::cook::UsageError(format("--seconds wants a number of seconds from 1 to %g, got %g",
+                                        kMaxReplaySeconds, options.seconds));
   // One order for `mmcook diff A B` and `mmcook report B --compare A`: A is the older file (the
   // one compared against), B the newer one, reported on.
   const bool compared = !options.compare.empty();
@@ -1146,6 +1153,8 @@ void writeReport(const ReportOptions& options) {
   if (compared) b = openOrThrow(options.database, "database");
   std::optional<mmdb::StickScript> script;
   ReportSettings settings;
+  settings.replay.characters = uint32_t(options.characters);
+  settings.replay.seconds = options.seconds;
   if (!options.stick.empty()) {
     mmdb::Result<mmdb::StickScript> loaded = mmdb::StickScript::load(options.stick.c_str());
     if (!loaded)
