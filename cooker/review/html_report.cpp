@@ -874,6 +874,11 @@ void skeletonSection(Page& page, const std::vector<Side>& sides, const ReplaySet
         p.samples, r.jumps.size(), replayPlayerBytes(r), p.characters, p.joints, p.samples,
         p.stride == 1 ? "step" : format("%u steps", p.stride).c_str(), r.jumps.size(),
         double(replayPlayerBytes(r)) / 1e6);
+    if (r.jumps.size() > kMaxPlayerSwitches)
+      panel += format(
+          "<p class=\"why\">%zu switches: the page marks the first %zu (in time); the measures "
+          "and the poses cover the whole replay.</p>",
+          r.jumps.size(), kMaxPlayerSwitches);
     panel += replayPlayerPanel(i) + "</div>";
     panels.push_back(std::move(panel));
     data += format("<script type=\"application/json\" class=\"rp-data\" data-side=\"%zu\">", i) +

@@ -52,7 +52,7 @@ struct ReplaySettings {
                             // jump's candidates (ReplayJump::candidates)
   // Most bytes Replay::poses.offsets_mm may hold: a longer replay keeps every stride-th step
   // (ReplayPoses::stride), so a page that embeds it stays a few megabytes.
-  size_t max_pose_bytes = size_t(6) << 20;
+  size_t max_pose_bytes = size_t(4) << 20;
 };
 
 // The cheapest candidates at a jump, kept with ReplaySettings::keep_poses: what

@@ -202,9 +202,25 @@ std::string replayPlayerJson(const mmdb::Database& db, const Replay& replay,
     clip = int32_t(db.clipOfFrame(uint32_t(frame)));
     local = frame - int32_t(db.clip(uint32_t(clip)).first_frame);
   };
+  // The page's limits: the first kMaxPlayerSwitches switches, and the candidates of the switches
+  // of the first characters whose switches together stay within kMaxExplainedSwitches (always
+  // character 0's).
+  std::vector<size_t> per_character(p.characters, 0);
+  for (const ReplayJump& j : replay.jumps)
+    if (j.character < p.characters) ++per_character[j.character];
+  uint32_t explained = 0;
+  for (size_t total = 0; explained < p.characters; ++explained) {
+    total += per_character[explained];
+    if (explained > 0 && total > kMaxExplainedSwitches) break;
+  }
+  const size_t shown = std::min(replay.jumps.size(), kMaxPlayerSwitches);
+  out += ",\"explainedCharacters\":" + std::to_string(explained);
+  out += ",\"switchCount\":" + std::to_string(replay.jumps.size());
   out += ",\"switches\":[";
   bool first = true;
-  for (const ReplayJump& j : replay.jumps) {
+  for (size_t s = 0; s < shown; ++s) {
+    const ReplayJump& j = replay.jumps[s];
+    const bool explain = j.character < explained;
     int32_t to_clip, to_local, from_clip, from_local;
     where(j.to_frame, to_clip, to_local);
     where(j.from_frame, from_clip, from_local);
@@ -213,7 +229,7 @@ std::string replayPlayerJson(const mmdb::Database& db, const Replay& replay,
     out += number(j.time) + "," + std::to_string(j.character) + "," + std::to_string(to_clip) +
            "," + std::to_string(to_local) + "," + std::to_string(from_clip) + "," + number(j.cost) +
            "," + std::to_string(unsigned(j.reason)) + ",[";
-    for (size_t k = 0; k < j.candidates.size(); ++k) {
+    for (size_t k = 0; explain && k < j.candidates.size(); ++k) {
       const mmdb::CandidateCost& c = j.candidates[k];
       int32_t clip, local;
       where(c.frame, clip, local);
@@ -528,6 +544,11 @@ const char* replayPlayerScript() {
     var html = '<p><b>Switch at ' + last[0].toFixed(2) + ' s</b> (' + (REASONS[last[6]] || '') +
                '): ' + esc(clipName(d, last[4])) + ' &rarr; <b>' + esc(clipName(d, last[2])) +
                '</b> frame ' + last[3] + ', cost ' + last[5].toPrecision(3) + '</p>';
+    if (!last[7].length && state.character >= d.explainedCharacters) {
+      html += '<p class="note">Candidates are kept for characters 0 to ' +
+              (d.explainedCharacters - 1) + ' only: the page holds at most about 2000 ' +
+              'switches with their candidates.</p>';
+    }
     if (last[7].length) {
       html += '<table class="rp-cand"><tr><th></th><th>clip</th><th class="num">frame</th>' +
               '<th class="num">cost</th><th class="num">transition</th><th class="num">bias</th>';

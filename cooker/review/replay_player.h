@@ -32,6 +32,11 @@ std::vector<uint8_t> packPoses(const ReplayPoses& poses);
 std::vector<int16_t> unpackPoses(const std::vector<uint8_t>& packed, uint32_t characters,
                                  uint32_t joints, uint32_t samples);
 
+// What one page holds at most: switches listed (the first ones, in time), and switches with their
+// candidates (those of the first characters, character 0's always).
+inline constexpr size_t kMaxPlayerSwitches = 20000;
+inline constexpr size_t kMaxExplainedSwitches = 2000;
+
 // The JSON object the player reads for one database's replay: skeleton (joint names, parents,
 // contact joints), clip and block names, the packed arrays, and every switch with the clip it
 // went to and its candidates. `label` names the side ("A", "B"). Needs replay.poses (samples > 0).

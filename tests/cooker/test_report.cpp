@@ -396,6 +396,40 @@ TEST_F(Report, Base64RoundTripsEveryLength) {
   EXPECT_TRUE(unbase64("Z=9v").empty());
 }
 
+// A page holds the first kMaxPlayerSwitches switches, and candidates for the switches of the first
+// characters within kMaxExplainedSwitches (character 0's always).
+TEST_F(Report, ThePlayersSwitchesAndCandidatesAreBounded) {
+  const mmdb::Database db = cook(straightWalk(), "walk.mmdb");
+  Replay r;
+  r.poses.characters = 3;
+  r.poses.joints = db.jointCount();
+  r.poses.samples = 1;
+  r.poses.offsets_mm.assign(3 * db.jointCount() * 3, 0);
+  const auto jumps = [&](uint32_t character, size_t n) {
+    for (size_t k = 0; k < n; ++k) {
+      ReplayJump j{0.0, character, -1, 0, 1.f, mmdb::SearchReason::Start};
+      j.candidates.resize(2);
+      r.jumps.push_back(j);
+    }
+  };
+  const auto count = [](const std::string& json, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = json.find(what); at != std::string::npos; at = json.find(what, at + 1)) ++n;
+    return n;
+  };
+  jumps(0, 1500);
+  jumps(1, 400);
+  jumps(2, 200);
+  std::string json = replayPlayerJson(db, r, "A");
+  EXPECT_NE(json.find("\"explainedCharacters\":2,\"switchCount\":2100,"), std::string::npos);
+  EXPECT_EQ(count(json, ",[[-1,-1,"), 1900u);  // each explained switch's first candidate
+  r.jumps.clear();
+  jumps(0, kMaxPlayerSwitches + 10);
+  json = replayPlayerJson(db, r, "A");
+  EXPECT_NE(json.find("\"explainedCharacters\":1,"), std::string::npos);
+  EXPECT_EQ(count(json, ",[[-1,-1,"), kMaxPlayerSwitches);
+}
+
 TEST_F(Report, PackedPosesAreExactWithKeysWhereAStepDoesNotFit) {
   ReplayPoses p;
   p.characters = 2;
