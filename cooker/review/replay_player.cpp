@@ -261,7 +261,8 @@ box-sizing:border-box}
 .rp-switch{position:absolute;top:0;width:5px;height:14px;margin-left:-2px;padding:0;border:0;
 background:#e8590c;cursor:pointer}
 .rp-switch.now{background:#c92a2a;height:18px}
-.rp-cands{font-size:12px;min-height:3em}
+.rp-cands{font-size:12px;min-height:3em;overflow-x:auto;max-width:100%}
+.rp-cand th{font-weight:normal;vertical-align:bottom;max-width:76px}
 .rp-cands td.win{font-weight:bold}
 )";
 }
@@ -553,7 +554,8 @@ const char* replayPlayerScript() {
       html += '<table class="rp-cand"><tr><th></th><th>clip</th><th class="num">frame</th>' +
               '<th class="num">cost</th><th class="num">transition</th><th class="num">bias</th>';
       d.blocks.forEach(function (b, i) {
-        html += '<th class="num" title="weight ' + d.weights[i] + '">' + esc(b) + '</th>';
+        html += '<th class="num" title="weight ' + d.weights[i] + '">' +
+                esc(b).replace(/_/g, '_<wbr>') + '</th>';
       });
       html += '</tr>';
       last[7].forEach(function (k, r) {
