@@ -180,14 +180,20 @@ int run(int argc, char** argv) {
   CLI::App* report_cmd = app.add_subcommand(
       "report",
       "Write one self-contained HTML page that shows an .mmdb file: clip timeline, "
-      "feature distributions, coverage map, replay");
-  report_cmd->add_option("file", report.database, "The .mmdb file")->required();
+      "feature distributions, coverage map, skeleton replay, replay; with --compare OLD, what "
+      "changed from OLD (A) to this file (B) first, as mmcook diff OLD FILE");
+  report_cmd->add_option("file", report.database, "The .mmdb file (B, the newer, with --compare)")
+      ->required();
   report_cmd->add_option("-o,--output", report.output, "The page to write (REPORT.html)")
       ->required();
   report_cmd->add_option("--compare", report.compare,
-                         "A second .mmdb file to show side by side with the first");
+                         "An older .mmdb file to compare against: shown as A, beside this one (B)");
   report_cmd->add_option("--stick", report.stick,
                          "A stick file to replay (default: the built-in script)");
+  report_cmd->add_option("--characters", report.characters, "Characters replayed, 1 to 256")
+      ->capture_default_str();
+  report_cmd->add_option("--seconds", report.seconds, "Seconds replayed at 60 Hz, 1 to 600")
+      ->capture_default_str();
 
   mmdb::cook::DiffCommandOptions diff;
   CLI::App* diff_cmd = app.add_subcommand(

@@ -77,7 +77,9 @@ void compareSettings(const mmdb::Database& a, const mmdb::Database& b, Structure
   std::map<std::string, std::pair<double, double>> weights;
   std::vector<std::string> order;
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  for (const mmdb::Database* db : {&a, &b})
+  // By side, not by address: a file compared with itself has both sides.
+  for (const bool side_b : {false, true}) {
+    const mmdb::Database* db = side_b ? &b : &a;
     for (uint32_t i = 0; i < db->featureBlockCount(); ++i) {
       const mmdb::FeatureBlockInfo block = db->featureBlock(i);
       const std::string name(block.name);
@@ -85,8 +87,9 @@ void compareSettings(const mmdb::Database& a, const mmdb::Database& b, Structure
         weights[name] = {nan, nan};
         order.push_back(name);
       }
-      (db == &a ? weights[name].first : weights[name].second) = block.weight;
+      (side_b ? weights[name].second : weights[name].first) = block.weight;
     }
+  }
   for (const std::string& name : order) {
     const auto [wa, wb] = weights[name];
     if (!(wa == wb) && !(std::isnan(wa) && std::isnan(wb)))

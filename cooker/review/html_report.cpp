@@ -1,6 +1,8 @@
 #include "review/html_report.h"
 
+#include "review/diff.h"
 #include "review/replay.h"
+#include "review/replay_player.h"
 
 #include "core/cooked_database.h"
 #include "core/errors.h"
@@ -250,8 +252,18 @@ void timelinePanel(Page& page, const Side& side, uint32_t longest, size_t sides)
   page += "</svg></div>";
 }
 
-void timelineSection(Page& page, const std::vector<Side>& sides) {
-  page += "<section id=\"timeline\"><h2>Clip timeline</h2>";
+// `same`: two databases whose clips, ranges and tags do not differ; the section folds to one line
+// (open it to see both).
+void timelineSection(Page& page, const std::vector<Side>& sides, bool same) {
+  page += "<section id=\"timeline\">";
+  if (same)
+    page += format(
+        "<details class=\"same\"><summary><h2 style=\"display:inline\">Clip timeline</h2>: the "
+        "same in A and B (%zu clip%s, %u frames); open to see it</summary>",
+        sides[0].timeline.clips.size(), sides[0].timeline.clips.size() == 1 ? "" : "s",
+        sides[0].timeline.frame_count);
+  else
+    page += "<h2>Clip timeline</h2>";
   page +=
       "<p class=\"note\">One row per clip, in clip-local seconds: <span style=\"color:#2b8a3e\">"
       "matchable ranges</span> (blue on mirrored copies, marked \xe2\x86\x94), <span "
@@ -263,7 +275,7 @@ void timelineSection(Page& page, const std::vector<Side>& sides) {
     for (const TimelineClip& c : s.timeline.clips) longest = std::max(longest, c.frame_count);
   openColumns(page, sides.size());
   for (const Side& s : sides) timelinePanel(page, s, longest, sides.size());
-  page += "</div></section>";
+  page += same ? "</div></details></section>" : "</div></section>";
 }
 
 // ---- Feature distributions -----------------------------------------------------------------
@@ -802,6 +814,236 @@ void replaySection(Page& page, const std::vector<Side>& sides, const std::string
   page += "</div></section>";
 }
 
+// The skeleton replay: the replay's posed skeletons played back (replay_player.h).
+void skeletonSection(Page& page, const std::vector<Side>& sides, const ReplaySettings& settings) {
+  page += "<section id=\"skeleton\"><h2>Skeleton replay</h2>";
+  page += format(
+      "<p class=\"note\">The replay below played back: every character's pose as the runtime's "
+      "crowd returns it after each step (the joints a game reads), placed where the character "
+      "stands. The selected character large, from above (forward up; the dashed grey path is "
+      "the controller's desired path, the blue one the path it took, over 2 s either side) and "
+      "from the side; all %u characters small below (click one to select it). Toes: green when "
+      "planted (the pose's contact), grey in the air; a red square when foot locking holds it "
+      "(the replay runs without foot locking, so the clips' own feet show). Under the view, the "
+      "character's measures over time (foot slide of planted toes, the largest joint move in a "
+      "step, the gap between desired and achieved positions) with every switch marked above "
+      "them: click the time line to go there, a mark to see the switch's winner and the next "
+      "candidates with each block's cost. Space plays and pauses.</p>",
+      settings.characters);
+  if (sides.size() > 1 && sides[0].input.db->jointCount() != sides[1].input.db->jointCount())
+    page += format(
+        "<p class=\"why\">A&#39;s skeleton has %u joints and B&#39;s %u: each database plays "
+        "its own skeleton, on one clock; the poses are not compared joint by joint (the "
+        "structure and the measures are).</p>",
+        sides[0].input.db->jointCount(), sides[1].input.db->jointCount());
+  std::vector<std::string> panels;
+  std::string data;
+  for (size_t i = 0; i < sides.size(); ++i) {
+    const Side& side = sides[i];
+    std::string panel = format(
+        "<div class=\"rp-side db\" data-db=\"%s\" data-section=\"skeleton\">", side.label.c_str());
+    if (sides.size() > 1)
+      panel += format("<h3>%s: %s</h3>", side.label.c_str(), escape(side.input.path).c_str());
+    if (!side.replay || side.replay->poses.samples == 0) {
+      panel += "<p class=\"why\">No skeleton replay: " +
+               escape(side.replay ? std::string("the replay kept no pose") : side.replay_error) +
+               "</p></div>";
+      panels.push_back(std::move(panel));
+      continue;
+    }
+    const Replay& r = *side.replay;
+    const ReplayPoses& p = r.poses;
+    if (side.input.db->contactJoints().empty())
+      panel +=
+          "<p class=\"why\">The database has no contact joints: no toe is marked planted and "
+          "foot slide stays 0. Re-cook it with the feet's contact roles to see them.</p>";
+    if (p.stride > 1)
+      panel += format(
+          "<p class=\"why\">A long replay: the page keeps every %u%s step (%u of %llu) so that "
+          "its poses stay under %.0f MB; measures are the largest over each kept interval.</p>",
+          p.stride,
+          p.stride == 2   ? "nd"
+          : p.stride == 3 ? "rd"
+                          : "th",
+          p.samples, static_cast<unsigned long long>(r.stats.steps),
+          double(settings.max_pose_bytes) / 1e6);
+    panel += format(
+        "<p class=\"summary\" data-samples=\"%u\" data-switches=\"%zu\" "
+        "data-bytes=\"%zu\">%u characters of %u joints, %u poses each (every %s), "
+        "%zu switches; %.2f MB embedded.</p>",
+        p.samples, r.jumps.size(), replayPlayerBytes(r), p.characters, p.joints, p.samples,
+        p.stride == 1 ? "step" : format("%u steps", p.stride).c_str(), r.jumps.size(),
+        double(replayPlayerBytes(r)) / 1e6);
+    if (r.jumps.size() > kMaxPlayerSwitches)
+      panel += format(
+          "<p class=\"why\">%zu switches: the page marks the first %zu (in time); the measures "
+          "and the poses cover the whole replay.</p>",
+          r.jumps.size(), kMaxPlayerSwitches);
+    panel += replayPlayerPanel(i) + "</div>";
+    panels.push_back(std::move(panel));
+    data += format("<script type=\"application/json\" class=\"rp-data\" data-side=\"%zu\">", i) +
+            replayPlayerJson(*side.input.db, r, side.label) + "</script>";
+  }
+  page += replayPlayerMarkup(panels);
+  page += data;
+  page += "</section>";
+}
+
+// ---- What changed (two databases) ----------------------------------------------------------
+
+std::string numberText(double v) { return std::isnan(v) ? std::string("-") : format("%g", v); }
+
+// A change of a measure from A to B, relative to the larger of the two (0 when both are 0).
+double relativeChange(double a, double b) {
+  const double scale = std::max(std::abs(a), std::abs(b));
+  return scale > 0 ? (b - a) / scale : 0.0;
+}
+
+void changesSection(Page& page, const std::vector<Side>& sides, const StructureDiff& d) {
+  page += "<section id=\"changes\"><h2>What changed from A to B</h2>";
+  page += format(
+      "<p class=\"note\">A is %s, B is %s (as in <code>mmcook diff A B</code>). First what "
+      "the files store (<code>mmcook diff</code>'s structure), then what the replay measured "
+      "on each, the biggest changes first.</p>",
+      escape(sides[0].input.path).c_str(), escape(sides[1].input.path).c_str());
+  bool weights = false;
+  for (const NumberChange& c : d.settings) weights |= c.name.rfind("weight.", 0) == 0;
+  if (weights)
+    page +=
+        "<p class=\"why weights-differ\">Block weights differ: A's and B's costs are on "
+        "different scales. Compare the costs within one database, not across the two.</p>";
+  page += format("<div class=\"structure\" data-changes=\"%zu\">", d.changeCount());
+  if (!d.changed()) {
+    page += format(
+        "<p class=\"same\">Same structure: settings, weights, skeleton, clips, ranges and tags "
+        "(%u clips, %u frames).</p>",
+        d.clips_a, d.frames_a);
+  }
+  if (!d.settings.empty()) {
+    page +=
+        "<h4>Settings and weights</h4><table class=\"settings\"><tr><th>setting</th>"
+        "<th class=\"num\">A</th><th class=\"num\">B</th></tr>";
+    for (const NumberChange& c : d.settings)
+      page += format(
+          "<tr data-setting=\"%s\"><td>%s</td><td class=\"num\">%s</td>"
+          "<td class=\"num\">%s</td></tr>",
+          escape(c.name).c_str(), escape(c.name).c_str(), numberText(c.a).c_str(),
+          numberText(c.b).c_str());
+    page += "</table>";
+  }
+  if (!d.skeleton.empty()) {
+    page += "<h4>Skeleton</h4><ul>";
+    for (const std::string& line : d.skeleton) page += "<li>" + escape(line) + "</li>";
+    page += "</ul>";
+  }
+  if (!d.blocks.empty()) {
+    page +=
+        "<h4>Feature blocks</h4><table class=\"blocks\"><tr><th>block</th><th "
+        "class=\"num\">weight A</th><th class=\"num\">weight B</th><th "
+        "class=\"num\">spread A</th><th class=\"num\">spread B</th></tr>";
+    for (const BlockChange& b : d.blocks)
+      page += format(
+          "<tr><td>%s%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td "
+          "class=\"num\">%s</td><td class=\"num\">%s</td></tr>",
+          escape(b.name).c_str(),
+          !b.in_a   ? " (B only)"
+          : !b.in_b ? " (A only)"
+                    : "",
+          b.in_a ? numberText(b.weight_a).c_str() : "-",
+          b.in_b ? numberText(b.weight_b).c_str() : "-",
+          b.in_a ? format("%.3g", b.std_a).c_str() : "-",
+          b.in_b ? format("%.3g", b.std_b).c_str() : "-");
+    page += "</table>";
+  }
+  const auto list = [&](const char* what, const char* cls, const std::vector<std::string>& names) {
+    if (names.empty()) return;
+    page += format("<h4>%s (%zu)</h4><p class=\"%s\">", what, names.size(), cls);
+    for (size_t i = 0; i < names.size(); ++i) page += (i ? ", " : "") + escape(names[i]);
+    page += "</p>";
+  };
+  list("Clips added in B", "clips-added", d.clips_added);
+  list("Clips removed from A", "clips-removed", d.clips_removed);
+  if (!d.clips_changed.empty()) {
+    page +=
+        format("<h4>Clips changed (%zu)</h4><ul class=\"clips-changed\">", d.clips_changed.size());
+    for (const ClipChange& c : d.clips_changed) {
+      std::string what;
+      for (const std::string& x : c.changes) what += (what.empty() ? "" : "; ") + x;
+      page += "<li><b>" + escape(c.name) + "</b>: " + escape(what) + "</li>";
+    }
+    page += "</ul>";
+  }
+  if (!d.ranges.empty()) {
+    page += format("<h4>Matchable ranges changed (%zu clips)</h4><ul>", d.ranges.size());
+    for (const ClipRanges& r : d.ranges) {
+      std::string a, b;
+      for (const std::string& x : r.a) a += (a.empty() ? "" : ", ") + x;
+      for (const std::string& x : r.b) b += (b.empty() ? "" : ", ") + x;
+      page += "<li><b>" + escape(r.clip) + "</b>: A " + escape(a.empty() ? "none" : a) + "; B " +
+              escape(b.empty() ? "none" : b) + "</li>";
+    }
+    page += "</ul>";
+  }
+  list("Tags added in B", "tags-added", d.tags_added);
+  list("Tags removed from A", "tags-removed", d.tags_removed);
+  page += "</div>";
+
+  // The measures of both replays, the biggest relative change first.
+  page += "<h4>The replay's measures, A against B</h4>";
+  if (!sides[0].replay || !sides[1].replay) {
+    page += "<p class=\"why\">Not both databases replayed: see the Replay section.</p>";
+    page += "</section>";
+    return;
+  }
+  const ReplayStats& a = sides[0].replay->stats;
+  const ReplayStats& b = sides[1].replay->stats;
+  struct Row {
+    const char* name;
+    double a, b;
+    int digits;
+  };
+  std::vector<Row> rows = {
+      {"planted toe slide per step, p90 (mm)", a.motion.planted_slide_mm.p90,
+       b.motion.planted_slide_mm.p90, 2},
+      {"planted toe slide per step, max (mm)", a.motion.planted_slide_mm.max,
+       b.motion.planted_slide_mm.max, 1},
+      {"contact phases drifting over the limit (%)", 100 * a.motion.phase_share_over_limit,
+       100 * b.motion.phase_share_over_limit, 1},
+      {"largest joint step at a switch (mm)", a.motion.max_joint_step_mm[mmdb::kAtSwitch],
+       b.motion.max_joint_step_mm[mmdb::kAtSwitch], 1},
+      {"largest joint step elsewhere (mm)", a.motion.max_joint_step_mm[mmdb::kElsewhere],
+       b.motion.max_joint_step_mm[mmdb::kElsewhere], 1},
+      {"switches per character-second", a.motion.switch_rate, b.motion.switch_rate, 2},
+      {"trajectory error, mean (m)", a.mean_trajectory_error, b.mean_trajectory_error, 3},
+      {"trajectory error, p95 (m)", a.p95_trajectory_error, b.p95_trajectory_error, 3},
+      {"sharp turns answered in, p90 (s)", a.motion.response_s.p90, b.motion.response_s.p90, 2},
+      {"cost of the winners, mean", a.mean_cost, b.mean_cost, 3},
+  };
+  // Costs on different scales change with the weights, not the motion: they go last.
+  const auto key = [&](const Row& r) {
+    const bool scaled = weights && std::string_view(r.name).rfind("cost", 0) == 0;
+    return scaled ? -1.0 : std::abs(relativeChange(r.a, r.b));
+  };
+  std::stable_sort(rows.begin(), rows.end(),
+                   [&](const Row& x, const Row& y) { return key(x) > key(y); });
+  page +=
+      "<table class=\"measures-ab\"><tr><th>measure</th><th class=\"num\">A</th><th "
+      "class=\"num\">B</th><th class=\"num\">change</th></tr>";
+  for (const Row& r : rows) {
+    const double change = relativeChange(r.a, r.b);
+    const bool cost = std::string_view(r.name).rfind("cost", 0) == 0;
+    page += format(
+        "<tr><td>%s%s</td><td class=\"num\">%.*f</td><td class=\"num\">%.*f</td><td "
+        "class=\"num\" style=\"color:%s\">%+.0f%%</td></tr>",
+        r.name, cost && weights ? " (different scales)" : "", r.digits, r.a, r.digits, r.b,
+        std::abs(change) < 0.05 ? "#868e96"
+        : change > 0            ? "#c92a2a"
+                                : "#2b8a3e",
+        100 * change);
+  }
+  page += "</table></section>";
+}
+
 mmdb::Database openOrThrow(const std::string& path, const char* role) {
   mmdb::Result<mmdb::Database> opened = mmdb::Database::open(path.c_str());
   if (!opened)
@@ -841,8 +1083,10 @@ std::string renderReport(const ReportDatabase& a, const ReportDatabase* b,
   }
   const mmdb::StickScript built_in = mmdb::StickScript::builtIn();
   const mmdb::StickScript& script = settings.script ? *settings.script : built_in;
+  ReplaySettings replay_settings = settings.replay;
+  replay_settings.keep_poses = true;
   for (Side& s : sides) {
-    mmdb::Result<Replay> played = replay(*s.input.db, script, settings.replay);
+    mmdb::Result<Replay> played = replay(*s.input.db, script, replay_settings);
     if (played)
       s.replay = std::move(played).value();
     else
@@ -858,7 +1102,7 @@ std::string renderReport(const ReportDatabase& a, const ReportDatabase* b,
       "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
       "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">";
   page += "<title>mmcook report: " + escape(title) + "</title><style>" + kStyle +
-          "</style></head><body>";
+          replayPlayerStyle() + "</style></head><body>";
   page += "<header><h1>mmcook report</h1>";
   for (const Side& s : sides) {
     const mmdb::Database& db = *s.input.db;
@@ -869,28 +1113,53 @@ std::string renderReport(const ReportDatabase& a, const ReportDatabase* b,
         db.jointCount(), db.frameCount(), db.bytes().size() / 1e6, unsigned(db.schemaMajor()),
         unsigned(db.schemaMinor()), escape(db.cookerVersion()).c_str());
   }
+  page += "<nav>";
+  if (b) page += "<a href=\"#changes\">What changed</a>";
   page +=
-      "<nav><a href=\"#timeline\">Clip timeline</a><a href=\"#features\">Feature "
+      "<a href=\"#timeline\">Clip timeline</a><a href=\"#features\">Feature "
       "distributions</a><a href=\"#coverage\">Coverage map</a><a "
-      "href=\"#replay\">Replay</a></nav></header>";
-  timelineSection(page, sides);
+      "href=\"#skeleton\">Skeleton replay</a><a href=\"#replay\">Replay</a></nav></header>";
+  bool same_clips = false;
+  if (b) {
+    const StructureDiff structure = compareStructure(*a.db, *b->db);
+    changesSection(page, sides, structure);
+    same_clips = structure.clips_added.empty() && structure.clips_removed.empty() &&
+                 structure.clips_changed.empty() && structure.ranges.empty() &&
+                 structure.tags_added.empty() && structure.tags_removed.empty() &&
+                 structure.frames_a == structure.frames_b;
+  }
+  timelineSection(page, sides, same_clips);
   featuresSection(page, sides, incomparable);
   coverageSection(page, sides, incomparable);
+  skeletonSection(page, sides, replay_settings);
   replaySection(page, sides,
                 settings.script_name.empty() ? "The built-in stick script" : settings.script_name,
                 script, settings.replay);
   page += format("<footer class=\"note\" style=\"margin:0 24px 16px\">Written by %s.</footer>",
                  escape(mmdb::cook::kCookerVersion).c_str());
-  page += std::string("<script>") + kScript + "</script></body></html>\n";
+  page += std::string("<script>") + kScript + replayPlayerScript() + "</script></body></html>\n";
   return std::move(page.html);
 }
 
 void writeReport(const ReportOptions& options) {
-  const mmdb::Database a = openOrThrow(options.database, "database");
+  if (options.characters < 1 || options.characters > int64_t{kMaxReplayCharacters})
+    throw mmdb::cook::UsageError(format("--characters wants a whole number from 1 to %u, got %lld",
+                                        kMaxReplayCharacters,
+                                        static_cast<long long>(options.characters)));
+  if (!(options.seconds >= 1.0 && options.seconds <= kMaxReplaySeconds))
+    throw mmdb::cook::UsageError(format("--seconds wants a number of seconds from 1 to %g, got %g",
+                                        kMaxReplaySeconds, options.seconds));
+  // One order for `mmcook diff A B` and `mmcook report B --compare A`: A is the older file (the
+  // one compared against), B the newer one, reported on.
+  const bool compared = !options.compare.empty();
+  const mmdb::Database a = compared ? openOrThrow(options.compare, "--compare database")
+                                    : openOrThrow(options.database, "database");
   std::optional<mmdb::Database> b;
-  if (!options.compare.empty()) b = openOrThrow(options.compare, "--compare database");
+  if (compared) b = openOrThrow(options.database, "database");
   std::optional<mmdb::StickScript> script;
   ReportSettings settings;
+  settings.replay.characters = uint32_t(options.characters);
+  settings.replay.seconds = options.seconds;
   if (!options.stick.empty()) {
     mmdb::Result<mmdb::StickScript> loaded = mmdb::StickScript::load(options.stick.c_str());
     if (!loaded)
@@ -901,8 +1170,8 @@ void writeReport(const ReportOptions& options) {
     settings.script_name = "The stick file " + options.stick;
   }
   mmdb::cook::checkWritable(options.output);
-  const ReportDatabase input_a{options.database, &a};
-  const ReportDatabase input_b{options.compare, b ? &*b : nullptr};
+  const ReportDatabase input_a{compared ? options.compare : options.database, &a};
+  const ReportDatabase input_b{options.database, b ? &*b : nullptr};
   const std::string html = renderReport(input_a, b ? &input_b : nullptr, settings);
   mmdb::cook::writeFileAtomically(
       options.output,

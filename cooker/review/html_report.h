@@ -29,22 +29,27 @@ struct ReportDatabase {
   const mmdb::Database* db = nullptr;
 };
 
-// The page for `a`, or for `a` and `b` side by side on every section when `b` is not null.
+// The page for `a`, or for `a` and `b` side by side on every section when `b` is not null (A
+// the older database, B the newer; the page then leads with what changed from A to B).
 // Sections that cannot compare the two (features and the coverage pose need the same skeleton
 // and feature blocks) show each database on its own and say why.
 std::string renderReport(const ReportDatabase& a, const ReportDatabase* b,
                          const ReportSettings& settings = {});
 
-// What `mmcook report DB -o OUT [--compare B] [--stick FILE]` does.
+// What `mmcook report DB -o OUT [--compare OLD] [--stick FILE]` does. Compared, the page shows
+// OLD as A and DB as B, the order of `mmcook diff OLD DB`.
 struct ReportOptions {
-  std::string database;
-  std::string compare;  // "" for none
+  std::string database;  // the database reported on (B when compared)
+  std::string compare;   // "" for none; else the one it is compared against (A)
   std::string output;
-  std::string stick;  // a stick file for the replay; "" for the built-in script
+  std::string stick;        // a stick file for the replay; "" for the built-in script
+  int64_t characters = 16;  // replayed characters, 1 to kMaxReplayCharacters
+  double seconds = 20.0;    // replayed seconds, 1 to kMaxReplaySeconds
 };
 
 // Opens the database(s) with the runtime's checks, renders the page and writes it atomically
 // (a temporary file renamed over `output`, so a failure leaves no partial report). Throws
+// mmdb::cook::UsageError for characters or seconds out of range (before opening anything), and
 // mmdb::cook::InputError naming the file that does not open (a database or the stick file) or
 // the output that cannot be written, and what to do.
 void writeReport(const ReportOptions& options);

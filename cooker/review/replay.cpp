@@ -3,6 +3,8 @@
 #include <mmdb/controller.h>
 #include <mmdb/search.h>
 
+#include <glm/geometric.hpp>
+
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -19,6 +21,123 @@ double mean(const std::vector<double>& values) {
   for (const double v : values) sum += v;
   return values.empty() ? 0.0 : sum / double(values.size());
 }
+
+}  // namespace
+
+int16_t replayMillimetres(float metres) {
+  if (std::isnan(metres)) return 0;
+  const double mm = std::clamp(double(metres) * 1000.0, -32767.0, 32767.0);
+  return int16_t(std::lround(mm));
+}
+
+namespace {
+
+// Fills ReplayPoses step after step.
+struct PoseTracker {
+  ReplayPoses poses;
+  std::vector<int32_t> contact_joints;
+  std::vector<glm::vec3> model;   // [character][joint], the last step's model space pose
+  std::vector<glm::vec2> toes;    // [character][contact joint], the last step's ground position
+  std::vector<uint32_t> planted;  // [character], the last step's contact bits
+  std::vector<uint8_t> seen;      // [character], played in the last step
+  // The measures since the last sample, [character].
+  std::vector<float> slide, pose_step, gap;
+  std::vector<uint8_t> switched;
+
+  void start(const mmdb::Database& db, const ReplaySettings& settings, uint64_t steps) {
+    const uint32_t n = settings.characters, joints = db.jointCount();
+    poses.characters = n;
+    poses.joints = joints;
+    const size_t bytes_per_step = size_t(n) * joints * 3 * sizeof(int16_t);
+    const size_t budget = std::max(settings.max_pose_bytes, bytes_per_step);
+    const size_t kept_steps = std::max<size_t>(1, budget / bytes_per_step);
+    poses.stride = uint32_t((steps + kept_steps - 1) / kept_steps);
+    poses.samples = uint32_t((steps + poses.stride - 1) / poses.stride);
+    const size_t elements = size_t(poses.samples) * n;
+    poses.offsets_mm.reserve(elements * joints * 3);
+    poses.ground_mm.reserve(elements * 4);
+    for (auto* v : {&poses.contacts}) v->reserve(elements);
+    const mmdb::Span<const int32_t> contacts = db.contactJoints();
+    contact_joints.assign(contacts.begin(), contacts.end());
+    model.assign(size_t(n) * joints, glm::vec3(0.f));
+    toes.assign(size_t(n) * contact_joints.size(), glm::vec2(0.f));
+    planted.assign(n, 0);
+    seen.assign(n, 0);
+    slide.assign(n, 0.f);
+    pose_step.assign(n, 0.f);
+    gap.assign(n, 0.f);
+    switched.assign(n, 0);
+  }
+
+  static int32_t millimetres32(float metres) {
+    if (!std::isfinite(metres)) return 0;
+    return int32_t(std::clamp(double(metres) * 1000.0, -2e9, 2e9) + (metres < 0 ? -0.5 : 0.5));
+  }
+
+  mmdb::Status record(const mmdb::Crowd& crowd, uint64_t step) {
+    const uint32_t joints = poses.joints;
+    const mmdb::Span<const glm::vec3> pose = crowd.modelTranslations();
+    const mmdb::Span<const mmdb::FootLock> feet = crowd.footLocks();
+    const bool keep = step % poses.stride == 0;
+    for (uint32_t i = 0; i < poses.characters; ++i) {
+      const mmdb::CrowdCharacter& c = crowd.characters()[i];
+      mmdb::Playing shown;
+      if (mmdb::Status s = crowd.playing(i, shown); !s) return s;
+      const glm::vec3* now = pose.data() + size_t(i) * joints;
+      glm::vec3* before = model.data() + size_t(i) * joints;
+      if (c.playing && seen[i]) {
+        float largest = 0.f;
+        for (uint32_t j = 0; j < joints; ++j)
+          largest = std::max(largest, glm::length(now[j] - before[j]));
+        pose_step[i] = std::max(pose_step[i], largest * 1000.f);
+      }
+      for (size_t t = 0; t < contact_joints.size(); ++t) {
+        const int32_t joint = contact_joints[t];
+        if (joint < 0 || uint32_t(joint) >= joints) continue;
+        const glm::vec3 world = c.achieved_position + c.achieved_rotation * now[joint];
+        const glm::vec2 ground(world.x, world.z);
+        glm::vec2& last = toes[size_t(i) * contact_joints.size() + t];
+        const uint32_t bit = 1u << t;
+        if (c.playing && seen[i] && (shown.contacts & bit) && (planted[i] & bit))
+          slide[i] = std::max(slide[i], glm::length(ground - last) * 1000.f);
+        last = ground;
+      }
+      gap[i] = std::max(gap[i], glm::length(glm::vec2(c.sim.position.x - c.achieved_position.x,
+                                                      c.sim.position.z - c.achieved_position.z)));
+      if (crowd.decisions()[i].switched) switched[i] = 1;
+      planted[i] = c.playing ? shown.contacts : 0;
+      seen[i] = c.playing ? 1 : 0;
+      std::copy(now, now + joints, before);
+      if (!keep) continue;
+
+      for (uint32_t j = 0; j < joints; ++j) {
+        const glm::vec3 offset = c.achieved_rotation * now[j];
+        poses.offsets_mm.push_back(replayMillimetres(offset.x));
+        poses.offsets_mm.push_back(replayMillimetres(offset.y));
+        poses.offsets_mm.push_back(replayMillimetres(offset.z));
+      }
+      poses.ground_mm.push_back(millimetres32(c.achieved_position.x));
+      poses.ground_mm.push_back(millimetres32(c.achieved_position.z));
+      poses.ground_mm.push_back(millimetres32(c.sim.position.x));
+      poses.ground_mm.push_back(millimetres32(c.sim.position.z));
+      poses.contacts.push_back(c.playing ? shown.contacts : 0);
+      uint8_t locked = 0;
+      for (uint32_t leg = 0; leg < mmdb::kLegCount; ++leg)
+        if (size_t(i) * mmdb::kLegCount + leg < feet.size() &&
+            feet[size_t(i) * mmdb::kLegCount + leg].locked)
+          locked |= uint8_t(1u << leg);
+      poses.locked.push_back(locked);
+      poses.clip.push_back(c.playing ? int32_t(shown.clip) : -1);
+      poses.slide_mm.push_back(slide[i]);
+      poses.pose_step_mm.push_back(pose_step[i]);
+      poses.gap_m.push_back(gap[i]);
+      poses.switched.push_back(switched[i]);
+      slide[i] = pose_step[i] = gap[i] = 0.f;
+      switched[i] = 0;
+    }
+    return mmdb::Status();
+  }
+};
 
 }  // namespace
 
@@ -74,6 +193,8 @@ mmdb::Result<Replay> replay(const mmdb::Database& db, const mmdb::StickScript& s
   std::vector<double> costs;
   std::vector<mmdb::ScriptedStick> previous(settings.characters);
   double search_seconds = 0.0;
+  PoseTracker tracker;
+  if (settings.keep_poses) tracker.start(db, settings, steps);
 
   for (uint64_t step = 0; step < steps; ++step) {
     const double time = double(step) * kReplayStepSeconds;
@@ -109,8 +230,15 @@ mmdb::Result<Replay> replay(const mmdb::Database& db, const mmdb::StickScript& s
       const int32_t playing = c.playing ? int32_t(c.current_frame) : -1;
       ++out.stats.decisions;
       costs.push_back(double(found.cost));
-      if (found.frame != playing)
+      if (found.frame != playing) {
         out.jumps.push_back({time, i, playing, found.frame, found.cost, reason});
+        if (settings.keep_poses) {
+          std::array<mmdb::CandidateCost, kReplayCandidates> best{};
+          mmdb::Result<uint32_t> n = mmdb::explainCandidates(
+              db, requests[k], mmdb::Span<mmdb::CandidateCost>(best.data(), best.size()));
+          if (n) out.jumps.back().candidates.assign(best.begin(), best.begin() + n.value());
+        }
+      }
       if (settings.keep_decisions) {
         const mmdb::SearchRequest& request = requests[k];
         out.decisions.push_back({uint32_t(step), i, reason, playing, found.frame, found.cost,
@@ -126,6 +254,8 @@ mmdb::Result<Replay> replay(const mmdb::Database& db, const mmdb::StickScript& s
       const mmdb::CrowdCharacter& c = crowd.characters()[i];
       if (c.playing) ++out.stats.clip_frames[c.clip];
     }
+    if (settings.keep_poses)
+      if (mmdb::Status s = tracker.record(crowd, step); !s) return s;
     const mmdb::CrowdCharacter& first = crowd.characters()[0];
     out.trace.time.push_back(double(step + 1) * kReplayStepSeconds);
     out.trace.desired.emplace_back(first.sim.position.x, first.sim.position.z);
@@ -133,6 +263,7 @@ mmdb::Result<Replay> replay(const mmdb::Database& db, const mmdb::StickScript& s
     out.trace.cost.push_back(first.last_cost);
   }
 
+  if (settings.keep_poses) out.poses = std::move(tracker.poses);
   ReplayStats& stats = out.stats;
   stats.steps = steps;
   stats.jumps = out.jumps.size();

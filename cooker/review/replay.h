@@ -25,10 +25,12 @@
 #include <mmdb/database.h>
 #include <mmdb/motion_measures.h>
 #include <mmdb/result.h>
+#include <mmdb/search.h>
 #include <mmdb/stick_script.h>
 
 #include <glm/vec2.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -46,7 +48,16 @@ struct ReplaySettings {
   bool keep_decisions = false;      // fill Replay::decisions (each search with its query)
   bool reference_policies = false;  // the crowd's playability policies off
                                     // (mmdb::CrowdSettings::reference())
+  bool keep_poses = false;  // fill Replay::poses (the posed skeletons, for drawing) and each
+                            // jump's candidates (ReplayJump::candidates)
+  // Most bytes Replay::poses.offsets_mm may hold: a longer replay keeps every stride-th step
+  // (ReplayPoses::stride), so a page that embeds it stays a few megabytes.
+  size_t max_pose_bytes = size_t(4) << 20;
 };
+
+// The cheapest candidates at a jump, kept with ReplaySettings::keep_poses: what
+// mmdb::explainCandidates() gives for the request (the winner first, then the next ones).
+inline constexpr uint32_t kReplayCandidates = 4;
 
 // A search whose winner is not the frame playing: the first frame a character plays, or a jump.
 struct ReplayJump {
@@ -56,6 +67,7 @@ struct ReplayJump {
   int32_t to_frame;    // global winner
   float cost;          // its cost
   mmdb::SearchReason reason;
+  std::vector<mmdb::CandidateCost> candidates = {};  // with keep_poses: up to kReplayCandidates
 };
 
 // Every search of the replay (Replay::decisions, with ReplaySettings::keep_decisions).
@@ -83,6 +95,41 @@ struct ReplayTrace {
   std::vector<float> cost;          // cost of the last decision's winner
 };
 
+// Every character's posed skeleton after each kept step (ReplaySettings::keep_poses): the pose
+// the crowd returns (modelTranslations(), the same numbers a game reads) placed in the world by
+// the character's achieved transform, quantized. Sample s is the state after step
+// s * stride (time (s * stride + 1) * kReplayStepSeconds). Element [s][character] below; the
+// offsets [s][character][joint][x, y, z].
+struct ReplayPoses {
+  uint32_t characters = 0, joints = 0;
+  uint32_t stride = 1;   // steps between two samples (1: every step)
+  uint32_t samples = 0;  // samples kept
+  // World joint position minus the character's achieved position (the offset of the joint from
+  // where the character stands, world axes), in millimetres, rounded and clamped to int16 (a
+  // joint further than 32.767 m from its root is clamped).
+  std::vector<int16_t> offsets_mm;
+  // Where the character stands (achieved position, x and z) and where the controller's
+  // simulation root is (desired, x and z), in millimetres: 4 per element.
+  std::vector<int32_t> ground_mm;
+  std::vector<uint32_t> contacts;  // contact bits of the pose shown (bit i: contactJoints()[i])
+  std::vector<uint8_t> locked;     // bit per leg (0 left, 1 right): foot locking holds the toe
+  std::vector<int32_t> clip;       // clip of the pose shown, -1 before the first search
+  // Measures over time, each the largest since the previous sample:
+  std::vector<float> slide_mm;      // a contact joint planted in this step and the one before:
+                                    // its move on the ground (x, z) in the step, mm
+  std::vector<float> pose_step_mm;  // the largest move of any joint in model space in one step
+  std::vector<float> gap_m;         // ground distance between desired and achieved positions
+  std::vector<uint8_t> switched;    // 1 when the character started a switch since the last sample
+
+  size_t at(uint32_t sample, uint32_t character) const {
+    return size_t(sample) * characters + character;
+  }
+};
+
+// The quantization of ReplayPoses::offsets_mm: metres to the nearest millimetre, clamped to
+// +-32767 mm (NaN to 0). Within 0.5 mm of the value inside that range.
+int16_t replayMillimetres(float metres);
+
 struct ReplayStats {
   uint64_t decisions = 0;                  // searches, all characters
   double decisions_per_second = 0.0;       // searches / wall-clock seconds spent searching
@@ -105,6 +152,7 @@ struct Replay {
   ReplayTrace trace;
   std::vector<ReplayDecision> decisions;  // in step order, then character order; kept only with
                                           // ReplaySettings::keep_decisions
+  ReplayPoses poses;                      // with ReplaySettings::keep_poses
 };
 
 // The 95th percentile as this replay defines it: the value at index floor(0.95 * (n - 1)) of the

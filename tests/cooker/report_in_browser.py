@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""mmcook report in a real browser: cooks two small databases, writes a report of one and a
-report comparing both, opens each page from disk (file://) in headless Chromium and checks that
+"""mmcook report in a real browser: cooks two small databases (the second with another block
+weight), writes a report of one and a report comparing both (the first as A), opens each page from disk (file://) in headless Chromium and checks that
 the browser logged no error, that no resource was fetched, that every section is there with the
 counts `mmcook inspect --json` gives, and that a screenshot (written next to the report) is not
 blank.
@@ -23,7 +23,7 @@ import time
 import zlib
 
 SKIP = 77
-SECTIONS = ["timeline", "features", "coverage", "replay"]
+SECTIONS = ["timeline", "features", "coverage", "skeleton", "replay"]
 
 
 def skip(why):
@@ -124,6 +124,10 @@ def check_page(driver, html, expected, compare):
     """expected: {"A": inspect json, "B": ...}."""
     started = time.time()
     driver.get("file://" + os.path.abspath(html))
+    loaded = driver.execute_script(
+        "var t = performance.getEntriesByType('navigation')[0];"
+        "return t ? t.loadEventEnd : -1;")
+    print(f"  {os.path.basename(html)}: loaded in {loaded:.0f} ms")
     errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
     if errors:
         fail(f"{html}: the browser logged errors: {errors}")
@@ -207,6 +211,16 @@ def check_page(driver, html, expected, compare):
             f"#coverage {panel} table.worst tr[data-cell]")
         if q(f"#coverage {panel} .cov-cell.hot") != 1:
             fail(f"{html} {label}: hovering a listed cell does not outline it")
+    check_player(driver, html, len(expected))
+    if compare:
+        # The page leads with what changed: the weight, the note on cost scales, the measures.
+        first = driver.execute_script("return document.querySelector('section').id;")
+        weight = q("#changes tr[data-setting='weight.trajectory_direction']")
+        note = q("#changes .weights-differ")
+        measures = q("#changes table.measures-ab tr") - 1
+        if first != "changes" or weight != 1 or note != 1 or measures < 5:
+            fail(f"{html}: the compare page begins with #{first}; weight row {weight}, "
+                 f"note {note}, {measures} measures")
     if compare and "Compared cell by cell" not in driver.page_source:
         fail(f"{html}: the comparison of two databases of one skeleton is not cell by cell")
     errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
@@ -219,6 +233,59 @@ def check_page(driver, html, expected, compare):
     check_screenshot(png)
     print(f"  {os.path.basename(html)}: {os.path.getsize(html)} bytes, checked in "
           f"{time.time() - started:.1f} s")
+
+
+def canvas_pixels(driver, css):
+    """The drawn pixels of a canvas, as the page holds them (a data URL's text)."""
+    return driver.execute_script("return document.querySelector(arguments[0]).toDataURL();", css)
+
+
+def check_player(driver, html, sides):
+    """The skeleton replay: it plays, the scrubber and the switch marks move it, a switch shows
+    its candidates; a screenshot of it is written next to the report."""
+    sample = lambda: int(driver.execute_script(  # noqa: E731
+        "return document.getElementById('rp').getAttribute('data-sample');"))
+    view = ".rp-side[data-db='A'] canvas.rp-view"
+    if len(driver.find_elements("css selector", "canvas.rp-view")) != sides:
+        fail(f"{html}: {sides} skeleton views expected")
+    # Plays: two pictures of the view half a second apart differ.
+    before, at = canvas_pixels(driver, view), sample()
+    driver.execute_script("document.getElementById('rp-play').click();")
+    time.sleep(0.5)
+    after, moved = canvas_pixels(driver, view), sample()
+    driver.execute_script("window.mmReplay.pause();")
+    if before == after or moved == at:
+        fail(f"{html}: the skeleton replay does not play (sample {at} -> {moved})")
+    # The scrubber sets the time.
+    driver.execute_script(
+        "var s = document.getElementById('rp-scrub'); s.value = '300';"
+        "s.dispatchEvent(new Event('input'));")
+    shown = driver.find_element("id", "rp-time").text
+    if sample() != 300 or shown != f"{301 / 60:.2f} s":
+        fail(f"{html}: the scrubber set to step 300 shows sample {sample()} at {shown}")
+    # One step on, one back.
+    driver.execute_script("document.getElementById('rp-fwd').click();")
+    if sample() != 301:
+        fail(f"{html}: stepping on from 300 shows sample {sample()}")
+    driver.execute_script("document.getElementById('rp-back').click();")
+    # A switch mark jumps there and shows the winner and the next candidates.
+    marks = driver.find_elements("css selector", ".rp-side[data-db='A'] .rp-switch")
+    if len(marks) < 2:
+        fail(f"{html}: {len(marks)} switch marks for character 0")
+    mark = marks[len(marks) // 2]
+    target = int(mark.get_attribute("data-sample"))
+    driver.execute_script("arguments[0].click();", mark)
+    rows = driver.find_elements("css selector", ".rp-side[data-db='A'] table.rp-cand tr")
+    text = driver.find_element("css selector", ".rp-side[data-db='A'] .rp-cands").text
+    if sample() != target or len(rows) < 3 or "winner" not in text or "Switch at" not in text:
+        fail(f"{html}: the switch mark at sample {target} shows sample {sample()}, "
+             f"{len(rows)} candidate rows: {text[:200]}")
+    print(f"  {os.path.basename(html)}: the skeleton replay plays, scrubs, steps and shows the "
+          f"{len(rows) - 1} candidates of the switch at sample {target}")
+    png = os.path.splitext(html)[0] + "_replay.png"
+    driver.set_window_size(1400, 1000)
+    driver.find_element("id", "skeleton").screenshot(png)
+    check_screenshot(png)
 
 
 def main():
@@ -238,7 +305,7 @@ def main():
     from selenium.webdriver.chrome.service import Service
 
     os.makedirs(args.work, exist_ok=True)
-    # A: the walk, mirrored, with a tagged range and an excluded one. B: the walk alone.
+    # A: the walk, mirrored, with a tagged range and an excluded one.
     manifest = os.path.join(args.work, "walk_mirrored.toml")
     with open(manifest, "w") as f:
         f.write(f'[[clip]]\nsource = "{os.path.abspath(args.bvh)}"\nname = "walk"\n'
@@ -248,7 +315,12 @@ def main():
     a = os.path.join(args.work, "a.mmdb")
     b = os.path.join(args.work, "b.mmdb")
     run([args.mmcook, "-q", "cook", "--no-cache", manifest, "-o", a])
-    run([args.mmcook, "-q", "cook", args.bvh, "-o", b])
+    # B: the walk alone, its trajectory direction weighing a fifth of the default.
+    manifest_b = os.path.join(args.work, "walk_reweighted.toml")
+    with open(manifest_b, "w") as f:
+        f.write(f'[weights]\ntrajectory_direction = 0.3\n\n'
+                f'[[clip]]\nsource = "{os.path.abspath(args.bvh)}"\nname = "walk"\n')
+    run([args.mmcook, "-q", "cook", "--no-cache", manifest_b, "-o", b])
     info = {p: json.loads(run([args.mmcook, "inspect", "--json", p])) for p in (a, b)}
 
     single = os.path.join(args.work, "report.html")
@@ -258,7 +330,8 @@ def main():
             os.remove(html)
     started = time.time()
     run([args.mmcook, "report", a, "-o", single])
-    run([args.mmcook, "report", a, "-o", compared, "--compare", b])
+    # A is the older file, compared against: report B --compare A, as mmcook diff A B.
+    run([args.mmcook, "report", b, "-o", compared, "--compare", a])
     print(f"  two reports written in {time.time() - started:.1f} s")
 
     options = webdriver.ChromeOptions()

@@ -1356,6 +1356,25 @@ TEST_F(Cli, ReportWritesOnePageOrNamesWhatIsWrong) {
   EXPECT_FALSE(fs::exists(folder_ / "bad.html"));
   const CliRun usage = mmcook({"report", "out.mmdb"});
   EXPECT_EQ(usage.exit_code, 2);
+  // The replay's size: checked before anything is opened, as diff checks it.
+  const CliRun long_run = mmcook({"report", "out.mmdb", "-o", "long.html", "--seconds", "601"});
+  EXPECT_EQ(long_run.exit_code, 2);
+  EXPECT_NE(long_run.err.find("--seconds wants a number of seconds from 1 to 600, got 601"),
+            std::string::npos)
+      << long_run.err;
+  const CliRun crowd = mmcook({"report", "out.mmdb", "-o", "crowd.html", "--characters", "0"});
+  EXPECT_EQ(crowd.exit_code, 2);
+  EXPECT_NE(crowd.err.find("--characters wants a whole number from 1 to 256, got 0"),
+            std::string::npos)
+      << crowd.err;
+  EXPECT_FALSE(fs::exists(folder_ / "long.html"));
+  const CliRun small =
+      mmcook({"report", "out.mmdb", "-o", "small.html", "--characters", "3", "--seconds", "2"});
+  ASSERT_EQ(small.exit_code, 0) << small.err;
+  std::stringstream page;
+  page << std::ifstream(folder_ / "small.html").rdbuf();
+  EXPECT_NE(page.str().find("data-samples=\"120\""), std::string::npos);
+  EXPECT_NE(page.str().find("3 characters of "), std::string::npos);
 }
 
 TEST_F(Cli, InspectSourceListsTakesAndJoints) {

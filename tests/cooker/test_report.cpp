@@ -3,6 +3,7 @@
 #include "cook/cook_database.h"
 #include "core/errors.h"
 #include "review/html_report.h"
+#include "review/replay_player.h"
 #include "review/report_data.h"
 #include "synthetic_bvh.h"
 #include "synthetic_request.h"
@@ -269,6 +270,7 @@ TEST_F(Report, WritesOneSelfContainedPage) {
   cook(straightWalk(true), "tailed.mmdb");
   const std::string out = (dir_ / "report.html").string();
   writeReport({(dir_ / "three.mmdb").string(), (dir_ / "tailed.mmdb").string(), out, ""});
+  // three.mmdb is reported on (B), compared against tailed.mmdb (A).
   std::stringstream page;
   page << std::ifstream(out).rdbuf();
   const std::string html = page.str();
@@ -285,10 +287,20 @@ TEST_F(Report, WritesOneSelfContainedPage) {
   // Nothing to fetch: no external reference of any kind.
   for (const char* ref : {"http://", "https://", " src=", "<link", "@import", "url("})
     EXPECT_EQ(html.find(ref), std::string::npos) << ref;
+  // One order with mmcook diff: the file compared against (--compare, the older) is A, the one
+  // reported on B; the page leads with what changed from A to B.
+  EXPECT_LT(html.find("A: " + (dir_ / "tailed.mmdb").string()),
+            html.find("B: " + (dir_ / "three.mmdb").string()));
+  EXPECT_LT(html.find("<section id=\"changes\"><h2>What changed from A to B</h2>"),
+            html.find("<section id=\"timeline\">"));
+  EXPECT_NE(html.find("<h4>Clips added in B (3)</h4>"), std::string::npos);
   // The skeletons differ: the features and the coverage map say why they are not compared.
-  EXPECT_NE(html.find("Not on one axis: A&#39;s skeleton has 6 joints and B&#39;s 7"),
+  EXPECT_NE(html.find("Not on one axis: A&#39;s skeleton has 7 joints and B&#39;s 6"),
             std::string::npos);
   EXPECT_NE(html.find("Not compared cell by cell"), std::string::npos);
+  EXPECT_NE(html.find("<p class=\"why\">A&#39;s skeleton has 7 joints and B&#39;s 6: each "
+                      "database plays its own skeleton"),
+            std::string::npos);
   EXPECT_EQ(files(), (std::vector<std::string>{"circle.bvh", "report.html", "tailed.mmdb",
                                                "three.mmdb", "walk.bvh"}));
 }
@@ -357,6 +369,238 @@ TEST_F(Report, TheReplayShowsItsMotionMeasuresAndWhereFeetSlide) {
        at = both.find("<table class=\"motion\"", at + 1))
     ++tables;
   EXPECT_EQ(tables, 2u);
+}
+
+TEST_F(Report, PoseQuantizationIsWithinHalfAMillimetreAndClamps) {
+  for (float m = -32.7f; m <= 32.7f; m += 0.0013f)
+    ASSERT_LE(std::abs(replayMillimetres(m) / 1000.0 - double(m)), 0.0005 + 1e-9) << m;
+  EXPECT_EQ(replayMillimetres(40.f), 32767);
+  EXPECT_EQ(replayMillimetres(-40.f), -32767);
+  EXPECT_EQ(replayMillimetres(std::nanf("")), 0);
+  EXPECT_EQ(replayMillimetres(0.0004f), 0);
+  EXPECT_EQ(replayMillimetres(-0.0016f), -2);
+}
+
+TEST_F(Report, Base64RoundTripsEveryLength) {
+  EXPECT_EQ(base64("", 0), "");
+  EXPECT_EQ(base64("f", 1), "Zg==");
+  EXPECT_EQ(base64("fo", 2), "Zm8=");
+  EXPECT_EQ(base64("foo", 3), "Zm9v");
+  EXPECT_EQ(base64("foobar", 6), "Zm9vYmFy");
+  std::vector<uint8_t> bytes;
+  for (int n = 0; n < 70; ++n) {
+    EXPECT_EQ(unbase64(base64(bytes.data(), bytes.size())), bytes) << n;
+    bytes.push_back(uint8_t(n * 37 + 11));
+  }
+  EXPECT_TRUE(unbase64("Zm9").empty());
+  EXPECT_TRUE(unbase64("Z=9v").empty());
+}
+
+// A page holds the first kMaxPlayerSwitches switches, and candidates for the switches of the first
+// characters within kMaxExplainedSwitches (character 0's always).
+TEST_F(Report, ThePlayersSwitchesAndCandidatesAreBounded) {
+  const mmdb::Database db = cook(straightWalk(), "walk.mmdb");
+  Replay r;
+  r.poses.characters = 3;
+  r.poses.joints = db.jointCount();
+  r.poses.samples = 1;
+  r.poses.offsets_mm.assign(3 * db.jointCount() * 3, 0);
+  const auto jumps = [&](uint32_t character, size_t n) {
+    for (size_t k = 0; k < n; ++k) {
+      ReplayJump j{0.0, character, -1, 0, 1.f, mmdb::SearchReason::Start};
+      j.candidates.resize(2);
+      r.jumps.push_back(j);
+    }
+  };
+  const auto count = [](const std::string& json, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = json.find(what); at != std::string::npos; at = json.find(what, at + 1)) ++n;
+    return n;
+  };
+  jumps(0, 1500);
+  jumps(1, 400);
+  jumps(2, 200);
+  std::string json = replayPlayerJson(db, r, "A");
+  EXPECT_NE(json.find("\"explainedCharacters\":2,\"switchCount\":2100,"), std::string::npos);
+  EXPECT_EQ(count(json, ",[[-1,-1,"), 1900u);  // each explained switch's first candidate
+  r.jumps.clear();
+  jumps(0, kMaxPlayerSwitches + 10);
+  json = replayPlayerJson(db, r, "A");
+  EXPECT_NE(json.find("\"explainedCharacters\":1,"), std::string::npos);
+  EXPECT_EQ(count(json, ",[[-1,-1,"), kMaxPlayerSwitches);
+}
+
+TEST_F(Report, PackedPosesAreExactWithKeysWhereAStepDoesNotFit) {
+  ReplayPoses p;
+  p.characters = 2;
+  p.joints = 1;
+  p.samples = 4;
+  // Character 0 moves by small steps, then by 300 mm; character 1 from -32767 by 127 each.
+  p.offsets_mm = {0,   5,    -5, -32767, 0, 0, 100, -122, 4, -32640, 0, 0,
+                  400, -122, 4,  -32513, 0, 0, 401, -121, 5, -32386, 1, 1};
+  const std::vector<uint8_t> packed = packPoses(p);
+  // Keys: the first sample of both, then character 0's third sample.
+  EXPECT_EQ(packed.size(), size_t(2 * 7 + 3 * 4 + 7 + 4 + 4));
+  EXPECT_EQ(unpackPoses(packed, 2, 1, 4), p.offsets_mm);
+  EXPECT_TRUE(unpackPoses(packed, 2, 1, 5).empty());
+  EXPECT_TRUE(unpackPoses(std::vector<uint8_t>(packed.begin(), packed.end() - 1), 2, 1, 4).empty());
+}
+
+// The packed array named `key` of a player's JSON, decoded.
+std::vector<uint8_t> packedArray(const std::string& json, const std::string& key) {
+  const std::string start = "\"" + key + "\":\"";
+  const size_t at = json.find(start);
+  if (at == std::string::npos) return {};
+  const size_t from = at + start.size();
+  return unbase64(json.substr(from, json.find('"', from) - from));
+}
+
+// The skeleton replay keeps every character's posed joints after every step, in millimetres
+// around where the character stands, without changing what the replay decides; the page embeds
+// exactly those numbers.
+TEST_F(Report, TheSkeletonReplayKeepsEveryCharactersPoseAndTheCandidatesOfEachJump) {
+  ClipSpec clip;
+  clip.source = std::string(MMDB_TEST_DATA) + "/../../samples/data/walk_turn.bvh";
+  CookRequest request;
+  request.clips = {clip};
+  const mmdb::Database db = cook(request, "walk_turn.mmdb");
+  ReplaySettings settings;
+  settings.characters = 3;
+  settings.seconds = 4;
+  const mmdb::Result<Replay> plain = replay(db, mmdb::StickScript::builtIn(), settings);
+  settings.keep_poses = true;
+  const mmdb::Result<Replay> kept = replay(db, mmdb::StickScript::builtIn(), settings);
+  ASSERT_TRUE(plain && kept);
+  EXPECT_EQ(plain->stats.decisions, kept->stats.decisions);
+  EXPECT_EQ(plain->jumps.size(), kept->jumps.size());
+  EXPECT_EQ(plain->stats.motion.planted_slide_mm.max, kept->stats.motion.planted_slide_mm.max);
+  EXPECT_EQ(plain->poses.samples, 0u);
+
+  const ReplayPoses& p = kept->poses;
+  const size_t steps = 240, elements = steps * 3;
+  ASSERT_EQ(p.stride, 1u);
+  ASSERT_EQ(p.samples, steps);
+  EXPECT_EQ(p.joints, db.jointCount());
+  EXPECT_EQ(p.offsets_mm.size(), elements * db.jointCount() * 3);
+  for (const auto size : {p.contacts.size(), p.locked.size(), p.slide_mm.size(), p.gap_m.size(),
+                          p.pose_step_mm.size(), p.switched.size(), p.clip.size()})
+    EXPECT_EQ(size, elements);
+  EXPECT_EQ(p.ground_mm.size(), elements * 4);
+  // Planted toes stand on the ground, and the skeleton stands around its root: a joint's offset
+  // from where the character stands is under 2 m.
+  ASSERT_FALSE(db.contactJoints().empty());
+  size_t planted = 0;
+  for (uint32_t s = 10; s < p.samples; ++s)
+    for (uint32_t c = 0; c < p.characters; ++c) {
+      for (uint32_t j = 0; j < p.joints; ++j)
+        for (int k = 0; k < 3; ++k)
+          ASSERT_LT(std::abs(p.offsets_mm[(p.at(s, c) * p.joints + j) * 3 + k]), 2000);
+      for (size_t t = 0; t < db.contactJoints().size(); ++t)
+        if (p.contacts[p.at(s, c)] >> t & 1) {
+          const int32_t toe = db.contactJoints()[t];
+          EXPECT_LT(std::abs(p.offsets_mm[(p.at(s, c) * p.joints + uint32_t(toe)) * 3 + 1]), 150);
+          ++planted;
+        }
+    }
+  EXPECT_GT(planted, elements / 4);
+  // Switches: each jump keeps its candidates, the winner first with the jump's cost.
+  ASSERT_FALSE(kept->jumps.empty());
+  for (const ReplayJump& j : kept->jumps) {
+    ASSERT_FALSE(j.candidates.empty());
+    EXPECT_LE(j.candidates.size(), kReplayCandidates);
+    EXPECT_EQ(j.candidates[0].frame, j.to_frame);
+    EXPECT_NEAR(j.candidates[0].cost, j.cost, 1e-3f * std::max(1.f, j.cost));
+  }
+  size_t switched = 0;
+  for (uint8_t s : p.switched) switched += s;
+  EXPECT_GE(switched, 3u);  // each character's first pose, at least
+
+  // The page's data: the same numbers, and its size as replayPlayerBytes() says.
+  const std::string json = replayPlayerJson(db, kept.value(), "A");
+  const std::vector<uint8_t> packed = packedArray(json, "poses");
+  EXPECT_EQ(packed, packPoses(p));
+  EXPECT_EQ(unpackPoses(packed, p.characters, p.joints, p.samples), p.offsets_mm);
+  // Mostly steps of a byte: about half of int16's size.
+  EXPECT_LT(packed.size(), p.offsets_mm.size() * 2 * 6 / 10);
+  EXPECT_GE(packed.size(), p.offsets_mm.size() + elements);
+  EXPECT_EQ(packedArray(json, "ground").size(), p.ground_mm.size() * 4);
+  EXPECT_EQ(packedArray(json, "slide").size(), elements * 2);
+  EXPECT_GT(json.size(), replayPlayerBytes(kept.value()));
+  EXPECT_LT(json.size(), replayPlayerBytes(kept.value()) + 20000);
+  EXPECT_EQ(json.find("</"), std::string::npos);
+
+  // A replay longer than the budget keeps every stride-th step, within the budget.
+  settings.max_pose_bytes = 100000;
+  const mmdb::Result<Replay> thin = replay(db, mmdb::StickScript::builtIn(), settings);
+  ASSERT_TRUE(thin);
+  const size_t per_step = 3 * db.jointCount() * 3 * 2;
+  EXPECT_EQ(thin->poses.stride, (steps + 100000 / per_step - 1) / (100000 / per_step));
+  EXPECT_EQ(thin->poses.samples, (steps + thin->poses.stride - 1) / thin->poses.stride);
+  EXPECT_LE(thin->poses.offsets_mm.size() * 2, 100000u);
+  EXPECT_GT(thin->poses.stride, 1u);
+
+  // The page: a skeleton section with one player's data per database.
+  ReportSettings report;
+  report.replay = settings;
+  report.replay.max_pose_bytes = ReplaySettings{}.max_pose_bytes;
+  const ReportDatabase input{"walk_turn.mmdb", &db};
+  const std::string html = renderReport(input, &input, report);
+  EXPECT_NE(html.find("<section id=\"skeleton\"><h2>Skeleton replay</h2>"), std::string::npos);
+  size_t players = 0;
+  for (size_t at = html.find("class=\"rp-data\""); at != std::string::npos;
+       at = html.find("class=\"rp-data\"", at + 1))
+    ++players;
+  EXPECT_EQ(players, 2u);
+  EXPECT_NE(
+      html.find(format("data-samples=\"%u\" data-switches=\"%zu\"", p.samples, kept->jumps.size())),
+      std::string::npos);
+}
+
+// Compared, the page leads with the structure mmcook diff finds: a weight change is listed, with
+// the note that costs are on different scales, and the replay's measures follow, the cost last.
+TEST_F(Report, TheComparePageLeadsWithAWeightChangeAndItsNote) {
+  const CookRequest old_request = straightWalk();
+  CookRequest new_request = straightWalk();
+  new_request.settings.weights[mmdb::cook::kBlockTrajectoryDirection] *= 0.2f;
+  const mmdb::Database a = cook(old_request, "old.mmdb");
+  const mmdb::Database b = cook(new_request, "new.mmdb");
+  ReportSettings settings;
+  settings.replay.characters = 2;
+  settings.replay.seconds = 3;
+  const ReportDatabase input_a{"old.mmdb", &a}, input_b{"new.mmdb", &b};
+  const std::string html = renderReport(input_a, &input_b, settings);
+  const size_t changes = html.find("<section id=\"changes\">");
+  ASSERT_NE(changes, std::string::npos);
+  EXPECT_LT(changes, html.find("<section id=\"timeline\">"));
+  EXPECT_NE(html.find("<p class=\"why weights-differ\">Block weights differ"), std::string::npos);
+  EXPECT_NE(html.find("<div class=\"structure\" data-changes=\"1\">"), std::string::npos);
+  const size_t row = html.find("<tr data-setting=\"weight.trajectory_direction\">");
+  ASSERT_NE(row, std::string::npos);
+  EXPECT_NE(html.find(format("<td class=\"num\">%g</td><td class=\"num\">%g</td>",
+                             double(a.featureBlock(a.featureBlockCount() - 1).weight),
+                             double(b.featureBlock(b.featureBlockCount() - 1).weight)),
+                      row),
+            std::string::npos);
+  // The measures of both, the cost last and marked.
+  const size_t table = html.find("<table class=\"measures-ab\">");
+  const size_t end = html.find("</table>", table);
+  ASSERT_NE(table, std::string::npos);
+  const size_t cost = html.find("cost of the winners, mean (different scales)", table);
+  EXPECT_LT(cost, end);
+  EXPECT_EQ(html.find("<tr>", cost), html.find("<tr>", end));  // no row after it
+  // A database without contact joints says so in the skeleton replay, and still plays.
+  EXPECT_EQ(html.find("The database has no contact joints") != std::string::npos,
+            a.contactJoints().empty());
+  EXPECT_NE(html.find("class=\"rp-data\" data-side=\"1\""), std::string::npos);
+  // The same file twice: one line for the structure, no note.
+  const std::string same = renderReport(input_a, &input_a, settings);
+  EXPECT_NE(same.find("<p class=\"same\">Same structure"), std::string::npos)
+      << same.substr(same.find("<section id=\"changes\">"), 2500);
+  EXPECT_EQ(same.find("weights-differ"), std::string::npos);
+  // Clips, ranges and tags that do not differ fold the timeline to one line.
+  EXPECT_NE(html.find("<section id=\"timeline\"><details class=\"same\"><summary><h2 "
+                      "style=\"display:inline\">Clip timeline</h2>: the same in A and B (1 clip,"),
+            std::string::npos);
 }
 
 TEST_F(Report, ABadDatabaseIsNamedAndLeavesNoPage) {

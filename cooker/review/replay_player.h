@@ -1,0 +1,58 @@
+// The skeleton replay of `mmcook report`: a replay's posed skeletons (Replay::poses, kept with
+// ReplaySettings::keep_poses) packed for the page, and the player that draws them (a canvas view
+// from above and from the side, a time line of the motion measures with every switch marked).
+// docs/report.md "Skeleton replay" says what the page shows.
+//
+// The data is one JSON object per database; its arrays of numbers are little-endian typed arrays
+// in base64: poses (packPoses()), ground Int32 (mm), contacts Uint32, clip Int32, locked and
+// switched Uint8, slide and step Uint16 (0.1 mm), gap Uint16 (mm).
+#pragma once
+
+#include "review/replay.h"
+
+#include <mmdb/database.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mmcook::review {
+
+// Standard base64 (RFC 4648, padded) of `size` bytes, and its inverse (empty for bad input).
+std::string base64(const void* data, size_t size);
+std::vector<uint8_t> unbase64(const std::string& text);
+
+// The poses as the page holds them, ReplayPoses::offsets_mm exactly, about half the size: per
+// sample and character (in that order) one byte, 1 for a key or 0 for a step, then the 3 * joints
+// values, a key as int16 (little-endian), a step as int8 differences from the character's
+// previous sample. Every kPoseKeyInterval-th sample is a key, and so is any sample a step cannot
+// reach. unpackPoses() is the inverse (empty for data that does not fit the counts).
+inline constexpr uint32_t kPoseKeyInterval = 60;
+std::vector<uint8_t> packPoses(const ReplayPoses& poses);
+std::vector<int16_t> unpackPoses(const std::vector<uint8_t>& packed, uint32_t characters,
+                                 uint32_t joints, uint32_t samples);
+
+// What one page holds at most: switches listed (the first ones, in time), and switches with their
+// candidates (those of the first characters, character 0's always).
+inline constexpr size_t kMaxPlayerSwitches = 20000;
+inline constexpr size_t kMaxExplainedSwitches = 2000;
+
+// The JSON object the player reads for one database's replay: skeleton (joint names, parents,
+// contact joints), clip and block names, the packed arrays, and every switch with the clip it
+// went to and its candidates. `label` names the side ("A", "B"). Needs replay.poses (samples > 0).
+std::string replayPlayerJson(const mmdb::Database& db, const Replay& replay,
+                             const std::string& label);
+
+// Bytes the packed arrays of replayPlayerJson() take in base64, for a page's size estimate.
+size_t replayPlayerBytes(const Replay& replay);
+
+// The player's style and script (no network, no external file). The markup: the controls, then
+// `panels` side by side. A panel that plays holds replayPlayerPanel(side) and, anywhere on the
+// page, <script type="application/json" class="rp-data" data-side="SIDE"> with the side's
+// replayPlayerJson(); a panel without one says why.
+const char* replayPlayerStyle();
+const char* replayPlayerScript();
+std::string replayPlayerPanel(size_t side);
+std::string replayPlayerMarkup(const std::vector<std::string>& panels);
+
+}  // namespace mmcook::review
