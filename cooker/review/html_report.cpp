@@ -174,6 +174,14 @@ void openPanel(Page& page, const Side& side, const std::string& section, size_t 
 
 // ---- Clip timeline -------------------------------------------------------------------------
 
+// A cost bias as the manifest writes it, signed ("+0.25", "-0.1", "0").
+std::string biasText(float bias) {
+  if (bias == 0.f) return "0";
+  char text[32];
+  std::snprintf(text, sizeof(text), "%+.3g", double(bias));
+  return text;
+}
+
 void timelinePanel(Page& page, const Side& side, uint32_t longest, size_t sides) {
   const Timeline& t = side.timeline;
   openPanel(page, side, "timeline", sides);
@@ -216,10 +224,12 @@ void timelinePanel(Page& page, const Side& side, uint32_t longest, size_t sides)
     page += format("<g class=\"clip-row%s\" data-clip=\"%s\" data-frames=\"%u\">",
                    c.mirrored ? " mirrored" : "", escape(c.name).c_str(), c.frame_count);
     page += format(
-        "<title>%s: global frames %u-%u (%u frames, %.2f s), %u matchable; tags %s%s%s</title>",
+        "<title>%s: global frames %u-%u (%u frames, %.2f s), %u matchable; tags %s; bias %s%s%s"
+        "</title>",
         escape(label).c_str(), c.first_frame, c.first_frame + c.frame_count - 1, c.frame_count,
         t.frame_rate > 0 ? c.frame_count / double(t.frame_rate) : 0.0, c.matchableFrames(),
-        escape(tagList(t, c.tag_mask)).c_str(), mirror.empty() ? "" : "; ", escape(mirror).c_str());
+        escape(tagList(t, c.tag_mask)).c_str(), biasText(c.bias).c_str(),
+        mirror.empty() ? "" : "; ", escape(mirror).c_str());
     std::string shown = label.size() > 28 ? label.substr(0, 27) + "\xe2\x80\xa6" : label;
     page += format("<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>",
                    kLabel - 6 - (c.mirrored ? 12 : 0), y + 13, escape(shown).c_str());
@@ -237,14 +247,32 @@ void timelinePanel(Page& page, const Side& side, uint32_t longest, size_t sides)
           px(s.first_local), y + 2,
           std::max(0.5, px(s.first_local + s.frame_count) - px(s.first_local)), s.first_local,
           s.first_local + s.frame_count - 1);
-    for (const LocalSpan& s : c.matchable)
+    // A biased range is outlined: green where the search prefers it, red where it avoids it.
+    bool biased = c.bias != 0.f;
+    for (const LocalSpan& s : c.matchable) {
+      biased = biased || s.bias != 0.f;
       page += format(
-          "<rect class=\"range\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"14\"><title>"
-          "matchable: local frames %u-%u, tags %s</title></rect>",
+          "<rect class=\"range%s\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"14\"%s>"
+          "<title>matchable: local frames %u-%u, tags %s, bias %s</title></rect>",
+          s.bias < 0.f   ? " preferred"
+          : s.bias > 0.f ? " avoided"
+                         : "",
           px(s.first_local), y + 2,
-          std::max(0.5, px(s.first_local + s.frame_count) - px(s.first_local)), s.first_local,
-          s.first_local + s.frame_count - 1, escape(tagList(t, s.tag_mask)).c_str());
+          std::max(0.5, px(s.first_local + s.frame_count) - px(s.first_local)),
+          s.bias < 0.f   ? " stroke=\"#2b8a3e\" stroke-width=\"2\""
+          : s.bias > 0.f ? " stroke=\"#c92a2a\" stroke-width=\"2\""
+                         : "",
+          s.first_local, s.first_local + s.frame_count - 1, escape(tagList(t, s.tag_mask)).c_str(),
+          biasText(s.bias).c_str());
+    }
     std::string tags = tagList(t, c.tag_mask);
+    if (biased) {
+      float low = c.bias, high = c.bias;
+      for (const LocalSpan& s : c.matchable)
+        low = std::min(low, s.bias), high = std::max(high, s.bias);
+      tags += low == high ? "  bias " + biasText(low)
+                          : "  bias " + biasText(low) + " to " + biasText(high);
+    }
     if (!mirror.empty()) tags += "  (" + mirror + ")";
     page += format("<text x=\"%.1f\" y=\"%d\">%u f  %s</text></g>", px(c.frame_count) + 6, y + 13,
                    c.frame_count, escape(tags).c_str());
@@ -655,8 +683,28 @@ void clipUsage(Page& page, const Side& side, const Replay& r) {
   page += "</table>";
   if (order.size() > kShown)
     page += format("<p class=\"note\">%zu more clips played less.</p>", order.size() - kShown);
-  page += format("<p class=\"note\">%zu of %zu clips never played.</p>", never,
-                 r.stats.clip_frames.size());
+  // The clips never played, named: candidates to re-tag, bias or cut.
+  if (never == 0) {
+    page += format("<p class=\"note\">Every clip played (%zu).</p>", r.stats.clip_frames.size());
+    return;
+  }
+  constexpr size_t kNamed = 500;
+  page += format(
+      "<details class=\"never-played\" data-never=\"%zu\"><summary>%zu of %zu clips never "
+      "played</summary><p>",
+      never, never, r.stats.clip_frames.size());
+  size_t named = 0;
+  for (size_t i = 0; i < r.stats.clip_frames.size(); ++i) {
+    if (r.stats.clip_frames[i] > 0) continue;
+    if (named == kNamed) {
+      page += format(" and %zu more", never - named);
+      break;
+    }
+    page += format("%s<span class=\"clip-name\">%s</span>", named ? ", " : "",
+                   escape(side.input.db->clip(uint32_t(i)).name).c_str());
+    ++named;
+  }
+  page += "</p></details>";
 }
 
 // What a player sees in the replay (mmdb::MotionMeter, docs/review.md "Motion measures"): one

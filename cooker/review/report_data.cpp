@@ -101,6 +101,7 @@ Timeline clipTimeline(const mmdb::Database& db) {
     c.first_frame = info.first_frame;
     c.frame_count = info.frame_count;
     c.tag_mask = info.tag_mask;
+    c.bias = info.bias;
     c.mirrored = info.mirrored;
     c.mirror_of = info.mirror_of;
     const uint64_t end = uint64_t(info.first_frame) + info.frame_count;
@@ -110,7 +111,8 @@ Timeline clipTimeline(const mmdb::Database& db) {
     for (; r < ranges.size() && ranges[r].first_frame < end; ++r) {
       const uint32_t local = ranges[r].first_frame - info.first_frame;
       if (local > cursor) c.excluded.push_back({cursor, local - cursor, 0});
-      c.matchable.push_back({local, ranges[r].frame_count, ranges[r].tag_mask});
+      c.matchable.push_back(
+          {local, ranges[r].frame_count, ranges[r].tag_mask, db.frameBias(ranges[r].first_frame)});
       cursor = std::max(cursor, local + ranges[r].frame_count);
     }
     if (cursor < info.frame_count) c.excluded.push_back({cursor, info.frame_count - cursor, 0});

@@ -17,6 +17,7 @@ struct LocalSpan {
   uint32_t first_local = 0;
   uint32_t frame_count = 0;
   uint64_t tag_mask = 0;  // the matchable range's tags (0 for an excluded span)
+  float bias = 0;         // the cost bias of the range's frames (clip's and range's), 0 excluded
 };
 
 struct TimelineClip {
@@ -25,6 +26,7 @@ struct TimelineClip {
   uint32_t first_frame = 0;  // global
   uint32_t frame_count = 0;
   uint64_t tag_mask = 0;
+  float bias = 0;  // the clip's cost bias (ClipInfo::bias)
   bool mirrored = false;
   int32_t mirror_of = -1;            // clip index, or -1
   std::vector<LocalSpan> matchable;  // the matchable ranges inside this clip, in order

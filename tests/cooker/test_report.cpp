@@ -128,6 +128,50 @@ TEST_F(Report, TimelineSplitsEachClipIntoMatchableAndExcludedFrames) {
   }
 }
 
+// Cost biases show on the timeline: each matchable span carries its frames' bias (the clip's
+// plus its range's), the tooltips say it, biased spans are outlined, and the clip's row gives
+// the span of biases.
+TEST_F(Report, TheTimelineShowsEachRangesBias) {
+  CookRequest request = straightWalk();
+  request.clips[0].bias = 0.25;
+  mmdb::cook::SubRangeSpec fast;
+  fast.first_frame = 30;
+  fast.frame_count = 60;
+  fast.bias = -0.5;
+  fast.tags = {"fast"};
+  request.clips[0].ranges.push_back(fast);
+  const mmdb::Database db = cook(request, "biased.mmdb");
+  const Timeline t = clipTimeline(db);
+  ASSERT_EQ(t.clips.size(), 1u);
+  EXPECT_EQ(t.clips[0].bias, 0.25f);
+  size_t preferred = 0, clip_only = 0;
+  for (const LocalSpan& s : t.clips[0].matchable) {
+    EXPECT_EQ(s.bias, db.frameBias(t.clips[0].first_frame + s.first_local));
+    if (s.bias == -0.25f) {
+      ++preferred;
+      EXPECT_EQ(s.first_local, 30u);
+      EXPECT_EQ(tagList(t, s.tag_mask), "fast");
+    } else {
+      EXPECT_EQ(s.bias, 0.25f);
+      ++clip_only;
+    }
+  }
+  EXPECT_EQ(preferred, 1u);
+  EXPECT_GE(clip_only, 1u);
+  for (const LocalSpan& s : t.clips[0].excluded) EXPECT_EQ(s.bias, 0.f);
+
+  const std::string out = (dir_ / "report.html").string();
+  writeReport({(dir_ / "biased.mmdb").string(), "", out, ""});
+  std::stringstream page;
+  page << std::ifstream(out).rdbuf();
+  const std::string html = page.str();
+  EXPECT_NE(html.find("<rect class=\"range preferred\""), std::string::npos);
+  EXPECT_NE(html.find("tags fast, bias -0.25</title>"), std::string::npos);
+  EXPECT_NE(html.find("bias +0.25</title>"), std::string::npos);
+  EXPECT_NE(html.find("bias -0.25 to +0.25"), std::string::npos);
+  EXPECT_NE(html.find("tags -; bias +0.25</title>"), std::string::npos) << "the clip's tooltip";
+}
+
 TEST_F(Report, HistogramsCountEveryFrameOfEveryColumnAroundTheMean) {
   const mmdb::Database db = cook(mmdb::test::walkTurnAndPart(dir_), "three.mmdb");
   const std::vector<BlockHistogram> hists = featureHistograms(db, 24);
@@ -303,6 +347,45 @@ TEST_F(Report, WritesOneSelfContainedPage) {
             std::string::npos);
   EXPECT_EQ(files(), (std::vector<std::string>{"circle.bvh", "report.html", "tailed.mmdb",
                                                "three.mmdb", "walk.bvh"}));
+}
+
+// The clip usage names the clips no character played: every clip of the database is either in
+// the usage table or in that list, never both.
+TEST_F(Report, TheClipsNeverPlayedAreNamed) {
+  const mmdb::Database db = cook(mmdb::test::walkTurnAndPart(dir_), "three.mmdb");
+  const std::string out = (dir_ / "report.html").string();
+  writeReport({(dir_ / "three.mmdb").string(), "", out, ""});
+  std::stringstream page;
+  page << std::ifstream(out).rdbuf();
+  const std::string html = page.str();
+  const std::string usage_tag = "<table class=\"usage\" data-clips-played=\"";
+  const std::string list_tag = "<details class=\"never-played\" data-never=\"";
+  const size_t usage = html.find(usage_tag);
+  ASSERT_NE(usage, std::string::npos);
+  const size_t played = std::stoul(html.substr(usage + usage_tag.size()));
+  const size_t table_end = html.find("</table>", usage);
+  const std::string table = html.substr(usage, table_end - usage);
+  ASSERT_LE(played, db.clipCount());
+  ASSERT_GE(played, 1u);
+  const size_t list = html.find(list_tag);
+  if (played == db.clipCount()) {
+    EXPECT_EQ(list, std::string::npos);
+    EXPECT_NE(html.find("Every clip played (4)."), std::string::npos);
+    return;
+  }
+  ASSERT_NE(list, std::string::npos);
+  EXPECT_EQ(std::stoul(html.substr(list + list_tag.size())), db.clipCount() - played);
+  const std::string names = html.substr(list, html.find("</details>", list) - list);
+  size_t listed = 0;
+  for (uint32_t i = 0; i < db.clipCount(); ++i) {
+    const std::string name(db.clip(i).name);
+    const bool in_list =
+        names.find("<span class=\"clip-name\">" + name + "</span>") != std::string::npos;
+    const bool in_table = table.find("<td>" + name + "</td>") != std::string::npos;
+    EXPECT_NE(in_list, in_table) << name;
+    listed += in_list;
+  }
+  EXPECT_EQ(listed, db.clipCount() - played);
 }
 
 std::string format(const char* fmt, auto... args) {
