@@ -226,7 +226,7 @@ if(DEFINED SVG)
     message(FATAL_ERROR "'${SVG}' holds ${polyline_count} non-empty polylines, expected 2")
   endif()
   # Every opened element is closed (a cheap well-formedness check without an XML parser).
-  string(REGEX MATCHALL "<[a-z]+ " opened "${svg}")
+  string(REGEX MATCHALL "<[a-z]+[ >]" opened "${svg}")
   string(REGEX MATCHALL "(/>|</[a-z]+>)" closed "${svg}")
   list(LENGTH opened opened_count)
   list(LENGTH closed closed_count)

@@ -48,11 +48,14 @@ bool write_plot(const SampleOptions& options, const TrajectoryTrace& trace) {
   const std::string file = std::filesystem::path(options.database_path).filename().string();
   char seconds[32];
   std::snprintf(seconds, sizeof(seconds), "%g", options.seconds);
-  labels.title =
-      "Character 0 on " + file + ", seen from above: " + seconds + " s of the stick script";
-  labels.x_axis = "x (m)";
-  labels.y_axis = "z (m), downwards";
-  labels.y_down = true;  // x right and z down is the view from +Y in a right-handed frame
+  labels.title = "Character 0 on " + file + ", seen from above: " + seconds +
+                 " s of the stick script";
+  // As mmcook report draws it: looking down from +Y in a right-handed frame with +z (forward)
+  // up the page, +x runs to the left.
+  labels.x_axis = "x (m), +x to the left";
+  labels.y_axis = "z (m), +z up";
+  labels.y_down = false;
+  labels.x_left = true;
   // Seconds along the desired path, and each jump where it happened with the clip it went to.
   std::vector<PlotMarker> markers;
   for (const TrajectoryTrace::Event& e : trace.seconds)

@@ -4,8 +4,12 @@
 #include "svg_plot.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 #include <vector>
 
@@ -97,6 +101,108 @@ TEST(SvgPlot, EqualScaleAndAxisDirection) {
   }
 }
 
+TEST(SvgPlot, XToTheLeftMirrorsTheXAxisOnly) {
+  const std::vector<PlotSeries> series{{"a", "black", {{0.0f, 0.0f}, {4.0f, 2.0f}}}};
+  std::ostringstream out;
+  PlotLabels labels{"t", "x", "z", false};
+  labels.x_left = true;
+  write_svg_plot(out, series, labels);
+  const auto p = polyline_points(out.str(), 0);
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_LT(p[1].first, p[0].first);    // larger x further left
+  EXPECT_LT(p[1].second, p[0].second);  // larger z higher up
+  EXPECT_NEAR(p[0].first - p[1].first, 2.0 * (p[0].second - p[1].second), 0.02);
+}
+
+// The attribute `name` of the element that starts at `at`, as a number (NaN when absent).
+double attribute(const std::string& svg, size_t at, const std::string& name) {
+  const size_t close = svg.find('>', at);
+  const size_t found = svg.find(" " + name + "=\"", at);
+  if (found == std::string::npos || found > close) return std::nan("");
+  return std::stod(svg.substr(found + name.size() + 3));
+}
+
+// 200 jumps crowded on a few metres, as a 200-clip database gives them: the labels that are
+// drawn cover no other label and no mark, stay inside the plot (so off the legend), and every
+// mark keeps its label as a tooltip; the ones left out are counted under the plot.
+TEST(SvgPlot, CrowdedLabelsNeverOverlapAndStayInThePlot) {
+  std::vector<PlotMarker> markers;
+  std::vector<glm::vec2> path;
+  for (int i = 0; i < 20; ++i)
+    markers.push_back({{-4.0f + 0.4f * float(i), 0.0f}, std::to_string(i) + " s", "#1f77b4",
+                       PlotMarker::Shape::Dot});
+  for (int i = 0; i < 200; ++i) {  // half of them bunched on a quarter of the circle
+    const float turn = i < 100 ? 0.016f * float(i) : 1.6f + 0.047f * float(i - 100);
+    const glm::vec2 at(5.0f * std::cos(turn), 5.0f * std::sin(turn));
+    path.push_back(at);
+    markers.push_back({at, "dataset-1_walk_not-confident_00" + std::to_string(i % 7) + "#mirror",
+                       "#d62728", PlotMarker::Shape::Cross});
+  }
+  markers.push_back({{0.0f, -3.0f}, "", "#000000", PlotMarker::Shape::Dot});  // no label
+  std::ostringstream out;
+  PlotLabels labels{"t", "x", "z", false};
+  labels.x_left = true;
+  write_svg_plot(out, {{"achieved", "#d62728", path}}, labels, markers, {"seconds", "jumps"});
+  const std::string svg = out.str();
+
+  // The plot area: the frame drawn after the grid lines.
+  const size_t frame = svg.find("<rect x=");
+  ASSERT_NE(frame, std::string::npos);
+  const double left = attribute(svg, frame, "x"), top = attribute(svg, frame, "y");
+  const double right = left + attribute(svg, frame, "width");
+  const double bottom = top + attribute(svg, frame, "height");
+
+  struct Box {
+    double x0, y0, x1, y1;
+  };
+  std::vector<Box> labels_drawn, marks;
+  size_t titles = 0;
+  for (size_t at = svg.find("<g class=\"marker\">"); at != std::string::npos;
+       at = svg.find("<g class=\"marker\">", at + 1)) {
+    const size_t inside = at + std::string("<g class=\"marker\">").size();
+    const bool titled = svg.compare(inside, 7, "<title>") == 0;
+    titles += titled ? 1 : 0;
+    const size_t shape = titled ? svg.find("</title>", inside) + 8 : inside;
+    double x = attribute(svg, shape, "cx"), y = attribute(svg, shape, "cy");
+    if (std::isnan(x)) {  // a cross: "M x-4,y-4 ..."
+      const size_t d = svg.find("d=\"M", shape) + 4;
+      x = std::stod(svg.substr(d)) + 4;
+      y = std::stod(svg.substr(svg.find(',', d) + 1)) + 4;
+    }
+    marks.push_back({x - 4, y - 4, x + 4, y + 4});
+  }
+  EXPECT_EQ(marks.size(), markers.size());
+  EXPECT_EQ(titles, markers.size() - 1);
+  for (size_t at = svg.find("<text class=\"marker-label\""); at != std::string::npos;
+       at = svg.find("<text class=\"marker-label\"", at + 1)) {
+    const size_t begin = svg.find('>', at) + 1;
+    const size_t length = svg.find("</text>", begin) - begin;
+    const double width = kLabelCharWidth * double(length);
+    const double x = attribute(svg, at, "x"), y = attribute(svg, at, "y");
+    const bool end = svg.substr(at, begin - at).find("text-anchor=\"end\"") != std::string::npos;
+    labels_drawn.push_back({end ? x - width : x, y - 9, end ? x : x + width, y + 3});
+  }
+  auto overlap = [](const Box& a, const Box& b) {
+    return a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
+  };
+  ASSERT_GT(labels_drawn.size(), 40u);  // the seconds come first and all fit
+  EXPECT_LT(labels_drawn.size(), 200u);
+  for (size_t i = 0; i < labels_drawn.size(); ++i) {
+    const Box& a = labels_drawn[i];
+    EXPECT_TRUE(a.x0 >= left && a.x1 <= right && a.y0 >= top && a.y1 <= bottom) << i;
+    for (size_t j = i + 1; j < labels_drawn.size(); ++j) EXPECT_FALSE(overlap(a, labels_drawn[j]));
+    for (const Box& mark : marks) EXPECT_FALSE(overlap(a, mark)) << i;
+  }
+  for (int i = 0; i < 20; ++i)
+    EXPECT_NE(svg.find(">" + std::to_string(i) + " s</text>"), std::string::npos) << i;
+  const std::string note = std::to_string(220 - labels_drawn.size()) + " of 220 labels are left out";
+  EXPECT_NE(svg.find(note), std::string::npos) << note;
+  // The legend is right of the plot.
+  const size_t legend = svg.find(">seconds</text>");
+  ASSERT_NE(legend, std::string::npos);
+  EXPECT_GT(attribute(svg, svg.rfind("<text", legend), "x"), right);
+}
+
 TEST(SvgPlot, SkipsNonFinitePointsAndHandlesNoData) {
   const float nan = std::nanf("");
   std::vector<PlotSeries> series{{"a", "black", {{0.0f, 0.0f}, {nan, 1.0f}, {1.0f, 1.0f}}},
@@ -115,6 +221,31 @@ TEST(SvgPlot, ReportsAnUnwritableFile) {
   std::string error;
   EXPECT_FALSE(write_svg_plot_file("/nonexistent-dir/plot.svg", {}, {}, error));
   EXPECT_NE(error.find("/nonexistent-dir/plot.svg"), std::string::npos) << error;
+}
+
+TEST(SvgPlot, AFileIsReplacedWholeAndNothingIsLeftBeside) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("svg_plot_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "plot.svg").string();
+  std::string error;
+  ASSERT_TRUE(write_svg_plot_file(path, {}, {"first", "x", "z", false}, error)) << error;
+  ASSERT_TRUE(write_svg_plot_file(path, {}, {"second", "x", "z", false}, error)) << error;
+  std::ifstream in(path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find(">second</text>"), std::string::npos);
+  EXPECT_EQ(text.find(">first</text>"), std::string::npos);
+  size_t files = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir)) ++files;
+  EXPECT_EQ(files, 1u);
+  // A folder in the way: an error naming the file, and the folder untouched.
+  const std::string folder = (dir / "folder.svg").string();
+  std::filesystem::create_directories(dir / "folder.svg" / "inside");
+  EXPECT_FALSE(write_svg_plot_file(folder, {}, {}, error));
+  EXPECT_NE(error.find(folder), std::string::npos) << error;
+  EXPECT_TRUE(std::filesystem::exists(dir / "folder.svg" / "inside"));
+  EXPECT_FALSE(std::filesystem::exists(folder + ".partial"));
+  std::filesystem::remove_all(dir);
 }
 
 bool parse(std::vector<const char*> args, SampleOptions& options, std::string& error) {

@@ -4,9 +4,11 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 namespace mmdb::sample {
@@ -88,7 +90,7 @@ std::string escape_xml(const std::string& text) {
 // whose height follows the data's aspect ratio within limits.
 class Mapping {
  public:
-  Mapping(const Bounds& b, bool y_down) : b_(b), y_down_(y_down) {
+  Mapping(const Bounds& b, bool y_down, bool x_left) : b_(b), y_down_(y_down), x_left_(x_left) {
     const double extent_x = b.max_x - b.min_x;
     const double extent_y = b.max_y - b.min_y;
     scale_ = std::min(kAreaWidth / extent_x, kMaxAreaHeight / extent_y);
@@ -98,19 +100,22 @@ class Mapping {
     offset_y_ = kMarginTop + 0.5 * (area_h - scale_ * extent_y);
   }
   double page_height() const { return page_height_; }
-  double x(double v) const { return offset_x_ + (v - b_.min_x) * scale_; }
+  double x(double v) const {
+    const double from_left = x_left_ ? b_.max_x - v : v - b_.min_x;
+    return offset_x_ + from_left * scale_;
+  }
   double y(double v) const {
     const double from_top = y_down_ ? v - b_.min_y : b_.max_y - v;
     return offset_y_ + from_top * scale_;
   }
-  double left() const { return x(b_.min_x); }
-  double right() const { return x(b_.max_x); }
+  double left() const { return std::min(x(b_.min_x), x(b_.max_x)); }
+  double right() const { return std::max(x(b_.min_x), x(b_.max_x)); }
   double top() const { return std::min(y(b_.min_y), y(b_.max_y)); }
   double bottom() const { return std::max(y(b_.min_y), y(b_.max_y)); }
 
  private:
   Bounds b_;
-  bool y_down_;
+  bool y_down_, x_left_;
   double scale_, offset_x_, offset_y_, page_height_;
 };
 
@@ -180,17 +185,93 @@ void write_marker_shape(std::ostream& out, PlotMarker::Shape shape, double x, do
       << "\" stroke-width=\"2\"/>\n";
 }
 
-void write_markers(std::ostream& out, const std::vector<PlotMarker>& markers, const Mapping& m) {
-  out << "<g font-family=\"sans-serif\" font-size=\"10\">\n";
+// A rectangle on the page.
+struct Box {
+  double x0, y0, x1, y1;
+  bool overlaps(const Box& o) const { return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1; }
+  bool inside(const Box& o) const { return x0 >= o.x0 && x1 <= o.x1 && y0 >= o.y0 && y1 <= o.y1; }
+};
+
+struct LabelPlace {
+  double x = 0, y = 0;  // the text's anchor point on its baseline
+  bool end = false;     // anchored at its end (drawn left of the point)
+  bool leader = false;  // far from its marker: a thin line joins them
+};
+
+// Places each marker's label beside it where it overlaps nothing already there (labels placed
+// before it, any marker) and stays in the plot area; nullopt where no place is free. The first
+// markers get the first choice, so the caller orders them by importance.
+std::vector<std::optional<LabelPlace>> place_labels(const std::vector<PlotMarker>& markers,
+                                                    const Mapping& m) {
+  const Box area{m.left(), m.top(), m.right(), m.bottom()};
+  std::vector<Box> taken;
   for (const PlotMarker& marker : markers) {
     if (!std::isfinite(marker.at.x) || !std::isfinite(marker.at.y)) continue;
     const double x = m.x(marker.at.x), y = m.y(marker.at.y);
+    taken.push_back({x - 5, y - 5, x + 5, y + 5});
+  }
+  // Right above, right below, left above, left below, level either side; then a line further
+  // up or down, joined to the marker by a leader.
+  struct Offset {
+    double dx, dy;
+    bool end, leader;
+  };
+  constexpr Offset kOffsets[] = {
+      {6, -5, false, false},  {6, 13, false, false},  {-6, -5, true, false},
+      {-6, 13, true, false},  {8, 4, false, false},   {-8, 4, true, false},
+      {6, -18, false, true},  {6, 26, false, true},   {-6, -18, true, true},
+      {-6, 26, true, true},   {6, -31, false, true},  {6, 39, false, true},
+      {-6, -31, true, true},  {-6, 39, true, true},
+  };
+  std::vector<std::optional<LabelPlace>> places(markers.size());
+  for (size_t i = 0; i < markers.size(); ++i) {
+    const PlotMarker& marker = markers[i];
+    if (marker.label.empty() || !std::isfinite(marker.at.x) || !std::isfinite(marker.at.y))
+      continue;
+    const double x = m.x(marker.at.x), y = m.y(marker.at.y);
+    const double width = kLabelCharWidth * double(marker.label.size());
+    for (const Offset& o : kOffsets) {
+      const double bx = x + o.dx, by = y + o.dy;
+      const Box box{o.end ? bx - width : bx, by - 9, o.end ? bx : bx + width, by + 3};
+      if (!box.inside(area)) continue;
+      if (std::any_of(taken.begin(), taken.end(), [&](const Box& t) { return t.overlaps(box); }))
+        continue;
+      taken.push_back(box);
+      places[i] = LabelPlace{bx, by, o.end, o.leader};
+      break;
+    }
+  }
+  return places;
+}
+
+// Draws the markers and the labels that fit; returns how many labels were left out.
+size_t write_markers(std::ostream& out, const std::vector<PlotMarker>& markers, const Mapping& m) {
+  const std::vector<std::optional<LabelPlace>> places = place_labels(markers, m);
+  size_t left_out = 0;
+  out << "<g font-family=\"sans-serif\" font-size=\"10\">\n";
+  for (size_t i = 0; i < markers.size(); ++i) {
+    const PlotMarker& marker = markers[i];
+    if (!std::isfinite(marker.at.x) || !std::isfinite(marker.at.y)) continue;
+    const double x = m.x(marker.at.x), y = m.y(marker.at.y);
+    out << "<g class=\"marker\">";
+    if (!marker.label.empty()) out << "<title>" << escape_xml(marker.label) << "</title>";
     write_marker_shape(out, marker.shape, x, y, marker.colour);
-    if (!marker.label.empty())
-      out << "<text x=\"" << x + 6 << "\" y=\"" << y - 5 << "\" fill=\""
-          << escape_xml(marker.colour) << "\">" << escape_xml(marker.label) << "</text>\n";
+    out << "</g>\n";
+    if (marker.label.empty()) continue;
+    if (!places[i]) {
+      ++left_out;
+      continue;
+    }
+    const LabelPlace& p = *places[i];
+    if (p.leader)
+      out << "<line x1=\"" << x << "\" y1=\"" << y << "\" x2=\"" << p.x << "\" y2=\"" << p.y - 4
+          << "\" stroke=\"" << escape_xml(marker.colour) << "\" stroke-width=\"0.5\"/>\n";
+    out << "<text class=\"marker-label\" x=\"" << p.x << "\" y=\"" << p.y << "\"" 
+        << (p.end ? " text-anchor=\"end\"" : "") << " fill=\"" << escape_xml(marker.colour)
+        << "\">" << escape_xml(marker.label) << "</text>\n";
   }
   out << "</g>\n";
+  return left_out;
 }
 
 void write_legend(std::ostream& out, const std::vector<PlotSeries>& series,
@@ -225,16 +306,24 @@ void write_svg_plot(std::ostream& out, const std::vector<PlotSeries>& series,
                     const PlotLabels& labels, const std::vector<PlotMarker>& markers,
                     const MarkerLegend& marker_legend) {
   const Bounds bounds = data_bounds(series, markers);
-  const Mapping mapping(bounds, labels.y_down);
+  const Mapping mapping(bounds, labels.y_down, labels.x_left);
   out << std::fixed << std::setprecision(2);
-  const double height = mapping.page_height();
+  const double height = mapping.page_height() + 20;  // room for the note on left-out labels
   out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth << "\" height=\"" << height
       << "\" viewBox=\"0 0 " << kWidth << ' ' << height << "\">\n";
   out << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   write_grid(out, bounds, mapping);
   for (const PlotSeries& s : series) write_series(out, s, mapping);
-  write_markers(out, markers, mapping);
+  const size_t left_out = write_markers(out, markers, mapping);
   write_labels(out, labels, mapping);
+  if (left_out > 0)
+    out << "<text class=\"note\" x=\"" << mapping.left() << "\" y=\"" << height - 12
+        << "\" font-family=\"sans-serif\" font-size=\"12\" fill=\"#555555\">" << left_out
+        << " of "
+        << std::count_if(markers.begin(), markers.end(),
+                         [](const PlotMarker& marker) { return !marker.label.empty(); })
+        << " labels are left out where they would cover others; hover a mark to read its "
+           "label.</text>\n";
   write_legend(out, series, markers, marker_legend);
   out << "</svg>\n";
 }
@@ -245,11 +334,23 @@ bool write_svg_plot_file(const std::string& path, const std::vector<PlotSeries>&
                          const MarkerLegend& marker_legend) {
   std::ostringstream text;
   write_svg_plot(text, series, labels, markers, marker_legend);
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  // Written beside the target and renamed over it, so a reader never sees half a plot and a
+  // failed write leaves the previous plot as it was.
+  const std::string partial = path + ".partial";
+  std::ofstream file(partial, std::ios::binary | std::ios::trunc);
   if (file) file << text.str();
-  if (file) file.flush();
+  if (file) file.close();
   if (!file) {
     error = "cannot write '" + path + "': " + std::strerror(errno);
+    std::error_code ignored;
+    std::filesystem::remove(partial, ignored);
+    return false;
+  }
+  std::error_code renamed;
+  std::filesystem::rename(partial, path, renamed);
+  if (renamed) {
+    error = "cannot write '" + path + "': " + renamed.message();
+    std::filesystem::remove(partial, renamed);
     return false;
   }
   return true;

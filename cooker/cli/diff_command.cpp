@@ -464,6 +464,8 @@ void printReplay(const DiffResult& r, std::ostream& out) {
                 true, out);
   printStatLine("mean cost", d.a.mean_cost, d.b.mean_cost, false, out);
   printStatLine("p95 cost", d.a.p95_cost, d.b.p95_cost, false, out);
+  printStatLine("unit-weight distance mean", d.a.mean_unit_distance, d.b.mean_unit_distance,
+                false, out);
   printStatLine("mean trajectory error (m)", d.a.mean_trajectory_error, d.b.mean_trajectory_error,
                 false, out);
   printStatLine("p95 trajectory error (m)", d.a.p95_trajectory_error, d.b.p95_trajectory_error,
@@ -618,6 +620,7 @@ void writeStats(JsonWriter& json, const char* key, const ReplayStats& s, const m
   json.field("decisions", s.decisions).field("decisions_per_second", s.decisions_per_second);
   json.field("jumps", s.jumps);
   json.field("mean_cost", s.mean_cost).field("p95_cost", s.p95_cost);
+  json.field("mean_unit_distance", s.mean_unit_distance);
   json.field("mean_trajectory_error", s.mean_trajectory_error);
   json.field("p95_trajectory_error", s.p95_trajectory_error);
   json.field("trajectory_samples", s.trajectory_samples);

@@ -862,6 +862,15 @@ void replaySection(Page& page, const std::vector<Side>& sides, const std::string
   page += "</div></section>";
 }
 
+// Whether two databases animate different skeletons: other joints, names or parents (roles may
+// differ; the joints they name are still the same).
+bool skeletonsDiffer(const mmdb::Database& a, const mmdb::Database& b) {
+  if (a.jointCount() != b.jointCount()) return true;
+  for (uint32_t j = 0; j < a.jointCount(); ++j)
+    if (a.jointName(j) != b.jointName(j) || a.parents()[j] != b.parents()[j]) return true;
+  return false;
+}
+
 // The skeleton replay: the replay's posed skeletons played back (replay_player.h).
 void skeletonSection(Page& page, const std::vector<Side>& sides, const ReplaySettings& settings) {
   page += "<section id=\"skeleton\"><h2>Skeleton replay</h2>";
@@ -878,12 +887,18 @@ void skeletonSection(Page& page, const std::vector<Side>& sides, const ReplaySet
       "them: click the time line to go there, a mark to see the switch's winner and the next "
       "candidates with each block's cost. Space plays and pauses.</p>",
       settings.characters);
-  if (sides.size() > 1 && sides[0].input.db->jointCount() != sides[1].input.db->jointCount())
+  if (sides.size() > 1 && skeletonsDiffer(*sides[0].input.db, *sides[1].input.db)) {
+    // Two skeletons side by side would look comparable and are not: the structure (What
+    // changed) and the replay's measures (below) are what compares.
+    const uint32_t ja = sides[0].input.db->jointCount(), jb = sides[1].input.db->jointCount();
     page += format(
-        "<p class=\"why\">A&#39;s skeleton has %u joints and B&#39;s %u: each database plays "
-        "its own skeleton, on one clock; the poses are not compared joint by joint (the "
-        "structure and the measures are).</p>",
-        sides[0].input.db->jointCount(), sides[1].input.db->jointCount());
+        "<p class=\"why skeletons-differ\">A and B animate different skeletons (%s): their "
+        "poses are not played. What changed lists the joints that differ; the replay below "
+        "compares their measures.</p></section>",
+        ja == jb ? format("both %u joints, named or parented differently", ja).c_str()
+                 : format("A has %u joints, B %u", ja, jb).c_str());
+    return;
+  }
   std::vector<std::string> panels;
   std::string data;
   for (size_t i = 0; i < sides.size(); ++i) {
@@ -959,7 +974,9 @@ void changesSection(Page& page, const std::vector<Side>& sides, const StructureD
   if (weights)
     page +=
         "<p class=\"why weights-differ\">Block weights differ: A's and B's costs are on "
-        "different scales. Compare the costs within one database, not across the two.</p>";
+        "different scales. Compare the costs within one database, not across the two; the "
+        "winners' feature distance at unit weights (every block's weight taken out) compares "
+        "across them.</p>";
   page += format("<div class=\"structure\" data-changes=\"%zu\">", d.changeCount());
   if (!d.changed()) {
     page += format(
@@ -1066,6 +1083,8 @@ void changesSection(Page& page, const std::vector<Side>& sides, const StructureD
       {"trajectory error, p95 (m)", a.p95_trajectory_error, b.p95_trajectory_error, 3},
       {"sharp turns answered in, p90 (s)", a.motion.response_s.p90, b.motion.response_s.p90, 2},
       {"cost of the winners, mean", a.mean_cost, b.mean_cost, 3},
+      {"feature distance of the winners at unit weights, mean", a.mean_unit_distance,
+       b.mean_unit_distance, 3},
   };
   // Costs on different scales change with the weights, not the motion: they go last.
   const auto key = [&](const Row& r) {
@@ -1132,7 +1151,8 @@ std::string renderReport(const ReportDatabase& a, const ReportDatabase* b,
   const mmdb::StickScript built_in = mmdb::StickScript::builtIn();
   const mmdb::StickScript& script = settings.script ? *settings.script : built_in;
   ReplaySettings replay_settings = settings.replay;
-  replay_settings.keep_poses = true;
+  // The posed skeletons are for the skeleton replay, which two different skeletons leave out.
+  replay_settings.keep_poses = !b || !skeletonsDiffer(*a.db, *b->db);
   for (Side& s : sides) {
     mmdb::Result<Replay> played = replay(*s.input.db, script, replay_settings);
     if (played)

@@ -148,6 +148,28 @@ double percentile95(std::vector<double>& values) {
   return *at;
 }
 
+double unitWeightDistance(const mmdb::Database& db, const mmdb::SearchRequest& request,
+                          int32_t frame) {
+  if (frame < 0 || uint32_t(frame) >= db.frameCount()) return 0.0;
+  const mmdb::Span<const float> row = db.featureRow(uint32_t(frame));
+  double total = 0.0;
+  for (uint32_t b = 0; b < db.featureBlockCount(); ++b) {
+    const mmdb::FeatureBlockInfo block = db.featureBlock(b);
+    // The stored columns carry the cooked weight; run-time weights scale only the search's
+    // sum, never the query, so they have nothing to divide out here.
+    const double weight = double(block.weight);
+    if (!(weight > 0.0)) continue;
+    double sum = 0.0;
+    for (uint32_t c = block.first_column; c < uint32_t(block.first_column) + block.width; ++c) {
+      if (c >= request.query.size() || c >= row.size()) break;
+      const double d = double(request.query[c]) - double(row[c]);
+      sum += d * d;
+    }
+    total += sum / (weight * weight);
+  }
+  return total;
+}
+
 mmdb::Result<Replay> replay(const mmdb::Database& db, const mmdb::StickScript& script,
                             const ReplaySettings& settings) {
   if (settings.characters < 1 || settings.characters > kMaxReplayCharacters)
@@ -190,7 +212,7 @@ mmdb::Result<Replay> replay(const mmdb::Database& db, const mmdb::StickScript& s
   out.trace.achieved.reserve(steps);
   out.trace.cost.reserve(steps);
   meter.reserve(steps);
-  std::vector<double> costs;
+  std::vector<double> costs, unit_distances;
   std::vector<mmdb::ScriptedStick> previous(settings.characters);
   double search_seconds = 0.0;
   PoseTracker tracker;
@@ -230,6 +252,7 @@ mmdb::Result<Replay> replay(const mmdb::Database& db, const mmdb::StickScript& s
       const int32_t playing = c.playing ? int32_t(c.current_frame) : -1;
       ++out.stats.decisions;
       costs.push_back(double(found.cost));
+      unit_distances.push_back(unitWeightDistance(db, requests[k], found.frame));
       if (found.frame != playing) {
         out.jumps.push_back({time, i, playing, found.frame, found.cost, reason});
         if (settings.keep_poses) {
@@ -271,6 +294,7 @@ mmdb::Result<Replay> replay(const mmdb::Database& db, const mmdb::StickScript& s
       search_seconds > 0.0 ? double(stats.decisions) / search_seconds : 0.0;
   stats.mean_cost = mean(costs);
   stats.p95_cost = percentile95(costs);
+  stats.mean_unit_distance = mean(unit_distances);
   stats.motion = meter.total();
   stats.slides = meter.clipSlides();
   stats.trajectory_samples = stats.motion.trajectory_error_m.count;

@@ -126,6 +126,13 @@ struct ReplayPoses {
   }
 };
 
+// The squared distance between a request's query and a frame's features with each block's
+// cooked weight divided out: sum over the columns of ((query - feature) / weight)^2, what the
+// cost's feature part would be with every weight 1 (the request's run-time weights, which scale
+// only the search's sum, do not enter). Blocks of weight 0 count nothing.
+double unitWeightDistance(const mmdb::Database& db, const mmdb::SearchRequest& request,
+                          int32_t frame);
+
 // The quantization of ReplayPoses::offsets_mm: metres to the nearest millimetre, clamped to
 // +-32767 mm (NaN to 0). Within 0.5 mm of the value inside that range.
 int16_t replayMillimetres(float metres);
@@ -134,6 +141,9 @@ struct ReplayStats {
   uint64_t decisions = 0;                  // searches, all characters
   double decisions_per_second = 0.0;       // searches / wall-clock seconds spent searching
   double mean_cost = 0.0, p95_cost = 0.0;  // of the searches' winners
+  // The winners' squared feature distance with every block's weight taken out (unitWeightDistance):
+  // unlike the cost, it does not scale with the weights, so it compares across a weight change.
+  double mean_unit_distance = 0.0;
   double mean_trajectory_error = 0.0, p95_trajectory_error = 0.0;  // m, desired vs achieved
   std::vector<uint64_t> clip_frames;  // steps played per clip (clip order), all characters
   // Additions: what else the crowd did.

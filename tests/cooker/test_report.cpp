@@ -3,6 +3,7 @@
 #include "cook/cook_database.h"
 #include "core/errors.h"
 #include "review/html_report.h"
+#include "review/replay.h"
 #include "review/replay_player.h"
 #include "review/report_data.h"
 #include "synthetic_bvh.h"
@@ -12,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <mmdb/controller.h>
+#include <mmdb/search.h>
 #include <mmdb/stick_script.h>
 
 #include <algorithm>
@@ -342,9 +344,12 @@ TEST_F(Report, WritesOneSelfContainedPage) {
   EXPECT_NE(html.find("Not on one axis: A&#39;s skeleton has 7 joints and B&#39;s 6"),
             std::string::npos);
   EXPECT_NE(html.find("Not compared cell by cell"), std::string::npos);
-  EXPECT_NE(html.find("<p class=\"why\">A&#39;s skeleton has 7 joints and B&#39;s 6: each "
-                      "database plays its own skeleton"),
+  // Different skeletons play no poses: structure and measures only, with a message.
+  EXPECT_NE(html.find("<p class=\"why skeletons-differ\">A and B animate different skeletons "
+                      "(A has 7 joints, B 6): their poses are not played."),
             std::string::npos);
+  EXPECT_EQ(html.find("class=\"rp-data\""), std::string::npos);
+  EXPECT_EQ(html.find("<canvas"), std::string::npos);
   EXPECT_EQ(files(), (std::vector<std::string>{"circle.bvh", "report.html", "tailed.mmdb",
                                                "three.mmdb", "walk.bvh"}));
 }
@@ -671,6 +676,41 @@ TEST_F(Report, TheComparePageLeadsWithAWeightChangeAndItsNote) {
   const size_t cost = html.find("cost of the winners, mean (different scales)", table);
   EXPECT_LT(cost, end);
   EXPECT_EQ(html.find("<tr>", cost), html.find("<tr>", end));  // no row after it
+  EXPECT_LT(html.find("feature distance of the winners at unit weights, mean", table), cost);
+  // That distance takes the weights out: between the same two frames it is A's in B, while the
+  // costs' feature parts differ by the weight squared in the changed block.
+  ASSERT_EQ(a.frameCount(), b.frameCount());
+  for (uint32_t from : {0u, 20u}) {
+    for (uint32_t to : {5u, 40u, a.frameCount() - 1}) {
+      mmdb::SearchRequest qa, qb;
+      qa.query = a.featureRow(from);
+      qb.query = b.featureRow(from);
+      const double da = unitWeightDistance(a, qa, int32_t(to));
+      const double db = unitWeightDistance(b, qb, int32_t(to));
+      EXPECT_GT(da, 0.0);
+      EXPECT_NEAR(db, da, 1e-4 * da) << from << " -> " << to;
+      // Run-time weights scale the search's sum, not the query: the distance stays.
+      std::vector<float> twice(a.featureBlockCount(), 2.f);
+      qa.block_weights = mmdb::Span<const float>(twice.data(), twice.size());
+      EXPECT_NEAR(unitWeightDistance(a, qa, int32_t(to)), da, 1e-4 * da);
+    }
+  }
+  // By hand for one pair: ((query - feature) / weight)^2 over every column.
+  {
+    mmdb::SearchRequest q;
+    q.query = a.featureRow(3);
+    double expected = 0.0;
+    for (uint32_t block = 0; block < a.featureBlockCount(); ++block) {
+      const mmdb::FeatureBlockInfo info = a.featureBlock(block);
+      for (uint32_t c = info.first_column; c < info.first_column + info.width; ++c) {
+        const double d = (a.featureRow(3)[c] - a.featureRow(30)[c]) / info.weight;
+        expected += d * d;
+      }
+    }
+    EXPECT_NEAR(unitWeightDistance(a, q, 30), expected, 1e-6 * expected);
+    EXPECT_EQ(unitWeightDistance(a, q, 3), 0.0);
+    EXPECT_EQ(unitWeightDistance(a, q, -1), 0.0);
+  }
   // A database without contact joints says so in the skeleton replay, and still plays.
   EXPECT_EQ(html.find("The database has no contact joints") != std::string::npos,
             a.contactJoints().empty());
