@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <limits>
+#include <type_traits>
 
 namespace mmcook::review {
 namespace {
@@ -58,47 +60,94 @@ size_t base64Size(const std::vector<T>& values) {
 
 }  // namespace
 
-std::vector<uint8_t> packPoses(const ReplayPoses& p) {
-  const size_t width = size_t(p.joints) * 3, elements = size_t(p.samples) * p.characters;
+template <typename T>
+std::vector<uint8_t> packPredicted(const std::vector<T>& values, size_t row) {
+  constexpr unsigned kNibbles = sizeof(T) * 2;  // an escaped value's nibbles
   std::vector<uint8_t> out;
-  out.reserve(elements * (width + 1));
-  for (size_t e = 0; e < elements && (e + 1) * width <= p.offsets_mm.size(); ++e) {
-    const int16_t* now = p.offsets_mm.data() + e * width;
-    const int16_t* before = e >= p.characters ? now - size_t(p.characters) * width : nullptr;
-    bool key = !before || (e / p.characters) % kPoseKeyInterval == 0;
-    for (size_t i = 0; i < width && !key; ++i) key = std::abs(int(now[i]) - int(before[i])) > 127;
-    out.push_back(key ? 1 : 0);
-    for (size_t i = 0; i < width; ++i)
-      if (key) {
-        const uint16_t v = uint16_t(now[i]);
-        out.push_back(uint8_t(v & 0xFF));
-        out.push_back(uint8_t(v >> 8));
-      } else {
-        out.push_back(uint8_t(int8_t(int(now[i]) - int(before[i]))));
-      }
+  out.reserve(values.size() / 2 + 16);
+  size_t nibble = 0;
+  const auto put = [&](unsigned v) {
+    if (nibble % 2 == 0)
+      out.push_back(uint8_t(v));
+    else
+      out.back() = uint8_t(out.back() | v << 4);
+    ++nibble;
+  };
+  for (size_t i = 0; i < values.size(); ++i) {
+    const int64_t predicted = i >= 2 * row ? 2 * int64_t(values[i - row]) - values[i - 2 * row]
+                              : i >= row   ? int64_t(values[i - row])
+                                           : 0;
+    const int64_t residual = int64_t(values[i]) - predicted;
+    if (residual >= -6 && residual <= 7) {
+      put(unsigned(residual) & 0xF);
+      continue;
+    }
+    if (residual >= -128 && residual <= 127) {
+      put(8);
+      put(unsigned(residual) & 0xF);
+      put((unsigned(residual) >> 4) & 0xF);
+      continue;
+    }
+    put(9);
+    using Unsigned = std::make_unsigned_t<T>;
+    const Unsigned bits = Unsigned(values[i]);
+    for (unsigned k = 0; k < kNibbles; ++k) put(unsigned(bits >> (4 * k)) & 0xF);
   }
   return out;
 }
 
+template <typename T>
+std::vector<T> unpackPredicted(const std::vector<uint8_t>& packed, size_t count, size_t row) {
+  constexpr unsigned kNibbles = sizeof(T) * 2;
+  std::vector<T> out(count);
+  const size_t nibbles = packed.size() * 2;
+  size_t nibble = 0;
+  const auto get = [&]() {
+    const unsigned v = nibble % 2 ? packed[nibble / 2] >> 4 : packed[nibble / 2] & 0xF;
+    ++nibble;
+    return v;
+  };
+  for (size_t i = 0; i < count; ++i) {
+    if (nibble >= nibbles) return {};
+    const unsigned v = get();
+    if (v == 9) {
+      if (nibble + kNibbles > nibbles) return {};
+      std::make_unsigned_t<T> bits = 0;
+      for (unsigned k = 0; k < kNibbles; ++k) bits |= std::make_unsigned_t<T>(get()) << (4 * k);
+      out[i] = T(bits);
+      continue;
+    }
+    const int64_t predicted = i >= 2 * row ? 2 * int64_t(out[i - row]) - out[i - 2 * row]
+                              : i >= row   ? int64_t(out[i - row])
+                                           : 0;
+    int64_t residual = v > 9 ? int64_t(v) - 16 : int64_t(v);
+    if (v == 8) {
+      if (nibble + 2 > nibbles) return {};
+      const unsigned low = get();
+      residual = int8_t(uint8_t(low | get() << 4));
+    }
+    const int64_t value = predicted + residual;
+    if (value < std::numeric_limits<T>::min() || value > std::numeric_limits<T>::max()) return {};
+    out[i] = T(value);
+  }
+  // Every byte used, and an unused last half byte left 0.
+  const bool exact = (nibble + 1) / 2 == packed.size() && (nibble % 2 == 0 || packed.back() < 16);
+  return exact ? out : std::vector<T>();
+}
+
+template std::vector<uint8_t> packPredicted(const std::vector<int16_t>&, size_t);
+template std::vector<uint8_t> packPredicted(const std::vector<int32_t>&, size_t);
+template std::vector<int16_t> unpackPredicted(const std::vector<uint8_t>&, size_t, size_t);
+template std::vector<int32_t> unpackPredicted(const std::vector<uint8_t>&, size_t, size_t);
+
+std::vector<uint8_t> packPoses(const ReplayPoses& p) {
+  return packPredicted(p.offsets_mm, size_t(p.characters) * p.joints * 3);
+}
+
 std::vector<int16_t> unpackPoses(const std::vector<uint8_t>& packed, uint32_t characters,
                                  uint32_t joints, uint32_t samples) {
-  const size_t width = size_t(joints) * 3, elements = size_t(samples) * characters;
-  std::vector<int16_t> out(elements * width);
-  size_t k = 0;
-  for (size_t e = 0; e < elements; ++e) {
-    if (k >= packed.size()) return {};
-    const bool key = packed[k++] != 0;
-    if (!key && e < characters) return {};
-    if (k + width * (key ? 2 : 1) > packed.size()) return {};
-    for (size_t i = 0; i < width; ++i)
-      if (key) {
-        out[e * width + i] = int16_t(uint16_t(packed[k] | packed[k + 1] << 8));
-        k += 2;
-      } else {
-        out[e * width + i] = int16_t(out[(e - characters) * width + i] + int8_t(packed[k++]));
-      }
-  }
-  return k == packed.size() ? out : std::vector<int16_t>();
+  const size_t row = size_t(characters) * joints * 3;
+  return unpackPredicted<int16_t>(packed, row * samples, row);
 }
 
 std::string base64(const void* data, size_t size) {
@@ -152,7 +201,8 @@ std::vector<uint8_t> unbase64(const std::string& text) {
 
 size_t replayPlayerBytes(const Replay& replay) {
   const ReplayPoses& p = replay.poses;
-  return base64Size(packPoses(p)) + base64Size(p.ground_mm) + base64Size(p.contacts) +
+  return base64Size(packPoses(p)) + base64Size(packPredicted(p.ground_mm, p.characters * 4)) +
+         base64Size(p.contacts) +
          base64Size(p.clip) + base64Size(p.locked) + base64Size(p.switched) +
          3 * ((p.slide_mm.size() * 2 + 2) / 3 * 4);
 }
@@ -185,7 +235,7 @@ std::string replayPlayerJson(const mmdb::Database& db, const Replay& replay,
     out += (b ? "," : "") + number(db.featureBlock(b).weight);
   out += "]";
   out += ",\"poses\":" + packed(packPoses(p));
-  out += ",\"ground\":" + packed(p.ground_mm);
+  out += ",\"ground\":" + packed(packPredicted(p.ground_mm, size_t(p.characters) * 4));
   out += ",\"contacts\":" + packed(p.contacts);
   out += ",\"clip\":" + packed(p.clip);
   out += ",\"locked\":" + packed(p.locked);
@@ -304,31 +354,42 @@ const char* replayPlayerScript() {
     for (var i = 0; i < s.length; ++i) out[i] = s.charCodeAt(i);
     return out.buffer;
   }
-  // The poses: per sample and character a flag, then the joints' offsets, as int16 (a key) or
-  // as int8 steps from the same character's previous sample.
-  function unpack(buffer, n, joints, samples) {
-    var src = new Uint8Array(buffer), view = new DataView(buffer), w = joints * 3;
-    var out = new Int16Array(samples * n * w), k = 0;
-    for (var e = 0; e < samples * n; ++e) {
-      var o = e * w;
-      if (src[k++]) {
-        for (var i = 0; i < w; ++i, k += 2) out[o + i] = view.getInt16(k, true);
-      } else {
-        var p = o - n * w;
-        for (var i = 0; i < w; ++i) {
-          var d = src[k++];
-          out[o + i] = out[p + i] + (d > 127 ? d - 256 : d);
-        }
+  // A predicted stream (packPredicted): `row` values a sample, each the prediction from the
+  // same position's two previous samples plus a nibble of -6..7 or nibble 8 and an int8 in two
+  // more, or nibble 9 and the value itself in `bits` / 4 nibbles.
+  function unpack(buffer, count, row, bits) {
+    var src = new Uint8Array(buffer), q = 0;
+    var out = bits == 16 ? new Int16Array(count) : new Int32Array(count);
+    function nibble() {
+      var b = src[q >> 1], v = q & 1 ? b >> 4 : b & 15;
+      ++q;
+      return v;
+    }
+    for (var i = 0; i < count; ++i) {
+      var v = nibble();
+      if (v == 9) {
+        var x = 0;
+        for (var k = 0; k < bits; k += 4) x |= nibble() << k;
+        out[i] = x;
+        continue;
       }
+      var r = v > 9 ? v - 16 : v;
+      if (v == 8) {
+        r = nibble();
+        r |= nibble() << 4;
+        if (r > 127) r -= 256;
+      }
+      out[i] = (i >= 2 * row ? 2 * out[i - row] - out[i - 2 * row] : i >= row ? out[i - row] : 0) + r;
     }
     return out;
   }
   var sides = [];
   document.querySelectorAll('script.rp-data').forEach(function (el) {
     var d = JSON.parse(el.textContent), i = el.getAttribute('data-side');
-    d.offsets = unpack(bytes(d.poses), d.characters, d.joints, d.samples);
+    var row = d.characters * d.joints * 3;
+    d.offsets = unpack(bytes(d.poses), row * d.samples, row, 16);
     delete d.poses;
-    d.ground = new Int32Array(bytes(d.ground));
+    d.ground = unpack(bytes(d.ground), d.characters * 4 * d.samples, d.characters * 4, 32);
     d.contacts = new Uint32Array(bytes(d.contacts));
     d.clip = new Int32Array(bytes(d.clip));
     d.locked = new Uint8Array(bytes(d.locked));
@@ -654,7 +715,7 @@ const char* replayPlayerScript() {
     e.preventDefault();
     toggle();
   });
-  window.mmReplay = {seek: seek, play: toggle, pause: pause, state: state};
+  window.mmReplay = {seek: seek, play: toggle, pause: pause, state: state, sides: sides};
   select(0);
 })();
 )JS";

@@ -4,7 +4,7 @@
 // docs/report.md "Skeleton replay" says what the page shows.
 //
 // The data is one JSON object per database; its arrays of numbers are little-endian typed arrays
-// in base64: poses (packPoses()), ground Int32 (mm), contacts Uint32, clip Int32, locked and
+// in base64: poses (packPoses()), ground (Int32 mm through packPredicted()), contacts Uint32, clip Int32, locked and
 // switched Uint8, slide and step Uint16 (0.1 mm), gap Uint16 (mm).
 #pragma once
 
@@ -22,12 +22,21 @@ namespace mmcook::review {
 std::string base64(const void* data, size_t size);
 std::vector<uint8_t> unbase64(const std::string& text);
 
-// The poses as the page holds them, ReplayPoses::offsets_mm exactly, about half the size: per
-// sample and character (in that order) one byte, 1 for a key or 0 for a step, then the 3 * joints
-// values, a key as int16 (little-endian), a step as int8 differences from the character's
-// previous sample. Every kPoseKeyInterval-th sample is a key, and so is any sample a step cannot
-// reach. unpackPoses() is the inverse (empty for data that does not fit the counts).
-inline constexpr uint32_t kPoseKeyInterval = 60;
+// A stream of integers laid out by sample, `row` values a sample, packed exactly and in about
+// half a byte a value for smooth motion: each value is predicted from the same position's two
+// previous samples (2a - b; the previous value for the second sample; 0 for the first) and the
+// residual written as one 4-bit nibble when within -6..7 (two's complement: 0..7, 10..15); else
+// the nibble 8 and the residual as an int8 in two nibbles when within -128..127; else the nibble
+// 9 and the value itself in 2 * sizeof(T) nibbles. Multi-nibble numbers go lowest nibble first,
+// and nibbles fill each byte low half first; an unused last half is 0. unpackPredicted() is the inverse (empty for data
+// that does not hold exactly `count` values).
+template <typename T>
+std::vector<uint8_t> packPredicted(const std::vector<T>& values, size_t row);
+template <typename T>
+std::vector<T> unpackPredicted(const std::vector<uint8_t>& packed, size_t count, size_t row);
+
+// The poses as the page holds them: ReplayPoses::offsets_mm through packPredicted(), a row
+// being one sample of every character's 3 * joints values.
 std::vector<uint8_t> packPoses(const ReplayPoses& poses);
 std::vector<int16_t> unpackPoses(const std::vector<uint8_t>& packed, uint32_t characters,
                                  uint32_t joints, uint32_t samples);

@@ -11,6 +11,7 @@ python3-selenium is absent.
   report_in_browser.py --mmcook build/dev/bin/mmcook --bvh samples/data/walk_turn.bvh --work DIR
 """
 import argparse
+import base64
 import json
 import os
 import shutil
@@ -212,6 +213,7 @@ def check_page(driver, html, expected, compare):
         if q(f"#coverage {panel} .cov-cell.hot") != 1:
             fail(f"{html} {label}: hovering a listed cell does not outline it")
     check_player(driver, html, len(expected))
+    check_decoded(driver, html)
     if compare:
         # The page leads with what changed: the weight, the note on cost scales, the measures.
         first = driver.execute_script("return document.querySelector('section').id;")
@@ -233,6 +235,66 @@ def check_page(driver, html, expected, compare):
     check_screenshot(png)
     print(f"  {os.path.basename(html)}: {os.path.getsize(html)} bytes, checked in "
           f"{time.time() - started:.1f} s")
+
+
+def unpack_predicted(data, count, row, bits):
+    """The page's predicted streams (review/replay_player.h packPredicted), decoded from the
+    format's description: each value is 2a - b of the same position's two previous samples (the
+    previous one for the second sample, 0 for the first) plus a nibble of -6..7, or nibble 8 and
+    an int8 in two nibbles; or it is nibble 9 and the value in bits / 4 nibbles. Numbers go
+    lowest nibble first; nibbles fill each byte low half first."""
+    nibbles = [n for b in data for n in (b & 15, b >> 4)]
+    out, q = [], 0
+
+    def number(width):
+        nonlocal q
+        x = sum(nibbles[q + k] << (4 * k) for k in range(width // 4))
+        q += width // 4
+        return x - (1 << width) if x >= 1 << (width - 1) else x
+
+    for i in range(count):
+        v = nibbles[q]
+        q += 1
+        if v == 9:
+            out.append(number(bits))
+            continue
+        r = number(8) if v == 8 else v - 16 if v > 9 else v
+        p = (2 * out[i - row] - out[i - 2 * row] if i >= 2 * row
+             else out[i - row] if i >= row else 0)
+        out.append(p + r)
+    if (q + 1) // 2 != len(data):
+        fail(f"a stream of {len(data)} bytes holds {(q + 1) // 2} bytes of {count} values")
+    return out
+
+
+def checksum(values):
+    return sum(v * (i % 7919 + 1) for i, v in enumerate(values)) % 2147483647
+
+
+# checksum() of a decoded array of the player (window.mmReplay.sides[side][name]).
+CHECKSUM_JS = """
+  var a = window.mmReplay.sides[arguments[0]][arguments[1]], s = 0;
+  for (var i = 0; i < a.length; ++i) s = (s + a[i] * (i % 7919 + 1)) % 2147483647;
+  return [a.length, (s + 2147483647) % 2147483647];
+"""
+
+
+def check_decoded(driver, html):
+    """The player decodes exactly what the page holds: its poses and ground positions, checked
+    against the format decoded here."""
+    for el in driver.find_elements("css selector", "script.rp-data"):
+        side = int(el.get_attribute("data-side"))
+        d = json.loads(driver.execute_script("return arguments[0].textContent;", el))
+        row = d["characters"] * d["joints"] * 3
+        poses = unpack_predicted(base64.b64decode(d["poses"]), row * d["samples"], row, 16)
+        ground = unpack_predicted(base64.b64decode(d["ground"]),
+                                  d["characters"] * 4 * d["samples"], d["characters"] * 4, 32)
+        for name, want in (("offsets", poses), ("ground", ground)):
+            length, got = driver.execute_script(CHECKSUM_JS, side, name)
+            if length != len(want) or got != checksum(want):
+                fail(f"{html}: side {side}'s {name} decode to {length} values of checksum {got}, "
+                     f"the format to {len(want)} of {checksum(want)}")
+    print(f"  {os.path.basename(html)}: the player's poses and ground positions are the page's")
 
 
 def canvas_pixels(driver, css):

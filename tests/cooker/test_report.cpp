@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -518,20 +519,45 @@ TEST_F(Report, ThePlayersSwitchesAndCandidatesAreBounded) {
   EXPECT_EQ(count(json, ",[[-1,-1,"), kMaxPlayerSwitches);
 }
 
-TEST_F(Report, PackedPosesAreExactWithKeysWhereAStepDoesNotFit) {
-  ReplayPoses p;
-  p.characters = 2;
-  p.joints = 1;
-  p.samples = 4;
-  // Character 0 moves by small steps, then by 300 mm; character 1 from -32767 by 127 each.
-  p.offsets_mm = {0,   5,    -5, -32767, 0, 0, 100, -122, 4, -32640, 0, 0,
-                  400, -122, 4,  -32513, 0, 0, 401, -121, 5, -32386, 1, 1};
-  const std::vector<uint8_t> packed = packPoses(p);
-  // Keys: the first sample of both, then character 0's third sample.
-  EXPECT_EQ(packed.size(), size_t(2 * 7 + 3 * 4 + 7 + 4 + 4));
-  EXPECT_EQ(unpackPoses(packed, 2, 1, 4), p.offsets_mm);
-  EXPECT_TRUE(unpackPoses(packed, 2, 1, 5).empty());
-  EXPECT_TRUE(unpackPoses(std::vector<uint8_t>(packed.begin(), packed.end() - 1), 2, 1, 4).empty());
+TEST_F(Report, PredictedStreamsAreExactAndSmoothMotionTakesHalfAByte) {
+  // Two values a sample. The first: 0, 5, 10 (on the line: residual 0), 13 (2 under it). The
+  // second jumps across int16's range, so each of its samples but the second is the value itself.
+  const std::vector<int16_t> values{0, -32768, 5, -32768, 10, 32767, 13, 32767};
+  const std::vector<uint8_t> packed = packPredicted(values, 2);
+  // Nibbles: 0, 9 0 0 0 8 | 5, 0 | 0, 9 f f f 7 | e, 9 f f f 7: 20, in 10 bytes.
+  const std::vector<uint8_t> expected{0x90, 0x00, 0x80, 0x05, 0x90, 0xFF, 0x7F, 0x9E, 0xFF, 0x7F};
+  EXPECT_EQ(packed, expected);
+  EXPECT_EQ(unpackPredicted<int16_t>(packed, values.size(), 2), values);
+  EXPECT_TRUE(unpackPredicted<int16_t>(packed, values.size() + 1, 2).empty());
+  EXPECT_TRUE(
+      unpackPredicted<int16_t>(std::vector<uint8_t>(packed.begin(), packed.end() - 1), 8, 2).empty());
+  // Residuals past a nibble's -6..7 and within an int8: nibble 8 and two more (100 = 0x64, -7 =
+  // 0xf9): 0, 8 4 6, 8 4 6, 8 9 f.
+  const std::vector<int16_t> bytes{0, 100, 300, 493};
+  const std::vector<uint8_t> byte_expected{0x80, 0x64, 0x48, 0x86, 0xF9};
+  EXPECT_EQ(packPredicted(bytes, 1), byte_expected);
+  EXPECT_EQ(unpackPredicted<int16_t>(byte_expected, 4, 1), bytes);
+  // An odd count of nibbles leaves the last half byte 0; anything else there is not a stream.
+  const std::vector<int16_t> three{1, 2, 3};
+  std::vector<uint8_t> odd = packPredicted(three, 1);
+  ASSERT_EQ(odd.size(), 2u);
+  EXPECT_EQ(unpackPredicted<int16_t>(odd, 3, 1), three);
+  odd.back() |= 0x30;
+  EXPECT_TRUE(unpackPredicted<int16_t>(odd, 3, 1).empty());
+  // A residual that would leave the type is not a stream either: 32767 then a nibble of +7.
+  // (32767 itself, 32767 on the line, then +7 on 32767.)
+  EXPECT_TRUE(unpackPredicted<int16_t>({0xF9, 0xFF, 0x07, 0x07}, 3, 1).empty());
+
+  // int32 at its limits and a smooth path: exact, and the path in half a byte a value.
+  std::vector<int32_t> wide;
+  for (int i = 0; i < 1000; ++i) {
+    const double t = i / 60.0;
+    wide.push_back(int32_t(std::lround(1000.0 * std::sin(t) + 1500.0 * t)));
+    wide.push_back(i % 97 == 0 ? (i % 2 ? INT32_MIN : INT32_MAX) : int32_t(std::lround(4.0 * t)));
+  }
+  const std::vector<uint8_t> stream = packPredicted(wide, 2);
+  EXPECT_EQ(unpackPredicted<int32_t>(stream, wide.size(), 2), wide);
+  EXPECT_LT(stream.size(), wide.size() / 2 + 200);
 }
 
 // The packed array named `key` of a player's JSON, decoded.
@@ -608,10 +634,13 @@ TEST_F(Report, TheSkeletonReplayKeepsEveryCharactersPoseAndTheCandidatesOfEachJu
   const std::vector<uint8_t> packed = packedArray(json, "poses");
   EXPECT_EQ(packed, packPoses(p));
   EXPECT_EQ(unpackPoses(packed, p.characters, p.joints, p.samples), p.offsets_mm);
-  // Mostly steps of a byte: about half of int16's size.
-  EXPECT_LT(packed.size(), p.offsets_mm.size() * 2 * 6 / 10);
-  EXPECT_GE(packed.size(), p.offsets_mm.size() + elements);
-  EXPECT_EQ(packedArray(json, "ground").size(), p.ground_mm.size() * 4);
+  // Mostly residuals of a nibble: under a third of int16's size.
+  EXPECT_LT(packed.size(), p.offsets_mm.size() * 2 / 3);
+  EXPECT_GE(packed.size(), p.offsets_mm.size() / 2);
+  const std::vector<uint8_t> ground = packedArray(json, "ground");
+  EXPECT_EQ(unpackPredicted<int32_t>(ground, p.ground_mm.size(), size_t(p.characters) * 4),
+            p.ground_mm);
+  EXPECT_LT(ground.size(), p.ground_mm.size());  // under a byte a value, not 4
   EXPECT_EQ(packedArray(json, "slide").size(), elements * 2);
   EXPECT_GT(json.size(), replayPlayerBytes(kept.value()));
   EXPECT_LT(json.size(), replayPlayerBytes(kept.value()) + 20000);
