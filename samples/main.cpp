@@ -48,8 +48,8 @@ bool write_plot(const SampleOptions& options, const TrajectoryTrace& trace) {
   const std::string file = std::filesystem::path(options.database_path).filename().string();
   char seconds[32];
   std::snprintf(seconds, sizeof(seconds), "%g", options.seconds);
-  labels.title = "Character 0 on " + file + ", seen from above: " + seconds +
-                 " s of the stick script";
+  labels.title =
+      "Character 0 on " + file + ", seen from above: " + seconds + " s of the stick script";
   // As mmcook report draws it: looking down from +Y in a right-handed frame with +z (forward)
   // up the page, +x runs to the left.
   labels.x_axis = "x (m), +x to the left";

@@ -129,7 +129,9 @@ TEST(SvgPlot, CrowdedLabelsNeverOverlapAndStayInThePlot) {
   std::vector<PlotMarker> markers;
   std::vector<glm::vec2> path;
   for (int i = 0; i < 20; ++i)
-    markers.push_back({{-4.0f + 0.4f * float(i), 0.0f}, std::to_string(i) + " s", "#1f77b4",
+    markers.push_back({{-4.0f + 0.4f * float(i), 0.0f},
+                       std::to_string(i) + " s",
+                       "#1f77b4",
                        PlotMarker::Shape::Dot});
   for (int i = 0; i < 200; ++i) {  // half of them bunched on a quarter of the circle
     const float turn = i < 100 ? 0.016f * float(i) : 1.6f + 0.047f * float(i - 100);
@@ -195,7 +197,8 @@ TEST(SvgPlot, CrowdedLabelsNeverOverlapAndStayInThePlot) {
   }
   for (int i = 0; i < 20; ++i)
     EXPECT_NE(svg.find(">" + std::to_string(i) + " s</text>"), std::string::npos) << i;
-  const std::string note = std::to_string(220 - labels_drawn.size()) + " of 220 labels are left out";
+  const std::string note =
+      std::to_string(220 - labels_drawn.size()) + " of 220 labels are left out";
   EXPECT_NE(svg.find(note), std::string::npos) << note;
   // The legend is right of the plot.
   const size_t legend = svg.find(">seconds</text>");

@@ -217,11 +217,10 @@ std::vector<std::optional<LabelPlace>> place_labels(const std::vector<PlotMarker
     bool end, leader;
   };
   constexpr Offset kOffsets[] = {
-      {6, -5, false, false},  {6, 13, false, false},  {-6, -5, true, false},
-      {-6, 13, true, false},  {8, 4, false, false},   {-8, 4, true, false},
-      {6, -18, false, true},  {6, 26, false, true},   {-6, -18, true, true},
-      {-6, 26, true, true},   {6, -31, false, true},  {6, 39, false, true},
-      {-6, -31, true, true},  {-6, 39, true, true},
+      {6, -5, false, false}, {6, 13, false, false}, {-6, -5, true, false}, {-6, 13, true, false},
+      {8, 4, false, false},  {-8, 4, true, false},  {6, -18, false, true}, {6, 26, false, true},
+      {-6, -18, true, true}, {-6, 26, true, true},  {6, -31, false, true}, {6, 39, false, true},
+      {-6, -31, true, true}, {-6, 39, true, true},
   };
   std::vector<std::optional<LabelPlace>> places(markers.size());
   for (size_t i = 0; i < markers.size(); ++i) {
@@ -266,9 +265,9 @@ size_t write_markers(std::ostream& out, const std::vector<PlotMarker>& markers, 
     if (p.leader)
       out << "<line x1=\"" << x << "\" y1=\"" << y << "\" x2=\"" << p.x << "\" y2=\"" << p.y - 4
           << "\" stroke=\"" << escape_xml(marker.colour) << "\" stroke-width=\"0.5\"/>\n";
-    out << "<text class=\"marker-label\" x=\"" << p.x << "\" y=\"" << p.y << "\"" 
-        << (p.end ? " text-anchor=\"end\"" : "") << " fill=\"" << escape_xml(marker.colour)
-        << "\">" << escape_xml(marker.label) << "</text>\n";
+    out << "<text class=\"marker-label\" x=\"" << p.x << "\" y=\"" << p.y << "\""
+        << (p.end ? " text-anchor=\"end\"" : "") << " fill=\"" << escape_xml(marker.colour) << "\">"
+        << escape_xml(marker.label) << "</text>\n";
   }
   out << "</g>\n";
   return left_out;
@@ -318,8 +317,7 @@ void write_svg_plot(std::ostream& out, const std::vector<PlotSeries>& series,
   write_labels(out, labels, mapping);
   if (left_out > 0)
     out << "<text class=\"note\" x=\"" << mapping.left() << "\" y=\"" << height - 12
-        << "\" font-family=\"sans-serif\" font-size=\"12\" fill=\"#555555\">" << left_out
-        << " of "
+        << "\" font-family=\"sans-serif\" font-size=\"12\" fill=\"#555555\">" << left_out << " of "
         << std::count_if(markers.begin(), markers.end(),
                          [](const PlotMarker& marker) { return !marker.label.empty(); })
         << " labels are left out where they would cover others; hover a mark to read its "

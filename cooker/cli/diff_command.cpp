@@ -464,8 +464,8 @@ void printReplay(const DiffResult& r, std::ostream& out) {
                 true, out);
   printStatLine("mean cost", d.a.mean_cost, d.b.mean_cost, false, out);
   printStatLine("p95 cost", d.a.p95_cost, d.b.p95_cost, false, out);
-  printStatLine("unit-weight distance mean", d.a.mean_unit_distance, d.b.mean_unit_distance,
-                false, out);
+  printStatLine("unit-weight distance mean", d.a.mean_unit_distance, d.b.mean_unit_distance, false,
+                out);
   printStatLine("mean trajectory error (m)", d.a.mean_trajectory_error, d.b.mean_trajectory_error,
                 false, out);
   printStatLine("p95 trajectory error (m)", d.a.p95_trajectory_error, d.b.p95_trajectory_error,

@@ -202,9 +202,8 @@ std::vector<uint8_t> unbase64(const std::string& text) {
 size_t replayPlayerBytes(const Replay& replay) {
   const ReplayPoses& p = replay.poses;
   return base64Size(packPoses(p)) + base64Size(packPredicted(p.ground_mm, p.characters * 4)) +
-         base64Size(p.contacts) +
-         base64Size(p.clip) + base64Size(p.locked) + base64Size(p.switched) +
-         3 * ((p.slide_mm.size() * 2 + 2) / 3 * 4);
+         base64Size(p.contacts) + base64Size(p.clip) + base64Size(p.locked) +
+         base64Size(p.switched) + 3 * ((p.slide_mm.size() * 2 + 2) / 3 * 4);
 }
 
 std::string replayPlayerJson(const mmdb::Database& db, const Replay& replay,
@@ -379,7 +378,8 @@ const char* replayPlayerScript() {
         r |= nibble() << 4;
         if (r > 127) r -= 256;
       }
-      out[i] = (i >= 2 * row ? 2 * out[i - row] - out[i - 2 * row] : i >= row ? out[i - row] : 0) + r;
+      var p = i >= 2 * row ? 2 * out[i - row] - out[i - 2 * row] : i >= row ? out[i - row] : 0;
+      out[i] = p + r;
     }
     return out;
   }

@@ -4,8 +4,8 @@
 // docs/report.md "Skeleton replay" says what the page shows.
 //
 // The data is one JSON object per database; its arrays of numbers are little-endian typed arrays
-// in base64: poses (packPoses()), ground (Int32 mm through packPredicted()), contacts Uint32, clip Int32, locked and
-// switched Uint8, slide and step Uint16 (0.1 mm), gap Uint16 (mm).
+// in base64: poses (packPoses()), ground (Int32 mm through packPredicted()), contacts Uint32, clip
+// Int32, locked and switched Uint8, slide and step Uint16 (0.1 mm), gap Uint16 (mm).
 #pragma once
 
 #include "review/replay.h"
@@ -28,8 +28,8 @@ std::vector<uint8_t> unbase64(const std::string& text);
 // residual written as one 4-bit nibble when within -6..7 (two's complement: 0..7, 10..15); else
 // the nibble 8 and the residual as an int8 in two nibbles when within -128..127; else the nibble
 // 9 and the value itself in 2 * sizeof(T) nibbles. Multi-nibble numbers go lowest nibble first,
-// and nibbles fill each byte low half first; an unused last half is 0. unpackPredicted() is the inverse (empty for data
-// that does not hold exactly `count` values).
+// and nibbles fill each byte low half first; an unused last half is 0. unpackPredicted() is the
+// inverse (empty for data that does not hold exactly `count` values).
 template <typename T>
 std::vector<uint8_t> packPredicted(const std::vector<T>& values, size_t row);
 template <typename T>

@@ -529,8 +529,8 @@ TEST_F(Report, PredictedStreamsAreExactAndSmoothMotionTakesHalfAByte) {
   EXPECT_EQ(packed, expected);
   EXPECT_EQ(unpackPredicted<int16_t>(packed, values.size(), 2), values);
   EXPECT_TRUE(unpackPredicted<int16_t>(packed, values.size() + 1, 2).empty());
-  EXPECT_TRUE(
-      unpackPredicted<int16_t>(std::vector<uint8_t>(packed.begin(), packed.end() - 1), 8, 2).empty());
+  EXPECT_TRUE(unpackPredicted<int16_t>(std::vector<uint8_t>(packed.begin(), packed.end() - 1), 8, 2)
+                  .empty());
   // Residuals past a nibble's -6..7 and within an int8: nibble 8 and two more (100 = 0x64, -7 =
   // 0xf9): 0, 8 4 6, 8 4 6, 8 9 f.
   const std::vector<int16_t> bytes{0, 100, 300, 493};
