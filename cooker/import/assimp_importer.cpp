@@ -817,7 +817,7 @@ glm::dmat3 axisConversionToYUp(int up_axis, int up_sign, int front_axis, int fro
   return m;
 }
 
-RawClip importAssimpFile(const std::string& path, const std::string& take) {
+RawClip importAssimpFileHere(const std::string& path, const std::string& take) {
   Assimp::Importer importer;
   const aiScene* scene = readScene(importer, path);
   if (scene->mNumAnimations == 0)
@@ -846,7 +846,7 @@ RawClip importAssimpFile(const std::string& path, const std::string& take) {
   return std::move(imported.clip);
 }
 
-SourceInfo inspectAssimpFile(const std::string& path) {
+SourceInfo inspectAssimpFileHere(const std::string& path) {
   Assimp::Importer importer;
   const aiScene* scene = readScene(importer, path);
   const SceneConventions conv = readConventions(*scene, path);

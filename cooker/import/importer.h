@@ -6,6 +6,7 @@
 
 #include <glm/mat3x3.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -28,9 +29,17 @@ struct BvhMotionHeader {
 };
 std::optional<BvhMotionHeader> readBvhMotionHeader(const std::string& path);
 
-// FBX and the other formats Assimp reads (assimp_importer.cpp). `take` is an animation name or
-// index as text; "" picks the first and the importer logs which.
+// FBX and the other formats Assimp reads. `take` is an animation name or index as text; "" picks
+// the first and the importer logs which.
+//
+// Assimp is large and slow to load (about 12 ms of every process that links it), and a BVH cook
+// never needs it, so mmcook loads it on demand: importAssimpFile() and inspectAssimpFile() load
+// the importer module (assimp_loader.cpp: mmcook_assimp.so, beside the executable or in
+// <libdir>/mmcook) at their first call and call its ...Here twins (assimp_importer.cpp), which
+// do the work. Builds with MMCOOK_ASSIMP_ON_DEMAND off (a static C++ runtime) link the twins
+// and call them directly (assimp_direct.cpp).
 RawClip importAssimpFile(const std::string& path, const std::string& take);
+RawClip importAssimpFileHere(const std::string& path, const std::string& take);
 
 // Picks the importer by extension (.bvh -> BVH, anything else -> Assimp).
 RawClip importClipFile(const std::string& path, const std::string& take);
@@ -52,6 +61,19 @@ struct SourceInfo {
 };
 SourceInfo inspectSourceFile(const std::string& path);
 SourceInfo inspectAssimpFile(const std::string& path);
+SourceInfo inspectAssimpFileHere(const std::string& path);
+
+// What the importer module hands the loader: the build it comes from (the loader refuses a
+// module of another build, whose C++ types may differ) and its two functions.
+struct AssimpImporterModule {
+  const char* build;  // kAssimpModuleBuild of the build that made the module
+  size_t raw_clip_size;
+  size_t source_info_size;
+  RawClip (*import_file)(const std::string& path, const std::string& take);
+  SourceInfo (*inspect_file)(const std::string& path);
+};
+inline constexpr const char* kAssimpModuleBuild = "mmcook " MMDB_VERSION ", " __VERSION__;
+inline constexpr const char* kAssimpModuleEntry = "mmcook_assimp_importer_module";
 
 // The rotation that takes an FBX file's axis system (GlobalSettings UpAxis, FrontAxis, CoordAxis:
 // 0 = X, 1 = Y, 2 = Z, and their signs) to ours: X = coord axis, Y = up, Z = front. Identity for

@@ -44,6 +44,23 @@ if(MODE STREQUAL "install")
       message(FATAL_ERROR "the install has no ${f}")
     endif()
   endforeach()
+  # A build that loads the FBX importer on demand installs the module, and the installed mmcook
+  # loads it from the install, not from the build.
+  if(EXISTS ${BUILD}/bin/mmcook_assimp.so)
+    file(GLOB_RECURSE modules ${PREFIX}/lib*/mmcook_assimp.so)
+    if(NOT modules MATCHES "/mmcook/mmcook_assimp.so")
+      message(FATAL_ERROR "the install has no lib.../mmcook/mmcook_assimp.so: ${modules}")
+    endif()
+    set(fbx /usr/share/assimp/models/FBX/animation_with_skeleton.fbx)  # assimp-testmodels
+    if(EXISTS ${fbx})
+      execute_process(COMMAND ${PREFIX}/bin/mmcook -v inspect-source ${fbx}
+        RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE out)
+      string(FIND "${out}" "FBX and glTF importer: ${PREFIX}/lib" at)
+      if(NOT code EQUAL 0 OR at EQUAL -1)
+        message(FATAL_ERROR "the installed mmcook did not load the installed importer:\n${out}")
+      endif()
+    endif()
+  endif()
   return()
 endif()
 

@@ -19,6 +19,8 @@
 
 #include <glm/gtc/quaternion.hpp>
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -651,6 +653,62 @@ TEST(Mmcook, InspectSourceShowsTakesJointsAndNotes) {
             std::string::npos)
       << r.output;
 }
+
+#if MMCOOK_ASSIMP_ON_DEMAND
+// mmcook does not link Assimp: it loads the importer module at the first file that needs it,
+// names the module it loaded with -v, and names what is wrong when the module is missing or is
+// not its own, exit 1.
+TEST(Mmcook, LoadsTheImporterModuleOnlyForAFileThatNeedsIt) {
+  TempDir dir;
+  const std::string bvh = std::string(MMDB_TEST_DATA) + "/../../samples/data/walk_turn.bvh";
+  const RunResult unneeded = runMmcook("-v inspect-source '" + bvh + "'", dir);
+  ASSERT_EQ(unneeded.exit_code, 0) << unneeded.output;
+  EXPECT_EQ(unneeded.output.find("importer"), std::string::npos) << unneeded.output;
+  const RunResult linked = [&] {
+    const std::string log = dir.file("ldd.log");
+    RunResult r;
+    r.exit_code = WEXITSTATUS(std::system(("ldd '" + std::string(MMCOOK_PATH) + "' > '" + log +
+                                           "' 2>&1")
+                                              .c_str()));
+    std::ifstream in(log);
+    r.output.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    return r;
+  }();
+  ASSERT_EQ(linked.exit_code, 0) << linked.output;
+  EXPECT_NE(linked.output.find("libstdc++"), std::string::npos) << linked.output;
+  EXPECT_EQ(linked.output.find("assimp"), std::string::npos) << linked.output;
+
+  std::unique_ptr<aiScene> scene(makeWalkScene(0.01f));
+  const std::string path = writeGltf(scene.get(), dir.file("walk.gltf"));
+  const RunResult loaded = runMmcook("-v inspect-source '" + path + "'", dir);
+  ASSERT_EQ(loaded.exit_code, 0) << loaded.output;
+  EXPECT_NE(loaded.output.find("FBX and glTF importer: "), std::string::npos) << loaded.output;
+  EXPECT_NE(loaded.output.find("mmcook_assimp"), std::string::npos) << loaded.output;
+  EXPECT_NE(loaded.output.find("'Walk'"), std::string::npos) << loaded.output;
+
+  ::setenv("MMCOOK_ASSIMP_MODULE", dir.file("nowhere/mmcook_assimp.so").c_str(), 1);
+  const RunResult missing = runMmcook("cook '" + path + "' -o '" + dir.file("out.mmdb") + "'", dir);
+  EXPECT_EQ(missing.exit_code, 1) << missing.output;
+  EXPECT_NE(missing.output.find(path + ": cannot import: the FBX and glTF importer module "
+                                       "mmcook_assimp.so is not installed (looked for " +
+                                dir.file("nowhere/mmcook_assimp.so") +
+                                "); reinstall mmcook, or cook BVH files"),
+            std::string::npos)
+      << missing.output;
+  EXPECT_FALSE(fs::exists(dir.file("out.mmdb")));
+  // Another library in its place: not this mmcook's module.
+  Dl_info libm{};
+  ASSERT_NE(::dladdr(reinterpret_cast<void*>(static_cast<double (*)(double)>(&::cos)), &libm), 0);
+  ::setenv("MMCOOK_ASSIMP_MODULE", libm.dli_fname, 1);
+  const RunResult other = runMmcook("inspect-source '" + path + "'", dir);
+  ::unsetenv("MMCOOK_ASSIMP_MODULE");
+  EXPECT_EQ(other.exit_code, 1) << other.output;
+  EXPECT_NE(other.output.find(std::string(libm.dli_fname) +
+                              " is not this mmcook's importer module (no entry, this is mmcook "),
+            std::string::npos)
+      << other.output;
+}
+#endif
 
 // --- Shared corpus ------------------------------------------------------------------------------
 
