@@ -667,9 +667,8 @@ TEST(Mmcook, LoadsTheImporterModuleOnlyForAFileThatNeedsIt) {
   const RunResult linked = [&] {
     const std::string log = dir.file("ldd.log");
     RunResult r;
-    r.exit_code = WEXITSTATUS(std::system(("ldd '" + std::string(MMCOOK_PATH) + "' > '" + log +
-                                           "' 2>&1")
-                                              .c_str()));
+    r.exit_code = WEXITSTATUS(
+        std::system(("ldd '" + std::string(MMCOOK_PATH) + "' > '" + log + "' 2>&1").c_str()));
     std::ifstream in(log);
     r.output.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     return r;
@@ -689,8 +688,9 @@ TEST(Mmcook, LoadsTheImporterModuleOnlyForAFileThatNeedsIt) {
   ::setenv("MMCOOK_ASSIMP_MODULE", dir.file("nowhere/mmcook_assimp.so").c_str(), 1);
   const RunResult missing = runMmcook("cook '" + path + "' -o '" + dir.file("out.mmdb") + "'", dir);
   EXPECT_EQ(missing.exit_code, 1) << missing.output;
-  EXPECT_NE(missing.output.find(path + ": cannot import: the FBX and glTF importer module "
-                                       "mmcook_assimp.so is not installed (looked for " +
+  EXPECT_NE(missing.output.find(path +
+                                ": cannot import: the FBX and glTF importer module "
+                                "mmcook_assimp.so is not installed (looked for " +
                                 dir.file("nowhere/mmcook_assimp.so") +
                                 "); reinstall mmcook, or cook BVH files"),
             std::string::npos)
