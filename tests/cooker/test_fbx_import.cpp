@@ -604,16 +604,19 @@ struct RunResult {
   std::string output;  // stdout and stderr
 };
 
-RunResult runMmcook(const std::string& args, const TempDir& dir) {
-  const std::string log = dir.file("mmcook.log");
-  const std::string command =
-      "'" + std::string(MMCOOK_PATH) + "' " + args + " > '" + log + "' 2>&1";
-  const int status = std::system(command.c_str());
+// Runs a shell command with its output in a log of `dir`.
+RunResult runCommand(const std::string& command, const TempDir& dir) {
+  const std::string log = dir.file("command.log");
+  const int status = std::system((command + " > '" + log + "' 2>&1").c_str());
   RunResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   std::ifstream in(log);
   r.output.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   return r;
+}
+
+RunResult runMmcook(const std::string& args, const TempDir& dir) {
+  return runCommand("'" + std::string(MMCOOK_PATH) + "' " + args, dir);
 }
 
 TEST(Mmcook, CorruptFbxExitsWithBadInput) {
@@ -664,15 +667,7 @@ TEST(Mmcook, LoadsTheImporterModuleOnlyForAFileThatNeedsIt) {
   const RunResult unneeded = runMmcook("-v inspect-source '" + bvh + "'", dir);
   ASSERT_EQ(unneeded.exit_code, 0) << unneeded.output;
   EXPECT_EQ(unneeded.output.find("importer"), std::string::npos) << unneeded.output;
-  const RunResult linked = [&] {
-    const std::string log = dir.file("ldd.log");
-    RunResult r;
-    r.exit_code = WEXITSTATUS(
-        std::system(("ldd '" + std::string(MMCOOK_PATH) + "' > '" + log + "' 2>&1").c_str()));
-    std::ifstream in(log);
-    r.output.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    return r;
-  }();
+  const RunResult linked = runCommand("ldd '" + std::string(MMCOOK_PATH) + "'", dir);
   ASSERT_EQ(linked.exit_code, 0) << linked.output;
   EXPECT_NE(linked.output.find("libstdc++"), std::string::npos) << linked.output;
   EXPECT_EQ(linked.output.find("assimp"), std::string::npos) << linked.output;
