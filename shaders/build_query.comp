@@ -128,8 +128,9 @@ void main() {
   uint frame = ch.current_frame;
   uint reason = kReasonNone;
   bool forced = inp.force_search != 0u || (ch.flags & kCharacterForcePending) != 0u || settled;
-  if (!playing) reason = kReasonStart;
-  else if (lastOfRange(frame) || frame + 1u >= ch.clip_first + ch.clip_count) reason = kReasonRangeEnd;
+  if (!playing) {
+    if ((params.policies & kPolicyStaggerStarts) == 0u || ch.search_timer <= 0) reason = kReasonStart;
+  } else if (lastOfRange(frame) || frame + 1u >= ch.clip_first + ch.clip_count) reason = kReasonRangeEnd;
   else if (forced) reason = kReasonForced;
   else if (ch.search_timer <= 0) reason = kReasonPeriodic;  // whole steps: no float drift
   // The jump cooldown: a periodic or forced search waits for it to end; a forced one is kept.

@@ -47,7 +47,9 @@ void main() {
     flags |= kCharacterSearched;
     ch.search_count += 1u;
     ch.search_timer = int(params.search_interval_ticks);
-    if (result.reason == kReasonStart && params.stagger_phases > 1u)  // spread the crowd's searches
+    // Spread the crowd's searches, once: from the first periodic search, or from the starts.
+    if (result.reason == kReasonStart && params.stagger_phases > 1u &&
+        (params.policies & kPolicyStaggerStarts) == 0u)
       ch.search_timer += int(params.search_interval_ticks * (c % params.stagger_phases) / params.stagger_phases);
     ch.last_winner = result.frame;
     ch.last_cost = result.cost;

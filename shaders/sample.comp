@@ -1,7 +1,8 @@
 #version 450
 // Pass 4, a thread per (character, joint): sample the local pose of the playing clip at its
 // clip-local time (mmdb::SamplePoseJob): key = time * rate clamped to the clip, rotations slerp
-// along the shorter arc, translations and velocities lerp.
+// along the shorter arc, translations and velocities lerp. A character that has not started
+// playing shows no motion: every joint at its root, unrotated (as mmdb::Crowd).
 #include "common.glsl"
 
 layout(local_size_x = MMDB_GROUP_SIZE) in;
@@ -11,6 +12,9 @@ void main() {
   if (index >= params.character_count * params.joint_count) return;
   uint c = index / params.joint_count;
   CrowdCharacter ch = characters[c];
-  if ((ch.flags & kCharacterPlaying) == 0u) return;
+  if ((ch.flags & kCharacterPlaying) == 0u) {
+    local_poses[index] = JointPose(vec4(0.0, 0.0, 0.0, 1.0), vec4(0.0), vec4(0.0), vec4(0.0));
+    return;
+  }
   local_poses[index] = sampleJoint(ch.clip_first, ch.clip_count, ch.clip_time, index % params.joint_count);
 }

@@ -46,6 +46,7 @@ template <class From, class To>
 void copySettings(const From& from, To& to) {
   to.search_interval_ticks = from.search_interval_ticks;
   to.stagger_phases = from.stagger_phases;
+  to.start_stagger_intervals = from.start_stagger_intervals;
   to.transition_cost = from.transition_cost;
   to.neighbourhood_frames = from.neighbourhood_frames;
   to.max_drift = from.max_drift;

@@ -50,6 +50,29 @@ SettleLimits settleLimits(float velocity_change, float rotation_change, float dt
   return l;
 }
 
+uint32_t staggerTicks(uint32_t character, uint32_t interval, uint32_t phases) noexcept {
+  return phases > 1 ? interval * (character % phases) / phases : 0;
+}
+
+uint32_t startDelayTicks(uint32_t character, uint32_t interval, uint32_t phases,
+                         uint32_t intervals) noexcept {
+  if (intervals == 0) return 0;
+  return staggerTicks(character, interval, phases) +
+         interval * (character / std::max(phases, 1u) % intervals);
+}
+
+Status checkStartStagger(const char* what, uint32_t interval, uint32_t intervals) noexcept {
+  if (intervals > 16)
+    return Error::format(ErrorCode::InvalidArgument, "%sstart_stagger_intervals %u is over 16",
+                         what, intervals);
+  if (uint64_t(interval) * intervals > kMaxSearchInterval)
+    return Error::format(ErrorCode::InvalidArgument,
+                         "%ssearch_interval_ticks %u times start_stagger_intervals %u is over "
+                         "2^30 steps",
+                         what, interval, intervals);
+  return Status();
+}
+
 uint32_t continueFrames(float continue_window, float frame_rate) noexcept {
   // Clamped below 2^31 (longer than any database), so that the cast is defined for any window.
   return uint32_t(std::fmin(std::floor(continue_window * frame_rate + 1e-4f), 2147483520.f));
@@ -98,6 +121,10 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
     return Error::format(ErrorCode::InvalidArgument,
                          "Crowd::create: search_interval_ticks %u is over 2^30 steps",
                          settings.search_interval_ticks);
+  if (Status s = checkStartStagger("Crowd::create: ", settings.search_interval_ticks,
+                                   settings.start_stagger_intervals);
+      !s)
+    return s;
   const struct {
     const char* name;
     float value;
@@ -164,6 +191,10 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
   try {
     crowd.must_move_.assign(db.frameCount(), 0);
     crowd.characters_.assign(n, CrowdCharacter{});
+    for (uint32_t c = 0; c < n; ++c)  // a staggered start waits for its timer, as a periodic one
+      crowd.characters_[c].search_timer =
+          int32_t(startDelayTicks(c, settings.search_interval_ticks, settings.stagger_phases,
+                                  settings.start_stagger_intervals));
     crowd.inputs_.assign(n, StickInput{});
     crowd.filters_.assign(n, TagFilter{});
     crowd.blocks_ = db.featureBlockCount();
@@ -520,9 +551,10 @@ Status Crowd::decide(uint32_t c) noexcept {
   }
 
   SearchReason reason = SearchReason::None;
-  if (!ch.playing)
-    reason = SearchReason::Start;
-  else if (must_move_[ch.current_frame])
+  if (!ch.playing) {
+    if (settings_.start_stagger_intervals == 0 || ch.search_timer <= 0)
+      reason = SearchReason::Start;
+  } else if (must_move_[ch.current_frame])
     reason = SearchReason::RangeEnd;
   else if (forced_[c] || settled)
     reason = SearchReason::Forced;
@@ -731,9 +763,9 @@ Status Crowd::resolve(uint32_t c, const SearchResult& found, uint32_t worker) no
   const uint32_t interval = settings_.search_interval_ticks;
   ch.search_count += 1;
   ch.search_timer = int32_t(interval);
-  const uint32_t phases = settings_.stagger_phases;
-  if (decisions_[c].reason == SearchReason::Start && phases > 1)  // spread the crowd's searches
-    ch.search_timer += int32_t(interval * (c % phases) / phases);
+  // Spread the crowd's searches, once: from the first periodic search, or from the starts.
+  if (decisions_[c].reason == SearchReason::Start && settings_.start_stagger_intervals == 0)
+    ch.search_timer += int32_t(staggerTicks(c, interval, settings_.stagger_phases));
   ch.last_winner = found.frame < 0 ? kNoFrame : uint32_t(found.frame);
   ch.last_cost = found.cost;
   if (found.frame < 0 || (ch.playing && uint32_t(found.frame) == ch.current_frame)) return Status();
@@ -804,6 +836,9 @@ Status Crowd::pose(uint32_t c) noexcept {
     ch.shown_time =
         std::fmin(std::fmax(ch.clip_time, 0.f), float(clip.frame_count - 1) / db_->frameRate());
   }
+  // Until a character starts playing it shows no motion: every joint at its root, unrotated (the
+  // local pose create() set), as on the GPU.
+  if (!ch.playing) return forwardKinematics(c);
   SamplePoseJob pose;
   pose.database = db_;
   pose.poses = poses_;

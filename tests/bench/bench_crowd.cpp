@@ -2,11 +2,12 @@
 // database where the corpus is absent), the sample's built-in stick script, foot locking on.
 // One thread (Crowd::step) against two (the searches split in halves with searchBatch, the end
 // of the step with endStepRange), in the same process; and the first step, whose searches are
-// all Start searches, against a steady one; and one thread with every character's offsets
-// added at every step (inertialization_threshold 0) against the default, which stops adding
-// them once they have decayed; and one thread with one 0.1 s half-life for the offsets and their
-// rates (reference()'s decay) against the default split decay (two springs a joint, the rotation's
-// composed). Counters: milliseconds per step for each part
+// all Start searches (or a sixth or a twelfth of them, staggered over one or two intervals),
+// against a steady one; and one
+// thread with every character's offsets added at every step (inertialization_threshold 0) against
+// the default, which stops adding them once they have decayed; and one thread with one 0.1 s
+// half-life for the offsets and their rates (reference()'s decay) against the default split decay
+// (two springs a joint, the rotation's composed). Counters: milliseconds per step for each part
 // (begin, search, end), the step's p99 over the run, and the speed-up of two threads.
 #include "real_database.h"
 #include "synthetic_database.h"
@@ -177,24 +178,56 @@ BENCHMARK(BM_CrowdStep)
     ->MinTime(3.0)
     ->UseRealTime();
 
-// The first step of a new crowd (every character's Start search), one thread.
+// The first step of a new crowd, one thread: every character's Start search at once, or spread
+// over the first one or two intervals (start_stagger_intervals). Counters: of the 11 steps after
+// it (untimed by the benchmark), in which staggered starts go on, the mean and the slowest step's
+// mean over the runs.
 void BM_CrowdFirstStep(benchmark::State& state) {
+  constexpr int kNext = 11;
   const Data& d = data();
   const mmdb::StickScript script = mmdb::StickScript::builtIn();
+  mmdb::CrowdSettings settings;
+  settings.start_stagger_intervals = uint32_t(state.range(0));
+  double next_ms[kNext + 1] = {};
+  int runs = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    auto created = mmdb::Crowd::create(*d.db, kCharacters);
+    auto created = mmdb::Crowd::create(*d.db, kCharacters, settings);
     if (!created) {
       state.SkipWithError(created.error().message());
       return;
     }
-    setSticks(created.value(), script, 0);
+    mmdb::Crowd& crowd = created.value();
+    setSticks(crowd, script, 0);
     state.ResumeTiming();
-    if (!created.value().step(kDt)) state.SkipWithError("the step failed");
+    if (!crowd.step(kDt)) state.SkipWithError("the step failed");
+    state.PauseTiming();
+    for (int step = 1; step <= kNext; ++step) {
+      setSticks(crowd, script, step);
+      const auto start = Clock::now();
+      if (!crowd.step(kDt)) state.SkipWithError("the step failed");
+      next_ms[step] += std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    }
+    ++runs;
+    state.ResumeTiming();
   }
+  double sum = 0, slowest = 0;
+  for (int step = 1; step <= kNext; ++step) {
+    sum += next_ms[step];
+    slowest = std::max(slowest, next_ms[step]);
+  }
+  state.counters["next_mean_ms"] = sum / kNext / std::max(runs, 1);
+  state.counters["next_slowest_ms"] = slowest / std::max(runs, 1);
   state.SetLabel(d.name);
 }
-BENCHMARK(BM_CrowdFirstStep)->Unit(benchmark::kMillisecond)->MinTime(2.0)->UseRealTime();
+BENCHMARK(BM_CrowdFirstStep)
+    ->ArgName("start_stagger_intervals")
+    ->Arg(0)
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(2.0)
+    ->UseRealTime();
 
 }  // namespace
 

@@ -132,6 +132,11 @@ TEST_F(ContextTest, SettersAndWritesCheckTheirIndexAndSize) {
   auto refused = mmdb::gpu::Crowd::create(*context(), t->view, 4, bad);
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code(), mmdb::ErrorCode::InvalidArgument);
+  mmdb::gpu::CrowdSettings too_late;
+  too_late.start_stagger_intervals = 17;
+  auto late = mmdb::gpu::Crowd::create(*context(), t->view, 4, too_late);
+  ASSERT_FALSE(late);
+  EXPECT_STREQ(late.error().message(), "start_stagger_intervals 17 is over 16");
   auto empty = mmdb::gpu::Crowd::create(*context(), t->view, 0);
   ASSERT_FALSE(empty);
   EXPECT_EQ(empty.error().code(), mmdb::ErrorCode::InvalidArgument);

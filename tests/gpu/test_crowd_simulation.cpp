@@ -12,7 +12,9 @@
 // a teleport of the same step: the same trajectories and decisions follow.
 //
 // A second run gives a third of the characters run-time block weights (the same on both crowds)
-// on a database with cost biases (negative ones included).
+// on a database with cost biases (negative ones included), and staggers the starts over two
+// intervals (CrowdSettings::start_stagger_intervals): the characters start over the first 12
+// steps, alike on both.
 //
 // The query's trajectory columns come from exp, sin, cos and atan, which a GPU computes to a few
 // ulps of the CPU's, so two candidates whose costs differ by about 1e-6 relative may swap. Such
@@ -50,7 +52,7 @@ glm::vec2 scriptedStick(uint32_t character, int frame) {
 
 // The CPU crowd that decides as the GPU crowd with these push constants does.
 mmdb::Crowd cpuTwin(const mmdb::Database& db, const mmdb::gpu::PassParams& p,
-                    bool foot_locking = true) {
+                    bool foot_locking = true, uint32_t start_stagger_intervals = 0) {
   mmdb::CrowdSettings settings;
   settings.search_interval_ticks = p.search_interval_ticks;
   settings.stagger_phases = p.stagger_phases;
@@ -63,6 +65,8 @@ mmdb::Crowd cpuTwin(const mmdb::Database& db, const mmdb::gpu::PassParams& p,
   settings.jump_cooldown = p.jump_cooldown;
   settings.search_when_settled = (p.policies & mmdb::gpu::kPolicySearchWhenSettled) != 0;
   settings.range_end_moves_on = (p.policies & mmdb::gpu::kPolicyRangeEndMovesOn) != 0;
+  EXPECT_EQ((p.policies & mmdb::gpu::kPolicyStaggerStarts) != 0, start_stagger_intervals > 0);
+  settings.start_stagger_intervals = start_stagger_intervals;
   settings.continue_window = float(p.policies >> mmdb::gpu::kPolicyContinueShift) / db.frameRate();
   settings.foot_locking = foot_locking;
   auto created = mmdb::Crowd::create(db, p.character_count, settings);
@@ -112,11 +116,13 @@ void simulateAgainstTheCpu(bool weights_and_biases) {
   ASSERT_TRUE(t);
   const mmdb::Database& db = t->db;
   ASSERT_EQ(db.rangeBiases().empty(), !weights_and_biases);
-  auto created = mmdb::gpu::Crowd::create(*context(), t->view, kCharacters);
+  mmdb::gpu::CrowdSettings settings;
+  settings.start_stagger_intervals = weights_and_biases ? 2 : 0;  // over the first 12 steps
+  auto created = mmdb::gpu::Crowd::create(*context(), t->view, kCharacters, settings);
   ASSERT_TRUE(created) << created.error().message();
   mmdb::gpu::Crowd& crowd = *created.value();
 
-  mmdb::Crowd cpu = cpuTwin(db, crowd.params());
+  mmdb::Crowd cpu = cpuTwin(db, crowd.params(), true, settings.start_stagger_intervals);
   ASSERT_EQ(cpu.characterCount(), kCharacters);
   // GPU poses are within a few ulps of the CPU's; inertialization offsets carry that over the
   // switches (the more so as the legs' joints turn fast: their offsets' velocities are large), so
@@ -189,7 +195,8 @@ void simulateAgainstTheCpu(bool weights_and_biases) {
     ASSERT_TRUE(crowd.stepAndWait(kDt).ok());
     const auto decisions = valueOf(crowd.readDecisions());
     ASSERT_EQ(decisions.size(), kCharacters);
-    const bool check_pose = frame % 10 == 0 || frame == kFrames - 1;
+    // The first steps too: with staggered starts the characters start (and enter tags) in them.
+    const bool check_pose = frame % 10 == 0 || frame < 12 || frame == kFrames - 1;
     std::vector<mmdb::gpu::ModelJoint> model;
     std::vector<mmdb::gpu::CrowdCharacter> characters;
     std::vector<mmdb::gpu::CharacterFeet> feet;
@@ -377,6 +384,40 @@ TEST_F(CrowdSimulationTest, StaggeredTimersSpreadTheSearchesOverFrames) {
       // 0.1 s at 60 Hz is 6 frames and 6 phases: 10 periodic searches a frame, not 60 every 6th.
       EXPECT_GE(periodic, 7) << "frame " << frame;
       EXPECT_LE(periodic, 13) << "frame " << frame;
+    }
+  }
+}
+
+// With start_stagger_intervals 1, character c's Start search comes at step c % 6 (0.1 s at 60 Hz,
+// 6 phases), on the GPU as on the CPU, and the periodic searches are as evenly spread as without
+// it.
+TEST_F(CrowdSimulationTest, StaggeredStartsSpreadTheFirstSearchesOverAnInterval) {
+  mmdb::test::SyntheticSpec spec;
+  spec.clips = 4;
+  spec.frames_per_clip = 600;
+  spec.joints = 2;
+  auto t = makeTestDatabase(spec);
+  ASSERT_TRUE(t);
+  mmdb::gpu::CrowdSettings settings = mmdb::gpu::CrowdSettings::reference();
+  settings.start_stagger_intervals = 1;
+  auto created = mmdb::gpu::Crowd::create(*context(), t->view, 60, settings);
+  ASSERT_TRUE(created) << created.error().message();
+  mmdb::gpu::Crowd& crowd = *created.value();
+  mmdb::Crowd cpu = cpuTwin(t->db, crowd.params(), false, 1);
+  for (int frame = 0; frame < 30; ++frame) {
+    ASSERT_TRUE(crowd.stepAndWait(kDt).ok());
+    ASSERT_TRUE(cpu.step(kDt).ok());
+    const auto decisions = valueOf(crowd.readDecisions());
+    int periodic = 0;
+    for (uint32_t c = 0; c < decisions.size(); ++c) {
+      SCOPED_TRACE("frame " + std::to_string(frame) + " character " + std::to_string(c));
+      ASSERT_EQ(decisions[c].reason, cpu.decisions()[c].reason);
+      ASSERT_EQ(decisions[c].reason == SearchReason::Start, frame < 6 && int(c % 6) == frame);
+      ASSERT_EQ(cpu.characters()[c].playing, int(c % 6) <= frame);
+      periodic += decisions[c].reason == SearchReason::Periodic;
+    }
+    if (frame >= 6) {
+      EXPECT_EQ(periodic, 10) << "frame " << frame;
     }
   }
 }

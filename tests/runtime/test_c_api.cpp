@@ -134,6 +134,7 @@ TEST(CApiSettings, AreTheCrowdSettings) {
       mmdb_crowd_settings_default(&c);
     EXPECT_EQ(c.search_interval_ticks, s.search_interval_ticks);
     EXPECT_EQ(c.stagger_phases, s.stagger_phases);
+    EXPECT_EQ(c.start_stagger_intervals, s.start_stagger_intervals);
     EXPECT_EQ(c.transition_cost, s.transition_cost);
     EXPECT_EQ(c.neighbourhood_frames, s.neighbourhood_frames);
     EXPECT_EQ(c.max_drift, s.max_drift);
@@ -157,7 +158,7 @@ TEST(CApiSettings, AreTheCrowdSettings) {
     EXPECT_EQ(c.ik_toe_length, s.ik_toe_length);
     EXPECT_EQ(c.ik_max_length_buffer, s.ik_max_length_buffer);
   }
-  EXPECT_EQ(sizeof(mmdb_crowd_settings), 24 * 4u) << "a field added to one is added to the other";
+  EXPECT_EQ(sizeof(mmdb_crowd_settings), 25 * 4u) << "a field added to one is added to the other";
   EXPECT_STREQ(mmdb_status_name(MMDB_CORRUPT), "Corrupt");
   EXPECT_EQ(int(MMDB_NO_MATCH), int(mmdb::ErrorCode::NoMatch));
   EXPECT_EQ(int(MMDB_DEVICE_ERROR), int(mmdb::ErrorCode::DeviceError));

@@ -151,6 +151,76 @@ TEST(Crowd, StaggeredTimersSpreadTheFirstPeriodicSearches) {
   }
 }
 
+// start_stagger_intervals 1: character c starts at step c % 6 (an interval of 6 steps, 6 phases),
+// shows no motion until then (every joint at its root, unrotated; Playing::playing false), and its
+// periodic searches come every interval from its start: the same steps as without staggering.
+TEST(Crowd, StaggeredStartsSpreadTheStartsOverAnInterval) {
+  TestDatabase t(spec(4, 600, 3));
+  CrowdSettings settings = CrowdSettings::reference();  // no cooldown or range margin in the way
+  settings.start_stagger_intervals = 1;
+  Crowd staggered = create(t.db, 60, settings);
+  settings.start_stagger_intervals = 0;
+  Crowd at_once = create(t.db, 60, settings);
+  const uint32_t joints = t.db.jointCount();
+  for (int step = 0; step < 20; ++step) {
+    ASSERT_TRUE(staggered.step(kDt).ok());
+    ASSERT_TRUE(at_once.step(kDt).ok());
+    size_t starts = 0;
+    for (uint32_t c = 0; c < 60; ++c) {
+      SCOPED_TRACE("step " + std::to_string(step) + " character " + std::to_string(c));
+      const SearchReason reason = staggered.decisions()[c].reason;
+      const int start = int(c % 6);
+      starts += reason == SearchReason::Start;
+      EXPECT_EQ(reason == SearchReason::Start, step == start);
+      const bool due = step > start && (step - start) % 6 == 0;
+      EXPECT_EQ(reason == SearchReason::Periodic, due) << "every 6 steps from the start";
+      EXPECT_EQ(at_once.decisions()[c].reason == SearchReason::Periodic, due)
+          << "the periodic searches come at the same steps either way";
+      mmdb::Playing playing;
+      ASSERT_TRUE(staggered.playing(c, playing).ok());
+      EXPECT_EQ(playing.playing, step >= start);
+      if (step < start) {
+        for (uint32_t j = 0; j < joints; ++j) {
+          EXPECT_EQ(staggered.modelTranslations()[c * joints + j], glm::vec3(0.f));
+          EXPECT_EQ(staggered.modelRotations()[c * joints + j], glm::quat(1.f, 0.f, 0.f, 0.f));
+        }
+      }
+    }
+    EXPECT_EQ(starts, step < 6 ? 10u : 0u) << "step " << step;
+    EXPECT_EQ(staggered.requests().size(), 10u) << "step " << step << ": 10 searches every step";
+    EXPECT_EQ(at_once.requests().size(), step == 0 ? 60u : step < 6 ? 0u : 10u);
+  }
+}
+
+// Over k intervals: character c starts at step c % 6 + 6 * ((c / 6) % k), so each step starts
+// 60 / (6k) characters, and the periodic searches keep the steps they have without staggering.
+TEST(Crowd, StaggeredStartsOverSeveralIntervalsKeepThePeriodicSteps) {
+  TestDatabase t(spec(4, 600, 3));
+  for (const uint32_t k : {2u, 5u}) {
+    SCOPED_TRACE("intervals " + std::to_string(k));
+    CrowdSettings settings = CrowdSettings::reference();
+    settings.start_stagger_intervals = k;
+    Crowd crowd = create(t.db, 60, settings);
+    for (int step = 0; step < 40; ++step) {
+      ASSERT_TRUE(crowd.step(kDt).ok());
+      size_t starts = 0;
+      for (uint32_t c = 0; c < 60; ++c) {
+        const int start = int(c % 6 + 6 * ((c / 6) % k));
+        EXPECT_EQ(mmdb::startDelayTicks(c, 6, 6, k), uint32_t(start));
+        const SearchReason reason = crowd.decisions()[c].reason;
+        starts += reason == SearchReason::Start;
+        EXPECT_EQ(reason == SearchReason::Start, step == start) << "character " << c;
+        EXPECT_EQ(reason == SearchReason::Periodic, step > start && (step - start) % 6 == 0)
+            << "step " << step << " character " << c;
+      }
+      EXPECT_EQ(starts, step < int(6 * k) ? 60 / (6 * k) : 0u) << "step " << step;
+    }
+  }
+  EXPECT_EQ(mmdb::startDelayTicks(7, 6, 6, 0), 0u) << "off";
+  EXPECT_EQ(mmdb::startDelayTicks(7, 6, 0, 3), 6u) << "no phases: whole intervals";
+  EXPECT_EQ(mmdb::startDelayTicks(7, 6, 4, 2), 10u) << "6 * 3 / 4 + 6 * (7 / 4 % 2)";
+}
+
 TEST(Crowd, TheLastFrameOfARangeForcesAnUnseededSearch) {
   TestDatabase t(spec(2, 300, 2));
   // The reference's range end (test_crowd_policies.cpp has the one that moves on).
@@ -426,6 +496,16 @@ TEST(Crowd, BadArgumentsAreRefused) {
   s = {};
   s.search_interval_ticks = (1u << 30) + 1;
   EXPECT_TRUE(refused(s));
+  s = {};
+  s.start_stagger_intervals = 17;
+  EXPECT_TRUE(refused(s));
+  s.start_stagger_intervals = 16;
+  EXPECT_FALSE(refused(s));
+  s.search_interval_ticks = 1u << 27;  // 16 intervals of it: 2^31 steps
+  EXPECT_TRUE(refused(s));
+  s.foot_locking = false;
+  EXPECT_NE(std::strstr(Crowd::create(t.db, 2, s).error().message(), "start_stagger_intervals 16"),
+            nullptr);
   std::vector<mmdb::Float4> short_stream(4);
   const mmdb::PoseView too_small{0, 1, short_stream, short_stream, short_stream, short_stream};
   CrowdSettings unlocked;

@@ -254,6 +254,7 @@ PassParams paramsFor(const DatabaseView& db, uint32_t count, const CrowdSettings
   p.max_drift = settings.max_drift;
   p.policies = (settings.search_when_settled ? kPolicySearchWhenSettled : 0u) |
                (settings.range_end_moves_on ? kPolicyRangeEndMovesOn : 0u) |
+               (settings.start_stagger_intervals > 0 ? kPolicyStaggerStarts : 0u) |
                (std::min(mmdb::continueFrames(settings.continue_window, db.frame_rate), 0xFFFFFFu)
                 << kPolicyContinueShift);
   p.jump_cooldown = settings.jump_cooldown;
@@ -383,6 +384,10 @@ Result<std::unique_ptr<Crowd>> Crowd::create(const Context& ctx, const DatabaseV
     if (!(std::isfinite(p.value) && p.value >= 0.f))
       return Error::format(ErrorCode::InvalidArgument, "%s %g must be finite and >= 0", p.name,
                            double(p.value));
+  if (Status s = mmdb::checkStartStagger("", settings.search_interval_ticks,
+                                         settings.start_stagger_intervals);
+      !s)
+    return s;
   if (db.clip_starts.empty() || db.biases.size() != db.range_count + db.clip_starts.size() - 1) {
     return Error::format(ErrorCode::InvalidArgument,
                          "the view holds %zu cost biases for %u ranges and %zu clips (one each; "
@@ -428,8 +433,12 @@ Result<std::unique_ptr<Crowd>> Crowd::create(const Context& ctx, const DatabaseV
   crowd->simulations_.assign(count, Simulation{});
   crowd->blocks_ = db.blocks;
   crowd->column_weights_.assign(size_t(count) * db.feature_stride, 1.f);
-  if (Status s = crowd->writeCharacters(std::vector<CrowdCharacter>(count, initialCharacter())); !s)
-    return s;
+  std::vector<CrowdCharacter> characters(count, initialCharacter());
+  for (uint32_t c = 0; c < count; ++c)  // a staggered start waits for its timer, as on the CPU
+    characters[c].search_timer =
+        int32_t(mmdb::startDelayTicks(c, settings.search_interval_ticks, settings.stagger_phases,
+                                      settings.start_stagger_intervals));
+  if (Status s = crowd->writeCharacters(characters); !s) return s;
   return crowd;
 }
 

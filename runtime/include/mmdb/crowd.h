@@ -90,6 +90,11 @@ struct CrowdSettings {
                                        // whole steps, so no float timer drifts past one
   uint32_t stagger_phases = 6;  // character c's first periodic search comes (c % n) / n of an
                                 // interval late (whole steps), spreading the searches (0: off)
+  uint32_t start_stagger_intervals = 0;  // k > 0: character c's Start search waits
+                                         // startDelayTicks() steps, so a crowd created at once
+                                         // starts over k intervals instead of all in its first
+                                         // step; a character shows no motion until its own start
+                                         // (docs/runtime.md "Staggered starts"). At most 16
   float transition_cost = kDefaultTransitionCost;        // added to every candidate but the frame
                                                          // playing: a switch must win by this much
   int32_t neighbourhood_frames = kDefaultNeighbourhood;  // frames around the playing one a
@@ -159,6 +164,18 @@ struct SettleLimits {
   float cos_limit = -2;
 };
 SettleLimits settleLimits(float velocity_change, float rotation_change, float dt) noexcept;
+// How many steps character c's first periodic search comes after an interval
+// (CrowdSettings::stagger_phases): interval * (c % phases) / phases, 0 with phases of 0 or 1.
+uint32_t staggerTicks(uint32_t character, uint32_t interval, uint32_t phases) noexcept;
+// With CrowdSettings::start_stagger_intervals = k > 0, how many steps after the crowd's creation
+// character c's Start search comes: staggerTicks() plus interval * ((c / phases) % k) (phases of
+// 0 or 1 count as 1), whole intervals, so its periodic searches then come at the steps they would
+// without the delay (a multiple of the interval later). 0 with k = 0.
+uint32_t startDelayTicks(uint32_t character, uint32_t interval, uint32_t phases,
+                         uint32_t intervals) noexcept;
+// Both crowds' check of start_stagger_intervals: at most 16, and its delays (interval * intervals)
+// within 2^30 steps. InvalidArgument naming the setting (prefixed with `what`) otherwise.
+Status checkStartStagger(const char* what, uint32_t interval, uint32_t intervals) noexcept;
 // continue_window (or range_end_margin) in whole frames at the file's rate: floor(window * rate +
 // 1e-4), at most 2^31 - 128.
 uint32_t continueFrames(float continue_window, float frame_rate) noexcept;

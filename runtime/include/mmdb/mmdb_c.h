@@ -75,6 +75,7 @@ const char* mmdb_database_tag_name(const mmdb_database* db, uint32_t bit);
 typedef struct mmdb_crowd_settings {
   uint32_t search_interval_ticks;
   uint32_t stagger_phases;
+  uint32_t start_stagger_intervals;
   float transition_cost;
   int32_t neighbourhood_frames;
   float max_drift;

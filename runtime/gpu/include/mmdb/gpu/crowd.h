@@ -138,6 +138,7 @@ struct CrowdSettings {
   float settle_velocity_change = 50.f;
   float settle_rotation_change = 50.f;
   bool range_end_moves_on = true;
+  uint32_t start_stagger_intervals = 0;
 
   // Foot locking, as mmdb::CrowdSettings (same names and defaults): the foot lock pass holds a
   // toe whose contact starts where it is in the world, bending the leg to it, until the contact

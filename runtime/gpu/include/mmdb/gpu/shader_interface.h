@@ -74,6 +74,8 @@ MMDB_UINT_CONST(kTeleportPlace, 2u);  // Crowd::place: the placement alone
 // PassParams::policies bits; bits 8 and up hold the continuing rule's window in frames.
 MMDB_UINT_CONST(kPolicySearchWhenSettled, 1u);
 MMDB_UINT_CONST(kPolicyRangeEndMovesOn, 2u);
+MMDB_UINT_CONST(kPolicyStaggerStarts, 4u);  // start_stagger_intervals > 0: a Start search waits
+                                            // for the search timer
 MMDB_UINT_CONST(kPolicyContinueShift, 8u);
 
 // Why a character searched (MatchResult::reason), in order of precedence (SearchReason in C++).
