@@ -108,6 +108,15 @@ bool below(const mmdb::Database& db, uint32_t root, size_t j) {
 
 using CrowdSimulationTest = GpuTest;
 
+// `clips` clips of 600 frames (10 s at 60 Hz) of a two-joint skeleton (no legs), for the timers.
+mmdb::test::SyntheticSpec twoJointSpec(uint32_t clips) {
+  mmdb::test::SyntheticSpec spec;
+  spec.clips = clips;
+  spec.frames_per_clip = 600;
+  spec.joints = 2;
+  return spec;
+}
+
 void simulateAgainstTheCpu(bool weights_and_biases) {
   mmdb::test::SyntheticSpec spec = leggedSpec();  // foot locking on, as by default
   spec.clips = 8;
@@ -359,11 +368,7 @@ TEST_F(CrowdSimulationTest, WeightedCharactersOnABiasedDatabaseDecideAsOnTheCpu)
 }
 
 TEST_F(CrowdSimulationTest, StaggeredTimersSpreadTheSearchesOverFrames) {
-  mmdb::test::SyntheticSpec spec;
-  spec.clips = 4;
-  spec.frames_per_clip = 600;
-  spec.joints = 2;
-  auto t = makeTestDatabase(spec);
+  auto t = makeTestDatabase(twoJointSpec(4));
   ASSERT_TRUE(t);
   // The reference's timers: no jump cooldown holds a search back (and no legs to lock).
   auto created =
@@ -392,11 +397,7 @@ TEST_F(CrowdSimulationTest, StaggeredTimersSpreadTheSearchesOverFrames) {
 // 6 phases), on the GPU as on the CPU, and the periodic searches are as evenly spread as without
 // it.
 TEST_F(CrowdSimulationTest, StaggeredStartsSpreadTheFirstSearchesOverAnInterval) {
-  mmdb::test::SyntheticSpec spec;
-  spec.clips = 4;
-  spec.frames_per_clip = 600;
-  spec.joints = 2;
-  auto t = makeTestDatabase(spec);
+  auto t = makeTestDatabase(twoJointSpec(4));
   ASSERT_TRUE(t);
   mmdb::gpu::CrowdSettings settings = mmdb::gpu::CrowdSettings::reference();
   settings.start_stagger_intervals = 1;
@@ -425,11 +426,7 @@ TEST_F(CrowdSimulationTest, StaggeredStartsSpreadTheFirstSearchesOverAnInterval)
 // The timer counts whole steps: with 6 (0.1 s at 60 Hz), a periodic search every 6th step,
 // never the 7th as a float timer counting down from 0.1 s by 1/60 gave.
 TEST_F(CrowdSimulationTest, PeriodicSearchesComeEverySixthStep) {
-  mmdb::test::SyntheticSpec spec;
-  spec.clips = 2;
-  spec.frames_per_clip = 600;
-  spec.joints = 2;
-  auto t = makeTestDatabase(spec);
+  auto t = makeTestDatabase(twoJointSpec(2));
   ASSERT_TRUE(t);
   mmdb::gpu::CrowdSettings settings = mmdb::gpu::CrowdSettings::reference();
   settings.stagger_phases = 0;
