@@ -192,9 +192,13 @@ int run_cpu_crowd(const mmdb::Database& db, const SampleOptions& options,
   // The sample's search interval, no staggering, its drift cap: as the GPU run (gpu_crowd.cpp).
   settings.search_interval_ticks = uint32_t(kSearchIntervalTicks);
   settings.stagger_phases = 0;
+  // Staggered starts spread over the steps with the crowd's default phases (and so do the
+  // periodic searches that follow them).
+  if (options.start_stagger > 0) settings.stagger_phases = mmdb::CrowdSettings{}.stagger_phases;
   settings.max_drift = kMaxDrift;
   settings.bounds_pruning = !options.exhaustive;
   settings.foot_locking = options.foot_locking;
+  settings.start_stagger_intervals = uint32_t(options.start_stagger);
   mmdb::Result<mmdb::Crowd> crowd =
       mmdb::Crowd::create(db, uint32_t(std::max(options.characters, 0)), settings);
   if (!crowd) {

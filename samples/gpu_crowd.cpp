@@ -180,8 +180,13 @@ int run_gpu_crowd(const mmdb::Database& db, const SampleOptions& options,
   // no staggering, its drift cap (the default neighbourhood is the CPU search's already).
   settings.search_interval_ticks = uint32_t(kSearchIntervalTicks);
   settings.stagger_phases = 0;
+  // Staggered starts spread over the steps with the crowd's default phases (and so do the
+  // periodic searches that follow them).
+  if (options.start_stagger > 0)
+    settings.stagger_phases = mmdb::gpu::CrowdSettings{}.stagger_phases;
   settings.max_drift = kMaxDrift;
   settings.foot_locking = options.foot_locking;
+  settings.start_stagger_intervals = uint32_t(options.start_stagger);
   auto crowd = mmdb::gpu::Crowd::create(ctx, view.value(), uint32_t(options.characters), settings);
   if (!crowd) {
     std::fprintf(stderr, "mmdb_sample: creating the GPU crowd failed: %s\n",

@@ -31,9 +31,10 @@ void print_database(const mmdb::Database& db, const char* path) {
 void print_run(const SampleOptions& options, const char* method) {
   std::printf(
       "run: %d character%s, %g s at 60 Hz, %s search every %g s, when the stick turns "
-      "sharply and at the end of each matchable range; foot locking %s\n",
+      "sharply and at the end of each matchable range; foot locking %s%s\n",
       options.characters, options.characters == 1 ? "" : "s", options.seconds, method,
-      kSearchIntervalTicks * kTickSeconds, options.foot_locking ? "on" : "off");
+      kSearchIntervalTicks * kTickSeconds, options.foot_locking ? "on" : "off",
+      options.start_stagger > 0 ? "; starts staggered" : "");
   std::printf(
       "frames: 'global' indexes the whole database, 'local' counts from its clip's "
       "first frame\n");

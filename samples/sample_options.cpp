@@ -48,6 +48,9 @@ std::string usage_text(const char* program) {
          "  --no-foot-locking  show the feet as the clips move them: no planted toe is held in\n"
          "                     place and no leg is bent to one (the motion measures then show\n"
          "                     the database's own foot slide)\n"
+         "  --start-stagger K  spread the characters' first searches over K search intervals\n"
+         "                     (0 to 16; 0: all in the first step), each character showing\n"
+         "                     nothing until its own\n"
          "  -h, --help         this text\n"
          "\n"
          "Exit codes: 0 success, 1 the database cannot be used (or no GPU), 2 bad usage.\n";
@@ -104,6 +107,14 @@ bool parse_options(int argc, const char* const* argv, SampleOptions& options, st
       options.explain = true;
     } else if (arg == "--no-foot-locking") {
       options.foot_locking = false;
+    } else if (arg == "--start-stagger") {
+      if (!value(text)) return false;
+      if (!parse_int(text, options.start_stagger) || options.start_stagger < 0 ||
+          options.start_stagger > 16) {
+        error = "--start-stagger wants a whole number of search intervals from 0 to 16, got '" +
+                text + "'";
+        return false;
+      }
     } else if (!arg.empty() && arg[0] == '-') {
       error = "unknown option '" + arg + "' (see --help)";
       return false;

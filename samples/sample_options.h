@@ -17,6 +17,8 @@ struct SampleOptions {
   bool gpu = false;          // run the crowd through the Vulkan compute runtime
   bool explain = false;      // after each search, its three best candidates block by block (CPU)
   bool foot_locking = true;  // planted toes held where they land, the legs bent to them (IK)
+  int start_stagger = 0;     // CrowdSettings::start_stagger_intervals: the starts spread over
+                             // this many search intervals (0: every character starts at once)
   bool help = false;
 };
 

@@ -287,6 +287,11 @@ TEST(SampleOptions, DefaultsAndEveryOption) {
   ASSERT_TRUE(parse({"db.mmdb", "--no-foot-locking"}, o, error)) << error;
   EXPECT_FALSE(o.foot_locking);
 
+  EXPECT_EQ(o.start_stagger, 0);
+  o = {};
+  ASSERT_TRUE(parse({"db.mmdb", "--start-stagger", "2"}, o, error)) << error;
+  EXPECT_EQ(o.start_stagger, 2);
+
   o = {};
   ASSERT_TRUE(parse({"--help"}, o, error));
   EXPECT_TRUE(o.help);
@@ -298,6 +303,8 @@ TEST(SampleOptions, BadUsageSaysWhatIsWrong) {
       {{"a.mmdb", "b.mmdb"}, "one database only"},
       {{"a.mmdb", "--characters", "0"}, "--characters wants"},
       {{"a.mmdb", "--characters", "3x"}, "--characters wants"},
+      {{"a.mmdb", "--start-stagger", "17"}, "--start-stagger wants"},
+      {{"a.mmdb", "--start-stagger", "-1"}, "--start-stagger wants"},
       {{"a.mmdb", "--seconds", "-1"}, "--seconds wants"},
       {{"a.mmdb", "--seconds", "nan"}, "--seconds wants"},
       {{"a.mmdb", "--seconds"}, "--seconds needs a value"},

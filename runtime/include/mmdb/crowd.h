@@ -170,7 +170,8 @@ uint32_t staggerTicks(uint32_t character, uint32_t interval, uint32_t phases) no
 // With CrowdSettings::start_stagger_intervals = k > 0, how many steps after the crowd's creation
 // character c's Start search comes: staggerTicks() plus interval * ((c / phases) % k) (phases of
 // 0 or 1 count as 1), whole intervals, so its periodic searches then come at the steps they would
-// without the delay (a multiple of the interval later). 0 with k = 0.
+// without the delay (a multiple of the interval later). 0 with k = 0. With phases of 0 or 1 the
+// starts spread by whole intervals only: k = 1 then delays nothing.
 uint32_t startDelayTicks(uint32_t character, uint32_t interval, uint32_t phases,
                          uint32_t intervals) noexcept;
 // Both crowds' check of start_stagger_intervals: at most 16, and its delays (interval * intervals)
