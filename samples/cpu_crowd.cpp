@@ -189,7 +189,8 @@ int run_cpu_crowd(const mmdb::Database& db, const SampleOptions& options,
                   const mmdb::StickScript& script, const LocomotionSpeeds& speeds, DecisionLog& log,
                   TrajectoryTrace& trace, PlaybackStats& stats) {
   mmdb::CrowdSettings settings;
-  // The sample's search interval, no staggering, its drift cap: as the GPU run (gpu_crowd.cpp).
+  // The sample's search interval, no staggering (unless the starts are), its drift cap: as the
+  // GPU run (gpu_crowd.cpp).
   settings.search_interval_ticks = uint32_t(kSearchIntervalTicks);
   settings.stagger_phases = 0;
   // Staggered starts spread over the steps with the crowd's default phases (and so do the

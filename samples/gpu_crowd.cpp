@@ -177,7 +177,8 @@ int run_gpu_crowd(const mmdb::Database& db, const SampleOptions& options,
   }
   mmdb::gpu::CrowdSettings settings;
   // Decide as the CPU crowd does, so the two runs print the same decisions: its search interval,
-  // no staggering, its drift cap (the default neighbourhood is the CPU search's already).
+  // no staggering (unless the starts are), its drift cap (the default neighbourhood is the CPU
+  // search's already).
   settings.search_interval_ticks = uint32_t(kSearchIntervalTicks);
   settings.stagger_phases = 0;
   // Staggered starts spread over the steps with the crowd's default phases (and so do the
