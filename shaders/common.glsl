@@ -30,6 +30,8 @@ layout(std430, set = 0, binding = MMDB_BINDING_OFFSETS) buffer Offsets { JointOf
 layout(std430, set = 0, binding = MMDB_BINDING_LOCAL_POSES) buffer LocalPoses { JointPose local_poses[]; };
 layout(std430, set = 0, binding = MMDB_BINDING_MODEL_POSES) buffer ModelPoses { ModelJoint model_poses[]; };
 layout(std430, set = 0, binding = MMDB_BINDING_FEET) buffer Feet { CharacterFeet feet[]; };
+layout(std430, set = 0, binding = MMDB_BINDING_JOINT_LIMITS) readonly buffer JointLimits { float joint_limits[]; };
+layout(std430, set = 0, binding = MMDB_BINDING_UNLOCKED) buffer Unlocked { vec4 unlocked_positions[]; };
 
 layout(push_constant, std430) uniform Params { PassParams params; };
 
@@ -163,6 +165,22 @@ vec4 decayRotationSplit(vec3 x, inout vec3 v, float halflife, float rate_halflif
   vec4 rate = fromScaledAxis(x_rate);
   v = v_rate + quatRotate(rate, v_part);
   return normalize(quatMul(rate, fromScaledAxis(x_part)));
+}
+
+// A sampled joint with its transition offsets (offsets[index]) decayed by t seconds added
+// (mmdb::InertializeJob): rotation = offset(t) * rotation, translation += offset(t), velocity +=
+// offset rate, angular velocity = offset rate + offset(t) * angular velocity.
+JointPose inertializedJoint(JointPose pose, uint index, float t) {
+  JointOffset o = offsets[index];
+  vec3 rx = o.rotation.xyz, rv = o.angular_velocity.xyz;
+  vec3 tx = o.translation.xyz, tv = o.velocity.xyz;
+  vec4 offset = decayRotationSplit(rx, rv, params.inertialization_halflife, params.inertialization_rate_halflife, t);
+  decayOffsetSplit(tx, tv, params.inertialization_halflife, params.inertialization_rate_halflife, t);
+  pose.rotation = normalize(quatMul(offset, pose.rotation));
+  pose.angular_velocity = vec4(rv + quatRotate(offset, pose.angular_velocity.xyz), 0.0);
+  pose.translation = vec4(pose.translation.xyz + tx, 0.0);
+  pose.velocity = vec4(pose.velocity.xyz + tv, 0.0);
+  return pose;
 }
 
 // The achieved path (mmdb::integrateRootMotion): dt seconds of a frame's root

@@ -1,7 +1,10 @@
 #version 450
 // Pass 6, a thread per character: forward kinematics of the shown local pose to model space,
 // relative to the character's simulation root (mmdb::ForwardKinematicsJob with an identity
-// root); parents precede their children. Then the character's achieved path takes dt of the
+// root); parents precede their children. With the transition speed limit (mmdb::Crowd's rule),
+// a transition whose decay moved a joint further than its limit since the last pose is posed
+// again with the decay gone on by half, a quarter or none of the step, the first that keeps
+// within (else the one moving least). Then the character's achieved path takes dt of the
 // root motion of the frame playing (kept as the step's root motion too), and the playback clock
 // moves on by dt: clip time, the frame playing, the time since the switch, and the search timer
 // by one step. It keeps the frame and time of the pose shown (and the step before's frame) for
@@ -10,10 +13,7 @@
 
 layout(local_size_x = MMDB_GROUP_SIZE) in;
 
-void main() {
-  uint c = gl_GlobalInvocationID.x;
-  if (c >= params.character_count) return;
-  uint base = c * params.joint_count;
+void forwardKinematics(uint base) {
   for (uint j = 0u; j < params.joint_count; ++j) {
     JointPose local = local_poses[base + j];
     int p = parents[j];
@@ -24,8 +24,58 @@ void main() {
     m.rotation = normalize(quatMul(parent_rotation, local.rotation));
     model_poses[base + j] = m;
   }
+}
+
+// The largest, over joints, of how far the model pose moved since the last one shown (before
+// foot locking) over that joint's limit in this step, squared (mmdb::Crowd's).
+float squaredStepRatio(uint base) {
+  float per_frame = 1.0 / (params.dt * params.frame_rate);
+  float ratio = 0.0;
+  for (uint j = 0u; j < params.joint_count; ++j) {
+    vec3 moved = model_poses[base + j].position.xyz - unlocked_positions[base + j].xyz;
+    ratio = max(ratio, dot(moved, moved) * joint_limits[j]);
+  }
+  return ratio * per_frame * per_frame;
+}
+
+// The character's local pose sampled again with its offsets decayed by t (the sample and
+// inertialize passes' work), then forward kinematics.
+void poseAt(CrowdCharacter ch, uint base, float t) {
+  for (uint j = 0u; j < params.joint_count; ++j)
+    local_poses[base + j] = inertializedJoint(sampleJoint(ch.clip_first, ch.clip_count, ch.clip_time, j), base + j, t);
+  forwardKinematics(base);
+}
+
+void main() {
+  uint c = gl_GlobalInvocationID.x;
+  if (c >= params.character_count) return;
+  uint base = c * params.joint_count;
+  forwardKinematics(base);
 
   CrowdCharacter ch = characters[c];
+  if ((params.policies & kPolicySpeedLimit) != 0u) {
+    uint limited = kCharacterPlaying | kCharacterInertializing;
+    if ((ch.flags & limited) == limited && ch.transition_time > 0.0 && params.dt > 0.0) {
+      precise float to = ch.transition_time;
+      precise float from = max(to - params.dt, 0.0);
+      precise float half_time = from + 0.5 * (to - from);
+      precise float quarter_time = from + 0.25 * (to - from);
+      float best_time = to, time = to;
+      float best_ratio = squaredStepRatio(base);
+      for (uint k = 1u; k < 4u && best_ratio > 1.0; ++k) {
+        time = k == 1u ? half_time : (k == 2u ? quarter_time : from);
+        poseAt(ch, base, time);
+        float ratio = squaredStepRatio(base);
+        if (ratio < best_ratio) {
+          best_ratio = ratio;
+          best_time = time;
+        }
+      }
+      if (time != best_time) poseAt(ch, base, best_time);  // the last try is not the one kept
+      ch.transition_time = best_time;
+    }
+    for (uint j = 0u; j < params.joint_count; ++j) unlocked_positions[base + j] = model_poses[base + j].position;
+  }
   // The frame of the pose shown (sampled at the clip time before it moves on): the foot lock
   // pass reads its contact bits, the host what is playing (mmdb::Crowd::playing's numbers).
   bool playing = (ch.flags & kCharacterPlaying) != 0u;
@@ -50,9 +100,11 @@ void main() {
     ch.current_frame = ch.clip_first + uint(min(key, float(ch.clip_count - 1u)));
   }
   ch.since_switch += params.dt;
+  ch.transition_time += params.dt;
   ch.search_timer -= 1;
   characters[c].clip_time = ch.clip_time;
   characters[c].current_frame = ch.current_frame;
   characters[c].since_switch = ch.since_switch;
+  characters[c].transition_time = ch.transition_time;
   characters[c].search_timer = ch.search_timer;
 }

@@ -15,8 +15,8 @@ void captureOffsets(inout CrowdCharacter ch, uint winner_first, uint winner_coun
     JointOffset o = offsets[index];
     vec3 rx = o.rotation.xyz, rv = o.angular_velocity.xyz;
     vec3 tx = o.translation.xyz, tv = o.velocity.xyz;
-    vec4 previous = decayRotationSplit(rx, rv, params.inertialization_halflife, params.inertialization_rate_halflife, ch.since_switch);
-    decayOffsetSplit(tx, tv, params.inertialization_halflife, params.inertialization_rate_halflife, ch.since_switch);
+    vec4 previous = decayRotationSplit(rx, rv, params.inertialization_halflife, params.inertialization_rate_halflife, ch.transition_time);
+    decayOffsetSplit(tx, tv, params.inertialization_halflife, params.inertialization_rate_halflife, ch.transition_time);
     JointPose src = sampleJoint(ch.clip_first, ch.clip_count, ch.clip_time, j);
     JointPose dst = sampleJoint(winner_first, winner_count, winner_time, j);
 
@@ -66,6 +66,7 @@ void main() {
       if (playing) {
         captureOffsets(ch, clip.x, clip.y, time, c);
         ch.since_switch = 0.0;
+        ch.transition_time = 0.0;
         flags |= kCharacterSwitched;
       }
       ch.clip_first = clip.x;
@@ -80,7 +81,7 @@ void main() {
   // their rate, with the slower half-life (it bounds the split decay too); below the threshold the
   // inertialize pass skips the character.
   float y = springY(max(params.inertialization_halflife, params.inertialization_rate_halflife));
-  float t = ch.since_switch;
+  float t = ch.transition_time;
   float j1 = ch.offset_bound_v + y * ch.offset_bound_x;
   float bound = exp(-y * t) * max(ch.offset_bound_x + j1 * t, ch.offset_bound_v + j1 * y * t);
   if (bound > params.inertialization_threshold) flags |= kCharacterInertializing;

@@ -53,6 +53,7 @@ void copySettings(const From& from, To& to) {
   to.inertialization_halflife = from.inertialization_halflife;
   to.inertialization_rate_halflife = from.inertialization_rate_halflife;
   to.inertialization_threshold = from.inertialization_threshold;
+  to.transition_speed_limit = from.transition_speed_limit;
   to.controller_halflife = from.controller_halflife;
   to.max_speed = from.max_speed;
   to.bounds_pruning = from.bounds_pruning != 0;

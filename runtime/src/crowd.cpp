@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <new>
 #include <utility>
 
@@ -36,6 +37,7 @@ CrowdSettings CrowdSettings::reference() noexcept {
   s.range_end_margin = 0.f;
   s.foot_locking = false;
   s.inertialization_threshold = 0.f;
+  s.transition_speed_limit = 0.f;
   s.inertialization_halflife = kDefaultInertializationHalflife;
   s.inertialization_rate_halflife = kDefaultInertializationHalflife;
   return s;
@@ -129,6 +131,7 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
     const char* name;
     float value;
   } policies[] = {{"inertialization_threshold", settings.inertialization_threshold},
+                  {"transition_speed_limit", settings.transition_speed_limit},
                   {"continue_window", settings.continue_window},
                   {"jump_cooldown", settings.jump_cooldown},
                   {"range_end_margin", settings.range_end_margin},
@@ -227,6 +230,8 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
     if (!crowd.ended_) return Error(ErrorCode::InvalidArgument, "Crowd::create: out of memory");
     for (size_t c = 0; c < n; ++c) crowd.ended_[c].store(0, std::memory_order_relaxed);
     crowd.feet_.assign(n * kLegCount, FootLock{});
+    if (settings.transition_speed_limit > 0.f)
+      crowd.unlocked_translations_.assign(n * joints, glm::vec3(0.f));
   } catch (const std::bad_alloc&) {
     return Error::format(ErrorCode::InvalidArgument,
                          "Crowd::create: out of memory for %u characters of %u joints",
@@ -257,8 +262,17 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
   } else {
     crowd.poses_ = db.rawPoses();
   }
+  if (settings.transition_speed_limit > 0.f) {
+    Result<std::vector<float>> steps = clipJointSteps(db, crowd.poses_);
+    if (!steps) return steps.error();
+    crowd.joint_step_limits_ = std::move(steps.value());
+    for (float& limit : crowd.joint_step_limits_) {  // kept as 1 / limit^2
+      const float most = settings.transition_speed_limit * std::fmax(limit, kMinJointStep);
+      limit = 1.f / (most * most);
+    }
+  }
   for (uint32_t c = 0; c < character_count; ++c) {
-    Status s = crowd.pose(c);  // the pose of a character that plays nothing yet: clip 0 at 0 s
+    Status s = crowd.pose(c, 0);  // no motion: every joint at its root
     if (!s) return s;
   }
   return Result<Crowd>(std::move(crowd));
@@ -314,6 +328,8 @@ Crowd& Crowd::operator=(Crowd&& other) noexcept {
   foot_settings_ = other.foot_settings_;
   feet_ = std::move(other.feet_);
   shown_ = std::move(other.shown_);
+  joint_step_limits_ = std::move(other.joint_step_limits_);
+  unlocked_translations_ = std::move(other.unlocked_translations_);
   return *this;
 }
 
@@ -426,6 +442,69 @@ Status checkPlacement(const char* what, uint32_t character, const glm::vec3& pos
                          what, character, double(rotation.x), double(rotation.y),
                          double(rotation.z), double(rotation.w));
   return Status();
+}
+
+Result<std::vector<float>> clipJointSteps(const Database& db, const PoseView& given) noexcept {
+  if (!db.valid())
+    return Error(ErrorCode::InvalidArgument, "clipJointSteps: the database is not open");
+  const uint32_t joints = db.jointCount();
+  const PoseView view = given.frame_count != 0 ? given : db.rawPoses();
+  const bool decode = view.frame_count == 0;  // a coded stream: a window at a time
+  const size_t elements = size_t(db.frameCount()) * joints;
+  if (!decode && (!view.covers(0, db.frameCount()) || view.first_frame != 0 ||
+                  view.rotations.size() != elements || view.translations.size() != elements))
+    return Error::format(ErrorCode::InvalidArgument,
+                         "clipJointSteps: the poses must hold the rotations and translations of "
+                         "all %u frames of the database",
+                         db.frameCount());
+  constexpr uint32_t kWindow = 256;  // frames decoded at once
+  try {
+    std::vector<float> steps(joints, 0.f);
+    std::vector<Float4> window_rotations(decode ? size_t(kWindow) * joints : 0);
+    std::vector<Float4> window_translations(window_rotations.size());
+    std::vector<glm::quat> local_r(joints), model_r(joints);
+    std::vector<glm::vec3> local_t(joints),
+        model_t[2] = {std::vector<glm::vec3>(joints), std::vector<glm::vec3>(joints)};
+    for (uint32_t i = 0; i < db.clipCount(); ++i) {
+      const ClipInfo clip = db.clip(i);
+      for (uint32_t f = 0; f < clip.frame_count; ++f) {
+        const Float4* rotations = nullptr;
+        const Float4* translations = nullptr;
+        if (decode) {
+          const uint32_t in_window = f % kWindow;
+          if (in_window == 0) {
+            const uint32_t frames = std::min(kWindow, clip.frame_count - f);
+            PoseBuffers out;
+            out.rotations = Span<Float4>(window_rotations.data(), size_t(frames) * joints);
+            out.translations = Span<Float4>(window_translations.data(), size_t(frames) * joints);
+            if (Status s = db.decodePoses(clip.first_frame + f, frames, out); !s) return s;
+          }
+          rotations = window_rotations.data() + size_t(in_window) * joints;
+          translations = window_translations.data() + size_t(in_window) * joints;
+        } else {
+          rotations = view.rotations.data() + size_t(clip.first_frame + f) * joints;
+          translations = view.translations.data() + size_t(clip.first_frame + f) * joints;
+        }
+        for (uint32_t j = 0; j < joints; ++j) {
+          local_r[j] = glm::quat(rotations[j].w, rotations[j].x, rotations[j].y, rotations[j].z);
+          local_t[j] = glm::vec3(translations[j].x, translations[j].y, translations[j].z);
+        }
+        ForwardKinematicsJob fk;
+        fk.parents = db.parents();
+        fk.local_rotations = local_r;
+        fk.local_translations = local_t;
+        fk.model_rotations = model_r;
+        fk.model_translations = model_t[f % 2];
+        detail::runForwardKinematics(fk);  // a verified database's parents precede their children
+        if (f == 0) continue;
+        for (uint32_t j = 0; j < joints; ++j)
+          steps[j] = std::max(steps[j], glm::length(model_t[f % 2][j] - model_t[(f + 1) % 2][j]));
+      }
+    }
+    return steps;
+  } catch (const std::bad_alloc&) {
+    return Error(ErrorCode::InvalidArgument, "clipJointSteps: out of memory");
+  }
 }
 
 Result<DecodedPoses> DecodedPoses::decode(const Database& db) noexcept {
@@ -670,7 +749,7 @@ Status Crowd::endStepRange(uint32_t first, uint32_t count, uint32_t worker) noex
     if (k < k_end && searching_[k] == c) {
       if (Status s = resolve(c, results_[k++], worker); !s) return s;
     }
-    if (Status s = pose(c); !s) return s;
+    if (Status s = pose(c, worker); !s) return s;
     advance(c);
     if (settings_.foot_locking) {
       if (Status s = lockFeet(c); !s) return s;
@@ -790,7 +869,7 @@ Status Crowd::resolve(uint32_t c, const SearchResult& found, uint32_t worker) no
     InertializeTransitionJob job;
     job.halflife = settings_.inertialization_halflife;
     job.rate_halflife = settings_.inertialization_rate_halflife;
-    job.time_since_previous = ch.since_switch;
+    job.time_since_previous = ch.transition_time;
     job.source_rotations = slice(switch_rotations_, source, joints_);
     job.source_angular_velocities = slice(switch_angular_, source, joints_);
     job.source_translations = slice(switch_translations_, source, joints_);
@@ -817,6 +896,7 @@ Status Crowd::resolve(uint32_t c, const SearchResult& found, uint32_t worker) no
     ch.offset_bound_x = bound_x;
     ch.offset_bound_v = bound_v;
     ch.since_switch = 0.f;
+    ch.transition_time = 0.f;
     decisions_[c].switched = true;
   }
   ch.playing = true;
@@ -827,7 +907,7 @@ Status Crowd::resolve(uint32_t c, const SearchResult& found, uint32_t worker) no
 }
 
 // The sample, inertialize and fk passes: the pose shown.
-Status Crowd::pose(uint32_t c) noexcept {
+Status Crowd::pose(uint32_t c, uint32_t worker) noexcept {
   CrowdCharacter& ch = characters_[c];
   {
     const ClipInfo clip = db_->clip(ch.clip);
@@ -836,9 +916,17 @@ Status Crowd::pose(uint32_t c) noexcept {
     ch.shown_time =
         std::fmin(std::fmax(ch.clip_time, 0.f), float(clip.frame_count - 1) / db_->frameRate());
   }
+  const bool limited = !unlocked_translations_.empty();
+  const auto shown = [&]() -> Status {  // the pose before foot locking, kept for the limit
+    if (Status s = forwardKinematics(c); !s) return s;
+    if (limited)
+      std::copy_n(model_translations_.begin() + ptrdiff_t(c) * joints_, joints_,
+                  unlocked_translations_.begin() + ptrdiff_t(c) * joints_);
+    return Status();
+  };
   // Until a character starts playing it shows no motion: every joint at its root, unrotated (the
   // local pose create() set), as on the GPU.
-  if (!ch.playing) return forwardKinematics(c);
+  if (!ch.playing) return shown();
   SamplePoseJob pose;
   pose.database = db_;
   pose.poses = poses_;
@@ -857,26 +945,82 @@ Status Crowd::pose(uint32_t c) noexcept {
   if (settings_.inertialization_threshold > 0.f) {
     const float y = detail::springY(
         std::fmax(settings_.inertialization_halflife, settings_.inertialization_rate_halflife));
-    const float t = ch.since_switch;
+    const float t = ch.transition_time;
     const float j1 = ch.offset_bound_v + y * ch.offset_bound_x;
     const float bound =
         std::exp(-y * t) * std::fmax(ch.offset_bound_x + j1 * t, ch.offset_bound_v + j1 * y * t);
-    if (!(bound > settings_.inertialization_threshold)) return forwardKinematics(c);
+    if (!(bound > settings_.inertialization_threshold)) return shown();
   }
+  // The switch's own step shows the source exactly (nothing to limit), as does a step of no time.
+  if (!limited || !(ch.transition_time > 0.f) || !(dt_ > 0.f)) {
+    if (Status s = inertialize(c, ch.transition_time, slice(local_rotations_, c, joints_),
+                               slice(local_translations_, c, joints_));
+        !s)
+      return s;
+    return shown();
+  }
+  // The transition speed limit: the sampled pose kept in the worker's scratch (resolve() is done
+  // with it), the decay tried at the whole step, then at half, a quarter and none of it, until no
+  // joint moves further than its limit; failing all, the try that moved one the least.
+  const Span<glm::quat> rotations = slice(switch_rotations_, 2 * size_t(worker), joints_);
+  const Span<glm::vec3> translations = slice(switch_translations_, 2 * size_t(worker), joints_);
+  std::copy_n(local_rotations_.begin() + ptrdiff_t(c) * joints_, joints_, rotations.begin());
+  std::copy_n(local_translations_.begin() + ptrdiff_t(c) * joints_, joints_, translations.begin());
+  const float to = ch.transition_time;
+  const float from = std::fmax(to - dt_, 0.f);
+  const float times[] = {to, from + 0.5f * (to - from), from + 0.25f * (to - from), from};
+  float best_time = to, best_ratio = std::numeric_limits<float>::infinity(), time = to;
+  for (const float t : times) {
+    time = t;
+    if (Status s = inertialize(c, t, rotations, translations); !s) return s;
+    if (Status s = forwardKinematics(c); !s) return s;
+    const float ratio = squaredStepRatio(c);
+    if (ratio < best_ratio) {
+      best_ratio = ratio;
+      best_time = t;
+    }
+    if (ratio <= 1.f) break;
+  }
+  if (time != best_time) {  // the last try is not the one kept: pose that one again
+    if (Status s = inertialize(c, best_time, rotations, translations); !s) return s;
+    if (Status s = forwardKinematics(c); !s) return s;
+  }
+  ch.transition_time = best_time;
+  std::copy_n(model_translations_.begin() + ptrdiff_t(c) * joints_, joints_,
+              unlocked_translations_.begin() + ptrdiff_t(c) * joints_);
+  return Status();
+}
+
+// The decayed offsets at `time` added to a sampled local pose, into the character's local pose.
+Status Crowd::inertialize(uint32_t c, float time, Span<const glm::quat> rotations,
+                          Span<const glm::vec3> translations) noexcept {
   InertializeJob blend;
   blend.halflife = settings_.inertialization_halflife;
   blend.rate_halflife = settings_.inertialization_rate_halflife;
-  blend.time_since_switch = ch.since_switch;
-  blend.rotations = slice(local_rotations_, c, joints_);
-  blend.translations = slice(local_translations_, c, joints_);
+  blend.time_since_switch = time;
+  blend.rotations = rotations;
+  blend.translations = translations;
   blend.offset_rotations = slice(offset_rotations_, c, joints_);
   blend.offset_angular_velocities = slice(offset_angular_, c, joints_);
   blend.offset_translations = slice(offset_translations_, c, joints_);
   blend.offset_velocities = slice(offset_velocities_, c, joints_);
-  blend.out_rotations = slice(local_rotations_, c, joints_);  // in place: allowed for this job
+  blend.out_rotations = slice(local_rotations_, c, joints_);  // may be in place: allowed
   blend.out_translations = slice(local_translations_, c, joints_);
   detail::runInertialize(blend, offset_vectors_.data() + size_t(c) * joints_);
-  return forwardKinematics(c);
+  return Status();
+}
+
+// The largest, over joints, of how far the model pose just computed moved from the last one shown
+// (before foot locking) over that joint's limit in this step, squared.
+float Crowd::squaredStepRatio(uint32_t c) const noexcept {
+  const float per_frame = 1.f / (dt_ * db_->frameRate());
+  const size_t base = size_t(c) * joints_;
+  float ratio = 0.f;
+  for (uint32_t j = 0; j < joints_; ++j) {
+    const glm::vec3 moved = model_translations_[base + j] - unlocked_translations_[base + j];
+    ratio = std::fmax(ratio, glm::dot(moved, moved) * joint_step_limits_[j]);
+  }
+  return ratio * per_frame * per_frame;
 }
 
 Status Crowd::forwardKinematics(uint32_t c) noexcept {
@@ -907,6 +1051,7 @@ void Crowd::advance(uint32_t c) noexcept {
     ch.current_frame = clip.first_frame + uint32_t(std::min(key, float(clip.frame_count - 1)));
   }
   ch.since_switch += dt_;
+  ch.transition_time += dt_;
   ch.search_timer -= 1;
 }
 

@@ -82,34 +82,9 @@ Result<MotionMeter> MotionMeter::create(const Crowd& crowd, const MotionMeasureS
 
   try {
     // Each joint's largest move between consecutive frames of a clip, in model space.
-    m.clip_joint_step_.assign(m.joints_, 0.f);
-    std::vector<glm::quat> local_r(m.joints_), model_r(m.joints_);
-    std::vector<glm::vec3> local_t(m.joints_),
-        model_t[2] = {std::vector<glm::vec3>(m.joints_), std::vector<glm::vec3>(m.joints_)};
-    const PoseView& poses = crowd.poses();
-    for (uint32_t i = 0; i < db.clipCount(); ++i) {
-      const ClipInfo clip = db.clip(i);
-      for (uint32_t f = 0; f < clip.frame_count; ++f) {
-        const size_t row = size_t(clip.first_frame + f - poses.first_frame) * m.joints_;
-        for (uint32_t j = 0; j < m.joints_; ++j) {
-          const Float4& q = poses.rotations[row + j];
-          const Float4& t = poses.translations[row + j];
-          local_r[j] = glm::quat(q.w, q.x, q.y, q.z);
-          local_t[j] = glm::vec3(t.x, t.y, t.z);
-        }
-        ForwardKinematicsJob fk;
-        fk.parents = db.parents();
-        fk.local_rotations = local_r;
-        fk.local_translations = local_t;
-        fk.model_rotations = model_r;
-        fk.model_translations = model_t[f % 2];
-        if (Status s = fk.Run(); !s) return s;
-        if (f == 0) continue;
-        for (uint32_t j = 0; j < m.joints_; ++j)
-          m.clip_joint_step_[j] = std::max(
-              m.clip_joint_step_[j], glm::length(model_t[f % 2][j] - model_t[(f + 1) % 2][j]));
-      }
-    }
+    Result<std::vector<float>> steps = mmdb::clipJointSteps(db, crowd.poses());
+    if (!steps) return steps.error();
+    m.clip_joint_step_ = std::move(steps.value());
 
     m.characters_.resize(m.count_);
     for (Character& ch : m.characters_) {

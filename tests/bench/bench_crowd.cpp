@@ -7,7 +7,8 @@
 // thread with every character's offsets added at every step (inertialization_threshold 0) against
 // the default, which stops adding them once they have decayed; and one thread with one 0.1 s
 // half-life for the offsets and their rates (reference()'s decay) against the default split decay
-// (two springs a joint, the rotation's composed). Counters: milliseconds per step for each part
+// (two springs a joint, the rotation's composed); and one thread without the transition speed
+// limit against the default. Counters: milliseconds per step for each part
 // (begin, search, end), the step's p99 over the run, and the speed-up of two threads.
 #include "real_database.h"
 #include "synthetic_database.h"
@@ -135,6 +136,7 @@ void BM_CrowdStep(benchmark::State& state) {
   if (state.range(1) == 0) settings.inertialization_threshold = 0;  // every offset added, always
   if (state.range(2) == 0)  // one spring a joint, as the reference
     settings.inertialization_halflife = settings.inertialization_rate_halflife;
+  if (state.range(3) == 0) settings.transition_speed_limit = 0;  // transitions never held back
   auto created = mmdb::Crowd::create(*d.db, kCharacters, settings);
   if (!created) {
     state.SkipWithError(created.error().message());
@@ -169,11 +171,12 @@ void BM_CrowdStep(benchmark::State& state) {
   state.SetLabel(d.name);
 }
 BENCHMARK(BM_CrowdStep)
-    ->ArgNames({"threads", "skip_decayed", "split_decay"})
-    ->Args({1, 0, 1})
-    ->Args({1, 1, 1})
-    ->Args({1, 1, 0})
-    ->Args({2, 1, 1})
+    ->ArgNames({"threads", "skip_decayed", "split_decay", "speed_limit"})
+    ->Args({1, 0, 1, 1})
+    ->Args({1, 1, 1, 1})
+    ->Args({1, 1, 1, 0})
+    ->Args({1, 1, 0, 1})
+    ->Args({2, 1, 1, 1})
     ->Unit(benchmark::kMillisecond)
     ->MinTime(3.0)
     ->UseRealTime();

@@ -137,6 +137,23 @@ TEST_F(ContextTest, SettersAndWritesCheckTheirIndexAndSize) {
   auto late = mmdb::gpu::Crowd::create(*context(), t->view, 4, too_late);
   ASSERT_FALSE(late);
   EXPECT_STREQ(late.error().message(), "start_stagger_intervals 17 is over 16");
+  mmdb::gpu::CrowdSettings unlimited;
+  unlimited.transition_speed_limit = -1.f;
+  auto negative = mmdb::gpu::Crowd::create(*context(), t->view, 4, unlimited);
+  ASSERT_FALSE(negative);
+  EXPECT_STREQ(negative.error().message(), "transition_speed_limit -1 must be finite and >= 0");
+  // A view made by hand without the clips' joint steps: the limit needs them, or is set off.
+  mmdb::gpu::DatabaseView by_hand = t->view;
+  by_hand.clip_joint_steps.clear();
+  auto no_steps = mmdb::gpu::Crowd::create(*context(), by_hand, 4);
+  ASSERT_FALSE(no_steps);
+  EXPECT_EQ(std::string(no_steps.error().message()),
+            "transition speed limit: the view holds 0 clip joint steps for " +
+                std::to_string(t->view.joint_count) +
+                " joints (DatabaseView::fromDatabase fills them), or set transition_speed_limit "
+                "= 0");
+  unlimited.transition_speed_limit = 0.f;
+  EXPECT_TRUE(mmdb::gpu::Crowd::create(*context(), by_hand, 4, unlimited));
   auto empty = mmdb::gpu::Crowd::create(*context(), t->view, 0);
   ASSERT_FALSE(empty);
   EXPECT_EQ(empty.error().code(), mmdb::ErrorCode::InvalidArgument);

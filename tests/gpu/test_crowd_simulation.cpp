@@ -147,6 +147,7 @@ void simulateAgainstTheCpu(bool weights_and_biases) {
   uint64_t searches = 0, switches = 0, near_ties = 0, held = 0;
   float worst_pose = 0, worst_cost = 0, worst_path = 0, worst_foot = 0, worst_leg = 0;
   uint64_t locked = 0, blending = 0, teleports = 0, placed = 0, simulations = 0, tag_events = 0;
+  uint64_t limited_steps = 0;
 
   for (int frame = 0; frame < kFrames; ++frame) {
     std::vector<bool> forced(kCharacters);
@@ -278,6 +279,9 @@ void simulateAgainstTheCpu(bool weights_and_biases) {
       ASSERT_LT(vecDistance(toVec3(characters[i].sim_position), c.sim.position), 1e-4f)
           << "the simulation root";
       ASSERT_LT(facing, 1e-4f) << "the achieved facing";
+      // The transition's clock: the same holds by the transition speed limit on both.
+      ASSERT_NEAR(characters[i].transition_time, c.transition_time, 1e-5f);
+      limited_steps += c.transition_time < c.since_switch - 1e-4f;
       // The step's root motion (a game that owns the root reads it): the same on both.
       ASSERT_LT(vecDistance(toVec3(characters[i].root_motion_world), c.root_motion_world), 1e-5f);
       ASSERT_LT(vecDistance(toVec3(characters[i].root_motion_local), c.root_motion_local), 1e-5f);
@@ -340,11 +344,14 @@ void simulateAgainstTheCpu(bool weights_and_biases) {
       "[ crowd    ] %s: %llu searches, %llu inertialized switches, %llu near-ties, worst pose "
       "difference %.2g, worst relative cost difference %.2g, worst achieved path difference "
       "%.2g; feet locked %llu, blending %llu (checked steps), worst foot target difference %.2g, "
-      "worst held leg difference %.2g\n",
+      "worst held leg difference %.2g; transitions held back by the speed limit %llu (checked "
+      "steps)\n",
       weights_and_biases ? "weights and biases" : "cooked weights, no biases",
       (unsigned long long)searches, (unsigned long long)switches, (unsigned long long)near_ties,
       double(worst_pose), double(worst_cost), double(worst_path), (unsigned long long)locked,
-      (unsigned long long)blending, double(worst_foot), double(worst_leg));
+      (unsigned long long)blending, double(worst_foot), double(worst_leg),
+      (unsigned long long)limited_steps);
+  EXPECT_GT(limited_steps, 0u) << "the speed limit held transitions back, alike on both";
   // A search every 6 steps, less those the jump cooldown after each switch holds back.
   EXPECT_GT(searches, uint64_t(kCharacters) * kFrames / 16);
   EXPECT_GT(held, 0u) << "the jump cooldown held searches back on both";

@@ -141,6 +141,7 @@ TEST(CApiSettings, AreTheCrowdSettings) {
     EXPECT_EQ(c.inertialization_halflife, s.inertialization_halflife);
     EXPECT_EQ(c.inertialization_rate_halflife, s.inertialization_rate_halflife);
     EXPECT_EQ(c.inertialization_threshold, s.inertialization_threshold);
+    EXPECT_EQ(c.transition_speed_limit, s.transition_speed_limit);
     EXPECT_EQ(c.controller_halflife, s.controller_halflife);
     EXPECT_EQ(c.max_speed, s.max_speed);
     EXPECT_EQ(c.bounds_pruning, s.bounds_pruning ? 1 : 0);
@@ -158,7 +159,7 @@ TEST(CApiSettings, AreTheCrowdSettings) {
     EXPECT_EQ(c.ik_toe_length, s.ik_toe_length);
     EXPECT_EQ(c.ik_max_length_buffer, s.ik_max_length_buffer);
   }
-  EXPECT_EQ(sizeof(mmdb_crowd_settings), 25 * 4u) << "a field added to one is added to the other";
+  EXPECT_EQ(sizeof(mmdb_crowd_settings), 26 * 4u) << "a field added to one is added to the other";
   EXPECT_STREQ(mmdb_status_name(MMDB_CORRUPT), "Corrupt");
   EXPECT_EQ(int(MMDB_NO_MATCH), int(mmdb::ErrorCode::NoMatch));
   EXPECT_EQ(int(MMDB_DEVICE_ERROR), int(mmdb::ErrorCode::DeviceError));

@@ -266,6 +266,7 @@ TEST(Crowd, TheOffsetsOfASwitchDecayToZero) {
   TestDatabase t(spec(2, 600, 4));
   CrowdSettings settings;
   settings.search_interval_ticks = 1000000;  // no periodic search after the first
+  settings.transition_speed_limit = 0.f;     // the decay alone (TransitionSpeedLimit has it on)
   Crowd crowd = create(t.db, 1, settings);
   for (int step = 0; step < 10; ++step) ASSERT_TRUE(crowd.step(kDt).ok());
 
@@ -306,6 +307,87 @@ TEST(Crowd, TheOffsetsOfASwitchDecayToZero) {
   }
   EXPECT_GT(first, 1e-3f) << "the switch captured offsets";
   EXPECT_LT(last, 1e-5f) << "after 2 s (13 of the slower half-life) they are gone";
+}
+
+// The transition speed limit on a switch whose decay, added to the destination's own motion,
+// moves joints faster than the clips ever do (the switch of TheOffsetsOfASwitchDecayToZero): with
+// the limit the transition's clock goes on by less than a step where the whole step would move a
+// joint past its limit, every step then keeps within it (or, when no share of the step does, took
+// the one moving least), the decisions are the same, and the offsets still decay away.
+TEST(TransitionSpeedLimit, HoldsTheDecayBackWhereItWouldOutrunTheClips) {
+  TestDatabase t(spec(2, 600, 4));
+  CrowdSettings settings;
+  settings.search_interval_ticks = 1000000;  // no periodic search after the first
+  CrowdSettings off = settings;
+  off.transition_speed_limit = 0.f;
+  Crowd limited = create(t.db, 1, settings), free = create(t.db, 1, off);
+  auto steps = mmdb::clipJointSteps(t.db);
+  ASSERT_TRUE(steps.ok()) << steps.error().message();
+  const uint32_t joints = t.db.jointCount();
+  ASSERT_EQ(steps.value().size(), joints);
+  // The largest of a pose's joint moves since `previous`, over the limit's share of each.
+  const auto ratio = [&](const Crowd& crowd, const std::vector<glm::vec3>& previous) {
+    float worst = 0;
+    for (uint32_t j = 0; j < joints; ++j) {
+      const float most = settings.transition_speed_limit *
+                         std::max(steps.value()[j], mmdb::kMinJointStep) * kDt * t.db.frameRate();
+      worst = std::max(worst, glm::length(crowd.modelTranslations()[j] - previous[j]) / most);
+    }
+    return worst;
+  };
+  const auto pose = [&](const Crowd& crowd) {
+    return std::vector<glm::vec3>(crowd.modelTranslations().begin(),
+                                  crowd.modelTranslations().end());
+  };
+  for (int step = 0; step < 10; ++step) {
+    ASSERT_TRUE(limited.step(kDt).ok());
+    ASSERT_TRUE(free.step(kDt).ok());
+  }
+  ASSERT_EQ(pose(limited), pose(free)) << "nothing to limit before a switch";
+
+  // A forced search answered by the caller: a switch to frame 100 of clip 1, in both.
+  const uint32_t target = t.db.clip(1).first_frame + 100;
+  std::vector<glm::vec3> last_limited = pose(limited), last_free = pose(free);
+  for (Crowd* crowd : {&limited, &free}) {
+    ASSERT_TRUE(crowd->forceSearch(0).ok());
+    ASSERT_TRUE(crowd->beginStep(kDt).ok());
+    crowd->results()[0].frame = int32_t(target);
+    crowd->results()[0].cost = 0.f;
+    ASSERT_TRUE(crowd->endStep().ok());
+    ASSERT_TRUE(crowd->decisions()[0].switched);
+  }
+  ASSERT_EQ(pose(limited), pose(free)) << "the switch's own step shows the source";
+  float worst_free = 0, worst_limited = 0;
+  int held = 0;
+  for (int step = 0; step < 180; ++step) {
+    last_limited = pose(limited);
+    last_free = pose(free);
+    const float before = limited.characters()[0].transition_time;
+    ASSERT_TRUE(limited.step(kDt).ok());
+    ASSERT_TRUE(free.step(kDt).ok());
+    ASSERT_EQ(limited.decisions()[0].reason, free.decisions()[0].reason);
+    ASSERT_EQ(limited.decisions()[0].frame, free.decisions()[0].frame);
+    ASSERT_EQ(limited.characters()[0].since_switch, free.characters()[0].since_switch);
+    const float went_on = limited.characters()[0].transition_time - before;
+    const float r = ratio(limited, last_limited);
+    worst_free = std::max(worst_free, ratio(free, last_free));
+    worst_limited = std::max(worst_limited, r);
+    if (went_on < kDt * 0.999f) {
+      ++held;
+      EXPECT_GE(went_on, -1e-6f) << "step " << step << ": the clock never goes back";
+    } else {
+      EXPECT_LE(r, 1.f + 1e-4f) << "step " << step << ": a whole step within the limit";
+    }
+  }
+  std::printf("[ limit    ] worst step over the limit: %.2f free, %.2f limited; %d steps held\n",
+              worst_free, worst_limited, held);
+  EXPECT_GT(worst_free, 1.2f) << "the decay outruns the clips here";
+  EXPECT_LE(worst_limited, 1.f + 1e-4f);
+  EXPECT_GT(held, 0);
+  // 3 s on, both poses are the animation's.
+  for (uint32_t j = 0; j < joints; ++j)
+    EXPECT_LT(glm::length(limited.modelTranslations()[j] - free.modelTranslations()[j]), 1e-4f);
+  EXPECT_LT(limited.characters()[0].transition_time, free.characters()[0].since_switch);
 }
 
 // Two crowds stepped the same give the same bytes; without pruning, the same decisions.

@@ -230,7 +230,8 @@ TEST(CrowdPolicies, SettingsThatCannotWorkAreRefusedByName) {
       {&mmdb::CrowdSettings::range_end_margin, "range_end_margin"},
       {&mmdb::CrowdSettings::settle_velocity_change, "settle_velocity_change"},
       {&mmdb::CrowdSettings::settle_rotation_change, "settle_rotation_change"},
-      {&mmdb::CrowdSettings::inertialization_rate_halflife, "inertialization_rate_halflife"}};
+      {&mmdb::CrowdSettings::inertialization_rate_halflife, "inertialization_rate_halflife"},
+      {&mmdb::CrowdSettings::transition_speed_limit, "transition_speed_limit"}};
   for (const auto& f : fields)
     for (const float bad : {-1.f, std::nanf(""), INFINITY}) {
       mmdb::CrowdSettings settings;
@@ -308,27 +309,34 @@ TEST(MotionMeter, BandaiTransitionsAreContinuousAndPlantedToesHoldStill) {
 // A switch between arms that differ by up to half a turn (CMU 131, whose features see feet, hips
 // and trajectory, not arms): the offsets decaying with 0.15 s while their rates die out in 0.1 s,
 // composed so that a source's twist stays a twist, swing the hands and head more slowly than one
-// 0.1 s half-life on the rotation vector. Same decisions either way (the pose is not in the
-// query), so only the decay differs.
-TEST(MotionMeter, CmuBvhArmsSwingSlowerWithTheSplitDecay) {
+// 0.1 s half-life on the rotation vector; the transition speed limit (the default) then keeps
+// every joint within 1.5 times its clips' fastest step. Same decisions every way (the pose is not
+// in the query), so only the decay differs.
+TEST(MotionMeter, CmuBvhArmsSwingSlowerWithTheSplitDecayAndTheSpeedLimit) {
   std::string why;
   const mmdb::test::RealDatabase* real = mmdb::test::cmuBvhDatabase(&why);
   if (!real) GTEST_SKIP() << why;
-  mmdb::CrowdSettings split;
-  split.stagger_phases = 0;
+  mmdb::CrowdSettings limited;
+  limited.stagger_phases = 0;
+  mmdb::CrowdSettings split = limited;
+  split.transition_speed_limit = 0.f;
   mmdb::CrowdSettings single = split;
   single.inertialization_halflife = single.inertialization_rate_halflife = 0.1f;
   const Played a = play(real->db, split, 24, 20.0), b = play(real->db, single, 24, 20.0);
+  const Played c = play(real->db, limited, 24, 20.0);
   EXPECT_EQ(a.hash, b.hash);
+  EXPECT_EQ(a.hash, c.hash);
   const double at_switch = a.measures.max_step_ratio[mmdb::kAtSwitch];
   const double before = b.measures.max_step_ratio[mmdb::kAtSwitch];
+  const double with_limit = c.measures.max_step_ratio[mmdb::kAtSwitch];
   std::printf(
-      "[ motion   ] CMU BVH mirrored: step ratio at switches %.2f (one 0.1 s half-life %.2f), "
-      "elsewhere %.2f\n",
-      at_switch, before, a.measures.max_step_ratio[mmdb::kElsewhere]);
+      "[ motion   ] CMU BVH mirrored: step ratio at switches %.2f with the speed limit, %.2f "
+      "without (one 0.1 s half-life %.2f), elsewhere %.2f\n",
+      with_limit, at_switch, before, c.measures.max_step_ratio[mmdb::kElsewhere]);
   EXPECT_LT(at_switch, 1.85);
   EXPECT_LT(at_switch, before - 0.4);
-  EXPECT_LT(a.measures.max_step_ratio[mmdb::kElsewhere], 1.25);
+  EXPECT_LT(with_limit, 1.5);
+  EXPECT_LT(c.measures.max_step_ratio[mmdb::kElsewhere], 1.25);
 }
 
 }  // namespace

@@ -554,7 +554,7 @@ TEST(FootLock, LockingOffPlaysExactlyTheAnimation) {
   std::vector<glm::vec3> p(joints), mp(joints);
   const auto legs = crowds.on.legChains();
   ASSERT_EQ(legs.size(), 2u);
-  int compared = 0, differing_legs = 0, inertialized = 0, decayed = 0;
+  int compared = 0, differing_legs = 0, inertialized = 0, decayed = 0, held = 0;
   for (int step = 0; step < 400; ++step) {
     const std::vector<mmdb::CrowdCharacter> before(crowds.off.characters().begin(),
                                                    crowds.off.characters().end());
@@ -589,8 +589,13 @@ TEST(FootLock, LockingOffPlaysExactlyTheAnimation) {
         ASSERT_EQ(crowds.on.modelTranslations()[e], crowds.off.modelTranslations()[e]);
       }
       // Off, without a switch in the step: the pose sampled where the clock was, inertialized
-      // with the offsets, then FK, bit for bit.
+      // with the offsets, then FK, bit for bit; where the transition speed limit held the decay
+      // back, it went on by less than the step (TransitionSpeedLimit tests those).
       if (!before[i].playing || b.switched) continue;
+      if (crowds.off.characters()[i].transition_time != before[i].transition_time + kDt) {
+        ++held;
+        continue;
+      }
       mmdb::SamplePoseJob sample;
       sample.database = &db;
       sample.poses = crowds.off.poses();
@@ -601,7 +606,7 @@ TEST(FootLock, LockingOffPlaysExactlyTheAnimation) {
       ASSERT_TRUE(sample.Run().ok());
       mmdb::InertializeJob blend;
       blend.halflife = mmdb::CrowdSettings{}.inertialization_rate_halflife;  // TwoCrowds' one
-      blend.time_since_switch = before[i].since_switch;
+      blend.time_since_switch = before[i].transition_time;
       blend.rotations = r;
       blend.translations = p;
       blend.offset_rotations = crowds.off.offsetRotations().subspan(size_t(i) * joints, joints);
@@ -614,7 +619,7 @@ TEST(FootLock, LockingOffPlaysExactlyTheAnimation) {
       blend.out_translations = p;
       // Until a bound of the decaying offsets falls to the threshold (CrowdSettings::
       // inertialization_threshold), after which they are no longer added.
-      const float y = 2.f * 0.69314718056f / blend.halflife, t = before[i].since_switch;
+      const float y = 2.f * 0.69314718056f / blend.halflife, t = before[i].transition_time;
       const float bx = before[i].offset_bound_x, bv = before[i].offset_bound_v;
       const float bound =
           std::exp(-y * t) * std::fmax(bx + (bv + y * bx) * t, bv + (bv + y * bx) * y * t);
@@ -642,6 +647,7 @@ TEST(FootLock, LockingOffPlaysExactlyTheAnimation) {
   EXPECT_GT(inertialized, 100);
   EXPECT_GT(decayed, 100) << "offsets decay away, then are no longer added";
   EXPECT_GT(differing_legs, 100) << "locking on bends legs";
+  EXPECT_LT(held, compared / 10) << "the transition speed limit holds few steps back";
 }
 
 // The world pose a game reads (achieved transform after the step, model pose) holds a locked toe

@@ -45,6 +45,8 @@ enum Binding : uint32_t {
   kContacts = MMDB_BINDING_CONTACTS,
   kFeet = MMDB_BINDING_FEET,
   kLegs = MMDB_BINDING_LEGS,
+  kJointLimits = MMDB_BINDING_JOINT_LIMITS,
+  kUnlocked = MMDB_BINDING_UNLOCKED,
   kBindingCount = MMDB_BINDING_COUNT
 };
 // The pose streams are in PoseStream order (the upload decodes stream b - kRotations).
@@ -59,7 +61,7 @@ bool isDatabaseStream(uint32_t b) {
          b == kContacts;
 }
 // Uploaded at create (the database's streams and the crowd's foot-lock setup); the rest starts 0.
-bool isUploaded(uint32_t b) { return isDatabaseStream(b) || b == kLegs; }
+bool isUploaded(uint32_t b) { return isDatabaseStream(b) || b == kLegs || b == kJointLimits; }
 
 constexpr VkDeviceSize kStagingBytes = 32u << 20;  // upload chunk
 constexpr uint32_t kTimestampCount = kPassCount + 1;
@@ -255,6 +257,7 @@ PassParams paramsFor(const DatabaseView& db, uint32_t count, const CrowdSettings
   p.policies = (settings.search_when_settled ? kPolicySearchWhenSettled : 0u) |
                (settings.range_end_moves_on ? kPolicyRangeEndMovesOn : 0u) |
                (settings.start_stagger_intervals > 0 ? kPolicyStaggerStarts : 0u) |
+               (settings.transition_speed_limit > 0.f ? kPolicySpeedLimit : 0u) |
                (std::min(mmdb::continueFrames(settings.continue_window, db.frame_rate), 0xFFFFFFu)
                 << kPolicyContinueShift);
   p.jump_cooldown = settings.jump_cooldown;
@@ -346,6 +349,9 @@ Result<DatabaseView> DatabaseView::fromDatabase(const mmdb::Database& db) {
     for (int i = 0; i < 3; ++i) v.trajectory_times[i] = db.trajectoryTimes()[i];
   }
   if (db.contacts().size() == v.frame_count) v.contacts = db.contacts().data();
+  Result<std::vector<float>> steps = mmdb::clipJointSteps(db);  // coded streams decoded in windows
+  if (!steps) return steps.error();
+  v.clip_joint_steps = std::move(steps.value());
   mmdb::Result<std::array<mmdb::LegChain, mmdb::kLegCount>> legs = mmdb::findLegChains(db);
   if (legs) {
     v.legs = legs.value();
@@ -375,7 +381,8 @@ Result<std::unique_ptr<Crowd>> Crowd::create(const Context& ctx, const DatabaseV
   const struct {
     const char* name;
     float value;
-  } policies[] = {{"continue_window", settings.continue_window},
+  } policies[] = {{"transition_speed_limit", settings.transition_speed_limit},
+                  {"continue_window", settings.continue_window},
                   {"jump_cooldown", settings.jump_cooldown},
                   {"range_end_margin", settings.range_end_margin},
                   {"settle_velocity_change", settings.settle_velocity_change},
@@ -411,6 +418,13 @@ Result<std::unique_ptr<Crowd>> Crowd::create(const Context& ctx, const DatabaseV
     return Error(ErrorCode::InvalidArgument,
                  "foot locking: the view has no contact bits (DatabaseView::fromDatabase fills "
                  "them), or set foot_locking = false");
+  }
+  if (settings.transition_speed_limit > 0.f && db.clip_joint_steps.size() != db.joint_count) {
+    return Error::format(ErrorCode::InvalidArgument,
+                         "transition speed limit: the view holds %zu clip joint steps for %u "
+                         "joints (DatabaseView::fromDatabase fills them), or set "
+                         "transition_speed_limit = 0",
+                         db.clip_joint_steps.size(), db.joint_count);
   }
   std::unique_ptr<Crowd> crowd(new Crowd(ctx));
   crowd->impl_->device = ctx.device();
@@ -470,6 +484,8 @@ Status Crowd::sizeBuffers(const DatabaseView& db) {
   sizes[kContacts] = db.contacts ? frames * sizeof(uint32_t) : 0;
   sizes[kFeet] = count_ * sizeof(CharacterFeet);
   sizes[kLegs] = sizeof(FootLockSetup);
+  sizes[kJointLimits] = VkDeviceSize(db.joint_count) * sizeof(float);
+  sizes[kUnlocked] = settings_.transition_speed_limit > 0.f ? per_joint * sizeof(mmdb::Float4) : 0;
   for (uint32_t b = 0; b < kBindingCount; ++b) {
     Result<Buffer> buffer =
         createBuffer(ctx_, sizes[b],
@@ -521,6 +537,17 @@ Status Crowd::uploadDatabase(const DatabaseView& db) {
   setup.ik_toe_length = settings_.ik_toe_length;
   setup.ik_max_length_buffer = settings_.ik_max_length_buffer;
   sources[kLegs] = &setup;
+  // The transition speed limit's, as mmdb::Crowd keeps them: 1 / (the most a joint may move in
+  // a frame)^2; zeros when it is off (the fk pass then reads none).
+  std::vector<float> limits(db.joint_count, 0.f);
+  if (settings_.transition_speed_limit > 0.f) {
+    for (uint32_t j = 0; j < db.joint_count; ++j) {
+      const float most =
+          settings_.transition_speed_limit * std::fmax(db.clip_joint_steps[j], mmdb::kMinJointStep);
+      limits[j] = 1.f / (most * most);
+    }
+  }
+  sources[kJointLimits] = limits.data();
 
   Result<Buffer> staging = createHostBuffer(ctx_, kStagingBytes);
   if (!staging) return staging.error();

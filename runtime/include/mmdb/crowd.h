@@ -112,6 +112,13 @@ struct CrowdSettings {
   float inertialization_threshold = 1e-5f;  // rad, m: once a bound of the decaying offsets is at
                                             // or below this, they are no longer added (the
                                             // GPU's skip; 0: always added)
+  // While a transition decays, no joint of the pose (before foot locking) moves further in a step
+  // than this multiple of its own fastest move between two frames of the clips (clipJointSteps(),
+  // at least 0.5 mm a frame, scaled by dt times the frame rate): where the decay would move one
+  // further, the transition's clock (CrowdCharacter::transition_time) goes on by half, a quarter
+  // or none of the step instead, the first that keeps within (docs/runtime.md "Transition speed
+  // limit"). 0: off, as in reference()
+  float transition_speed_limit = 1.4f;
   float controller_halflife = 0.27f;        // position and rotation springs (Holden's default)
   float max_speed = 1.75f;                  // m/s at full stick (setStick)
   bool bounds_pruning = true;  // searchBatch() (bounds-pruned); false: searchExhaustive() for
@@ -200,7 +207,9 @@ struct CrowdCharacter {
   float clip_time = 0;                              // clip-local seconds playing
   uint32_t current_frame = 0;  // global frame playing: clip first + floor(clip_time * rate + 1e-4)
   int32_t search_timer = 0;    // steps until the next periodic search (due at 0 or below)
-  float since_switch = 1e6f;   // seconds since the last switch (drives the inertialization decay)
+  float since_switch = 1e6f;   // seconds since the last switch
+  float transition_time = 1e6f;  // seconds the last switch's offsets have decayed for: since_switch
+                                 // less what the transition speed limit held back
   float offset_bound_x = 0;    // max |offset| over joints at the switch (rad or m), as the GPU's
   float offset_bound_v = 0;    // max |offset rate| over joints at the switch
   uint32_t last_winner = 0;    // global frame the last search returned (kNoFrame: none)
@@ -227,8 +236,8 @@ struct CrowdCharacter {
 // and the feet held, what changed in the step. The pose shown is the one sampled before the step
 // moved the clip time on (CrowdCharacter::current_frame is already past it).
 struct Playing {
-  bool playing = false;        // a first search has picked a frame (before it, the pose is clip 0's
-                               // first and the rest is zero)
+  bool playing = false;        // a first search has picked a frame (before it, the pose shows no
+                               // motion and the rest is zero)
   uint32_t clip = 0;           // clip of the pose shown
   uint32_t frame = 0;          // its global frame: the key at or below the time it was sampled at
   uint32_t clip_frame = 0;     // the same counted from the clip's first frame
@@ -269,6 +278,18 @@ class DecodedPoses {
   std::vector<Float4> streams_[kPoseStreamCount];
   PoseView view_;
 };
+
+// Each joint's largest move in model space between two consecutive frames of any clip of `db`, in
+// metres (forward kinematics from the clips' local poses): the speed the clips themselves reach,
+// which the transition speed limit and the motion measures compare with. `poses` holds every
+// frame (Crowd::poses(), DecodedPoses::view()); left empty, the file's raw streams are read, or
+// coded ones decoded a few hundred frames at a time. The decoder's error for a coded segment that
+// does not decode; InvalidArgument for a database that is not open, a view that does not hold
+// every frame, or memory that runs out.
+Result<std::vector<float>> clipJointSteps(const Database& db, const PoseView& poses = {}) noexcept;
+// The floor of a joint's clip step where a limit or a ratio is taken from it (m a frame), so that
+// a joint the clips never move divides by no zero.
+inline constexpr float kMinJointStep = 0.0005f;
 
 class Crowd {
  public:
@@ -390,7 +411,7 @@ class Crowd {
   Span<const glm::vec3> modelTranslations() const noexcept { return model_translations_; }
 
   // The inertialization offsets captured at each character's last switch (not decayed; the
-  // shown pose decays them by since_switch), same layout.
+  // shown pose decays them by transition_time), same layout.
   Span<const glm::quat> offsetRotations() const noexcept { return offset_rotations_; }
   Span<const glm::vec3> offsetAngularVelocities() const noexcept { return offset_angular_; }
   Span<const glm::vec3> offsetTranslations() const noexcept { return offset_translations_; }
@@ -416,7 +437,10 @@ class Crowd {
   Status checkBetweenSteps(uint32_t character, const char* what) const noexcept;
   Status decide(uint32_t character) noexcept;
   Status resolve(uint32_t character, const SearchResult& found, uint32_t worker) noexcept;
-  Status pose(uint32_t character) noexcept;
+  Status pose(uint32_t character, uint32_t worker) noexcept;
+  Status inertialize(uint32_t character, float time, Span<const glm::quat> rotations,
+                     Span<const glm::vec3> translations) noexcept;
+  float squaredStepRatio(uint32_t character) const noexcept;
   Status forwardKinematics(uint32_t character) noexcept;
   void advance(uint32_t character) noexcept;
   Status lockFeet(uint32_t character) noexcept;
@@ -457,6 +481,10 @@ class Crowd {
   std::vector<glm::vec3> local_translations_, model_translations_;
   std::vector<glm::vec3> offset_angular_, offset_translations_, offset_velocities_;
   std::vector<glm::vec3> offset_vectors_;  // offset_rotations_ as rotation vectors (at a switch)
+  // The transition speed limit: per joint 1 / (the most it may move in a frame, m)^2, and per
+  // character and joint where the last pose shown was before foot locking (model space).
+  std::vector<float> joint_step_limits_;
+  std::vector<glm::vec3> unlocked_translations_;
   // Two poses sampled at a switch (source, destination): rotations, translations, velocities
   // and angular velocities of jointCount() joints each.
   std::vector<glm::quat> switch_rotations_;

@@ -82,6 +82,7 @@ typedef struct mmdb_crowd_settings {
   float inertialization_halflife;
   float inertialization_rate_halflife;
   float inertialization_threshold;
+  float transition_speed_limit;
   float controller_halflife;
   float max_speed;
   int32_t bounds_pruning;

@@ -97,6 +97,9 @@ struct DatabaseView {
   uint32_t trajectory_direction_column = 21;
   std::array<float, 3> trajectory_times{1.f / 3, 2.f / 3, 1.f};
   const uint32_t* contacts = nullptr;  // frame_count contact masks (mmdb::Database::contacts())
+  // Per joint its largest move in model space between two frames of a clip (mmdb::clipJointSteps),
+  // from which the transition speed limit takes each joint's limit.
+  std::vector<float> clip_joint_steps;
   // The legs foot locking bends (mmdb::findLegChains()), and why there are none when
   // legs_status is an error (a crowd with foot_locking refuses the view with it).
   std::array<mmdb::LegChain, mmdb::kLegCount> legs{};
@@ -124,6 +127,8 @@ struct CrowdSettings {
   float inertialization_halflife = 0.15f;  // s: the offsets decay (mmdb::CrowdSettings's)
   float inertialization_rate_halflife = mmdb::kDefaultInertializationHalflife;  // s: their rates
   float inertialization_threshold = 1e-5f;  // offsets bounded below this (rad, m) are skipped
+  float transition_speed_limit = 1.4f;      // mmdb::CrowdSettings's (needs the view's
+                                            // clip_joint_steps; 0: off)
   float controller_halflife = 0.27f;        // trajectory springs (Holden's default)
   float max_speed = 1.75f;                  // m/s at full stick (setStick)
   bool timestamps = true;                   // per-pass GPU times (when the queue supports them)
@@ -161,6 +166,7 @@ struct CrowdSettings {
     s.range_end_moves_on = false;
     s.range_end_margin = 0.f;
     s.foot_locking = false;
+    s.transition_speed_limit = 0.f;
     s.inertialization_halflife = mmdb::kDefaultInertializationHalflife;
     s.inertialization_rate_halflife = mmdb::kDefaultInertializationHalflife;
     return s;

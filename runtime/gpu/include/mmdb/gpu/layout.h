@@ -30,6 +30,7 @@ inline CrowdCharacter initialCharacter() {
   c.sim_rotation = {0, 0, 0, 1};
   c.achieved_rotation = {0, 0, 0, 1};
   c.since_switch = 1e6f;
+  c.transition_time = 1e6f;
   c.input_facing = {0, 0, 1, 0};
   c.root_motion_rotation = {0, 0, 0, 1};
   return c;
@@ -60,6 +61,7 @@ MMDB_CHECK_OFFSET(CrowdCharacter, flags, 144);
 MMDB_CHECK_OFFSET(CrowdCharacter, last_winner, 148);
 MMDB_CHECK_OFFSET(CrowdCharacter, last_cost, 152);
 MMDB_CHECK_OFFSET(CrowdCharacter, search_count, 156);
+MMDB_CHECK_OFFSET(CrowdCharacter, transition_time, 160);
 MMDB_CHECK_OFFSET(CrowdCharacter, input_velocity, 176);
 MMDB_CHECK_OFFSET(CrowdCharacter, input_facing, 192);
 MMDB_CHECK_OFFSET(CrowdCharacter, root_motion_world, 208);

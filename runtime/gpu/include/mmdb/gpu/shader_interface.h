@@ -41,7 +41,11 @@
 #define MMDB_BINDING_CONTACTS 21     // contact mask per frame (mmdb::Database::contacts())
 #define MMDB_BINDING_FEET 22         // CharacterFeet per character
 #define MMDB_BINDING_LEGS 23         // one FootLockSetup: the legs and the foot-locking settings
-#define MMDB_BINDING_COUNT 24
+// The transition speed limit's: per joint 1 / (the most it may move in a frame, m)^2, and per
+// character and joint the last pose's model position before foot locking (vec4, same indexing).
+#define MMDB_BINDING_JOINT_LIMITS 24
+#define MMDB_BINDING_UNLOCKED 25
+#define MMDB_BINDING_COUNT 26
 
 #ifdef __cplusplus
 #include "mmdb/database.h"
@@ -76,6 +80,8 @@ MMDB_UINT_CONST(kPolicySearchWhenSettled, 1u);
 MMDB_UINT_CONST(kPolicyRangeEndMovesOn, 2u);
 MMDB_UINT_CONST(kPolicyStaggerStarts, 4u);  // start_stagger_intervals > 0: a Start search waits
                                             // for the search timer
+MMDB_UINT_CONST(kPolicySpeedLimit, 16u);    // transition_speed_limit > 0: the fk pass holds a
+                                            // transition's decay back (mmdb::Crowd's rule)
 MMDB_UINT_CONST(kPolicyContinueShift, 8u);
 
 // Why a character searched (MatchResult::reason), in order of precedence (SearchReason in C++).
@@ -114,7 +120,7 @@ struct CrowdCharacter {
   uint clip_count;         // its frame count
   float clip_time;         // clip-local seconds playing
   int search_timer;        // steps until the next periodic search (due at 0 or below)
-  float since_switch;      // seconds since the last switch (drives the inertialization decay)
+  float since_switch;      // seconds since the last switch
   uint current_frame;      // global frame playing: clip_first + floor(clip_time * rate + 1e-4)
   float offset_bound_x;    // max |offset| over joints at the switch (rad or m)
   float offset_bound_v;    // max |offset rate| over joints at the switch
@@ -122,7 +128,9 @@ struct CrowdCharacter {
   uint last_winner;        // global frame the last search returned
   float last_cost;         // its cost
   uint search_count;       // searches since creation
-  uint reserved0, reserved1, reserved2, reserved3;
+  float transition_time;   // seconds the offsets have decayed for: since_switch less what the
+                           // transition speed limit held back
+  uint reserved1, reserved2, reserved3;
   vec4 input_velocity;  // the desired velocity of the last step (ground, w = 0)
   vec4 input_facing;    // the last desired facing that was not zero (ground, w = 0)
   // The root motion of the last step (mmdb::CrowdCharacter's): how far the achieved transform
