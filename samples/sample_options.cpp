@@ -51,6 +51,9 @@ std::string usage_text(const char* program) {
          "  --start-stagger K  spread the characters' first searches over K search intervals\n"
          "                     (0 to 16; 0: all in the first step), each character showing\n"
          "                     nothing until its own\n"
+         "  --speed-limit X    hold a transition back where it would move a joint more than X\n"
+         "                     times its fastest step in the clips (the crowd's default 1.4;\n"
+         "                     0: off; docs/runtime.md \"Transition speed limit\")\n"
          "  -h, --help         this text\n"
          "\n"
          "Exit codes: 0 success, 1 the database cannot be used (or no GPU), 2 bad usage.\n";
@@ -112,6 +115,14 @@ bool parse_options(int argc, const char* const* argv, SampleOptions& options, st
       if (!parse_int(text, options.start_stagger) || options.start_stagger < 0 ||
           options.start_stagger > 16) {
         error = "--start-stagger wants a whole number of search intervals from 0 to 16, got '" +
+                text + "'";
+        return false;
+      }
+    } else if (arg == "--speed-limit") {
+      if (!value(text)) return false;
+      if (!parse_double(text, options.speed_limit) || !(options.speed_limit >= 0.0) ||
+          options.speed_limit > 100.0) {
+        error = "--speed-limit wants a multiple of the clips' speed from 0 (off) to 100, got '" +
                 text + "'";
         return false;
       }

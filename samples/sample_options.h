@@ -19,6 +19,7 @@ struct SampleOptions {
   bool foot_locking = true;  // planted toes held where they land, the legs bent to them (IK)
   int start_stagger = 0;     // CrowdSettings::start_stagger_intervals: the starts spread over
                              // this many search intervals (0: every character starts at once)
+  double speed_limit = -1;   // CrowdSettings::transition_speed_limit; below 0: the crowd's default
   bool help = false;
 };
 

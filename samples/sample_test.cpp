@@ -292,6 +292,14 @@ TEST(SampleOptions, DefaultsAndEveryOption) {
   ASSERT_TRUE(parse({"db.mmdb", "--start-stagger", "2"}, o, error)) << error;
   EXPECT_EQ(o.start_stagger, 2);
 
+  EXPECT_LT(o.speed_limit, 0.0) << "the crowd's default";
+  o = {};
+  ASSERT_TRUE(parse({"db.mmdb", "--speed-limit", "0"}, o, error)) << error;
+  EXPECT_EQ(o.speed_limit, 0.0);
+  o = {};
+  ASSERT_TRUE(parse({"db.mmdb", "--speed-limit", "1.25"}, o, error)) << error;
+  EXPECT_EQ(o.speed_limit, 1.25);
+
   o = {};
   ASSERT_TRUE(parse({"--help"}, o, error));
   EXPECT_TRUE(o.help);
@@ -305,6 +313,9 @@ TEST(SampleOptions, BadUsageSaysWhatIsWrong) {
       {{"a.mmdb", "--characters", "3x"}, "--characters wants"},
       {{"a.mmdb", "--start-stagger", "17"}, "--start-stagger wants"},
       {{"a.mmdb", "--start-stagger", "-1"}, "--start-stagger wants"},
+      {{"a.mmdb", "--speed-limit", "-0.5"}, "--speed-limit wants"},
+      {{"a.mmdb", "--speed-limit", "nan"}, "--speed-limit wants"},
+      {{"a.mmdb", "--speed-limit"}, "--speed-limit needs a value"},
       {{"a.mmdb", "--seconds", "-1"}, "--seconds wants"},
       {{"a.mmdb", "--seconds", "nan"}, "--seconds wants"},
       {{"a.mmdb", "--seconds"}, "--seconds needs a value"},

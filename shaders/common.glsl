@@ -183,6 +183,78 @@ JointPose inertializedJoint(JointPose pose, uint index, float t) {
   return pose;
 }
 
+// Forward kinematics of a character's local pose (base: its first joint) into model_poses,
+// relative to its simulation root (mmdb::ForwardKinematicsJob with an identity root).
+void forwardKinematics(uint base) {
+  for (uint j = 0u; j < params.joint_count; ++j) {
+    JointPose local = local_poses[base + j];
+    int p = parents[j];
+    vec4 parent_rotation = p < 0 ? vec4(0.0, 0.0, 0.0, 1.0) : model_poses[base + uint(p)].rotation;
+    vec3 parent_position = p < 0 ? vec3(0.0) : model_poses[base + uint(p)].position.xyz;
+    ModelJoint m;
+    m.position = vec4(parent_position + quatRotate(parent_rotation, local.translation.xyz), 1.0);
+    m.rotation = normalize(quatMul(parent_rotation, local.rotation));
+    model_poses[base + j] = m;
+  }
+}
+
+// The largest, over joints, of how far the model pose moved since the last one shown (before
+// foot locking) over that joint's limit in this step, squared (mmdb::Crowd's).
+float squaredStepRatio(uint base) {
+  float per_frame = 1.0 / (params.dt * params.frame_rate);
+  float ratio = 0.0;
+  for (uint j = 0u; j < params.joint_count; ++j) {
+    vec3 moved = model_poses[base + j].position.xyz - unlocked_positions[base + j].xyz;
+    ratio = max(ratio, dot(moved, moved) * joint_limits[j]);
+  }
+  return ratio * per_frame * per_frame;
+}
+
+// The character's local pose sampled with its offsets decayed by t (the sample and inertialize
+// passes' work), then forward kinematics.
+void poseAt(CrowdCharacter ch, uint base, float t) {
+  for (uint j = 0u; j < params.joint_count; ++j)
+    local_poses[base + j] = inertializedJoint(sampleJoint(ch.clip_first, ch.clip_count, ch.clip_time, j), base + j, t);
+  forwardKinematics(base);
+}
+
+// The transition speed limit (mmdb::Crowd::limitTransition) on the clip and transition playing:
+// the decay tried at the whole step (already posed when `posed`), then at half, a quarter and none
+// of it, until no joint moves further than its limit since the last pose (failing all, the try
+// that moved one the least). Leaves that pose in local_poses and model_poses, and its time in
+// ch.transition_time.
+void limitTransition(inout CrowdCharacter ch, uint base, bool posed) {
+  precise float to = ch.transition_time;
+  precise float from = max(to - params.dt, 0.0);
+  precise float half_time = from + 0.5 * (to - from);
+  precise float quarter_time = from + 0.25 * (to - from);
+  if (!posed) poseAt(ch, base, to);
+  float best_time = to, time = to;
+  float best_ratio = squaredStepRatio(base);
+  for (uint k = 1u; k < 4u && best_ratio > 1.0; ++k) {
+    time = k == 1u ? half_time : (k == 2u ? quarter_time : from);
+    poseAt(ch, base, time);
+    float ratio = squaredStepRatio(base);
+    if (ratio < best_ratio) {
+      best_ratio = ratio;
+      best_time = time;
+    }
+  }
+  if (time != best_time) poseAt(ch, base, best_time);  // the last try is not the one kept
+  ch.transition_time = best_time;
+}
+
+// Whether a transition's offsets are still added at its time: an upper bound over joints of the
+// decaying offsets, x(t) = e^-yt (x0 + (v0 + y x0) t), and of their rate, with the slower
+// half-life (it bounds the split decay too), above the threshold (mmdb::Crowd's).
+bool offsetsShow(CrowdCharacter ch) {
+  float y = springY(max(params.inertialization_halflife, params.inertialization_rate_halflife));
+  float t = ch.transition_time;
+  float j1 = ch.offset_bound_v + y * ch.offset_bound_x;
+  float bound = exp(-y * t) * max(ch.offset_bound_x + j1 * t, ch.offset_bound_v + j1 * y * t);
+  return bound > params.inertialization_threshold;
+}
+
 // The achieved path (mmdb::integrateRootMotion): dt seconds of a frame's root
 // velocity and spin, taken from its clip's world into the character's.
 void integrateRootMotion(inout vec3 position, inout vec4 rotation, uint frame, float dt) {

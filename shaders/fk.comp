@@ -13,39 +13,6 @@
 
 layout(local_size_x = MMDB_GROUP_SIZE) in;
 
-void forwardKinematics(uint base) {
-  for (uint j = 0u; j < params.joint_count; ++j) {
-    JointPose local = local_poses[base + j];
-    int p = parents[j];
-    vec4 parent_rotation = p < 0 ? vec4(0.0, 0.0, 0.0, 1.0) : model_poses[base + uint(p)].rotation;
-    vec3 parent_position = p < 0 ? vec3(0.0) : model_poses[base + uint(p)].position.xyz;
-    ModelJoint m;
-    m.position = vec4(parent_position + quatRotate(parent_rotation, local.translation.xyz), 1.0);
-    m.rotation = normalize(quatMul(parent_rotation, local.rotation));
-    model_poses[base + j] = m;
-  }
-}
-
-// The largest, over joints, of how far the model pose moved since the last one shown (before
-// foot locking) over that joint's limit in this step, squared (mmdb::Crowd's).
-float squaredStepRatio(uint base) {
-  float per_frame = 1.0 / (params.dt * params.frame_rate);
-  float ratio = 0.0;
-  for (uint j = 0u; j < params.joint_count; ++j) {
-    vec3 moved = model_poses[base + j].position.xyz - unlocked_positions[base + j].xyz;
-    ratio = max(ratio, dot(moved, moved) * joint_limits[j]);
-  }
-  return ratio * per_frame * per_frame;
-}
-
-// The character's local pose sampled again with its offsets decayed by t (the sample and
-// inertialize passes' work), then forward kinematics.
-void poseAt(CrowdCharacter ch, uint base, float t) {
-  for (uint j = 0u; j < params.joint_count; ++j)
-    local_poses[base + j] = inertializedJoint(sampleJoint(ch.clip_first, ch.clip_count, ch.clip_time, j), base + j, t);
-  forwardKinematics(base);
-}
-
 void main() {
   uint c = gl_GlobalInvocationID.x;
   if (c >= params.character_count) return;
@@ -55,25 +22,8 @@ void main() {
   CrowdCharacter ch = characters[c];
   if ((params.policies & kPolicySpeedLimit) != 0u) {
     uint limited = kCharacterPlaying | kCharacterInertializing;
-    if ((ch.flags & limited) == limited && ch.transition_time > 0.0 && params.dt > 0.0) {
-      precise float to = ch.transition_time;
-      precise float from = max(to - params.dt, 0.0);
-      precise float half_time = from + 0.5 * (to - from);
-      precise float quarter_time = from + 0.25 * (to - from);
-      float best_time = to, time = to;
-      float best_ratio = squaredStepRatio(base);
-      for (uint k = 1u; k < 4u && best_ratio > 1.0; ++k) {
-        time = k == 1u ? half_time : (k == 2u ? quarter_time : from);
-        poseAt(ch, base, time);
-        float ratio = squaredStepRatio(base);
-        if (ratio < best_ratio) {
-          best_ratio = ratio;
-          best_time = time;
-        }
-      }
-      if (time != best_time) poseAt(ch, base, best_time);  // the last try is not the one kept
-      ch.transition_time = best_time;
-    }
+    if ((ch.flags & limited) == limited && ch.transition_time > 0.0 && params.dt > 0.0)
+      limitTransition(ch, base, true);  // the whole step's decay is the pose the passes made
     for (uint j = 0u; j < params.joint_count; ++j) unlocked_positions[base + j] = model_poses[base + j].position;
   }
   // The frame of the pose shown (sampled at the clip time before it moves on): the foot lock

@@ -16,6 +16,8 @@ layout(local_size_x = MMDB_GROUP_SIZE) in;
 
 const float kBlendHalflives = 20.0;  // a blend back ends this many half-lives after its unlock
 const float kKneeHint = 0.1;        // the lean of a knee's plane towards knee_forward (the CPU's)
+const float kFoldedReach = 0.2;     // a leg folded this far (hip to ankle over its length) is as
+const float kFullIkReach = 0.35;    // animated; the IK fades in up to this (the CPU's)
 
 // The shortest rotation taking direction a to direction b (identity when either vanishes).
 vec4 rotationBetween(vec3 a, vec3 b) {
@@ -180,8 +182,21 @@ void main() {
     feet[c].foot[s] = f;
     if (!locked && !blending) continue;  // the leg as animated
 
+    // A leg folded nearly shut follows the animation, the IK fading in as it opens (the CPU's).
+    vec3 hip = model_poses[base + leg.upper_leg].position.xyz;
+    vec3 knee = model_poses[base + leg.knee].position.xyz;
+    vec3 ankle = model_poses[base + leg.foot].position.xyz;
+    float leg_length = length(knee - hip) + length(ankle - knee);
+    float open = leg_length > 0.0 ? length(ankle - hip) / leg_length : 1.0;
+    float weight = min(max((open - kFoldedReach) / (kFullIkReach - kFoldedReach), 0.0), 1.0);
+    if (!(weight > 0.0)) continue;
+
     // The leg to the target, in model space.
     vec3 toe_target = quatRotate(to_model, target - position);
+    if (weight < 1.0) {
+      vec3 toe_animated = model_poses[base + leg.toe].position.xyz;
+      toe_target = toe_animated + weight * (toe_target - toe_animated);
+    }
     vec3 foot_to_toe = model_poses[base + leg.toe].position.xyz - model_poses[base + leg.foot].position.xyz;
     vec4 foot_animated = model_poses[base + leg.foot].rotation;
     bend(base, leg.upper_leg, leg.knee, leg.foot, toe_target - foot_to_toe, vec3(0.0, 0.0, 1.0), foot_setup.ik_max_length_buffer);

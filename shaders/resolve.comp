@@ -64,6 +64,10 @@ void main() {
       uvec2 clip = clipOf(result.frame);
       float time = float(result.frame - clip.x) / params.frame_rate;
       if (playing) {
+        // The pose the switch starts from keeps within the transition speed limit too.
+        if ((params.policies & kPolicySpeedLimit) != 0u && ch.transition_time > 0.0 && params.dt > 0.0 &&
+            offsetsShow(ch))
+          limitTransition(ch, c * params.joint_count, false);
         captureOffsets(ch, clip.x, clip.y, time, c);
         ch.since_switch = 0.0;
         ch.transition_time = 0.0;
@@ -77,14 +81,8 @@ void main() {
     }
   }
 
-  // Upper bound over joints of the decaying offsets, x(t) = e^-yt (x0 + (v0 + y x0) t), and of
-  // their rate, with the slower half-life (it bounds the split decay too); below the threshold the
-  // inertialize pass skips the character.
-  float y = springY(max(params.inertialization_halflife, params.inertialization_rate_halflife));
-  float t = ch.transition_time;
-  float j1 = ch.offset_bound_v + y * ch.offset_bound_x;
-  float bound = exp(-y * t) * max(ch.offset_bound_x + j1 * t, ch.offset_bound_v + j1 * y * t);
-  if (bound > params.inertialization_threshold) flags |= kCharacterInertializing;
+  // Below the threshold the inertialize pass skips the character.
+  if (offsetsShow(ch)) flags |= kCharacterInertializing;
 
   ch.flags = flags;
   characters[c] = ch;

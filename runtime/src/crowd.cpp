@@ -862,6 +862,11 @@ Status Crowd::resolve(uint32_t c, const SearchResult& found, uint32_t worker) no
   const Result<ClipTime> where = clipTimeOfFrame(*db_, uint32_t(found.frame));
   if (!where) return where.error();
   if (ch.playing) {
+    // The pose the switch starts from keeps within the transition speed limit too: the
+    // transition playing may be held back in this step, as in any other.
+    if (limitApplies(ch)) {
+      if (Status s = limitTransition(c, worker); !s) return s;
+    }
     // The pose showing (source) and the one to show (destination), both with velocities.
     const uint32_t source = 2 * worker, destination = source + 1;  // the worker's scratch
     if (Status s = sample(ch.clip, ch.clip_time, source); !s) return s;
@@ -916,17 +921,11 @@ Status Crowd::pose(uint32_t c, uint32_t worker) noexcept {
     ch.shown_time =
         std::fmin(std::fmax(ch.clip_time, 0.f), float(clip.frame_count - 1) / db_->frameRate());
   }
-  const bool limited = !unlocked_translations_.empty();
-  const auto shown = [&]() -> Status {  // the pose before foot locking, kept for the limit
-    if (Status s = forwardKinematics(c); !s) return s;
-    if (limited)
-      std::copy_n(model_translations_.begin() + ptrdiff_t(c) * joints_, joints_,
-                  unlocked_translations_.begin() + ptrdiff_t(c) * joints_);
-    return Status();
-  };
   // Until a character starts playing it shows no motion: every joint at its root, unrotated (the
-  // local pose create() set), as on the GPU.
-  if (!ch.playing) return shown();
+  // local pose create() set), as on the GPU. A transition the speed limit may hold back is posed
+  // by limitTransition (the switch's own step shows the source exactly: nothing to limit).
+  if (!ch.playing) return shown(c);
+  if (limitApplies(ch)) return limitTransition(c, worker);
   SamplePoseJob pose;
   pose.database = db_;
   pose.poses = poses_;
@@ -937,35 +936,61 @@ Status Crowd::pose(uint32_t c, uint32_t worker) noexcept {
   // The jobs' checks hold by construction (the database verified, the crowd's arrays and
   // settings checked at create, the clip one of the database's): only their work runs.
   detail::runSamplePose(pose);
+  if (!offsetsShow(ch)) return shown(c);
+  if (Status s = inertialize(c, ch.transition_time, slice(local_rotations_, c, joints_),
+                             slice(local_translations_, c, joints_));
+      !s)
+    return s;
+  return shown(c);
+}
 
-  // An upper bound over joints of the decaying offsets, x(t) = e^-yt (x0 + (v0 + y x0) t), and
-  // of their rate (the GPU's resolve pass computes the same); at or below the threshold the
-  // offsets are no longer added. With the slower of the two half-lives it bounds the split decay
-  // too ((1 + s) e^-s falls as s grows).
-  if (settings_.inertialization_threshold > 0.f) {
-    const float y = detail::springY(
-        std::fmax(settings_.inertialization_halflife, settings_.inertialization_rate_halflife));
-    const float t = ch.transition_time;
-    const float j1 = ch.offset_bound_v + y * ch.offset_bound_x;
-    const float bound =
-        std::exp(-y * t) * std::fmax(ch.offset_bound_x + j1 * t, ch.offset_bound_v + j1 * y * t);
-    if (!(bound > settings_.inertialization_threshold)) return shown();
-  }
-  // The switch's own step shows the source exactly (nothing to limit), as does a step of no time.
-  if (!limited || !(ch.transition_time > 0.f) || !(dt_ > 0.f)) {
-    if (Status s = inertialize(c, ch.transition_time, slice(local_rotations_, c, joints_),
-                               slice(local_translations_, c, joints_));
-        !s)
-      return s;
-    return shown();
-  }
-  // The transition speed limit: the sampled pose kept in the worker's scratch (resolve() is done
-  // with it), the decay tried at the whole step, then at half, a quarter and none of it, until no
-  // joint moves further than its limit; failing all, the try that moved one the least.
+// Whether the transition's offsets are still added: an upper bound over joints of the decaying
+// offsets, x(t) = e^-yt (x0 + (v0 + y x0) t), and of their rate (the GPU's resolve pass computes
+// the same) above inertialization_threshold (0: always). With the slower of the two half-lives it
+// bounds the split decay too ((1 + s) e^-s falls as s grows).
+bool Crowd::offsetsShow(const CrowdCharacter& ch) const noexcept {
+  if (!(settings_.inertialization_threshold > 0.f)) return true;
+  const float y = detail::springY(
+      std::fmax(settings_.inertialization_halflife, settings_.inertialization_rate_halflife));
+  const float t = ch.transition_time;
+  const float j1 = ch.offset_bound_v + y * ch.offset_bound_x;
+  const float bound =
+      std::exp(-y * t) * std::fmax(ch.offset_bound_x + j1 * t, ch.offset_bound_v + j1 * y * t);
+  return bound > settings_.inertialization_threshold;
+}
+
+// Whether the transition speed limit weighs this step of the character's transition: on, playing,
+// the offsets still added and some time for them to have decayed in.
+bool Crowd::limitApplies(const CrowdCharacter& ch) const noexcept {
+  return !unlocked_translations_.empty() && ch.playing && ch.transition_time > 0.f && dt_ > 0.f &&
+         offsetsShow(ch);
+}
+
+// Forward kinematics of the character's local pose, kept before foot locking for the limit.
+Status Crowd::shown(uint32_t c) noexcept {
+  if (Status s = forwardKinematics(c); !s) return s;
+  if (!unlocked_translations_.empty())
+    std::copy_n(model_translations_.begin() + ptrdiff_t(c) * joints_, joints_,
+                unlocked_translations_.begin() + ptrdiff_t(c) * joints_);
+  return Status();
+}
+
+// The transition speed limit, on the clip and transition playing: the pose sampled at the clip
+// time into the worker's scratch, its decay tried at the whole step, then at half, a quarter and
+// none of it, until no joint moves further than its limit (failing all, the try that moved one
+// the least). The pose is left shown and transition_time at the time kept.
+Status Crowd::limitTransition(uint32_t c, uint32_t worker) noexcept {
+  CrowdCharacter& ch = characters_[c];
   const Span<glm::quat> rotations = slice(switch_rotations_, 2 * size_t(worker), joints_);
   const Span<glm::vec3> translations = slice(switch_translations_, 2 * size_t(worker), joints_);
-  std::copy_n(local_rotations_.begin() + ptrdiff_t(c) * joints_, joints_, rotations.begin());
-  std::copy_n(local_translations_.begin() + ptrdiff_t(c) * joints_, joints_, translations.begin());
+  SamplePoseJob pose;
+  pose.database = db_;
+  pose.poses = poses_;
+  pose.clip = ch.clip;
+  pose.time = ch.clip_time;
+  pose.rotations = rotations;
+  pose.translations = translations;
+  detail::runSamplePose(pose);
   const float to = ch.transition_time;
   const float from = std::fmax(to - dt_, 0.f);
   const float times[] = {to, from + 0.5f * (to - from), from + 0.25f * (to - from), from};
@@ -983,12 +1008,9 @@ Status Crowd::pose(uint32_t c, uint32_t worker) noexcept {
   }
   if (time != best_time) {  // the last try is not the one kept: pose that one again
     if (Status s = inertialize(c, best_time, rotations, translations); !s) return s;
-    if (Status s = forwardKinematics(c); !s) return s;
   }
   ch.transition_time = best_time;
-  std::copy_n(model_translations_.begin() + ptrdiff_t(c) * joints_, joints_,
-              unlocked_translations_.begin() + ptrdiff_t(c) * joints_);
-  return Status();
+  return shown(c);
 }
 
 // The decayed offsets at `time` added to a sampled local pose, into the character's local pose.

@@ -360,6 +360,10 @@ constexpr float kBlendHalflives = 20.f;  // a foot's blend back ends this many h
 // How much the plane a knee bends in leans towards knee_forward: as much as a knee's own plane
 // weighs when bent by asin(0.1), about 6 degrees from straight.
 constexpr float kKneeHint = 0.1f;
+// A leg whose hip-to-ankle distance is at most kFoldedReach of its length (a transition can fold
+// one further than any clip) follows the animation; the IK fades in up to kFullIkReach.
+constexpr float kFoldedReach = 0.2f;
+constexpr float kFullIkReach = 0.35f;
 
 const glm::quat kIdentity(1.f, 0.f, 0.f, 0.f);
 
@@ -771,9 +775,25 @@ void detail::runFootLock(const FootLockJob& job) noexcept {
     f.target = target;
     if (!f.locked && !f.blending) continue;  // the leg as animated
 
+    // A leg folded nearly shut has no stable way to swing its short hip-to-ankle line onto a
+    // target (its knee swung round in one step): it follows the animation, the IK fading in as
+    // the leg opens.
+    const glm::vec3 hip = job.model_translations[leg.upper_leg];
+    const glm::vec3 knee = job.model_translations[leg.knee];
+    const glm::vec3 ankle = job.model_translations[leg.foot];
+    const float leg_length = glm::length(knee - hip) + glm::length(ankle - knee);
+    const float open = leg_length > 0.f ? glm::length(ankle - hip) / leg_length : 1.f;
+    const float weight =
+        std::fmin(std::fmax((open - kFoldedReach) / (kFullIkReach - kFoldedReach), 0.f), 1.f);
+    if (!(weight > 0.f)) continue;
+
     // The leg to the target, in model space: the ankle where the animated foot-to-toe vector
     // puts the toe on the target, then the foot as animated, turned for the toe to reach.
-    const glm::vec3 toe_target = to_model * (target - job.position);
+    glm::vec3 toe_target = to_model * (target - job.position);
+    if (weight < 1.f) {
+      const glm::vec3 toe_animated = job.model_translations[leg.toe];
+      toe_target = toe_animated + weight * (toe_target - toe_animated);
+    }
     const glm::vec3 foot_to_toe =
         job.model_translations[leg.toe] - job.model_translations[leg.foot];
     const glm::quat foot_animated = job.model_rotations[leg.foot];

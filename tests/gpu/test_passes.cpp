@@ -68,6 +68,7 @@ class PassTest : public GpuTest {
     s.current_frame = clip.first_frame + uint32_t(std::min(key, float(clip.frame_count - 1)));
     s.flags = mmdb::gpu::kCharacterPlaying;
     s.since_switch = uniform(0, 0.6f);
+    s.transition_time = s.since_switch;  // no transition held back
     s.search_timer = int(below(8)) - 2;
     s.sim_position = toFloat4(glm::vec3(uniform(-5, 5), 0, uniform(-5, 5)));
     s.sim_velocity = toFloat4(glm::vec3(uniform(-2, 2), 0, uniform(-2, 2)));
@@ -366,7 +367,12 @@ TEST_F(PassTest, MatchTiesGoToTheLowestFrame) {
 }
 
 TEST_F(PassTest, ResolveCapturesTheTransitionJobsOffsets) {
-  auto crowd = makeCrowd();
+  // The capture alone: with the transition speed limit a switch may first hold the transition
+  // playing back (against the last pose, which this test has not shown), as the crowd
+  // simulation tests compare.
+  mmdb::gpu::CrowdSettings settings;
+  settings.transition_speed_limit = 0.f;
+  auto crowd = makeCrowd(settings);
   ASSERT_TRUE(crowd);
   const size_t joints = db().jointCount();
   std::vector<CrowdCharacter> states(kCharacters);
@@ -425,6 +431,7 @@ TEST_F(PassTest, ResolveCapturesTheTransitionJobsOffsets) {
     if (!playing) continue;
     ++switches;
     EXPECT_EQ(after[i].since_switch, 0.f);
+    EXPECT_EQ(after[i].transition_time, 0.f);
 
     std::vector<glm::quat> sr, dr, off_r(joints);
     std::vector<glm::vec3> st, sv, sw, dt, dv, dw, off_w(joints), off_t(joints), off_v(joints);
@@ -442,7 +449,7 @@ TEST_F(PassTest, ResolveCapturesTheTransitionJobsOffsets) {
     mmdb::InertializeTransitionJob job;
     job.halflife = crowd->params().inertialization_halflife;
     job.rate_halflife = crowd->params().inertialization_rate_halflife;
-    job.time_since_previous = s.since_switch;
+    job.time_since_previous = s.transition_time;
     job.source_rotations = sr;
     job.source_angular_velocities = sw;
     job.source_translations = st;
@@ -553,6 +560,7 @@ TEST_F(PassTest, InertializeMatchesInertializeJobAndSkipsDecayedCharacters) {
   for (uint32_t i = 0; i < kCharacters; ++i) {
     states[i] = randomPlaying();
     states[i].since_switch = uniform(0, 0.5f);
+    states[i].transition_time = i % 3 == 0 ? 0.5f * states[i].since_switch : states[i].since_switch;
     if (i % 5 != 0) states[i].flags |= mmdb::gpu::kCharacterInertializing;
     for (size_t j = 0; j < joints; ++j) {
       offsets[i * joints + j] = {toFloat4(randomVec(0.6f)), toFloat4(randomVec(3)),
@@ -587,7 +595,7 @@ TEST_F(PassTest, InertializeMatchesInertializeJobAndSkipsDecayedCharacters) {
     mmdb::InertializeJob job;
     job.halflife = crowd->params().inertialization_halflife;
     job.rate_halflife = crowd->params().inertialization_rate_halflife;
-    job.time_since_switch = states[i].since_switch;
+    job.time_since_switch = states[i].transition_time;  // the decay's clock, held back or not
     job.rotations = r;
     job.translations = t;
     job.offset_rotations = off_r;
@@ -603,14 +611,15 @@ TEST_F(PassTest, InertializeMatchesInertializeJobAndSkipsDecayedCharacters) {
       EXPECT_LT(vecDistance(toVec3(g.translation), out_t[j]), kPoseTolerance) << "joint " << j;
       glm::vec3 x = off_t[j], v = off_v[j];
       mmdb::decayOffsetSplit(x, v, crowd->params().inertialization_halflife,
-                             crowd->params().inertialization_rate_halflife, states[i].since_switch);
+                             crowd->params().inertialization_rate_halflife,
+                             states[i].transition_time);
       EXPECT_LT(vecDistance(toVec3(g.velocity), toVec3(poses[i * joints + j].velocity) + v), 1e-4f)
           << "joint " << j;
       // Shown angular velocity: offset rate + offset rotation applied to the pose's.
       glm::vec3 rv = off_w[j];
       const glm::quat offset = mmdb::decayRotationSplit(
           off_r[j], rv, crowd->params().inertialization_halflife,
-          crowd->params().inertialization_rate_halflife, states[i].since_switch);
+          crowd->params().inertialization_rate_halflife, states[i].transition_time);
       const glm::vec3 shown = rv + offset * toVec3(poses[i * joints + j].angular_velocity);
       EXPECT_LT(vecDistance(toVec3(g.angular_velocity), shown), 1e-4f) << "joint " << j;
     }
@@ -725,6 +734,7 @@ TEST_F(PassTest, FootLockMatchesFootLockJob) {
   ASSERT_TRUE(legs.ok()) << legs.error().message();
   std::vector<CrowdCharacter> states(kCharacters);
   std::vector<JointPose> poses(kCharacters * joints);
+  uint32_t folded = 0;
   for (uint32_t i = 0; i < kCharacters; ++i) {
     states[i] = randomPlaying();
     if (i % 8 == 7) states[i].flags = 0;  // nothing playing: nothing held
@@ -737,6 +747,15 @@ TEST_F(PassTest, FootLockMatchesFootLockJob) {
           glm::quat(1.f, uniform(-0.05f, 0.05f), uniform(-0.05f, 0.05f), uniform(-0.05f, 0.05f)));
       poses[i * joints + j] = {toFloat4(glm::normalize(off * r[j])), toFloat4(t[j]), toFloat4(v[j]),
                                toFloat4(w[j])};
+    }
+    // Some knees folded nearly shut (a transition can fold one further than any clip; the
+    // synthetic knees bend about +x): their legs follow the animation, or fade the IK in, alike
+    // on both.
+    if (i % 8 == 5 || i % 8 == 6) {
+      for (const mmdb::LegChain& leg : legs.value())
+        poses[i * joints + leg.knee].rotation =
+            toFloat4(glm::angleAxis(i % 8 == 5 ? 2.9f : 2.6f, glm::vec3(1.f, 0.f, 0.f)));
+      ++folded;
     }
   }
   ASSERT_TRUE(crowd->writeCharacters(states).ok());
@@ -778,7 +797,7 @@ TEST_F(PassTest, FootLockMatchesFootLockJob) {
   const auto out_model = valueOf(crowd->readModelPoses());
   const auto out_feet = valueOf(crowd->readFootLocks());
 
-  uint32_t bent = 0, locks = 0, unlocks = 0;
+  uint32_t bent = 0, locks = 0, unlocks = 0, shut = 0, fading = 0;
   for (uint32_t i = 0; i < kCharacters; ++i) {
     SCOPED_TRACE("character " + std::to_string(i));
     EXPECT_EQ(out_feet[i].shown_frame, feet[i].shown_frame);
@@ -796,6 +815,13 @@ TEST_F(PassTest, FootLockMatchesFootLockJob) {
       t[j] = toVec3(local[i * joints + j].translation);
       mr[j] = toQuat(model[i * joints + j].rotation);
       mt[j] = toVec3(model[i * joints + j].position);
+    }
+    for (const mmdb::LegChain& leg : legs.value()) {  // how far open each leg is
+      const float length =
+          glm::length(mt[leg.knee] - mt[leg.upper_leg]) + glm::length(mt[leg.foot] - mt[leg.knee]);
+      const float open = glm::length(mt[leg.foot] - mt[leg.upper_leg]) / length;
+      shut += open < 0.2f;
+      fading += open > 0.2f && open < 0.35f;
     }
     std::array<mmdb::FootLock, mmdb::kLegCount> cpu_feet{};
     for (uint32_t leg = 0; leg < mmdb::kLegCount; ++leg) cpu_feet[leg] = toCpu(feet[i].foot[leg]);
@@ -841,6 +867,9 @@ TEST_F(PassTest, FootLockMatchesFootLockJob) {
           << "joint " << j;
     }
   }
+  EXPECT_GT(folded, 3u);
+  EXPECT_GT(shut, 0u) << "legs folded shut, as animated";
+  EXPECT_GT(fading, 0u) << "legs the IK fades in on";
   EXPECT_GT(bent, kCharacters / 2) << "legs bent";
   EXPECT_GT(locks, 3u) << "contacts that start";
   EXPECT_GT(unlocks, 3u) << "locks let go";

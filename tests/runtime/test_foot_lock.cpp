@@ -350,6 +350,40 @@ TEST(FootLock, PastTheRadiusItBlendsBackContinuously) {
   EXPECT_EQ(leg.shown.mt, leg.animated.mt) << "then the leg is the animation's";
 }
 
+// A leg folded nearly shut (a transition can fold one further than any clip) has no stable way to
+// swing its short hip-to-ankle line onto a held toe: it follows the animation; the IK fades in as
+// the leg opens (from a fifth of its length from hip to ankle to about a third), so the knee
+// never swings round in one step.
+TEST(FootLock, ALegFoldedShutFollowsTheAnimation) {
+  const glm::vec3 velocity(0.f, 0.f, 0.9f);  // the animated toe slides 15 mm a step
+  const auto held = [&](float knee) {
+    LockedLeg leg;
+    leg.animated = Leg(-1.f, knee);
+    for (int step = 0; step < 6; ++step) {
+      const glm::vec3 at = velocity * (kDt * float(step));
+      EXPECT_TRUE(leg.step(at, true).ok());
+      EXPECT_TRUE(leg.foot.locked) << "the lock is kept; the leg does not reach for it";
+    }
+    return leg;
+  };
+  const glm::vec3 at = velocity * (kDt * 5.f);
+  // 166 degrees: hip to ankle 0.1 m of the leg's 0.8 m. The leg is the animation's, bit for bit.
+  const LockedLeg shut = held(2.9f);
+  EXPECT_EQ(shut.shown.lr, shut.animated.lr);
+  EXPECT_EQ(shut.shown.mt, shut.animated.mt);
+  // 149 degrees: hip to ankle a quarter of the leg. The toe goes part of the way to the lock.
+  const LockedLeg half = held(2.6f);
+  const float animated = glm::length(half.animatedToe(at) - half.foot.target);
+  const float shown = glm::length(half.toeWorld(at) - half.foot.target);
+  EXPECT_GT(animated, 0.05f);
+  EXPECT_LT(shown, animated - 0.01f) << "towards the lock";
+  EXPECT_GT(shown, 0.01f) << "not onto it";
+  expectConsistent(half.shown);
+  // 115 degrees: hip to ankle over half the leg. The toe is held.
+  const LockedLeg bent = held(2.0f);
+  EXPECT_LT(glm::length(bent.toeWorld(at) - bent.foot.target), 1e-3f);
+}
+
 TEST(FootLock, ALockNeverGoesBelowTheFootHeightAndTheToesTipStaysAbove) {
   LockedLeg leg;
   leg.animated.lr[4] = glm::angleAxis(0.5f, kX);  // the toes point down, into the ground

@@ -119,8 +119,8 @@ struct CrowdSettings {
   // or none of the step instead, the first that keeps within (docs/runtime.md "Transition speed
   // limit"). 0: off, as in reference()
   float transition_speed_limit = 1.4f;
-  float controller_halflife = 0.27f;        // position and rotation springs (Holden's default)
-  float max_speed = 1.75f;                  // m/s at full stick (setStick)
+  float controller_halflife = 0.27f;  // position and rotation springs (Holden's default)
+  float max_speed = 1.75f;            // m/s at full stick (setStick)
   bool bounds_pruning = true;  // searchBatch() (bounds-pruned); false: searchExhaustive() for
                                // each request. Same winners, same costs
   uint32_t step_workers = 1;   // endStepRange() calls that may run at once (a job system's
@@ -208,14 +208,15 @@ struct CrowdCharacter {
   uint32_t current_frame = 0;  // global frame playing: clip first + floor(clip_time * rate + 1e-4)
   int32_t search_timer = 0;    // steps until the next periodic search (due at 0 or below)
   float since_switch = 1e6f;   // seconds since the last switch
-  float transition_time = 1e6f;  // seconds the last switch's offsets have decayed for: since_switch
-                                 // less what the transition speed limit held back
-  float offset_bound_x = 0;    // max |offset| over joints at the switch (rad or m), as the GPU's
-  float offset_bound_v = 0;    // max |offset rate| over joints at the switch
-  uint32_t last_winner = 0;    // global frame the last search returned (kNoFrame: none)
-  float last_cost = 0;         // its cost
-  uint32_t search_count = 0;   // searches since creation
-  glm::vec3 input_velocity{0.f};          // the desired velocity of the last step (ground)
+  // Seconds the last switch's offsets have decayed for: since_switch less what the transition
+  // speed limit held back.
+  float transition_time = 1e6f;
+  float offset_bound_x = 0;       // max |offset| over joints at the switch (rad or m), as the GPU's
+  float offset_bound_v = 0;       // max |offset rate| over joints at the switch
+  uint32_t last_winner = 0;       // global frame the last search returned (kNoFrame: none)
+  float last_cost = 0;            // its cost
+  uint32_t search_count = 0;      // searches since creation
+  glm::vec3 input_velocity{0.f};  // the desired velocity of the last step (ground)
   glm::vec3 input_facing{0.f, 0.f, 1.f};  // the last desired facing that was not zero (ground)
   bool input_changing = false;            // the input changed sharply in the last step
   uint32_t shown_frame = 0;  // global frame of the pose shown after the last step (the key at
@@ -438,6 +439,10 @@ class Crowd {
   Status decide(uint32_t character) noexcept;
   Status resolve(uint32_t character, const SearchResult& found, uint32_t worker) noexcept;
   Status pose(uint32_t character, uint32_t worker) noexcept;
+  bool offsetsShow(const CrowdCharacter& character) const noexcept;
+  bool limitApplies(const CrowdCharacter& character) const noexcept;
+  Status shown(uint32_t character) noexcept;
+  Status limitTransition(uint32_t character, uint32_t worker) noexcept;
   Status inertialize(uint32_t character, float time, Span<const glm::quat> rotations,
                      Span<const glm::vec3> translations) noexcept;
   float squaredStepRatio(uint32_t character) const noexcept;
