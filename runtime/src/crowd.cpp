@@ -969,10 +969,15 @@ bool Crowd::limitApplies(const CrowdCharacter& ch) const noexcept {
 // Forward kinematics of the character's local pose, kept before foot locking for the limit.
 Status Crowd::shown(uint32_t c) noexcept {
   if (Status s = forwardKinematics(c); !s) return s;
+  keepUnlocked(c);
+  return Status();
+}
+
+// The model pose just made, before foot locking: what the limit compares the next step's with.
+void Crowd::keepUnlocked(uint32_t c) noexcept {
   if (!unlocked_translations_.empty())
     std::copy_n(model_translations_.begin() + ptrdiff_t(c) * joints_, joints_,
                 unlocked_translations_.begin() + ptrdiff_t(c) * joints_);
-  return Status();
 }
 
 // The transition speed limit, on the clip and transition playing: the pose sampled at the clip
@@ -1008,9 +1013,11 @@ Status Crowd::limitTransition(uint32_t c, uint32_t worker) noexcept {
   }
   if (time != best_time) {  // the last try is not the one kept: pose that one again
     if (Status s = inertialize(c, best_time, rotations, translations); !s) return s;
+    if (Status s = forwardKinematics(c); !s) return s;
   }
   ch.transition_time = best_time;
-  return shown(c);
+  keepUnlocked(c);
+  return Status();
 }
 
 // The decayed offsets at `time` added to a sampled local pose, into the character's local pose.

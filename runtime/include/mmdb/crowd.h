@@ -442,6 +442,7 @@ class Crowd {
   bool offsetsShow(const CrowdCharacter& character) const noexcept;
   bool limitApplies(const CrowdCharacter& character) const noexcept;
   Status shown(uint32_t character) noexcept;
+  void keepUnlocked(uint32_t character) noexcept;
   Status limitTransition(uint32_t character, uint32_t worker) noexcept;
   Status inertialize(uint32_t character, float time, Span<const glm::quat> rotations,
                      Span<const glm::vec3> translations) noexcept;
