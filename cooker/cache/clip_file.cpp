@@ -206,7 +206,10 @@ std::vector<uint8_t> serializeClipFile(const std::string& key, const ClipPart& p
   clip.add_motion(motion);
   if (part.mirror) clip.add_mirror(mirror);
   fbb.Finish(clip.Finish(), fb::ClipIdentifier());
-  std::vector<uint8_t> bytes(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+  // Room for the trailer from the start: growing for it would copy the whole file once more.
+  std::vector<uint8_t> bytes;
+  bytes.reserve(fbb.GetSize() + kTrailerBytes);
+  bytes.assign(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
   appendTrailer(bytes, bytes.size() - bulk_bytes);
   return bytes;
 }
