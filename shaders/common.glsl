@@ -108,6 +108,9 @@ vec4 slerpShortest(vec4 a, vec4 b, float t) {
   return (sin((1.0 - t) * angle) * a + sin(t * angle) * b) / sin(angle);
 }
 
+// Within this fraction of a key a sample takes the key's rotation (the CPU's kOnKey).
+const float kOnKey = 1e-4;
+
 // One joint of the pose of a clip at a clip-local time (the CPU's SamplePoseJob): key =
 // clamp(time * rate, 0, count - 1), the two keys around it blended.
 JointPose sampleJoint(uint clip_first, uint clip_count, float time, uint joint) {
@@ -118,7 +121,12 @@ JointPose sampleJoint(uint clip_first, uint clip_count, float time, uint joint) 
   uint a = (clip_first + k0) * params.joint_count + joint;
   uint b = (clip_first + k1) * params.joint_count + joint;
   JointPose pose;
-  pose.rotation = slerpShortest(rotations[a], rotations[b], alpha);
+  if (alpha <= kOnKey)
+    pose.rotation = rotations[a];
+  else if (alpha >= 1.0 - kOnKey)
+    pose.rotation = dot(rotations[a], rotations[b]) < 0.0 ? -rotations[b] : rotations[b];
+  else
+    pose.rotation = slerpShortest(rotations[a], rotations[b], alpha);
   pose.translation = vec4(mix(translations[a].xyz, translations[b].xyz, alpha), 0.0);
   pose.velocity = vec4(mix(velocities[a].xyz, velocities[b].xyz, alpha), 0.0);
   pose.angular_velocity = vec4(mix(angular_velocities[a].xyz, angular_velocities[b].xyz, alpha), 0.0);

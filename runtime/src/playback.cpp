@@ -18,6 +18,18 @@ using detail::toScaledAxis;
 glm::quat toQuat(const Float4& q) { return glm::quat(q.w, q.x, q.y, q.z); }
 glm::vec3 toVec3(const Float4& v) { return glm::vec3(v.x, v.y, v.z); }
 
+// Within this fraction of a key, a sample takes the key's rotation (on the shorter arc from the
+// key before): a crowd stepping at the file's rate lands within float rounding of a key at every
+// step, where slerp's arc cosine and sines would turn the rotation by at most a ten-thousandth of
+// the step between the keys. The GPU's sample pass does the same.
+constexpr float kOnKey = 1e-4f;
+
+glm::quat slerpBetweenKeys(const glm::quat& x, const glm::quat& y, float alpha) {
+  if (alpha <= kOnKey) return x;
+  if (alpha >= 1.f - kOnKey) return glm::dot(x, y) < 0.f ? -y : y;
+  return glm::slerp(x, y, alpha);  // the shorter arc
+}
+
 template <class A, class B>
 bool sameSize(const A& a, const B& b) {
   return a.size() == b.size();
@@ -147,7 +159,7 @@ void detail::runSamplePose(const SamplePoseJob& job) noexcept {
   const Float4* rot = view.rotations.data();
   const Float4* pos = view.translations.data();
   for (size_t j = 0; j < joints; ++j) {
-    job.rotations[j] = glm::slerp(toQuat(rot[a + j]), toQuat(rot[b + j]), alpha);  // shorter arc
+    job.rotations[j] = slerpBetweenKeys(toQuat(rot[a + j]), toQuat(rot[b + j]), alpha);
     job.translations[j] = glm::mix(toVec3(pos[a + j]), toVec3(pos[b + j]), alpha);
   }
   if (!job.velocities.empty()) {

@@ -80,6 +80,29 @@ TEST_F(Playback, SamplingBetweenKeysBlends) {
   }
 }
 
+// A crowd stepping at the file's rate lands within float rounding of a key: within 1e-4 of one,
+// the sample takes the key's own rotation (on the shorter arc from the key before), bit for bit;
+// further away, slerp.
+TEST_F(Playback, ATimeOnAKeyTakesTheKeysRotation) {
+  const mmdb::Span<const mmdb::Float4> stored = db_.localRotations();
+  const auto key = [&](size_t frame, size_t j) {
+    const mmdb::Float4& q = stored[frame * 4 + j];
+    return glm::quat(q.w, q.x, q.y, q.z);
+  };
+  ASSERT_TRUE(job(0, 20.00005f / 60).Run().ok());
+  for (size_t j = 0; j < 4; ++j) EXPECT_EQ(rotations_[j], key(20, j)) << "joint " << j;
+  ASSERT_TRUE(job(0, 19.99995f / 60).Run().ok());
+  for (size_t j = 0; j < 4; ++j) {
+    const glm::quat shorter = glm::dot(key(19, j), key(20, j)) < 0.f ? -key(20, j) : key(20, j);
+    EXPECT_EQ(rotations_[j], shorter) << "joint " << j;
+  }
+  ASSERT_TRUE(job(0, 20.01f / 60).Run().ok());
+  for (size_t j = 0; j < 4; ++j) {
+    const float alpha = 20.01f / 60 * 60 - 20.f;
+    EXPECT_LT(angleBetween(rotations_[j], glm::slerp(key(20, j), key(21, j), alpha)), 1e-5f);
+  }
+}
+
 TEST_F(Playback, SamplingNeverCrossesClipEnds) {
   // Past the end of clip 1: its last frame (119), not clip 2's first (120).
   ASSERT_TRUE(job(1, 100.f).Run().ok());
