@@ -265,11 +265,7 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
   if (settings.transition_speed_limit > 0.f) {
     Result<std::vector<float>> steps = clipJointSteps(db, crowd.poses_);
     if (!steps) return steps.error();
-    crowd.joint_step_limits_ = std::move(steps.value());
-    for (float& limit : crowd.joint_step_limits_) {  // kept as 1 / limit^2
-      const float most = settings.transition_speed_limit * std::fmax(limit, kMinJointStep);
-      limit = 1.f / (most * most);
-    }
+    crowd.joint_step_limits_ = transitionStepLimits(steps.value(), settings.transition_speed_limit);
   }
   for (uint32_t c = 0; c < character_count; ++c) {
     Status s = crowd.pose(c, 0);  // no motion: every joint at its root
@@ -442,6 +438,16 @@ Status checkPlacement(const char* what, uint32_t character, const glm::vec3& pos
                          what, character, double(rotation.x), double(rotation.y),
                          double(rotation.z), double(rotation.w));
   return Status();
+}
+
+std::vector<float> transitionStepLimits(Span<const float> clip_joint_steps, float limit) {
+  std::vector<float> limits(clip_joint_steps.size(), 0.f);
+  if (!(limit > 0.f)) return limits;
+  for (size_t j = 0; j < limits.size(); ++j) {
+    const float most = limit * std::fmax(clip_joint_steps[j], kMinJointStep);
+    limits[j] = 1.f / (most * most);
+  }
+  return limits;
 }
 
 Result<std::vector<float>> clipJointSteps(const Database& db, const PoseView& given) noexcept {

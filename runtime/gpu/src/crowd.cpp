@@ -539,14 +539,9 @@ Status Crowd::uploadDatabase(const DatabaseView& db) {
   sources[kLegs] = &setup;
   // The transition speed limit's, as mmdb::Crowd keeps them: 1 / (the most a joint may move in
   // a frame)^2; zeros when it is off (the fk pass then reads none).
-  std::vector<float> limits(db.joint_count, 0.f);
-  if (settings_.transition_speed_limit > 0.f) {
-    for (uint32_t j = 0; j < db.joint_count; ++j) {
-      const float most =
-          settings_.transition_speed_limit * std::fmax(db.clip_joint_steps[j], mmdb::kMinJointStep);
-      limits[j] = 1.f / (most * most);
-    }
-  }
+  std::vector<float> limits =
+      mmdb::transitionStepLimits(db.clip_joint_steps, settings_.transition_speed_limit);
+  limits.resize(db.joint_count, 0.f);  // a view without steps: the limit is off
   sources[kJointLimits] = limits.data();
 
   Result<Buffer> staging = createHostBuffer(ctx_, kStagingBytes);

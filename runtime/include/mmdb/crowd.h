@@ -291,6 +291,9 @@ Result<std::vector<float>> clipJointSteps(const Database& db, const PoseView& po
 // The floor of a joint's clip step where a limit or a ratio is taken from it (m a frame), so that
 // a joint the clips never move divides by no zero.
 inline constexpr float kMinJointStep = 0.0005f;
+// What both crowds keep of the transition speed limit per joint: 1 / (limit * max(step,
+// kMinJointStep))^2, from clipJointSteps(); all 0 for a limit of 0 (off).
+std::vector<float> transitionStepLimits(Span<const float> clip_joint_steps, float limit);
 
 class Crowd {
  public:
