@@ -265,7 +265,12 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
   if (settings.transition_speed_limit > 0.f) {
     Result<std::vector<float>> steps = clipJointSteps(db, crowd.poses_);
     if (!steps) return steps.error();
-    crowd.joint_step_limits_ = transitionStepLimits(steps.value(), settings.transition_speed_limit);
+    try {
+      crowd.joint_step_limits_ =
+          transitionStepLimits(steps.value(), settings.transition_speed_limit);
+    } catch (const std::bad_alloc&) {
+      return Error(ErrorCode::InvalidArgument, "Crowd::create: out of memory");
+    }
   }
   for (uint32_t c = 0; c < character_count; ++c) {
     Status s = crowd.pose(c, 0);  // no motion: every joint at its root
