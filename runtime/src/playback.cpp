@@ -7,6 +7,10 @@
 #include <algorithm>
 #include <cmath>
 
+#if defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
+#include <emmintrin.h>
+#endif
+
 namespace mmdb {
 namespace {
 
@@ -272,51 +276,211 @@ Status InertializeJob::Run() const noexcept {
 
 namespace {
 
-// One spring's offset after t seconds, as decayOffset computes it (the same operations, so the
-// same bits) with its exponential e = exp(-y t) computed once for every joint; the rate, which
-// the pose does not need, is left out.
-glm::vec3 decayedOffset(const glm::vec3& x, const glm::vec3& v, float y, float e, float t) {
-  const glm::vec3 j = v + x * y;
-  return e * (x + j * t);
+// The inertialization works on four joints at once: F4 is four floats, one a joint, with SSE2
+// where the compiler has it and plain floats elsewhere (the same operations, lane by lane).
+#if defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
+struct F4 {
+  __m128 v;
+};
+inline F4 splat(float f) { return {_mm_set1_ps(f)}; }
+inline F4 make(float a, float b, float c, float d) { return {_mm_setr_ps(a, b, c, d)}; }
+inline void transpose(F4& a, F4& b, F4& c, F4& d) { _MM_TRANSPOSE4_PS(a.v, b.v, c.v, d.v); }
+inline F4 load(const float* p) { return {_mm_loadu_ps(p)}; }
+inline void store(float* p, F4 a) { _mm_storeu_ps(p, a.v); }
+inline F4 operator+(F4 a, F4 b) { return {_mm_add_ps(a.v, b.v)}; }
+inline F4 operator-(F4 a, F4 b) { return {_mm_sub_ps(a.v, b.v)}; }
+inline F4 operator*(F4 a, F4 b) { return {_mm_mul_ps(a.v, b.v)}; }
+inline F4 operator/(F4 a, F4 b) { return {_mm_div_ps(a.v, b.v)}; }
+inline F4 sqrt(F4 a) { return {_mm_sqrt_ps(a.v)}; }
+// Lanes where a > b (a NaN in a counts as above).
+inline int above(F4 a, F4 b) { return _mm_movemask_ps(_mm_cmpnle_ps(a.v, b.v)); }
+inline F4 select(int lanes, F4 yes, F4 no) {  // yes where the lane's bit is set
+  const __m128i bits = _mm_and_si128(_mm_set1_epi32(lanes), _mm_setr_epi32(1, 2, 4, 8));
+  const __m128 mask = _mm_castsi128_ps(_mm_cmpeq_epi32(bits, _mm_setzero_si128()));
+  return {_mm_or_ps(_mm_andnot_ps(mask, yes.v), _mm_and_ps(mask, no.v))};
+}
+#else
+struct F4 {
+  float v[4];
+};
+template <class Op>
+inline F4 lanes(F4 a, F4 b, Op op) {
+  F4 r;
+  for (int i = 0; i < 4; ++i) r.v[i] = op(a.v[i], b.v[i]);
+  return r;
+}
+inline F4 splat(float f) { return {{f, f, f, f}}; }
+inline F4 make(float a, float b, float c, float d) { return {{a, b, c, d}}; }
+inline void transpose(F4& a, F4& b, F4& c, F4& d) {
+  F4* rows[4] = {&a, &b, &c, &d};
+  for (int i = 0; i < 4; ++i)
+    for (int k = i + 1; k < 4; ++k) std::swap(rows[i]->v[k], rows[k]->v[i]);
+}
+inline F4 load(const float* p) { return {{p[0], p[1], p[2], p[3]}}; }
+inline void store(float* p, F4 a) { std::copy(a.v, a.v + 4, p); }
+inline F4 operator+(F4 a, F4 b) {
+  return lanes(a, b, [](float x, float y) { return x + y; });
+}
+inline F4 operator-(F4 a, F4 b) {
+  return lanes(a, b, [](float x, float y) { return x - y; });
+}
+inline F4 operator*(F4 a, F4 b) {
+  return lanes(a, b, [](float x, float y) { return x * y; });
+}
+inline F4 operator/(F4 a, F4 b) {
+  return lanes(a, b, [](float x, float y) { return x / y; });
+}
+inline F4 sqrt(F4 a) {
+  return {{std::sqrt(a.v[0]), std::sqrt(a.v[1]), std::sqrt(a.v[2]), std::sqrt(a.v[3])}};
+}
+inline int above(F4 a, F4 b) {
+  int m = 0;
+  for (int i = 0; i < 4; ++i) m |= (!(a.v[i] <= b.v[i]) ? 1 : 0) << i;
+  return m;
+}
+inline F4 select(int lanes, F4 yes, F4 no) {
+  F4 r;
+  for (int i = 0; i < 4; ++i) r.v[i] = ((lanes >> i) & 1) ? yes.v[i] : no.v[i];
+  return r;
+}
+#endif
+
+const glm::quat kIdentityQuat(1.f, 0.f, 0.f, 0.f);
+
+struct V4 {  // four vectors, a lane each
+  F4 x, y, z;
+};
+struct Q4 {  // four quaternions, a lane each
+  F4 w, x, y, z;
+};
+
+V4 operator*(F4 k, const V4& a) { return {k * a.x, k * a.y, k * a.z}; }
+V4 operator+(const V4& a, const V4& b) { return {a.x + b.x, a.y + b.y, a.z + b.z}; }
+
+// The Hamilton product a * b, as glm computes it.
+Q4 operator*(const Q4& a, const Q4& b) {
+  return {
+      a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z, a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y,
+      a.w * b.y + a.y * b.w + a.z * b.x - a.x * b.z, a.w * b.z + a.z * b.w + a.x * b.y - a.y * b.x};
+}
+
+// Each lane's quaternion at unit length; a lane of length 0 (or NaN) the identity, as
+// glm::normalize gives.
+Q4 normalized(const Q4& q) {
+  const F4 length = sqrt(q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z);
+  const F4 inverse = splat(1.f) / length;
+  const int some = above(length, splat(0.f)) & ~above(length, splat(3.4e38f));
+  const F4 zero = splat(0.f);
+  return {select(some, q.w * inverse, splat(1.f)), select(some, q.x * inverse, zero),
+          select(some, q.y * inverse, zero), select(some, q.z * inverse, zero)};
+}
+
+// Half-angles up to this (squared) take the series below; beyond it, std::sin and std::cos.
+constexpr float kSeriesHalfAngle2 = 2.4674011f;  // (pi / 2)^2
+
+// Rotation vectors -> unit quaternions, as fromScaledAxis: (cos h, r sin(h) / (2 h)) with h half
+// the angle. Up to h = pi / 2 (every offset rotation, taken the shorter way round, and almost
+// every decayed rate) cos h and sin(h) / h are their Taylor series in h^2 to within 5e-10, which
+// needs no square root and no division and is smooth through 0; a lane beyond takes the library's.
+inline Q4 fromScaledAxes(const V4& r) {
+  const F4 h2 = splat(0.25f) * (r.x * r.x + r.y * r.y + r.z * r.z);
+  F4 c = splat(-1.f / 87178291200.f);
+  for (const float k : {1.f / 479001600.f, -1.f / 3628800.f, 1.f / 40320.f, -1.f / 720.f,
+                        1.f / 24.f, -1.f / 2.f, 1.f})
+    c = c * h2 + splat(k);
+  F4 sinc = splat(1.f / 6227020800.f);  // sin(h) / h
+  for (const float k :
+       {-1.f / 39916800.f, 1.f / 362880.f, -1.f / 5040.f, 1.f / 120.f, -1.f / 6.f, 1.f})
+    sinc = sinc * h2 + splat(k);
+  const F4 s = splat(0.5f) * sinc;
+  Q4 q{c, s * r.x, s * r.y, s * r.z};
+  if (const int far = above(h2, splat(kSeriesHalfAngle2))) {
+    float w[4], x[4], y[4], z[4], rx[4], ry[4], rz[4];
+    store(w, q.w), store(x, q.x), store(y, q.y), store(z, q.z);
+    store(rx, r.x), store(ry, r.y), store(rz, r.z);
+    for (int i = 0; i < 4; ++i) {
+      if (!((far >> i) & 1)) continue;
+      const glm::quat one = fromScaledAxis(glm::vec3(rx[i], ry[i], rz[i]));
+      w[i] = one.w, x[i] = one.x, y[i] = one.y, z[i] = one.z;
+    }
+    q = {load(w), load(x), load(y), load(z)};
+  }
+  return q;
+}
+
+// Four joints' vectors, a lane each (the joints past `count` zero).
+V4 gatherVectors(const glm::vec3* v, size_t count) {
+  if (count == 4)
+    return {make(v[0].x, v[1].x, v[2].x, v[3].x), make(v[0].y, v[1].y, v[2].y, v[3].y),
+            make(v[0].z, v[1].z, v[2].z, v[3].z)};
+  glm::vec3 padded[4] = {};
+  std::copy(v, v + count, padded);
+  return gatherVectors(padded, 4);
+}
+
+// Four joints' quaternions, a lane each (the joints past `count` the identity). glm keeps a
+// quaternion as x, y, z, w: four of them are a 4 x 4 matrix to transpose.
+Q4 gatherQuats(const glm::quat* q, size_t count) {
+  if (count == 4) {
+    const float* f = &q[0].x;
+    F4 x = load(f), y = load(f + 4), z = load(f + 8), w = load(f + 12);
+    transpose(x, y, z, w);
+    return {w, x, y, z};
+  }
+  glm::quat padded[4] = {kIdentityQuat, kIdentityQuat, kIdentityQuat, kIdentityQuat};
+  std::copy(q, q + count, padded);
+  return gatherQuats(padded, 4);
+}
+
+void scatter(const Q4& q, const V4& v, glm::quat* quats, glm::vec3* vectors, size_t count) {
+  F4 x = q.x, y = q.y, z = q.z, w = q.w;
+  transpose(x, y, z, w);
+  float rows[4][4], vx[4], vy[4], vz[4];
+  store(rows[0], x), store(rows[1], y), store(rows[2], z), store(rows[3], w);
+  store(vx, v.x), store(vy, v.y), store(vz, v.z);
+  for (size_t i = 0; i < count; ++i) {
+    quats[i] = glm::quat(rows[i][3], rows[i][0], rows[i][1], rows[i][2]);
+    vectors[i] = glm::vec3(vx[i], vy[i], vz[i]);
+  }
 }
 
 }  // namespace
 
+// Each spring's offset after t seconds is e (x + (v + y x) t) = x e (1 + y t) + v e t: two
+// weights for every joint. With one spring a joint the rotation offset is the rotation vector
+// of the offset and its rate so weighed; with the split decay (decayRotationSplit) the rate's
+// rotation, from its own spring, is composed onto the offset's.
 void detail::runInertialize(const InertializeJob& job, const glm::vec3* offset_vectors) noexcept {
   const float t = job.time_since_switch;
   const float y = springY(job.halflife);
   const float e = std::exp(-y * t);
+  const bool split = rateHalflife(job.halflife, job.rate_halflife) != job.halflife;
+  const float e_rate = split ? std::exp(-springY(job.rate_halflife) * t) : e;
+  const F4 offset_weight = splat(e * (1.f + y * t));
+  const F4 rate_weight = splat(e_rate * t);
   const size_t n = job.rotations.size();
-  const glm::vec3 zero(0.f);
-  const auto vector = [&](size_t j) {
-    return offset_vectors ? offset_vectors[j] : toScaledAxis(quatAbs(job.offset_rotations[j]));
-  };
-  if (rateHalflife(job.halflife, job.rate_halflife) == job.halflife) {  // one spring a joint
-    for (size_t j = 0; j < n; ++j) {
-      const glm::vec3 r = vector(j);
-      const glm::quat offset =
-          fromScaledAxis(decayedOffset(r, job.offset_angular_velocities[j], y, e, t));
-      const glm::vec3 translation =
-          decayedOffset(job.offset_translations[j], job.offset_velocities[j], y, e, t);
-      job.out_rotations[j] = glm::normalize(offset * job.rotations[j]);
-      job.out_translations[j] = job.translations[j] + translation;
+  for (size_t j = 0; j < n; j += 4) {
+    const size_t count = std::min<size_t>(4, n - j);
+    V4 offset;
+    if (offset_vectors) {
+      offset = gatherVectors(offset_vectors + j, count);
+    } else {
+      glm::vec3 vectors[4] = {};
+      for (size_t i = 0; i < count; ++i)
+        vectors[i] = toScaledAxis(quatAbs(job.offset_rotations[j + i]));
+      offset = gatherVectors(vectors, count);
     }
-    return;
-  }
-  // The split decay (decayRotationSplit, decayOffsetSplit): the offset with the first spring
-  // from no rate, the rate with the second from no offset.
-  const float y_rate = springY(job.rate_halflife);
-  const float e_rate = std::exp(-y_rate * t);
-  for (size_t j = 0; j < n; ++j) {
-    const glm::vec3 r = vector(j);
-    const glm::quat part = fromScaledAxis(decayedOffset(r, zero, y, e, t));
-    const glm::quat rate =
-        fromScaledAxis(decayedOffset(zero, job.offset_angular_velocities[j], y_rate, e_rate, t));
-    const glm::quat offset = glm::normalize(rate * part);
-    const glm::vec3 translation = decayedOffset(job.offset_translations[j], zero, y, e, t) +
-                                  decayedOffset(zero, job.offset_velocities[j], y_rate, e_rate, t);
-    job.out_rotations[j] = glm::normalize(offset * job.rotations[j]);
-    job.out_translations[j] = job.translations[j] + translation;
+    const V4 rate = gatherVectors(job.offset_angular_velocities.data() + j, count);
+    const Q4 rotation_offset =
+        split ? fromScaledAxes(rate_weight * rate) * fromScaledAxes(offset_weight * offset)
+              : fromScaledAxes(offset_weight * offset + rate_weight * rate);
+    const Q4 rotation = normalized(rotation_offset * gatherQuats(job.rotations.data() + j, count));
+    const V4 translation =
+        gatherVectors(job.translations.data() + j, count) +
+        offset_weight * gatherVectors(job.offset_translations.data() + j, count) +
+        rate_weight * gatherVectors(job.offset_velocities.data() + j, count);
+    scatter(rotation, translation, job.out_rotations.data() + j, job.out_translations.data() + j,
+            count);
   }
 }
 

@@ -14,6 +14,7 @@
 #include "synthetic_database.h"
 
 #include <mmdb/crowd.h>
+#include <mmdb/playback.h>
 #include <mmdb/search.h>
 #include <mmdb/stick_script.h>
 
@@ -231,6 +232,70 @@ BENCHMARK(BM_CrowdFirstStep)
     ->Unit(benchmark::kMillisecond)
     ->MinTime(2.0)
     ->UseRealTime();
+
+// Two of the end of the step's jobs alone, on the poses and offsets of a crowd of 1,000 after
+// its warm-up: job 0 inertializes every character's local pose with the crowd's offsets at its
+// time since the switch (the default split decay), job 1 is the forward kinematics of every
+// character. Through the public jobs (their checks included), so a build before and after a
+// change to either compares.
+void BM_PosingJobs(benchmark::State& state) {
+  const Data& d = data();
+  const mmdb::CrowdSettings settings;
+  auto created = mmdb::Crowd::create(*d.db, kCharacters, settings);
+  if (!created) {
+    state.SkipWithError(created.error().message());
+    return;
+  }
+  mmdb::Crowd& crowd = created.value();
+  const mmdb::StickScript script = mmdb::StickScript::builtIn();
+  for (int step = 0; step < kWarmSteps; ++step) {
+    setSticks(crowd, script, step);
+    (void)crowd.step(kDt);
+  }
+  const size_t joints = crowd.database().jointCount();
+  std::vector<glm::quat> rotations(crowd.localRotations().begin(), crowd.localRotations().end());
+  std::vector<glm::vec3> translations(crowd.localTranslations().begin(),
+                                      crowd.localTranslations().end());
+  std::vector<glm::quat> model_rotations(rotations.size());
+  std::vector<glm::vec3> model_translations(translations.size());
+  const auto part = [&](auto span, uint32_t c) { return span.subspan(c * joints, joints); };
+  for (auto _ : state) {
+    for (uint32_t c = 0; c < kCharacters; ++c) {
+      if (state.range(0) == 0) {
+        mmdb::InertializeJob job;
+        job.halflife = settings.inertialization_halflife;
+        job.rate_halflife = settings.inertialization_rate_halflife;
+        job.time_since_switch = crowd.characters()[c].transition_time;
+        job.rotations = part(crowd.localRotations(), c);
+        job.translations = part(crowd.localTranslations(), c);
+        job.offset_rotations = part(crowd.offsetRotations(), c);
+        job.offset_angular_velocities = part(crowd.offsetAngularVelocities(), c);
+        job.offset_translations = part(crowd.offsetTranslations(), c);
+        job.offset_velocities = part(crowd.offsetVelocities(), c);
+        job.out_rotations = part(mmdb::Span<glm::quat>(rotations), c);
+        job.out_translations = part(mmdb::Span<glm::vec3>(translations), c);
+        if (!job.Run()) state.SkipWithError("InertializeJob failed");
+      } else {
+        mmdb::ForwardKinematicsJob job;
+        job.parents = crowd.database().parents();
+        job.local_rotations = part(crowd.localRotations(), c);
+        job.local_translations = part(crowd.localTranslations(), c);
+        job.model_rotations = part(mmdb::Span<glm::quat>(model_rotations), c);
+        job.model_translations = part(mmdb::Span<glm::vec3>(model_translations), c);
+        if (!job.Run()) state.SkipWithError("ForwardKinematicsJob failed");
+      }
+    }
+    benchmark::DoNotOptimize(rotations.data());
+    benchmark::DoNotOptimize(model_rotations.data());
+  }
+  state.SetLabel(d.name);
+}
+BENCHMARK(BM_PosingJobs)
+    ->ArgName("job")
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMicrosecond)
+    ->MinTime(1.0);
 
 }  // namespace
 

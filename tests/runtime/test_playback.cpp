@@ -356,6 +356,69 @@ TEST(Inertialization, SplitRotationDecayTurnsAtTheRateItReports) {
   EXPECT_GT(glm::length(summed - rate), 0.3f * glm::length(rate));
 }
 
+// InertializeJob works on four joints at once, with a series for the sines and cosines of
+// half-angles up to 90 degrees and the library's beyond: every joint of skeletons of 1 to 9
+// joints (whole groups of four and the joints left over) against the per-joint closed forms,
+// with offsets up to a half turn, rates up to 200 rad/s (which decay to half-angles past 90
+// degrees), one spring and the split decay.
+TEST(Inertialization, FourJointsAtOnceGiveThePerJointClosedForms) {
+  uint32_t seed = 12345;
+  const auto uniform = [&seed](float lo, float hi) {
+    seed = seed * 1664525u + 1013904223u;
+    return lo + (hi - lo) * float(seed >> 8) / float(1u << 24);
+  };
+  const auto vector = [&](float length) {
+    const glm::vec3 v(uniform(-1.f, 1.f), uniform(-1.f, 1.f), uniform(-1.f, 1.f));
+    return glm::length(v) > 1e-3f ? glm::normalize(v) * length : glm::vec3(0.f, length, 0.f);
+  };
+  int far_lanes = 0;
+  for (const float rate_halflife : {0.f, 0.05f}) {
+    for (size_t n = 1; n <= 9; ++n) {
+      for (int round = 0; round < 20; ++round) {
+        std::vector<glm::quat> rotations(n), offsets(n), out(n);
+        std::vector<glm::vec3> translations(n), angular(n), offset_x(n), offset_v(n), out_x(n);
+        for (size_t j = 0; j < n; ++j) {
+          rotations[j] = glm::angleAxis(uniform(0.f, 3.1f), vector(1.f));
+          offsets[j] = glm::angleAxis(j == 0 ? 0.f : uniform(0.f, 3.14f), vector(1.f));
+          angular[j] = vector(round % 4 == 0 ? uniform(0.f, 200.f) : uniform(0.f, 10.f));
+          translations[j] = vector(uniform(0.f, 0.5f));
+          offset_x[j] = vector(uniform(0.f, 0.3f));
+          offset_v[j] = vector(uniform(0.f, 3.f));
+        }
+        mmdb::InertializeJob job;
+        job.halflife = 0.15f;
+        job.rate_halflife = rate_halflife;
+        job.time_since_switch = uniform(0.f, 0.4f);
+        job.rotations = rotations;
+        job.translations = translations;
+        job.offset_rotations = offsets;
+        job.offset_angular_velocities = angular;
+        job.offset_translations = offset_x;
+        job.offset_velocities = offset_v;
+        job.out_rotations = out;
+        job.out_translations = out_x;
+        ASSERT_TRUE(job.Run().ok());
+        for (size_t j = 0; j < n; ++j) {
+          glm::vec3 w = angular[j], x = offset_x[j], v = offset_v[j];
+          const float h = job.halflife, t = job.time_since_switch;
+          const float h_rate = rate_halflife > 0.f ? rate_halflife : h;
+          const glm::quat offset = mmdb::decayRotationSplit(offsets[j], w, h, h_rate, t);
+          const glm::vec3 decayed_rate =
+              angular[j] * (t * std::exp(-2.f * 0.6931472f / h_rate * t));
+          if (glm::length(decayed_rate) > 3.1416f) ++far_lanes;
+          mmdb::decayOffsetSplit(x, v, h, h_rate, t);
+          const glm::quat expected = glm::normalize(offset * rotations[j]);
+          EXPECT_LT(angleBetween(out[j], expected), 2e-6f)
+              << n << " joints, joint " << j << ", round " << round;
+          EXPECT_NEAR(glm::length(out[j]), 1.f, 1e-6f);
+          EXPECT_LT(glm::length(out_x[j] - (translations[j] + x)), 1e-6f);
+        }
+      }
+    }
+  }
+  EXPECT_GT(far_lanes, 10);  // the library's sines and cosines were taken too
+}
+
 TEST(Inertialization, ASwitchDuringASwitchFoldsTheRemainingOffsetIn) {
   Offsets o;
   transition(o, kSource, 0.f, kDestination, 0.f, 0.f);
