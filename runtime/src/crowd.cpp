@@ -226,6 +226,8 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
     crowd.switch_translations_.assign(scratch, glm::vec3(0.f));
     crowd.switch_velocities_.assign(scratch, glm::vec3(0.f));
     crowd.switch_angular_.assign(scratch, glm::vec3(0.f));
+    crowd.fk_scratch_.assign(
+        size_t(settings.step_workers) * detail::forwardKinematics4ScratchFloats(joints), 0.f);
     crowd.ended_.reset(new (std::nothrow) std::atomic<uint8_t>[n]);
     if (!crowd.ended_) return Error(ErrorCode::InvalidArgument, "Crowd::create: out of memory");
     for (size_t c = 0; c < n; ++c) crowd.ended_[c].store(0, std::memory_order_relaxed);
@@ -323,6 +325,7 @@ Crowd& Crowd::operator=(Crowd&& other) noexcept {
   switch_translations_ = std::move(other.switch_translations_);
   switch_velocities_ = std::move(other.switch_velocities_);
   switch_angular_ = std::move(other.switch_angular_);
+  fk_scratch_ = std::move(other.fk_scratch_);
   ended_ = std::move(other.ended_);
   decoded_ = std::move(other.decoded_);
   legs_ = other.legs_;
@@ -755,21 +758,28 @@ Status Crowd::endStepRange(uint32_t first, uint32_t count, uint32_t worker) noex
                            c, first, first, count);
     }
   }
+  // Four characters at a time: each one's switch, if any, and its sampled pose; their forward
+  // kinematics side by side; then each one's own rest of the step.
   size_t k = k_first;
-  for (uint32_t c = first; c < first + count; ++c) {
-    if (k < k_end && searching_[k] == c) {
-      if (Status s = resolve(c, results_[k++], worker); !s) return s;
+  for (uint32_t block = first; block < first + count; block += 4) {
+    const uint32_t in_block = std::min(4u, first + count - block);
+    for (uint32_t c = block; c < block + in_block; ++c) {
+      if (k < k_end && searching_[k] == c) {
+        if (Status s = resolve(c, results_[k++], worker); !s) return s;
+      }
     }
-    if (Status s = pose(c, worker); !s) return s;
-    advance(c);
-    if (settings_.foot_locking) {
-      if (Status s = lockFeet(c); !s) return s;
+    if (Status s = poseBlock(block, in_block, worker); !s) return s;
+    for (uint32_t c = block; c < block + in_block; ++c) {
+      advance(c);
+      if (settings_.foot_locking) {
+        if (Status s = lockFeet(c); !s) return s;
+      }
+      const CrowdCharacter& ch = characters_[c];
+      decisions_[c].frame = ch.last_winner;
+      decisions_[c].cost = ch.last_cost;
+      decisions_[c].playing = ch.current_frame;
+      showRange(c);
     }
-    const CrowdCharacter& ch = characters_[c];
-    decisions_[c].frame = ch.last_winner;
-    decisions_[c].cost = ch.last_cost;
-    decisions_[c].playing = ch.current_frame;
-    showRange(c);
   }
   return Status();
 }
@@ -923,7 +933,9 @@ Status Crowd::resolve(uint32_t c, const SearchResult& found, uint32_t worker) no
 }
 
 // The sample, inertialize and fk passes: the pose shown.
-Status Crowd::pose(uint32_t c, uint32_t worker) noexcept {
+// The shown frame and time, and unless the character is still to start, its pose sampled and
+// its offsets added (at transition_time) into its local pose. Whether the speed limit weighs it.
+bool Crowd::samplePose(uint32_t c) noexcept {
   CrowdCharacter& ch = characters_[c];
   {
     const ClipInfo clip = db_->clip(ch.clip);
@@ -933,10 +945,8 @@ Status Crowd::pose(uint32_t c, uint32_t worker) noexcept {
         std::fmin(std::fmax(ch.clip_time, 0.f), float(clip.frame_count - 1) / db_->frameRate());
   }
   // Until a character starts playing it shows no motion: every joint at its root, unrotated (the
-  // local pose create() set), as on the GPU. A transition the speed limit may hold back is posed
-  // by limitTransition (the switch's own step shows the source exactly: nothing to limit).
-  if (!ch.playing) return shown(c);
-  if (limitApplies(ch)) return limitTransition(c, worker);
+  // local pose create() set), as on the GPU.
+  if (!ch.playing) return false;
   SamplePoseJob pose;
   pose.database = db_;
   pose.poses = poses_;
@@ -947,12 +957,43 @@ Status Crowd::pose(uint32_t c, uint32_t worker) noexcept {
   // The jobs' checks hold by construction (the database verified, the crowd's arrays and
   // settings checked at create, the clip one of the database's): only their work runs.
   detail::runSamplePose(pose);
-  if (!offsetsShow(ch)) return shown(c);
-  if (Status s = inertialize(c, ch.transition_time, slice(local_rotations_, c, joints_),
-                             slice(local_translations_, c, joints_));
-      !s)
-    return s;
-  return shown(c);
+  if (offsetsShow(ch))
+    (void)inertialize(c, ch.transition_time, slice(local_rotations_, c, joints_),
+                      slice(local_translations_, c, joints_));
+  return limitApplies(ch);
+}
+
+// One character's pose, as poseBlock() makes it for several.
+Status Crowd::pose(uint32_t c, uint32_t worker) noexcept { return poseBlock(c, 1, worker); }
+
+// The pose shown by each of up to four characters: sampled, inertialized and FK'd (four at
+// once). A transition the speed limit may hold back whose pose moved a joint too far is made
+// again by limitTransition(), whose first try is the pose made here (the switch's own step
+// shows the source exactly: nothing to limit).
+Status Crowd::poseBlock(uint32_t first, uint32_t count, uint32_t worker) noexcept {
+  bool limited[4] = {};
+  ForwardKinematicsJob jobs[4];
+  for (uint32_t i = 0; i < count; ++i) {
+    const uint32_t c = first + i;
+    limited[i] = samplePose(c);
+    jobs[i].parents = db_->parents();
+    jobs[i].local_rotations = slice(local_rotations_, c, joints_);
+    jobs[i].local_translations = slice(local_translations_, c, joints_);
+    jobs[i].model_rotations = slice(model_rotations_, c, joints_);
+    jobs[i].model_translations = slice(model_translations_, c, joints_);
+  }
+  detail::runForwardKinematics4(
+      jobs, count,
+      fk_scratch_.data() + size_t(worker) * detail::forwardKinematics4ScratchFloats(joints_));
+  for (uint32_t i = 0; i < count; ++i) {
+    const uint32_t c = first + i;
+    if (limited[i] && !(squaredStepRatio(c) <= 1.f)) {
+      if (Status s = limitTransition(c, worker); !s) return s;
+    } else {
+      keepUnlocked(c);
+    }
+  }
+  return Status();
 }
 
 // Whether the transition's offsets are still added: an upper bound over joints of the decaying
@@ -975,13 +1016,6 @@ bool Crowd::offsetsShow(const CrowdCharacter& ch) const noexcept {
 bool Crowd::limitApplies(const CrowdCharacter& ch) const noexcept {
   return !unlocked_translations_.empty() && ch.playing && ch.transition_time > 0.f && dt_ > 0.f &&
          offsetsShow(ch);
-}
-
-// Forward kinematics of the character's local pose, kept before foot locking for the limit.
-Status Crowd::shown(uint32_t c) noexcept {
-  if (Status s = forwardKinematics(c); !s) return s;
-  keepUnlocked(c);
-  return Status();
 }
 
 // The model pose just made, before foot locking: what the limit compares the next step's with.

@@ -5,6 +5,7 @@
 #include "rotation.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #if defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
@@ -292,8 +293,9 @@ inline F4 operator-(F4 a, F4 b) { return {_mm_sub_ps(a.v, b.v)}; }
 inline F4 operator*(F4 a, F4 b) { return {_mm_mul_ps(a.v, b.v)}; }
 inline F4 operator/(F4 a, F4 b) { return {_mm_div_ps(a.v, b.v)}; }
 inline F4 sqrt(F4 a) { return {_mm_sqrt_ps(a.v)}; }
-// Lanes where a > b (a NaN in a counts as above).
+// Lanes where a > b (a NaN in a counts as above); lanes where a <= b.
 inline int above(F4 a, F4 b) { return _mm_movemask_ps(_mm_cmpnle_ps(a.v, b.v)); }
+inline int atMost(F4 a, F4 b) { return _mm_movemask_ps(_mm_cmple_ps(a.v, b.v)); }
 inline F4 select(int lanes, F4 yes, F4 no) {  // yes where the lane's bit is set
   const __m128i bits = _mm_and_si128(_mm_set1_epi32(lanes), _mm_setr_epi32(1, 2, 4, 8));
   const __m128 mask = _mm_castsi128_ps(_mm_cmpeq_epi32(bits, _mm_setzero_si128()));
@@ -338,6 +340,7 @@ inline int above(F4 a, F4 b) {
   for (int i = 0; i < 4; ++i) m |= (!(a.v[i] <= b.v[i]) ? 1 : 0) << i;
   return m;
 }
+inline int atMost(F4 a, F4 b) { return ~above(a, b) & 15; }
 inline F4 select(int lanes, F4 yes, F4 no) {
   F4 r;
   for (int i = 0; i < 4; ++i) r.v[i] = ((lanes >> i) & 1) ? yes.v[i] : no.v[i];
@@ -364,15 +367,28 @@ Q4 operator*(const Q4& a, const Q4& b) {
       a.w * b.y + a.y * b.w + a.z * b.x - a.x * b.z, a.w * b.z + a.z * b.w + a.x * b.y - a.y * b.x};
 }
 
-// Each lane's quaternion at unit length; a lane of length 0 (or NaN) the identity, as
-// glm::normalize gives.
+// glm::cross and glm's quaternion * vector, in glm's order of operations.
+V4 cross(const V4& a, const V4& b) {
+  return {a.y * b.z - b.y * a.z, a.z * b.x - b.z * a.x, a.x * b.y - b.x * a.y};
+}
+V4 rotate(const Q4& q, const V4& v) {
+  const V4 axis{q.x, q.y, q.z};
+  const V4 uv = cross(axis, v);
+  const V4 uuv = cross(axis, uv);
+  const F4 two = splat(2.f);
+  return {v.x + (uv.x * q.w + uuv.x) * two, v.y + (uv.y * q.w + uuv.y) * two,
+          v.z + (uv.z * q.w + uuv.z) * two};
+}
+
+// Each lane's quaternion at unit length as glm::normalize computes it (its dot product's order,
+// the identity for a length of 0): the same bits.
 Q4 normalized(const Q4& q) {
-  const F4 length = sqrt(q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z);
+  const F4 length = sqrt((q.w * q.w + q.x * q.x) + (q.y * q.y + q.z * q.z));
   const F4 inverse = splat(1.f) / length;
-  const int some = above(length, splat(0.f)) & ~above(length, splat(3.4e38f));
+  const int none = atMost(length, splat(0.f));
   const F4 zero = splat(0.f);
-  return {select(some, q.w * inverse, splat(1.f)), select(some, q.x * inverse, zero),
-          select(some, q.y * inverse, zero), select(some, q.z * inverse, zero)};
+  return {select(none, splat(1.f), q.w * inverse), select(none, zero, q.x * inverse),
+          select(none, zero, q.y * inverse), select(none, zero, q.z * inverse)};
 }
 
 // Half-angles up to this (squared) take the series below; beyond it, std::sin and std::cos.
@@ -522,6 +538,51 @@ void detail::runForwardKinematics(const ForwardKinematicsJob& job) noexcept {
     const glm::vec3 parent_position = p < 0 ? job.root_position : model_translations[size_t(p)];
     model_translations[j] = parent_position + parent_rotation * job.local_translations[j];
     model_rotations[j] = glm::normalize(parent_rotation * job.local_rotations[j]);
+  }
+}
+
+size_t detail::forwardKinematics4ScratchFloats(size_t joints) noexcept { return joints * 28; }
+
+// Four characters' joints side by side, a lane each: every joint's model rotation and position
+// kept as lanes (in `scratch`) for its children, and written out to each character's pose.
+void detail::runForwardKinematics4(const ForwardKinematicsJob* jobs, size_t count,
+                                   float* scratch) noexcept {
+  const size_t n = jobs[0].parents.size();
+  const int32_t* parents = jobs[0].parents.data();
+  const ForwardKinematicsJob* lane[4];
+  for (size_t i = 0; i < 4; ++i) lane[i] = &jobs[std::min(i, count - 1)];  // repeats the last
+  const Q4 root_rotation =
+      gatherQuats(std::array<glm::quat, 4>{lane[0]->root_rotation, lane[1]->root_rotation,
+                                           lane[2]->root_rotation, lane[3]->root_rotation}
+                      .data(),
+                  4);
+  const V4 root_position =
+      gatherVectors(std::array<glm::vec3, 4>{lane[0]->root_position, lane[1]->root_position,
+                                             lane[2]->root_position, lane[3]->root_position}
+                        .data(),
+                    4);
+  for (size_t j = 0; j < n; ++j) {
+    const int32_t p = parents[j];
+    float* parent = scratch + size_t(p) * 28;
+    const Q4 parent_rotation =
+        p < 0 ? root_rotation
+              : Q4{load(parent), load(parent + 4), load(parent + 8), load(parent + 12)};
+    const V4 parent_position =
+        p < 0 ? root_position : V4{load(parent + 16), load(parent + 20), load(parent + 24)};
+    const glm::quat local_r[4] = {lane[0]->local_rotations[j], lane[1]->local_rotations[j],
+                                  lane[2]->local_rotations[j], lane[3]->local_rotations[j]};
+    const glm::vec3 local_t[4] = {lane[0]->local_translations[j], lane[1]->local_translations[j],
+                                  lane[2]->local_translations[j], lane[3]->local_translations[j]};
+    const V4 position = parent_position + rotate(parent_rotation, gatherVectors(local_t, 4));
+    const Q4 rotation = normalized(parent_rotation * gatherQuats(local_r, 4));
+    float* out = scratch + j * 28;
+    store(out, rotation.w), store(out + 4, rotation.x), store(out + 8, rotation.y);
+    store(out + 12, rotation.z), store(out + 16, position.x), store(out + 20, position.y);
+    store(out + 24, position.z);
+    for (size_t i = 0; i < count; ++i) {
+      jobs[i].model_rotations[j] = glm::quat(out[i], out[4 + i], out[8 + i], out[12 + i]);
+      jobs[i].model_translations[j] = glm::vec3(out[16 + i], out[20 + i], out[24 + i]);
+    }
   }
 }
 

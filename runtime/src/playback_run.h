@@ -12,6 +12,10 @@ void runSamplePose(const SamplePoseJob& job) noexcept;
 // (toScaledAxis(quatAbs(offset))), which then is not computed again.
 void runInertialize(const InertializeJob& job, const glm::vec3* offset_vectors = nullptr) noexcept;
 void runForwardKinematics(const ForwardKinematicsJob& job) noexcept;
+// The forward kinematics of `count` (1 to 4) jobs on one skeleton (their parents the same) at
+// once, the same bits as each job's; scratch: forwardKinematics4ScratchFloats(joints) floats.
+void runForwardKinematics4(const ForwardKinematicsJob* jobs, size_t count, float* scratch) noexcept;
+size_t forwardKinematics4ScratchFloats(size_t joints) noexcept;
 void runFootLock(const FootLockJob& job) noexcept;
 
 }  // namespace mmdb::detail

@@ -442,9 +442,10 @@ class Crowd {
   Status decide(uint32_t character) noexcept;
   Status resolve(uint32_t character, const SearchResult& found, uint32_t worker) noexcept;
   Status pose(uint32_t character, uint32_t worker) noexcept;
+  bool samplePose(uint32_t character) noexcept;
+  Status poseBlock(uint32_t first, uint32_t count, uint32_t worker) noexcept;
   bool offsetsShow(const CrowdCharacter& character) const noexcept;
   bool limitApplies(const CrowdCharacter& character) const noexcept;
-  Status shown(uint32_t character) noexcept;
   void keepUnlocked(uint32_t character) noexcept;
   Status limitTransition(uint32_t character, uint32_t worker) noexcept;
   Status inertialize(uint32_t character, float time, Span<const glm::quat> rotations,
@@ -498,6 +499,8 @@ class Crowd {
   // and angular velocities of jointCount() joints each.
   std::vector<glm::quat> switch_rotations_;
   std::vector<glm::vec3> switch_translations_, switch_velocities_, switch_angular_;
+  // Per worker: the forward kinematics of four characters at once, a lane each.
+  std::vector<float> fk_scratch_;
   // Per character: endStepRange() has played it in this step (claimed atomically, so that
   // overlapping ranges on two threads are told apart).
   std::unique_ptr<std::atomic<uint8_t>[]> ended_;
