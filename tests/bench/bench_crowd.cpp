@@ -1,15 +1,15 @@
 // The CPU crowd's step: 1,000 characters on bandai-1 mirrored at 60 Hz (a legged synthetic
 // database where the corpus is absent), the sample's built-in stick script, foot locking on.
 // One thread (Crowd::step) against two (the searches split in halves with searchBatch, the end
-// of the step with endStepRange), in the same process; and the first step, whose searches are
-// all Start searches (or a sixth or a twelfth of them, staggered over one or two intervals),
-// against a steady one; and one
-// thread with every character's offsets added at every step (inertialization_threshold 0) against
-// the default, which stops adding them once they have decayed; and one thread with one 0.1 s
-// half-life for the offsets and their rates (reference()'s decay) against the default split decay
-// (two springs a joint, the rotation's composed); and one thread without the transition speed
-// limit against the default. Counters: milliseconds per step for each part
-// (begin, search, end), the step's p99 over the run, and the speed-up of two threads.
+// of the step with endStepRange, on a worker thread kept from step to step), in the same
+// process; and the first step, whose searches are all Start searches (or a sixth or a twelfth of
+// them, staggered over one or two intervals), against a steady one; and one thread with every
+// character's offsets added at every step (inertialization_threshold 0) against the default,
+// which stops adding them once they have decayed; and one thread with one 0.1 s half-life for
+// the offsets and their rates (reference()'s decay) against the default split decay (two springs
+// a joint, the rotation's composed); and one thread without the transition speed limit against
+// the default. Counters: milliseconds per step for each part (begin, search, end) and the step's
+// p99 over the run. BM_PosingJobs times two of the end of the step's jobs alone.
 #include "real_database.h"
 #include "synthetic_database.h"
 
@@ -21,8 +21,10 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -74,10 +76,51 @@ void setSticks(mmdb::Crowd& crowd, const mmdb::StickScript& script, int step) {
         i, mmdb::stickInput(script.at(step * kDt + script.characterOffset(i)), speeds));
 }
 
+// Threads kept for the whole run, as a job system keeps its workers: run(task) calls task(t)
+// for t = 0 (on the calling thread) to threads - 1 and returns when every call has.
+class Workers {
+ public:
+  explicit Workers(uint32_t threads) {
+    for (uint32_t t = 1; t < threads; ++t) pool_.emplace_back([this, t] { work(t); });
+  }
+  ~Workers() {
+    stop_.store(true, std::memory_order_release);
+    for (std::thread& th : pool_) th.join();
+  }
+  template <class Task>
+  void run(const Task& task) {
+    task_ = [&task](uint32_t t) { task(t); };
+    done_.store(0, std::memory_order_relaxed);
+    generation_.fetch_add(1, std::memory_order_release);
+    task(0);
+    while (done_.load(std::memory_order_acquire) < pool_.size()) std::this_thread::yield();
+  }
+
+ private:
+  void work(uint32_t t) {
+    uint64_t seen = 0;
+    while (!stop_.load(std::memory_order_acquire)) {
+      const uint64_t generation = generation_.load(std::memory_order_acquire);
+      if (generation == seen) {
+        std::this_thread::yield();
+        continue;
+      }
+      seen = generation;
+      task_(t);
+      done_.fetch_add(1, std::memory_order_acq_rel);
+    }
+  }
+  std::vector<std::thread> pool_;
+  std::function<void(uint32_t)> task_;
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<size_t> done_{0};
+  std::atomic<bool> stop_{false};
+};
+
 // The step over `threads` threads: the requests in equal parts, each searched with its own
-// scratch, then the characters in equal ranges.
+// scratch, then the characters in equal ranges, on workers kept from step to step.
 struct SplitStep {
-  SplitStep(const mmdb::Database& db, uint32_t threads) : threads(threads) {
+  SplitStep(const mmdb::Database& db, uint32_t threads) : threads(threads), workers(threads) {
     for (uint32_t t = 0; t < threads; ++t) scratch.emplace_back(mmdb::batchScratchFloats(db));
   }
   bool run(mmdb::Crowd& crowd, double* begin_ms, double* search_ms, double* end_ms) {
@@ -95,36 +138,30 @@ struct SplitStep {
     }
     const mmdb::Span<const mmdb::SearchRequest> requests = crowd.requests();
     const mmdb::Span<mmdb::SearchResult> results = crowd.results();
-    std::vector<std::thread> pool;
-    for (uint32_t t = 0; t < threads; ++t) {
+    std::atomic<bool> ok{true};
+    workers.run([&](uint32_t t) {
       const size_t first = requests.size() * t / threads;
       const size_t last = requests.size() * (t + 1) / threads;
-      pool.emplace_back([&, t, first, last] {
-        if (last > first)
-          (void)mmdb::searchBatch(crowd.database(), requests.subspan(first, last - first),
-                                  results.subspan(first, last - first), scratch[t]);
-      });
-    }
-    for (std::thread& th : pool) th.join();
-    pool.clear();
+      if (last > first &&
+          !mmdb::searchBatch(crowd.database(), requests.subspan(first, last - first),
+                             results.subspan(first, last - first), scratch[t]))
+        ok = false;
+    });
     const auto t2 = Clock::now();
     const uint32_t n = crowd.characterCount();
-    bool ok = true;
-    for (uint32_t t = 0; t < threads; ++t) {
+    workers.run([&](uint32_t t) {
       const uint32_t first = n * t / threads, last = n * (t + 1) / threads;
-      pool.emplace_back([&, t, first, last] {
-        if (!crowd.endStepRange(first, last - first, t)) ok = false;
-      });
-    }
-    for (std::thread& th : pool) th.join();
-    ok = ok && crowd.finishStep();
+      if (!crowd.endStepRange(first, last - first, t)) ok = false;
+    });
+    const bool finished = ok && crowd.finishStep();
     const auto t3 = Clock::now();
     *begin_ms += std::chrono::duration<double, std::milli>(t1 - t0).count();
     *search_ms += std::chrono::duration<double, std::milli>(t2 - t1).count();
     *end_ms += std::chrono::duration<double, std::milli>(t3 - t2).count();
-    return ok;
+    return finished;
   }
   uint32_t threads;
+  Workers workers;
   std::vector<std::vector<float>> scratch;
 };
 
