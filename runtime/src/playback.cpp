@@ -277,8 +277,9 @@ Status InertializeJob::Run() const noexcept {
 
 namespace {
 
-// The inertialization works on four joints at once: F4 is four floats, one a joint, with SSE2
-// where the compiler has it and plain floats elsewhere (the same operations, lane by lane).
+// The inertialization works on four joints at once, the crowd's forward kinematics on four
+// characters: F4 is four floats, one a lane, with SSE2 where the compiler has it and plain floats
+// elsewhere (the same operations, lane by lane).
 #if defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
 struct F4 {
   __m128 v;
@@ -563,12 +564,13 @@ void detail::runForwardKinematics4(const ForwardKinematicsJob* jobs, size_t coun
                     4);
   for (size_t j = 0; j < n; ++j) {
     const int32_t p = parents[j];
-    float* parent = scratch + size_t(p) * 28;
-    const Q4 parent_rotation =
-        p < 0 ? root_rotation
-              : Q4{load(parent), load(parent + 4), load(parent + 8), load(parent + 12)};
-    const V4 parent_position =
-        p < 0 ? root_position : V4{load(parent + 16), load(parent + 20), load(parent + 24)};
+    Q4 parent_rotation = root_rotation;
+    V4 parent_position = root_position;
+    if (p >= 0) {
+      const float* parent = scratch + size_t(p) * 28;
+      parent_rotation = {load(parent), load(parent + 4), load(parent + 8), load(parent + 12)};
+      parent_position = {load(parent + 16), load(parent + 20), load(parent + 24)};
+    }
     const glm::quat local_r[4] = {lane[0]->local_rotations[j], lane[1]->local_rotations[j],
                                   lane[2]->local_rotations[j], lane[3]->local_rotations[j]};
     const glm::vec3 local_t[4] = {lane[0]->local_translations[j], lane[1]->local_translations[j],
