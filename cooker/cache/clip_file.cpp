@@ -168,7 +168,15 @@ ClipMotion readMotion(const fb::Motion* m, size_t joints, const std::string& wha
 
 }  // namespace
 
-std::vector<uint8_t> serializeClipFile(const std::string& key, const ClipPart& part) {
+std::vector<uint8_t> ClipFileBytes::whole() const {
+  std::vector<uint8_t> bytes;
+  bytes.reserve(size());
+  for (const std::span<const uint8_t> piece : pieces())
+    bytes.insert(bytes.end(), piece.begin(), piece.end());
+  return bytes;
+}
+
+ClipFileBytes serializeClipFile(const std::string& key, const ClipPart& part) {
   FlatBufferBuilder fbb(1024 + part.motion.clip.rotations.size() * 64 * (part.mirror ? 2 : 1));
   // The pose streams first: a builder fills its buffer from the end, so they become the buffer's
   // bulk, its last bytes, which a reader that needs no poses neither checksums nor reads.
@@ -206,11 +214,10 @@ std::vector<uint8_t> serializeClipFile(const std::string& key, const ClipPart& p
   clip.add_motion(motion);
   if (part.mirror) clip.add_mirror(mirror);
   fbb.Finish(clip.Finish(), fb::ClipIdentifier());
-  // Room for the trailer from the start: growing for it would copy the whole file once more.
-  std::vector<uint8_t> bytes;
-  bytes.reserve(fbb.GetSize() + kTrailerBytes);
-  bytes.assign(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
-  appendTrailer(bytes, bytes.size() - bulk_bytes);
+  ClipFileBytes bytes;
+  bytes.buffer = fbb.Release();
+  const std::span<const uint8_t> buffer(bytes.buffer.data(), bytes.buffer.size());
+  bytes.trailer = trailerOf(buffer, buffer.size() - bulk_bytes);
   return bytes;
 }
 

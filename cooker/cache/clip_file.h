@@ -2,10 +2,15 @@
 // it and `mmcook link` and the clip cache read it.
 #pragma once
 
+#include "cache/intermediate_file.h"
 #include "cook/cook_database.h"
 
+#include <flatbuffers/flatbuffers.h>
+
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,8 +29,22 @@ struct ClipFile {
 };
 
 // The bytes of a .mmclip: the FlatBuffers buffer, whose bulk is the four pose streams, and the
-// trailer with their checksums (intermediate_file.h). Deterministic.
-std::vector<uint8_t> serializeClipFile(const std::string& key, const ClipPart& part);
+// trailer with their checksums (intermediate_file.h), kept apart so that the buffer is written
+// where the builder made it: a copy into one array would fault in as many pages again.
+struct ClipFileBytes {
+  flatbuffers::DetachedBuffer buffer;
+  std::array<uint8_t, kTrailerBytes> trailer{};
+
+  size_t size() const { return buffer.size() + trailer.size(); }
+  // The file's bytes in order: the buffer, then the trailer.
+  std::array<std::span<const uint8_t>, 2> pieces() const {
+    return {std::span<const uint8_t>(buffer.data(), buffer.size()),
+            std::span<const uint8_t>(trailer)};
+  }
+  std::vector<uint8_t> whole() const;  // both in one array
+};
+// Deterministic.
+ClipFileBytes serializeClipFile(const std::string& key, const ClipPart& part);
 
 // Checks and reads .mmclip bytes: the checksum, the FlatBuffers structure, the format and cooker
 // versions, and that every array has the size the clip's frame and joint counts give, with

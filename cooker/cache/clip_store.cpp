@@ -87,7 +87,8 @@ std::optional<ClipPart> ClipCacheFolder::find(const std::string& key, int, bool*
 }
 
 void ClipCacheFolder::keep(const std::string& key, int, const ClipPart& part) {
-  keepEntry(entryPath(key), serializeClipFile(key, part), "a clip");
+  const ClipFileBytes bytes = serializeClipFile(key, part);
+  keepEntry(entryPath(key), bytes.pieces(), "a clip");
   // Remembered for the next miss's cause; a cache of hints, never an error.
   try {
     const std::string path = lastKeyPath(key);
@@ -181,8 +182,9 @@ std::optional<StoredPoseCoding> ClipCacheFolder::findPoses(const std::string& ke
 
 void ClipCacheFolder::keepPoses(const std::string& key, uint32_t frames, uint32_t joints,
                                 const CookedPoseCoding& coding) {
-  keepEntry(entryPath(key, ".mmposes"), serializePoseFile(key, frames, joints, coding),
-            "the pose coding");
+  const std::vector<uint8_t> bytes = serializePoseFile(key, frames, joints, coding);
+  const std::span<const uint8_t> whole(bytes);
+  keepEntry(entryPath(key, ".mmposes"), {&whole, 1}, "the pose coding");
   prunePoseCodings();
 }
 
@@ -233,12 +235,13 @@ void ClipCacheFolder::hashSourceFiles(const std::vector<const ClipSpec*>& specs,
   }
 }
 
-void ClipCacheFolder::keepEntry(const std::string& path, const std::vector<uint8_t>& bytes,
+void ClipCacheFolder::keepEntry(const std::string& path,
+                                std::span<const std::span<const uint8_t>> pieces,
                                 const char* what) {
   try {
     std::error_code ec;
     fs::create_directories(fs::path(path).parent_path(), ec);
-    writeFileAtomically(path, bytes);
+    writeFileAtomically(path, pieces);
   } catch (const InputError& e) {
     // The cook goes on: a cache that cannot keep an entry only makes the next cook slower.
     std::lock_guard lock(warn_mutex_);

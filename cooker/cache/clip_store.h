@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -55,7 +56,8 @@ class ClipCacheFolder : public ClipStore {
   std::string entryPath(const std::string& key, const char* extension = ".mmclip") const;
 
  private:
-  void keepEntry(const std::string& path, const std::vector<uint8_t>& bytes, const char* what);
+  void keepEntry(const std::string& path, std::span<const std::span<const uint8_t>> pieces,
+                 const char* what);
   void prunePoseCodings();
   void note(Warning w);
   // <folder>/last/<hash>.key: the key a clip of that name was last kept under.

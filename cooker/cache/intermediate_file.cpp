@@ -43,19 +43,21 @@ uint64_t readWord(const uint8_t* p) {
   return v;
 }
 
-void appendWord(std::vector<uint8_t>& bytes, uint64_t v) {
-  for (int b = 0; b < 8; ++b) bytes.push_back(static_cast<uint8_t>(v >> (8 * b)));
-}
-
 }  // namespace
 
+std::array<uint8_t, kTrailerBytes> trailerOf(std::span<const uint8_t> buffer, size_t bulk_start) {
+  const uint64_t words[3] = {
+      bulk_start, intermediateChecksum(buffer.data(), bulk_start),
+      intermediateChecksum(buffer.data() + bulk_start, buffer.size() - bulk_start)};
+  std::array<uint8_t, kTrailerBytes> trailer{};
+  for (size_t w = 0; w < 3; ++w)
+    for (int b = 0; b < 8; ++b) trailer[8 * w + b] = static_cast<uint8_t>(words[w] >> (8 * b));
+  return trailer;
+}
+
 void appendTrailer(std::vector<uint8_t>& buffer, size_t bulk_start) {
-  const size_t body = buffer.size();
-  const uint64_t head = intermediateChecksum(buffer.data(), bulk_start);
-  const uint64_t bulk = intermediateChecksum(buffer.data() + bulk_start, body - bulk_start);
-  appendWord(buffer, bulk_start);
-  appendWord(buffer, head);
-  appendWord(buffer, bulk);
+  const std::array<uint8_t, kTrailerBytes> trailer = trailerOf(buffer, bulk_start);
+  buffer.insert(buffer.end(), trailer.begin(), trailer.end());
 }
 
 bool checksumsHold(const uint8_t* data, size_t size, bool with_bulk) {

@@ -2,6 +2,7 @@
 // followed by an 8-byte little-endian checksum of it, and is read once, mapped.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -22,6 +23,8 @@ inline constexpr size_t kTrailerBytes = 24;
 
 // Appends the trailer of `buffer`, whose bulk starts at `bulk_start` (buffer.size(): no bulk).
 void appendTrailer(std::vector<uint8_t>& buffer, size_t bulk_start);
+// The trailer of `buffer` alone, for a writer that writes the buffer where it is.
+std::array<uint8_t, kTrailerBytes> trailerOf(std::span<const uint8_t> buffer, size_t bulk_start);
 
 // Whether the file data[0, size) ends in a trailer that fits it, and whether the checksum of the
 // part before the bulk holds, and that of the bulk too when `with_bulk`.

@@ -289,6 +289,16 @@ bool fileHoldsBytes(const std::string& path, std::span<const uint8_t> bytes) {
   return fileHolds(path, bytes.size(), [&](const auto& compare) { return compare(bytes); });
 }
 
+bool fileHoldsBytes(const std::string& path, std::span<const std::span<const uint8_t>> pieces) {
+  size_t size = 0;
+  for (const std::span<const uint8_t> piece : pieces) size += piece.size();
+  return fileHolds(path, size, [&](const auto& compare) {
+    for (const std::span<const uint8_t> piece : pieces)
+      if (!compare(piece)) return false;
+    return true;
+  });
+}
+
 bool fileHoldsBytes(const std::string& path, const SerializedDatabase& bytes) {
   return fileHolds(path, bytes.size(), [&](const auto& compare) { return bytes.pieces(compare); });
 }

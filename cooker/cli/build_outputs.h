@@ -68,5 +68,6 @@ std::string failedCookReportJson(bool link, const std::string& output, const std
 // True when `path` is a regular file holding exactly `bytes`.
 bool fileHoldsBytes(const std::string& path, std::span<const uint8_t> bytes);
 bool fileHoldsBytes(const std::string& path, const SerializedDatabase& bytes);
+bool fileHoldsBytes(const std::string& path, std::span<const std::span<const uint8_t>> pieces);
 
 }  // namespace mmdb::cook

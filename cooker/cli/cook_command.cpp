@@ -633,9 +633,10 @@ int runCookClipCommand(const CookClipOptions& options) {
                                  nameOf(index), warnings, warnings == 1 ? "" : "s",
                                  options.output));
   if (!current) {
-    const std::vector<uint8_t> bytes = serializeClipFile(key, *part);
-    if (!fileHoldsBytes(options.output, bytes))
-      writeFileAtomically(options.output, bytes, Durability::Unsynced);
+    const ClipFileBytes bytes = serializeClipFile(key, *part);
+    const auto pieces = bytes.pieces();
+    if (!fileHoldsBytes(options.output, pieces))
+      writeFileAtomically(options.output, pieces, Durability::Unsynced);
   }
   if (!options.depfile.empty()) {
     const std::string text =

@@ -877,6 +877,20 @@ void writeFileAtomically(const std::string& path, std::span<const uint8_t> bytes
       path, bytes.size(), [&](SequentialFile& file) { return file.write(bytes); }, durability);
 }
 
+void writeFileAtomically(const std::string& path, std::span<const std::span<const uint8_t>> pieces,
+                         Durability durability) {
+  size_t size = 0;
+  for (const std::span<const uint8_t> piece : pieces) size += piece.size();
+  writeAtomically(
+      path, size,
+      [&](SequentialFile& file) {
+        for (const std::span<const uint8_t> piece : pieces)
+          if (!file.write(piece)) return false;
+        return true;
+      },
+      durability);
+}
+
 void writeFileAtomically(const std::string& path, const SerializedDatabase& bytes) {
   writeAtomically(path, bytes.size(), [&](SequentialFile& file) { return bytes.writeTo(file); });
 }

@@ -140,6 +140,9 @@ inline void writeFileAtomically(const std::string& path, const std::vector<uint8
 }
 // The same, writing the database's pieces one after another.
 void writeFileAtomically(const std::string& path, const SerializedDatabase& bytes);
+// The same, writing `pieces` one after another.
+void writeFileAtomically(const std::string& path, std::span<const std::span<const uint8_t>> pieces,
+                         Durability durability = Durability::Synced);
 
 // writeFileAtomically in steps, for a write that starts before all its bytes are known: the
 // temporary file is created at construction (InputError as writeFileAtomically), written through

@@ -66,7 +66,7 @@ std::vector<std::string> cookClipFiles(const CookRequest& r, const fs::path& fol
     const ClipPart part = cookClipPart(r, i, source, context ? &*context : nullptr);
     if (i == 0) context = clipContext(r, part);
     files.push_back((folder / ("clip" + std::to_string(i) + ".mmclip")).string());
-    writeBytes(files.back(), serializeClipFile(key, part));
+    writeBytes(files.back(), serializeClipFile(key, part).whole());
   }
   return files;
 }
@@ -481,7 +481,7 @@ TEST(ClipFile, EveryShapeOfPartReadsBack) {
       for (int c = 0; c < FacingAgreement::kCandidates; ++c) m.facing.candidate_sum[c] = c;
       for (int w = 0; w < frames % 3; ++w)
         m.warnings.push_back({"bvh-frame-count", std::string(size_t(frames + w), 'x'), "a.bvh", w});
-      const std::vector<uint8_t> bytes = serializeClipFile("key", part);
+      const std::vector<uint8_t> bytes = serializeClipFile("key", part).whole();
       for (PartPoses poses : {PartPoses::Read, PartPoses::Skip}) {
         try {
           const ClipFile file = parseClipFile(bytes.data(), bytes.size(), "part", poses);

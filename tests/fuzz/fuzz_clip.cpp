@@ -40,7 +40,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                     part.motion.root.size() * sizeof(part.motion.root[0])) != 0 ||
         lean.part.motion.features != part.motion.features)
       std::abort();
-    const std::vector<uint8_t> again = mmdb::cook::serializeClipFile(file.key, part);
+    const std::vector<uint8_t> again = mmdb::cook::serializeClipFile(file.key, part).whole();
     const mmdb::cook::ClipFile reread =
         mmdb::cook::parseClipFile(again.data(), again.size(), "again.mmclip");
     if (reread.key != file.key) std::abort();
