@@ -8,8 +8,13 @@
 #include <array>
 #include <cmath>
 
-#if defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
+// MMDB_PLAYBACK_SCALAR: the plain floats' path on any machine (a test compiles it so).
+#if !defined(MMDB_PLAYBACK_SCALAR) && \
+    (defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2))
+#define MMDB_PLAYBACK_SSE2 1
 #include <emmintrin.h>
+#else
+#define MMDB_PLAYBACK_SSE2 0
 #endif
 
 namespace mmdb {
@@ -280,7 +285,7 @@ namespace {
 // The inertialization works on four joints at once, the crowd's forward kinematics on four
 // characters: F4 is four floats, one a lane, with SSE2 where the compiler has it and plain floats
 // elsewhere (the same operations, lane by lane).
-#if defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
+#if MMDB_PLAYBACK_SSE2
 struct F4 {
   __m128 v;
 };
