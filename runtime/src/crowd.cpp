@@ -274,8 +274,8 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
       return Error(ErrorCode::InvalidArgument, "Crowd::create: out of memory");
     }
   }
-  for (uint32_t c = 0; c < character_count; ++c) {
-    Status s = crowd.pose(c, 0);  // no motion: every joint at its root
+  for (uint32_t c = 0; c < character_count; c += 4) {  // no motion: every joint at its root
+    Status s = crowd.poseBlock(c, std::min(4u, character_count - c), 0);
     if (!s) return s;
   }
   return Result<Crowd>(std::move(crowd));
@@ -909,7 +909,7 @@ Status Crowd::resolve(uint32_t c, const SearchResult& found, uint32_t worker) no
     job.offset_translations = slice(offset_translations_, c, joints_);
     job.offset_velocities = slice(offset_velocities_, c, joints_);
     if (Status s = job.Run(); !s) return s;
-    // Bounds of the new offsets, from which pose() tells when they have decayed away.
+    // Bounds of the new offsets, from which offsetsShow() tells when they have decayed away.
     float bound_x = 0.f, bound_v = 0.f;
     for (uint32_t j = 0; j < joints_; ++j) {
       const size_t i = size_t(c) * joints_ + j;
@@ -962,9 +962,6 @@ bool Crowd::samplePose(uint32_t c) noexcept {
                       slice(local_translations_, c, joints_));
   return limitApplies(ch);
 }
-
-// One character's pose, as poseBlock() makes it for several.
-Status Crowd::pose(uint32_t c, uint32_t worker) noexcept { return poseBlock(c, 1, worker); }
 
 // The pose shown by each of up to four characters: sampled, inertialized and FK'd (four at
 // once). A transition the speed limit may hold back whose pose moved a joint too far is made

@@ -441,7 +441,6 @@ class Crowd {
   Status checkBetweenSteps(uint32_t character, const char* what) const noexcept;
   Status decide(uint32_t character) noexcept;
   Status resolve(uint32_t character, const SearchResult& found, uint32_t worker) noexcept;
-  Status pose(uint32_t character, uint32_t worker) noexcept;
   bool samplePose(uint32_t character) noexcept;
   Status poseBlock(uint32_t first, uint32_t count, uint32_t worker) noexcept;
   bool offsetsShow(const CrowdCharacter& character) const noexcept;
