@@ -26,6 +26,7 @@
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -66,6 +67,16 @@ const Data& data() {
     d->name = "synthetic, 24 joints";
   }
   return *d;
+}
+
+// A crowd of kCharacters on the benchmark's database, or none with the benchmark skipped.
+std::optional<mmdb::Crowd> newCrowd(benchmark::State& state, const mmdb::CrowdSettings& settings) {
+  auto created = mmdb::Crowd::create(*data().db, kCharacters, settings);
+  if (!created) {
+    state.SkipWithError(created.error().message());
+    return std::nullopt;
+  }
+  return std::move(created.value());
 }
 
 // The sample's sticks: the script at each character's offset, at speeds the database follows.
@@ -175,12 +186,9 @@ void BM_CrowdStep(benchmark::State& state) {
   if (state.range(2) == 0)  // one spring a joint, as the reference
     settings.inertialization_halflife = settings.inertialization_rate_halflife;
   if (state.range(3) == 0) settings.transition_speed_limit = 0;  // transitions never held back
-  auto created = mmdb::Crowd::create(*d.db, kCharacters, settings);
-  if (!created) {
-    state.SkipWithError(created.error().message());
-    return;
-  }
-  mmdb::Crowd& crowd = created.value();
+  std::optional<mmdb::Crowd> created = newCrowd(state, settings);
+  if (!created) return;
+  mmdb::Crowd& crowd = *created;
   const mmdb::StickScript script = mmdb::StickScript::builtIn();
   SplitStep split(*d.db, threads);
   int step = 0;
@@ -233,12 +241,9 @@ void BM_CrowdFirstStep(benchmark::State& state) {
   int runs = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    auto created = mmdb::Crowd::create(*d.db, kCharacters, settings);
-    if (!created) {
-      state.SkipWithError(created.error().message());
-      return;
-    }
-    mmdb::Crowd& crowd = created.value();
+    std::optional<mmdb::Crowd> created = newCrowd(state, settings);
+    if (!created) return;
+    mmdb::Crowd& crowd = *created;
     setSticks(crowd, script, 0);
     state.ResumeTiming();
     if (!crowd.step(kDt)) state.SkipWithError("the step failed");
@@ -278,12 +283,9 @@ BENCHMARK(BM_CrowdFirstStep)
 void BM_PosingJobs(benchmark::State& state) {
   const Data& d = data();
   const mmdb::CrowdSettings settings;
-  auto created = mmdb::Crowd::create(*d.db, kCharacters, settings);
-  if (!created) {
-    state.SkipWithError(created.error().message());
-    return;
-  }
-  mmdb::Crowd& crowd = created.value();
+  std::optional<mmdb::Crowd> created = newCrowd(state, settings);
+  if (!created) return;
+  mmdb::Crowd& crowd = *created;
   const mmdb::StickScript script = mmdb::StickScript::builtIn();
   for (int step = 0; step < kWarmSteps; ++step) {
     setSticks(crowd, script, step);
