@@ -932,9 +932,9 @@ Status Crowd::resolve(uint32_t c, const SearchResult& found, uint32_t worker) no
   return Status();
 }
 
-// The sample, inertialize and fk passes: the pose shown.
-// The shown frame and time, and unless the character is still to start, its pose sampled and
-// its offsets added (at transition_time) into its local pose. Whether the speed limit weighs it.
+// The sample and inertialize passes of one character: the shown frame and time, and unless the
+// character is still to start, its pose sampled and its offsets added (at transition_time) into
+// its local pose. Whether the speed limit weighs it.
 bool Crowd::samplePose(uint32_t c) noexcept {
   CrowdCharacter& ch = characters_[c];
   {
