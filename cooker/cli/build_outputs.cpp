@@ -286,7 +286,7 @@ bool fileHolds(const std::string& path, size_t size, Pieces pieces) {
 }  // namespace
 
 bool fileHoldsBytes(const std::string& path, std::span<const uint8_t> bytes) {
-  return fileHolds(path, bytes.size(), [&](const auto& compare) { return compare(bytes); });
+  return fileHoldsBytes(path, std::span<const std::span<const uint8_t>>(&bytes, 1));
 }
 
 bool fileHoldsBytes(const std::string& path, std::span<const std::span<const uint8_t>> pieces) {

@@ -873,8 +873,7 @@ void writeAtomically(const std::string& path, size_t size, Write write,
 
 void writeFileAtomically(const std::string& path, std::span<const uint8_t> bytes,
                          Durability durability) {
-  writeAtomically(
-      path, bytes.size(), [&](SequentialFile& file) { return file.write(bytes); }, durability);
+  writeFileAtomically(path, std::span<const std::span<const uint8_t>>(&bytes, 1), durability);
 }
 
 void writeFileAtomically(const std::string& path, std::span<const std::span<const uint8_t>> pieces,

@@ -885,7 +885,7 @@ Status Crowd::resolve(uint32_t c, const SearchResult& found, uint32_t worker) no
   if (ch.playing) {
     // The pose the switch starts from keeps within the transition speed limit too: the
     // transition playing may be held back in this step, as in any other.
-    if (limitApplies(ch)) {
+    if (limitApplies(ch, offsetsShow(ch))) {
       if (Status s = limitTransition(c, worker); !s) return s;
     }
     // The pose showing (source) and the one to show (destination), both with velocities.
@@ -957,10 +957,11 @@ bool Crowd::samplePose(uint32_t c) noexcept {
   // The jobs' checks hold by construction (the database verified, the crowd's arrays and
   // settings checked at create, the clip one of the database's): only their work runs.
   detail::runSamplePose(pose);
-  if (offsetsShow(ch))
+  const bool offsets_show = offsetsShow(ch);
+  if (offsets_show)
     (void)inertialize(c, ch.transition_time, slice(local_rotations_, c, joints_),
                       slice(local_translations_, c, joints_));
-  return limitApplies(ch);
+  return limitApplies(ch, offsets_show);
 }
 
 // The pose shown by each of up to four characters: sampled, inertialized and FK'd (four at
@@ -1009,10 +1010,11 @@ bool Crowd::offsetsShow(const CrowdCharacter& ch) const noexcept {
 }
 
 // Whether the transition speed limit weighs this step of the character's transition: on, playing,
-// the offsets still added and some time for them to have decayed in.
-bool Crowd::limitApplies(const CrowdCharacter& ch) const noexcept {
+// the offsets still added (offsets_show: offsetsShow(), which the caller has) and some time for
+// them to have decayed in.
+bool Crowd::limitApplies(const CrowdCharacter& ch, bool offsets_show) const noexcept {
   return !unlocked_translations_.empty() && ch.playing && ch.transition_time > 0.f && dt_ > 0.f &&
-         offsetsShow(ch);
+         offsets_show;
 }
 
 // The model pose just made, before foot locking: what the limit compares the next step's with.

@@ -444,7 +444,7 @@ class Crowd {
   bool samplePose(uint32_t character) noexcept;
   Status poseBlock(uint32_t first, uint32_t count, uint32_t worker) noexcept;
   bool offsetsShow(const CrowdCharacter& character) const noexcept;
-  bool limitApplies(const CrowdCharacter& character) const noexcept;
+  bool limitApplies(const CrowdCharacter& character, bool offsets_show) const noexcept;
   void keepUnlocked(uint32_t character) noexcept;
   Status limitTransition(uint32_t character, uint32_t worker) noexcept;
   Status inertialize(uint32_t character, float time, Span<const glm::quat> rotations,
