@@ -190,6 +190,7 @@ mmdb::Result<Replay> replay(const mmdb::Database& db, const mmdb::StickScript& s
       settings.reference_policies ? mmdb::CrowdSettings::reference() : mmdb::CrowdSettings{};
   crowd_settings.search_interval_ticks = kReplaySearchIntervalSteps;
   crowd_settings.stagger_phases = 0;
+  crowd_settings.start_stagger_intervals = 0;  // every character from the first step
   crowd_settings.max_drift = kReplayMaxDrift;
   crowd_settings.bounds_pruning = true;
   // The databases' own motion: planted feet slide as the clips move them, not held by the

@@ -29,6 +29,7 @@ Span<T> slice(std::vector<T>& v, size_t index, size_t count) {
 
 CrowdSettings CrowdSettings::reference() noexcept {
   CrowdSettings s;
+  s.start_stagger_intervals = 0;
   s.transition_cost = 0.f;
   s.continue_window = 0.f;
   s.jump_cooldown = 0.f;

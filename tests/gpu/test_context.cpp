@@ -248,6 +248,14 @@ TEST_F(ContextTest, FootLockingRefusesALeglessSkeletonAndBadSettingsByName) {
 
 // The neighbourhood means what SearchRequest::neighbourhood_frames means: negative is the file's
 // default (1/3 s at its rate), anything else is taken as it is.
+// Both crowds stagger their starts by default, and neither does with reference().
+TEST(GpuCrowdSettings, StartStaggerDefaultsAreTheCpuCrowds) {
+  EXPECT_EQ(mmdb::gpu::CrowdSettings{}.start_stagger_intervals,
+            mmdb::CrowdSettings{}.start_stagger_intervals);
+  EXPECT_EQ(mmdb::gpu::CrowdSettings::reference().start_stagger_intervals,
+            mmdb::CrowdSettings::reference().start_stagger_intervals);
+}
+
 TEST_F(ContextTest, TheNeighbourhoodDefaultsToTheFilesAsOnTheCpu) {
   mmdb::test::SyntheticSpec spec = leggedSpec();
   spec.clips = 2;

@@ -189,10 +189,12 @@ TEST_F(PassTest, BuildQueryMatchesTheControllerAndBuildQuery) {
                           mmdb::turnedSharply(toVec3(s.input_facing), facing, limits.cos_limit);
     const bool settled = playing && (s.flags & mmdb::gpu::kCharacterInputChanging) && !changing;
     SearchReason expected = SearchReason::None;
-    if (!playing)
-      expected = SearchReason::Start;
-    else if (lastOfRange(db(), s.current_frame) ||
-             s.current_frame + 1 >= clip.first_frame + clip.frame_count)
+    if (!playing) {
+      // A character not playing waits for its staggered start (a timer still above 0).
+      if (policy.start_stagger_intervals == 0 || s.search_timer <= 0)
+        expected = SearchReason::Start;
+    } else if (lastOfRange(db(), s.current_frame) ||
+               s.current_frame + 1 >= clip.first_frame + clip.frame_count)
       expected = SearchReason::RangeEnd;
     else if (crowd->inputs()[i].force_search || (s.flags & mmdb::gpu::kCharacterForcePending) ||
              settled)

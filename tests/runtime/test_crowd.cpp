@@ -51,8 +51,15 @@ mmdb::test::SyntheticSpec spec(uint32_t clips, uint32_t frames_per_clip, uint32_
   return s;
 }
 
+// The defaults with every character starting in the first step, as most tests here expect.
+CrowdSettings startsAtOnce() {
+  CrowdSettings s;
+  s.start_stagger_intervals = 0;
+  return s;
+}
+
 // The synthetic skeletons here have no legs to lock (test_foot_lock.cpp has those).
-Crowd create(const Database& db, uint32_t count, CrowdSettings settings = {}) {
+Crowd create(const Database& db, uint32_t count, CrowdSettings settings = startsAtOnce()) {
   settings.foot_locking = false;
   auto created = Crowd::create(db, count, settings);
   EXPECT_TRUE(created.ok()) << created.error().message();
@@ -219,6 +226,33 @@ TEST(Crowd, StaggeredStartsOverSeveralIntervalsKeepThePeriodicSteps) {
   EXPECT_EQ(mmdb::startDelayTicks(7, 6, 6, 0), 0u) << "off";
   EXPECT_EQ(mmdb::startDelayTicks(7, 6, 0, 3), 6u) << "no phases: whole intervals";
   EXPECT_EQ(mmdb::startDelayTicks(7, 6, 4, 2), 10u) << "6 * 3 / 4 + 6 * (7 / 4 % 2)";
+}
+
+// The defaults stagger the starts over two intervals, so that a crowd created at once does not
+// pay every character's start in its first step; reference() starts them all at once.
+TEST(Crowd, TheDefaultsStaggerTheStartsOverTwoIntervals) {
+  EXPECT_EQ(CrowdSettings{}.start_stagger_intervals, 2u);
+  EXPECT_EQ(CrowdSettings::reference().start_stagger_intervals, 0u);
+  TestDatabase t(spec(4, 600, 3));
+  CrowdSettings settings;
+  settings.foot_locking = false;
+  auto created = Crowd::create(t.db, 120, settings);
+  ASSERT_TRUE(created.ok()) << created.error().message();
+  Crowd& crowd = created.value();
+  uint32_t started = 0;
+  for (int step = 0; step < 12; ++step) {
+    ASSERT_TRUE(crowd.step(kDt).ok());
+    uint32_t starts = 0;
+    for (uint32_t c = 0; c < 120; ++c) starts += crowd.decisions()[c].reason == SearchReason::Start;
+    EXPECT_EQ(starts, 10u) << "step " << step << ": a twelfth of the crowd";
+    started += starts;
+  }
+  EXPECT_EQ(started, 120u);
+  for (uint32_t c = 0; c < 120; ++c) {
+    mmdb::Playing playing;
+    ASSERT_TRUE(crowd.playing(c, playing).ok());
+    EXPECT_TRUE(playing.playing) << "character " << c;
+  }
 }
 
 TEST(Crowd, TheLastFrameOfARangeForcesAnUnseededSearch) {
@@ -395,7 +429,7 @@ TEST(Crowd, TheSameStepsGiveTheSameBytes) {
   TestDatabase t(spec(6, 240, 5));
   constexpr uint32_t kCount = 16;
   Crowd a = create(t.db, kCount), b = create(t.db, kCount);
-  CrowdSettings exhaustive;
+  CrowdSettings exhaustive = startsAtOnce();
   exhaustive.bounds_pruning = false;
   Crowd c = create(t.db, kCount, exhaustive);
   uint64_t searches = 0, switches = 0;
@@ -450,7 +484,7 @@ TEST(Crowd, ACodedFileIsDecodedOnceAndPlaysAsTheDecodedView) {
   ASSERT_TRUE(t.db.decodePoses(0, t.db.frameCount(), {s[0], s[1], s[2], s[3]}).ok());
   const mmdb::PoseView view{0, t.db.frameCount(), s[0], s[1], s[2], s[3]};
   Crowd own = create(t.db, 4);
-  CrowdSettings unlocked;
+  CrowdSettings unlocked = startsAtOnce();
   unlocked.foot_locking = false;
   auto created = Crowd::create(t.db, 4, unlocked, view);
   ASSERT_TRUE(created.ok()) << created.error().message();
@@ -479,7 +513,7 @@ TEST(Crowd, CrowdsShareOneDecodedPoseSet) {
   ASSERT_TRUE(decoded.ok()) << decoded.error().message();
   const mmdb::DecodedPoses shared = std::move(decoded).value();  // moved: the view stays valid
   EXPECT_EQ(shared.bytes(), size_t(t.db.frameCount()) * t.db.jointCount() * 16 * 4);
-  CrowdSettings unlocked;
+  CrowdSettings unlocked = startsAtOnce();
   unlocked.foot_locking = false;
   Crowd own = create(t.db, 4);
   EXPECT_EQ(own.ownedPoseBytes(), shared.bytes()) << "a crowd alone decodes its own";

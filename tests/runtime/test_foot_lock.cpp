@@ -550,6 +550,7 @@ struct TwoCrowds {
     // the default 0.15 s for the offsets, 92 % of locked steps are on the lock, not 97 %).
     CrowdSettings settings;
     settings.inertialization_halflife = settings.inertialization_rate_halflife;
+    settings.start_stagger_intervals = 0;  // every character plays from the first step
     CrowdSettings off = settings;
     off.foot_locking = false;
     auto a = Crowd::create(db, count, settings), b = Crowd::create(db, count, off);
@@ -1124,24 +1125,50 @@ TEST(FootLock, BadTeleportsAndSimulationsAreRefusedAndChangeNothing) {
 }
 
 // Before a character plays, and at its first step, nothing is held from before.
+// With the default staggered starts (and without): a character holds nothing until it plays,
+// and at its first playing step a contact already set is a contact that starts.
 TEST(FootLock, ACharacterStartsWithNoLock) {
   TestDatabase t(legged(2, 300));
-  auto created = Crowd::create(t.db, 3);
-  ASSERT_TRUE(created.ok()) << created.error().message();
-  Crowd& crowd = created.value();
-  for (const FootLock& f : crowd.footLocks()) EXPECT_FALSE(f.locked || f.blending || f.seen);
-  ASSERT_TRUE(crowd.step(kDt).ok());
-  for (uint32_t i = 0; i < 3; ++i) {
-    for (uint32_t leg = 0; leg < 2; ++leg) {
-      const FootLock& f = crowd.footLocks()[i * 2 + leg];
-      EXPECT_FALSE(f.blending);
-      EXPECT_TRUE(f.seen);
-      // A contact set at the first step is a contact that starts: held where it is shown.
-      EXPECT_EQ(f.locked, f.contact);
-      if (f.locked) {
-        EXPECT_EQ(f.position.x, f.animated.x);
-        EXPECT_EQ(f.position.z, f.animated.z);
+  constexpr uint32_t kCount = 14;  // starts over 12 steps with the defaults
+  for (const uint32_t intervals : {2u, 0u}) {
+    SCOPED_TRACE("start_stagger_intervals " + std::to_string(intervals));
+    CrowdSettings settings;
+    ASSERT_EQ(CrowdSettings{}.start_stagger_intervals, 2u);
+    settings.start_stagger_intervals = intervals;
+    auto created = Crowd::create(t.db, kCount, settings);
+    ASSERT_TRUE(created.ok()) << created.error().message();
+    Crowd& crowd = created.value();
+    for (const FootLock& f : crowd.footLocks()) EXPECT_FALSE(f.locked || f.blending || f.seen);
+    std::vector<int> first_step(kCount, -1);
+    for (int step = 0; step < 12; ++step) {
+      ASSERT_TRUE(crowd.step(kDt).ok());
+      for (uint32_t i = 0; i < kCount; ++i) {
+        SCOPED_TRACE("step " + std::to_string(step) + " character " + std::to_string(i));
+        mmdb::Playing shown;
+        ASSERT_TRUE(crowd.playing(i, shown).ok());
+        const bool playing = shown.playing;
+        if (playing && first_step[i] < 0) first_step[i] = step;
+        for (uint32_t leg = 0; leg < 2; ++leg) {
+          const FootLock& f = crowd.footLocks()[i * 2 + leg];
+          if (!playing) {
+            EXPECT_FALSE(f.locked || f.blending || f.seen);
+          } else if (first_step[i] == step) {
+            EXPECT_FALSE(f.blending);
+            EXPECT_TRUE(f.seen);
+            // A contact set at the first step is a contact that starts: held where it is shown.
+            EXPECT_EQ(f.locked, f.contact);
+            if (f.locked) {
+              EXPECT_EQ(f.position.x, f.animated.x);
+              EXPECT_EQ(f.position.z, f.animated.z);
+            }
+          }
+        }
       }
+    }
+    for (uint32_t i = 0; i < kCount; ++i) {
+      // startDelayTicks(): the periodic phase (i % 6) plus (i / 6) % 2 intervals of 6 steps.
+      EXPECT_EQ(first_step[i], intervals == 0 ? 0 : int(i % 6 + 6 * ((i / 6) % 2)))
+          << "character " << i;
     }
   }
 }

@@ -90,11 +90,12 @@ struct CrowdSettings {
                                        // whole steps, so no float timer drifts past one
   uint32_t stagger_phases = 6;  // character c's first periodic search comes (c % n) / n of an
                                 // interval late (whole steps), spreading the searches (0: off)
-  uint32_t start_stagger_intervals = 0;  // k > 0: character c's Start search waits
+  uint32_t start_stagger_intervals = 2;  // k > 0: character c's Start search waits
                                          // startDelayTicks() steps, so a crowd created at once
                                          // starts over k intervals instead of all in its first
                                          // step; a character shows no motion until its own start
-                                         // (docs/runtime.md "Staggered starts"). At most 16
+                                         // (docs/runtime.md "Staggered starts"). 0: every
+                                         // character starts in the first step. At most 16
   float transition_cost = kDefaultTransitionCost;        // added to every candidate but the frame
                                                          // playing: a switch must win by this much
   int32_t neighbourhood_frames = kDefaultNeighbourhood;  // frames around the playing one a
@@ -157,8 +158,8 @@ struct CrowdSettings {
   float ik_max_length_buffer = kDefaultIkMaxLengthBuffer;  // m: a leg reaches at most its length
                                                            // less this, never snapping straight
 
-  // Every policy off and no foot locking: the decisions of Holden's reference controller, and the
-  // poses of this crowd before it had policies.
+  // Every policy off, no foot locking and every start in the first step: the decisions of
+  // Holden's reference controller, and the poses of this crowd before it had policies.
   static CrowdSettings reference() noexcept;
 };
 

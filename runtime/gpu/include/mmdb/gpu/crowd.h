@@ -143,7 +143,7 @@ struct CrowdSettings {
   float settle_velocity_change = 50.f;
   float settle_rotation_change = 50.f;
   bool range_end_moves_on = true;
-  uint32_t start_stagger_intervals = 0;
+  uint32_t start_stagger_intervals = 2;
 
   // Foot locking, as mmdb::CrowdSettings (same names and defaults): the foot lock pass holds a
   // toe whose contact starts where it is in the world, bending the leg to it, until the contact
@@ -156,9 +156,11 @@ struct CrowdSettings {
   float ik_toe_length = mmdb::kDefaultIkToeLength;                // m
   float ik_max_length_buffer = mmdb::kDefaultIkMaxLengthBuffer;   // m
 
-  // Every policy off and no foot locking, as mmdb::CrowdSettings::reference().
+  // Every policy off, no foot locking and every start in the first step, as
+  // mmdb::CrowdSettings::reference().
   static CrowdSettings reference() {
     CrowdSettings s;
+    s.start_stagger_intervals = 0;
     s.transition_cost = 0.f;
     s.continue_window = 0.f;
     s.jump_cooldown = 0.f;
