@@ -597,6 +597,15 @@ Status Crowd::setSimulation(uint32_t character, const CharacterState& state) noe
   return Status();
 }
 
+// What search(), endStep() and their parts say when no step has begun, or its beginning is not
+// finished.
+Status Crowd::notBegun(const char* what) const noexcept {
+  if (phase_ == Phase::Beginning)
+    return Error::format(ErrorCode::InvalidArgument,
+                         "%s: the step's beginning is not finished (call finishBeginStep)", what);
+  return Error::format(ErrorCode::InvalidArgument, "%s: no step has begun (call beginStep)", what);
+}
+
 Status Crowd::step(float dt) noexcept {
   if (Status s = beginStep(dt); !s) return s;
   if (Status s = search(); !s) return s;
@@ -604,6 +613,18 @@ Status Crowd::step(float dt) noexcept {
 }
 
 Status Crowd::beginStep(float dt) noexcept {
+  if (Status s = prepareStep(dt); !s) return s;
+  // One thread: the requests go straight to their places in character order.
+  for (uint32_t c = 0; c < count_; ++c) {
+    bool searched = false;
+    if (Status s = decide(c, searches_, &searched); !s) return s;
+    searches_ += searched ? 1 : 0;
+  }
+  phase_ = Phase::Begun;
+  return Status();
+}
+
+Status Crowd::prepareStep(float dt) noexcept {
   if (db_ == nullptr) return Error(ErrorCode::InvalidArgument, "beginStep: the crowd is empty");
   if (phase_ != Phase::Idle)
     return Error(ErrorCode::InvalidArgument, "beginStep: the previous step has not ended");
@@ -616,15 +637,67 @@ Status Crowd::beginStep(float dt) noexcept {
       settleLimits(settings_.settle_velocity_change, settings_.settle_rotation_change, dt);
   settle_velocity_limit_ = limits.velocity_squared;
   settle_cos_limit_ = limits.cos_limit;
-  for (uint32_t c = 0; c < count_; ++c) {
-    if (Status s = decide(c); !s) return s;
+  phase_ = Phase::Beginning;
+  return Status();
+}
+
+Status Crowd::beginStepRange(uint32_t first, uint32_t count) noexcept {
+  if (phase_ != Phase::Beginning)
+    return Error(ErrorCode::InvalidArgument,
+                 "beginStepRange: no step is being begun (call prepareStep)");
+  if (first > count_ || count > count_ - first)
+    return Error::format(ErrorCode::InvalidArgument,
+                         "beginStepRange: characters [%u, %u + %u) are outside the crowd's %u",
+                         first, first, count, count_);
+  for (uint32_t c = first; c < first + count; ++c) {
+    if (ended_[c].exchange(1, std::memory_order_acq_rel) != 0) {
+      for (uint32_t u = first; u < c; ++u) ended_[u].store(0, std::memory_order_release);
+      return Error::format(ErrorCode::InvalidArgument,
+                           "beginStepRange: character %u of [%u, %u + %u) is in another range of "
+                           "this step; the ranges must not overlap",
+                           c, first, first, count);
+    }
   }
+  // Each character's request in its own slot (slot c); finishBeginStep() packs them.
+  for (uint32_t c = first; c < first + count; ++c) {
+    bool searched = false;
+    if (Status s = decide(c, c, &searched); !s) return s;
+  }
+  return Status();
+}
+
+Status Crowd::finishBeginStep() noexcept {
+  if (phase_ != Phase::Beginning)
+    return Error(ErrorCode::InvalidArgument,
+                 "finishBeginStep: no step is being begun (call prepareStep)");
+  for (uint32_t c = 0; c < count_; ++c) {
+    if (ended_[c].load(std::memory_order_acquire) == 0)
+      return Error::format(ErrorCode::InvalidArgument,
+                           "finishBeginStep: character %u is in no range of this step (call "
+                           "beginStepRange for it first)",
+                           c);
+  }
+  // The searching characters' requests, packed in character order: slot k <= c, so the move is
+  // in place.
+  size_t k = 0;
+  for (uint32_t c = 0; c < count_; ++c) {
+    ended_[c].store(0, std::memory_order_relaxed);
+    if (decisions_[c].reason == SearchReason::None) continue;
+    if (k != c) {
+      requests_[k] = requests_[c];
+      results_[k] = results_[c];
+    }
+    searching_[k] = c;
+    ++k;
+  }
+  searches_ = k;
   phase_ = Phase::Begun;
   return Status();
 }
 
 // The build query pass: the controller, the reason to search, the query and the request.
-Status Crowd::decide(uint32_t c) noexcept {
+Status Crowd::decide(uint32_t c, size_t slot, bool* searched) noexcept {
+  *searched = false;
   CrowdCharacter& ch = characters_[c];
   const StickInput& input = inputs_[c];
   updateCharacter(ch.sim, input, controller_, dt_);
@@ -672,7 +745,7 @@ Status Crowd::decide(uint32_t c) noexcept {
   const int32_t playing = ch.playing ? int32_t(ch.current_frame) : -1;
   const Span<float> query = slice(queries_, c, features_);
   if (Status s = buildQuery(*db_, playing, trajectory, query); !s) return s;
-  SearchRequest& request = requests_[searches_];
+  SearchRequest& request = requests_[slot];
   request = SearchRequest{};
   request.query = query;
   // Start and range-end searches have no frame to beat: at a range end the search must move.
@@ -686,17 +759,16 @@ Status Crowd::decide(uint32_t c) noexcept {
   request.range_end_margin = int32_t(range_end_frames_);
   request.filter = filters_[c];
   request.block_weights = blockWeights(c);
-  results_[searches_] = SearchResult{};
-  searching_[searches_] = c;
-  ++searches_;
+  results_[slot] = SearchResult{};
+  searching_[slot] = c;
+  *searched = true;
   return Status();
 }
 
 // The match pass. NoMatch is not an error of the step: that character's result has frame -1, as
 // the GPU's kNoFrame, and it keeps what it plays.
 Status Crowd::search() noexcept {
-  if (phase_ != Phase::Begun)
-    return Error(ErrorCode::InvalidArgument, "search: no step has begun (call beginStep)");
+  if (phase_ != Phase::Begun) return notBegun("search");
   if (searches_ == 0) return Status();
   const Span<const SearchRequest> requests(requests_.data(), searches_);
   const Span<SearchResult> results(results_.data(), searches_);
@@ -719,15 +791,13 @@ Status Crowd::search() noexcept {
 }
 
 Status Crowd::endStep() noexcept {
-  if (phase_ != Phase::Begun)
-    return Error(ErrorCode::InvalidArgument, "endStep: no step has begun (call beginStep)");
+  if (phase_ != Phase::Begun) return notBegun("endStep");
   if (Status s = endStepRange(0, count_, 0); !s) return s;
   return finishStep();
 }
 
 Status Crowd::endStepRange(uint32_t first, uint32_t count, uint32_t worker) noexcept {
-  if (phase_ != Phase::Begun)
-    return Error(ErrorCode::InvalidArgument, "endStepRange: no step has begun (call beginStep)");
+  if (phase_ != Phase::Begun) return notBegun("endStepRange");
   if (first > count_ || count > count_ - first)
     return Error::format(ErrorCode::InvalidArgument,
                          "endStepRange: characters [%u, %u + %u) are outside the crowd's %u", first,
@@ -786,8 +856,7 @@ Status Crowd::endStepRange(uint32_t first, uint32_t count, uint32_t worker) noex
 }
 
 Status Crowd::finishStep() noexcept {
-  if (phase_ != Phase::Begun)
-    return Error(ErrorCode::InvalidArgument, "finishStep: no step has begun (call beginStep)");
+  if (phase_ != Phase::Begun) return notBegun("finishStep");
   for (uint32_t c = 0; c < count_; ++c) {
     if (ended_[c].load(std::memory_order_acquire) == 0)
       return Error::format(ErrorCode::InvalidArgument,

@@ -1,15 +1,16 @@
 // The CPU crowd's step: 1,000 characters on bandai-1 mirrored at 60 Hz (a legged synthetic
 // database where the corpus is absent), the sample's built-in stick script, foot locking on.
 // One thread (Crowd::step) against two (the searches split in halves with searchBatch, the end
-// of the step with endStepRange, on a worker thread kept from step to step), in the same
-// process; and the first step, whose searches are all Start searches (or a sixth or a twelfth of
-// them, staggered over one or two intervals), against a steady one; and one thread with every
-// character's offsets added at every step (inertialization_threshold 0) against the default,
-// which stops adding them once they have decayed; and one thread with one 0.1 s half-life for
-// the offsets and their rates (reference()'s decay) against the default split decay (two springs
-// a joint, the rotation's composed); and one thread without the transition speed limit against
-// the default. Counters: milliseconds per step for each part (begin, search, end) and the step's
-// p99 over the run. BM_PosingJobs times two of the end of the step's jobs alone.
+// of the step with endStepRange, on a worker thread kept from step to step; with split_begin the
+// controllers and queries too, with beginStepRange), in the same process; and the first step, whose
+// searches are all Start searches (or a sixth or a twelfth of them, staggered over one or two
+// intervals), against a steady one; and one thread with every character's offsets added at every
+// step (inertialization_threshold 0) against the default, which stops adding them once they have
+// decayed; and one thread with one 0.1 s half-life for the offsets and their rates (reference()'s
+// decay) against the default split decay (two springs a joint, the rotation's composed); and one
+// thread without the transition speed limit against the default. Counters: milliseconds per step
+// for each part (begin, search, end) and the step's p99 over the run. BM_PosingJobs times two of
+// the end of the step's jobs alone.
 #include "real_database.h"
 #include "synthetic_database.h"
 
@@ -128,15 +129,28 @@ class Workers {
   std::atomic<bool> stop_{false};
 };
 
-// The step over `threads` threads: the requests in equal parts, each searched with its own
-// scratch, then the characters in equal ranges, on workers kept from step to step.
+// The step over `threads` threads: the characters' controllers and queries in equal ranges
+// (with split_begin; else beginStep() on this thread), the requests in equal parts, each searched
+// with its own scratch, then the characters in equal ranges, on workers kept from step to step.
 struct SplitStep {
-  SplitStep(const mmdb::Database& db, uint32_t threads) : threads(threads), workers(threads) {
+  SplitStep(const mmdb::Database& db, uint32_t threads, bool split_begin)
+      : threads(threads), split_begin(split_begin), workers(threads) {
     for (uint32_t t = 0; t < threads; ++t) scratch.emplace_back(mmdb::batchScratchFloats(db));
+  }
+  bool begin(mmdb::Crowd& crowd) {
+    if (threads == 1 || !split_begin) return crowd.beginStep(kDt).ok();
+    if (!crowd.prepareStep(kDt)) return false;
+    const uint32_t n = crowd.characterCount();
+    std::atomic<bool> ok{true};
+    workers.run([&](uint32_t t) {
+      const uint32_t first = n * t / threads, last = n * (t + 1) / threads;
+      if (!crowd.beginStepRange(first, last - first)) ok = false;
+    });
+    return ok && crowd.finishBeginStep();
   }
   bool run(mmdb::Crowd& crowd, double* begin_ms, double* search_ms, double* end_ms) {
     const auto t0 = Clock::now();
-    if (!crowd.beginStep(kDt)) return false;
+    if (!begin(crowd)) return false;
     const auto t1 = Clock::now();
     if (threads == 1) {  // the crowd's own search and end of step, on this thread
       const bool searched = crowd.search().ok();
@@ -172,6 +186,7 @@ struct SplitStep {
     return finished;
   }
   uint32_t threads;
+  bool split_begin;
   Workers workers;
   std::vector<std::vector<float>> scratch;
 };
@@ -190,7 +205,7 @@ void BM_CrowdStep(benchmark::State& state) {
   if (!created) return;
   mmdb::Crowd& crowd = *created;
   const mmdb::StickScript script = mmdb::StickScript::builtIn();
-  SplitStep split(*d.db, threads);
+  SplitStep split(*d.db, threads, state.range(4) != 0);
   int step = 0;
   double begin_ms = 0, search_ms = 0, end_ms = 0;
   for (; step < kWarmSteps; ++step) {
@@ -217,12 +232,13 @@ void BM_CrowdStep(benchmark::State& state) {
   state.SetLabel(d.name);
 }
 BENCHMARK(BM_CrowdStep)
-    ->ArgNames({"threads", "skip_decayed", "split_decay", "speed_limit"})
-    ->Args({1, 0, 1, 1})
-    ->Args({1, 1, 1, 1})
-    ->Args({1, 1, 1, 0})
-    ->Args({1, 1, 0, 1})
-    ->Args({2, 1, 1, 1})
+    ->ArgNames({"threads", "skip_decayed", "split_decay", "speed_limit", "split_begin"})
+    ->Args({1, 0, 1, 1, 0})
+    ->Args({1, 1, 1, 1, 0})
+    ->Args({1, 1, 1, 0, 0})
+    ->Args({1, 1, 0, 1, 0})
+    ->Args({2, 1, 1, 1, 0})
+    ->Args({2, 1, 1, 1, 1})
     ->Unit(benchmark::kMillisecond)
     ->MinTime(3.0)
     ->UseRealTime();

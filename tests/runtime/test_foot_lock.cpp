@@ -843,9 +843,10 @@ TEST(FootLock, WhatIsPlayingIsWhatTheCrowdShows) {
   EXPECT_GT(locked, 0u);
 }
 
-// endStep() split over a job system: ranges of characters played on threads at once, in any
-// split and order, give the bytes endStep() gives; a split that overlaps, misses a character,
-// leaves the crowd or names a worker out of range is refused and touches nothing.
+// The whole step split over a job system: ranges of characters begun and played on threads at
+// once, in any split and order, give the requests beginStep() gives and the bytes endStep()
+// gives; a split that overlaps, misses a character, leaves the crowd or names a worker out of
+// range is refused and touches nothing.
 TEST(FootLock, AStepSplitOverThreadsPlaysTheSameBytes) {
   TestDatabase t(legged(4, 300));
   constexpr uint32_t kCount = 23, kWorkers = 3;
@@ -865,19 +866,47 @@ TEST(FootLock, AStepSplitOverThreadsPlaysTheSameBytes) {
         ASSERT_TRUE(crowd->setStick(i, length * std::sin(angle), length * std::cos(angle)).ok());
     }
     ASSERT_TRUE(a.step(kDt).ok());
-    ASSERT_TRUE(b.beginStep(kDt).ok());
-    ASSERT_TRUE(b.search().ok());
-    // Three ranges cut at random places, played on three threads.
-    uint32_t cut1 = random() % (kCount + 1), cut2 = random() % (kCount + 1);
-    if (cut1 > cut2) std::swap(cut1, cut2);
-    const uint32_t firsts[kWorkers] = {0, cut1, cut2};
-    const uint32_t ends[kWorkers] = {cut1, cut2, kCount};
+    // Three ranges cut at random places, begun on three threads (the first of them on odd
+    // steps last), then three others played on three threads.
+    const auto cuts = [&](uint32_t* firsts, uint32_t* ends) {
+      uint32_t cut1 = random() % (kCount + 1), cut2 = random() % (kCount + 1);
+      if (cut1 > cut2) std::swap(cut1, cut2);
+      const uint32_t f[kWorkers] = {0, cut1, cut2}, e[kWorkers] = {cut1, cut2, kCount};
+      std::copy(f, f + kWorkers, firsts);
+      std::copy(e, e + kWorkers, ends);
+    };
+    uint32_t firsts[kWorkers], ends[kWorkers];
     mmdb::Status statuses[kWorkers];
-    std::vector<std::thread> threads;
-    for (uint32_t w = 0; w < kWorkers; ++w)
-      threads.emplace_back(
-          [&, w] { statuses[w] = b.endStepRange(firsts[w], ends[w] - firsts[w], w); });
-    for (std::thread& thread : threads) thread.join();
+    ASSERT_TRUE(b.prepareStep(kDt).ok());
+    cuts(firsts, ends);
+    {
+      std::vector<std::thread> threads;
+      for (uint32_t w = 1; w < kWorkers; ++w)
+        threads.emplace_back(
+            [&, w] { statuses[w] = b.beginStepRange(firsts[w], ends[w] - firsts[w]); });
+      if (step % 2 == 0) statuses[0] = b.beginStepRange(firsts[0], ends[0] - firsts[0]);
+      for (std::thread& thread : threads) thread.join();
+      if (step % 2 == 1) statuses[0] = b.beginStepRange(firsts[0], ends[0] - firsts[0]);
+    }
+    for (const mmdb::Status& s : statuses) ASSERT_TRUE(s.ok()) << s.message();
+    ASSERT_TRUE(b.finishBeginStep().ok());
+    ASSERT_EQ(a.requests().size(), b.requests().size()) << "step " << step;
+    for (size_t k = 0; k < a.requests().size(); ++k) {
+      ASSERT_EQ(a.searching()[k], b.searching()[k]);
+      ASSERT_EQ(a.requests()[k].current_frame, b.requests()[k].current_frame);
+      ASSERT_EQ(std::memcmp(a.requests()[k].query.data(), b.requests()[k].query.data(),
+                            a.requests()[k].query.size_bytes()),
+                0);
+    }
+    ASSERT_TRUE(b.search().ok());
+    cuts(firsts, ends);
+    {
+      std::vector<std::thread> threads;
+      for (uint32_t w = 0; w < kWorkers; ++w)
+        threads.emplace_back(
+            [&, w] { statuses[w] = b.endStepRange(firsts[w], ends[w] - firsts[w], w); });
+      for (std::thread& thread : threads) thread.join();
+    }
     for (const mmdb::Status& s : statuses) ASSERT_TRUE(s.ok()) << s.message();
     ASSERT_TRUE(b.finishStep().ok());
     const auto same = [](auto x, auto y) {
@@ -928,6 +957,41 @@ TEST(FootLock, AStepSplitOverThreadsPlaysTheSameBytes) {
   EXPECT_TRUE(b.finishStep().ok());
   EXPECT_FALSE(b.finishStep().ok()) << "no step open";
   EXPECT_FALSE(b.endStepRange(0, 1, 0).ok()) << "no step open";
+
+  // Bad splits of the beginning.
+  EXPECT_STREQ(b.beginStepRange(0, 1).message(),
+               "beginStepRange: no step is being begun (call prepareStep)");
+  EXPECT_STREQ(b.finishBeginStep().message(),
+               "finishBeginStep: no step is being begun (call prepareStep)");
+  EXPECT_FALSE(b.prepareStep(-kDt).ok());
+  ASSERT_TRUE(b.prepareStep(kDt).ok());
+  EXPECT_STREQ(b.prepareStep(kDt).message(), "beginStep: the previous step has not ended");
+  EXPECT_STREQ(b.beginStepRange(20, 4).message(),
+               "beginStepRange: characters [20, 20 + 4) are outside the crowd's 23");
+  ASSERT_TRUE(b.beginStepRange(0, 10).ok());
+  const std::vector<mmdb::CrowdCharacter> before_begin(b.characters().begin(),
+                                                       b.characters().end());
+  EXPECT_STREQ(b.beginStepRange(8, 10).message(),
+               "beginStepRange: character 8 of [8, 8 + 10) is in another range of this step; the "
+               "ranges must not overlap");
+  EXPECT_EQ(std::memcmp(before_begin.data(), b.characters().data(),
+                        before_begin.size() * sizeof(mmdb::CrowdCharacter)),
+            0)
+      << "the refused range touched nothing";
+  ASSERT_TRUE(b.beginStepRange(10, 5).ok());
+  EXPECT_STREQ(b.finishBeginStep().message(),
+               "finishBeginStep: character 15 is in no range of this step (call beginStepRange "
+               "for it first)");
+  EXPECT_STREQ(b.search().message(),
+               "search: the step's beginning is not finished (call finishBeginStep)");
+  EXPECT_STREQ(b.endStepRange(0, 1, 0).message(),
+               "endStepRange: the step's beginning is not finished (call finishBeginStep)");
+  EXPECT_FALSE(b.teleport(0, glm::vec3(0.f), glm::quat(1.f, 0.f, 0.f, 0.f)).ok());
+  ASSERT_TRUE(b.beginStepRange(15, 8).ok());
+  ASSERT_TRUE(b.finishBeginStep().ok());
+  EXPECT_FALSE(b.beginStepRange(0, 1).ok()) << "the beginning is finished";
+  ASSERT_TRUE(b.search().ok());
+  ASSERT_TRUE(b.endStep().ok());
   CrowdSettings none;
   none.step_workers = 0;
   auto refused = Crowd::create(t.db, 2, none);

@@ -382,6 +382,19 @@ class Crowd {
   Status search() noexcept;
   Status endStep() noexcept;
 
+  // beginStep() split for a job system: prepareStep(dt) on one thread, beginStepRange() for
+  // ranges of characters that together hold each character once, run at the same time on any
+  // number of threads, then finishBeginStep() on one thread, which puts the requests in
+  // character order. The same requests, results and bytes as beginStep() in any split and order.
+  // prepareStep() refuses what beginStep() refuses; beginStepRange() refuses, touching nothing,
+  // a range outside the crowd or one holding a character another range of this step already
+  // took (an overlap); finishBeginStep() refuses a step in which some character is in no range
+  // yet, naming it (play its range, then finish). search(), endStep() and the setters that need
+  // no step in progress refuse until finishBeginStep().
+  Status prepareStep(float dt) noexcept;
+  Status beginStepRange(uint32_t first, uint32_t count) noexcept;
+  Status finishBeginStep() noexcept;
+
   // endStep() split for a job system: endStepRange() for ranges of characters that together
   // hold each character once, run at the same time on up to CrowdSettings::step_workers threads
   // (each with its own `worker`, 0 to step_workers - 1), then finishStep() on one thread. The
@@ -440,7 +453,10 @@ class Crowd {
   Status checkCharacter(uint32_t character, const char* what) const noexcept;
   // checkCharacter(), and no step in progress (teleport, place, setSimulation).
   Status checkBetweenSteps(uint32_t character, const char* what) const noexcept;
-  Status decide(uint32_t character) noexcept;
+  // The controller, the reason to search and, when it searches, the query, with its request in
+  // requests_[slot] (and the reset result in results_[slot]); *searched says whether it does.
+  Status decide(uint32_t character, size_t slot, bool* searched) noexcept;
+  Status notBegun(const char* what) const noexcept;
   Status resolve(uint32_t character, const SearchResult& found, uint32_t worker) noexcept;
   bool samplePose(uint32_t character) noexcept;
   Status poseBlock(uint32_t first, uint32_t count, uint32_t worker) noexcept;
@@ -465,7 +481,8 @@ class Crowd {
   uint32_t count_ = 0;
   uint32_t joints_ = 0;
   uint32_t features_ = 0;
-  enum class Phase : uint8_t { Idle, Begun } phase_ = Phase::Idle;
+  // Beginning: between prepareStep() and finishBeginStep().
+  enum class Phase : uint8_t { Idle, Beginning, Begun } phase_ = Phase::Idle;
   float dt_ = 0;
   size_t searches_ = 0;              // requests this step
   uint32_t continue_frames_ = 0;     // continue_window in frames of the file
@@ -501,8 +518,9 @@ class Crowd {
   std::vector<glm::vec3> switch_translations_, switch_velocities_, switch_angular_;
   // Per worker: the forward kinematics of four characters at once, a lane each.
   std::vector<float> fk_scratch_;
-  // Per character: endStepRange() has played it in this step (claimed atomically, so that
-  // overlapping ranges on two threads are told apart).
+  // Per character: beginStepRange() has decided it, or endStepRange() has played it, in this
+  // step (claimed atomically, so that overlapping ranges on two threads are told apart; all 0
+  // again once the step's part is finished).
   std::unique_ptr<std::atomic<uint8_t>[]> ended_;
   DecodedPoses decoded_;  // a coded file's poses, when the crowd decodes them itself
   std::array<LegChain, kLegCount> legs_{};  // with foot_locking
