@@ -613,23 +613,29 @@ Status Crowd::step(float dt) noexcept {
 }
 
 Status Crowd::beginStep(float dt) noexcept {
-  if (Status s = prepareStep(dt); !s) return s;
+  if (Status s = prepare(dt, "beginStep"); !s) return s;
   // One thread: the requests go straight to their places in character order.
   for (uint32_t c = 0; c < count_; ++c) {
     bool searched = false;
-    if (Status s = decide(c, searches_, &searched); !s) return s;
+    if (Status s = decide(c, searches_, &searched); !s) {
+      phase_ = Phase::Idle;  // as before the step: the next one may begin
+      return s;
+    }
     searches_ += searched ? 1 : 0;
   }
   phase_ = Phase::Begun;
   return Status();
 }
 
-Status Crowd::prepareStep(float dt) noexcept {
-  if (db_ == nullptr) return Error(ErrorCode::InvalidArgument, "beginStep: the crowd is empty");
+Status Crowd::prepareStep(float dt) noexcept { return prepare(dt, "prepareStep"); }
+
+Status Crowd::prepare(float dt, const char* what) noexcept {
+  if (db_ == nullptr)
+    return Error::format(ErrorCode::InvalidArgument, "%s: the crowd is empty", what);
   if (phase_ != Phase::Idle)
-    return Error(ErrorCode::InvalidArgument, "beginStep: the previous step has not ended");
+    return Error::format(ErrorCode::InvalidArgument, "%s: the previous step has not ended", what);
   if (!finiteNonNegative(dt))
-    return Error::format(ErrorCode::InvalidArgument, "beginStep: dt %g s must be finite and >= 0",
+    return Error::format(ErrorCode::InvalidArgument, "%s: dt %g s must be finite and >= 0", what,
                          double(dt));
   dt_ = dt;
   searches_ = 0;

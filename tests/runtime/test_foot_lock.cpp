@@ -965,7 +965,8 @@ TEST(FootLock, AStepSplitOverThreadsPlaysTheSameBytes) {
                "finishBeginStep: no step is being begun (call prepareStep)");
   EXPECT_FALSE(b.prepareStep(-kDt).ok());
   ASSERT_TRUE(b.prepareStep(kDt).ok());
-  EXPECT_STREQ(b.prepareStep(kDt).message(), "beginStep: the previous step has not ended");
+  EXPECT_STREQ(b.prepareStep(kDt).message(), "prepareStep: the previous step has not ended");
+  EXPECT_STREQ(b.beginStep(kDt).message(), "beginStep: the previous step has not ended");
   EXPECT_STREQ(b.beginStepRange(20, 4).message(),
                "beginStepRange: characters [20, 20 + 4) are outside the crowd's 23");
   ASSERT_TRUE(b.beginStepRange(0, 10).ok());

@@ -457,6 +457,8 @@ class Crowd {
   // requests_[slot] (and the reset result in results_[slot]); *searched says whether it does.
   Status decide(uint32_t character, size_t slot, bool* searched) noexcept;
   Status notBegun(const char* what) const noexcept;
+  // prepareStep() and the start of beginStep(), whose name (`what`) its refusals carry.
+  Status prepare(float dt, const char* what) noexcept;
   Status resolve(uint32_t character, const SearchResult& found, uint32_t worker) noexcept;
   bool samplePose(uint32_t character) noexcept;
   Status poseBlock(uint32_t first, uint32_t count, uint32_t worker) noexcept;
