@@ -606,6 +606,39 @@ Status Crowd::notBegun(const char* what) const noexcept {
   return Error::format(ErrorCode::InvalidArgument, "%s: no step has begun (call beginStep)", what);
 }
 
+Status Crowd::checkRange(uint32_t first, uint32_t count, const char* what) const noexcept {
+  if (first <= count_ && count <= count_ - first) return Status();
+  return Error::format(ErrorCode::InvalidArgument,
+                       "%s: characters [%u, %u + %u) are outside the crowd's %u", what, first,
+                       first, count, count_);
+}
+
+// Claims a range's characters for this part of the step; a character another range already
+// claimed is an overlap: what this one claimed is given back, and nothing else is touched.
+Status Crowd::claimRange(uint32_t first, uint32_t count, const char* what) noexcept {
+  for (uint32_t c = first; c < first + count; ++c) {
+    if (ended_[c].exchange(1, std::memory_order_acq_rel) != 0) {
+      for (uint32_t u = first; u < c; ++u) ended_[u].store(0, std::memory_order_release);
+      return Error::format(ErrorCode::InvalidArgument,
+                           "%s: character %u of [%u, %u + %u) is in another range of this step; "
+                           "the ranges must not overlap",
+                           what, c, first, first, count);
+    }
+  }
+  return Status();
+}
+
+// Whether every character was claimed by a `range_call` of this part of the step.
+Status Crowd::checkAllClaimed(const char* what, const char* range_call) const noexcept {
+  for (uint32_t c = 0; c < count_; ++c) {
+    if (ended_[c].load(std::memory_order_acquire) == 0)
+      return Error::format(ErrorCode::InvalidArgument,
+                           "%s: character %u is in no range of this step (call %s for it first)",
+                           what, c, range_call);
+  }
+  return Status();
+}
+
 Status Crowd::step(float dt) noexcept {
   if (Status s = beginStep(dt); !s) return s;
   if (Status s = search(); !s) return s;
@@ -651,19 +684,8 @@ Status Crowd::beginStepRange(uint32_t first, uint32_t count) noexcept {
   if (phase_ != Phase::Beginning)
     return Error(ErrorCode::InvalidArgument,
                  "beginStepRange: no step is being begun (call prepareStep)");
-  if (first > count_ || count > count_ - first)
-    return Error::format(ErrorCode::InvalidArgument,
-                         "beginStepRange: characters [%u, %u + %u) are outside the crowd's %u",
-                         first, first, count, count_);
-  for (uint32_t c = first; c < first + count; ++c) {
-    if (ended_[c].exchange(1, std::memory_order_acq_rel) != 0) {
-      for (uint32_t u = first; u < c; ++u) ended_[u].store(0, std::memory_order_release);
-      return Error::format(ErrorCode::InvalidArgument,
-                           "beginStepRange: character %u of [%u, %u + %u) is in another range of "
-                           "this step; the ranges must not overlap",
-                           c, first, first, count);
-    }
-  }
+  if (Status s = checkRange(first, count, "beginStepRange"); !s) return s;
+  if (Status s = claimRange(first, count, "beginStepRange"); !s) return s;
   // Each character's request in its own slot (slot c); finishBeginStep() packs them.
   for (uint32_t c = first; c < first + count; ++c) {
     bool searched = false;
@@ -676,13 +698,7 @@ Status Crowd::finishBeginStep() noexcept {
   if (phase_ != Phase::Beginning)
     return Error(ErrorCode::InvalidArgument,
                  "finishBeginStep: no step is being begun (call prepareStep)");
-  for (uint32_t c = 0; c < count_; ++c) {
-    if (ended_[c].load(std::memory_order_acquire) == 0)
-      return Error::format(ErrorCode::InvalidArgument,
-                           "finishBeginStep: character %u is in no range of this step (call "
-                           "beginStepRange for it first)",
-                           c);
-  }
+  if (Status s = checkAllClaimed("finishBeginStep", "beginStepRange"); !s) return s;
   // The searching characters' requests, packed in character order: slot k <= c, so the move is
   // in place.
   size_t k = 0;
@@ -804,10 +820,7 @@ Status Crowd::endStep() noexcept {
 
 Status Crowd::endStepRange(uint32_t first, uint32_t count, uint32_t worker) noexcept {
   if (phase_ != Phase::Begun) return notBegun("endStepRange");
-  if (first > count_ || count > count_ - first)
-    return Error::format(ErrorCode::InvalidArgument,
-                         "endStepRange: characters [%u, %u + %u) are outside the crowd's %u", first,
-                         first, count, count_);
+  if (Status s = checkRange(first, count, "endStepRange"); !s) return s;
   if (worker >= settings_.step_workers)
     return Error::format(ErrorCode::InvalidArgument,
                          "endStepRange: worker %u of %u (CrowdSettings::step_workers)", worker,
@@ -824,17 +837,7 @@ Status Crowd::endStepRange(uint32_t first, uint32_t count, uint32_t worker) noex
                            "endStep: result %zu (character %u) has frame %d, outside [-1, %u)",
                            k_end, searching_[k_end], frame, db_->frameCount());
   }
-  // Claim the range; a character another range already claimed is an overlap: give back what
-  // this one claimed and touch nothing.
-  for (uint32_t c = first; c < first + count; ++c) {
-    if (ended_[c].exchange(1, std::memory_order_acq_rel) != 0) {
-      for (uint32_t u = first; u < c; ++u) ended_[u].store(0, std::memory_order_release);
-      return Error::format(ErrorCode::InvalidArgument,
-                           "endStepRange: character %u of [%u, %u + %u) is in another range of "
-                           "this step; the ranges must not overlap",
-                           c, first, first, count);
-    }
-  }
+  if (Status s = claimRange(first, count, "endStepRange"); !s) return s;
   // Four characters at a time: each one's switch, if any, and its sampled pose; their forward
   // kinematics side by side; then each one's own rest of the step.
   size_t k = k_first;
@@ -863,13 +866,7 @@ Status Crowd::endStepRange(uint32_t first, uint32_t count, uint32_t worker) noex
 
 Status Crowd::finishStep() noexcept {
   if (phase_ != Phase::Begun) return notBegun("finishStep");
-  for (uint32_t c = 0; c < count_; ++c) {
-    if (ended_[c].load(std::memory_order_acquire) == 0)
-      return Error::format(ErrorCode::InvalidArgument,
-                           "finishStep: character %u is in no range of this step (call "
-                           "endStepRange for it first)",
-                           c);
-  }
+  if (Status s = checkAllClaimed("finishStep", "endStepRange"); !s) return s;
   for (uint32_t c = 0; c < count_; ++c) ended_[c].store(0, std::memory_order_relaxed);
   phase_ = Phase::Idle;
   return Status();

@@ -459,6 +459,11 @@ class Crowd {
   Status notBegun(const char* what) const noexcept;
   // prepareStep() and the start of beginStep(), whose name (`what`) its refusals carry.
   Status prepare(float dt, const char* what) noexcept;
+  // The range and claim checks of beginStepRange() and endStepRange() (ended_), and of their
+  // finishing calls.
+  Status checkRange(uint32_t first, uint32_t count, const char* what) const noexcept;
+  Status claimRange(uint32_t first, uint32_t count, const char* what) noexcept;
+  Status checkAllClaimed(const char* what, const char* range_call) const noexcept;
   Status resolve(uint32_t character, const SearchResult& found, uint32_t worker) noexcept;
   bool samplePose(uint32_t character) noexcept;
   Status poseBlock(uint32_t first, uint32_t count, uint32_t worker) noexcept;
