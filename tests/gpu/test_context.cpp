@@ -246,8 +246,6 @@ TEST_F(ContextTest, FootLockingRefusesALeglessSkeletonAndBadSettingsByName) {
   EXPECT_STREQ(toe.error().message(), "ik_toe_length nan m must be finite and >= 0");
 }
 
-// The neighbourhood means what SearchRequest::neighbourhood_frames means: negative is the file's
-// default (1/3 s at its rate), anything else is taken as it is.
 // Both crowds stagger their starts by default, and neither does with reference().
 TEST(GpuCrowdSettings, StartStaggerDefaultsAreTheCpuCrowds) {
   EXPECT_EQ(mmdb::gpu::CrowdSettings{}.start_stagger_intervals,
@@ -256,6 +254,8 @@ TEST(GpuCrowdSettings, StartStaggerDefaultsAreTheCpuCrowds) {
             mmdb::CrowdSettings::reference().start_stagger_intervals);
 }
 
+// The neighbourhood means what SearchRequest::neighbourhood_frames means: negative is the file's
+// default (1/3 s at its rate), anything else is taken as it is.
 TEST_F(ContextTest, TheNeighbourhoodDefaultsToTheFilesAsOnTheCpu) {
   mmdb::test::SyntheticSpec spec = leggedSpec();
   spec.clips = 2;
