@@ -229,9 +229,9 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
     crowd.switch_angular_.assign(scratch, glm::vec3(0.f));
     crowd.fk_scratch_.assign(
         size_t(settings.step_workers) * detail::forwardKinematics4ScratchFloats(joints), 0.f);
-    crowd.ended_.reset(new (std::nothrow) std::atomic<uint8_t>[n]);
-    if (!crowd.ended_) return Error(ErrorCode::InvalidArgument, "Crowd::create: out of memory");
-    for (size_t c = 0; c < n; ++c) crowd.ended_[c].store(0, std::memory_order_relaxed);
+    crowd.claimed_.reset(new (std::nothrow) std::atomic<uint8_t>[n]);
+    if (!crowd.claimed_) return Error(ErrorCode::InvalidArgument, "Crowd::create: out of memory");
+    for (size_t c = 0; c < n; ++c) crowd.claimed_[c].store(0, std::memory_order_relaxed);
     crowd.feet_.assign(n * kLegCount, FootLock{});
     if (settings.transition_speed_limit > 0.f)
       crowd.unlocked_translations_.assign(n * joints, glm::vec3(0.f));
@@ -327,7 +327,7 @@ Crowd& Crowd::operator=(Crowd&& other) noexcept {
   switch_velocities_ = std::move(other.switch_velocities_);
   switch_angular_ = std::move(other.switch_angular_);
   fk_scratch_ = std::move(other.fk_scratch_);
-  ended_ = std::move(other.ended_);
+  claimed_ = std::move(other.claimed_);
   decoded_ = std::move(other.decoded_);
   legs_ = other.legs_;
   foot_settings_ = other.foot_settings_;
@@ -617,8 +617,8 @@ Status Crowd::checkRange(uint32_t first, uint32_t count, const char* what) const
 // claimed is an overlap: what this one claimed is given back, and nothing else is touched.
 Status Crowd::claimRange(uint32_t first, uint32_t count, const char* what) noexcept {
   for (uint32_t c = first; c < first + count; ++c) {
-    if (ended_[c].exchange(1, std::memory_order_acq_rel) != 0) {
-      for (uint32_t u = first; u < c; ++u) ended_[u].store(0, std::memory_order_release);
+    if (claimed_[c].exchange(1, std::memory_order_acq_rel) != 0) {
+      for (uint32_t u = first; u < c; ++u) claimed_[u].store(0, std::memory_order_release);
       return Error::format(ErrorCode::InvalidArgument,
                            "%s: character %u of [%u, %u + %u) is in another range of this step; "
                            "the ranges must not overlap",
@@ -631,7 +631,7 @@ Status Crowd::claimRange(uint32_t first, uint32_t count, const char* what) noexc
 // Whether every character was claimed by a `range_call` of this part of the step.
 Status Crowd::checkAllClaimed(const char* what, const char* range_call) const noexcept {
   for (uint32_t c = 0; c < count_; ++c) {
-    if (ended_[c].load(std::memory_order_acquire) == 0)
+    if (claimed_[c].load(std::memory_order_acquire) == 0)
       return Error::format(ErrorCode::InvalidArgument,
                            "%s: character %u is in no range of this step (call %s for it first)",
                            what, c, range_call);
@@ -649,12 +649,11 @@ Status Crowd::beginStep(float dt) noexcept {
   if (Status s = prepare(dt, "beginStep"); !s) return s;
   // One thread: the requests go straight to their places in character order.
   for (uint32_t c = 0; c < count_; ++c) {
-    bool searched = false;
-    if (Status s = decide(c, searches_, &searched); !s) {
+    if (Status s = decide(c, searches_); !s) {
       phase_ = Phase::Idle;  // as before the step: the next one may begin
       return s;
     }
-    searches_ += searched ? 1 : 0;
+    searches_ += decisions_[c].reason != SearchReason::None ? 1 : 0;
   }
   phase_ = Phase::Begun;
   return Status();
@@ -688,8 +687,7 @@ Status Crowd::beginStepRange(uint32_t first, uint32_t count) noexcept {
   if (Status s = claimRange(first, count, "beginStepRange"); !s) return s;
   // Each character's request in its own slot (slot c); finishBeginStep() packs them.
   for (uint32_t c = first; c < first + count; ++c) {
-    bool searched = false;
-    if (Status s = decide(c, c, &searched); !s) return s;
+    if (Status s = decide(c, c); !s) return s;
   }
   return Status();
 }
@@ -703,7 +701,7 @@ Status Crowd::finishBeginStep() noexcept {
   // in place.
   size_t k = 0;
   for (uint32_t c = 0; c < count_; ++c) {
-    ended_[c].store(0, std::memory_order_relaxed);
+    claimed_[c].store(0, std::memory_order_relaxed);
     if (decisions_[c].reason == SearchReason::None) continue;
     if (k != c) {
       requests_[k] = requests_[c];
@@ -718,8 +716,7 @@ Status Crowd::finishBeginStep() noexcept {
 }
 
 // The build query pass: the controller, the reason to search, the query and the request.
-Status Crowd::decide(uint32_t c, size_t slot, bool* searched) noexcept {
-  *searched = false;
+Status Crowd::decide(uint32_t c, size_t slot) noexcept {
   CrowdCharacter& ch = characters_[c];
   const StickInput& input = inputs_[c];
   updateCharacter(ch.sim, input, controller_, dt_);
@@ -783,7 +780,6 @@ Status Crowd::decide(uint32_t c, size_t slot, bool* searched) noexcept {
   request.block_weights = blockWeights(c);
   results_[slot] = SearchResult{};
   searching_[slot] = c;
-  *searched = true;
   return Status();
 }
 
@@ -867,7 +863,7 @@ Status Crowd::endStepRange(uint32_t first, uint32_t count, uint32_t worker) noex
 Status Crowd::finishStep() noexcept {
   if (phase_ != Phase::Begun) return notBegun("finishStep");
   if (Status s = checkAllClaimed("finishStep", "endStepRange"); !s) return s;
-  for (uint32_t c = 0; c < count_; ++c) ended_[c].store(0, std::memory_order_relaxed);
+  for (uint32_t c = 0; c < count_; ++c) claimed_[c].store(0, std::memory_order_relaxed);
   phase_ = Phase::Idle;
   return Status();
 }

@@ -453,13 +453,13 @@ class Crowd {
   Status checkCharacter(uint32_t character, const char* what) const noexcept;
   // checkCharacter(), and no step in progress (teleport, place, setSimulation).
   Status checkBetweenSteps(uint32_t character, const char* what) const noexcept;
-  // The controller, the reason to search and, when it searches, the query, with its request in
-  // requests_[slot] (and the reset result in results_[slot]); *searched says whether it does.
-  Status decide(uint32_t character, size_t slot, bool* searched) noexcept;
+  // The controller, the reason to search (decisions_) and, when it searches (a reason other than
+  // None), the query, with its request in requests_[slot] and the reset result in results_[slot].
+  Status decide(uint32_t character, size_t slot) noexcept;
   Status notBegun(const char* what) const noexcept;
   // prepareStep() and the start of beginStep(), whose name (`what`) its refusals carry.
   Status prepare(float dt, const char* what) noexcept;
-  // The range and claim checks of beginStepRange() and endStepRange() (ended_), and of their
+  // The range and claim checks of beginStepRange() and endStepRange() (claimed_), and of their
   // finishing calls.
   Status checkRange(uint32_t first, uint32_t count, const char* what) const noexcept;
   Status claimRange(uint32_t first, uint32_t count, const char* what) noexcept;
@@ -528,7 +528,7 @@ class Crowd {
   // Per character: beginStepRange() has decided it, or endStepRange() has played it, in this
   // step (claimed atomically, so that overlapping ranges on two threads are told apart; all 0
   // again once the step's part is finished).
-  std::unique_ptr<std::atomic<uint8_t>[]> ended_;
+  std::unique_ptr<std::atomic<uint8_t>[]> claimed_;
   DecodedPoses decoded_;  // a coded file's poses, when the crowd decodes them itself
   std::array<LegChain, kLegCount> legs_{};  // with foot_locking
   FootLockSettings foot_settings_;
