@@ -1,5 +1,5 @@
 # mmdb_cook(OUTPUT <file.mmdb> MANIFEST <file.toml> [TARGET <name>] [JOBS <n>] [CACHE <dir>]
-#           [REPORT <file.json>] [PER_CLIP] [WERROR])
+#           [REPORT <file.json>] [PER_CLIP [CLIPS_PER_EDGE <n>]] [WERROR])
 #
 # Cooks a manifest at build time with mmdb::mmcook. The build re-cooks when the manifest, any
 # source file it names or mmcook itself changes (mmcook writes depfiles), and not otherwise.
@@ -19,15 +19,21 @@
 #             link keeps its pose coding in <OUTPUT>.clips/cache).
 #   REPORT    also writes mmcook's JSON report (docs/cook-report.md).
 #   WERROR    fails the build on any warning of the cook (mmcook --werror); nothing is written.
-#   PER_CLIP  one build edge per clip (mmcook cook-clip into <OUTPUT>.clips/<i>.mmclip) and one
-#             link edge (mmcook link): the build tool runs the clips in parallel, and a build
-#             tool that distributes or caches edges remotely can spread them over machines. A
-#             clip edge depends on its clip's entry (<OUTPUT>.clips/<i>.entry, which mmcook
-#             cook-entries rewrites only when what the clip reads of the manifest changes), its
-#             source and the first clip's part, not on the whole manifest: a weight edit re-runs
-#             the link alone. The clips are counted from the manifest's [[clip]] tables when CMake
-#             runs; a build after the count changed fails once and CMake counts them again on
-#             the next. The warnings are the link's to print (once per link, like a cache hit).
+#   PER_CLIP  build edges of a few clips each (mmcook cook-clip into <OUTPUT>.clips/<i>.mmclip,
+#             one part per clip) and one link edge (mmcook link): the build tool runs the clip
+#             edges in parallel, and a build tool that distributes or caches edges remotely can
+#             spread them over machines. A clip edge depends on its clips' entries
+#             (<OUTPUT>.clips/<i>.entry, which mmcook cook-entries rewrites only when what the
+#             clip reads of the manifest changes), their sources and the first clip's part, not
+#             on the whole manifest: a weight edit re-runs the link alone, and a changed source
+#             re-runs its edge, which cooks that clip again and leaves the others' parts alone.
+#             The clips are counted from the manifest's [[clip]] tables when CMake runs; a build
+#             after the count changed fails once and CMake counts them again on the next. The
+#             warnings are the link's to print (once per link, like a cache hit).
+#   CLIPS_PER_EDGE  clips per PER_CLIP edge (default 8); the first clip has an edge of its own,
+#             which the others wait for. Each edge pays one process start, which costs about
+#             as much as a short clip's cook: 1 suits a farm that runs every edge on a machine of
+#             its own, more suits a few local cores.
 # mmcook writes its depfiles with absolute paths, as Ninja reads them: no `cmake -E
 # cmake_transform_depfile` step after each edge (CMP0116's NEW behaviour adds one, which costs
 # more than a clip edge's cook).
@@ -53,8 +59,8 @@ function(_mmdb_depfile_target path out)
 endfunction()
 
 function(mmdb_cook)
-  cmake_parse_arguments(PARSE_ARGV 0 arg "PER_CLIP;WERROR" "OUTPUT;MANIFEST;TARGET;JOBS;CACHE;REPORT"
-                        "")
+  cmake_parse_arguments(PARSE_ARGV 0 arg "PER_CLIP;WERROR"
+                        "OUTPUT;MANIFEST;TARGET;JOBS;CACHE;REPORT;CLIPS_PER_EDGE" "")
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "mmdb_cook: unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
   endif()
@@ -63,6 +69,9 @@ function(mmdb_cook)
   endif()
   if(NOT TARGET mmdb::mmcook)
     message(FATAL_ERROR "mmdb_cook: no mmdb::mmcook (was mmdb built with MMDB_BUILD_COOKER=OFF?)")
+  endif()
+  if(DEFINED arg_CLIPS_PER_EDGE AND NOT arg_PER_CLIP)
+    message(FATAL_ERROR "mmdb_cook: CLIPS_PER_EDGE is for PER_CLIP cooks; add PER_CLIP or drop it")
   endif()
   set(jobs 0)
   if(DEFINED arg_JOBS)
@@ -156,30 +165,66 @@ function(mmdb_cook)
       set(clip_cache --cache ${cache_dir})
       set(pose_cache --cache ${cache_dir})
     endif()
+    # Clip 0 has an edge of its own, which every other edge waits for (its part gives the others
+    # their skeleton, roles and unit); the others go CLIPS_PER_EDGE to an edge, in manifest order.
+    set(per_edge 8)
+    if(DEFINED arg_CLIPS_PER_EDGE)
+      if(NOT arg_CLIPS_PER_EDGE MATCHES "^[1-9][0-9]*$")
+        message(FATAL_ERROR "mmdb_cook: CLIPS_PER_EDGE must be a whole number of 1 or more, not "
+                            "'${arg_CLIPS_PER_EDGE}'")
+      endif()
+      set(per_edge ${arg_CLIPS_PER_EDGE})
+    endif()
     set(first ${parts_dir}/0.mmclip)
     set(parts "")
-    foreach(i RANGE ${last})
-      set(part ${parts_dir}/${i}.mmclip)
-      set(first_args "")
-      set(first_dep "")
-      if(i GREATER 0)
-        set(first_args --first ${first})
-        set(first_dep ${first})
+    set(group_start 0)
+    while(group_start LESS count)
+      set(group_end ${count})
+      if(group_start GREATER 0)
+        math(EXPR group_end "${group_start} + ${per_edge}")
+        if(group_end GREATER count)
+          set(group_end ${count})
+        endif()
+      else()
+        set(group_end 1)
       endif()
-      # Silent: the link prints every warning, its own and the parts'.
-      _mmdb_depfile_target(${part} target)
+      set(group_args "")
+      set(group_parts "")
+      set(group_deps "")
+      math(EXPR group_last "${group_end} - 1")
+      foreach(i RANGE ${group_start} ${group_last})
+        set(part ${parts_dir}/${i}.mmclip)
+        list(APPEND group_args --index ${i} --entry ${parts_dir}/${i}.entry -o ${part})
+        list(APPEND group_parts ${part})
+        list(APPEND group_deps ${parts_dir}/${i}.entry)
+      endforeach()
+      set(first_args "")
+      if(group_start GREATER 0)
+        set(first_args --first ${first})
+        list(APPEND group_deps ${first})
+      endif()
+      set(group_depfile ${parts_dir}/${group_start}.mmclip.d)
+      if(group_start EQUAL group_last)
+        set(comment "Cooking clip ${group_start} of ${arg_OUTPUT}")
+      else()
+        set(comment "Cooking clips ${group_start} to ${group_last} of ${arg_OUTPUT}")
+      endif()
+      # Silent: the link prints every warning, its own and the parts'. The depfile is named by
+      # the edge's first part, as Ninja reads it.
+      list(GET group_parts 0 named)
+      _mmdb_depfile_target(${named} target)
       add_custom_command(
-        OUTPUT ${part}
-        BYPRODUCTS ${part}.d
-        COMMAND mmdb::mmcook --quiet --no-warnings cook-clip ${manifest} --index ${i}
-                --entry ${parts_dir}/${i}.entry -o ${part} --depfile ${part}.d ${target}
-                ${first_args} ${clip_cache}
-        DEPENDS ${parts_dir}/${i}.entry mmdb::mmcook ${first_dep}
-        DEPFILE ${part}.d
-        COMMENT "Cooking clip ${i} of ${arg_OUTPUT}"
+        OUTPUT ${group_parts}
+        BYPRODUCTS ${group_depfile}
+        COMMAND mmdb::mmcook --quiet --no-warnings cook-clip ${manifest} ${group_args}
+                --depfile ${group_depfile} ${target} ${first_args} ${clip_cache}
+        DEPENDS ${group_deps} mmdb::mmcook
+        DEPFILE ${group_depfile}
+        COMMENT "${comment}"
         VERBATIM)
-      list(APPEND parts ${part})
-    endforeach()
+      list(APPEND parts ${group_parts})
+      set(group_start ${group_end})
+    endwhile()
     _mmdb_depfile_target(${output} target)
     add_custom_command(
       OUTPUT ${output}

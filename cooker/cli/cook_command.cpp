@@ -20,6 +20,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -519,103 +520,37 @@ int runClipEntriesCommand(const ClipEntriesOptions& options) {
   return kExitOk;
 }
 
-int runCookClipCommand(const CookClipOptions& options) {
-  if (options.output.empty()) throw UsageError("cook-clip needs an output path: -o OUT.mmclip");
-  if ((options.index >= 0) == !options.clip.empty())
-    throw UsageError("cook-clip needs one of --index N (from 0) or --clip NAME");
-  const CookRequest request = readManifest(options.manifest);
-  const int count = static_cast<int>(request.clips.size());
-  auto nameOf = [&](int i) {
-    const ClipSpec& c = request.clips[i];
-    return c.name.empty() ? fs::path(c.source).stem().string() : c.name;
-  };
-  int index = options.index;
-  if (!options.clip.empty()) {
-    for (int i = 0; i < count && index < 0; ++i)
-      if (nameOf(i) == options.clip) index = i;
-    if (index < 0)
-      throw InputError(options.manifest + ": no clip is named '" + options.clip +
-                       "'; mmcook inspect-source and the manifest's [[clip]] names say which are");
-  }
-  if (index >= count)
-    throw InputError(fmt::format("{}: --index {} is past the manifest's {} clips (0 to {})",
-                                 options.manifest, index, count, count - 1));
-  if (index > 0 && options.first.empty() == false && options.first == options.output)
-    throw UsageError("--first and -o name the same file");
+namespace {
 
-  std::vector<std::string> inputs{options.manifest, request.clips[index].source};
-  if (!options.first.empty()) inputs.push_back(options.first);
-  // A build names parts in a folder of their own: it is made here, not by a step before.
-  if (const fs::path folder = fs::path(options.output).parent_path(); !folder.empty()) {
-    std::error_code made;
-    fs::create_directories(folder, made);  // a failure is checkWritable's to report
-  }
-  checkOutputPath(options.output, inputs);
-  checkWritable(options.output);
-  if (!options.depfile.empty()) {
-    if (sameFile(options.depfile, options.output))
-      throw UsageError("--depfile and -o name the same file '" + options.output + "'");
-    checkOutputPath(options.depfile, inputs);
-    checkWritable(options.depfile);
-  }
-
-  // A later clip is cooked in the context (skeleton, roles, unit) of the first clip.
-  std::optional<ClipContext> context;
-  // With an entry file, the part depends on it rather than on the whole manifest.
-  if (!options.entry.empty()) {
-    const std::string entry = clipEntryText(request, index);
-    if (!fileHoldsBytes(options.entry,
-                        std::span(reinterpret_cast<const uint8_t*>(entry.data()), entry.size())))
-      throw InputError(options.entry + ": it does not hold clip " + nameOf(index) + "'s entry as " +
-                       options.manifest +
-                       " gives it now; write the entries again with mmcook cook-entries");
-  }
-  std::vector<std::string> depends{options.entry.empty() ? options.manifest : options.entry,
-                                   request.clips[index].source};
-  if (index > 0) {
-    const ClipSpec& first = request.clips[0];
-    if (!options.first.empty()) {
-      // The part vouches for its source, as in a link: the build re-cooks it when that changes.
-      ClipFile file = readClipFile(options.first, PartPoses::Skip);  // the context needs no pose
-      const std::string first_key = clipKey(request, 0, file.part.source, nullptr);
-      if (file.key != first_key)
-        throw InputError(options.first + ": it is not the part of the manifest's first clip " +
-                         nameOf(0) + " as it is now (first difference: " +
-                         firstKeyDifference(file.key, first_key) + "); cook it again");
-      context = clipContext(request, file.part);
-      depends.push_back(options.first);
-    } else {
-      const CookedSource first_source = hashSource(first.source, first.source_label);
-      context = clipContext(request, cookClipPart(request, 0, first_source, nullptr));
-      depends.push_back(first.source);
-    }
-  }
-  const ClipSpec& spec = request.clips[index];
+// One clip of a cook-clip run: its part from the output when that is current, else from the
+// cache, else cooked; written unless current. Returns the part (for the first clip's context).
+ClipPart cookOnePart(const CookRequest& request, int index, const std::string& name,
+                     const std::string& output, const ClipContext* context, ClipCacheFolder* cache,
+                     const CookClipOptions& options) {
+  const ClipSpec& spec = request.clips[size_t(index)];
   const CookedSource source = hashSource(spec.source, spec.source_label);
-  const std::string key = clipKey(request, index, source, context ? &*context : nullptr);
+  const std::string key = clipKey(request, index, source, context);
 
   // An output cooked from the same inputs is the answer already: nothing to import or write.
   bool current = false;
   std::optional<ClipPart> part;
   std::error_code ec;
-  if (fs::is_regular_file(options.output, ec)) {
+  if (fs::is_regular_file(output, ec)) {
     try {
-      ClipFile file = readClipFile(options.output, PartPoses::Skip);
+      ClipFile file = readClipFile(output, PartPoses::Skip);
       current = file.key == key;
       if (current) part = std::move(file.part);
     } catch (const InputError&) {  // damaged or from another cooker: cooked again below
     }
   }
-  std::unique_ptr<ClipCacheFolder> cache;
-  if (!options.cache.empty()) cache = std::make_unique<ClipCacheFolder>(options.cache);
   if (!part && cache) {
     bool refused = false;
     part = cache->find(key, index, &refused, PartPoses::Read);
     for (const Warning& w : cache->takeWarnings()) spdlog::warn("{}", w.text);
-    if (part) spdlog::debug("clip {}: from the clip cache {}", nameOf(index), options.cache);
+    if (part) spdlog::debug("clip {}: from the clip cache {}", name, options.cache);
   }
   if (!part) {
-    part = cookClipPart(request, index, source, context ? &*context : nullptr);
+    part = cookClipPart(request, index, source, context);
     if (cache) {
       cache->keep(key, index, *part);
       for (const Warning& w : cache->takeWarnings()) spdlog::warn("{}", w.text);
@@ -629,24 +564,141 @@ int runCookClipCommand(const CookClipOptions& options) {
     for (const Warning& w : m->warnings) spdlog::warn("{}", w.text);
   }
   if (options.werror && warnings > 0)
-    throw InputError(fmt::format("clip {}: {} warning{} and --werror: nothing written to {}",
-                                 nameOf(index), warnings, warnings == 1 ? "" : "s",
-                                 options.output));
+    throw InputError(fmt::format("clip {}: {} warning{} and --werror: nothing written to {}", name,
+                                 warnings, warnings == 1 ? "" : "s", output));
   if (!current) {
     const ClipFileBytes bytes = serializeClipFile(key, *part);
     const auto pieces = bytes.pieces();
-    if (!fileHoldsBytes(options.output, pieces))
-      writeFileAtomically(options.output, pieces, Durability::Unsynced);
+    if (!fileHoldsBytes(output, pieces)) writeFileAtomically(output, pieces, Durability::Unsynced);
+  }
+  if (!options.quiet)
+    std::printf("%s %s (clip %d of %d: %s)\n", current ? "up to date" : "cooked", output.c_str(),
+                index, static_cast<int>(request.clips.size()), name.c_str());
+  return std::move(*part);
+}
+
+}  // namespace
+
+int runCookClipCommand(const CookClipOptions& options) {
+  if (options.outputs.empty()) throw UsageError("cook-clip needs an output path: -o OUT.mmclip");
+  if (options.indices.empty() == options.clip.empty())
+    throw UsageError("cook-clip needs one of --index N (from 0) or --clip NAME");
+  if (options.outputs.size() != (options.clip.empty() ? options.indices.size() : 1))
+    throw UsageError(fmt::format("cook-clip needs one -o per clip: {} clip{}, {} output{}",
+                                 options.clip.empty() ? options.indices.size() : 1,
+                                 options.clip.empty() && options.indices.size() != 1 ? "s" : "",
+                                 options.outputs.size(), options.outputs.size() == 1 ? "" : "s"));
+  if (!options.entries.empty() && options.entries.size() != options.outputs.size())
+    throw UsageError(
+        fmt::format("cook-clip needs one --entry per clip or none: {} clips, {} entries",
+                    options.outputs.size(), options.entries.size()));
+  const CookRequest request = readManifest(options.manifest);
+  const int count = static_cast<int>(request.clips.size());
+  auto nameOf = [&](int i) {
+    const ClipSpec& c = request.clips[i];
+    return c.name.empty() ? fs::path(c.source).stem().string() : c.name;
+  };
+  std::vector<int> indices = options.indices;
+  if (!options.clip.empty()) {
+    int index = -1;
+    for (int i = 0; i < count && index < 0; ++i)
+      if (nameOf(i) == options.clip) index = i;
+    if (index < 0)
+      throw InputError(options.manifest + ": no clip is named '" + options.clip +
+                       "'; mmcook inspect-source and the manifest's [[clip]] names say which are");
+    indices = {index};
+  }
+  std::set<int> seen;
+  for (const int index : indices) {
+    if (index < 0 || index >= count)
+      throw InputError(fmt::format("{}: --index {} is past the manifest's {} clips (0 to {})",
+                                   options.manifest, index, count, count - 1));
+    if (!seen.insert(index).second)
+      throw UsageError(fmt::format("--index {} is given twice", index));
+  }
+  for (size_t a = 0; a < options.outputs.size(); ++a) {
+    if (!options.first.empty() && options.first == options.outputs[a])
+      throw UsageError("--first and -o name the same file");
+    for (size_t b = 0; b < a; ++b)
+      if (sameFile(options.outputs[a], options.outputs[b]))
+        throw UsageError("-o names the file '" + options.outputs[a] + "' twice");
+  }
+
+  std::vector<std::string> inputs{options.manifest};
+  for (const int index : indices) inputs.push_back(request.clips[size_t(index)].source);
+  if (!options.first.empty()) inputs.push_back(options.first);
+  for (const std::string& output : options.outputs) {
+    // A build names parts in a folder of their own: it is made here, not by a step before.
+    if (const fs::path folder = fs::path(output).parent_path(); !folder.empty()) {
+      std::error_code made;
+      fs::create_directories(folder, made);  // a failure is checkWritable's to report
+    }
+    checkOutputPath(output, inputs);
+    checkWritable(output);
   }
   if (!options.depfile.empty()) {
+    for (const std::string& output : options.outputs)
+      if (sameFile(options.depfile, output))
+        throw UsageError("--depfile and -o name the same file '" + output + "'");
+    checkOutputPath(options.depfile, inputs);
+    checkWritable(options.depfile);
+  }
+
+  // With entry files, the parts depend on them rather than on the whole manifest.
+  std::vector<std::string> depends;
+  if (options.entries.empty()) depends.push_back(options.manifest);
+  for (size_t k = 0; k < options.entries.size(); ++k) {
+    const int index = indices[k];
+    const std::string entry = clipEntryText(request, index);
+    if (!fileHoldsBytes(options.entries[k],
+                        std::span(reinterpret_cast<const uint8_t*>(entry.data()), entry.size())))
+      throw InputError(options.entries[k] + ": it does not hold clip " + nameOf(index) +
+                       "'s entry as " + options.manifest +
+                       " gives it now; write the entries again with mmcook cook-entries");
+    depends.push_back(options.entries[k]);
+  }
+  for (const int index : indices) depends.push_back(request.clips[size_t(index)].source);
+
+  std::unique_ptr<ClipCacheFolder> cache;
+  if (!options.cache.empty()) cache = std::make_unique<ClipCacheFolder>(options.cache);
+
+  // A later clip is cooked in the context (skeleton, roles, unit) of the first clip: the first
+  // clip's part when it is one of these, else the --first part, else the first clip cooked here.
+  std::optional<ClipContext> context;
+  std::vector<size_t> order(indices.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  if (const auto zero = std::find(indices.begin(), indices.end(), 0); zero != indices.end())
+    std::rotate(order.begin(), order.begin() + (zero - indices.begin()),
+                order.begin() + (zero - indices.begin()) + 1);
+  else if (!options.first.empty()) {
+    // The part vouches for its source, as in a link: the build re-cooks it when that changes.
+    ClipFile file = readClipFile(options.first, PartPoses::Skip);  // the context needs no pose
+    const std::string first_key = clipKey(request, 0, file.part.source, nullptr);
+    if (file.key != first_key)
+      throw InputError(options.first + ": it is not the part of the manifest's first clip " +
+                       nameOf(0) + " as it is now (first difference: " +
+                       firstKeyDifference(file.key, first_key) + "); cook it again");
+    context = clipContext(request, file.part);
+    depends.push_back(options.first);
+  } else {
+    const ClipSpec& first = request.clips[0];
+    const CookedSource first_source = hashSource(first.source, first.source_label);
+    context = clipContext(request, cookClipPart(request, 0, first_source, nullptr));
+    depends.push_back(first.source);
+  }
+  for (const size_t k : order) {
+    const int index = indices[k];
+    ClipPart part = cookOnePart(request, index, nameOf(index), options.outputs[k],
+                                index > 0 ? &*context : nullptr, cache.get(), options);
+    if (index == 0 && indices.size() > 1) context = clipContext(request, part);
+  }
+  if (!options.depfile.empty()) {
+    // Named by the first output, as Ninja reads it (it records the edge's inputs for each).
     const std::string text =
-        depfileText(depfileTarget(options.output, options.depfile_target), depends);
+        depfileText(depfileTarget(options.outputs[0], options.depfile_target), depends);
     writeFileAtomically(options.depfile, std::vector<uint8_t>(text.begin(), text.end()),
                         Durability::Unsynced);
   }
-  if (!options.quiet)
-    std::printf("%s %s (clip %d of %d: %s)\n", current ? "up to date" : "cooked",
-                options.output.c_str(), index, count, nameOf(index).c_str());
   return kExitOk;
 }
 

@@ -30,24 +30,25 @@ struct CookCommandOptions {
 // writes the output (atomically) only when everything succeeded. Returns the exit code.
 int runCookCommand(const CookCommandOptions& options);
 
-// `mmcook cook-clip`: one clip of a manifest in, its .mmclip out.
+// `mmcook cook-clip`: clips of a manifest in, one .mmclip each out. A build edge of several clips
+// pays one process start for them all.
 struct CookClipOptions {
   std::string manifest;
-  int index = -1;      // the clip's place in the manifest, from 0; or
-  std::string clip;    // its name
-  std::string output;  // OUT.mmclip
-  std::string first;   // the first clip's .mmclip, for a later clip (else it is cooked here)
-  std::string depfile;
+  std::vector<int> indices;          // the clips' places in the manifest, from 0; or
+  std::string clip;                  // one clip's name
+  std::vector<std::string> outputs;  // OUT.mmclip, one per clip in the order given
+  std::string first;           // the first clip's .mmclip, for later clips (else it is cooked here)
+  std::string depfile;         // one for them all, named by the first output
   std::string depfile_target;  // as CookCommandOptions'
   bool quiet = false;
-  bool werror = false;  // a warning of the clip fails it (exit 1), and nothing is written
-  // The clip's entry file (cook-entries): it must hold the clip's entry as the manifest gives it
-  // now, and the depfile names it instead of the manifest.
-  std::string entry;
-  std::string cache;  // a clip cache folder to find the part in, and to keep it in
+  bool werror = false;  // a warning of a clip fails it (exit 1) before its part is written
+  // The clips' entry files (cook-entries), none or one per clip: each must hold its clip's entry
+  // as the manifest gives it now, and the depfile names them instead of the manifest.
+  std::vector<std::string> entries;
+  std::string cache;  // a clip cache folder to find the parts in, and to keep them in
 };
 
-// Writes the output only when its bytes change (an output already cooked from the same inputs is
+// Writes an output only when its bytes change (an output already cooked from the same inputs is
 // left alone, without importing anything). Returns the exit code.
 int runCookClipCommand(const CookClipOptions& options);
 

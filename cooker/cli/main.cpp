@@ -104,19 +104,29 @@ int run(int argc, char** argv) {
 
   mmdb::cook::CookClipOptions clip;
   CLI::App* clip_cmd = app.add_subcommand(
-      "cook-clip", "Cook one clip of a manifest into an intermediate .mmclip (for mmcook link)");
+      "cook-clip",
+      "Cook clips of a manifest into intermediate .mmclip files, one each (for mmcook link)");
   clip_cmd->add_option("manifest", clip.manifest, "The manifest (MANIFEST.toml)")->required();
-  clip_cmd->add_option("--index", clip.index, "The clip's place in the manifest, from 0");
+  clip_cmd
+      ->add_option("--index", clip.indices,
+                   "The clip's place in the manifest, from 0 (repeat it for several clips)")
+      ->allow_extra_args(false);
   clip_cmd->add_option("--clip", clip.clip, "The clip's name");
-  clip_cmd->add_option("-o,--output", clip.output, "The part to write (OUT.mmclip)")->required();
+  clip_cmd
+      ->add_option("-o,--output", clip.outputs,
+                   "The part to write (OUT.mmclip), one per --index in the same order")
+      ->required()
+      ->allow_extra_args(false);
   clip_cmd->add_option("--first", clip.first,
                        "The first clip's .mmclip (a later clip takes its skeleton, roles and "
                        "unit from it; without it, the first clip is cooked here too)");
   clip_cmd->add_option("--depfile", clip.depfile, "Also write a Makefile-syntax depfile");
   clip_cmd->add_option("--depfile-target", clip.depfile_target, kDepfileTarget);
-  clip_cmd->add_option("--entry", clip.entry,
-                       "The clip's entry file from mmcook cook-entries: checked against the "
-                       "manifest, and named by the depfile instead of the manifest");
+  clip_cmd
+      ->add_option("--entry", clip.entries,
+                   "The clip's entry file from mmcook cook-entries (one per --index): checked "
+                   "against the manifest, and named by the depfile instead of the manifest")
+      ->allow_extra_args(false);
   clip_cmd->add_option("--cache", clip.cache,
                        "Find the part in this clip cache folder, and keep it there");
   clip_cmd->add_flag("--werror", clip.werror, kWerror);

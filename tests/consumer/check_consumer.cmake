@@ -123,12 +123,13 @@ if(MODE STREQUAL "cook")
   run(${CMAKE_COMMAND} -S ${SOURCE}/tests/consumer/cook -B ${bin} -G Ninja
       "-DCMAKE_PREFIX_PATH=${PREFIX}" -DMANIFEST=${src}/loco.toml
       -DWARNED_MANIFEST=${src}/warned.toml)
+  # loco_per_clip.mmdb has two clips to an edge: clip 0 alone, then clips 1 and 2.
   build_expect("Cooking loco.mmdb" "Cooking clip 0 of loco_per_clip.mmdb"
-               "Cooking clip 2 of loco_per_clip.mmdb" "Linking loco_per_clip.mmdb")
+               "Cooking clips 1 to 2 of loco_per_clip.mmdb" "Linking loco_per_clip.mmdb")
   if(NOT EXISTS ${bin}/loco.mmdb OR NOT EXISTS ${bin}/loco.mmdb.d)
     message(FATAL_ERROR "the build made no loco.mmdb or no depfile")
   endif()
-  if(out MATCHES "cooked|clips|up to date")
+  if(out MATCHES "cooked|clips  |up to date")  # mmcook's own lines, not the build's
     message(FATAL_ERROR "mmdb_cook printed on success:\n${out}")
   endif()
   expect_same_databases()
@@ -142,8 +143,12 @@ if(MODE STREQUAL "cook")
   file(TIMESTAMP ${bin}/loco.mmdb before "%s")
   run(${CMAKE_COMMAND} -E sleep 1.1)
   file(TOUCH ${src}/walk_turn.bvh)
-  build_expect("Cooking loco.mmdb" "Cooking clip 0 of" "Cooking clip 2 of" NOT "Linking"
-               "Cooking clip 1 of")
+  file(TIMESTAMP ${bin}/loco_per_clip.mmdb.clips/1.mmclip part_before "%s")
+  build_expect("Cooking loco.mmdb" "Cooking clip 0 of" "Cooking clips 1 to 2 of" NOT "Linking")
+  file(TIMESTAMP ${bin}/loco_per_clip.mmdb.clips/1.mmclip part_after "%s")
+  if(NOT part_before STREQUAL part_after)
+    message(FATAL_ERROR "clip 1's part was rewritten, though its source did not change")
+  endif()
   file(TIMESTAMP ${bin}/loco.mmdb after "%s")
   if(NOT before STREQUAL after)
     message(FATAL_ERROR "an identical cook rewrote loco.mmdb (${before} -> ${after})")
@@ -165,7 +170,7 @@ if(MODE STREQUAL "cook")
 
   # An edited source re-cooks the clips that read it, and only those.
   file(APPEND ${src}/more/walk_turn.bvh "\n")
-  build_expect("Cooking loco.mmdb" "Cooking clip 1 of" NOT "Cooking clip 0 of" "Cooking clip 2 of")
+  build_expect("Cooking loco.mmdb" "Cooking clips 1 to 2 of" NOT "Cooking clip 0 of")
   expect_cache(2 1)
   expect_same_databases()
   # WERROR: the warning is in the build log, the build fails, and no database is written.
@@ -214,12 +219,20 @@ if(MODE STREQUAL "cook_without_languages")
   if(out MATCHES "compiler identification|Detecting")
     message(FATAL_ERROR "the configure enabled a language:\n${out}")
   endif()
-  build_expect("Cooking tiny.mmdb")
+  build_expect("Cooking tiny.mmdb" "Cooking clip 0 of tiny_per_clip.mmdb" "Linking tiny_per_clip")
   if(NOT EXISTS ${bin}/tiny.mmdb)
     message(FATAL_ERROR "the build made no tiny.mmdb")
   endif()
   run(${PREFIX}/bin/mmcook inspect ${bin}/tiny.mmdb)  # a database the runtime opens
   build_expect("no work to do")
+  # A clip count per edge that is not a whole number of 1 or more fails configure, saying so.
+  execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE}/tests/consumer/${MODE} -B ${bin}-bad
+                          -G Ninja "-DCMAKE_PREFIX_PATH=${PREFIX}" -DMANIFEST=${src}/tiny.toml
+                          -DCLIPS_PER_EDGE=0
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  if(rc EQUAL 0 OR NOT out MATCHES "CLIPS_PER_EDGE must be a whole number of 1 or more, not '0'")
+    message(FATAL_ERROR "CLIPS_PER_EDGE 0 did not fail configure (${rc}):\n${out}")
+  endif()
   message(STATUS "mmdb_cook: cooked tiny.mmdb in a project without languages")
   return()
 endif()

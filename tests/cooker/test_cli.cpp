@@ -754,6 +754,16 @@ TEST_F(Cli, WarningsAreCountedCodedPlacedAndShownAgainOnACacheHit) {
       mmcook({"cook-clip", "loco.toml", "--index", "0", "-o", "w.mmclip", "--werror"}).exit_code,
       1);
   EXPECT_FALSE(fs::exists(folder_ / "w.mmclip"));
+  // Several clips in one run: the warned clip (the first, cooked first) fails before any part.
+  const CliRun strict_two = mmcook({"cook-clip", "loco.toml", "--index", "1", "--index", "0", "-o",
+                                    "t.mmclip", "-o", "w.mmclip", "-q", "--werror"});
+  EXPECT_EQ(strict_two.exit_code, 1);
+  EXPECT_NE(strict_two.err.find("error: clip walk: 1 warning and --werror: nothing written to "
+                                "w.mmclip"),
+            std::string::npos)
+      << strict_two.err;
+  EXPECT_FALSE(fs::exists(folder_ / "w.mmclip"));
+  EXPECT_FALSE(fs::exists(folder_ / "t.mmclip"));
   const CliRun clean =
       mmcook({"cook-clip", "loco.toml", "--index", "1", "-o", "t.mmclip", "-q", "--werror"});
   EXPECT_EQ(clean.exit_code, 0) << clean.err;
@@ -1108,6 +1118,84 @@ TEST_F(Cli, CookClipAndLinkMakeTheCooksBytes) {
   // Without --first, a later clip cooks the first one itself: the same part.
   ASSERT_EQ(mmcook({"cook-clip", "loco.toml", "--index", "1", "-o", "alone.mmclip"}).exit_code, 0);
   EXPECT_TRUE(readFile(folder_ / "alone.mmclip") == readFile(folder_ / "turning.mmclip"));
+}
+
+// A build edge of several clips: cook-clip with an --index, an -o and an --entry per clip makes
+// the parts that one run per clip makes, with one depfile for them all, and leaves a current part
+// alone.
+TEST_F(Cli, CookClipMakesSeveralPartsInOneRun) {
+  writeGoodClips();
+  write("loco.toml", kManifest);
+  ASSERT_EQ(mmcook({"cook", "loco.toml", "-o", "whole.mmdb", "--no-cache"}).exit_code, 0);
+  ASSERT_EQ(mmcook({"cook-clip", "loco.toml", "--index", "0", "-o", "walk.mmclip", "-q"}).exit_code,
+            0);
+  ASSERT_EQ(mmcook({"cook-clip", "loco.toml", "--index", "1", "--first", "walk.mmclip", "-o",
+                    "turning.mmclip", "-q"})
+                .exit_code,
+            0);
+  ASSERT_EQ(mmcook({"cook-entries", "loco.toml", "-o", "parts"}).exit_code, 0);
+
+  // The first clip is cooked first whatever the order given: it is the later clips' context.
+  const CliRun both = mmcook({"cook-clip", "loco.toml", "--index", "1", "--entry", "parts/1.entry",
+                              "-o", "parts/1.mmclip", "--index", "0", "--entry", "parts/0.entry",
+                              "-o", "parts/0.mmclip", "--depfile", "parts/both.d"});
+  ASSERT_EQ(both.exit_code, 0) << both.err;
+  EXPECT_EQ(both.out,
+            "cooked parts/0.mmclip (clip 0 of 2: walk)\ncooked parts/1.mmclip (clip 1 of 2: "
+            "turning)\n");
+  EXPECT_TRUE(readFile(folder_ / "parts/0.mmclip") == readFile(folder_ / "walk.mmclip"));
+  EXPECT_TRUE(readFile(folder_ / "parts/1.mmclip") == readFile(folder_ / "turning.mmclip"));
+  // One depfile, named by the first part given: the entries instead of the manifest, and both
+  // sources.
+  const std::string folder = fs::canonical(folder_).string();
+  EXPECT_EQ(readFile(folder_ / "parts/both.d"),
+            folder + "/parts/1.mmclip: \\\n  " + folder + "/parts/1.entry \\\n  " + folder +
+                "/parts/0.entry \\\n  " + folder + "/turn.bvh \\\n  " + folder +
+                "/walk.bvh \\\n  " + fs::canonical(MMCOOK_PATH).string() + "\n");
+  const CliRun link =
+      mmcook({"link", "loco.toml", "parts/0.mmclip", "parts/1.mmclip", "-o", "linked.mmdb", "-q"});
+  ASSERT_EQ(link.exit_code, 0) << link.err;
+  EXPECT_TRUE(readFile(folder_ / "whole.mmdb") == readFile(folder_ / "linked.mmdb"));
+
+  // A run after a change cooks again only the parts whose inputs changed.
+  const auto old_time = fs::file_time_type::clock::now() - std::chrono::hours(1);
+  fs::last_write_time(folder_ / "parts/0.mmclip", old_time);
+  fs::last_write_time(folder_ / "parts/1.mmclip", old_time);
+  WalkOptions turn;
+  turn.turn = 1.3;
+  turn.speed = 90;
+  turn.frames = 180;
+  write("turn.bvh", walkBvh(turn));
+  const CliRun again = mmcook({"cook-clip", "loco.toml", "--index", "0", "--index", "1", "-o",
+                               "parts/0.mmclip", "-o", "parts/1.mmclip"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(again.out,
+            "up to date parts/0.mmclip (clip 0 of 2: walk)\ncooked parts/1.mmclip (clip 1 of 2: "
+            "turning)\n");
+  EXPECT_EQ(fs::last_write_time(folder_ / "parts/0.mmclip"), old_time);
+  EXPECT_NE(fs::last_write_time(folder_ / "parts/1.mmclip"), old_time);
+
+  // Lists that do not pair up are refused before anything is read or written.
+  auto fails = [&](const std::vector<std::string>& args, const std::string& start, int code) {
+    const CliRun run = mmcook(args);
+    EXPECT_EQ(run.exit_code, code) << run.err;
+    EXPECT_EQ(run.err.rfind(start, 0), 0u) << run.err;
+  };
+  fails({"cook-clip", "loco.toml", "--index", "0", "--index", "1", "-o", "x.mmclip"},
+        "error: cook-clip needs one -o per clip: 2 clips, 1 output", 2);
+  fails({"cook-clip", "loco.toml", "--clip", "turning", "-o", "x.mmclip", "-o", "y.mmclip"},
+        "error: cook-clip needs one -o per clip: 1 clip, 2 outputs", 2);
+  fails({"cook-clip", "loco.toml", "--index", "0", "--index", "1", "-o", "x.mmclip", "-o",
+         "y.mmclip", "--entry", "parts/0.entry"},
+        "error: cook-clip needs one --entry per clip or none: 2 clips, 1 entries", 2);
+  fails({"cook-clip", "loco.toml", "--index", "1", "--index", "1", "-o", "x.mmclip", "-o",
+         "y.mmclip"},
+        "error: --index 1 is given twice", 2);
+  fails({"cook-clip", "loco.toml", "--index", "0", "--index", "1", "-o", "x.mmclip", "-o",
+         "./x.mmclip"},
+        "error: -o names the file './x.mmclip' twice", 2);
+  EXPECT_FALSE(fs::exists(folder_ / "x.mmclip"));
+  EXPECT_FALSE(fs::exists(folder_ / "y.mmclip"));
 }
 
 // A mirrored copy's tags swap left and right alike in a cook and in a link of its parts; a changed
