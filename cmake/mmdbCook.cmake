@@ -30,10 +30,11 @@
 #             The clips are counted from the manifest's [[clip]] tables when CMake runs; a build
 #             after the count changed fails once and CMake counts them again on the next. The
 #             warnings are the link's to print (once per link, like a cache hit).
-#   CLIPS_PER_EDGE  clips per PER_CLIP edge (default 8); the first clip has an edge of its own,
-#             which the others wait for. Each edge pays one process start, which costs about
-#             as much as a short clip's cook: 1 suits a farm that runs every edge on a machine of
-#             its own, more suits a few local cores.
+#   CLIPS_PER_EDGE  clips per PER_CLIP edge; the first clip has an edge of its own, which the
+#             others wait for. Each edge pays one process start, which costs about as much as a
+#             short clip's cook. The default gives about two edges per core of the machine that
+#             runs CMake (105 clips on 2 cores: 26 to an edge; on 32 cores: 2); 1 suits a farm
+#             that runs every edge on a machine of its own.
 # mmcook writes its depfiles with absolute paths, as Ninja reads them: no `cmake -E
 # cmake_transform_depfile` step after each edge (CMP0116's NEW behaviour adds one, which costs
 # more than a clip edge's cook).
@@ -167,7 +168,17 @@ function(mmdb_cook)
     endif()
     # Clip 0 has an edge of its own, which every other edge waits for (its part gives the others
     # their skeleton, roles and unit); the others go CLIPS_PER_EDGE to an edge, in manifest order.
-    set(per_edge 8)
+    # By default about two edges per core of the machine that configures: each edge pays a process
+    # start, which costs about as much as a short clip, and two per core keep the cores busy to
+    # the end.
+    cmake_host_system_information(RESULT cores QUERY NUMBER_OF_LOGICAL_CORES)
+    if(NOT cores GREATER 0)
+      set(cores 1)
+    endif()
+    math(EXPR per_edge "(${count} - 1 + 2 * ${cores} - 1) / (2 * ${cores})")
+    if(per_edge LESS 1)
+      set(per_edge 1)
+    endif()
     if(DEFINED arg_CLIPS_PER_EDGE)
       if(NOT arg_CLIPS_PER_EDGE MATCHES "^[1-9][0-9]*$")
         message(FATAL_ERROR "mmdb_cook: CLIPS_PER_EDGE must be a whole number of 1 or more, not "

@@ -168,14 +168,6 @@ ClipMotion readMotion(const fb::Motion* m, size_t joints, const std::string& wha
 
 }  // namespace
 
-std::vector<uint8_t> ClipFileBytes::whole() const {
-  std::vector<uint8_t> bytes;
-  bytes.reserve(size());
-  for (const std::span<const uint8_t> piece : pieces())
-    bytes.insert(bytes.end(), piece.begin(), piece.end());
-  return bytes;
-}
-
 ClipFileBytes serializeClipFile(const std::string& key, const ClipPart& part) {
   FlatBufferBuilder fbb(1024 + part.motion.clip.rotations.size() * 64 * (part.mirror ? 2 : 1));
   // The pose streams first: a builder fills its buffer from the end, so they become the buffer's
@@ -214,11 +206,7 @@ ClipFileBytes serializeClipFile(const std::string& key, const ClipPart& part) {
   clip.add_motion(motion);
   if (part.mirror) clip.add_mirror(mirror);
   fbb.Finish(clip.Finish(), fb::ClipIdentifier());
-  ClipFileBytes bytes;
-  bytes.buffer = fbb.Release();
-  const std::span<const uint8_t> buffer(bytes.buffer.data(), bytes.buffer.size());
-  bytes.trailer = trailerOf(buffer, buffer.size() - bulk_bytes);
-  return bytes;
+  return IntermediateBytes::seal(fbb, fbb.GetSize() - bulk_bytes);
 }
 
 ClipFile parseClipFile(const uint8_t* data, size_t size, const std::string& what, PartPoses poses) {

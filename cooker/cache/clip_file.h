@@ -29,20 +29,8 @@ struct ClipFile {
 };
 
 // The bytes of a .mmclip: the FlatBuffers buffer, whose bulk is the four pose streams, and the
-// trailer with their checksums (intermediate_file.h), kept apart so that the buffer is written
-// where the builder made it: a copy into one array would fault in as many pages again.
-struct ClipFileBytes {
-  flatbuffers::DetachedBuffer buffer;
-  std::array<uint8_t, kTrailerBytes> trailer{};
-
-  size_t size() const { return buffer.size() + trailer.size(); }
-  // The file's bytes in order: the buffer, then the trailer.
-  std::array<std::span<const uint8_t>, 2> pieces() const {
-    return {std::span<const uint8_t>(buffer.data(), buffer.size()),
-            std::span<const uint8_t>(trailer)};
-  }
-  std::vector<uint8_t> whole() const;  // both in one array
-};
+// trailer with their checksums (intermediate_file.h).
+using ClipFileBytes = IntermediateBytes;
 // Deterministic.
 ClipFileBytes serializeClipFile(const std::string& key, const ClipPart& part);
 

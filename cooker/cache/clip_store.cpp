@@ -182,9 +182,9 @@ std::optional<StoredPoseCoding> ClipCacheFolder::findPoses(const std::string& ke
 
 void ClipCacheFolder::keepPoses(const std::string& key, uint32_t frames, uint32_t joints,
                                 const CookedPoseCoding& coding) {
-  const std::vector<uint8_t> bytes = serializePoseFile(key, frames, joints, coding);
-  const std::span<const uint8_t> whole(bytes);
-  keepEntry(entryPath(key, ".mmposes"), {&whole, 1}, "the pose coding");
+  const IntermediateBytes bytes = serializePoseFile(key, frames, joints, coding);
+  const auto pieces = bytes.pieces();
+  keepEntry(entryPath(key, ".mmposes"), pieces, "the pose coding");
   prunePoseCodings();
 }
 

@@ -70,6 +70,22 @@ bool checksumsHold(const uint8_t* data, size_t size, bool with_bulk) {
          readWord(data + body + 16) == intermediateChecksum(data + bulk_start, body - bulk_start);
 }
 
+IntermediateBytes IntermediateBytes::seal(flatbuffers::FlatBufferBuilder& fbb, size_t bulk_start) {
+  IntermediateBytes bytes;
+  bytes.buffer = fbb.Release();
+  bytes.trailer =
+      trailerOf(std::span<const uint8_t>(bytes.buffer.data(), bytes.buffer.size()), bulk_start);
+  return bytes;
+}
+
+std::vector<uint8_t> IntermediateBytes::whole() const {
+  std::vector<uint8_t> bytes;
+  bytes.reserve(size());
+  for (const std::span<const uint8_t> piece : pieces())
+    bytes.insert(bytes.end(), piece.begin(), piece.end());
+  return bytes;
+}
+
 void resealIntermediate(std::vector<uint8_t>& file) {
   if (file.size() < kTrailerBytes) return;
   const size_t body = file.size() - kTrailerBytes;

@@ -2,6 +2,8 @@
 // followed by an 8-byte little-endian checksum of it, and is read once, mapped.
 #pragma once
 
+#include <flatbuffers/flatbuffers.h>
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -25,6 +27,24 @@ inline constexpr size_t kTrailerBytes = 24;
 void appendTrailer(std::vector<uint8_t>& buffer, size_t bulk_start);
 // The trailer of `buffer` alone, for a writer that writes the buffer where it is.
 std::array<uint8_t, kTrailerBytes> trailerOf(std::span<const uint8_t> buffer, size_t bulk_start);
+
+// An intermediate file's bytes: the builder's buffer and its trailer, kept apart so that the
+// buffer is written where the builder made it (a copy into one array, grown by the trailer, would
+// fault in as many fresh pages again, twice).
+struct IntermediateBytes {
+  flatbuffers::DetachedBuffer buffer;
+  std::array<uint8_t, kTrailerBytes> trailer{};
+
+  // The builder's finished buffer, sealed with its trailer; its bulk starts at `bulk_start`.
+  static IntermediateBytes seal(flatbuffers::FlatBufferBuilder& fbb, size_t bulk_start);
+  size_t size() const { return buffer.size() + trailer.size(); }
+  // The file's bytes in order: the buffer, then the trailer.
+  std::array<std::span<const uint8_t>, 2> pieces() const {
+    return {std::span<const uint8_t>(buffer.data(), buffer.size()),
+            std::span<const uint8_t>(trailer)};
+  }
+  std::vector<uint8_t> whole() const;  // both in one array
+};
 
 // Whether the file data[0, size) ends in a trailer that fits it, and whether the checksum of the
 // part before the bulk holds, and that of the bulk too when `with_bulk`.

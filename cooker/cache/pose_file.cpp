@@ -98,8 +98,8 @@ CookedCodedStream readStream(const fb::CodedStream* s, const StoredPoseCoding& f
 
 }  // namespace
 
-std::vector<uint8_t> serializePoseFile(const std::string& key_text, uint32_t frame_count,
-                                       uint32_t joint_count, const CookedPoseCoding& coding) {
+IntermediateBytes serializePoseFile(const std::string& key_text, uint32_t frame_count,
+                                    uint32_t joint_count, const CookedPoseCoding& coding) {
   size_t coded = 0;
   for (const auto& s : coding.streams)
     if (s) coded += s->bytes().size() + s->segment_offsets.size() * 4 + s->tracks.size() * 32;
@@ -116,9 +116,7 @@ std::vector<uint8_t> serializePoseFile(const std::string& key_text, uint32_t fra
   poses.add_joint_count(joint_count);
   poses.add_coding(table);
   fbb.Finish(poses.Finish(), mmposes::fb::PosesIdentifier());
-  std::vector<uint8_t> bytes(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
-  appendTrailer(bytes, bytes.size());  // no bulk: a reader needs all of it
-  return bytes;
+  return IntermediateBytes::seal(fbb, fbb.GetSize());  // no bulk: a reader needs all of it
 }
 
 PoseFile parsePoseFile(const uint8_t* data, size_t size, const std::string& what,

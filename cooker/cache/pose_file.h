@@ -2,6 +2,7 @@
 // them for the next cook of the same clips with the same compression settings.
 #pragma once
 
+#include "cache/intermediate_file.h"
 #include "cook/cook_database.h"
 
 #include <cstddef>
@@ -25,8 +26,8 @@ struct PoseFile {
 
 // The bytes of an .mmposes: the FlatBuffers buffer and its checksum (intermediate_file.h).
 // Deterministic.
-std::vector<uint8_t> serializePoseFile(const std::string& key, uint32_t frame_count,
-                                       uint32_t joint_count, const CookedPoseCoding& coding);
+IntermediateBytes serializePoseFile(const std::string& key, uint32_t frame_count,
+                                    uint32_t joint_count, const CookedPoseCoding& coding);
 
 // Checks and reads .mmposes bytes: the checksum, the FlatBuffers structure, the format and cooker
 // versions, and that every stream has a track per joint and segment offsets that fit its data.

@@ -680,11 +680,13 @@ TEST_F(ClipCache, DamagedPoseCodingsAreRefusedAndCodedAgain) {
   PoseFile shifted = kept;
   shifted.stored.coding.streams[kStreamRotations]->segment_offsets.back() -= 1;
   std::vector<uint8_t> miscounted = serializePoseFile(kept.key, kept.stored.frame_count + 1,
-                                                      kept.stored.joint_count, kept.stored.coding);
+                                                      kept.stored.joint_count, kept.stored.coding)
+                                        .whole();
   for (const std::vector<uint8_t>& bad :
        {flipped, std::vector<uint8_t>(good.begin(), good.begin() + good.size() / 2),
         serializePoseFile(kept.key, kept.stored.frame_count, kept.stored.joint_count,
-                          shifted.stored.coding)}) {
+                          shifted.stored.coding)
+            .whole()}) {
     writeBytes(entries[0], bad);
     EXPECT_EQ(cookCodedBytes(r, &cache, &report), expected);
     EXPECT_FALSE(report.store.coded_poses_found);

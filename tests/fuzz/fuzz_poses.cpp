@@ -29,12 +29,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (stream->segment_offsets[i] < stream->segment_offsets[i - 1]) std::abort();
     }
     const std::vector<uint8_t> again =
-        mmdb::cook::serializePoseFile(file.key, st.frame_count, st.joint_count, st.coding);
+        mmdb::cook::serializePoseFile(file.key, st.frame_count, st.joint_count, st.coding).whole();
     const mmdb::cook::PoseFile reread =
         mmdb::cook::parsePoseFile(again.data(), again.size(), "again.mmposes");
     if (reread.key != file.key ||
         mmdb::cook::serializePoseFile(reread.key, reread.stored.frame_count,
-                                      reread.stored.joint_count, reread.stored.coding) != again)
+                                      reread.stored.joint_count, reread.stored.coding)
+                .whole() != again)
       std::abort();
   } catch (const mmdb::cook::InputError&) {
   }
