@@ -40,8 +40,7 @@ mmdb_status nullArgument(const char* call, const char* argument) {
 mmdb_status result(const mmdb::Status& status) { return status.ok() ? MMDB_OK : fail(status); }
 
 // mmdb::CrowdSettings and mmdb_crowd_settings field for field, either way (bool to and from
-// int32_t 0 or 1): one list, so that the two directions cannot drift apart. step_workers has no
-// C field (the C crowd steps on one thread).
+// int32_t 0 or 1): one list, so that the two directions cannot drift apart.
 template <class From, class To>
 void copySettings(const From& from, To& to) {
   to.search_interval_ticks = from.search_interval_ticks;
@@ -70,6 +69,7 @@ void copySettings(const From& from, To& to) {
   to.ik_foot_height = from.ik_foot_height;
   to.ik_toe_length = from.ik_toe_length;
   to.ik_max_length_buffer = from.ik_max_length_buffer;
+  to.step_workers = from.step_workers;
 }
 
 // The checks every per-character read makes: a crowd, and a character in it.
@@ -248,6 +248,42 @@ mmdb_status mmdb_crowd_place(mmdb_crowd* crowd, uint32_t character, const float 
 mmdb_status mmdb_crowd_step(mmdb_crowd* crowd, float dt) {
   if (!crowd) return nullArgument("mmdb_crowd_step", "crowd");
   return result(crowd->crowd.step(dt));
+}
+
+mmdb_status mmdb_crowd_prepare_step(mmdb_crowd* crowd, float dt) {
+  if (!crowd) return nullArgument("mmdb_crowd_prepare_step", "crowd");
+  return result(crowd->crowd.prepareStep(dt));
+}
+
+mmdb_status mmdb_crowd_begin_step_range(mmdb_crowd* crowd, uint32_t first, uint32_t count) {
+  if (!crowd) return nullArgument("mmdb_crowd_begin_step_range", "crowd");
+  return result(crowd->crowd.beginStepRange(first, count));
+}
+
+mmdb_status mmdb_crowd_finish_begin_step(mmdb_crowd* crowd) {
+  if (!crowd) return nullArgument("mmdb_crowd_finish_begin_step", "crowd");
+  return result(crowd->crowd.finishBeginStep());
+}
+
+uint32_t mmdb_crowd_search_count(const mmdb_crowd* crowd) {
+  return crowd ? uint32_t(crowd->crowd.requests().size()) : 0;
+}
+
+mmdb_status mmdb_crowd_search_range(mmdb_crowd* crowd, uint32_t first, uint32_t count,
+                                    uint32_t worker) {
+  if (!crowd) return nullArgument("mmdb_crowd_search_range", "crowd");
+  return result(crowd->crowd.searchRange(first, count, worker));
+}
+
+mmdb_status mmdb_crowd_end_step_range(mmdb_crowd* crowd, uint32_t first, uint32_t count,
+                                      uint32_t worker) {
+  if (!crowd) return nullArgument("mmdb_crowd_end_step_range", "crowd");
+  return result(crowd->crowd.endStepRange(first, count, worker));
+}
+
+mmdb_status mmdb_crowd_finish_step(mmdb_crowd* crowd) {
+  if (!crowd) return nullArgument("mmdb_crowd_finish_step", "crowd");
+  return result(crowd->crowd.finishStep());
 }
 
 mmdb_status mmdb_crowd_transform(const mmdb_crowd* crowd, uint32_t character, float position[3],

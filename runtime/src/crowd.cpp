@@ -211,7 +211,7 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
     crowd.requests_.assign(n, SearchRequest{});
     crowd.results_.assign(n, SearchResult{});
     crowd.searching_.assign(n, 0);
-    crowd.batch_scratch_.assign(batchScratchFloats(db), 0.f);
+    crowd.batch_scratch_.assign(size_t(settings.step_workers) * batchScratchFloats(db), 0.f);
     const glm::quat identity(1.f, 0.f, 0.f, 0.f);
     crowd.local_rotations_.assign(n * joints, identity);
     crowd.model_rotations_.assign(n * joints, identity);
@@ -787,15 +787,30 @@ Status Crowd::decide(uint32_t c, size_t slot) noexcept {
 // the GPU's kNoFrame, and it keeps what it plays.
 Status Crowd::search() noexcept {
   if (phase_ != Phase::Begun) return notBegun("search");
-  if (searches_ == 0) return Status();
-  const Span<const SearchRequest> requests(requests_.data(), searches_);
-  const Span<SearchResult> results(results_.data(), searches_);
+  return searchRange(0, uint32_t(searches_), 0);
+}
+
+Status Crowd::searchRange(uint32_t first, uint32_t count, uint32_t worker) noexcept {
+  if (phase_ != Phase::Begun) return notBegun("searchRange");
+  if (first > searches_ || count > searches_ - first)
+    return Error::format(ErrorCode::InvalidArgument,
+                         "searchRange: requests [%u, %u + %u) are outside this step's %zu", first,
+                         first, count, searches_);
+  if (worker >= settings_.step_workers)
+    return Error::format(ErrorCode::InvalidArgument,
+                         "searchRange: worker %u of %u (CrowdSettings::step_workers)", worker,
+                         settings_.step_workers);
+  if (count == 0) return Status();
+  const Span<const SearchRequest> requests(requests_.data() + first, count);
+  const Span<SearchResult> results(results_.data() + first, count);
   if (settings_.bounds_pruning) {
-    const Status s = searchBatch(*db_, requests, results, batch_scratch_);
+    const size_t floats = batch_scratch_.size() / settings_.step_workers;
+    const Status s = searchBatch(*db_, requests, results,
+                                 Span<float>(batch_scratch_.data() + worker * floats, floats));
     if (!s && s.code() != ErrorCode::NoMatch) return s;
     return Status();
   }
-  for (size_t k = 0; k < searches_; ++k) {
+  for (size_t k = 0; k < count; ++k) {
     const Result<SearchResult> found = searchExhaustive(*db_, requests[k]);
     if (found) {
       results[k] = found.value();

@@ -14,13 +14,45 @@ static int report(char* error, size_t error_size, const char* what, mmdb_status 
   return 1;
 }
 
-int c_client_run(const char* path, uint32_t characters, uint32_t steps, const float* sticks,
-                 float* world_positions, mmdb_playing* playing, char* error, size_t error_size) {
+/* Range w of `workers` ranges that cut [0, n) into near equal parts. */
+static void cut(uint32_t n, uint32_t workers, uint32_t w, uint32_t* first, uint32_t* count) {
+  *first = (uint32_t)((uint64_t)n * w / workers);
+  *count = (uint32_t)((uint64_t)n * (w + 1) / workers) - *first;
+}
+
+/* One step in parts, each part's ranges last first. */
+static mmdb_status split_step(mmdb_crowd* crowd, uint32_t characters, uint32_t workers, float dt) {
+  uint32_t first, count, w;
+  mmdb_status s = mmdb_crowd_prepare_step(crowd, dt);
+  for (w = workers; w-- > 0 && s == MMDB_OK;) {
+    cut(characters, workers, w, &first, &count);
+    s = mmdb_crowd_begin_step_range(crowd, first, count);
+  }
+  if (s == MMDB_OK) s = mmdb_crowd_finish_begin_step(crowd);
+  const uint32_t searches = mmdb_crowd_search_count(crowd);
+  for (w = workers; w-- > 0 && s == MMDB_OK;) {
+    cut(searches, workers, w, &first, &count);
+    s = mmdb_crowd_search_range(crowd, first, count, w);
+  }
+  for (w = workers; w-- > 0 && s == MMDB_OK;) {
+    cut(characters, workers, w, &first, &count);
+    s = mmdb_crowd_end_step_range(crowd, first, count, w);
+  }
+  if (s == MMDB_OK) s = mmdb_crowd_finish_step(crowd);
+  return s;
+}
+
+int c_client_run(const char* path, uint32_t characters, uint32_t steps, uint32_t workers,
+                 const float* sticks, float* world_positions, mmdb_playing* playing, char* error,
+                 size_t error_size) {
   mmdb_database* db = NULL;
   mmdb_status s = mmdb_database_open(path, &db);
   if (s != MMDB_OK) return report(error, error_size, "open", s);
   mmdb_crowd* crowd = NULL;
-  s = mmdb_crowd_create(db, characters, NULL, &crowd);
+  mmdb_crowd_settings settings;
+  mmdb_crowd_settings_default(&settings);
+  if (workers > 0) settings.step_workers = workers;
+  s = mmdb_crowd_create(db, characters, &settings, &crowd);
   if (s != MMDB_OK) {
     mmdb_database_close(db);
     return report(error, error_size, "create", s);
@@ -33,8 +65,11 @@ int c_client_run(const char* path, uint32_t characters, uint32_t steps, const fl
       s = mmdb_crowd_set_stick(crowd, c, stick[0], stick[1]);
       if (s != MMDB_OK) failed = report(error, error_size, "set_stick", s);
     }
-    if (!failed && (s = mmdb_crowd_step(crowd, 1.0f / 60.0f)) != MMDB_OK)
-      failed = report(error, error_size, "step", s);
+    if (!failed) {
+      s = workers > 0 ? split_step(crowd, characters, workers, 1.0f / 60.0f)
+                      : mmdb_crowd_step(crowd, 1.0f / 60.0f);
+      if (s != MMDB_OK) failed = report(error, error_size, "step", s);
+    }
     for (uint32_t c = 0; c < characters && !failed; ++c) {
       const size_t at = (size_t)step * characters + c;
       s = mmdb_crowd_world_pose(crowd, c, world_positions + 3 * joints * at, NULL);
@@ -130,6 +165,45 @@ int c_client_bad_arguments(const char* path, char* error, size_t error_size) {
       mmdb_database_joint_parent(NULL, 0) != -1 || mmdb_crowd_character_count(NULL) != 0 ||
       strcmp(mmdb_status_name((mmdb_status)99), "Unknown") != 0) {
     snprintf(error, error_size, "an out-of-range or NULL query did not answer 0, -1 or NULL");
+    bad = 1;
+  }
+  /* The split step: parts out of order, ranges and workers out of range. */
+  bad |= refused(mmdb_crowd_prepare_step(NULL, 0.1f), MMDB_INVALID_ARGUMENT,
+                 "mmdb_crowd_prepare_step: crowd is NULL", error, error_size);
+  bad |= refused(mmdb_crowd_search_range(NULL, 0, 0, 0), MMDB_INVALID_ARGUMENT,
+                 "mmdb_crowd_search_range: crowd is NULL", error, error_size);
+  bad |= refused(mmdb_crowd_begin_step_range(crowd, 0, 2), MMDB_INVALID_ARGUMENT,
+                 "beginStepRange: no step is being begun (call prepareStep)", error, error_size);
+  if (mmdb_crowd_prepare_step(crowd, 0.1f) != MMDB_OK) {
+    snprintf(error, error_size, "prepare_step failed: %s", mmdb_last_error());
+    return 1;
+  }
+  bad |=
+      refused(mmdb_crowd_begin_step_range(crowd, 1, 2), MMDB_INVALID_ARGUMENT,
+              "beginStepRange: characters [1, 1 + 2) are outside the crowd's 2", error, error_size);
+  bad |= refused(mmdb_crowd_finish_begin_step(crowd), MMDB_INVALID_ARGUMENT,
+                 "finishBeginStep: character 0 is in no range", error, error_size);
+  if (mmdb_crowd_begin_step_range(crowd, 0, 2) != MMDB_OK ||
+      mmdb_crowd_finish_begin_step(crowd) != MMDB_OK) {
+    snprintf(error, error_size, "a whole beginning failed: %s", mmdb_last_error());
+    return 1;
+  }
+  bad |= refused(mmdb_crowd_search_range(crowd, 0, mmdb_crowd_search_count(crowd) + 1, 0),
+                 MMDB_INVALID_ARGUMENT, "searchRange: requests [0, 0 + ", error, error_size);
+  bad |= refused(mmdb_crowd_search_range(crowd, 0, 0, 1), MMDB_INVALID_ARGUMENT,
+                 "searchRange: worker 1 of 1 (CrowdSettings::step_workers)", error, error_size);
+  bad |= refused(mmdb_crowd_end_step_range(crowd, 0, 2, 1), MMDB_INVALID_ARGUMENT,
+                 "endStepRange: worker 1 of 1", error, error_size);
+  if (mmdb_crowd_search_range(crowd, 0, mmdb_crowd_search_count(crowd), 0) != MMDB_OK ||
+      mmdb_crowd_end_step_range(crowd, 0, 2, 0) != MMDB_OK ||
+      mmdb_crowd_finish_step(crowd) != MMDB_OK) {
+    snprintf(error, error_size, "a whole split step failed: %s", mmdb_last_error());
+    return 1;
+  }
+  bad |= refused(mmdb_crowd_finish_step(crowd), MMDB_INVALID_ARGUMENT, "finishStep: ", error,
+                 error_size);
+  if (mmdb_crowd_search_count(NULL) != 0) {
+    snprintf(error, error_size, "mmdb_crowd_search_count(NULL) is not 0");
     bad = 1;
   }
   mmdb_crowd_destroy(crowd);

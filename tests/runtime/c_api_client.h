@@ -13,10 +13,13 @@ extern "C" {
 
 /* Runs `characters` characters of the default crowd for `steps` steps of 1/60 s, stick (x, z) of
  * step s and character c at sticks[2 * (s * characters + c)], and writes after each step the
- * world pose (3 floats a joint) and what each plays, at index s * characters + c. 0 on success,
- * else 1 with the message in `error`. */
-int c_client_run(const char* path, uint32_t characters, uint32_t steps, const float* sticks,
-                 float* world_positions, mmdb_playing* playing, char* error, size_t error_size);
+ * world pose (3 floats a joint) and what each plays, at index s * characters + c. With `workers`
+ * 0 each step is mmdb_crowd_step; with N > 0 the crowd has step_workers N and each step is split
+ * into N ranges of characters (and of requests), run last range first. 0 on success, else 1 with
+ * the message in `error`. */
+int c_client_run(const char* path, uint32_t characters, uint32_t steps, uint32_t workers,
+                 const float* sticks, float* world_positions, mmdb_playing* playing, char* error,
+                 size_t error_size);
 /* Every bad argument (NULL pointers, an index out of range, bad settings, closing a database a
  * crowd plays) refused with its status and message. 0 when all were, else 1 and the first
  * difference in `error`. */

@@ -42,7 +42,10 @@ class CApi : public ::testing::Test {
   std::string path_;
 };
 
-TEST_F(CApi, AC11ClientPlaysTheSameCrowdAsCxx) {
+// The C client steps whole (0) or split into three ranges of each part (3).
+class CApiRun : public CApi, public ::testing::WithParamInterface<uint32_t> {};
+
+TEST_P(CApiRun, AC11ClientPlaysTheSameCrowdAsCxx) {
   constexpr uint32_t kCharacters = 5, kSteps = 240;
   std::vector<float> sticks(2 * kCharacters * kSteps);
   for (uint32_t s = 0; s < kSteps; ++s)
@@ -59,8 +62,8 @@ TEST_F(CApi, AC11ClientPlaysTheSameCrowdAsCxx) {
   std::vector<float> c_positions(size_t(kSteps) * kCharacters * joints * 3);
   std::vector<mmdb_playing> c_playing(size_t(kSteps) * kCharacters);
   char error[512] = "";
-  ASSERT_EQ(c_client_run(path_.c_str(), kCharacters, kSteps, sticks.data(), c_positions.data(),
-                         c_playing.data(), error, sizeof error),
+  ASSERT_EQ(c_client_run(path_.c_str(), kCharacters, kSteps, GetParam(), sticks.data(),
+                         c_positions.data(), c_playing.data(), error, sizeof error),
             0)
       << error;
 
@@ -115,6 +118,8 @@ TEST_F(CApi, AC11ClientPlaysTheSameCrowdAsCxx) {
   EXPECT_GT(locked, 100u) << "and holds feet";
 }
 
+INSTANTIATE_TEST_SUITE_P(WholeAndSplit, CApiRun, ::testing::Values(0u, 3u));
+
 TEST_F(CApi, EveryBadArgumentIsAStatusWithAMessage) {
   char error[512] = "";
   EXPECT_EQ(c_client_bad_arguments(path_.c_str(), error, sizeof error), 0) << error;
@@ -158,8 +163,9 @@ TEST(CApiSettings, AreTheCrowdSettings) {
     EXPECT_EQ(c.ik_foot_height, s.ik_foot_height);
     EXPECT_EQ(c.ik_toe_length, s.ik_toe_length);
     EXPECT_EQ(c.ik_max_length_buffer, s.ik_max_length_buffer);
+    EXPECT_EQ(c.step_workers, s.step_workers);
   }
-  EXPECT_EQ(sizeof(mmdb_crowd_settings), 26 * 4u) << "a field added to one is added to the other";
+  EXPECT_EQ(sizeof(mmdb_crowd_settings), 27 * 4u) << "a field added to one is added to the other";
   EXPECT_STREQ(mmdb_status_name(MMDB_CORRUPT), "Corrupt");
   EXPECT_EQ(int(MMDB_NO_MATCH), int(mmdb::ErrorCode::NoMatch));
   EXPECT_EQ(int(MMDB_DEVICE_ERROR), int(mmdb::ErrorCode::DeviceError));

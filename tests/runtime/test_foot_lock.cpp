@@ -898,7 +898,22 @@ TEST(FootLock, AStepSplitOverThreadsPlaysTheSameBytes) {
                             a.requests()[k].query.size_bytes()),
                 0);
     }
-    ASSERT_TRUE(b.search().ok());
+    // The searches in three ranges of the requests, on three threads.
+    {
+      const uint32_t searches = uint32_t(b.requests().size());
+      uint32_t cut1 = random() % (searches + 1), cut2 = random() % (searches + 1);
+      if (cut1 > cut2) std::swap(cut1, cut2);
+      const uint32_t f[kWorkers] = {0, cut1, cut2}, e[kWorkers] = {cut1, cut2, searches};
+      std::vector<std::thread> threads;
+      for (uint32_t w = 0; w < kWorkers; ++w)
+        threads.emplace_back([&, w] { statuses[w] = b.searchRange(f[w], e[w] - f[w], w); });
+      for (std::thread& thread : threads) thread.join();
+    }
+    for (const mmdb::Status& s : statuses) ASSERT_TRUE(s.ok()) << s.message();
+    for (size_t k = 0; k < a.results().size(); ++k) {
+      ASSERT_EQ(a.results()[k].frame, b.results()[k].frame) << "step " << step;
+      ASSERT_EQ(a.results()[k].cost, b.results()[k].cost) << "step " << step;
+    }
     cuts(firsts, ends);
     {
       std::vector<std::thread> threads;
@@ -928,8 +943,18 @@ TEST(FootLock, AStepSplitOverThreadsPlaysTheSameBytes) {
   EXPECT_GT(switches, 50u) << "the split plays switches (each worker's own scratch)";
 
   // Bad splits.
-  ASSERT_TRUE(b.beginStep(kDt).ok());
-  ASSERT_TRUE(b.search().ok());
+  ASSERT_TRUE(b.prepareStep(kDt).ok());
+  EXPECT_STREQ(b.searchRange(0, 0, 0).message(),
+               "searchRange: the step's beginning is not finished (call finishBeginStep)");
+  ASSERT_TRUE(b.beginStepRange(0, kCount).ok());
+  ASSERT_TRUE(b.finishBeginStep().ok());
+  const uint32_t searches = uint32_t(b.requests().size());
+  EXPECT_EQ(std::string(b.searchRange(1, searches, 0).message()),
+            "searchRange: requests [1, 1 + " + std::to_string(searches) +
+                ") are outside this step's " + std::to_string(searches));
+  EXPECT_STREQ(b.searchRange(0, 0, 3).message(),
+               "searchRange: worker 3 of 3 (CrowdSettings::step_workers)");
+  ASSERT_TRUE(b.searchRange(0, searches, 2).ok());
   EXPECT_STREQ(b.endStepRange(20, 4, 0).message(),
                "endStepRange: characters [20, 20 + 4) are outside the crowd's 23");
   EXPECT_STREQ(b.endStepRange(0, 4, 3).message(),

@@ -124,8 +124,8 @@ struct CrowdSettings {
   float max_speed = 1.75f;            // m/s at full stick (setStick)
   bool bounds_pruning = true;  // searchBatch() (bounds-pruned); false: searchExhaustive() for
                                // each request. Same winners, same costs
-  uint32_t step_workers = 1;   // endStepRange() calls that may run at once (a job system's
-                               // threads), each with its own scratch; CPU crowd only
+  uint32_t step_workers = 1;   // searchRange() and endStepRange() calls that may run at once (a
+                               // job system's threads), each with its own scratch; CPU crowd only
 
   // Playability policies (docs/runtime.md "Playability policies"). The defaults are what a game
   // wants; reference() turns every one off.
@@ -406,6 +406,14 @@ class Crowd {
   Status endStepRange(uint32_t first, uint32_t count, uint32_t worker) noexcept;
   Status finishStep() noexcept;
 
+  // search() split for a job system: the requests [first, first + count) of requests() answered
+  // into the same elements of results(), on up to CrowdSettings::step_workers threads at once
+  // (each with its own `worker`, which picks its scratch), in ranges that do not overlap and
+  // together hold every request. The same results as search() in any split and order.
+  // InvalidArgument, touching nothing, for a range outside requests(), a worker out of range, or
+  // no step begun (finishBeginStep() not called yet).
+  Status searchRange(uint32_t first, uint32_t count, uint32_t worker) noexcept;
+
   // This step's searches, in character order: searching()[k] is the character of requests()[k]
   // and results()[k]. Valid from beginStep() to the next beginStep().
   Span<const SearchRequest> requests() const noexcept { return {requests_.data(), searches_}; }
@@ -510,7 +518,7 @@ class Crowd {
   std::vector<SearchRequest> requests_;
   std::vector<SearchResult> results_;
   std::vector<uint32_t> searching_;
-  std::vector<float> batch_scratch_;  // searchBatch()'s seeds and group bounds
+  std::vector<float> batch_scratch_;  // searchBatch()'s seeds and group bounds, per worker
   std::vector<glm::quat> local_rotations_, model_rotations_, offset_rotations_;
   std::vector<glm::vec3> local_translations_, model_translations_;
   std::vector<glm::vec3> offset_angular_, offset_translations_, offset_velocities_;

@@ -99,6 +99,7 @@ typedef struct mmdb_crowd_settings {
   float ik_foot_height;
   float ik_toe_length;
   float ik_max_length_buffer;
+  uint32_t step_workers; /* the split step's searches and ends that may run at once (below) */
 } mmdb_crowd_settings;
 
 /* mmdb::CrowdSettings{} and CrowdSettings::reference(); a NULL `out` is ignored. */
@@ -133,6 +134,28 @@ mmdb_status mmdb_crowd_place(mmdb_crowd* crowd, uint32_t character, const float 
                              const float rotation[4]);
 /* One step of dt seconds (finite, >= 0). */
 mmdb_status mmdb_crowd_step(mmdb_crowd* crowd, float dt);
+
+/* The step split for a job system, as mmdb::Crowd's (docs/runtime.md "A step over a job system"):
+ *   mmdb_crowd_prepare_step(crowd, dt);                       one thread
+ *   mmdb_crowd_begin_step_range(crowd, first, count);         any threads, each character once
+ *   mmdb_crowd_finish_begin_step(crowd);                      one thread
+ *   mmdb_crowd_search_range(crowd, first, count, worker);     up to step_workers threads, over
+ *                                                             the requests [0, search_count)
+ *   mmdb_crowd_end_step_range(crowd, first, count, worker);   up to step_workers threads, each
+ *                                                             character once
+ *   mmdb_crowd_finish_step(crowd);                            one thread
+ * The same poses, bit for bit, as mmdb_crowd_step in any split and order. A range outside the
+ * crowd (or the requests), a worker of step_workers or more, an overlap or a part out of order
+ * is refused with a status, touching nothing. */
+mmdb_status mmdb_crowd_prepare_step(mmdb_crowd* crowd, float dt);
+mmdb_status mmdb_crowd_begin_step_range(mmdb_crowd* crowd, uint32_t first, uint32_t count);
+mmdb_status mmdb_crowd_finish_begin_step(mmdb_crowd* crowd);
+uint32_t mmdb_crowd_search_count(const mmdb_crowd* crowd); /* this step's requests; 0 for NULL */
+mmdb_status mmdb_crowd_search_range(mmdb_crowd* crowd, uint32_t first, uint32_t count,
+                                    uint32_t worker);
+mmdb_status mmdb_crowd_end_step_range(mmdb_crowd* crowd, uint32_t first, uint32_t count,
+                                      uint32_t worker);
+mmdb_status mmdb_crowd_finish_step(mmdb_crowd* crowd);
 
 /* The transform that places the character's pose in the world, read after the step (the
  * achieved position, 3 floats, and rotation, 4); either output may be NULL. */
