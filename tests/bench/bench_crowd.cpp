@@ -1,6 +1,6 @@
 // The CPU crowd's step: 1,000 characters on bandai-1 mirrored at 60 Hz (a legged synthetic
 // database where the corpus is absent), the sample's built-in stick script, foot locking on.
-// One thread (Crowd::step) against two (the searches split in halves with searchBatch, the end
+// One thread (Crowd::step) against two (the searches split in halves with searchRange, the end
 // of the step with endStepRange, on a worker thread kept from step to step; with split_begin the
 // controllers and queries too, with beginStepRange), in the same process; and the first step, whose
 // searches are all Start searches (or a sixth or a twelfth of them, staggered over one or two
@@ -130,13 +130,12 @@ class Workers {
 };
 
 // The step over `threads` threads: the characters' controllers and queries in equal ranges
-// (with split_begin; else beginStep() on this thread), the requests in equal parts, each searched
-// with its own scratch, then the characters in equal ranges, on workers kept from step to step.
+// (with split_begin; else beginStep() on this thread), the requests in equal parts (searchRange,
+// each worker with its scratch), then the characters in equal ranges, on workers kept from step
+// to step.
 struct SplitStep {
-  SplitStep(const mmdb::Database& db, uint32_t threads, bool split_begin)
-      : threads(threads), split_begin(split_begin), workers(threads) {
-    for (uint32_t t = 0; t < threads; ++t) scratch.emplace_back(mmdb::batchScratchFloats(db));
-  }
+  SplitStep(uint32_t threads, bool split_begin)
+      : threads(threads), split_begin(split_begin), workers(threads) {}
   bool begin(mmdb::Crowd& crowd) {
     if (threads == 1 || !split_begin) return crowd.beginStep(kDt).ok();
     if (!crowd.prepareStep(kDt)) return false;
@@ -161,16 +160,11 @@ struct SplitStep {
       *end_ms += std::chrono::duration<double, std::milli>(Clock::now() - t2).count();
       return ended;
     }
-    const mmdb::Span<const mmdb::SearchRequest> requests = crowd.requests();
-    const mmdb::Span<mmdb::SearchResult> results = crowd.results();
+    const uint32_t searches = uint32_t(crowd.requests().size());
     std::atomic<bool> ok{true};
     workers.run([&](uint32_t t) {
-      const size_t first = requests.size() * t / threads;
-      const size_t last = requests.size() * (t + 1) / threads;
-      if (last > first &&
-          !mmdb::searchBatch(crowd.database(), requests.subspan(first, last - first),
-                             results.subspan(first, last - first), scratch[t]))
-        ok = false;
+      const uint32_t first = searches * t / threads, last = searches * (t + 1) / threads;
+      if (!crowd.searchRange(first, last - first, t)) ok = false;
     });
     const auto t2 = Clock::now();
     const uint32_t n = crowd.characterCount();
@@ -188,7 +182,6 @@ struct SplitStep {
   uint32_t threads;
   bool split_begin;
   Workers workers;
-  std::vector<std::vector<float>> scratch;
 };
 
 // Steady steps of 1,000 characters on `threads` threads (1: Crowd's own search and endStep).
@@ -205,7 +198,7 @@ void BM_CrowdStep(benchmark::State& state) {
   if (!created) return;
   mmdb::Crowd& crowd = *created;
   const mmdb::StickScript script = mmdb::StickScript::builtIn();
-  SplitStep split(*d.db, threads, state.range(4) != 0);
+  SplitStep split(threads, state.range(4) != 0);
   int step = 0;
   double begin_ms = 0, search_ms = 0, end_ms = 0;
   for (; step < kWarmSteps; ++step) {
