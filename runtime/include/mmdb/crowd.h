@@ -475,6 +475,7 @@ class Crowd {
   Status resolve(uint32_t character, const SearchResult& found, uint32_t worker) noexcept;
   bool samplePose(uint32_t character) noexcept;
   Status poseBlock(uint32_t first, uint32_t count, uint32_t worker) noexcept;
+  void prefetchBlock(uint32_t first, uint32_t count) const noexcept;
   bool offsetsShow(const CrowdCharacter& character) const noexcept;
   bool limitApplies(const CrowdCharacter& character, bool offsets_show) const noexcept;
   void keepUnlocked(uint32_t character) noexcept;
