@@ -7,7 +7,6 @@
 #include "rotation.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cmath>
 #include <limits>
 #include <new>
@@ -1053,12 +1052,11 @@ bool Crowd::samplePose(uint32_t c) noexcept {
 }
 
 // Asks the caches for what the step reads of the database for up to four characters: the two
-// keys of each one's clip time (rotations and translations) and its root-motion row. Each is a
+// keys of each one's clip time (rotations and translations), its contacts and its root-motion
+// row. Each is a
 // random place in tens of MB, which a block's work would otherwise wait for: fetched one block
 // ahead, it arrives while the block before it is worked on. A hint: it changes no result.
 void Crowd::prefetchBlock(uint32_t first, uint32_t count) const noexcept {
-  static const bool off = std::getenv("MMDB_AB_NO_PREFETCH") != nullptr;  // TEMPORARY A/B
-  if (off) return;
   const PoseView view = poses_.frame_count ? poses_ : db_->rawPoses();
   const float rate = db_->frameRate();
   const auto lines = [](const void* at, size_t bytes) {
@@ -1074,6 +1072,7 @@ void Crowd::prefetchBlock(uint32_t first, uint32_t count) const noexcept {
     const float key = std::fmin(std::fmax(ch.clip_time * rate, 0.f), float(clip.frame_count - 1));
     const size_t row = size_t(clip.first_frame) + uint32_t(key) - view.first_frame;
     const size_t keys = uint32_t(key) + 1 < clip.frame_count ? 2 : 1;
+    __builtin_prefetch(&db_->contacts()[clip.first_frame + uint32_t(key)]);  // the foot locks'
     lines(view.rotations.data() + row * joints_, keys * joints_ * sizeof(Float4));
     lines(view.translations.data() + row * joints_, keys * joints_ * sizeof(Float4));
   }
