@@ -1053,9 +1053,9 @@ bool Crowd::samplePose(uint32_t c) noexcept {
 
 // Asks the caches for what the step reads of the database for up to four characters: the two
 // keys of each one's clip time (rotations and translations), its contacts and its root-motion
-// row. Each is a
-// random place in tens of MB, which a block's work would otherwise wait for: fetched one block
-// ahead, it arrives while the block before it is worked on. A hint: it changes no result.
+// row. Each is at a random place in tens of MB, which a block's work would otherwise wait for:
+// fetched one block ahead, it arrives while the block before it is worked on. A hint: it changes
+// no result (a switch in the block may still change the clip; then the hint is wasted).
 void Crowd::prefetchBlock(uint32_t first, uint32_t count) const noexcept {
   const PoseView view = poses_.frame_count ? poses_ : db_->rawPoses();
   const float rate = db_->frameRate();
