@@ -616,12 +616,20 @@ int runCookClipCommand(const CookClipOptions& options) {
     if (!seen.insert(index).second)
       throw UsageError(fmt::format("--index {} is given twice", index));
   }
-  for (size_t a = 0; a < options.outputs.size(); ++a) {
-    if (!options.first.empty() && options.first == options.outputs[a])
+  // Each output's path made canonical once (sameFile() on every pair would make each one again
+  // for every other: hundreds of path walks for an edge of 26 clips).
+  const auto canonical = [](const std::string& path) {
+    std::error_code ec;
+    const fs::path made = fs::weakly_canonical(fs::absolute(path, ec), ec);
+    return ec ? fs::path() : made;  // empty: matches nothing, as sameFile()
+  };
+  std::map<fs::path, const std::string*> named;  // each output as it was spelled
+  for (const std::string& output : options.outputs) {
+    if (!options.first.empty() && options.first == output)
       throw UsageError("--first and -o name the same file");
-    for (size_t b = 0; b < a; ++b)
-      if (sameFile(options.outputs[a], options.outputs[b]))
-        throw UsageError("-o names the file '" + options.outputs[a] + "' twice");
+    const fs::path path = canonical(output);
+    if (!path.empty() && !named.emplace(path, &output).second)
+      throw UsageError("-o names the file '" + output + "' twice");
   }
 
   std::vector<std::string> inputs{options.manifest};
@@ -637,9 +645,8 @@ int runCookClipCommand(const CookClipOptions& options) {
     checkWritable(output);
   }
   if (!options.depfile.empty()) {
-    for (const std::string& output : options.outputs)
-      if (sameFile(options.depfile, output))
-        throw UsageError("--depfile and -o name the same file '" + output + "'");
+    if (const auto same = named.find(canonical(options.depfile)); same != named.end())
+      throw UsageError("--depfile and -o name the same file '" + *same->second + "'");
     checkOutputPath(options.depfile, inputs);
     checkWritable(options.depfile);
   }
@@ -667,10 +674,9 @@ int runCookClipCommand(const CookClipOptions& options) {
   std::optional<ClipContext> context;
   std::vector<size_t> order(indices.size());
   for (size_t k = 0; k < order.size(); ++k) order[k] = k;
-  if (const auto zero = std::find(indices.begin(), indices.end(), 0); zero != indices.end())
-    std::rotate(order.begin(), order.begin() + (zero - indices.begin()),
-                order.begin() + (zero - indices.begin()) + 1);
-  else if (!options.first.empty()) {
+  std::stable_partition(order.begin(), order.end(), [&](size_t k) { return indices[k] == 0; });
+  const bool first_here = indices[order[0]] == 0;  // cooked first, it gives the others' context
+  if (!first_here && !options.first.empty()) {
     // The part vouches for its source, as in a link: the build re-cooks it when that changes.
     ClipFile file = readClipFile(options.first, PartPoses::Skip);  // the context needs no pose
     const std::string first_key = clipKey(request, 0, file.part.source, nullptr);
@@ -680,7 +686,7 @@ int runCookClipCommand(const CookClipOptions& options) {
                        firstKeyDifference(file.key, first_key) + "); cook it again");
     context = clipContext(request, file.part);
     depends.push_back(options.first);
-  } else {
+  } else if (!first_here) {
     const ClipSpec& first = request.clips[0];
     const CookedSource first_source = hashSource(first.source, first.source_label);
     context = clipContext(request, cookClipPart(request, 0, first_source, nullptr));
