@@ -850,7 +850,8 @@ Status Crowd::endStepRange(uint32_t first, uint32_t count, uint32_t worker) noex
   }
   if (Status s = claimRange(first, count, "endStepRange"); !s) return s;
   // Four characters at a time: each one's switch, if any, and its sampled pose; their forward
-  // kinematics side by side; then each one's own rest of the step.
+  // kinematics side by side; each one's clock moved on; their foot locks side by side; then what
+  // each one reports.
   size_t k = k_first;
   prefetchBlock(first, std::min(4u, count));
   for (uint32_t block = first; block < first + count; block += 4) {
@@ -863,11 +864,9 @@ Status Crowd::endStepRange(uint32_t first, uint32_t count, uint32_t worker) noex
       }
     }
     if (Status s = poseBlock(block, in_block, worker); !s) return s;
+    for (uint32_t c = block; c < block + in_block; ++c) advance(c);
+    if (settings_.foot_locking) lockFeet(block, in_block);
     for (uint32_t c = block; c < block + in_block; ++c) {
-      advance(c);
-      if (settings_.foot_locking) {
-        if (Status s = lockFeet(c); !s) return s;
-      }
       const CrowdCharacter& ch = characters_[c];
       decisions_[c].frame = ch.last_winner;
       decisions_[c].cost = ch.last_cost;
@@ -1242,30 +1241,33 @@ void Crowd::advance(uint32_t c) noexcept {
   ch.search_timer -= 1;
 }
 
-// The foot lock step: after advance(), so that the locks live where the achieved transform of
-// after the step puts the pose shown.
-Status Crowd::lockFeet(uint32_t c) noexcept {
-  const CrowdCharacter& ch = characters_[c];
-  const Span<FootLock> feet = slice(feet_, c, kLegCount);
-  if (!ch.playing) {  // nothing shown yet: nothing held
-    for (FootLock& f : feet) f = FootLock{};
-    return Status();
+// The foot lock step of up to four characters, together: after advance(), so that the locks live
+// where the achieved transform of after the step puts the pose shown.
+void Crowd::lockFeet(uint32_t first, uint32_t count) noexcept {
+  FootLockJob jobs[4];
+  size_t playing = 0;
+  for (uint32_t c = first; c < first + count; ++c) {
+    const CrowdCharacter& ch = characters_[c];
+    const Span<FootLock> feet = slice(feet_, c, kLegCount);
+    if (!ch.playing) {  // nothing shown yet: nothing held
+      for (FootLock& f : feet) f = FootLock{};
+      continue;
+    }
+    FootLockJob& job = jobs[playing++];
+    job.parents = db_->parents();
+    job.legs = Span<const LegChain>(legs_.data(), legs_.size());
+    job.settings = foot_settings_;
+    job.contacts = db_->contacts()[ch.shown_frame];
+    job.position = ch.achieved_position;
+    job.rotation = ch.achieved_rotation;
+    job.dt = dt_;
+    job.feet = feet;
+    job.local_rotations = slice(local_rotations_, c, joints_);
+    job.local_translations = slice(local_translations_, c, joints_);
+    job.model_rotations = slice(model_rotations_, c, joints_);
+    job.model_translations = slice(model_translations_, c, joints_);
   }
-  FootLockJob job;
-  job.parents = db_->parents();
-  job.legs = Span<const LegChain>(legs_.data(), legs_.size());
-  job.settings = foot_settings_;
-  job.contacts = db_->contacts()[ch.shown_frame];
-  job.position = ch.achieved_position;
-  job.rotation = ch.achieved_rotation;
-  job.dt = dt_;
-  job.feet = feet;
-  job.local_rotations = slice(local_rotations_, c, joints_);
-  job.local_translations = slice(local_translations_, c, joints_);
-  job.model_rotations = slice(model_rotations_, c, joints_);
-  job.model_translations = slice(model_translations_, c, joints_);
-  detail::runFootLock(job);
-  return Status();
+  if (playing > 0) detail::runFootLock4(jobs, playing);
 }
 
 }  // namespace mmdb

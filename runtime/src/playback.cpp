@@ -282,9 +282,9 @@ Status InertializeJob::Run() const noexcept {
 
 namespace {
 
-// The inertialization works on four joints at once, the crowd's forward kinematics on four
-// characters: F4 is four floats, one a lane, with SSE2 where the compiler has it and plain floats
-// elsewhere (the same operations, lane by lane).
+// The inertialization works on four joints at once, the crowd's forward kinematics and foot locks
+// on four characters: F4 is four floats, one a lane, with SSE2 where the compiler has it and plain
+// floats elsewhere (the same operations, lane by lane).
 #if MMDB_PLAYBACK_SSE2
 struct F4 {
   __m128 v;
@@ -307,6 +307,14 @@ inline F4 select(int lanes, F4 yes, F4 no) {  // yes where the lane's bit is set
   const __m128 mask = _mm_castsi128_ps(_mm_cmpeq_epi32(bits, _mm_setzero_si128()));
   return {_mm_or_ps(_mm_andnot_ps(mask, yes.v), _mm_and_ps(mask, no.v))};
 }
+// Lanes where a > b and where a < b (false with a NaN), as C++'s comparisons.
+inline int greater(F4 a, F4 b) { return _mm_movemask_ps(_mm_cmpgt_ps(a.v, b.v)); }
+inline int less(F4 a, F4 b) { return _mm_movemask_ps(_mm_cmplt_ps(a.v, b.v)); }
+// a > b ? a : b and a < b ? a : b, lane by lane.
+inline F4 maxOf(F4 a, F4 b) { return {_mm_max_ps(a.v, b.v)}; }
+inline F4 minOf(F4 a, F4 b) { return {_mm_min_ps(a.v, b.v)}; }
+inline F4 operator-(F4 a) { return {_mm_xor_ps(a.v, _mm_set1_ps(-0.f))}; }
+inline F4 abs(F4 a) { return {_mm_andnot_ps(_mm_set1_ps(-0.f), a.v)}; }
 #else
 struct F4 {
   float v[4];
@@ -351,6 +359,22 @@ inline F4 select(int lanes, F4 yes, F4 no) {
   F4 r;
   for (int i = 0; i < 4; ++i) r.v[i] = ((lanes >> i) & 1) ? yes.v[i] : no.v[i];
   return r;
+}
+inline int greater(F4 a, F4 b) {
+  int m = 0;
+  for (int i = 0; i < 4; ++i) m |= (a.v[i] > b.v[i] ? 1 : 0) << i;
+  return m;
+}
+inline int less(F4 a, F4 b) { return greater(b, a); }
+inline F4 maxOf(F4 a, F4 b) {
+  return lanes(a, b, [](float x, float y) { return x > y ? x : y; });
+}
+inline F4 minOf(F4 a, F4 b) {
+  return lanes(a, b, [](float x, float y) { return x < y ? x : y; });
+}
+inline F4 operator-(F4 a) { return {{-a.v[0], -a.v[1], -a.v[2], -a.v[3]}}; }
+inline F4 abs(F4 a) {
+  return {{std::fabs(a.v[0]), std::fabs(a.v[1]), std::fabs(a.v[2]), std::fabs(a.v[3])}};
 }
 #endif
 
@@ -611,31 +635,6 @@ constexpr float kFullIkReach = 0.35f;
 
 const glm::quat kIdentity(1.f, 0.f, 0.f, 0.f);
 
-// The shortest rotation taking direction a to direction b (identity when either vanishes).
-glm::quat rotationBetween(const glm::vec3& a, const glm::vec3& b) {
-  const float la = glm::length(a), lb = glm::length(b);
-  if (!(la > 1e-9f) || !(lb > 1e-9f)) return kIdentity;
-  const glm::vec3 u = a / la, v = b / lb;
-  const float c = glm::dot(u, v);
-  if (c < -1.f + 1e-6f) {  // a half turn, about any axis across u
-    const glm::vec3 other =
-        std::fabs(u.x) < 0.9f ? glm::vec3(1.f, 0.f, 0.f) : glm::vec3(0.f, 1.f, 0.f);
-    const glm::vec3 axis = glm::normalize(glm::cross(u, other));
-    return glm::quat(0.f, axis.x, axis.y, axis.z);
-  }
-  const glm::vec3 w = glm::cross(u, v);
-  return glm::normalize(glm::quat(1.f + c, w.x, w.y, w.z));
-}
-
-// The rotation about `axis` (unit) taking unit u to unit v, both across it: the shortest one,
-// and a half turn about `axis` when they are opposite.
-glm::quat turnAbout(const glm::vec3& u, const glm::vec3& v, const glm::vec3& axis) {
-  const float c = glm::dot(u, v);
-  if (c < -1.f + 1e-6f) return glm::quat(0.f, axis.x, axis.y, axis.z);
-  const glm::vec3 w = glm::cross(u, v);
-  return glm::normalize(glm::quat(1.f + c, w.x, w.y, w.z));
-}
-
 bool finiteVec(const glm::vec3& v) {
   return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z);
 }
@@ -647,21 +646,123 @@ bool inSubtree(Span<const int32_t> parents, uint32_t j, uint32_t root) {
   return p == int32_t(root);
 }
 
-// The pose buffers a leg's IK works on.
-struct LegPose {
-  Span<const int32_t> parents;
-  Span<glm::quat> local_rotations;
-  Span<const glm::vec3> local_translations;
-  Span<glm::quat> model_rotations;
-  Span<glm::vec3> model_translations;
+// The leg IK runs on four poses of one skeleton at once, a lane each (the crowd's characters four
+// at a time, a single job in lane 0), in glm's order of operations lane by lane: each lane's
+// floats are those of its pose alone. Branches are lane masks (bit i: lane i); a lane outside a
+// mask computes what it may, and none of it is kept.
+constexpr int kAllLanes = 15;
 
-  glm::quat parentRotation(uint32_t j) const {
-    const int32_t p = parents[j];
-    return p < 0 ? kIdentity : model_rotations[size_t(p)];
+V4 splat(const glm::vec3& v) { return {splat(v.x), splat(v.y), splat(v.z)}; }
+V4 operator-(const V4& a, const V4& b) { return {a.x - b.x, a.y - b.y, a.z - b.z}; }
+V4 operator-(const V4& a) { return {-a.x, -a.y, -a.z}; }
+V4 operator/(const V4& a, F4 k) { return {a.x / k, a.y / k, a.z / k}; }
+F4 dot(const V4& a, const V4& b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
+F4 length(const V4& a) { return sqrt(dot(a, a)); }
+V4 normalized(const V4& a) {  // glm::normalize: a * (1 / sqrt(dot(a, a)))
+  const F4 inverse = splat(1.f) / sqrt(dot(a, a));
+  return {a.x * inverse, a.y * inverse, a.z * inverse};
+}
+V4 select(int lanes, const V4& yes, const V4& no) {
+  return {select(lanes, yes.x, no.x), select(lanes, yes.y, no.y), select(lanes, yes.z, no.z)};
+}
+Q4 select(int lanes, const Q4& yes, const Q4& no) {
+  return {select(lanes, yes.w, no.w), select(lanes, yes.x, no.x), select(lanes, yes.y, no.y),
+          select(lanes, yes.z, no.z)};
+}
+Q4 identity4() { return {splat(1.f), splat(0.f), splat(0.f), splat(0.f)}; }
+Q4 halfTurn(const V4& axis) { return {splat(0.f), axis.x, axis.y, axis.z}; }
+// glm::inverse: the conjugate over the squared length.
+Q4 inverse(const Q4& q) {
+  const F4 d = (q.w * q.w + q.x * q.x) + (q.y * q.y + q.z * q.z);
+  return {q.w / d, -q.x / d, -q.y / d, -q.z / d};
+}
+// Lane i of each.
+glm::vec3 lane(const V4& v, int i) {
+  float x[4], y[4], z[4];
+  store(x, v.x), store(y, v.y), store(z, v.z);
+  return {x[i], y[i], z[i]};
+}
+glm::quat lane(const Q4& q, int i) {
+  float w[4], x[4], y[4], z[4];
+  store(w, q.w), store(x, q.x), store(y, q.y), store(z, q.z);
+  return {w[i], x[i], y[i], z[i]};
+}
+V4 vectors4(const glm::vec3* v) { return gatherVectors(v, 4); }
+Q4 quats4(const glm::quat* q) { return gatherQuats(q, 4); }
+
+// The shortest rotation taking direction a to direction b (identity when either vanishes).
+Q4 rotationBetween(const V4& a, const V4& b) {
+  const F4 la = length(a), lb = length(b);
+  const int vanish = ~(greater(la, splat(1e-9f)) & greater(lb, splat(1e-9f))) & kAllLanes;
+  const V4 u = a / la, v = b / lb;
+  const F4 c = dot(u, v);
+  const V4 w = cross(u, v);
+  Q4 q = normalized(Q4{splat(1.f) + c, w.x, w.y, w.z});
+  if (const int half = less(c, splat(-1.f + 1e-6f)) & ~vanish) {
+    // A half turn, about any axis across u.
+    const int small_x = less(abs(u.x), splat(0.9f));
+    const V4 other{select(small_x, splat(1.f), splat(0.f)), select(small_x, splat(0.f), splat(1.f)),
+                   splat(0.f)};
+    q = select(half, halfTurn(normalized(cross(u, other))), q);
   }
+  return select(vanish, identity4(), q);
+}
+
+// The rotation about `axis` (unit) taking unit u to unit v, both across it: the shortest one,
+// and a half turn about `axis` when they are opposite.
+Q4 turnAbout(const V4& u, const V4& v, const V4& axis) {
+  const F4 c = dot(u, v);
+  const V4 w = cross(u, v);
+  return select(less(c, splat(-1.f + 1e-6f)), halfTurn(axis),
+                normalized(Q4{splat(1.f) + c, w.x, w.y, w.z}));
+}
+
+// Four poses' buffers for the leg IK, a lane each. Lanes past the jobs' count point at lane 0's
+// and are never written.
+struct LegPoses {
+  Span<const int32_t> parents;
+  glm::quat* local_rotations[4];
+  const glm::vec3* local_translations[4];
+  glm::quat* model_rotations[4];
+  glm::vec3* model_translations[4];
+
+  template <class Job>
+  LegPoses(const Job* jobs, size_t count) : parents(jobs[0].parents) {
+    for (size_t i = 0; i < 4; ++i) {
+      const Job& job = jobs[std::min(i, count - 1)];
+      local_rotations[i] = job.local_rotations.data();
+      local_translations[i] = job.local_translations.data();
+      model_rotations[i] = job.model_rotations.data();
+      model_translations[i] = job.model_translations.data();
+    }
+  }
+
+  V4 position(uint32_t j) const {
+    const glm::vec3 v[4] = {model_translations[0][j], model_translations[1][j],
+                            model_translations[2][j], model_translations[3][j]};
+    return vectors4(v);
+  }
+  Q4 rotation(uint32_t j) const {
+    const glm::quat q[4] = {model_rotations[0][j], model_rotations[1][j], model_rotations[2][j],
+                            model_rotations[3][j]};
+    return quats4(q);
+  }
+  Q4 parentRotation(uint32_t j) const {
+    const int32_t p = parents[j];
+    return p < 0 ? identity4() : rotation(uint32_t(p));
+  }
+  void setLocalRotation(uint32_t j, const Q4& q, int lanes) const {
+    for (int i = 0; i < 4; ++i)
+      if ((lanes >> i) & 1) local_rotations[i][j] = lane(q, i);
+  }
+  // Gives joint j this model rotation (its parent's kept), by its local rotation.
+  void setModelRotation(uint32_t j, const Q4& model, int lanes) const {
+    setLocalRotation(j, normalized(inverse(parentRotation(j)) * model), lanes);
+  }
+
   // The model pose of `root` and of every joint below it, from the local pose (as
-  // ForwardKinematicsJob computes it, with the roots at the origin).
-  void refresh(uint32_t root) const {
+  // ForwardKinematicsJob computes it, with the roots at the origin), in `lanes`.
+  void refresh(uint32_t root, int lanes) const {
     // Bit k: joint root + k is `root` or below it, for the first 64 joints from root (a parent
     // precedes its child, so its bit is known); further joints walk their parents.
     uint64_t below = 1;
@@ -675,87 +776,91 @@ struct LegPose {
         below |= uint64_t(1) << k;
       }
       const int32_t p = parents[j];
-      const glm::quat parent_rotation = p < 0 ? kIdentity : model_rotations[size_t(p)];
-      const glm::vec3 parent_position = p < 0 ? glm::vec3(0.f) : model_translations[size_t(p)];
-      model_translations[j] = parent_position + parent_rotation * local_translations[j];
-      model_rotations[j] = glm::normalize(parent_rotation * local_rotations[j]);
+      const Q4 parent_rotation = p < 0 ? identity4() : rotation(uint32_t(p));
+      const V4 parent_position = p < 0 ? splat(glm::vec3(0.f)) : position(uint32_t(p));
+      const glm::quat local_r[4] = {local_rotations[0][j], local_rotations[1][j],
+                                    local_rotations[2][j], local_rotations[3][j]};
+      const glm::vec3 local_t[4] = {local_translations[0][j], local_translations[1][j],
+                                    local_translations[2][j], local_translations[3][j]};
+      const V4 t = parent_position + rotate(parent_rotation, vectors4(local_t));
+      const Q4 r = normalized(parent_rotation * quats4(local_r));
+      for (int i = 0; i < 4; ++i) {
+        if (!((lanes >> i) & 1)) continue;
+        model_translations[i][j] = lane(t, i);
+        model_rotations[i][j] = lane(r, i);
+      }
     }
   }
-  // Gives joint j this model rotation (its parent's kept), by its local rotation.
-  void setModelRotation(uint32_t j, const glm::quat& model) const {
-    local_rotations[j] = glm::normalize(glm::inverse(parentRotation(j)) * model);
-  }
 
-  // Two-bone IK (TwoBoneIkJob::Run without the checks).
-  void bend(uint32_t upper, uint32_t knee, uint32_t end, const glm::vec3& target,
-            const glm::vec3& knee_forward, float max_length_buffer) const {
-    const glm::vec3 a = model_translations[upper];
-    const glm::vec3 b = model_translations[knee];
-    const glm::vec3 c = model_translations[end];
-    const glm::vec3 ab = b - a, bc = c - b;
-    const float lab = glm::length(ab), lbc = glm::length(bc);
-    if (!(lab > 1e-6f) || !(lbc > 1e-6f)) return;  // no bone to turn
+  // Two-bone IK (TwoBoneIkJob::Run without the checks) in `lanes`.
+  void bend(uint32_t upper, uint32_t knee, uint32_t end, const V4& target, const V4& knee_forward,
+            float max_length_buffer, int lanes) const {
+    const V4 a = position(upper), b = position(knee), c = position(end);
+    const V4 ab = b - a, bc = c - b;
+    const F4 lab = length(ab), lbc = length(bc);
+    lanes &= greater(lab, splat(1e-6f)) & greater(lbc, splat(1e-6f));  // else no bone to turn
+    if (!lanes) return;
     // How far the chain reaches: towards the target, at most its length less the buffer (or as
     // far as the pose given already reaches, when that is further: never straighter than the
     // animation, never snapping straight) and at least as close as it folds.
-    const float longest =
-        std::fmax(std::fmax(lab + lbc - max_length_buffer, 0.f), glm::length(c - a));
-    const float shortest = std::fabs(lab - lbc);
-    const float reach = std::fmax(std::fmin(glm::length(target - a), longest), shortest);
+    const F4 zero = splat(0.f), one = splat(1.f);
+    const F4 longest = maxOf(maxOf(lab + lbc - splat(max_length_buffer), zero), length(c - a));
+    const F4 shortest = abs(lab - lbc);
+    const F4 reach = maxOf(minOf(length(target - a), longest), shortest);
     // The knee's inner angle now and the one that reaches (the law of cosines).
-    const float cos_now = std::fmin(std::fmax(glm::dot(-ab, bc) / (lab * lbc), -1.f), 1.f);
-    const float cos_wanted = std::fmin(
-        std::fmax((lab * lab + lbc * lbc - reach * reach) / (2.f * lab * lbc), -1.f), 1.f);
+    const F4 cos_now = minOf(maxOf(dot(-ab, bc) / (lab * lbc), -one), one);
+    const F4 cos_wanted =
+        minOf(maxOf((lab * lab + lbc * lbc - reach * reach) / (splat(2.f) * lab * lbc), -one), one);
     // The plane to bend in, by its normal: the pose's own (ab x bc, as long as the sine of the
     // knee's angle) plus kKneeHint of the one towards knee_forward. Both are across the hip-to-
     // ankle line. A well bent knee keeps its plane within a few degrees; a nearly straight one,
     // whose own plane turns about wildly from step to step (and flips as the knee passes
     // straight), bends towards knee_forward, so that its knee never swings round in one step.
-    const glm::vec3 ac = c - a;
-    const glm::vec3 own = glm::cross(ab, bc) / (lab * lbc);
-    glm::vec3 axis = own;
-    const glm::vec3 hint = glm::cross(knee_forward, ac);
-    const float hint_length = glm::length(hint);
-    if (hint_length > 1e-6f * glm::length(knee_forward) * glm::length(ac)) {
+    const V4 ac = c - a;
+    const V4 own = cross(ab, bc) / (lab * lbc);
+    V4 axis = own;
+    const V4 hint = cross(knee_forward, ac);
+    const F4 hint_length = length(hint);
+    const int hinted = greater(hint_length, splat(1e-6f) * length(knee_forward) * length(ac));
+    if (hinted) {
       // A knee bent backwards (no knee does, but a transition between two poses can pass
       // through it) bends as far forwards instead: its plane's backward part is mirrored, so the
       // plane never flips as the bend crosses the hint's lean (the knee swung round in one step).
-      const float backwards = glm::dot(own, hint) / hint_length;
-      if (backwards < 0.f) axis -= (2.f * backwards / hint_length) * hint;
-      axis += (kKneeHint / hint_length) * hint;
+      const F4 backwards = dot(own, hint) / hint_length;
+      axis = select(hinted & less(backwards, zero),
+                    axis - (splat(2.f) * backwards / hint_length) * hint, axis);
+      axis = select(hinted, axis + (splat(kKneeHint) / hint_length) * hint, axis);
     }
-    if (!(glm::length(axis) > 1e-6f)) {
-      const glm::vec3 other =
-          std::fabs(ab.x) < 0.9f * lab ? glm::vec3(1.f, 0.f, 0.f) : glm::vec3(0.f, 1.f, 0.f);
-      axis = glm::cross(ab, other);
+    if (const int none = ~greater(length(axis), splat(1e-6f)) & lanes) {
+      const int small_x = less(abs(ab.x), splat(0.9f) * lab);
+      const V4 other{select(small_x, one, zero), select(small_x, zero, one), zero};
+      axis = select(none, cross(ab, other), axis);
     }
-    axis = glm::normalize(axis);
+    axis = normalized(axis);
     // The chain first turns about the hip-to-ankle line (the ankle stays) until its own plane is
     // that one; a straight chain has no plane to turn.
-    glm::quat swivel = kIdentity;
-    if (glm::length(own) > 1e-6f && glm::length(ac) > 1e-6f)
-      swivel = turnAbout(glm::normalize(own), axis, glm::normalize(ac));
-    const glm::vec3 b_swivelled = a + swivel * ab;
-    const glm::vec3 bc_swivelled = swivel * bc;
+    const int planar = greater(length(own), splat(1e-6f)) & greater(length(ac), splat(1e-6f));
+    const Q4 swivel = select(planar, turnAbout(normalized(own), axis, normalized(ac)), identity4());
+    const V4 b_swivelled = a + rotate(swivel, ab);
+    const V4 bc_swivelled = rotate(swivel, bc);
     // The knee turns by (inner angle now - wanted), both in [0, pi], about the plane's normal: its
     // cosine and sine from the two cosines, and the half-angle rotation as normalize(sin * axis,
     // 1 + cos) (no acos, whose precision a GPU leaves loose).
-    const float sin_now = std::sqrt(std::fmax(1.f - cos_now * cos_now, 0.f));
-    const float sin_wanted = std::sqrt(std::fmax(1.f - cos_wanted * cos_wanted, 0.f));
-    const float cos_turn = cos_now * cos_wanted + sin_now * sin_wanted;
-    const float sin_turn = sin_now * cos_wanted - cos_now * sin_wanted;
-    const glm::quat knee_turn =
-        1.f + cos_turn > 1e-6f ? glm::normalize(glm::quat(1.f + cos_turn, axis.x * sin_turn,
-                                                          axis.y * sin_turn, axis.z * sin_turn))
-                               : glm::quat(0.f, axis.x, axis.y, axis.z);  // a half turn
-    const glm::vec3 bent = b_swivelled + knee_turn * bc_swivelled;        // the end once bent
-    const glm::quat swing = rotationBetween(bent - a, target - a);
-    const glm::quat upper_model = glm::normalize(swing * (swivel * model_rotations[upper]));
-    const glm::quat knee_model =
-        glm::normalize(swing * (knee_turn * (swivel * model_rotations[knee])));
-    setModelRotation(upper, upper_model);
-    local_rotations[knee] = glm::normalize(glm::inverse(upper_model) * knee_model);
-    refresh(upper);
+    const F4 sin_now = sqrt(maxOf(one - cos_now * cos_now, zero));
+    const F4 sin_wanted = sqrt(maxOf(one - cos_wanted * cos_wanted, zero));
+    const F4 cos_turn = cos_now * cos_wanted + sin_now * sin_wanted;
+    const F4 sin_turn = sin_now * cos_wanted - cos_now * sin_wanted;
+    const Q4 knee_turn = select(
+        greater(one + cos_turn, splat(1e-6f)),
+        normalized(Q4{one + cos_turn, axis.x * sin_turn, axis.y * sin_turn, axis.z * sin_turn}),
+        halfTurn(axis));
+    const V4 bent = b_swivelled + rotate(knee_turn, bc_swivelled);  // the end once bent
+    const Q4 swing = rotationBetween(bent - a, target - a);
+    const Q4 upper_model = normalized(swing * (swivel * rotation(upper)));
+    const Q4 knee_model = normalized(swing * (knee_turn * (swivel * rotation(knee))));
+    setModelRotation(upper, upper_model, lanes);
+    setLocalRotation(knee, normalized(inverse(upper_model) * knee_model), lanes);
+    refresh(upper, lanes);
   }
 };
 
@@ -803,9 +908,8 @@ Status TwoBoneIkJob::Validate() const noexcept {
 
 Status TwoBoneIkJob::Run() const noexcept {
   if (Status s = Validate(); !s) return s;
-  const LegPose pose{parents, local_rotations, local_translations, model_rotations,
-                     model_translations};
-  pose.bend(upper, knee, end, target, knee_forward, max_length_buffer);
+  const LegPoses pose(this, 1);
+  pose.bend(upper, knee, end, splat(target), splat(knee_forward), max_length_buffer, 1);
   return {};
 }
 
@@ -965,101 +1069,122 @@ Status FootLockJob::Validate() const noexcept {
 
 Status FootLockJob::Run() const noexcept {
   if (Status s = Validate(); !s) return s;
-  detail::runFootLock(*this);
+  detail::runFootLock4(this, 1);
   return {};
 }
 
-void detail::runFootLock(const FootLockJob& job) noexcept {
-  const LegPose pose{job.parents, job.local_rotations, job.local_translations, job.model_rotations,
-                     job.model_translations};
-  const glm::quat to_model = glm::inverse(job.rotation);
-  const float halflife = job.settings.foot_unlock_halflife;
-  for (size_t s = 0; s < job.legs.size(); ++s) {
-    const LegChain& leg = job.legs[s];
-    FootLock& f = job.feet[s];
-    if (job.reset) f = FootLock{};
-    const bool contact = ((job.contacts >> leg.contact_bit) & 1u) != 0;
-    const glm::vec3 animated = job.position + job.rotation * job.model_translations[leg.toe];
-    const glm::vec3 velocity =
-        f.seen && job.dt > 0.f ? (animated - f.animated) / job.dt : glm::vec3(0.f);
-
-    // Where the toe goes on from the last step: held, blending back, or as animated.
-    if (f.blending) f.since_unlock += job.dt;
-    glm::vec3 target = animated;
-    if (f.locked) {
-      target = f.position;
-    } else if (f.blending) {
-      glm::vec3 x = f.offset, v = f.offset_velocity;
-      decayOffset(x, v, halflife, f.since_unlock);
-      target = animated + x;
+void detail::runFootLock4(const FootLockJob* jobs, size_t count) noexcept {
+  const FootLockJob& first = jobs[0];
+  const LegPoses pose(jobs, count);
+  const FootLockSettings& settings = first.settings;
+  const float halflife = settings.foot_unlock_halflife;
+  const FootLockJob* job[4];
+  glm::quat to_model_of[4];
+  glm::vec3 position_of[4];
+  glm::quat rotation_of[4];
+  for (size_t i = 0; i < 4; ++i) {
+    job[i] = &jobs[std::min(i, count - 1)];
+    to_model_of[i] = glm::inverse(job[i]->rotation);
+    position_of[i] = job[i]->position;
+    rotation_of[i] = job[i]->rotation;
+  }
+  const V4 position = vectors4(position_of);
+  const Q4 rotation = quats4(rotation_of);
+  const Q4 to_model = quats4(to_model_of);
+  const int real_lanes = (1 << count) - 1;
+  for (size_t s = 0; s < first.legs.size(); ++s) {
+    const LegChain& leg = first.legs[s];
+    // Where each lane's toe goes on from the last step: held, blending back, or as animated.
+    int held = 0;  // the lanes whose toe is held or blends back: their legs bend
+    glm::vec3 target_of[4];
+    for (size_t i = 0; i < 4; ++i) target_of[i] = position_of[i];
+    for (size_t i = 0; i < count; ++i) {
+      const FootLockJob& one = jobs[i];
+      FootLock& f = one.feet[s];
+      if (one.reset) f = FootLock{};
+      const bool contact = ((one.contacts >> leg.contact_bit) & 1u) != 0;
+      const glm::vec3 animated = one.position + one.rotation * one.model_translations[leg.toe];
+      const glm::vec3 velocity =
+          f.seen && one.dt > 0.f ? (animated - f.animated) / one.dt : glm::vec3(0.f);
+      if (f.blending) f.since_unlock += one.dt;
+      glm::vec3 target = animated;
+      if (f.locked) {
+        target = f.position;
+      } else if (f.blending) {
+        glm::vec3 x = f.offset, v = f.offset_velocity;
+        decayOffset(x, v, halflife, f.since_unlock);
+        target = animated + x;
+      }
+      if (f.locked &&
+          (!contact || glm::length(animated - f.position) > settings.foot_unlock_radius)) {
+        // Let go: blend from the lock, still, to the animation.
+        f.locked = false;
+        f.blending = true;
+        f.since_unlock = 0.f;
+        f.offset = f.position - animated;
+        f.offset_velocity = -velocity;
+        target = f.position;
+      } else if (!f.locked && contact && !f.contact) {
+        // A contact starts: hold the toe where it is shown, not below the foot height.
+        f.locked = true;
+        f.blending = false;
+        f.position = glm::vec3(target.x, std::fmax(target.y, settings.ik_foot_height), target.z);
+        target = f.position;
+      }
+      if (f.blending && f.since_unlock >= kBlendHalflives * halflife) {
+        f.blending = false;
+        target = animated;
+      }
+      f.contact = contact;
+      f.animated = animated;
+      f.seen = true;
+      f.target = target;
+      target_of[i] = target;
+      if (f.locked || f.blending) held |= 1 << i;  // else the leg as animated
     }
-    if (f.locked &&
-        (!contact || glm::length(animated - f.position) > job.settings.foot_unlock_radius)) {
-      // Let go: blend from the lock, still, to the animation.
-      f.locked = false;
-      f.blending = true;
-      f.since_unlock = 0.f;
-      f.offset = f.position - animated;
-      f.offset_velocity = -velocity;
-      target = f.position;
-    } else if (!f.locked && contact && !f.contact) {
-      // A contact starts: hold the toe where it is shown, not below the foot height.
-      f.locked = true;
-      f.blending = false;
-      f.position = glm::vec3(target.x, std::fmax(target.y, job.settings.ik_foot_height), target.z);
-      target = f.position;
-    }
-    if (f.blending && f.since_unlock >= kBlendHalflives * halflife) {
-      f.blending = false;
-      target = animated;
-    }
-    f.contact = contact;
-    f.animated = animated;
-    f.seen = true;
-    f.target = target;
-    if (!f.locked && !f.blending) continue;  // the leg as animated
+    if (!held) continue;
 
     // A leg folded nearly shut has no stable way to swing its short hip-to-ankle line onto a
     // target (its knee swung round in one step): it follows the animation, the IK fading in as
     // the leg opens.
-    const glm::vec3 hip = job.model_translations[leg.upper_leg];
-    const glm::vec3 knee = job.model_translations[leg.knee];
-    const glm::vec3 ankle = job.model_translations[leg.foot];
-    const float leg_length = glm::length(knee - hip) + glm::length(ankle - knee);
-    const float open = leg_length > 0.f ? glm::length(ankle - hip) / leg_length : 1.f;
-    const float weight =
-        std::fmin(std::fmax((open - kFoldedReach) / (kFullIkReach - kFoldedReach), 0.f), 1.f);
-    if (!(weight > 0.f)) continue;
+    const V4 hip = pose.position(leg.upper_leg);
+    const V4 knee = pose.position(leg.knee);
+    const V4 ankle = pose.position(leg.foot);
+    const F4 leg_length = length(knee - hip) + length(ankle - knee);
+    const F4 open =
+        select(greater(leg_length, splat(0.f)), length(ankle - hip) / leg_length, splat(1.f));
+    const F4 weight =
+        minOf(maxOf((open - splat(kFoldedReach)) / splat(kFullIkReach - kFoldedReach), splat(0.f)),
+              splat(1.f));
+    const int lanes = held & greater(weight, splat(0.f)) & real_lanes;
+    if (!lanes) continue;
 
     // The leg to the target, in model space: the ankle where the animated foot-to-toe vector
     // puts the toe on the target, then the foot as animated, turned for the toe to reach.
-    glm::vec3 toe_target = to_model * (target - job.position);
-    if (weight < 1.f) {
-      const glm::vec3 toe_animated = job.model_translations[leg.toe];
-      toe_target = toe_animated + weight * (toe_target - toe_animated);
-    }
-    const glm::vec3 foot_to_toe =
-        job.model_translations[leg.toe] - job.model_translations[leg.foot];
-    const glm::quat foot_animated = job.model_rotations[leg.foot];
-    pose.bend(leg.upper_leg, leg.knee, leg.foot, toe_target - foot_to_toe, glm::vec3(0.f, 0.f, 1.f),
-              job.settings.ik_max_length_buffer);
-    const glm::quat aim =
-        rotationBetween(foot_to_toe, toe_target - job.model_translations[leg.foot]);
-    pose.setModelRotation(leg.foot, glm::normalize(aim * foot_animated));
-    pose.refresh(leg.foot);
+    const V4 toe_animated = pose.position(leg.toe);
+    V4 toe_target = rotate(to_model, vectors4(target_of) - position);
+    toe_target = select(less(weight, splat(1.f)),
+                        toe_animated + weight * (toe_target - toe_animated), toe_target);
+    const V4 foot_to_toe = toe_animated - ankle;
+    const Q4 foot_animated = pose.rotation(leg.foot);
+    pose.bend(leg.upper_leg, leg.knee, leg.foot, toe_target - foot_to_toe,
+              splat(glm::vec3(0.f, 0.f, 1.f)), settings.ik_max_length_buffer, lanes);
+    const Q4 aim = rotationBetween(foot_to_toe, toe_target - pose.position(leg.foot));
+    pose.setModelRotation(leg.foot, normalized(aim * foot_animated), lanes);
+    pose.refresh(leg.foot, lanes);
     // The tip of the toes no lower than the foot height: the toe joint turns up towards it.
-    const glm::vec3 toe = job.model_translations[leg.toe];
-    const glm::vec3 tip =
-        toe + job.model_rotations[leg.toe] * (leg.toe_tip * job.settings.ik_toe_length);
-    const glm::vec3 tip_world = job.position + job.rotation * tip;
-    if (job.settings.ik_toe_length > 0.f && tip_world.y < job.settings.ik_foot_height) {
-      const glm::vec3 lifted =
-          to_model *
-          (glm::vec3(tip_world.x, job.settings.ik_foot_height, tip_world.z) - job.position);
-      const glm::quat lift = rotationBetween(tip - toe, lifted - toe);
-      pose.setModelRotation(leg.toe, glm::normalize(lift * job.model_rotations[leg.toe]));
-      pose.refresh(leg.toe);
-    }
+    if (!(settings.ik_toe_length > 0.f)) continue;
+    const V4 toe = pose.position(leg.toe);
+    const V4 tip =
+        toe + rotate(pose.rotation(leg.toe), splat(leg.toe_tip * settings.ik_toe_length));
+    const V4 tip_world = position + rotate(rotation, tip);
+    const F4 height = splat(settings.ik_foot_height);
+    const int low = lanes & less(tip_world.y, height);
+    if (!low) continue;
+    const V4 lifted = rotate(to_model, V4{tip_world.x, height, tip_world.z} - position);
+    const Q4 lift = rotationBetween(tip - toe, lifted - toe);
+    pose.setModelRotation(leg.toe, normalized(lift * pose.rotation(leg.toe)), low);
+    pose.refresh(leg.toe, low);
   }
 }
 

@@ -16,6 +16,8 @@ void runForwardKinematics(const ForwardKinematicsJob& job) noexcept;
 // once, the same bits as each job's; scratch: forwardKinematics4ScratchFloats(joints) floats.
 void runForwardKinematics4(const ForwardKinematicsJob* jobs, size_t count, float* scratch) noexcept;
 size_t forwardKinematics4ScratchFloats(size_t joints) noexcept;
-void runFootLock(const FootLockJob& job) noexcept;
+// The foot locks of `count` (1 to 4) jobs at once, the same bits as each job's alone: their
+// skeleton, legs and settings those of jobs[0], their poses and feet each its own.
+void runFootLock4(const FootLockJob* jobs, size_t count) noexcept;
 
 }  // namespace mmdb::detail

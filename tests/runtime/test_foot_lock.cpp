@@ -3,6 +3,7 @@
 // the world, and lets go past the unlock radius with a blend that moves no faster than it allows;
 // locking off plays exactly the animation; bad legs and bad settings are refused with their
 // names. On bandai-1, when the corpus is present, locked toes stay put.
+#include "playback_run.h"  // the crowd's four-at-once foot lock
 #include "real_database.h"
 #include "synthetic_database.h"
 
@@ -308,6 +309,100 @@ TEST(FootLock, ASlidingPlantedToeIsHeldInTheWorld) {
   EXPECT_FALSE(leg.foot.blending);
   EXPECT_EQ(leg.shown.lr, leg.animated.lr);
   EXPECT_EQ(leg.shown.mt, leg.animated.mt);
+}
+
+// The crowd locks the feet of four characters at once, a lane each (detail::runFootLock4): each
+// lane's pose and locks are the bytes its job gives alone, whatever the other lanes do (held,
+// let go past the radius, blending back, folded shut, toes lifted, not held), in blocks of four
+// and of fewer.
+TEST(FootLock, FourCharactersAtOnceAreEachOnItsOwn) {
+  constexpr int kLegs = 6;
+  const Leg animated[kLegs] = {Leg(-0.5f, 1.f),  Leg(-1.f, 2.6f),  Leg(-1.f, 2.9f),
+                               Leg(-0.3f, 0.6f), Leg(-0.8f, 1.4f), Leg(-0.2f, 0.3f)};
+  const glm::vec3 velocity[kLegs] = {{0.f, 0.f, 0.9f}, {0.2f, 0.f, 0.6f}, {0.f, 0.f, 0.9f},
+                                     {0.f, 0.f, 1.6f}, {-0.5f, 0.f, 0.f}, {0.f, 0.f, 0.f}};
+  const glm::quat turn[kLegs] = {glm::quat(1, 0, 0, 0),
+                                 glm::angleAxis(0.7f, glm::vec3(0, 1, 0)),
+                                 glm::angleAxis(-2.f, glm::vec3(0, 1, 0)),
+                                 glm::angleAxis(3.1f, glm::vec3(0, 1, 0)),
+                                 glm::quat(1, 0, 0, 0),
+                                 glm::angleAxis(1.f, glm::vec3(0, 1, 0))};
+  LegChain chain = animated[0].chain();
+  mmdb::FootLockSettings settings;
+  settings.foot_unlock_radius = 0.2f;
+  FootLock alone_feet[kLegs], together_feet[kLegs];
+  int locked = 0, blending = 0, lifted = 0;
+  for (int step = 0; step < 90; ++step) {
+    SCOPED_TRACE("step " + std::to_string(step));
+    Leg alone[kLegs], together[kLegs];
+    mmdb::FootLockJob jobs[kLegs];
+    for (int i = 0; i < kLegs; ++i) {
+      alone[i] = together[i] = animated[i];
+      if (i == 4) {  // the toes point down into the ground, and the leg is 13 cm down
+        for (Leg* leg : {&alone[i], &together[i]}) {
+          leg->lr[4] = glm::angleAxis(0.5f, kX);
+          leg->fk();
+        }
+      }
+      mmdb::FootLockJob& job = jobs[i];
+      job.parents = animated[i].parents;
+      job.legs = mmdb::Span<const LegChain>(&chain, 1);
+      job.settings = settings;
+      job.contacts = (step / (10 + 3 * i)) % 3 != 2 ? 1u : 0u;
+      job.position =
+          velocity[i] * (kDt * float(step)) + glm::vec3(float(i), i == 4 ? -0.13f : 0.f, 0.f);
+      job.rotation = turn[i];
+      job.dt = kDt;
+      job.reset = step == 50 && i == 3;
+    }
+    for (int i = 0; i < kLegs; ++i) {
+      mmdb::FootLockJob job = jobs[i];
+      job.feet = mmdb::Span<FootLock>(&alone_feet[i], 1);
+      job.local_rotations = alone[i].lr;
+      job.local_translations = alone[i].lt;
+      job.model_rotations = alone[i].mr;
+      job.model_translations = alone[i].mt;
+      ASSERT_TRUE(job.Run().ok());
+      jobs[i].feet = mmdb::Span<FootLock>(&together_feet[i], 1);
+      jobs[i].local_rotations = together[i].lr;
+      jobs[i].local_translations = together[i].lt;
+      jobs[i].model_rotations = together[i].mr;
+      jobs[i].model_translations = together[i].mt;
+    }
+    // Blocks of 4 and 2 on even steps, of 1, 3 and 2 on odd ones.
+    if (step % 2 == 0) {
+      mmdb::detail::runFootLock4(jobs, 4);
+      mmdb::detail::runFootLock4(jobs + 4, 2);
+    } else {
+      mmdb::detail::runFootLock4(jobs, 1);
+      mmdb::detail::runFootLock4(jobs + 1, 3);
+      mmdb::detail::runFootLock4(jobs + 4, 2);
+    }
+    for (int i = 0; i < kLegs; ++i) {
+      SCOPED_TRACE("leg " + std::to_string(i));
+      ASSERT_EQ(std::memcmp(alone[i].lr.data(), together[i].lr.data(), 5 * sizeof(glm::quat)), 0);
+      ASSERT_EQ(std::memcmp(alone[i].mr.data(), together[i].mr.data(), 5 * sizeof(glm::quat)), 0);
+      ASSERT_EQ(std::memcmp(alone[i].mt.data(), together[i].mt.data(), 5 * sizeof(glm::vec3)), 0);
+      const FootLock &a = alone_feet[i], &b = together_feet[i];
+      ASSERT_EQ(a.locked, b.locked);
+      ASSERT_EQ(a.blending, b.blending);
+      ASSERT_EQ(a.contact, b.contact);
+      ASSERT_EQ(a.seen, b.seen);
+      for (const auto& [x, y] : {std::pair{a.position, b.position},
+                                 {a.target, b.target},
+                                 {a.animated, b.animated},
+                                 {a.offset, b.offset},
+                                 {a.offset_velocity, b.offset_velocity}})
+        ASSERT_EQ(std::memcmp(&x, &y, sizeof x), 0);
+      ASSERT_EQ(a.since_unlock, b.since_unlock);
+      locked += a.locked;
+      blending += a.blending;
+      lifted += i == 4 && a.locked && alone[i].lr[4] != glm::angleAxis(0.5f, kX);
+    }
+  }
+  EXPECT_GT(locked, 100) << "the lanes hold toes";
+  EXPECT_GT(blending, 20) << "and blend back";
+  EXPECT_GT(lifted, 10) << "and lift toes";
 }
 
 TEST(FootLock, PastTheRadiusItBlendsBackContinuously) {

@@ -485,7 +485,7 @@ class Crowd {
   float squaredStepRatio(uint32_t character) const noexcept;
   Status forwardKinematics(uint32_t character) noexcept;
   void advance(uint32_t character) noexcept;
-  Status lockFeet(uint32_t character) noexcept;
+  void lockFeet(uint32_t first, uint32_t count) noexcept;
   void showRange(uint32_t character) noexcept;
   Status sample(uint32_t clip, float time, uint32_t scratch) noexcept;
 
