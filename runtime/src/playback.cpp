@@ -717,7 +717,7 @@ Q4 turnAbout(const V4& u, const V4& v, const V4& axis) {
                 normalized(Q4{splat(1.f) + c, w.x, w.y, w.z}));
 }
 
-// Four poses' buffers for the leg IK, a lane each. Lanes past the jobs' count point at lane 0's
+// Four poses' buffers for the leg IK, a lane each. Lanes past the jobs' count point at the last
 // and are never written.
 struct LegPoses {
   Span<const int32_t> parents;
@@ -1078,15 +1078,15 @@ void detail::runFootLock4(const FootLockJob* jobs, size_t count) noexcept {
   const LegPoses pose(jobs, count);
   const FootLockSettings& settings = first.settings;
   const float halflife = settings.foot_unlock_halflife;
-  const FootLockJob* job[4];
+  // Each lane's placement in the world (lanes past `count` the last job's).
   glm::quat to_model_of[4];
   glm::vec3 position_of[4];
   glm::quat rotation_of[4];
   for (size_t i = 0; i < 4; ++i) {
-    job[i] = &jobs[std::min(i, count - 1)];
-    to_model_of[i] = glm::inverse(job[i]->rotation);
-    position_of[i] = job[i]->position;
-    rotation_of[i] = job[i]->rotation;
+    const FootLockJob& job = jobs[std::min(i, count - 1)];
+    to_model_of[i] = glm::inverse(job.rotation);
+    position_of[i] = job.position;
+    rotation_of[i] = job.rotation;
   }
   const V4 position = vectors4(position_of);
   const Q4 rotation = quats4(rotation_of);
