@@ -326,18 +326,6 @@ inline void deinterleave3(const float* p, F4& x, F4& y, F4& z) {
   z.v = _mm_shuffle_ps(_mm_shuffle_ps(a, b, _MM_SHUFFLE(1, 1, 2, 2)),
                        _mm_shuffle_ps(c, c, _MM_SHUFFLE(3, 3, 0, 0)), _MM_SHUFFLE(2, 0, 2, 0));
 }
-// deinterleave3's inverse: x, y and z of four lanes as four xyz triples in a row from p.
-inline void interleave3(F4 x, F4 y, F4 z, float* p) {
-  const auto pick = [](__m128 t, __m128 u) {  // t0 t2 u0 u2
-    return _mm_shuffle_ps(t, u, _MM_SHUFFLE(2, 0, 2, 0));
-  };
-  _mm_storeu_ps(p, pick(_mm_shuffle_ps(x.v, y.v, _MM_SHUFFLE(0, 0, 0, 0)),
-                        _mm_shuffle_ps(z.v, x.v, _MM_SHUFFLE(1, 1, 0, 0))));
-  _mm_storeu_ps(p + 4, pick(_mm_shuffle_ps(y.v, z.v, _MM_SHUFFLE(1, 1, 1, 1)),
-                            _mm_shuffle_ps(x.v, y.v, _MM_SHUFFLE(2, 2, 2, 2))));
-  _mm_storeu_ps(p + 8, pick(_mm_shuffle_ps(z.v, x.v, _MM_SHUFFLE(3, 3, 2, 2)),
-                            _mm_shuffle_ps(y.v, z.v, _MM_SHUFFLE(3, 3, 3, 3))));
-}
 #else
 struct F4 {
   float v[4];
@@ -401,9 +389,6 @@ inline F4 abs(F4 a) {
 }
 inline void deinterleave3(const float* p, F4& x, F4& y, F4& z) {
   for (int i = 0; i < 4; ++i) x.v[i] = p[3 * i], y.v[i] = p[3 * i + 1], z.v[i] = p[3 * i + 2];
-}
-inline void interleave3(F4 x, F4 y, F4 z, float* p) {
-  for (int i = 0; i < 4; ++i) p[3 * i] = x.v[i], p[3 * i + 1] = y.v[i], p[3 * i + 2] = z.v[i];
 }
 #endif
 
@@ -512,12 +497,7 @@ Q4 gatherQuats(const glm::quat* q, size_t count) {
 
 void scatter(const Q4& q, const V4& v, glm::quat* quats, glm::vec3* vectors, size_t count) {
   F4 x = q.x, y = q.y, z = q.z, w = q.w;
-  transpose(x, y, z, w);  // each a joint's x, y, z, w: glm's order in memory
-  if (count == 4) {
-    store(&quats[0].x, x), store(&quats[1].x, y), store(&quats[2].x, z), store(&quats[3].x, w);
-    interleave3(v.x, v.y, v.z, &vectors[0].x);
-    return;
-  }
+  transpose(x, y, z, w);
   float rows[4][4], vx[4], vy[4], vz[4];
   store(rows[0], x), store(rows[1], y), store(rows[2], z), store(rows[3], w);
   store(vx, v.x), store(vy, v.y), store(vz, v.z);
