@@ -315,17 +315,6 @@ inline F4 maxOf(F4 a, F4 b) { return {_mm_max_ps(a.v, b.v)}; }
 inline F4 minOf(F4 a, F4 b) { return {_mm_min_ps(a.v, b.v)}; }
 inline F4 operator-(F4 a) { return {_mm_xor_ps(a.v, _mm_set1_ps(-0.f))}; }
 inline F4 abs(F4 a) { return {_mm_andnot_ps(_mm_set1_ps(-0.f), a.v)}; }
-// Four xyz triples in a row (12 floats from p) as x, y and z of four lanes: three loads and
-// shuffles, where lane-by-lane inserts take twelve loads.
-inline void deinterleave3(const float* p, F4& x, F4& y, F4& z) {
-  const __m128 a = _mm_loadu_ps(p), b = _mm_loadu_ps(p + 4), c = _mm_loadu_ps(p + 8);
-  // a = x0 y0 z0 x1, b = y1 z1 x2 y2, c = z2 x3 y3 z3
-  x.v = _mm_shuffle_ps(a, _mm_shuffle_ps(b, c, _MM_SHUFFLE(1, 1, 2, 2)), _MM_SHUFFLE(2, 0, 3, 0));
-  y.v = _mm_shuffle_ps(_mm_shuffle_ps(a, b, _MM_SHUFFLE(0, 0, 1, 1)),
-                       _mm_shuffle_ps(b, c, _MM_SHUFFLE(2, 2, 3, 3)), _MM_SHUFFLE(2, 0, 2, 0));
-  z.v = _mm_shuffle_ps(_mm_shuffle_ps(a, b, _MM_SHUFFLE(1, 1, 2, 2)),
-                       _mm_shuffle_ps(c, c, _MM_SHUFFLE(3, 3, 0, 0)), _MM_SHUFFLE(2, 0, 2, 0));
-}
 #else
 struct F4 {
   float v[4];
@@ -386,9 +375,6 @@ inline F4 minOf(F4 a, F4 b) {
 inline F4 operator-(F4 a) { return {{-a.v[0], -a.v[1], -a.v[2], -a.v[3]}}; }
 inline F4 abs(F4 a) {
   return {{std::fabs(a.v[0]), std::fabs(a.v[1]), std::fabs(a.v[2]), std::fabs(a.v[3])}};
-}
-inline void deinterleave3(const float* p, F4& x, F4& y, F4& z) {
-  for (int i = 0; i < 4; ++i) x.v[i] = p[3 * i], y.v[i] = p[3 * i + 1], z.v[i] = p[3 * i + 2];
 }
 #endif
 
@@ -469,13 +455,10 @@ inline Q4 fromScaledAxes(const V4& r) {
 }
 
 // Four joints' vectors, a lane each (the joints past `count` zero).
-static_assert(sizeof(glm::vec3) == 3 * sizeof(float), "glm::vec3 is three floats, unpadded");
 V4 gatherVectors(const glm::vec3* v, size_t count) {
-  if (count == 4) {
-    V4 out;
-    deinterleave3(&v[0].x, out.x, out.y, out.z);
-    return out;
-  }
+  if (count == 4)
+    return {make(v[0].x, v[1].x, v[2].x, v[3].x), make(v[0].y, v[1].y, v[2].y, v[3].y),
+            make(v[0].z, v[1].z, v[2].z, v[3].z)};
   glm::vec3 padded[4] = {};
   std::copy(v, v + count, padded);
   return gatherVectors(padded, 4);
