@@ -313,6 +313,7 @@ Crowd& Crowd::operator=(Crowd&& other) noexcept {
   requests_ = std::move(other.requests_);
   results_ = std::move(other.results_);
   searching_ = std::move(other.searching_);
+  batch_scratch_ = std::move(other.batch_scratch_);
   local_rotations_ = std::move(other.local_rotations_);
   model_rotations_ = std::move(other.model_rotations_);
   offset_rotations_ = std::move(other.offset_rotations_);

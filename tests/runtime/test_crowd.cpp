@@ -7,6 +7,7 @@
 
 #include <mmdb/crowd.h>
 #include <mmdb/playback.h>
+#include <mmdb/search.h>
 
 #include <gtest/gtest.h>
 
@@ -472,6 +473,49 @@ TEST(Crowd, TheSameStepsGiveTheSameBytes) {
   // A search every 6 steps, less those the jump cooldown after each switch holds back.
   EXPECT_GT(searches, uint64_t(kCount) * 300 / 12);
   EXPECT_GT(switches, 20u);
+}
+
+// The crowd's search is searchBatch() with a scratch (seeded from each group's lowest bound), also
+// in a crowd moved from the one create() made and moved again: the same winners, and the same
+// rows costed, which a search without the scratch's seeds costs otherwise.
+TEST(Crowd, SearchesWithItsScratchAfterAMove) {
+  TestDatabase t(spec(12, 400, 4));
+  constexpr uint32_t kCount = 48;
+  Crowd crowd = create(t.db, kCount);
+  std::vector<float> scratch(mmdb::batchScratchFloats(t.db));
+  std::vector<mmdb::SearchResult> seeded, unseeded;
+  bool seeds_differ = false;
+  uint64_t compared = 0;
+  for (int step = 0; step < 120; ++step) {
+    if (step == 60) {
+      Crowd moved = std::move(crowd);
+      crowd = std::move(moved);
+    }
+    for (uint32_t i = 0; i < kCount; ++i) {
+      const glm::vec2 stick = scriptedStick(i, step);
+      ASSERT_TRUE(crowd.setStick(i, stick.x, stick.y).ok());
+    }
+    ASSERT_TRUE(crowd.beginStep(kDt).ok());
+    ASSERT_TRUE(crowd.search().ok());
+    const auto requests = crowd.requests();
+    seeded.assign(requests.size(), mmdb::SearchResult{});
+    unseeded.assign(requests.size(), mmdb::SearchResult{});
+    ASSERT_TRUE(mmdb::searchBatch(t.db, requests, mmdb::Span<mmdb::SearchResult>(seeded),
+                                  mmdb::Span<float>(scratch))
+                    .ok());
+    ASSERT_TRUE(mmdb::searchBatch(t.db, requests, mmdb::Span<mmdb::SearchResult>(unseeded)).ok());
+    for (size_t k = 0; k < requests.size(); ++k) {
+      const mmdb::SearchResult& mine = crowd.results()[k];
+      ASSERT_EQ(mine.frame, seeded[k].frame) << "step " << step << ", request " << k;
+      ASSERT_EQ(mine.evaluated, seeded[k].evaluated) << "step " << step << ", request " << k;
+      ASSERT_EQ(mine.frame, unseeded[k].frame);
+      seeds_differ = seeds_differ || unseeded[k].evaluated != seeded[k].evaluated;
+      ++compared;
+    }
+    ASSERT_TRUE(crowd.endStep().ok());
+  }
+  EXPECT_GT(compared, uint64_t(kCount) * 120 / 12);
+  EXPECT_TRUE(seeds_differ) << "the seeds change no count here: the test cannot tell them apart";
 }
 
 // A file whose poses are coded: the crowd decodes them once and plays what a caller's own
