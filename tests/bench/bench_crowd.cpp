@@ -10,7 +10,7 @@
 // decay) against the default split decay (two springs a joint, the rotation's composed); and one
 // thread without the transition speed limit against the default. Counters: milliseconds per step
 // for each part (begin, search, end), the step's mean (step_ms, without the sticks' setting that
-// Time counts) and its p99 over the run. BM_PosingJobs times two of
+// Time counts) and its p99 over the run, and the searches per step. BM_PosingJobs times two of
 // the end of the step's jobs alone.
 #include "real_database.h"
 #include "synthetic_database.h"
@@ -208,6 +208,7 @@ void BM_CrowdStep(benchmark::State& state) {
   }
   begin_ms = search_ms = end_ms = 0;
   std::vector<double> steps;
+  double searches = 0;
   for (auto _ : state) {
     setSticks(crowd, script, step++);
     const auto start = Clock::now();
@@ -216,6 +217,7 @@ void BM_CrowdStep(benchmark::State& state) {
       return;
     }
     steps.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+    searches += double(crowd.results().size());
   }
   std::sort(steps.begin(), steps.end());
   const double n = double(steps.size());
@@ -226,6 +228,7 @@ void BM_CrowdStep(benchmark::State& state) {
   for (const double ms : steps) sum += ms;
   state.counters["step_ms"] = sum / n;  // the step alone (Time adds each step's setSticks)
   state.counters["p99_ms"] = steps[size_t(0.99 * (n - 1))];
+  state.counters["searches"] = searches / n;  // per step
   state.SetLabel(d.name);
 }
 BENCHMARK(BM_CrowdStep)
