@@ -199,7 +199,7 @@ struct CookedDatabase {
   std::vector<CookedFeatureBlock> feature_blocks;
 
   uint16_t bounds_small_size = 16;
-  uint16_t bounds_large_size = 64;
+  uint16_t bounds_large_size = 128;
   std::vector<float> bounds_small_min, bounds_small_max;  // boxes * feature_stride
   std::vector<float> bounds_large_min, bounds_large_max;
 

@@ -114,7 +114,7 @@ TEST_F(CookPipeline, FillsEveryField) {
   EXPECT_EQ(db.feature_offset.size(), 27u);
   EXPECT_EQ(db.feature_blocks.size(), 7u);
   EXPECT_EQ(db.bounds_small_min.size(), (n + 15) / 16 * 28);
-  EXPECT_EQ(db.bounds_large_max.size(), (n + 63) / 64 * 28);
+  EXPECT_EQ(db.bounds_large_max.size(), (n + 127) / 128 * 28);
   for (size_t f = 0; f < n; ++f) EXPECT_EQ(db.features[f * 28 + 27], 0.0f);
 
   EXPECT_EQ(db.skeleton.preset, "geno");

@@ -430,12 +430,12 @@ TEST_F(SearchBatch, EmptyRangesAndInvalidBatches) {
       mmdb::searchBatch(db_, mmdb::Span<const SearchRequest>(), mmdb::Span<SearchResult>()).ok());
   // A scratch too small for the frames searched; one group's floats do for one group's frames.
   requests[1].transition_cost = 0.f;
-  std::vector<float> small(mmdb::kBatchChunk * 2);
+  std::vector<float> small(mmdb::kBatchChunk);
   const mmdb::Status short_scratch = mmdb::searchBatch(db_, requests, results, small);
   EXPECT_EQ(short_scratch.code(), mmdb::ErrorCode::InvalidArgument);
   EXPECT_NE(std::string(short_scratch.message()).find("batchScratchFloats"), std::string::npos)
       << short_scratch.message();
-  EXPECT_EQ(scratch_.size(), mmdb::kBatchChunk * 8);  // 4,000 frames: 8 groups of 512
+  EXPECT_EQ(scratch_.size(), mmdb::kBatchChunk * 4);  // 4,000 frames: 4 groups of 1,024
   EXPECT_TRUE(mmdb::searchBatchRange(db_, requests, 1024, 2048, results, small).ok());
   EXPECT_FALSE(mmdb::searchBatchRange(db_, requests, 1000, 2048, results, small).ok());
   EXPECT_EQ(mmdb::batchScratchFloats(Database()), 0u);

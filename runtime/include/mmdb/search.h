@@ -145,8 +145,8 @@ Status searchBatch(const Database& db, Span<const SearchRequest> requests,
 Status searchBatch(const Database& db, Span<const SearchRequest> requests,
                    Span<SearchResult> results, Span<float> scratch) noexcept;
 // The floats of a scratch that serves searchBatch() and searchBatchRange() on `db`, whatever
-// the frames: kBatchChunk per group of 8 large boxes (256 bytes per 512 frames with the default
-// boxes; 0 for a database that is not open).
+// the frames: kBatchChunk per group of 8 large boxes (256 bytes per 1,024 frames with the
+// cook's boxes of 128 frames; 0 for a database that is not open).
 size_t batchScratchFloats(const Database& db) noexcept;
 // The batch over candidates in [first_frame, end_frame) only: merge each request's parts with
 // mergeSearchResults() and check each merged result with checkMatch(). Parts searched at the
