@@ -13,11 +13,14 @@
 #include "reference_search.h"
 #include "synthetic_database.h"
 
+#include "cook/bounds.h"
+
 #include <mmdb/database.h>
 #include <mmdb/search.h>
 
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -380,6 +383,91 @@ BENCHMARK(BM_GameBatch)->ArgsProduct({{0, 1, 2, 3, 4, 5}, {64}})->Unit(benchmark
 BENCHMARK(BM_GameBatchScratch)
     ->ArgsProduct({{0, 1, 2, 3, 4, 5}, {64}})
     ->Unit(benchmark::kMillisecond);
+
+// The cook's large boxes (128 frames) against the 64 it cooked before: the database of `which`
+// (1: bandai-1 mirrored at 240 Hz, 3: at 60 Hz, 5: at 30 Hz) with its bounds rebuilt for each
+// size, both searched in every iteration, in alternating order, with the 1,000 game queries:
+// singles (searchPruned) and batches of 64 with a scratch. Counters: microseconds per query for
+// each size and their ratio (128 over 64); mismatches: results that differ between the sizes.
+struct Rebuilt {
+  mmdb::test::AlignedBytes bytes;
+  mmdb::Database db;
+};
+std::unique_ptr<Rebuilt> withLargeBoxes(const mmdb::test::RealDatabase& real, uint16_t large) {
+  mmdb::cook::CookedDatabase cooked = real.cooked;
+  cooked.bounds_large_size = large;
+  mmdb::cook::FeatureBounds boxes =
+      mmdb::cook::buildFeatureBounds(cooked.features, int(real.db.featureStride()), large);
+  cooked.bounds_large_min = std::move(boxes.min);
+  cooked.bounds_large_max = std::move(boxes.max);
+  auto out = std::make_unique<Rebuilt>();
+  out->bytes = mmdb::test::serializeAligned(cooked);
+  out->db = std::move(mmdb::Database::fromMemory(out->bytes.data(), out->bytes.size()).value());
+  return out;
+}
+void BM_GameLargeBoxes(benchmark::State& state) {
+  Game* g = game(state);
+  if (!g) return;
+  const int64_t which = state.range(0);
+  const mmdb::test::RealDatabase* real = mmdb::test::bandaiDatabaseAt(which == 1   ? 240
+                                                                      : which == 3 ? 60
+                                                                                   : 30,
+                                                                      true, nullptr);
+  static std::map<int64_t, std::unique_ptr<Rebuilt>> cache[2];
+  const uint16_t sizes[2] = {64, 128};
+  for (int k = 0; k < 2; ++k)
+    if (!cache[k][which]) cache[k][which] = withLargeBoxes(*real, sizes[k]);
+  const size_t n = g->queries.size();
+  std::vector<mmdb::SearchResult> got[2] = {std::vector<mmdb::SearchResult>(n),
+                                            std::vector<mmdb::SearchResult>(n)};
+  std::vector<mmdb::SearchRequest> batch(mmdb::kBatchChunk);
+  std::vector<float> scratch;
+  double single_us[2] = {}, batch_us[2] = {};
+  size_t batched = 0;
+  int iteration = 0;
+  for (auto _ : state) {
+    for (int turn = 0; turn < 2; ++turn) {
+      const int k = (turn + iteration) % 2;  // which size goes first alternates
+      const mmdb::Database& db = cache[k][which]->db;
+      const auto t0 = std::chrono::steady_clock::now();
+      for (size_t q = 0; q < n; ++q) {
+        mmdb::SearchRequest request;
+        request.query = g->queries[q];
+        request.current_frame = g->current[q];
+        got[k][q] = mmdb::searchPruned(db, request).value();
+      }
+      const auto t1 = std::chrono::steady_clock::now();
+      scratch.assign(mmdb::batchScratchFloats(db), 0.f);
+      std::vector<mmdb::SearchResult> results(mmdb::kBatchChunk);
+      for (size_t first = 0; first + mmdb::kBatchChunk <= n; first += mmdb::kBatchChunk) {
+        for (size_t j = 0; j < mmdb::kBatchChunk; ++j) {
+          batch[j] = {};
+          batch[j].query = g->queries[first + j];
+          batch[j].current_frame = g->current[first + j];
+        }
+        if (!mmdb::searchBatch(db, batch, results, scratch)) state.SkipWithError("batch failed");
+      }
+      const auto t2 = std::chrono::steady_clock::now();
+      single_us[k] += std::chrono::duration<double, std::micro>(t1 - t0).count();
+      batch_us[k] += std::chrono::duration<double, std::micro>(t2 - t1).count();
+    }
+    batched += n / mmdb::kBatchChunk * mmdb::kBatchChunk;
+    ++iteration;
+  }
+  uint64_t mismatches = 0;
+  for (size_t q = 0; q < n; ++q)
+    mismatches += got[0][q].frame != got[1][q].frame || got[0][q].cost != got[1][q].cost;
+  const double queries = double(n) * iteration;
+  state.counters["single_us_64"] = single_us[0] / queries;
+  state.counters["single_us_128"] = single_us[1] / queries;
+  state.counters["single_ratio"] = single_us[1] / single_us[0];
+  state.counters["batch_us_64"] = batch_us[0] / double(batched);
+  state.counters["batch_us_128"] = batch_us[1] / double(batched);
+  state.counters["batch_ratio"] = batch_us[1] / batch_us[0];
+  state.counters["mismatches"] = double(mismatches);
+  if (mismatches) state.SkipWithError("the box sizes give different results");
+}
+BENCHMARK(BM_GameLargeBoxes)->Arg(1)->Arg(3)->Arg(5)->Iterations(8)->Unit(benchmark::kMillisecond);
 
 // Streaming read over a buffer the size of the million-frame feature array: the baseline.
 void BM_StreamRead(benchmark::State& state) {
