@@ -20,6 +20,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -389,18 +390,14 @@ BENCHMARK(BM_GameBatchScratch)
 // size, both searched in every iteration, in alternating order, with the 1,000 game queries:
 // singles (searchPruned) and batches of 64 with a scratch. Counters: microseconds per query for
 // each size and their ratio (128 over 64); mismatches: results that differ between the sizes.
-struct Rebuilt {
-  mmdb::test::AlignedBytes bytes;
-  mmdb::Database db;
-};
-std::unique_ptr<Rebuilt> withLargeBoxes(const mmdb::test::RealDatabase& real, uint16_t large) {
+std::unique_ptr<Loaded> withLargeBoxes(const mmdb::test::RealDatabase& real, uint16_t large) {
   mmdb::cook::CookedDatabase cooked = real.cooked;
   cooked.bounds_large_size = large;
   mmdb::cook::FeatureBounds boxes =
       mmdb::cook::buildFeatureBounds(cooked.features, int(real.db.featureStride()), large);
   cooked.bounds_large_min = std::move(boxes.min);
   cooked.bounds_large_max = std::move(boxes.max);
-  auto out = std::make_unique<Rebuilt>();
+  auto out = std::make_unique<Loaded>();
   out->bytes = mmdb::test::serializeAligned(cooked);
   out->db = std::move(mmdb::Database::fromMemory(out->bytes.data(), out->bytes.size()).value());
   return out;
@@ -413,7 +410,7 @@ void BM_GameLargeBoxes(benchmark::State& state) {
                                                                       : which == 3 ? 60
                                                                                    : 30,
                                                                       true, nullptr);
-  static std::map<int64_t, std::unique_ptr<Rebuilt>> cache[2];
+  static std::map<int64_t, std::unique_ptr<Loaded>> cache[2];
   const uint16_t sizes[2] = {64, 128};
   for (int k = 0; k < 2; ++k)
     if (!cache[k][which]) cache[k][which] = withLargeBoxes(*real, sizes[k]);
@@ -421,7 +418,9 @@ void BM_GameLargeBoxes(benchmark::State& state) {
   std::vector<mmdb::SearchResult> got[2] = {std::vector<mmdb::SearchResult>(n),
                                             std::vector<mmdb::SearchResult>(n)};
   std::vector<mmdb::SearchRequest> batch(mmdb::kBatchChunk);
-  std::vector<float> scratch;
+  std::vector<mmdb::SearchResult> results(mmdb::kBatchChunk);
+  std::vector<float> scratch(std::max(mmdb::batchScratchFloats(cache[0][which]->db),
+                                      mmdb::batchScratchFloats(cache[1][which]->db)));
   double single_us[2] = {}, batch_us[2] = {};
   size_t batched = 0;
   int iteration = 0;
@@ -437,15 +436,15 @@ void BM_GameLargeBoxes(benchmark::State& state) {
         got[k][q] = mmdb::searchPruned(db, request).value();
       }
       const auto t1 = std::chrono::steady_clock::now();
-      scratch.assign(mmdb::batchScratchFloats(db), 0.f);
-      std::vector<mmdb::SearchResult> results(mmdb::kBatchChunk);
+      const mmdb::Span<float> scratch_of_db(scratch.data(), mmdb::batchScratchFloats(db));
       for (size_t first = 0; first + mmdb::kBatchChunk <= n; first += mmdb::kBatchChunk) {
         for (size_t j = 0; j < mmdb::kBatchChunk; ++j) {
           batch[j] = {};
           batch[j].query = g->queries[first + j];
           batch[j].current_frame = g->current[first + j];
         }
-        if (!mmdb::searchBatch(db, batch, results, scratch)) state.SkipWithError("batch failed");
+        if (!mmdb::searchBatch(db, batch, results, scratch_of_db))
+          state.SkipWithError("batch failed");
       }
       const auto t2 = std::chrono::steady_clock::now();
       single_us[k] += std::chrono::duration<double, std::micro>(t1 - t0).count();
