@@ -540,30 +540,51 @@ Status checkValues(const fb::Database& db) {
   return {};
 }
 
+// Every array read in place starts on its element's boundary. The FlatBuffers verifier checks a
+// vector's length prefix (4 bytes) but not where a vector of wider structs begins, so a damaged
+// file could place an 8- or 16-byte struct on a 4-byte boundary.
 Status checkAlignment(const fb::Database& db) {
   struct Array {
     const char* name;
     const void* data;
+    size_t alignment;
   };
   auto data = [](auto* v) -> const void* {
     return v ? static_cast<const void*>(v->Data()) : nullptr;
   };
+  const fb::Skeleton* skeleton = db.skeleton();
+  const fb::PoseCoding* coding = db.pose_coding();
+  auto tracks = [&](const fb::CodedStream* c) { return c ? data(c->tracks()) : nullptr; };
   const Array arrays[] = {
-      {"local_rotations", data(db.local_rotations())},
-      {"local_translations", data(db.local_translations())},
-      {"local_velocities", data(db.local_velocities())},
-      {"local_angular_velocities", data(db.local_angular_velocities())},
-      {"root_motion", data(db.root_motion())},
-      {"features", data(db.features())},
-      {"bounds_small_min", data(db.bounds_small_min())},
-      {"bounds_small_max", data(db.bounds_small_max())},
-      {"bounds_large_min", data(db.bounds_large_min())},
-      {"bounds_large_max", data(db.bounds_large_max())},
+      {"local_rotations", data(db.local_rotations()), 16},
+      {"local_translations", data(db.local_translations()), 16},
+      {"local_velocities", data(db.local_velocities()), 16},
+      {"local_angular_velocities", data(db.local_angular_velocities()), 16},
+      {"root_motion", data(db.root_motion()), 16},
+      {"features", data(db.features()), 16},
+      {"bounds_small_min", data(db.bounds_small_min()), 16},
+      {"bounds_small_max", data(db.bounds_small_max()), 16},
+      {"bounds_large_min", data(db.bounds_large_min()), 16},
+      {"bounds_large_max", data(db.bounds_large_max()), 16},
+      {"ranges", data(db.ranges()), alignof(fb::MatchRange)},
+      {"skeleton.bind_translations", skeleton ? data(skeleton->bind_translations()) : nullptr,
+       alignof(fb::Vec4)},
+      {"skeleton.bind_rotations", skeleton ? data(skeleton->bind_rotations()) : nullptr,
+       alignof(fb::Vec4)},
+      {"pose_coding.rotations.tracks", coding ? tracks(coding->rotations()) : nullptr,
+       alignof(fb::PoseTrack)},
+      {"pose_coding.translations.tracks", coding ? tracks(coding->translations()) : nullptr,
+       alignof(fb::PoseTrack)},
+      {"pose_coding.velocities.tracks", coding ? tracks(coding->velocities()) : nullptr,
+       alignof(fb::PoseTrack)},
+      {"pose_coding.angular_velocities.tracks",
+       coding ? tracks(coding->angular_velocities()) : nullptr, alignof(fb::PoseTrack)},
   };
   for (const Array& a : arrays) {
-    if (a.data && !aligned16(a.data))
+    if (a.data && reinterpret_cast<uintptr_t>(a.data) % a.alignment != 0)
       return Error::format(ErrorCode::Misaligned,
-                           "%s is not 16-byte aligned in the file: re-cook it with mmcook", a.name);
+                           "%s is not %zu-byte aligned in the file: re-cook it with mmcook", a.name,
+                           a.alignment);
   }
   return {};
 }

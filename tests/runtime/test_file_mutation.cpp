@@ -613,3 +613,98 @@ TEST_F(CodedFileMutation, CodedBytesChanged) {
   EXPECT_GT(refused_, 5);
   EXPECT_GT(opened_, 5);
 }
+
+// --- arrays of wide structs moved off their boundary -----------------------------------------
+
+namespace {
+
+// A copy of `valid` with one vector copied to the end of the file, its elements starting `shift`
+// bytes past a 16-byte boundary, and the field re-pointed at the copy. The FlatBuffers verifier
+// accepts this for any shift that keeps the 4-byte length prefix aligned.
+mmdb::test::AlignedBytes moveVector(const mmdb::test::AlignedBytes& valid, const TableRef& table,
+                                    voffset_t field, size_t element_size, size_t shift) {
+  const uint8_t* base = valid.data();
+  const auto* t = static_cast<const uint8_t*>(table.locate(*fb::GetDatabase(base)));
+  const voffset_t in_table = asTable(t)->GetOptionalFieldOffset(field);
+  EXPECT_NE(in_table, 0) << table.name << " field " << field;
+  const size_t field_at = size_t(t - base) + in_table;
+  const size_t vector_at =
+      field_at + flatbuffers::ReadScalar<flatbuffers::uoffset_t>(base + field_at);
+  const size_t bytes =
+      4 + size_t(flatbuffers::ReadScalar<uint32_t>(base + vector_at)) * element_size;
+  const size_t data_at = (valid.size() + 15) / 16 * 16 + 16 + shift;
+  std::vector<uint8_t> moved(data_at - 4 + bytes, 0);
+  std::memcpy(moved.data(), base, valid.size());
+  std::memcpy(moved.data() + data_at - 4, base + vector_at, bytes);
+  flatbuffers::WriteScalar<flatbuffers::uoffset_t>(moved.data() + field_at,
+                                                   flatbuffers::uoffset_t(data_at - 4 - field_at));
+  return mmdb::test::AlignedBytes(moved);
+}
+
+struct MovedArray {
+  const char* name;
+  TableRef table;
+  voffset_t field;
+  size_t element_size;
+};
+
+void expectMisalignedRefused(const mmdb::test::AlignedBytes& valid,
+                             const std::vector<MovedArray>& arrays) {
+  for (const MovedArray& a : arrays) {
+    // On its boundary the moved copy opens: the move itself is sound.
+    const mmdb::test::AlignedBytes aligned = moveVector(valid, a.table, a.field, a.element_size, 0);
+    const auto good = mmdb::Database::fromMemory(aligned.data(), aligned.size());
+    EXPECT_TRUE(good.ok()) << a.name << ": " << (good.ok() ? "" : good.error().message());
+    // Four bytes off, it is refused by name before anything reads it.
+    const mmdb::test::AlignedBytes off = moveVector(valid, a.table, a.field, a.element_size, 4);
+    const auto bad = mmdb::Database::fromMemory(off.data(), off.size());
+    ASSERT_FALSE(bad.ok()) << a.name;
+    EXPECT_EQ(bad.error().code(), mmdb::ErrorCode::Misaligned) << a.name;
+    EXPECT_NE(std::string(bad.error().message()).find(a.name), std::string::npos)
+        << bad.error().message();
+  }
+}
+
+const TableRef kRoot = kTables[0];
+const TableRef kSkeleton = kTables[2];
+
+TEST(MisalignedArrays, EveryArrayOfWideStructsIsCheckedAtOpen) {
+  mmdb::test::SyntheticSpec spec;
+  spec.clips = 3;
+  spec.frames_per_clip = 70;
+  spec.joints = 4;
+  const mmdb::test::AlignedBytes valid =
+      mmdb::test::serializeAligned(mmdb::test::makeSyntheticDatabase(spec));
+  expectMisalignedRefused(
+      valid,
+      {{"ranges", kRoot, fb::Database::VT_RANGES, sizeof(fb::MatchRange)},
+       {"local_rotations", kRoot, fb::Database::VT_LOCAL_ROTATIONS, sizeof(fb::Vec4)},
+       {"root_motion", kRoot, fb::Database::VT_ROOT_MOTION, sizeof(fb::RootFrame)},
+       {"features", kRoot, fb::Database::VT_FEATURES, sizeof(float)},
+       {"bounds_large_max", kRoot, fb::Database::VT_BOUNDS_LARGE_MAX, sizeof(float)},
+       {"skeleton.bind_translations", kSkeleton, fb::Skeleton::VT_BIND_TRANSLATIONS,
+        sizeof(fb::Vec4)},
+       {"skeleton.bind_rotations", kSkeleton, fb::Skeleton::VT_BIND_ROTATIONS, sizeof(fb::Vec4)}});
+}
+
+TEST(MisalignedArrays, CodedTracksAreCheckedAtOpen) {
+  mmdb::test::SyntheticSpec spec;
+  spec.clips = 3;
+  spec.frames_per_clip = 70;
+  spec.joints = 4;
+  mmdb::cook::CookedDatabase db = mmdb::test::makeSyntheticDatabase(spec);
+  mmdb::cook::compressPoses(db, mmdb::cook::CompressionSettings{}, 1);
+  const mmdb::test::AlignedBytes valid = mmdb::test::serializeAligned(db);
+  const TableRef rotations = {"rotations", [](const fb::Database& d) -> const void* {
+                                return d.pose_coding()->rotations();
+                              }};
+  const TableRef velocities = {"velocities", [](const fb::Database& d) -> const void* {
+                                 return d.pose_coding()->velocities();
+                               }};
+  expectMisalignedRefused(valid, {{"pose_coding.rotations.tracks", rotations,
+                                   fb::CodedStream::VT_TRACKS, sizeof(fb::PoseTrack)},
+                                  {"pose_coding.velocities.tracks", velocities,
+                                   fb::CodedStream::VT_TRACKS, sizeof(fb::PoseTrack)}});
+}
+
+}  // namespace

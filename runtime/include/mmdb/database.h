@@ -3,7 +3,8 @@
 // Open = map (or borrow) the bytes, then check, in order:
 //   1. size and the "MMDB" file identifier                       -> NotAnMmdb
 //   2. schema version: major 1 or 2, any minor                   -> VersionMismatch
-//   3. the buffer and every array the GPU reads are 16-aligned   -> Misaligned
+//   3. the buffer and every array the GPU reads are 16-aligned,
+//      every array of structs on its struct's boundary          -> Misaligned
 //   4. the FlatBuffers verifier                                  -> Corrupt
 //   5. semantic checks (see database.cpp: counts, skeleton order, a frame rate in
 //      [kMinFrameRate, kMaxFrameRate], clips that cover every frame once, valid source and mirror

@@ -15,7 +15,7 @@ enum class ErrorCode {
   IoError,          // the file could not be opened, sized or mapped
   NotAnMmdb,        // too small, or the "MMDB" identifier is missing
   VersionMismatch,  // another schema major version: re-cook the file
-  Misaligned,       // the buffer or a GPU array is not 16-byte aligned
+  Misaligned,       // the buffer or an array in it is not on its boundary (16 bytes for GPU arrays)
   Corrupt,          // the FlatBuffers verifier refused the buffer
   Inconsistent,     // it parses, but counts, ranges, layout or values disagree
   InvalidArgument,  // a job or call was given inputs that do not fit the database
