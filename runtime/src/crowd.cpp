@@ -10,6 +10,7 @@
 #include <cmath>
 #include <limits>
 #include <new>
+#include <type_traits>
 #include <utility>
 
 namespace mmdb {
@@ -282,60 +283,19 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
   return Result<Crowd>(std::move(crowd));
 }
 
+static_assert(std::is_nothrow_move_assignable_v<detail::CrowdState> &&
+                  std::is_nothrow_default_constructible_v<detail::CrowdState>,
+              "Crowd's move is noexcept: every member must move and default-construct without "
+              "throwing");
+
 Crowd& Crowd::operator=(Crowd&& other) noexcept {
   if (this == &other) return *this;
-  db_ = std::exchange(other.db_, nullptr);
-  settings_ = other.settings_;
-  controller_ = other.controller_;
-  poses_ = std::exchange(other.poses_, PoseView{});
-  count_ = std::exchange(other.count_, 0u);
-  joints_ = std::exchange(other.joints_, 0u);
-  features_ = std::exchange(other.features_, 0u);
-  phase_ = std::exchange(other.phase_, Phase::Idle);
-  dt_ = std::exchange(other.dt_, 0.f);
-  searches_ = std::exchange(other.searches_, size_t(0));
-  continue_frames_ = other.continue_frames_;
-  range_end_frames_ = other.range_end_frames_;
-  settle_velocity_limit_ = other.settle_velocity_limit_;
-  settle_cos_limit_ = other.settle_cos_limit_;
-  // Moving a vector keeps its elements where they are, so the requests' queries and the pose
-  // view into decoded_ stay valid.
-  must_move_ = std::move(other.must_move_);
-  characters_ = std::move(other.characters_);
-  inputs_ = std::move(other.inputs_);
-  filters_ = std::move(other.filters_);
-  blocks_ = std::exchange(other.blocks_, 0u);
-  block_weights_ = std::move(other.block_weights_);
-  weighted_ = std::move(other.weighted_);
-  forced_ = std::move(other.forced_);
-  decisions_ = std::move(other.decisions_);
-  queries_ = std::move(other.queries_);
-  requests_ = std::move(other.requests_);
-  results_ = std::move(other.results_);
-  searching_ = std::move(other.searching_);
-  batch_scratch_ = std::move(other.batch_scratch_);
-  local_rotations_ = std::move(other.local_rotations_);
-  model_rotations_ = std::move(other.model_rotations_);
-  offset_rotations_ = std::move(other.offset_rotations_);
-  local_translations_ = std::move(other.local_translations_);
-  model_translations_ = std::move(other.model_translations_);
-  offset_angular_ = std::move(other.offset_angular_);
-  offset_translations_ = std::move(other.offset_translations_);
-  offset_vectors_ = std::move(other.offset_vectors_);
-  offset_velocities_ = std::move(other.offset_velocities_);
-  switch_rotations_ = std::move(other.switch_rotations_);
-  switch_translations_ = std::move(other.switch_translations_);
-  switch_velocities_ = std::move(other.switch_velocities_);
-  switch_angular_ = std::move(other.switch_angular_);
-  fk_scratch_ = std::move(other.fk_scratch_);
-  claimed_ = std::move(other.claimed_);
-  decoded_ = std::move(other.decoded_);
-  legs_ = other.legs_;
-  foot_settings_ = other.foot_settings_;
-  feet_ = std::move(other.feet_);
-  shown_ = std::move(other.shown_);
-  joint_step_limits_ = std::move(other.joint_step_limits_);
-  unlocked_translations_ = std::move(other.unlocked_translations_);
+  // Every member moves (a vector keeps its elements where they are, so the requests' queries and
+  // the pose view into decoded_ stay valid); `other` is left as a default-constructed crowd.
+  detail::CrowdState& mine = *this;
+  detail::CrowdState& theirs = other;
+  mine = std::move(theirs);
+  theirs = detail::CrowdState();
   return *this;
 }
 

@@ -296,7 +296,76 @@ inline constexpr float kMinJointStep = 0.0005f;
 // kMinJointStep))^2, from clipJointSteps(); all 0 for a limit of 0 (off).
 std::vector<float> transitionStepLimits(Span<const float> clip_joint_steps, float limit);
 
-class Crowd {
+namespace detail {
+
+// Everything a Crowd holds, in one struct so that moving a crowd moves every member (the
+// defaulted move) and empties the one moved from (a default-constructed state): nothing to list
+// by hand.
+struct CrowdState {
+  const Database* db_ = nullptr;
+  CrowdSettings settings_;
+  ControllerSettings controller_;
+  PoseView poses_;
+  uint32_t count_ = 0;
+  uint32_t joints_ = 0;
+  uint32_t features_ = 0;
+  // Beginning: between prepareStep() and finishBeginStep().
+  enum class Phase : uint8_t { Idle, Beginning, Begun } phase_ = Phase::Idle;
+  float dt_ = 0;
+  size_t searches_ = 0;              // requests this step
+  uint32_t continue_frames_ = 0;     // continue_window in frames of the file
+  uint32_t range_end_frames_ = 0;    // range_end_margin in frames of the file
+  float settle_velocity_limit_ = 0;  // (settle_velocity_change * dt)^2 for this step
+  float settle_cos_limit_ = -2;      // cos(settle_rotation_change * dt) for this step
+
+  std::vector<uint8_t> must_move_;  // per frame: the last of a matchable range or of a clip
+  std::vector<CrowdCharacter> characters_;
+  std::vector<StickInput> inputs_;
+  std::vector<TagFilter> filters_;
+  uint32_t blocks_ = 0;               // featureBlockCount()
+  std::vector<float> block_weights_;  // blocks_ per character
+  std::vector<uint8_t> weighted_;     // per character: block_weights_ are set
+  std::vector<uint8_t> forced_;
+  std::vector<Decision> decisions_;
+  std::vector<float> queries_;  // featureCount() per character
+  std::vector<SearchRequest> requests_;
+  std::vector<SearchResult> results_;
+  std::vector<uint32_t> searching_;
+  std::vector<float> batch_scratch_;  // searchBatch()'s seeds and group bounds, per worker
+  std::vector<glm::quat> local_rotations_, model_rotations_, offset_rotations_;
+  std::vector<glm::vec3> local_translations_, model_translations_;
+  std::vector<glm::vec3> offset_angular_, offset_translations_, offset_velocities_;
+  std::vector<glm::vec3> offset_vectors_;  // offset_rotations_ as rotation vectors (at a switch)
+  // The transition speed limit: per joint 1 / (the most it may move in a frame, m)^2, and per
+  // character and joint where the last pose shown was before foot locking (model space).
+  std::vector<float> joint_step_limits_;
+  std::vector<glm::vec3> unlocked_translations_;
+  // Two poses sampled at a switch (source, destination): rotations, translations, velocities
+  // and angular velocities of jointCount() joints each.
+  std::vector<glm::quat> switch_rotations_;
+  std::vector<glm::vec3> switch_translations_, switch_velocities_, switch_angular_;
+  // Per worker: the forward kinematics of four characters at once, a lane each.
+  std::vector<float> fk_scratch_;
+  // Per character: beginStepRange() has decided it, or endStepRange() has played it, in this
+  // step (claimed atomically, so that overlapping ranges on two threads are told apart; all 0
+  // again once the step's part is finished).
+  std::unique_ptr<std::atomic<uint8_t>[]> claimed_;
+  DecodedPoses decoded_;  // a coded file's poses, when the crowd decodes them itself
+  std::array<LegChain, kLegCount> legs_{};  // with foot_locking
+  FootLockSettings foot_settings_;
+  std::vector<FootLock> feet_;  // kLegCount per character
+  // Per character, of the pose shown: the range holding it (-1: none) and its tags, and the
+  // tags gained and lost in the last step.
+  struct Shown {
+    int32_t range = -1;
+    uint64_t tags = 0, entered = 0, left = 0;
+  };
+  std::vector<Shown> shown_;
+};
+
+}  // namespace detail
+
+class Crowd : private detail::CrowdState {
  public:
   // A crowd of `character_count` characters playing `db`. Characters start at the origin facing
   // +Z with nothing playing, so their first step searches (SearchReason::Start). `poses` holds
@@ -488,67 +557,6 @@ class Crowd {
   void lockFeet(uint32_t first, uint32_t count) noexcept;
   void showRange(uint32_t character) noexcept;
   Status sample(uint32_t clip, float time, uint32_t scratch) noexcept;
-
-  // operator=(Crowd&&) moves each member: one added here is added there.
-  const Database* db_ = nullptr;
-  CrowdSettings settings_;
-  ControllerSettings controller_;
-  PoseView poses_;
-  uint32_t count_ = 0;
-  uint32_t joints_ = 0;
-  uint32_t features_ = 0;
-  // Beginning: between prepareStep() and finishBeginStep().
-  enum class Phase : uint8_t { Idle, Beginning, Begun } phase_ = Phase::Idle;
-  float dt_ = 0;
-  size_t searches_ = 0;              // requests this step
-  uint32_t continue_frames_ = 0;     // continue_window in frames of the file
-  uint32_t range_end_frames_ = 0;    // range_end_margin in frames of the file
-  float settle_velocity_limit_ = 0;  // (settle_velocity_change * dt)^2 for this step
-  float settle_cos_limit_ = -2;      // cos(settle_rotation_change * dt) for this step
-
-  std::vector<uint8_t> must_move_;  // per frame: the last of a matchable range or of a clip
-  std::vector<CrowdCharacter> characters_;
-  std::vector<StickInput> inputs_;
-  std::vector<TagFilter> filters_;
-  uint32_t blocks_ = 0;               // featureBlockCount()
-  std::vector<float> block_weights_;  // blocks_ per character
-  std::vector<uint8_t> weighted_;     // per character: block_weights_ are set
-  std::vector<uint8_t> forced_;
-  std::vector<Decision> decisions_;
-  std::vector<float> queries_;  // featureCount() per character
-  std::vector<SearchRequest> requests_;
-  std::vector<SearchResult> results_;
-  std::vector<uint32_t> searching_;
-  std::vector<float> batch_scratch_;  // searchBatch()'s seeds and group bounds, per worker
-  std::vector<glm::quat> local_rotations_, model_rotations_, offset_rotations_;
-  std::vector<glm::vec3> local_translations_, model_translations_;
-  std::vector<glm::vec3> offset_angular_, offset_translations_, offset_velocities_;
-  std::vector<glm::vec3> offset_vectors_;  // offset_rotations_ as rotation vectors (at a switch)
-  // The transition speed limit: per joint 1 / (the most it may move in a frame, m)^2, and per
-  // character and joint where the last pose shown was before foot locking (model space).
-  std::vector<float> joint_step_limits_;
-  std::vector<glm::vec3> unlocked_translations_;
-  // Two poses sampled at a switch (source, destination): rotations, translations, velocities
-  // and angular velocities of jointCount() joints each.
-  std::vector<glm::quat> switch_rotations_;
-  std::vector<glm::vec3> switch_translations_, switch_velocities_, switch_angular_;
-  // Per worker: the forward kinematics of four characters at once, a lane each.
-  std::vector<float> fk_scratch_;
-  // Per character: beginStepRange() has decided it, or endStepRange() has played it, in this
-  // step (claimed atomically, so that overlapping ranges on two threads are told apart; all 0
-  // again once the step's part is finished).
-  std::unique_ptr<std::atomic<uint8_t>[]> claimed_;
-  DecodedPoses decoded_;  // a coded file's poses, when the crowd decodes them itself
-  std::array<LegChain, kLegCount> legs_{};  // with foot_locking
-  FootLockSettings foot_settings_;
-  std::vector<FootLock> feet_;  // kLegCount per character
-  // Per character, of the pose shown: the range holding it (-1: none) and its tags, and the
-  // tags gained and lost in the last step.
-  struct Shown {
-    int32_t range = -1;
-    uint64_t tags = 0, entered = 0, left = 0;
-  };
-  std::vector<Shown> shown_;
 };
 
 }  // namespace mmdb
