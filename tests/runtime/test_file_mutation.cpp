@@ -665,18 +665,12 @@ void expectMisalignedRefused(const mmdb::test::AlignedBytes& valid,
   }
 }
 
-const TableRef kRoot = kTables[0];
-const TableRef kSkeleton = kTables[2];
+const TableRef& kRoot = kTables[0];
+const TableRef& kSkeleton = kTables[2];
 
-TEST(MisalignedArrays, EveryArrayOfWideStructsIsCheckedAtOpen) {
-  mmdb::test::SyntheticSpec spec;
-  spec.clips = 3;
-  spec.frames_per_clip = 70;
-  spec.joints = 4;
-  const mmdb::test::AlignedBytes valid =
-      mmdb::test::serializeAligned(mmdb::test::makeSyntheticDatabase(spec));
+TEST_F(FileMutation, EveryArrayOfWideStructsIsCheckedAtOpen) {
   expectMisalignedRefused(
-      valid,
+      valid_,
       {{"ranges", kRoot, fb::Database::VT_RANGES, sizeof(fb::MatchRange)},
        {"local_rotations", kRoot, fb::Database::VT_LOCAL_ROTATIONS, sizeof(fb::Vec4)},
        {"root_motion", kRoot, fb::Database::VT_ROOT_MOTION, sizeof(fb::RootFrame)},
@@ -687,24 +681,15 @@ TEST(MisalignedArrays, EveryArrayOfWideStructsIsCheckedAtOpen) {
        {"skeleton.bind_rotations", kSkeleton, fb::Skeleton::VT_BIND_ROTATIONS, sizeof(fb::Vec4)}});
 }
 
-TEST(MisalignedArrays, CodedTracksAreCheckedAtOpen) {
-  mmdb::test::SyntheticSpec spec;
-  spec.clips = 3;
-  spec.frames_per_clip = 70;
-  spec.joints = 4;
-  mmdb::cook::CookedDatabase db = mmdb::test::makeSyntheticDatabase(spec);
-  mmdb::cook::compressPoses(db, mmdb::cook::CompressionSettings{}, 1);
-  const mmdb::test::AlignedBytes valid = mmdb::test::serializeAligned(db);
-  const TableRef rotations = {"rotations", [](const fb::Database& d) -> const void* {
-                                return d.pose_coding()->rotations();
-                              }};
+TEST_F(CodedFileMutation, CodedTracksAreCheckedAtOpen) {
+  const TableRef& rotations = kCodingTables[1];  // the rotations' CodedStream
   const TableRef velocities = {"velocities", [](const fb::Database& d) -> const void* {
                                  return d.pose_coding()->velocities();
                                }};
-  expectMisalignedRefused(valid, {{"pose_coding.rotations.tracks", rotations,
-                                   fb::CodedStream::VT_TRACKS, sizeof(fb::PoseTrack)},
-                                  {"pose_coding.velocities.tracks", velocities,
-                                   fb::CodedStream::VT_TRACKS, sizeof(fb::PoseTrack)}});
+  expectMisalignedRefused(valid_, {{"pose_coding.rotations.tracks", rotations,
+                                    fb::CodedStream::VT_TRACKS, sizeof(fb::PoseTrack)},
+                                   {"pose_coding.velocities.tracks", velocities,
+                                    fb::CodedStream::VT_TRACKS, sizeof(fb::PoseTrack)}});
 }
 
 }  // namespace
