@@ -5,10 +5,12 @@
 #include "mmdb/mmdb_generated.h"
 
 #include "file_mapping.h"
+#include "half_features.h"
 #include "pose_streams.h"
 
 #include <cmath>
 #include <cstring>
+#include <new>
 #include <type_traits>
 #include <utility>
 
@@ -693,7 +695,10 @@ Database::Database(Database&& other) noexcept
     : bytes_(std::exchange(other.bytes_, nullptr)),
       size_(std::exchange(other.size_, 0)),
       mapped_(std::exchange(other.mapped_, false)),
-      root_(std::exchange(other.root_, nullptr)) {}
+      root_(std::exchange(other.root_, nullptr)),
+      half_storage_(std::move(other.half_storage_)),
+      half_features_(std::exchange(other.half_features_, {})),
+      half_errors_(std::exchange(other.half_errors_, {})) {}
 
 Database& Database::operator=(Database&& other) noexcept {
   if (this != &other) {
@@ -702,6 +707,9 @@ Database& Database::operator=(Database&& other) noexcept {
     size_ = std::exchange(other.size_, 0);
     mapped_ = std::exchange(other.mapped_, false);
     root_ = std::exchange(other.root_, nullptr);
+    half_storage_ = std::move(other.half_storage_);
+    half_features_ = std::exchange(other.half_features_, {});
+    half_errors_ = std::exchange(other.half_errors_, {});
   }
   return *this;
 }
@@ -714,6 +722,36 @@ void Database::release() noexcept {
   size_ = 0;
   mapped_ = false;
   root_ = nullptr;
+  half_storage_.reset();
+  half_features_ = {};
+  half_errors_ = {};
+}
+
+void detail::AlignedFree::operator()(void* p) const noexcept {
+  ::operator delete(p, std::align_val_t(64));
+}
+
+// halfFeatures() and halfFeatureErrors() of the verified file, where this CPU's search reads
+// them. Without the memory the database opens without them (its searches read the float rows).
+void Database::makeHalfFeatures(const OpenOptions& options) noexcept {
+  if (!options.half_features || !detail::halfFeaturesSupported()) return;
+  const uint32_t frames = frameCount(), stride = featureStride();
+  if (frames == 0) return;
+  const size_t values = size_t(frames) * stride;
+  const size_t row_bytes = (values * sizeof(uint16_t) + 63) / 64 * 64;
+  void* memory = ::operator new(row_bytes + size_t(frames) * sizeof(float), std::align_val_t(64),
+                                std::nothrow);
+  if (!memory) {
+    log(options, LogLevel::Warning,
+        "no memory for the half-precision copy of the features: searches read the float rows");
+    return;
+  }
+  half_storage_.reset(static_cast<uint8_t*>(memory));
+  uint16_t* rows = static_cast<uint16_t*>(memory);
+  float* errors = reinterpret_cast<float*>(static_cast<uint8_t*>(memory) + row_bytes);
+  detail::makeHalfFeatures(features().data(), frames, stride, featureCount(), rows, errors);
+  half_features_ = {rows, values};
+  half_errors_ = {errors, frames};
 }
 
 Result<Database> Database::adopt(Database&& db, const OpenOptions& options) {
@@ -763,6 +801,7 @@ Result<Database> Database::adopt(Database&& db, const OpenOptions& options) {
   if (Status s = checkAlignment(*root); !s) return fail(s);
   if (Status s = checkSemantics(*root); !s) return fail(s);
   db.root_ = root;
+  db.makeHalfFeatures(options);
   logOpened(options, *root, nullptr);
   return std::move(db);
 }

@@ -5,8 +5,12 @@
 // and FMA the bounds are summed 8 columns and 8 boxes (or rows, or requests) at a time, in an
 // order other than rowCost()'s and with fused multiply-adds, and then shrunk by kShrink, a
 // margin larger than the rounding of any such sum, so that they stay below the cost rowCost()
-// gives. Costs themselves are never fused (-ffp-contract=off, plain multiply then add).
+// gives; there (with F16C too) a row is first bounded from its half-precision copy, whose
+// error the bound takes off (halfRows()). Costs themselves are never fused (-ffp-contract=off,
+// plain multiply then add).
 #include "mmdb/search.h"
+
+#include "half_features.h"
 
 #include <algorithm>
 #include <cfloat>
@@ -19,8 +23,9 @@
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__)) && \
     !defined(MMDB_SEARCH_SCALAR)
 #define MMDB_SEARCH_AVX2 1
+#include <cpuid.h>
 #include <immintrin.h>
-#define MMDB_AVX2 __attribute__((target("avx2,fma")))
+#define MMDB_AVX2 __attribute__((target("avx2,fma,f16c")))
 #else
 #define MMDB_SEARCH_AVX2 0
 #endif
@@ -152,6 +157,11 @@ struct Scan {
   const float* query;
   const float* features;
   uint32_t n, stride;
+  // Database::halfFeatures() and its row errors (null when the database has none), and the
+  // largest run-time weight, by which a row's error grows with the weights.
+  const uint16_t* half = nullptr;
+  const float* half_error = nullptr;
+  float error_scale = 1.f;
   float transition;
   int64_t current;
   int64_t neighbourhood;
@@ -249,6 +259,12 @@ Scan startScan(const Database& db, const SearchRequest& request) noexcept {
     const FeatureBlockInfo block = db.featureBlock(uint32_t(b));
     for (uint32_t c = block.first_column; c < block.first_column + block.width; ++c)
       s.weight[c] = request.block_weights[b];
+  }
+  if (!db.halfFeatures().empty()) {
+    s.half = db.halfFeatures().data();
+    s.half_error = db.halfFeatureErrors().data();
+    s.error_scale = 0.f;
+    for (uint32_t c = 0; c < s.n; ++c) s.error_scale = std::fmax(s.error_scale, s.weight[c]);
   }
   if (request.current_frame >= 0 && request.seeded) {
     // The frame playing carries its own bias, so that a biased range stays as preferred (or as
@@ -370,7 +386,11 @@ inline bool avx2Layout(uint32_t n, Layout& layout) noexcept {
 }
 
 bool haveAvx2() noexcept {
-  static const bool have = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  // F16C from CPUID itself: not every compiler's __builtin_cpu_supports() knows its name.
+  static const bool have = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
+  }();
   return have;
 }
 
@@ -468,11 +488,69 @@ MMDB_AVX2 inline __m256 boxBounds8(const Layout& layout, const PreparedQuery* co
 }
 
 // Asks for the feature rows [first, end) ahead of their use: the rows of the boxes that pass
-// are scattered over a database larger than the caches, and this overlaps their misses.
+// are scattered over a database larger than the caches, and this overlaps their misses. The
+// half-precision rows where the database has them (considerRows() reads those first).
 MMDB_AVX2 inline void prefetchRows(const Scan& scan, uint32_t first, uint32_t end) noexcept {
+  if (scan.half) {
+    const char* p = reinterpret_cast<const char*>(scan.half + size_t(first) * scan.stride);
+    const char* e = reinterpret_cast<const char*>(scan.half + size_t(end) * scan.stride);
+    for (; p < e; p += 64) _mm_prefetch(p, _MM_HINT_T0);
+    return;
+  }
   const char* p = reinterpret_cast<const char*>(scan.features + size_t(first) * scan.stride);
   const char* e = reinterpret_cast<const char*>(scan.features + size_t(end) * scan.stride);
   for (; p < e; p += 64) _mm_prefetch(p, _MM_HINT_T0);
+}
+
+// considerRows() on the half-precision rows: for each of the 8 rows from f, D_h, the weighted
+// distance of the query to the row's copy, less the row's error times the largest weight
+// (error_scale), is at most D, the distance to the row itself (triangle inequality: weighting
+// scales each column's error by at most that weight). So (transition + max(D_h - e, 0)^2),
+// computed low (the copy's sum shrunk before its square root, the whole shrunk again as every
+// bound is), is a lower bound of the row's cost. The float rows of those below the best are
+// asked for together, then costed in frame order. An error of +infinity (a value with no
+// finite copy) gives a bound of the transition alone (NaN, from infinity less infinity, is
+// taken as 0 too), which rules nothing out wrongly.
+template <uint32_t kV, bool kWeighted>
+MMDB_AVX2 inline void halfRows(const Layout& layout, const PreparedQuery& pq, Scan& scan,
+                               uint32_t f, uint32_t count) noexcept {
+  const uint32_t vectors = kV ? kV : layout.vectors;
+  const __m256 keep =
+      _mm256_castsi256_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(layout.keep)));
+  __m256 acc[8];
+  for (uint32_t k = 0; k < 8; ++k) {
+    const uint16_t* row = scan.half + size_t(f + k) * scan.stride;
+    __m256 sum = _mm256_setzero_ps();
+    for (uint32_t v = 0; v < vectors; ++v) {
+      const __m128i bits =
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + layout.offset[v]));
+      __m256 d = _mm256_sub_ps(_mm256_load_ps(pq.v[v]), _mm256_cvtph_ps(bits));
+      if (kWeighted) d = _mm256_mul_ps(d, _mm256_load_ps(pq.w[v]));
+      if (v + 1 == vectors) d = _mm256_and_ps(d, keep);
+      sum = _mm256_fmadd_ps(d, d, sum);
+    }
+    acc[k] = sum;
+  }
+  const __m256 distance = _mm256_sqrt_ps(_mm256_mul_ps(reduce8(acc), _mm256_set1_ps(kShrink)));
+  const __m256 error =
+      _mm256_mul_ps(_mm256_loadu_ps(scan.half_error + f), _mm256_set1_ps(scan.error_scale));
+  const __m256 low = _mm256_max_ps(_mm256_sub_ps(distance, error), _mm256_setzero_ps());
+  alignas(32) float bound[8];
+  _mm256_store_ps(bound,
+                  _mm256_add_ps(shrink(_mm256_set1_ps(scan.transition), _mm256_mul_ps(low, low)),
+                                _mm256_set1_ps(scan.bias)));
+  uint32_t below = 0;
+  for (uint32_t k = 0; k < count; ++k) {
+    if (scan.prunes(bound[k], f + k)) continue;
+    below |= 1u << k;
+    const char* row = reinterpret_cast<const char*>(scan.features + size_t(f + k) * scan.stride);
+    for (uint32_t b = 0; b < scan.stride * sizeof(float); b += 64)
+      _mm_prefetch(row + b, _MM_HINT_T0);
+  }
+  for (; below; below &= below - 1) {
+    const uint32_t k = uint32_t(__builtin_ctz(below));
+    if (!scan.prunes(bound[k], f + k)) scan.consider(f + k);  // the best may have moved
+  }
 }
 
 // Rows [f, f + count) (count <= 8) of one query: their bounds 8 at a time, then rowCost() for
@@ -483,6 +561,10 @@ MMDB_AVX2 inline void considerRows(const Layout& layout, const PreparedQuery& pq
                                    uint32_t f, uint32_t count, uint32_t frames) noexcept {
   if (f + 8 > frames) {  // the last rows of the database: no 8-row load
     for (uint32_t k = 0; k < count; ++k) scan.consider(f + k);
+    return;
+  }
+  if (scan.half) {
+    halfRows<kV, kWeighted>(layout, pq, scan, f, count);
     return;
   }
   const PreparedQuery* q[8];
@@ -1210,6 +1292,63 @@ MMDB_AVX2 void batchAvx2(const Database& db, const SearchRequest* requests, Scan
 }
 
 #endif  // MMDB_SEARCH_AVX2
+
+}  // namespace
+
+#if MMDB_SEARCH_AVX2
+bool detail::halfFeaturesSupported() noexcept { return haveAvx2(); }
+
+MMDB_AVX2 void detail::makeHalfFeatures(const float* features, uint32_t frames, uint32_t stride,
+                                        uint32_t n, uint16_t* rows, float* errors) noexcept {
+  // The stride is a multiple of 4 (checked at open): 8 columns at a time, then 4. Columns from
+  // n on are read as 0.
+  alignas(32) int32_t used[kMaxColumns + 8] = {};  // open refuses more than kMaxColumns
+  for (uint32_t c = 0; c < n && c < kMaxColumns; ++c) used[c] = -1;
+  auto mask = [&used](uint32_t c) {
+    return reinterpret_cast<const __m256i*>(used + std::min(c, kMaxColumns));
+  };
+  for (uint32_t f = 0; f < frames; ++f) {
+    const float* row = features + size_t(f) * stride;
+    uint16_t* out = rows + size_t(f) * stride;
+    // The differences are exact (a half is a float near its value) and their squares summed in
+    // float: within 32 * 2^-24 of the sum, which the 2^-16 added covers; the root then goes up
+    // a float step. A value past the largest half, or not finite, makes the sum infinite or NaN.
+    __m256 sum = _mm256_setzero_ps();
+    uint32_t c = 0;
+    for (; c + 8 <= stride; c += 8) {
+      __m256 x = _mm256_loadu_ps(row + c);
+      if (c + 8 > n) x = _mm256_and_ps(x, _mm256_castsi256_ps(_mm256_loadu_si256(mask(c))));
+      const __m128i bits = _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + c), bits);
+      const __m256 d = _mm256_sub_ps(x, _mm256_cvtph_ps(bits));
+      sum = _mm256_fmadd_ps(d, d, sum);
+    }
+    alignas(32) float lanes[12] = {};
+    if (c < stride) {  // 4 columns left
+      __m128 x = _mm_loadu_ps(row + c);
+      if (c + 4 > n)
+        x = _mm_and_ps(
+            x, _mm_castsi128_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(mask(c)))));
+      const __m128i bits = _mm_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT);
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(out + c), bits);
+      const __m128 d = _mm_sub_ps(x, _mm_cvtph_ps(bits));
+      _mm_store_ps(lanes + 8, _mm_mul_ps(d, d));
+    }
+    _mm256_store_ps(lanes, sum);
+    float total = 0.f;
+    for (const float v : lanes) total += v;
+    errors[f] = std::isnan(total) ? std::numeric_limits<float>::infinity()
+                                  : std::nextafter(std::sqrt(total * (1.f + 0x1p-16f)),
+                                                   std::numeric_limits<float>::infinity());
+  }
+}
+#else
+bool detail::halfFeaturesSupported() noexcept { return false; }
+void detail::makeHalfFeatures(const float*, uint32_t, uint32_t, uint32_t, uint16_t*,
+                              float*) noexcept {}
+#endif
+
+namespace {
 
 // The pruned scan of [lo, hi) into `scan`, on the fastest path this machine has.
 void pruned(const Database& db, const SearchRequest& request, uint32_t lo, uint32_t hi,

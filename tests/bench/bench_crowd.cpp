@@ -44,6 +44,8 @@ struct Data {
   mmdb::test::AlignedBytes bytes;  // the synthetic database's, when used
   mmdb::Database synthetic;
   const mmdb::Database* db = nullptr;
+  const mmdb::test::AlignedBytes* file = nullptr;  // db's bytes
+  mmdb::Database floats_only;  // db again, opened without its half-precision features
   std::string name;
 };
 
@@ -54,6 +56,7 @@ const Data& data() {
   std::string why;
   if (const mmdb::test::RealDatabase* real = mmdb::test::bandaiDatabaseAt(60, true, &why)) {
     d->db = &real->db;
+    d->file = &real->bytes;
     d->name = "bandai-1 mirrored";
   } else {
     std::fprintf(stderr, "bench_crowd: %s; a synthetic database instead\n", why.c_str());
@@ -66,8 +69,13 @@ const Data& data() {
     auto opened = mmdb::Database::fromMemory(d->bytes.data(), d->bytes.size());
     if (opened) d->synthetic = std::move(opened.value());
     d->db = &d->synthetic;
+    d->file = &d->bytes;
     d->name = "synthetic, 24 joints";
   }
+  mmdb::OpenOptions floats_only;
+  floats_only.half_features = false;
+  auto opened = mmdb::Database::fromMemory(d->file->data(), d->file->size(), floats_only);
+  if (opened) d->floats_only = std::move(opened.value());
   return *d;
 }
 
@@ -242,6 +250,69 @@ BENCHMARK(BM_CrowdStep)
     ->Unit(benchmark::kMillisecond)
     ->MinTime(3.0)
     ->UseRealTime();
+
+// One thread's steady step with the database's half-precision features (the default) against
+// the same database opened without them, two crowds stepped in turn (in alternating order) on
+// the same sticks. Counters: each one's search and step in ms, and the ratios (half / float).
+// Their winners must be the same: the benchmark fails if any differs.
+void BM_CrowdHalfFeatures(benchmark::State& state) {
+  const Data& d = data();
+  if (d.db->halfFeatures().empty()) {
+    state.SkipWithError("this CPU or build has no half-precision features (AVX2, FMA and F16C)");
+    return;
+  }
+  mmdb::CrowdSettings settings;
+  std::optional<mmdb::Crowd> half = newCrowd(state, settings);
+  auto created = mmdb::Crowd::create(d.floats_only, kCharacters, settings);
+  if (!half || !created) {
+    if (!created) state.SkipWithError(created.error().message());
+    return;
+  }
+  mmdb::Crowd& floats = created.value();
+  const mmdb::StickScript script = mmdb::StickScript::builtIn();
+  SplitStep with(1, false), without(1, false);
+  double h[3] = {}, f[3] = {};  // begin, search, end
+  bool same = true;
+  auto stepBoth = [&](int step) {
+    setSticks(*half, script, step);
+    setSticks(floats, script, step);
+    const bool half_first = step % 2 == 0;
+    bool ok = true;
+    for (int k = 0; k < 2; ++k) {
+      if ((k == 0) == half_first)
+        ok = with.run(*half, h, h + 1, h + 2) && ok;
+      else
+        ok = without.run(floats, f, f + 1, f + 2) && ok;
+    }
+    for (size_t i = 0; ok && i < half->results().size(); ++i)
+      same = same && half->results()[i].frame == floats.results()[i].frame &&
+             half->results()[i].cost == floats.results()[i].cost;
+    return ok;
+  };
+  int step = 0;
+  for (; step < kWarmSteps; ++step) stepBoth(step);
+  for (double* v : {h, f}) v[0] = v[1] = v[2] = 0;
+  double n = 0;
+  for (auto _ : state) {
+    if (!stepBoth(step++)) {
+      state.SkipWithError("a step failed");
+      return;
+    }
+    n += 1;
+  }
+  if (!same) {
+    state.SkipWithError("the half-precision features changed a winner");
+    return;
+  }
+  state.counters["search_ms"] = h[1] / n;
+  state.counters["search_float_ms"] = f[1] / n;
+  state.counters["search_ratio"] = h[1] / f[1];
+  state.counters["step_ms"] = (h[0] + h[1] + h[2]) / n;
+  state.counters["step_float_ms"] = (f[0] + f[1] + f[2]) / n;
+  state.counters["step_ratio"] = (h[0] + h[1] + h[2]) / (f[0] + f[1] + f[2]);
+  state.SetLabel(d.name);
+}
+BENCHMARK(BM_CrowdHalfFeatures)->Unit(benchmark::kMillisecond)->MinTime(6.0)->UseRealTime();
 
 // The first step of a new crowd, one thread: every character's Start search at once, or spread
 // over the first one or two intervals (start_stagger_intervals). Counters: of the 11 steps after

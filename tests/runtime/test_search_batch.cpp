@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 #include <set>
 #include <vector>
@@ -36,9 +37,12 @@ class SearchBatch : public ::testing::Test {
     cooked_ = mmdb::test::makeSyntheticDatabase(spec);
     open(cooked_);
   }
-  void open(const mmdb::cook::CookedDatabase& cooked) {
+  // half_features false: the search reads the float rows alone (what a CPU without F16C does).
+  void open(const mmdb::cook::CookedDatabase& cooked, bool half_features = true) {
     bytes_ = mmdb::test::serializeAligned(cooked);
-    auto r = Database::fromMemory(bytes_.data(), bytes_.size());
+    mmdb::OpenOptions options;
+    options.half_features = half_features;
+    auto r = Database::fromMemory(bytes_.data(), bytes_.size(), options);
     ASSERT_TRUE(r.ok()) << r.error().message();
     db_ = std::move(r.value());
     scratch_.assign(mmdb::batchScratchFloats(db_), -1.f);
@@ -96,11 +100,26 @@ class SearchBatch : public ::testing::Test {
   mmdb::test::AlignedBytes bytes_;
   Database db_;
   std::vector<float> scratch_;  // batchScratchFloats(db_)
+
+  void agreeWithExhaustiveOn10000Queries();
 };
 
 // Game-like: the playing frame's pose columns, another frame's trajectory columns moved by
-// noise; with filters, neighbourhoods and no playing frame now and then.
+// noise; with filters, neighbourhoods and no playing frame now and then. With the database's
+// half-precision features (where this CPU has them) and without.
 TEST_F(SearchBatch, PrunedBatchAndSplitAgreeWithExhaustiveOn10000Queries) {
+  for (const bool half : {true, false}) {
+    SCOPED_TRACE(half ? "half-precision features" : "float rows alone");
+    open(cooked_, half);
+    if (!half) {
+      ASSERT_TRUE(db_.halfFeatures().empty());
+    }
+    agreeWithExhaustiveOn10000Queries();
+    if (HasFatalFailure()) return;
+  }
+}
+
+void SearchBatch::agreeWithExhaustiveOn10000Queries() {
   std::mt19937 rng(77);
   std::normal_distribution<float> noise(0.f, 0.3f);
   const uint64_t masks[] = {0, 0, 0, 1, 2, 4};
@@ -402,6 +421,112 @@ TEST_F(SearchBatch, ASeedFoundOutOfOrderGivesWayToTheLowerFrameOfEqualCost) {
       EXPECT_EQ(part[i].frame, a.frame) << "request " << i << ", frames " << first << " to " << end;
       EXPECT_EQ(part[i].cost, a.cost) << "request " << i << ", frames " << first << " to " << end;
     }
+  }
+}
+
+// IEEE binary16 bits to float, exactly (every half is a float).
+float fromHalf(uint16_t bits) {
+  const int exponent = (bits >> 10) & 0x1f, mantissa = bits & 0x3ff;
+  const float sign = (bits & 0x8000) ? -1.f : 1.f;
+  if (exponent == 0x1f) return mantissa ? NAN : sign * INFINITY;
+  if (exponent == 0) return sign * std::ldexp(float(mantissa), -24);
+  return sign * std::ldexp(float(mantissa | 0x400), exponent - 25);
+}
+
+// Every row's copy is its nearest half (within half a step: 2^-11 of the value, or 2^-25 below
+// 2^-14), padding 0, and its error the distance between row and copy, rounded up by 1e-5 of it
+// at most; none without the option; and the copy moves with the Database.
+TEST_F(SearchBatch, HalfFeaturesAreTheNearestHalvesWithTheirErrorRoundedUp) {
+  if (db_.halfFeatures().empty()) GTEST_SKIP() << "this CPU or build has no F16C search";
+  const uint32_t frames = db_.frameCount(), stride = db_.featureStride(), n = db_.featureCount();
+  ASSERT_EQ(db_.halfFeatures().size(), size_t(frames) * stride);
+  ASSERT_EQ(db_.halfFeatureErrors().size(), size_t(frames));
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(db_.halfFeatures().data()) % 64, 0u);
+  for (uint32_t f = 0; f < frames; ++f) {
+    double sum = 0;
+    for (uint32_t c = 0; c < stride; ++c) {
+      const uint16_t bits = db_.halfFeatures()[size_t(f) * stride + c];
+      if (c >= n) {
+        ASSERT_EQ(bits, 0) << "frame " << f << " padding column " << c;
+        continue;
+      }
+      const float x = db_.features()[size_t(f) * stride + c], h = fromHalf(bits);
+      const float step = std::fabs(x) < 0x1p-14f ? 0x1p-24f : std::fabs(x) * 0x1p-10f;
+      ASSERT_LE(std::fabs(x - h), 0.5f * step) << "frame " << f << " column " << c;
+      sum += (double(x) - h) * (double(x) - h);
+    }
+    const float error = db_.halfFeatureErrors()[f];
+    ASSERT_GE(double(error), std::sqrt(sum)) << "frame " << f;
+    ASSERT_LE(error, std::sqrt(sum) * (1 + 1e-5) + 1e-30) << "frame " << f;
+  }
+  const uint16_t* copy = db_.halfFeatures().data();
+  Database moved = std::move(db_);
+  EXPECT_EQ(moved.halfFeatures().data(), copy);
+  EXPECT_TRUE(db_.halfFeatures().empty());
+  EXPECT_TRUE(db_.halfFeatureErrors().empty());
+  open(cooked_, false);
+  EXPECT_TRUE(db_.halfFeatures().empty());
+  EXPECT_TRUE(db_.halfFeatureErrors().empty());
+}
+
+// A row whose half-precision copy rounds away from the query by more than the bounds' margin:
+// frame 1510 at 1000.4 in column 20 is found first (cost 1000800.16), then frame 2100 at
+// 1000.3 (cost 1000600.09), whose copy is 1000.5 (a cost of 1001000.25, above 1510's). Only
+// the copy's error taken off its bound keeps 2100, the winner, from being skipped; with a
+// weight of 10 on its block, only that error times the largest weight. Frame 2300 holds 70000,
+// beyond the largest half: its error is infinite, and a query there finds it.
+TEST_F(SearchBatch, HalfPrecisionRoundingNeverSkipsTheWinner) {
+  mmdb::cook::CookedDatabase copy = cooked_;
+  constexpr uint32_t kStride = 28, kColumn = 20;
+  const uint32_t n = db_.featureCount();
+  ASSERT_EQ(db_.featureStride(), kStride);
+  for (uint32_t f = 0; f < db_.frameCount(); ++f)  // every other row far from the queries
+    for (uint32_t c = 0; c < n; ++c) copy.features[size_t(f) * kStride + c] = 4000.f;
+  auto place = [&](uint32_t frame, float value) {
+    for (uint32_t c = 0; c < n; ++c) copy.features[size_t(frame) * kStride + c] = 0.f;
+    copy.features[size_t(frame) * kStride + kColumn] = value;
+  };
+  place(1510, 1000.4f);
+  place(2100, 1000.3f);
+  place(2300, 70000.f);
+  mmdb::test::computeBounds(copy);
+  open(copy);
+  if (db_.halfFeatures().empty()) GTEST_SKIP() << "this CPU or build has no F16C search";
+  ASSERT_EQ(fromHalf(db_.halfFeatures()[size_t(2100) * kStride + kColumn]), 1000.5f);
+  EXPECT_TRUE(std::isinf(db_.halfFeatureErrors()[2300]));
+  for (const uint32_t frame : {1510u, 2100u, 2300u}) {
+    bool matchable = false;
+    for (const mmdb::MatchRange& r : db_.ranges())
+      matchable = matchable || (frame >= r.first_frame && frame < r.first_frame + r.frame_count);
+    ASSERT_TRUE(matchable) << "frame " << frame << " is outside the synthetic ranges";
+  }
+  const std::vector<float> zero(n, 0.f);
+  std::vector<float> far(n, 0.f);
+  far[kColumn] = 70000.f;
+  std::vector<float> weights(db_.featureBlockCount(), 1.f);
+  for (uint32_t b = 0; b < db_.featureBlockCount(); ++b) {
+    const mmdb::FeatureBlockInfo block = db_.featureBlock(b);
+    if (kColumn >= block.first_column && kColumn < block.first_column + block.width)
+      weights[b] = 10.f;
+  }
+  SearchRequest plain;
+  plain.query = zero;
+  SearchRequest weighted = plain;
+  weighted.block_weights = weights;
+  SearchRequest beyond = plain;
+  beyond.query = far;
+  const SearchRequest requests[] = {plain, weighted, beyond};
+  const int32_t expected[] = {2100, 2100, 2300};
+  std::vector<SearchResult> batch(3);
+  ASSERT_TRUE(batchBoth(requests, batch).ok());
+  for (size_t i = 0; i < 3; ++i) {
+    const SearchResult a = mmdb::searchExhaustive(db_, requests[i]).value();
+    const SearchResult b = mmdb::searchPruned(db_, requests[i]).value();
+    EXPECT_EQ(a.frame, expected[i]) << "request " << i;
+    EXPECT_EQ(b.frame, a.frame) << "request " << i;
+    EXPECT_EQ(b.cost, a.cost) << "request " << i;
+    EXPECT_EQ(batch[i].frame, a.frame) << "request " << i;
+    EXPECT_EQ(batch[i].cost, a.cost) << "request " << i;
   }
 }
 
