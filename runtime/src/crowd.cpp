@@ -251,9 +251,11 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
   // frame of a clip, the clip itself: either way the character must move.
   for (const MatchRange& range : db.ranges())
     if (range.frame_count > 0) crowd.must_move_[range.first_frame + range.frame_count - 1] = 1;
+  crowd.clips_.resize(db.clipCount());
   for (uint32_t i = 0; i < db.clipCount(); ++i) {
     const ClipInfo clip = db.clip(i);
     if (clip.frame_count > 0) crowd.must_move_[clip.first_frame + clip.frame_count - 1] = 1;
+    crowd.clips_[i] = {clip.first_frame, clip.frame_count, clip.tag_mask};
   }
 
   if (given) {
@@ -853,8 +855,13 @@ void Crowd::showRange(uint32_t c) noexcept {
   int32_t range = -1;
   uint64_t tags = 0;
   if (ch.playing) {
-    range = rangeOfFrame(db_->ranges(), ch.shown_frame);
-    tags = range >= 0 ? db_->ranges()[size_t(range)].tag_mask : db_->clip(ch.clip).tag_mask;
+    // Mostly the range shown last step still holds the frame (ranges are disjoint).
+    const Span<const MatchRange> ranges = db_->ranges();
+    const bool same = shown.range >= 0 && size_t(shown.range) < ranges.size() &&
+                      ch.shown_frame - ranges[size_t(shown.range)].first_frame <
+                          ranges[size_t(shown.range)].frame_count;
+    range = same ? shown.range : rangeOfFrame(ranges, ch.shown_frame);
+    tags = range >= 0 ? db_->ranges()[size_t(range)].tag_mask : clips_[ch.clip].tag_mask;
   }
   shown.entered = tags & ~shown.tags;
   shown.left = shown.tags & ~tags;
@@ -872,7 +879,7 @@ Status Crowd::playing(uint32_t character, Playing& out) const noexcept {
   if (ch.playing) {
     p.clip = ch.clip;
     p.frame = ch.shown_frame;
-    p.clip_frame = ch.shown_frame - db_->clip(ch.clip).first_frame;
+    p.clip_frame = ch.shown_frame - clips_[ch.clip].first_frame;
     p.clip_time = ch.shown_time;
     p.contacts = ch.shown_frame < db_->contacts().size() ? db_->contacts()[ch.shown_frame] : 0u;
   }
@@ -900,7 +907,8 @@ Status Crowd::sample(uint32_t clip, float time, uint32_t scratch) noexcept {
   job.translations = slice(switch_translations_, scratch, joints_);
   job.velocities = slice(switch_velocities_, scratch, joints_);
   job.angular_velocities = slice(switch_angular_, scratch, joints_);
-  detail::runSamplePose(job);  // what it reads was checked at create
+  detail::runSamplePose(job, clips_[clip].first_frame,  // checked at create
+                        clips_[clip].frame_count);
   return Status();
 }
 
@@ -918,7 +926,7 @@ Status Crowd::resolve(uint32_t c, const SearchResult& found, uint32_t worker) no
   if (found.frame < 0 || (ch.playing && uint32_t(found.frame) == ch.current_frame)) return Status();
   // The continuing rule: playback reaches a winner a little ahead in the same clip by itself.
   if (ch.playing && continue_frames_ > 0) {
-    const ClipInfo clip = db_->clip(ch.clip);
+    const ClipSpan& clip = clips_[ch.clip];
     const uint32_t winner = uint32_t(found.frame);
     if (winner > ch.current_frame && winner < clip.first_frame + clip.frame_count &&
         winner - ch.current_frame <= continue_frames_) {
@@ -985,7 +993,7 @@ Status Crowd::resolve(uint32_t c, const SearchResult& found, uint32_t worker) no
 bool Crowd::samplePose(uint32_t c) noexcept {
   CrowdCharacter& ch = characters_[c];
   {
-    const ClipInfo clip = db_->clip(ch.clip);
+    const ClipSpan& clip = clips_[ch.clip];
     const float key = std::floor(std::fmax(ch.clip_time * db_->frameRate(), 0.f));
     ch.shown_frame = clip.first_frame + uint32_t(std::min(key, float(clip.frame_count - 1)));
     ch.shown_time =
@@ -1003,7 +1011,7 @@ bool Crowd::samplePose(uint32_t c) noexcept {
   pose.translations = slice(local_translations_, c, joints_);
   // The jobs' checks hold by construction (the database verified, the crowd's arrays and
   // settings checked at create, the clip one of the database's): only their work runs.
-  detail::runSamplePose(pose);
+  detail::runSamplePose(pose, clips_[ch.clip].first_frame, clips_[ch.clip].frame_count);
   const bool offsets_show = offsetsShow(ch);
   if (offsets_show)
     (void)inertialize(c, ch.transition_time, slice(local_rotations_, c, joints_),
@@ -1028,7 +1036,7 @@ void Crowd::prefetchBlock(uint32_t first, uint32_t count) const noexcept {
     const CrowdCharacter& ch = characters_[c];
     if (!ch.playing) continue;
     lines(&db_->rootMotion()[ch.current_frame], sizeof(RootFrame));
-    const ClipInfo clip = db_->clip(ch.clip);
+    const ClipSpan& clip = clips_[ch.clip];
     const float key = std::fmin(std::fmax(ch.clip_time * rate, 0.f), float(clip.frame_count - 1));
     const size_t row = size_t(clip.first_frame) + uint32_t(key) - view.first_frame;
     const size_t keys = uint32_t(key) + 1 < clip.frame_count ? 2 : 1;
@@ -1113,7 +1121,7 @@ Status Crowd::limitTransition(uint32_t c, uint32_t worker) noexcept {
   pose.time = ch.clip_time;
   pose.rotations = rotations;
   pose.translations = translations;
-  detail::runSamplePose(pose);
+  detail::runSamplePose(pose, clips_[ch.clip].first_frame, clips_[ch.clip].frame_count);
   const float to = ch.transition_time;
   const float from = std::fmax(to - dt_, 0.f);
   const float times[] = {to, from + 0.5f * (to - from), from + 0.25f * (to - from), from};
@@ -1191,7 +1199,7 @@ void Crowd::advance(uint32_t c) noexcept {
     ch.root_motion_world = ch.achieved_position - position;
     ch.root_motion_local = glm::inverse(rotation) * ch.root_motion_world;
     ch.root_motion_rotation = glm::normalize(ch.achieved_rotation * glm::inverse(rotation));
-    const ClipInfo clip = db_->clip(ch.clip);
+    const ClipSpan& clip = clips_[ch.clip];
     ch.clip_time += dt_;
     // In float, as the GPU's fk pass computes it, so both play the same frame at a key's edge.
     const float key = std::floor(ch.clip_time * db_->frameRate() + 1e-4f);

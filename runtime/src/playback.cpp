@@ -154,16 +154,21 @@ Status SamplePoseJob::Run() const noexcept {
 }
 
 void detail::runSamplePose(const SamplePoseJob& job) noexcept {
+  const ClipInfo c = job.database->clip(job.clip);
+  runSamplePose(job, c.first_frame, c.frame_count);
+}
+
+void detail::runSamplePose(const SamplePoseJob& job, uint32_t first_frame,
+                           uint32_t frame_count) noexcept {
   const Database& db = *job.database;
-  const ClipInfo c = db.clip(job.clip);
-  const float last = float(c.frame_count - 1);
+  const float last = float(frame_count - 1);
   const float key = std::fmin(std::fmax(job.time * db.frameRate(), 0.f), last);
   const uint32_t k0 = uint32_t(key);
-  const uint32_t k1 = k0 + 1 < c.frame_count ? k0 + 1 : k0;
+  const uint32_t k1 = k0 + 1 < frame_count ? k0 + 1 : k0;
   const float alpha = key - float(k0);
   const size_t joints = db.jointCount();
   const PoseView view = job.poses.frame_count ? job.poses : db.rawPoses();
-  const size_t row = size_t(c.first_frame) - view.first_frame;
+  const size_t row = size_t(first_frame) - view.first_frame;
   const size_t a = (row + k0) * joints;
   const size_t b = (row + k1) * joints;
   const Float4* rot = view.rotations.data();

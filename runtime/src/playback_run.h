@@ -8,6 +8,9 @@
 namespace mmdb::detail {
 
 void runSamplePose(const SamplePoseJob& job) noexcept;
+// runSamplePose() of a job whose clip (job.clip) starts at first_frame and has frame_count
+// frames, given by a caller that keeps them (the file's clip table costs a lookup per field).
+void runSamplePose(const SamplePoseJob& job, uint32_t first_frame, uint32_t frame_count) noexcept;
 // offset_vectors: null, or each offset rotation as a rotation vector already
 // (toScaledAxis(quatAbs(offset))), which then is not computed again.
 void runInertialize(const InertializeJob& job, const glm::vec3* offset_vectors = nullptr) noexcept;

@@ -319,6 +319,13 @@ struct CrowdState {
   float settle_cos_limit_ = -2;      // cos(settle_rotation_change * dt) for this step
 
   std::vector<uint8_t> must_move_;  // per frame: the last of a matchable range or of a clip
+  // Per clip, what each step reads of its ClipInfo (Database::clip() reads the file's table,
+  // field by field).
+  struct ClipSpan {
+    uint32_t first_frame = 0, frame_count = 0;
+    uint64_t tag_mask = 0;
+  };
+  std::vector<ClipSpan> clips_;
   std::vector<CrowdCharacter> characters_;
   std::vector<StickInput> inputs_;
   std::vector<TagFilter> filters_;
