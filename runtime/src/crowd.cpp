@@ -177,6 +177,7 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
 
   Crowd crowd;
   crowd.db_ = &db;
+  crowd.rate_ = db.frameRate();
   crowd.settings_ = settings;
   crowd.legs_ = legs;
   crowd.foot_settings_ = foot_settings;
@@ -994,10 +995,9 @@ bool Crowd::samplePose(uint32_t c) noexcept {
   CrowdCharacter& ch = characters_[c];
   {
     const ClipSpan& clip = clips_[ch.clip];
-    const float key = std::floor(std::fmax(ch.clip_time * db_->frameRate(), 0.f));
+    const float key = std::floor(std::fmax(ch.clip_time * rate_, 0.f));
     ch.shown_frame = clip.first_frame + uint32_t(std::min(key, float(clip.frame_count - 1)));
-    ch.shown_time =
-        std::fmin(std::fmax(ch.clip_time, 0.f), float(clip.frame_count - 1) / db_->frameRate());
+    ch.shown_time = std::fmin(std::fmax(ch.clip_time, 0.f), float(clip.frame_count - 1) / rate_);
   }
   // Until a character starts playing it shows no motion: every joint at its root, unrotated (the
   // local pose create() set), as on the GPU.
@@ -1026,7 +1026,9 @@ bool Crowd::samplePose(uint32_t c) noexcept {
 // no result (a switch in the block may still change the clip; then the hint is wasted).
 void Crowd::prefetchBlock(uint32_t first, uint32_t count) const noexcept {
   const PoseView view = poses_.frame_count ? poses_ : db_->rawPoses();
-  const float rate = db_->frameRate();
+  const float rate = rate_;
+  const RootFrame* root_motion = db_->rootMotion().data();
+  const uint32_t* contacts = db_->contacts().data();
   const auto lines = [](const void* at, size_t bytes) {
     const char* p = static_cast<const char*>(at);
     for (size_t b = 0; b < bytes; b += 64) __builtin_prefetch(p + b);
@@ -1035,12 +1037,12 @@ void Crowd::prefetchBlock(uint32_t first, uint32_t count) const noexcept {
   for (uint32_t c = first; c < first + count; ++c) {
     const CrowdCharacter& ch = characters_[c];
     if (!ch.playing) continue;
-    lines(&db_->rootMotion()[ch.current_frame], sizeof(RootFrame));
+    lines(root_motion + ch.current_frame, sizeof(RootFrame));
     const ClipSpan& clip = clips_[ch.clip];
     const float key = std::fmin(std::fmax(ch.clip_time * rate, 0.f), float(clip.frame_count - 1));
     const size_t row = size_t(clip.first_frame) + uint32_t(key) - view.first_frame;
     const size_t keys = uint32_t(key) + 1 < clip.frame_count ? 2 : 1;
-    __builtin_prefetch(&db_->contacts()[clip.first_frame + uint32_t(key)]);  // the foot locks'
+    __builtin_prefetch(contacts + clip.first_frame + uint32_t(key));  // the foot locks'
     lines(view.rotations.data() + row * joints_, keys * joints_ * sizeof(Float4));
     lines(view.translations.data() + row * joints_, keys * joints_ * sizeof(Float4));
   }
@@ -1053,10 +1055,11 @@ void Crowd::prefetchBlock(uint32_t first, uint32_t count) const noexcept {
 Status Crowd::poseBlock(uint32_t first, uint32_t count, uint32_t worker) noexcept {
   bool limited[4] = {};
   ForwardKinematicsJob jobs[4];
+  const Span<const int32_t> parents = db_->parents();
   for (uint32_t i = 0; i < count; ++i) {
     const uint32_t c = first + i;
     limited[i] = samplePose(c);
-    jobs[i].parents = db_->parents();
+    jobs[i].parents = parents;
     jobs[i].local_rotations = slice(local_rotations_, c, joints_);
     jobs[i].local_translations = slice(local_translations_, c, joints_);
     jobs[i].model_rotations = slice(model_rotations_, c, joints_);
@@ -1168,7 +1171,7 @@ Status Crowd::inertialize(uint32_t c, float time, Span<const glm::quat> rotation
 // The largest, over joints, of how far the model pose just computed moved from the last one shown
 // (before foot locking) over that joint's limit in this step, squared.
 float Crowd::squaredStepRatio(uint32_t c) const noexcept {
-  const float per_frame = 1.f / (dt_ * db_->frameRate());
+  const float per_frame = 1.f / (dt_ * rate_);
   const size_t base = size_t(c) * joints_;
   float ratio = 0.f;
   for (uint32_t j = 0; j < joints_; ++j) {
@@ -1202,7 +1205,7 @@ void Crowd::advance(uint32_t c) noexcept {
     const ClipSpan& clip = clips_[ch.clip];
     ch.clip_time += dt_;
     // In float, as the GPU's fk pass computes it, so both play the same frame at a key's edge.
-    const float key = std::floor(ch.clip_time * db_->frameRate() + 1e-4f);
+    const float key = std::floor(ch.clip_time * rate_ + 1e-4f);
     ch.current_frame = clip.first_frame + uint32_t(std::min(key, float(clip.frame_count - 1)));
   }
   ch.since_switch += dt_;
@@ -1215,6 +1218,8 @@ void Crowd::advance(uint32_t c) noexcept {
 void Crowd::lockFeet(uint32_t first, uint32_t count) noexcept {
   FootLockJob jobs[4];
   size_t playing = 0;
+  const Span<const int32_t> parents = db_->parents();
+  const Span<const uint32_t> contacts = db_->contacts();
   for (uint32_t c = first; c < first + count; ++c) {
     const CrowdCharacter& ch = characters_[c];
     const Span<FootLock> feet = slice(feet_, c, kLegCount);
@@ -1223,10 +1228,10 @@ void Crowd::lockFeet(uint32_t first, uint32_t count) noexcept {
       continue;
     }
     FootLockJob& job = jobs[playing++];
-    job.parents = db_->parents();
+    job.parents = parents;
     job.legs = Span<const LegChain>(legs_.data(), legs_.size());
     job.settings = foot_settings_;
-    job.contacts = db_->contacts()[ch.shown_frame];
+    job.contacts = contacts[ch.shown_frame];
     job.position = ch.achieved_position;
     job.rotation = ch.achieved_rotation;
     job.dt = dt_;

@@ -303,6 +303,7 @@ namespace detail {
 // by hand.
 struct CrowdState {
   const Database* db_ = nullptr;
+  float rate_ = 0;  // db_->frameRate(), read every step
   CrowdSettings settings_;
   ControllerSettings controller_;
   PoseView poses_;
