@@ -1176,7 +1176,8 @@ float Crowd::squaredStepRatio(uint32_t c) const noexcept {
   float ratio = 0.f;
   for (uint32_t j = 0; j < joints_; ++j) {
     const glm::vec3 moved = model_translations_[base + j] - unlocked_translations_[base + j];
-    ratio = std::fmax(ratio, glm::dot(moved, moved) * joint_step_limits_[j]);
+    const float r = glm::dot(moved, moved) * joint_step_limits_[j];
+    ratio = r > ratio ? r : ratio;  // std::fmax's result (a NaN r is passed over), inline
   }
   return ratio * per_frame * per_frame;
 }
