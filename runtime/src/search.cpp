@@ -1311,8 +1311,9 @@ MMDB_AVX2 void detail::makeHalfFeatures(const float* features, uint32_t frames, 
     const float* row = features + size_t(f) * stride;
     uint16_t* out = rows + size_t(f) * stride;
     // The differences are exact (a half is a float near its value) and their squares summed in
-    // float: within 32 * 2^-24 of the sum, which the 2^-16 added covers; the root then goes up
-    // a float step. A value past the largest half, or not finite, makes the sum infinite or NaN.
+    // float: at most 64 non-zero terms, within 80 * 2^-24 of the sum, which the 2^-16 added
+    // covers; the root then goes up a float step. A value past the largest half, or not finite,
+    // makes the sum infinite or NaN.
     __m256 sum = _mm256_setzero_ps();
     uint32_t c = 0;
     for (; c + 8 <= stride; c += 8) {
