@@ -83,6 +83,13 @@ std::string humanBytes(uint64_t bytes) {
 
 // Checks the bytes with the runtime's loader before anything is written: a file that fails here
 // is a cooker bug, never a user's.
+// The verifications open the file only to check it: no half-precision copy for the search.
+mmdb::OpenOptions verifyOptions() {
+  mmdb::OpenOptions options;
+  options.half_features = false;
+  return options;
+}
+
 void verifyBytes(std::span<const uint8_t> bytes, const CookedDatabase& db) {
   // The loader needs 16-byte aligned bytes, as a mapped file is.
   struct AlignedFree {
@@ -91,7 +98,7 @@ void verifyBytes(std::span<const uint8_t> bytes, const CookedDatabase& db) {
   std::unique_ptr<uint8_t[], AlignedFree> copy(
       static_cast<uint8_t*>(::operator new[](bytes.size(), std::align_val_t{16})));
   std::memcpy(copy.get(), bytes.data(), bytes.size());
-  auto opened = mmdb::Database::fromMemory(copy.get(), bytes.size());
+  auto opened = mmdb::Database::fromMemory(copy.get(), bytes.size(), verifyOptions());
   if (!opened)
     throw std::runtime_error(std::string("verification failed: the runtime refuses the cooked "
                                          "database: ") +
@@ -128,7 +135,7 @@ void verifyBytes(std::span<const uint8_t> bytes, const CookedDatabase& db) {
 
 // Reopens the written file: it must be the bytes we wrote and open in the runtime.
 void verifyWrittenFile(const std::string& path, std::span<const uint8_t> bytes) {
-  auto opened = mmdb::Database::open(path.c_str());
+  auto opened = mmdb::Database::open(path.c_str(), verifyOptions());
   if (!opened)
     throw std::runtime_error("verification failed: '" + path +
                              "' does not reopen: " + mmdb::errorCodeName(opened.error().code()) +

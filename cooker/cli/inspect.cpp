@@ -522,7 +522,9 @@ void printJson(const std::string& path, const mmdb::Database& database, std::ost
 }  // namespace
 
 void inspectDatabase(const std::string& path, bool json, std::ostream& out) {
-  mmdb::Result<mmdb::Database> opened = mmdb::Database::open(path.c_str());
+  mmdb::OpenOptions options;
+  options.half_features = false;  // nothing here searches
+  mmdb::Result<mmdb::Database> opened = mmdb::Database::open(path.c_str(), options);
   if (!opened)
     throw InputError("cannot inspect '" + path + "': " +
                      mmdb::errorCodeName(opened.error().code()) + ": " + opened.error().message());

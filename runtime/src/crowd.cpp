@@ -862,7 +862,7 @@ void Crowd::showRange(uint32_t c) noexcept {
                       ch.shown_frame - ranges[size_t(shown.range)].first_frame <
                           ranges[size_t(shown.range)].frame_count;
     range = same ? shown.range : rangeOfFrame(ranges, ch.shown_frame);
-    tags = range >= 0 ? db_->ranges()[size_t(range)].tag_mask : clips_[ch.clip].tag_mask;
+    tags = range >= 0 ? ranges[size_t(range)].tag_mask : clips_[ch.clip].tag_mask;
   }
   shown.entered = tags & ~shown.tags;
   shown.left = shown.tags & ~tags;

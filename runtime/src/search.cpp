@@ -491,15 +491,11 @@ MMDB_AVX2 inline __m256 boxBounds8(const Layout& layout, const PreparedQuery* co
 // are scattered over a database larger than the caches, and this overlaps their misses. The
 // half-precision rows where the database has them (considerRows() reads those first).
 MMDB_AVX2 inline void prefetchRows(const Scan& scan, uint32_t first, uint32_t end) noexcept {
-  if (scan.half) {
-    const char* p = reinterpret_cast<const char*>(scan.half + size_t(first) * scan.stride);
-    const char* e = reinterpret_cast<const char*>(scan.half + size_t(end) * scan.stride);
-    for (; p < e; p += 64) _mm_prefetch(p, _MM_HINT_T0);
-    return;
-  }
-  const char* p = reinterpret_cast<const char*>(scan.features + size_t(first) * scan.stride);
-  const char* e = reinterpret_cast<const char*>(scan.features + size_t(end) * scan.stride);
-  for (; p < e; p += 64) _mm_prefetch(p, _MM_HINT_T0);
+  const char* rows = scan.half ? reinterpret_cast<const char*>(scan.half)
+                               : reinterpret_cast<const char*>(scan.features);
+  const size_t row_bytes = size_t(scan.stride) * (scan.half ? sizeof(uint16_t) : sizeof(float));
+  const char* e = rows + end * row_bytes;
+  for (const char* p = rows + first * row_bytes; p < e; p += 64) _mm_prefetch(p, _MM_HINT_T0);
 }
 
 // considerRows() on the half-precision rows: for each of the 8 rows from f, D_h, the weighted
@@ -1300,41 +1296,30 @@ bool detail::halfFeaturesSupported() noexcept { return haveAvx2(); }
 
 MMDB_AVX2 void detail::makeHalfFeatures(const float* features, uint32_t frames, uint32_t stride,
                                         uint32_t n, uint16_t* rows, float* errors) noexcept {
-  // The stride is a multiple of 4 (checked at open): 8 columns at a time, then 4. Columns from
-  // n on are read as 0.
-  alignas(32) int32_t used[kMaxColumns + 8] = {};  // open refuses more than kMaxColumns
-  for (uint32_t c = 0; c < n && c < kMaxColumns; ++c) used[c] = -1;
-  auto mask = [&used](uint32_t c) {
-    return reinterpret_cast<const __m256i*>(used + std::min(c, kMaxColumns));
-  };
+  // Each row's n columns (at most kMaxColumns: open refuses more) converted 8 at a time from a
+  // copy padded with zeros, whose halves are 0; the columns past them are 0 too.
+  const uint32_t used = std::min(n, kMaxColumns), converted = (used + 7) / 8 * 8;
+  const uint32_t kept = std::min(converted, stride);
+  alignas(32) float in[kMaxColumns] = {};
+  alignas(16) uint16_t out[kMaxColumns];
   for (uint32_t f = 0; f < frames; ++f) {
-    const float* row = features + size_t(f) * stride;
-    uint16_t* out = rows + size_t(f) * stride;
+    std::memcpy(in, features + size_t(f) * stride, used * sizeof(float));
     // The differences are exact (a half is a float near its value) and their squares summed in
-    // float: at most 64 non-zero terms, within 80 * 2^-24 of the sum, which the 2^-16 added
-    // covers; the root then goes up a float step. A value past the largest half, or not finite,
-    // makes the sum infinite or NaN.
+    // float: at most 64 terms, within 80 * 2^-24 of the sum, which the 2^-16 added covers; the
+    // root then goes up a float step. A value past the largest half, or not finite, makes the
+    // sum infinite or NaN.
     __m256 sum = _mm256_setzero_ps();
-    uint32_t c = 0;
-    for (; c + 8 <= stride; c += 8) {
-      __m256 x = _mm256_loadu_ps(row + c);
-      if (c + 8 > n) x = _mm256_and_ps(x, _mm256_castsi256_ps(_mm256_loadu_si256(mask(c))));
+    for (uint32_t c = 0; c < converted; c += 8) {
+      const __m256 x = _mm256_load_ps(in + c);
       const __m128i bits = _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT);
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + c), bits);
+      _mm_store_si128(reinterpret_cast<__m128i*>(out + c), bits);
       const __m256 d = _mm256_sub_ps(x, _mm256_cvtph_ps(bits));
       sum = _mm256_fmadd_ps(d, d, sum);
     }
-    alignas(32) float lanes[12] = {};
-    if (c < stride) {  // 4 columns left
-      __m128 x = _mm_loadu_ps(row + c);
-      if (c + 4 > n)
-        x = _mm_and_ps(
-            x, _mm_castsi128_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(mask(c)))));
-      const __m128i bits = _mm_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT);
-      _mm_storel_epi64(reinterpret_cast<__m128i*>(out + c), bits);
-      const __m128 d = _mm_sub_ps(x, _mm_cvtph_ps(bits));
-      _mm_store_ps(lanes + 8, _mm_mul_ps(d, d));
-    }
+    uint16_t* row = rows + size_t(f) * stride;
+    std::memcpy(row, out, kept * sizeof(uint16_t));
+    std::fill(row + kept, row + stride, uint16_t(0));
+    alignas(32) float lanes[8];
     _mm256_store_ps(lanes, sum);
     float total = 0.f;
     for (const float v : lanes) total += v;
