@@ -498,18 +498,17 @@ MMDB_AVX2 inline void prefetchRows(const Scan& scan, uint32_t first, uint32_t en
   for (const char* p = rows + first * row_bytes; p < e; p += 64) _mm_prefetch(p, _MM_HINT_T0);
 }
 
-// considerRows() on the half-precision rows: for each of the 8 rows from f, D_h, the weighted
-// distance of the query to the row's copy, less the row's error times the largest weight
-// (error_scale), is at most D, the distance to the row itself (triangle inequality: weighting
-// scales each column's error by at most that weight). So (transition + max(D_h - e, 0)^2),
-// computed low (the copy's sum shrunk before its square root, the whole shrunk again as every
-// bound is), is a lower bound of the row's cost. The float rows of those below the best are
-// asked for together, then costed in frame order. An error of +infinity (a value with no
-// finite copy) gives a bound of the transition alone (NaN, from infinity less infinity, is
-// taken as 0 too), which rules nothing out wrongly.
+// Lower bounds of the costs of the 8 rows from f from their half-precision copies: for each,
+// D_h, the weighted distance of the query to the row's copy, less the row's error times the
+// largest weight (error_scale), is at most D, the distance to the row itself (triangle
+// inequality: weighting scales each column's error by at most that weight). So
+// (transition + max(D_h - e, 0)^2), computed low (the copy's sum shrunk before its square root,
+// the whole shrunk again as every bound is), then the scan's bias, bounds the row's cost. An
+// error of +infinity (a value with no finite copy) gives a bound of the transition alone (NaN,
+// from infinity less infinity, is taken as 0 too), which rules nothing out wrongly.
 template <uint32_t kV, bool kWeighted>
-MMDB_AVX2 inline void halfRows(const Layout& layout, const PreparedQuery& pq, Scan& scan,
-                               uint32_t f, uint32_t count) noexcept {
+MMDB_AVX2 inline __m256 halfBounds8(const Layout& layout, const PreparedQuery& pq, const Scan& scan,
+                                    uint32_t f) noexcept {
   const uint32_t vectors = kV ? kV : layout.vectors;
   const __m256 keep =
       _mm256_castsi256_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(layout.keep)));
@@ -531,12 +530,30 @@ MMDB_AVX2 inline void halfRows(const Layout& layout, const PreparedQuery& pq, Sc
   const __m256 error =
       _mm256_mul_ps(_mm256_loadu_ps(scan.half_error + f), _mm256_set1_ps(scan.error_scale));
   const __m256 low = _mm256_max_ps(_mm256_sub_ps(distance, error), _mm256_setzero_ps());
-  alignas(32) float bound[8];
-  _mm256_store_ps(bound,
-                  _mm256_add_ps(shrink(_mm256_set1_ps(scan.transition), _mm256_mul_ps(low, low)),
-                                _mm256_set1_ps(scan.bias)));
+  return _mm256_add_ps(shrink(_mm256_set1_ps(scan.transition), _mm256_mul_ps(low, low)),
+                       _mm256_set1_ps(scan.bias));
+}
+
+// considerRows() on the half-precision rows, 16 from f (count <= 16, f + 16 <= the frame
+// count): the bounds of both halves (halfBounds8(), in flight together), then, of the rows
+// whose bound is not above the best (one compare for all; a NaN bound stays in), those the
+// best does not prune have their float rows asked for together and are costed in frame order.
+template <uint32_t kV, bool kWeighted>
+MMDB_AVX2 inline void halfRows(const Layout& layout, const PreparedQuery& pq, Scan& scan,
+                               uint32_t f, uint32_t count) noexcept {
+  const __m256 low = halfBounds8<kV, kWeighted>(layout, pq, scan, f);
+  const __m256 high = halfBounds8<kV, kWeighted>(layout, pq, scan, f + 8);
+  const __m256 best = _mm256_set1_ps(scan.best_cost);
+  uint32_t maybe = uint32_t(_mm256_movemask_ps(_mm256_cmp_ps(low, best, _CMP_NGT_UQ))) |
+                   uint32_t(_mm256_movemask_ps(_mm256_cmp_ps(high, best, _CMP_NGT_UQ))) << 8;
+  maybe &= (1u << count) - 1;
+  if (!maybe) return;
+  alignas(32) float bound[16];
+  _mm256_store_ps(bound, low);
+  _mm256_store_ps(bound + 8, high);
   uint32_t below = 0;
-  for (uint32_t k = 0; k < count; ++k) {
+  for (uint32_t m = maybe; m; m &= m - 1) {
+    const uint32_t k = uint32_t(__builtin_ctz(m));
     if (scan.prunes(bound[k], f + k)) continue;
     below |= 1u << k;
     const char* row = reinterpret_cast<const char*>(scan.features + size_t(f + k) * scan.stride);
@@ -549,20 +566,13 @@ MMDB_AVX2 inline void halfRows(const Layout& layout, const PreparedQuery& pq, Sc
   }
 }
 
-// Rows [f, f + count) (count <= 8) of one query: their bounds 8 at a time, then rowCost() for
-// those whose bound is below the best so far, in increasing frame order. The scan's bias is
-// added to both (after the shrink: adding the same float keeps bound <= cost).
+// Rows [f, f + count) (count <= 8) of one query from their float rows: their bounds 8 at a
+// time, then rowCost() for those whose bound is below the best so far, in increasing frame
+// order. The scan's bias is added to both (after the shrink: adding the same float keeps
+// bound <= cost).
 template <uint32_t kV, bool kWeighted>
-MMDB_AVX2 inline void considerRows(const Layout& layout, const PreparedQuery& pq, Scan& scan,
-                                   uint32_t f, uint32_t count, uint32_t frames) noexcept {
-  if (f + 8 > frames) {  // the last rows of the database: no 8-row load
-    for (uint32_t k = 0; k < count; ++k) scan.consider(f + k);
-    return;
-  }
-  if (scan.half) {
-    halfRows<kV, kWeighted>(layout, pq, scan, f, count);
-    return;
-  }
+MMDB_AVX2 inline void floatRows(const Layout& layout, const PreparedQuery& pq, Scan& scan,
+                                uint32_t f, uint32_t count) noexcept {
   const PreparedQuery* q[8];
   const float* rows[8];
   for (uint32_t k = 0; k < 8; ++k) {
@@ -588,6 +598,25 @@ MMDB_AVX2 inline void considerRows(const Layout& layout, const PreparedQuery& pq
     if (scan.prunes(bound[k], f + k) || scan.skips(f + k)) continue;
     ++scan.evaluated;
     scan.improve(f + k, costs[k]);
+  }
+}
+
+// Rows [f, end) of one query (those of a small box), in increasing frame order: from their
+// half-precision copies 16 at a time where the database has them, else from their float rows
+// 8 at a time; where a whole load would pass the last frame, one by one.
+template <uint32_t kV, bool kWeighted>
+MMDB_AVX2 inline void considerRows(const Layout& layout, const PreparedQuery& pq, Scan& scan,
+                                   uint32_t f, uint32_t end, uint32_t frames) noexcept {
+  const uint32_t chunk = scan.half ? 16 : 8;
+  for (; f < end; f += chunk) {
+    const uint32_t count = std::min(chunk, end - f);
+    if (f + chunk > frames) {
+      for (uint32_t k = 0; k < count; ++k) scan.consider(f + k);
+    } else if (scan.half) {
+      halfRows<kV, kWeighted>(layout, pq, scan, f, count);
+    } else {
+      floatRows<kV, kWeighted>(layout, pq, scan, f, count);
+    }
   }
 }
 
@@ -695,10 +724,8 @@ MMDB_AVX2 void prunedAvx2(const Database& db, const SearchRequest& request, cons
       while (f < large_end) {
         const uint32_t sb = f / small;
         const uint32_t small_end = std::min(large_end, (sb + 1) * small);
-        if (!scan.prunes(small_bounds.get(sb) + scan.bias, f)) {
-          for (; f < small_end; f += 8)
-            considerRows<kV, kWeighted>(layout, pq, scan, f, std::min(8u, small_end - f), frames);
-        }
+        if (!scan.prunes(small_bounds.get(sb) + scan.bias, f))
+          considerRows<kV, kWeighted>(layout, pq, scan, f, small_end, frames);
         f = small_end;
       }
     }
@@ -1268,18 +1295,10 @@ MMDB_AVX2 void batchAvx2(const Database& db, const SearchRequest* requests, Scan
                                     in_large_lanes, n, in_large, small_min + size_t(sb) * stride,
                                     small_max + size_t(sb) * stride, bias));
         }
-        if (in_small) {
-          for (; f < small_end; f += 8) {
-            const uint32_t rows = std::min(8u, small_end - f);
-            for (uint64_t m = in_small; m; m &= m - 1) {
-              const uint32_t i = uint32_t(__builtin_ctzll(m));
-              considerRows<kV, kWeighted>(layout, pq[i], scans[i], f, rows, frames);
-            }
-          }
-          for (uint64_t m = in_small; m; m &= m - 1) {
-            const uint32_t i = uint32_t(__builtin_ctzll(m));
-            all.best[i] = bestOf(scans[i]);
-          }
+        for (uint64_t m = in_small; m; m &= m - 1) {
+          const uint32_t i = uint32_t(__builtin_ctzll(m));
+          considerRows<kV, kWeighted>(layout, pq[i], scans[i], f, small_end, frames);
+          all.best[i] = bestOf(scans[i]);
         }
         f = small_end;
       }
