@@ -103,6 +103,67 @@ TEST_F(Playback, ATimeOnAKeyTakesTheKeysRotation) {
   }
 }
 
+// Between keys rotations follow glm::slerp on the shorter arc, for any angle between the keys
+// (here random keys, some a half turn apart, some on opposite hemispheres) and for a joint count
+// that is not a multiple of the four joints computed at once.
+TEST(PlaybackSlerp, BetweenKeysRotationsAreGlmSlerps) {
+  mmdb::test::SyntheticSpec spec;
+  spec.clips = 1;
+  spec.frames_per_clip = 40;
+  spec.joints = 7;
+  mmdb::cook::CookedDatabase cooked = mmdb::test::makeSyntheticDatabase(spec);
+  uint32_t state = 12345u;
+  const auto uniform = [&state] {  // in [-1, 1)
+    state = state * 1664525u + 1013904223u;
+    return float(state >> 8) / float(1u << 23) - 1.f;
+  };
+  for (size_t e = 0; e < cooked.local_rotations.size(); ++e) {
+    glm::quat q(uniform(), uniform(), uniform(), uniform());
+    if (e % 5 == 0) q = glm::quat(1.f, 0.f, 0.f, 0.f);
+    cooked.local_rotations[e] = glm::normalize(q);
+  }
+  // Nearly the same key, the same key, the same key negated and a half turn apart, at frames 1-4.
+  for (size_t j = 0; j < 7; ++j) {
+    const glm::quat k = cooked.local_rotations[j];
+    cooked.local_rotations[7 + j] = glm::normalize(k * glm::angleAxis(1e-3f, glm::vec3(0, 1, 0)));
+    cooked.local_rotations[14 + j] = cooked.local_rotations[7 + j];
+    cooked.local_rotations[21 + j] = -cooked.local_rotations[14 + j];
+    cooked.local_rotations[28 + j] =
+        cooked.local_rotations[21 + j] * glm::angleAxis(3.14159f, glm::vec3(1, 0, 0));
+  }
+  const mmdb::test::AlignedBytes bytes = mmdb::test::serializeAligned(cooked);
+  auto opened = Database::fromMemory(bytes.data(), bytes.size());
+  ASSERT_TRUE(opened.ok()) << opened.error().message();
+  const Database& db = opened.value();
+  std::vector<glm::quat> rotations(7);
+  std::vector<glm::vec3> translations(7);
+  float worst = 0.f, worst_length = 0.f;
+  for (uint32_t frame = 0; frame + 1 < 40; ++frame) {
+    for (const float alpha : {0.001f, 0.25f, 0.5f, 0.75f, 0.999f}) {
+      mmdb::SamplePoseJob job;
+      job.database = &db;
+      job.clip = 0;
+      job.time = (float(frame) + alpha) / db.frameRate();
+      job.rotations = rotations;
+      job.translations = translations;
+      ASSERT_TRUE(job.Run().ok());
+      const float used = job.time * db.frameRate() - float(frame);
+      for (size_t j = 0; j < 7; ++j) {
+        const glm::quat x = cooked.local_rotations[frame * 7 + j];
+        glm::quat y = cooked.local_rotations[(frame + 1) * 7 + j];
+        if (glm::dot(x, y) < 0.f) y = -y;
+        const glm::quat expected = glm::slerp(x, y, used);
+        worst = std::fmax(worst, glm::length(glm::vec4(
+                                     rotations[j].x - expected.x, rotations[j].y - expected.y,
+                                     rotations[j].z - expected.z, rotations[j].w - expected.w)));
+        worst_length = std::fmax(worst_length, std::fabs(glm::length(rotations[j]) - 1.f));
+      }
+    }
+  }
+  EXPECT_LT(worst, 1e-6f);
+  EXPECT_LT(worst_length, 1e-6f);
+}
+
 TEST_F(Playback, SamplingNeverCrossesClipEnds) {
   // Past the end of clip 1: its last frame (119), not clip 2's first (120).
   ASSERT_TRUE(job(1, 100.f).Run().ok());
