@@ -964,12 +964,12 @@ Status Crowd::resolve(uint32_t c, const SearchResult& found, uint32_t worker) no
     job.offset_angular_velocities = slice(offset_angular_, c, joints_);
     job.offset_translations = slice(offset_translations_, c, joints_);
     job.offset_velocities = slice(offset_velocities_, c, joints_);
-    if (Status s = job.Run(); !s) return s;
+    // The job's checks hold by construction (halflives checked at create, the spans the crowd's).
+    detail::runInertializeTransition(job, offset_vectors_.data() + size_t(c) * joints_);
     // Bounds of the new offsets, from which offsetsShow() tells when they have decayed away.
     float bound_x = 0.f, bound_v = 0.f;
     for (uint32_t j = 0; j < joints_; ++j) {
       const size_t i = size_t(c) * joints_ + j;
-      offset_vectors_[i] = detail::toScaledAxis(detail::quatAbs(offset_rotations_[i]));
       const float rotation = glm::length(offset_vectors_[i]);
       bound_x = std::fmax(bound_x, std::fmax(rotation, glm::length(offset_translations_[i])));
       bound_v = std::fmax(

@@ -10,6 +10,7 @@
 #include <glm/gtc/quaternion.hpp>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 namespace {
@@ -508,6 +509,81 @@ TEST(Inertialization, ASwitchDuringASwitchFoldsTheRemainingOffsetIn) {
   shown(o, third, 0.f, eps, q_plus, x_plus);
   const glm::vec3 v_before = (before_x - x_minus) / eps, v_after = (x_plus - after_x) / eps;
   EXPECT_NEAR(glm::length(v_before - v_after), 0.f, 5e-2f);
+}
+
+// The switch's offsets, computed four joints at once, agree with the per-joint formulas
+// (decayRotationSplit and decayOffsetSplit carried onto the switch) on random offsets, poses and
+// velocities, with and without a rate half-life of its own, for 7 joints (not a multiple of 4),
+// some offsets near a half turn and some rotations with w < 0.
+TEST(Inertialization, TransitionOffsetsMatchThePerJointFormulas) {
+  uint32_t state = 99u;
+  const auto uniform = [&state] {  // in [-1, 1)
+    state = state * 1664525u + 1013904223u;
+    return float(state >> 8) / float(1u << 23) - 1.f;
+  };
+  const auto vec = [&](float scale) { return scale * glm::vec3(uniform(), uniform(), uniform()); };
+  const auto quat = [&] {
+    return glm::normalize(glm::quat(uniform(), uniform(), uniform(), uniform()));
+  };
+  constexpr size_t kJoints = 7;
+  for (int trial = 0; trial < 200; ++trial) {
+    const bool split = trial % 2 == 1;
+    const float halflife = 0.1f, rate_halflife = split ? 0.25f : 0.f;
+    const float since = trial % 7 == 0 ? 0.f : 0.3f * (uniform() + 1.f);
+    std::vector<glm::quat> sr(kJoints), dr(kJoints), q(kJoints);
+    std::vector<glm::vec3> sw(kJoints), st(kJoints), sv(kJoints), dw(kJoints), dt(kJoints),
+        dv(kJoints), w(kJoints), x(kJoints), v(kJoints);
+    for (size_t j = 0; j < kJoints; ++j) {
+      sr[j] = quat(), dr[j] = quat();
+      sw[j] = vec(4.f), st[j] = vec(0.5f), sv[j] = vec(2.f);
+      dw[j] = vec(4.f), dt[j] = vec(0.5f), dv[j] = vec(2.f);
+      q[j] = j == 3 ? glm::angleAxis(3.14f, glm::normalize(vec(1.f))) : quat();
+      w[j] = vec(3.f), x[j] = vec(0.2f), v[j] = vec(1.f);
+    }
+    // The per-joint formulas.
+    std::vector<glm::quat> want_q(kJoints);
+    std::vector<glm::vec3> want_w(kJoints), want_x(kJoints), want_v(kJoints);
+    const float rate = split ? rate_halflife : halflife;
+    for (size_t j = 0; j < kJoints; ++j) {
+      glm::vec3 angular = w[j];
+      const glm::quat previous = mmdb::decayRotationSplit(q[j], angular, halflife, rate, since);
+      glm::vec3 translation = x[j], velocity = v[j];
+      mmdb::decayOffsetSplit(translation, velocity, halflife, rate, since);
+      glm::quat offset = glm::normalize(previous * sr[j] * glm::inverse(dr[j]));
+      if (offset.w < 0.f) offset = -offset;
+      want_q[j] = offset;
+      want_w[j] = (angular + previous * sw[j]) - offset * dw[j];
+      want_x[j] = (st[j] + translation) - dt[j];
+      want_v[j] = (sv[j] + velocity) - dv[j];
+    }
+    mmdb::InertializeTransitionJob job;
+    job.halflife = halflife;
+    job.rate_halflife = rate_halflife;
+    job.time_since_previous = since;
+    job.source_rotations = sr;
+    job.source_angular_velocities = sw;
+    job.source_translations = st;
+    job.source_velocities = sv;
+    job.destination_rotations = dr;
+    job.destination_angular_velocities = dw;
+    job.destination_translations = dt;
+    job.destination_velocities = dv;
+    job.offset_rotations = q;
+    job.offset_angular_velocities = w;
+    job.offset_translations = x;
+    job.offset_velocities = v;
+    ASSERT_TRUE(job.Run().ok());
+    for (size_t j = 0; j < kJoints; ++j) {
+      SCOPED_TRACE("trial " + std::to_string(trial) + ", joint " + std::to_string(j));
+      EXPECT_GE(q[j].w, 0.f);
+      EXPECT_LT(glm::length(glm::vec4(q[j].x - want_q[j].x, q[j].y - want_q[j].y,
+                                      q[j].z - want_q[j].z, q[j].w - want_q[j].w)),
+                2e-6f);
+      EXPECT_LT(glm::length(w[j] - want_w[j]), 2e-5f);
+      EXPECT_LT(glm::length(x[j] - want_x[j]), 1e-6f);
+      EXPECT_LT(glm::length(v[j] - want_v[j]), 1e-5f);
+    }
+  }
 }
 
 TEST(Inertialization, JobsRefuseInvalidFields) {
