@@ -162,6 +162,11 @@ struct Scan {
   const uint16_t* half = nullptr;
   const float* half_error = nullptr;
   float error_scale = 1.f;
+  // halfRows()'s quick test: a distance past which a row's bound is above best_cost, and the
+  // best and bias it was found for (NaN: none yet).
+  float quick_best = std::numeric_limits<float>::quiet_NaN();
+  float quick_bias = 0.f;
+  float quick_low = std::numeric_limits<float>::infinity();
   float transition;
   int64_t current;
   int64_t neighbourhood;
@@ -498,17 +503,11 @@ MMDB_AVX2 inline void prefetchRows(const Scan& scan, uint32_t first, uint32_t en
   for (const char* p = rows + first * row_bytes; p < e; p += 64) _mm_prefetch(p, _MM_HINT_T0);
 }
 
-// Lower bounds of the costs of the 8 rows from f from their half-precision copies: for each,
-// D_h, the weighted distance of the query to the row's copy, less the row's error times the
-// largest weight (error_scale), is at most D, the distance to the row itself (triangle
-// inequality: weighting scales each column's error by at most that weight). So
-// (transition + max(D_h - e, 0)^2), computed low (the copy's sum shrunk before its square root,
-// the whole shrunk again as every bound is), then the scan's bias, bounds the row's cost. An
-// error of +infinity (a value with no finite copy) gives a bound of the transition alone (NaN,
-// from infinity less infinity, is taken as 0 too), which rules nothing out wrongly.
+// The sums of the 8 rows from f against their half-precision copies: for each, S = D_h^2 shrunk,
+// D_h the weighted distance of the query to the row's copy.
 template <uint32_t kV, bool kWeighted>
-MMDB_AVX2 inline __m256 halfBounds8(const Layout& layout, const PreparedQuery& pq, const Scan& scan,
-                                    uint32_t f) noexcept {
+MMDB_AVX2 inline __m256 halfSums8(const Layout& layout, const PreparedQuery& pq, const Scan& scan,
+                                  uint32_t f) noexcept {
   const uint32_t vectors = kV ? kV : layout.vectors;
   const __m256 keep =
       _mm256_castsi256_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(layout.keep)));
@@ -526,27 +525,88 @@ MMDB_AVX2 inline __m256 halfBounds8(const Layout& layout, const PreparedQuery& p
     }
     acc[k] = sum;
   }
-  const __m256 distance = _mm256_sqrt_ps(_mm256_mul_ps(reduce8(acc), _mm256_set1_ps(kShrink)));
-  const __m256 error =
-      _mm256_mul_ps(_mm256_loadu_ps(scan.half_error + f), _mm256_set1_ps(scan.error_scale));
-  const __m256 low = _mm256_max_ps(_mm256_sub_ps(distance, error), _mm256_setzero_ps());
+  return _mm256_mul_ps(reduce8(acc), _mm256_set1_ps(kShrink));
+}
+
+// The bound of a row whose distance less its error is `low` (>= 0): (transition + low^2)
+// shrunk, then the scan's bias. Non-decreasing in low, as each of its float operations is.
+MMDB_AVX2 inline __m256 halfBoundOf(const Scan& scan, __m256 low) noexcept {
   return _mm256_add_ps(shrink(_mm256_set1_ps(scan.transition), _mm256_mul_ps(low, low)),
                        _mm256_set1_ps(scan.bias));
 }
 
+// Lower bounds of the costs of 8 rows from their sums S (halfSums8()) and their errors times
+// the largest weight (error_scale): the distance to the row's copy, less that error, is at most
+// the distance to the row itself (triangle inequality: weighting scales each column's error by
+// at most that weight). So halfBoundOf(max(sqrt(S) - error, 0)), computed low (S shrunk before
+// its square root, the bound shrunk again as every bound is), bounds the row's cost. An error of
+// +infinity (a value with no finite copy) gives a bound of the transition alone (NaN, from
+// infinity less infinity, is taken as 0 too), which rules nothing out wrongly.
+MMDB_AVX2 inline __m256 halfBounds(const Scan& scan, __m256 sums, __m256 error) noexcept {
+  const __m256 distance = _mm256_sqrt_ps(sums);
+  return halfBoundOf(scan, _mm256_max_ps(_mm256_sub_ps(distance, error), _mm256_setzero_ps()));
+}
+
+// halfRows()'s quick test for the scan's best and bias: a float L >= 2^-60 whose halfBoundOf() is
+// above the best (found from sqrt((best - bias) / kShrink - transition), checked with the bound's
+// own operations), or +infinity (no quick test) where none is found.
+MMDB_AVX2 inline void refreshQuickTest(Scan& scan) noexcept {
+  scan.quick_best = scan.best_cost;
+  scan.quick_bias = scan.bias;
+  scan.quick_low = std::numeric_limits<float>::infinity();
+  const float room = (scan.best_cost - scan.bias) / kShrink - scan.transition;
+  if (!(room < std::numeric_limits<float>::infinity())) return;
+  float low = std::fmax(std::sqrt(std::fmax(room, 0.f)) * (1.f + 0x1p-10f), 0x1p-60f);
+  for (int tries = 0; tries < 4; ++tries, low *= 2.f) {
+    alignas(32) float bound[8];
+    _mm256_store_ps(bound, halfBoundOf(scan, _mm256_set1_ps(low)));
+    if (bound[0] > scan.best_cost) {
+      scan.quick_low = low;
+      return;
+    }
+  }
+}
+
+// The rows of 8 whose bound the quick test cannot rule out (bit k: row k), without a square
+// root. With L the quick test's distance, c >= error + L and S >= c^2 (each rounded up by
+// multiplying by 1 + 2^-22, past any rounding down of an operation) give sqrt(S) >= c, so the
+// rounded square root is >= c too (c is a float), its difference with the error >= L, and the
+// bound >= halfBoundOf(L) > best: the row is pruned. A c^2 of infinity rules nothing out (an
+// infinite error).
+MMDB_AVX2 inline uint32_t quickKeeps(const Scan& scan, __m256 sums, __m256 error) noexcept {
+  const __m256 up = _mm256_set1_ps(1.f + 0x1p-22f);
+  const __m256 c = _mm256_mul_ps(_mm256_add_ps(error, _mm256_set1_ps(scan.quick_low)), up);
+  const __m256 limit = _mm256_mul_ps(_mm256_mul_ps(c, c), up);
+  const __m256 ruled_out = _mm256_and_ps(
+      _mm256_cmp_ps(sums, limit, _CMP_GE_OQ),
+      _mm256_cmp_ps(limit, _mm256_set1_ps(std::numeric_limits<float>::infinity()), _CMP_LT_OQ));
+  return uint32_t(~_mm256_movemask_ps(ruled_out)) & 0xFFu;
+}
+
 // considerRows() on the half-precision rows, 16 from f (count <= 16, f + 16 <= the frame
-// count): the bounds of both halves (halfBounds8(), in flight together), then, of the rows
-// whose bound is not above the best (one compare for all; a NaN bound stays in), those the
-// best does not prune have their float rows asked for together and are costed in frame order.
+// count): their sums (both halves in flight together); where the quick test rules every row
+// out, nothing more; else their bounds, and of the rows whose bound is not above the best (one
+// compare for all; a NaN bound stays in), those the best does not prune have their float rows
+// asked for together and are costed in frame order.
 template <uint32_t kV, bool kWeighted>
 MMDB_AVX2 inline void halfRows(const Layout& layout, const PreparedQuery& pq, Scan& scan,
                                uint32_t f, uint32_t count) noexcept {
-  const __m256 low = halfBounds8<kV, kWeighted>(layout, pq, scan, f);
-  const __m256 high = halfBounds8<kV, kWeighted>(layout, pq, scan, f + 8);
+  const __m256 sums_low = halfSums8<kV, kWeighted>(layout, pq, scan, f);
+  const __m256 sums_high = halfSums8<kV, kWeighted>(layout, pq, scan, f + 8);
+  const __m256 scale = _mm256_set1_ps(scan.error_scale);
+  const __m256 error_low = _mm256_mul_ps(_mm256_loadu_ps(scan.half_error + f), scale);
+  const __m256 error_high = _mm256_mul_ps(_mm256_loadu_ps(scan.half_error + f + 8), scale);
+  if (!(scan.quick_best == scan.best_cost && scan.quick_bias == scan.bias)) refreshQuickTest(scan);
+  const uint32_t rows = (1u << count) - 1;
+  if (!((quickKeeps(scan, sums_low, error_low) | quickKeeps(scan, sums_high, error_high) << 8) &
+        rows))
+    return;
+  const __m256 low = halfBounds(scan, sums_low, error_low);
+  const __m256 high = halfBounds(scan, sums_high, error_high);
   const __m256 best = _mm256_set1_ps(scan.best_cost);
   uint32_t maybe = uint32_t(_mm256_movemask_ps(_mm256_cmp_ps(low, best, _CMP_NGT_UQ))) |
                    uint32_t(_mm256_movemask_ps(_mm256_cmp_ps(high, best, _CMP_NGT_UQ))) << 8;
-  maybe &= (1u << count) - 1;
+  maybe &= rows;
   if (!maybe) return;
   alignas(32) float bound[16];
   _mm256_store_ps(bound, low);

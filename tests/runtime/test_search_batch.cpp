@@ -12,6 +12,7 @@
 #include <cmath>
 #include <random>
 #include <set>
+#include <string>
 #include <vector>
 
 namespace {
@@ -531,6 +532,73 @@ TEST_F(SearchBatch, HalfPrecisionRoundingNeverSkipsTheWinner) {
     EXPECT_EQ(b.cost, a.cost) << "request " << i;
     EXPECT_EQ(batch[i].frame, a.frame) << "request " << i;
     EXPECT_EQ(batch[i].cost, a.cost) << "request " << i;
+  }
+}
+
+// Rows whose cost ties the best, or is above it by less than a float step of a large transition
+// cost (1000: the best's room over it is 1/65536 of it), with and without the ranges' biases and
+// a frame playing; and a winner in a range whose bias is 1 lower than that of the range of the
+// first best (the quick test is the bias's own): the half-precision rows' quick test rules none
+// out that the bound would keep, so every search agrees with the exhaustive one.
+TEST_F(SearchBatch, HalfPrecisionQuickTestKeepsRowsAtTheBest) {
+  for (const int variant : {0, 1, 2}) {
+    mmdb::cook::CookedDatabase copy = cooked_;
+    if (variant == 1) mmdb::test::setSyntheticBiases(copy);
+    constexpr uint32_t kStride = 28, kColumn = 20;
+    const uint32_t n = db_.featureCount();
+    for (uint32_t f = 0; f < uint32_t(copy.features.size() / kStride); ++f)
+      for (uint32_t c = 0; c < n; ++c) copy.features[size_t(f) * kStride + c] = 3.f;
+    auto place = [&](uint32_t frame, float value) {
+      for (uint32_t c = 0; c < n; ++c) copy.features[size_t(frame) * kStride + c] = 0.f;
+      copy.features[size_t(frame) * kStride + kColumn] = value;
+    };
+    if (variant < 2) {
+      place(900, 0.004f);  // 1.6e-5 above 1000: within a float step of it
+      place(1510, 0.f);    // the best, tied by 2100
+      place(2100, 0.f);
+      place(2101, 0.0005f);
+      place(2300, 0.02f);  // 4e-4 above: a few float steps
+    } else {
+      int32_t first = -1, second = -1;  // the ranges of frames 1510 and 2300
+      for (size_t r = 0; r < copy.ranges.size(); ++r) {
+        const mmdb::cook::CookedRange& range = copy.ranges[r];
+        for (const uint32_t frame : {1510u, 2300u})
+          if (frame >= range.first_frame && frame < range.first_frame + range.frame_count)
+            (frame == 1510u ? first : second) = int32_t(r);
+      }
+      ASSERT_TRUE(first >= 0 && second > first);
+      for (mmdb::cook::CookedRange& range : copy.ranges) range.bias = 0.f;
+      copy.ranges[size_t(first)].bias = 0.5f;
+      copy.ranges[size_t(second)].bias = -0.5f;
+      place(1510, 0.f);      // 1000.5
+      place(2300, 0.7746f);  // about 1000.1: the winner
+    }
+    mmdb::test::computeBounds(copy);
+    open(copy);
+    const std::vector<float> zero(n, 0.f);
+    std::vector<SearchRequest> requests;
+    for (const int32_t current : {-1, 2100, 2300, 700}) {
+      SearchRequest r;
+      r.query = zero;
+      r.transition_cost = 1000.f;
+      r.current_frame = current;
+      r.neighbourhood_frames = 0;
+      requests.push_back(r);
+    }
+    std::vector<SearchResult> batch(requests.size());
+    ASSERT_TRUE(batchBoth(requests, batch).ok());
+    for (size_t i = 0; i < requests.size(); ++i) {
+      SCOPED_TRACE("request " + std::to_string(i) + ", variant " + std::to_string(variant));
+      const SearchResult a = mmdb::searchExhaustive(db_, requests[i]).value();
+      const SearchResult b = mmdb::searchPruned(db_, requests[i]).value();
+      EXPECT_EQ(b.frame, a.frame);
+      EXPECT_EQ(b.cost, a.cost);
+      EXPECT_EQ(batch[i].frame, a.frame);
+      EXPECT_EQ(batch[i].cost, a.cost);
+      if (variant == 2 && requests[i].current_frame < 0) {
+        EXPECT_EQ(a.frame, 2300) << a.cost;
+      }
+    }
   }
 }
 
