@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <initializer_list>
 
 // MMDB_PLAYBACK_SCALAR: the plain floats' path on any machine (a test compiles it so).
 #if !defined(MMDB_PLAYBACK_SCALAR) && \
@@ -412,23 +413,26 @@ Q4 normalized(const Q4& q) {
 // Half-angles up to this (squared) take the series below; beyond it, std::sin and std::cos.
 constexpr float kSeriesHalfAngle2 = 2.4674011f;  // (pi / 2)^2
 
+// The polynomial in x with these coefficients, the highest power's first (Horner's rule).
+inline F4 polynomial(F4 x, std::initializer_list<float> highest_first) {
+  const float* k = highest_first.begin();
+  F4 p = splat(*k);
+  for (++k; k != highest_first.end(); ++k) p = p * x + splat(*k);
+  return p;
+}
+
 // sin(u) / u from u^2, for |u| up to pi / 2: its Taylor series, within 5e-10 there.
 inline F4 sinOver(F4 u2) {
-  F4 sinc = splat(1.f / 6227020800.f);
-  for (const float k :
-       {-1.f / 39916800.f, 1.f / 362880.f, -1.f / 5040.f, 1.f / 120.f, -1.f / 6.f, 1.f})
-    sinc = sinc * u2 + splat(k);
-  return sinc;
+  return polynomial(u2, {1.f / 6227020800.f, -1.f / 39916800.f, 1.f / 362880.f, -1.f / 5040.f,
+                         1.f / 120.f, -1.f / 6.f, 1.f});
 }
 
 // acos(c) for c in [0, 1]: sqrt(1 - c) times a polynomial of degree 7 (Abramowitz and Stegun
 // 4.4.46, within 2e-8). 1 - c is exact for c >= 1/2, so small angles keep their precision.
 inline F4 arcCosine(F4 c) {
-  F4 p = splat(-0.0012624911f);
-  for (const float k : {0.0066700901f, -0.0170881256f, 0.0308918810f, -0.0501743046f, 0.0889789874f,
-                        -0.2145988016f, 1.5707963050f})
-    p = p * c + splat(k);
-  return sqrt(splat(1.f) - c) * p;
+  return sqrt(splat(1.f) - c) *
+         polynomial(c, {-0.0012624911f, 0.0066700901f, -0.0170881256f, 0.0308918810f,
+                        -0.0501743046f, 0.0889789874f, -0.2145988016f, 1.5707963050f});
 }
 
 // Rotation vectors -> unit quaternions, as fromScaledAxis: (cos h, r sin(h) / (2 h)) with h half
@@ -437,10 +441,8 @@ inline F4 arcCosine(F4 c) {
 // needs no square root and no division and is smooth through 0; a lane beyond takes the library's.
 inline Q4 fromScaledAxes(const V4& r) {
   const F4 h2 = splat(0.25f) * (r.x * r.x + r.y * r.y + r.z * r.z);
-  F4 c = splat(-1.f / 87178291200.f);
-  for (const float k : {1.f / 479001600.f, -1.f / 3628800.f, 1.f / 40320.f, -1.f / 720.f,
-                        1.f / 24.f, -1.f / 2.f, 1.f})
-    c = c * h2 + splat(k);
+  const F4 c = polynomial(h2, {-1.f / 87178291200.f, 1.f / 479001600.f, -1.f / 3628800.f,
+                               1.f / 40320.f, -1.f / 720.f, 1.f / 24.f, -1.f / 2.f, 1.f});
   const F4 s = splat(0.5f) * sinOver(h2);
   Q4 q{c, s * r.x, s * r.y, s * r.z};
   if (const int far = above(h2, splat(kSeriesHalfAngle2))) {
@@ -460,11 +462,8 @@ inline Q4 fromScaledAxes(const V4& r) {
 // atan(x) / x from x^2 for x in [0, 1]: a polynomial of degree 7 in x^2 (Abramowitz and Stegun
 // 4.4.49, within 1e-7 radians).
 inline F4 atanOver(F4 x2) {
-  F4 p = splat(-0.0040540580f);
-  for (const float k : {0.0218612288f, -0.0559098861f, 0.0964200441f, -0.1390853351f, 0.1994653599f,
-                        -0.3332985605f, 0.9999993329f})
-    p = p * x2 + splat(k);
-  return p;
+  return polynomial(x2, {-0.0040540580f, 0.0218612288f, -0.0559098861f, 0.0964200441f,
+                         -0.1390853351f, 0.1994653599f, -0.3332985605f, 0.9999993329f});
 }
 
 // Unit quaternions with w >= 0 -> rotation vectors, as toScaledAxis: v 2 atan2(|v|, w) / |v|.
