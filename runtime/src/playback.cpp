@@ -513,16 +513,23 @@ Q4 gatherQuats(const glm::quat* q, size_t count) {
   return gatherQuats(padded, 4);
 }
 
-void scatter(const Q4& q, const V4& v, glm::quat* quats, glm::vec3* vectors, size_t count) {
+// The first `count` lanes of four quaternions, and of four vectors, into arrays.
+void scatterQuats(const Q4& q, glm::quat* out, size_t count) {
   F4 x = q.x, y = q.y, z = q.z, w = q.w;
   transpose(x, y, z, w);
-  float rows[4][4], vx[4], vy[4], vz[4];
+  float rows[4][4];
   store(rows[0], x), store(rows[1], y), store(rows[2], z), store(rows[3], w);
-  store(vx, v.x), store(vy, v.y), store(vz, v.z);
-  for (size_t i = 0; i < count; ++i) {
-    quats[i] = glm::quat(rows[i][3], rows[i][0], rows[i][1], rows[i][2]);
-    vectors[i] = glm::vec3(vx[i], vy[i], vz[i]);
-  }
+  for (size_t i = 0; i < count; ++i)
+    out[i] = glm::quat(rows[i][3], rows[i][0], rows[i][1], rows[i][2]);
+}
+void scatterVectors(const V4& v, glm::vec3* out, size_t count) {
+  float x[4], y[4], z[4];
+  store(x, v.x), store(y, v.y), store(z, v.z);
+  for (size_t i = 0; i < count; ++i) out[i] = glm::vec3(x[i], y[i], z[i]);
+}
+void scatter(const Q4& q, const V4& v, glm::quat* quats, glm::vec3* vectors, size_t count) {
+  scatterQuats(q, quats, count);
+  scatterVectors(v, vectors, count);
 }
 
 // glm::slerp's (1 - a) x + a y weighed on the sphere: with theta the angle between x and y (y
@@ -552,13 +559,8 @@ void slerpKeys(const Float4* x, const Float4* y, float alpha, glm::quat* out, si
     const F4 inverse = splat(1.f) / sinOver(theta2);
     const F4 wx = rest * sinOver(rest * rest * theta2) * inverse;
     const F4 wy = a * sinOver(a * a * theta2) * inverse * sign;
-    F4 q0 = wx * x0 + wy * y0, q1 = wx * x1 + wy * y1, q2 = wx * x2 + wy * y2,
-       q3 = wx * x3 + wy * y3;
-    transpose(q0, q1, q2, q3);  // rows of x, y, z, w
-    float rows[4][4];
-    store(rows[0], q0), store(rows[1], q1), store(rows[2], q2), store(rows[3], q3);
-    for (size_t i = 0; i < n; ++i)
-      out[j + i] = glm::quat(rows[i][3], rows[i][0], rows[i][1], rows[i][2]);
+    const Q4 q{wx * x3 + wy * y3, wx * x0 + wy * y0, wx * x1 + wy * y1, wx * x2 + wy * y2};
+    scatterQuats(q, out + j, n);
   }
 }
 
@@ -958,21 +960,6 @@ inline void decay(V4& x, V4& v, F4 y, F4 e, F4 t) {
   const V4 j = v + y * x;
   x = e * (x + t * j);
   v = e * (v - (y * t) * j);
-}
-
-void scatterQuats(const Q4& q, glm::quat* out, size_t count) {
-  F4 x = q.x, y = q.y, z = q.z, w = q.w;
-  transpose(x, y, z, w);
-  float rows[4][4];
-  store(rows[0], x), store(rows[1], y), store(rows[2], z), store(rows[3], w);
-  for (size_t i = 0; i < count; ++i)
-    out[i] = glm::quat(rows[i][3], rows[i][0], rows[i][1], rows[i][2]);
-}
-
-void scatterVectors(const V4& v, glm::vec3* out, size_t count) {
-  float x[4], y[4], z[4];
-  store(x, v.x), store(y, v.y), store(z, v.z);
-  for (size_t i = 0; i < count; ++i) out[i] = glm::vec3(x[i], y[i], z[i]);
 }
 
 }  // namespace
