@@ -11,6 +11,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include <cmath>
+#include <cstdint>
 #include <memory>
 
 namespace mmdb::cook {
@@ -43,6 +44,10 @@ CookedCodedStream readStream(const fb::CodedStream* s, const StoredPoseCoding& f
   const std::string where = what + " (" + name + ")";
   if (!s || !s->tracks() || !s->segment_offsets() || !s->data())
     refuse(where, "the stream or one of its fields is missing");
+  // The verifier checks a vector's length, not that its 16-byte structs are 16-byte aligned in
+  // memory, which reading them needs (a writer aligns them; damage or a buffer off 16 need not).
+  if (reinterpret_cast<uintptr_t>(s->tracks()->data()) % alignof(fb::PoseTrack) != 0)
+    refuse(where, fmt::format("its tracks are not {}-byte aligned", alignof(fb::PoseTrack)));
   const uint32_t segment_frames = file.coding.segment_frames;
   const uint64_t segments = (uint64_t(file.frame_count) + segment_frames - 1) / segment_frames;
   const uint64_t offsets = uint64_t(file.joint_count) * segments + 1;

@@ -718,6 +718,26 @@ TEST_F(ClipCache, EveryFlippedByteOfAPoseCodingIsRefused) {
   }
 }
 
+// A pose coding whose tracks (16-byte structs) are off their alignment in memory, here the whole
+// file 8 bytes off, is refused, not read (reading them there is undefined behaviour).
+TEST_F(ClipCache, APoseCodingOffItsAlignmentIsRefused) {
+  CookRequest r = clips();
+  ClipCacheFolder cache((dir_ / "cache").string());
+  cookCodedBytes(r, &cache);
+  const std::vector<uint8_t> good = readBytes(poseEntries(dir_ / "cache").at(0));
+  std::vector<uint8_t> storage(good.size() + 32);
+  uint8_t* aligned = storage.data() + (16 - reinterpret_cast<uintptr_t>(storage.data()) % 16) % 16;
+  std::copy(good.begin(), good.end(), aligned);
+  EXPECT_NO_THROW(parsePoseFile(aligned, good.size(), "aligned.mmposes"));
+  std::copy(good.begin(), good.end(), aligned + 8);
+  try {
+    parsePoseFile(aligned + 8, good.size(), "off.mmposes");
+    ADD_FAILURE() << "a pose coding off its alignment was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("16-byte aligned"), std::string::npos) << e.what();
+  }
+}
+
 // A part read without its poses checks, and reads, only what comes before its pose streams.
 TEST_F(ClipCache, APartReadWithoutItsPosesSkipsThem) {
   CookRequest r = clips();
