@@ -15,7 +15,10 @@
 # reason) and the same search and jump counts. Costs agree to 0.1% plus the printed 0.001: the
 # query's trajectory comes from exp, sin, cos and atan, which a GPU computes to a few ulps of the
 # CPU's (lavapipe's sin and cos less closely), so the same winner's cost can differ in its last
-# printed digits. Without a Vulkan device the test reports itself skipped.
+# printed digits. For the same reason a near tie (the same search, other winners, costs within
+# that tolerance) may go either way: such a character is followed no further, and the counts are
+# not compared; more than a quarter of the characters left so fails. Without a Vulkan device the
+# test reports itself skipped.
 # EXPECT=explain: as ok, run with --explain: every decision line is followed by its search's
 # candidates (#1, #2, #3), #1 being the frame the decision chose, and each candidate's cost is
 # taken apart into every feature block's part.
@@ -81,36 +84,74 @@ if(EXPECT STREQUAL "cpu_equals_gpu")
     message(STATUS "no Vulkan device, skipped")
     return()
   endif()
-  list(LENGTH cpu_lines cpu_count)
-  list(LENGTH gpu_lines gpu_count)
-  if(NOT cpu_count EQUAL gpu_count)
-    message(FATAL_ERROR "the CPU printed ${cpu_count} decisions, the GPU ${gpu_count}")
-  endif()
-  set(cost_pattern "^(.*)cost +([0-9]+)\\.([0-9][0-9][0-9])(.*)$")
-  foreach(line IN ZIP_LISTS cpu_lines gpu_lines)
-    if(NOT line_0 MATCHES "${cost_pattern}")
-      message(FATAL_ERROR "no cost in '${line_0}'")
-    endif()
-    set(cpu_rest "${CMAKE_MATCH_1}${CMAKE_MATCH_4}")
-    math(EXPR cpu_cost "${CMAKE_MATCH_2} * 1000 + 1${CMAKE_MATCH_3} - 1000")  # thousandths
-    if(NOT line_1 MATCHES "${cost_pattern}")
-      message(FATAL_ERROR "no cost in '${line_1}'")
-    endif()
-    set(gpu_rest "${CMAKE_MATCH_1}${CMAKE_MATCH_4}")
-    math(EXPR gpu_cost "${CMAKE_MATCH_2} * 1000 + 1${CMAKE_MATCH_3} - 1000")
-    if(NOT cpu_rest STREQUAL gpu_rest)
-      message(FATAL_ERROR "first different decision:\n  cpu: ${line_0}\n  gpu: ${line_1}")
-    endif()
-    math(EXPR difference "${cpu_cost} - ${gpu_cost}")
-    if(difference LESS 0)
-      math(EXPR difference "-(${difference})")
-    endif()
-    math(EXPR allowed "1 + ${cpu_cost} / 1000")
-    if(difference GREATER allowed)
-      message(FATAL_ERROR "the same decision with costs apart by more than 0.1%:\n"
-                          "  cpu: ${line_0}\n  gpu: ${line_1}")
-    endif()
+  # Each character's decisions in order, the CPU's against the GPU's.
+  set(characters "")
+  foreach(label cpu gpu)
+    foreach(line IN LISTS ${label}_lines)
+      if(NOT line MATCHES "char +([0-9]+) ")
+        message(FATAL_ERROR "no character in '${line}'")
+      endif()
+      list(APPEND ${label}_of_${CMAKE_MATCH_1} "${line}")
+      list(APPEND characters ${CMAKE_MATCH_1})
+    endforeach()
   endforeach()
+  list(REMOVE_DUPLICATES characters)
+  list(LENGTH characters character_count)
+  set(cost_pattern "^(.*)cost +([0-9]+)\\.([0-9][0-9][0-9])(.*)$")
+  set(diverged "")
+  set(compared 0)
+  foreach(c IN LISTS characters)
+    foreach(line IN ZIP_LISTS cpu_of_${c} gpu_of_${c})
+      if(NOT DEFINED line_0 OR NOT DEFINED line_1 OR line_0 STREQUAL "" OR line_1 STREQUAL "")
+        message(FATAL_ERROR "character ${c}: the CPU and the GPU printed different numbers of "
+                            "decisions, the same ones up to there")
+      endif()
+      if(NOT line_0 MATCHES "${cost_pattern}")
+        message(FATAL_ERROR "no cost in '${line_0}'")
+      endif()
+      set(cpu_rest "${CMAKE_MATCH_1}${CMAKE_MATCH_4}")
+      math(EXPR cpu_cost "${CMAKE_MATCH_2} * 1000 + 1${CMAKE_MATCH_3} - 1000")  # thousandths
+      if(NOT line_1 MATCHES "${cost_pattern}")
+        message(FATAL_ERROR "no cost in '${line_1}'")
+      endif()
+      set(gpu_rest "${CMAKE_MATCH_1}${CMAKE_MATCH_4}")
+      math(EXPR gpu_cost "${CMAKE_MATCH_2} * 1000 + 1${CMAKE_MATCH_3} - 1000")
+      math(EXPR difference "${cpu_cost} - ${gpu_cost}")
+      if(difference LESS 0)
+        math(EXPR difference "-(${difference})")
+      endif()
+      math(EXPR allowed "1 + ${cpu_cost} / 1000")
+      if(NOT cpu_rest STREQUAL gpu_rest)
+        # The same search (time, character, reason) whose winners differ at costs that agree
+        # within the tolerance: a near tie, which the GPU's few ulps may break the other way.
+        # From there the character plays other frames: it is followed no further.
+        string(REGEX REPLACE "frame +[0-9]+" "frame" cpu_search "${cpu_rest}")
+        string(REGEX REPLACE "frame +[0-9]+" "frame" gpu_search "${gpu_rest}")
+        if(cpu_search STREQUAL gpu_search AND NOT difference GREATER allowed)
+          message(STATUS "character ${c} left at a near tie:\n  cpu: ${line_0}\n  gpu: ${line_1}")
+          list(APPEND diverged ${c})
+          break()
+        endif()
+        message(FATAL_ERROR "first different decision:\n  cpu: ${line_0}\n  gpu: ${line_1}")
+      endif()
+      if(difference GREATER allowed)
+        message(FATAL_ERROR "the same decision with costs apart by more than 0.1%:\n"
+                            "  cpu: ${line_0}\n  gpu: ${line_1}")
+      endif()
+      math(EXPR compared "${compared} + 1")
+    endforeach()
+  endforeach()
+  list(LENGTH diverged diverged_count)
+  math(EXPR most "${character_count} / 4")
+  if(diverged_count GREATER most)
+    message(FATAL_ERROR "${diverged_count} of ${character_count} characters left at near ties "
+                        "(${diverged}): more than a quarter")
+  endif()
+  message(STATUS "${compared} decisions the same; left at near ties: ${diverged_count} of "
+                 "${character_count} characters")
+  if(diverged_count GREATER 0)
+    return()  # the counts include the other frames those characters played
+  endif()
   if(NOT cpu_counts STREQUAL gpu_counts)
     message(FATAL_ERROR "the CPU counted ${cpu_counts}, the GPU ${gpu_counts}")
   endif()

@@ -108,8 +108,10 @@ vec4 slerpShortest(vec4 a, vec4 b, float t) {
   return (sin((1.0 - t) * angle) * a + sin(t * angle) * b) / sin(angle);
 }
 
-// Within this fraction of a key a sample takes the key's rotation (the CPU's kOnKey).
-const float kOnKey = 1e-4;
+// Within this fraction of a frame of a key, a clock moved on is put on the key
+// (mmdb::kClipTimeSnap), and a sample takes the key's rotation (the CPU's kOnKey).
+const float kClipTimeSnap = 1e-3;
+const float kOnKey = kClipTimeSnap;
 
 // One joint of the pose of a clip at a clip-local time (the CPU's SamplePoseJob): key =
 // clamp(time * rate, 0, count - 1), the two keys around it blended.

@@ -29,7 +29,7 @@ void main() {
   // The frame of the pose shown (sampled at the clip time before it moves on): the foot lock
   // pass reads its contact bits, the host what is playing (mmdb::Crowd::playing's numbers).
   bool playing = (ch.flags & kCharacterPlaying) != 0u;
-  float shown = floor(max(ch.clip_time * params.frame_rate, 0.0));
+  precise float shown = floor(max(ch.clip_time * params.frame_rate, 0.0) + kClipTimeSnap);
   feet[c].previous_shown_frame = feet[c].shown_playing != 0u ? feet[c].shown_frame : kNoFrame;
   feet[c].shown_frame = ch.clip_first + uint(min(shown, float(ch.clip_count - 1u)));
   feet[c].shown_time = min(max(ch.clip_time, 0.0), float(ch.clip_count - 1u) / params.frame_rate);
@@ -45,8 +45,13 @@ void main() {
     characters[c].root_motion_world = vec4(moved, 0.0);
     characters[c].root_motion_local = vec4(quatRotate(quatInv(ch.achieved_rotation), moved), 0.0);
     characters[c].root_motion_rotation = normalize(quatMul(rotation, quatInv(ch.achieved_rotation)));
-    ch.clip_time += params.dt;
-    precise float key = floor(ch.clip_time * params.frame_rate + 1e-4);  // no fused multiply-add
+    // mmdb::advanceClipTime: a clock within kClipTimeSnap of a key is put on it.
+    precise float time = ch.clip_time + params.dt;
+    precise float at = time * params.frame_rate;
+    precise float nearest = floor(at + 0.5);
+    if (abs(at - nearest) <= kClipTimeSnap) time = nearest * params.frame_period;
+    ch.clip_time = time;
+    precise float key = floor(ch.clip_time * params.frame_rate + kClipTimeSnap);  // no fused multiply-add
     ch.current_frame = ch.clip_first + uint(min(key, float(ch.clip_count - 1u)));
   }
   ch.since_switch += params.dt;

@@ -995,7 +995,7 @@ bool Crowd::samplePose(uint32_t c) noexcept {
   CrowdCharacter& ch = characters_[c];
   {
     const ClipSpan& clip = clips_[ch.clip];
-    const float key = std::floor(std::fmax(ch.clip_time * rate_, 0.f));
+    const float key = std::floor(std::fmax(ch.clip_time * rate_, 0.f) + kClipTimeSnap);
     ch.shown_frame = clip.first_frame + uint32_t(std::min(key, float(clip.frame_count - 1)));
     ch.shown_time = std::fmin(std::fmax(ch.clip_time, 0.f), float(clip.frame_count - 1) / rate_);
   }
@@ -1204,9 +1204,9 @@ void Crowd::advance(uint32_t c) noexcept {
     ch.root_motion_local = glm::inverse(rotation) * ch.root_motion_world;
     ch.root_motion_rotation = glm::normalize(ch.achieved_rotation * glm::inverse(rotation));
     const ClipSpan& clip = clips_[ch.clip];
-    ch.clip_time += dt_;
+    ch.clip_time = advanceClipTime(ch.clip_time, dt_, rate_);
     // In float, as the GPU's fk pass computes it, so both play the same frame at a key's edge.
-    const float key = std::floor(ch.clip_time * rate_ + 1e-4f);
+    const float key = std::floor(ch.clip_time * rate_ + kClipTimeSnap);
     ch.current_frame = clip.first_frame + uint32_t(std::min(key, float(clip.frame_count - 1)));
   }
   ch.since_switch += dt_;

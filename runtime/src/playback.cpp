@@ -30,11 +30,11 @@ glm::quat toQuat(const Float4& q) { return glm::quat(q.w, q.x, q.y, q.z); }
 glm::vec3 toVec3(const Float4& v) { return glm::vec3(v.x, v.y, v.z); }
 
 // Within this fraction of a key, a sample takes the key's rotation (on the shorter arc from the
-// key before): a crowd stepping at the file's rate starts a clip on a key and stays near one
-// until its clip time's rounding adds up (about a fifth of a crowd's samples then fall between
-// keys), and there slerp would turn the rotation by at most a ten-thousandth of the step between
-// the keys. The GPU's sample pass does the same.
-constexpr float kOnKey = 1e-4f;
+// key before): the reach of a crowd's clock snap (advanceClipTime). Float seconds place a key
+// only so near its frame (at 60 Hz, past 16 s, the nearest float and its product with the rate
+// are up to 1.2e-4 of a frame off), and slerp would turn the rotation by at most a thousandth of
+// the step between the keys. The GPU's sample pass does the same.
+constexpr float kOnKey = kClipTimeSnap;
 
 // The rotations of `count` joints between keys x and y at alpha in (kOnKey, 1 - kOnKey):
 // glm::slerp's, on the shorter arc, four joints at once (defined with the four-lane helpers).
@@ -189,6 +189,16 @@ void detail::runSamplePose(const SamplePoseJob& job, uint32_t first_frame,
     for (size_t j = 0; j < joints; ++j)
       job.angular_velocities[j] = glm::mix(toVec3(ang[a + j]), toVec3(ang[b + j]), alpha);
   }
+}
+
+float advanceClipTime(float time, float dt, float frame_rate) noexcept {
+  time += dt;
+  if (!(frame_rate > 0.f)) return time;
+  // The GPU's fk pass computes the same floats (no fused multiply-add): both crowds keep one
+  // clock.
+  const float key = time * frame_rate;
+  const float nearest = std::floor(key + 0.5f);
+  return std::fabs(key - nearest) <= kClipTimeSnap ? nearest * (1.f / frame_rate) : time;
 }
 
 Result<ClipTime> clipTimeOfFrame(const Database& db, uint32_t global_frame) noexcept {

@@ -64,7 +64,7 @@ class PassTest : public GpuTest {
     s.clip_first = clip.first_frame;
     s.clip_count = clip.frame_count;
     s.clip_time = uniform(0, float(clip.frame_count - 1) / db().frameRate());
-    const float key = std::floor(s.clip_time * db().frameRate() + 1e-4f);
+    const float key = std::floor(s.clip_time * db().frameRate() + mmdb::kClipTimeSnap);
     s.current_frame = clip.first_frame + uint32_t(std::min(key, float(clip.frame_count - 1)));
     s.flags = mmdb::gpu::kCharacterPlaying;
     s.since_switch = uniform(0, 0.6f);
@@ -634,14 +634,23 @@ TEST_F(PassTest, FkMatchesForwardKinematicsJobAndAdvancesTheClock) {
   const size_t joints = db().jointCount();
   std::vector<CrowdCharacter> states(kCharacters);
   std::vector<JointPose> poses(kCharacters * joints);
+  // Clocks that land near a key after the step, a few far enough from it to stay off: the snap
+  // (mmdb::advanceClipTime) on both sides of each key.
+  const float rate = db().frameRate();
+  const float offsets[] = {0.f, 4e-4f, -9e-4f, 2e-3f, -0.01f};
   for (uint32_t i = 0; i < kCharacters; ++i) {
     states[i] = randomPlaying();
+    if (i % 2 == 0) {
+      const float key = std::floor(states[i].clip_time * rate) + 1.f;
+      states[i].clip_time = (key + offsets[(i / 2) % 5]) / rate - kDt;
+    }
     for (size_t j = 0; j < joints; ++j)
       poses[i * joints + j] = {toFloat4(randomQuat()), toFloat4(randomVec(0.5f)), {}, {}};
   }
   ASSERT_TRUE(crowd->writeCharacters(states).ok());
   ASSERT_TRUE(crowd->writeLocalPoses(poses).ok());
   ASSERT_TRUE(crowd->passAndWait(Pass::Fk, kDt).ok());
+  uint32_t snapped = 0;
   const auto model = valueOf(crowd->readModelPoses());
   const auto after = valueOf(crowd->readCharacters());
   const auto feet = valueOf(crowd->readFootLocks());
@@ -666,15 +675,17 @@ TEST_F(PassTest, FkMatchesForwardKinematicsJobAndAdvancesTheClock) {
       EXPECT_LT(vecDistance(toVec3(model[i * joints + j].position), mt[j]), kPoseTolerance)
           << "joint " << j;
     }
-    const float time = states[i].clip_time + kDt;
-    const float key = std::floor(time * db().frameRate() + 1e-4f);
+    const float time = mmdb::advanceClipTime(states[i].clip_time, kDt, db().frameRate());
+    const float key = std::floor(time * db().frameRate() + mmdb::kClipTimeSnap);
     EXPECT_EQ(after[i].clip_time, time);
+    if (time != states[i].clip_time + kDt) ++snapped;
     EXPECT_EQ(after[i].current_frame,
               states[i].clip_first + uint32_t(std::min(key, float(states[i].clip_count - 1))));
     EXPECT_EQ(after[i].since_switch, states[i].since_switch + kDt);
     EXPECT_EQ(after[i].search_timer, states[i].search_timer - 1) << "one step";
     // The frame of the pose shown, as the CPU crowd keeps it (CrowdCharacter::shown_frame).
-    const float shown = std::floor(std::fmax(states[i].clip_time * db().frameRate(), 0.f));
+    const float shown =
+        std::floor(std::fmax(states[i].clip_time * db().frameRate(), 0.f) + mmdb::kClipTimeSnap);
     EXPECT_EQ(feet[i].shown_frame,
               states[i].clip_first + uint32_t(std::min(shown, float(states[i].clip_count - 1))));
     // The achieved path takes dt of the root motion of the frame playing before the clock moves.
@@ -695,6 +706,7 @@ TEST_F(PassTest, FkMatchesForwardKinematicsJobAndAdvancesTheClock) {
                            glm::normalize(rotation * glm::inverse(facing))),
               1e-6f);
   }
+  EXPECT_GT(snapped, kCharacters / 8) << "clocks put on a key";
 }
 
 mmdb::FootLock toCpu(const mmdb::gpu::FootLock& g) {

@@ -475,6 +475,29 @@ TEST(Crowd, TheSameStepsGiveTheSameBytes) {
   EXPECT_GT(switches, 20u);
 }
 
+// Stepped at the frame rate, every character's clock stays on the keys through its switches:
+// its pose is sampled from a key, never slerped a hair away from one.
+TEST(Crowd, ClocksSteppedAtTheFrameRateStayOnTheKeys) {
+  TestDatabase t(spec(6, 240, 5));
+  constexpr uint32_t kCount = 16;
+  Crowd crowd = create(t.db, kCount);
+  const float rate = t.db.frameRate();
+  uint64_t switches = 0;
+  for (int step = 0; step < 600; ++step) {
+    for (uint32_t i = 0; i < kCount; ++i) {
+      const glm::vec2 stick = scriptedStick(i, step);
+      ASSERT_TRUE(crowd.setStick(i, stick.x, stick.y).ok());
+    }
+    ASSERT_TRUE(crowd.step(kDt).ok());
+    for (uint32_t i = 0; i < kCount; ++i) {
+      const float at = crowd.characters()[i].clip_time * rate;
+      ASSERT_LE(std::fabs(at - std::round(at)), 1e-4f) << "character " << i << ", step " << step;
+      switches += crowd.decisions()[i].switched;
+    }
+  }
+  EXPECT_GT(switches, 20u);
+}
+
 // The crowd's search is searchBatch() with a scratch (seeded from each group's lowest bound), also
 // in a crowd moved from the one create() made and moved again: the same winners, and the same
 // rows costed, which a search without the scratch's seeds costs otherwise.

@@ -101,7 +101,9 @@ Played play(const mmdb::Database& db, const mmdb::CrowdSettings& settings, uint3
 }
 
 // Recorded from the crowd before it had any policy: reference() must make the same decisions.
-constexpr uint64_t kReferenceHash = 0x10c9a8db4b003f27ull;
+// Recorded again when the crowds' clocks were put on the keys they land near
+// (advanceClipTime): the frames played at a key's edge, and so some decisions, moved.
+constexpr uint64_t kReferenceHash = 0x8bdf31a6bc7e36d5ull;
 
 TEST(CrowdPolicies, ReferenceMakesTheDecisionsOfTheCrowdWithoutPolicies) {
   const Played run = play(walkDatabase().db, mmdb::CrowdSettings::reference(), 12, 19.0);

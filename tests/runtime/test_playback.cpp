@@ -140,7 +140,7 @@ TEST(PlaybackSlerp, BetweenKeysRotationsAreGlmSlerps) {
   std::vector<glm::vec3> translations(7);
   float worst = 0.f, worst_length = 0.f;
   for (uint32_t frame = 0; frame + 1 < 40; ++frame) {
-    for (const float alpha : {0.001f, 0.25f, 0.5f, 0.75f, 0.999f}) {
+    for (const float alpha : {0.002f, 0.25f, 0.5f, 0.75f, 0.998f}) {
       mmdb::SamplePoseJob job;
       job.database = &db;
       job.clip = 0;
@@ -182,6 +182,38 @@ TEST_F(Playback, ClipTimeOfAGlobalFrame) {
   EXPECT_EQ(t.value().clip, 1u);
   EXPECT_FLOAT_EQ(t.value().time, 15.f / 60);
   EXPECT_FALSE(mmdb::clipTimeOfFrame(db_, 180).ok());
+}
+
+// A clock stepped at the frame rate lands on each key (its frame times float(1 / rate)), where
+// time + dt alone drifts off them; one stepped at another rate keeps its pace.
+TEST(ClipClock, SteppedAtTheFrameRateItStaysOnTheKeys) {
+  constexpr float kRate = 60.f, kDt = 1.f / 60;
+  float clock = 0.f, naive = 0.f, naive_drift = 0.f;
+  for (int n = 1; n <= 1800; ++n) {  // 30 s
+    clock = mmdb::advanceClipTime(clock, kDt, kRate);
+    naive += kDt;
+    ASSERT_EQ(clock, float(n) * (1.f / kRate)) << "step " << n;
+    // As near its key as float seconds place it (1.2e-4 of a frame at 16 to 32 s), well within
+    // the sampler's reach of a key.
+    ASSERT_LE(std::fabs(clock * kRate - float(n)), 2e-4f) << "step " << n << ": off its key";
+    naive_drift = std::fmax(naive_drift, std::fabs(naive * kRate - float(n)));
+  }
+  EXPECT_GT(naive_drift, 1e-3f) << "time + dt alone drifts further than the snap reaches";
+}
+
+TEST(ClipClock, SteppedAtAnotherRateItKeepsItsPace) {
+  constexpr float kRate = 60.f, kDt = 1.f / 144;
+  float clock = 0.f;
+  for (int n = 1; n <= 1440; ++n) {  // 10 s
+    const float next = mmdb::advanceClipTime(clock, kDt, kRate);
+    ASSERT_LE(std::fabs(next - (clock + kDt)), mmdb::kClipTimeSnap / kRate) << "step " << n;
+    clock = next;
+  }
+  EXPECT_NEAR(clock, 10.f, 1e-4f);
+  // A clip time off every key by more than the snap moves by dt alone; a rate that is no rate
+  // leaves the clock as time + dt.
+  EXPECT_EQ(mmdb::advanceClipTime(0.5f / kRate, 1.f / kRate, kRate), 0.5f / kRate + 1.f / kRate);
+  EXPECT_EQ(mmdb::advanceClipTime(0.25f, 0.25f, 0.f), 0.5f);
 }
 
 TEST_F(Playback, SampleJobRefusesEveryInvalidField) {

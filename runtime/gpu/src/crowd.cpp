@@ -244,6 +244,7 @@ PassParams paramsFor(const DatabaseView& db, uint32_t count, const CrowdSettings
   p.neighbourhood_frames = settings.neighbourhood_frames < 0 ? db.default_neighbourhood_frames
                                                              : settings.neighbourhood_frames;
   p.frame_rate = db.frame_rate;
+  p.frame_period = 1.f / db.frame_rate;
   p.dt = 1.f / 60;
   p.search_interval_ticks = settings.search_interval_ticks;
   p.transition_cost = settings.transition_cost;

@@ -205,8 +205,8 @@ struct CrowdCharacter {
                                                     // from here
   bool playing = false;                             // a first search has picked a frame
   uint32_t clip = 0;                                // clip playing
-  float clip_time = 0;                              // clip-local seconds playing
-  uint32_t current_frame = 0;  // global frame playing: clip first + floor(clip_time * rate + 1e-4)
+  float clip_time = 0;         // clip-local seconds playing (moved on by advanceClipTime)
+  uint32_t current_frame = 0;  // global frame playing: first + floor(clip_time * rate + 1e-3)
   int32_t search_timer = 0;    // steps until the next periodic search (due at 0 or below)
   float since_switch = 1e6f;   // seconds since the last switch
   // Seconds the last switch's offsets have decayed for: since_switch less what the transition
@@ -221,8 +221,8 @@ struct CrowdCharacter {
   glm::vec3 input_facing{0.f, 0.f, 1.f};  // the last desired facing that was not zero (ground)
   bool input_changing = false;            // the input changed sharply in the last step
   uint32_t shown_frame = 0;  // global frame of the pose shown after the last step (the key at
-                             // or below the clip time it was sampled at): its contacts are the
-                             // shown pose's (Database::contacts())
+                             // or below the clip time it was sampled at, within
+                             // kClipTimeSnap): its contacts are the shown pose's
   float shown_time = 0;      // clip-local seconds the pose shown was sampled at (clamped into
                              // its clip, as SamplePoseJob clamps it)
   // The root motion of the last step: how far the achieved transform moved, in the world and in
@@ -241,7 +241,8 @@ struct Playing {
   bool playing = false;        // a first search has picked a frame (before it, the pose shows no
                                // motion and the rest is zero)
   uint32_t clip = 0;           // clip of the pose shown
-  uint32_t frame = 0;          // its global frame: the key at or below the time it was sampled at
+  uint32_t frame = 0;          // its global frame: the key at or below the time it was sampled
+                               // at (within kClipTimeSnap, as shown_frame)
   uint32_t clip_frame = 0;     // the same counted from the clip's first frame
   float clip_time = 0;         // clip-local seconds it was sampled at
   int32_t range = -1;          // the matchable range holding `frame` (Database::ranges()), -1 in

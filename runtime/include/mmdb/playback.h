@@ -48,6 +48,16 @@ struct ClipTime {
 };
 Result<ClipTime> clipTimeOfFrame(const Database& db, uint32_t global_frame) noexcept;
 
+// A clip-local clock moved on by dt seconds, as the crowds move theirs: time + dt, and where that
+// lands within kClipTimeSnap of a frame's key (in frames), the key's time itself (its frame times
+// float(1 / frame_rate)). Without the snap, the rounding of time + dt adds up over a clip (at
+// 60 Hz, a clip a few seconds in drifts 1e-4 of a frame in a few hundred steps), and a clock
+// stepped at the frame rate samples between keys: a slerp per joint for a pose a ten-thousandth of
+// a frame from the key's. A dt that is no multiple of the frame period moves the clock by at most
+// kClipTimeSnap frames more or less than dt in one step, never further each step.
+inline constexpr float kClipTimeSnap = 1e-3f;
+float advanceClipTime(float time, float dt, float frame_rate) noexcept;
+
 // The critically damped decay of an offset x with velocity v, after t seconds, in closed form
 // (Holden's decay_spring_damper_exact): y = 2 ln 2 / halflife, j = v + x y,
 // x(t) = e^(-y t) (x + j t), v(t) = e^(-y t) (v - j y t).

@@ -136,6 +136,7 @@ MMDB_CHECK_OFFSET(PassParams, settle_velocity_squared, 100);
 MMDB_CHECK_OFFSET(PassParams, settle_cos_limit, 104);
 MMDB_CHECK_OFFSET(PassParams, range_end_margin, 108);
 MMDB_CHECK_OFFSET(PassParams, inertialization_rate_halflife, 112);
+MMDB_CHECK_OFFSET(PassParams, frame_period, 116);
 static_assert(sizeof(PassParams) == 128, "push constants (at most 128 bytes on every device)");
 
 MMDB_CHECK_OFFSET(FootLock, position, 0);

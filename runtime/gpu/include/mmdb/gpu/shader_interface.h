@@ -121,7 +121,7 @@ struct CrowdCharacter {
   float clip_time;         // clip-local seconds playing
   int search_timer;        // steps until the next periodic search (due at 0 or below)
   float since_switch;      // seconds since the last switch
-  uint current_frame;      // global frame playing: clip_first + floor(clip_time * rate + 1e-4)
+  uint current_frame;      // global frame playing: clip_first + floor(clip_time * rate + 1e-3)
   float offset_bound_x;    // max |offset| over joints at the switch (rad or m)
   float offset_bound_v;    // max |offset rate| over joints at the switch
   uint flags;              // kCharacter* bits
@@ -267,7 +267,8 @@ struct PassParams {
   float settle_cos_limit;
   uint range_end_margin;                // frames at the end of each range that are no candidate
   float inertialization_rate_halflife;  // s: the offsets' rates decay with it (decayOffsetSplit)
-  uint pad_params[3];                   // std430 rounds the block to 16 bytes
+  float frame_period;                   // float(1 / frame_rate): a key's time is its frame times it
+  uint pad_params[2];                   // std430 rounds the block to 16 bytes
 };
 
 #ifdef __cplusplus
