@@ -144,8 +144,9 @@ if(EXPECT STREQUAL "cpu_equals_gpu")
   list(LENGTH diverged diverged_count)
   math(EXPR most "${character_count} / 4")
   if(diverged_count GREATER most)
+    list(JOIN diverged ", " diverged_list)
     message(FATAL_ERROR "${diverged_count} of ${character_count} characters left at near ties "
-                        "(${diverged}): more than a quarter")
+                        "(${diverged_list}): more than a quarter")
   endif()
   message(STATUS "${compared} decisions the same; left at near ties: ${diverged_count} of "
                  "${character_count} characters")
