@@ -51,10 +51,11 @@ Result<ClipTime> clipTimeOfFrame(const Database& db, uint32_t global_frame) noex
 // A clip-local clock moved on by dt seconds, as the crowds move theirs: time + dt, and where that
 // lands within kClipTimeSnap of a frame's key (in frames), the key's time itself (its frame times
 // float(1 / frame_rate)). Without the snap, the rounding of time + dt adds up over a clip (at
-// 60 Hz, a clip a few seconds in drifts 1e-4 of a frame in a few hundred steps), and a clock
-// stepped at the frame rate samples between keys: a slerp per joint for a pose a ten-thousandth of
-// a frame from the key's. A dt that is no multiple of the frame period moves the clock by at most
-// kClipTimeSnap frames more or less than dt in one step, never further each step.
+// 60 Hz, more than a thousandth of a frame within 30 s), and a clock stepped at the frame rate
+// samples between keys: a slerp per joint for a pose a hair away from the key's. A dt that is no
+// multiple of the frame period keeps its pace: a step moves the clock by at most kClipTimeSnap
+// frames more or less than dt, and the snaps do not add up. SamplePoseJob takes the key's rotations
+// within kClipTimeSnap of a key. A frame_rate that is not positive gives time + dt.
 inline constexpr float kClipTimeSnap = 1e-3f;
 float advanceClipTime(float time, float dt, float frame_rate) noexcept;
 

@@ -209,8 +209,8 @@ struct FootLock {
 // Per character: its feet (left, right) and the pose shown, as the fk pass writes them.
 struct CharacterFeet {
   FootLock foot[2];
-  uint shown_frame;  // the global frame at or below the clip time sampled, whose contact bits are
-                     // the shown pose's
+  uint shown_frame;  // the global frame at or below the clip time sampled (within 1e-3 of a
+                     // frame), whose contact bits are the shown pose's
   float shown_time;  // the clip-local seconds it was sampled at (clamped to the clip)
   uint previous_shown_frame;  // the step before's shown_frame, kNoFrame when nothing played then
   uint shown_playing;         // 1: the pose shown plays a frame (the character has started)
