@@ -475,27 +475,42 @@ TEST(Crowd, TheSameStepsGiveTheSameBytes) {
   EXPECT_GT(switches, 20u);
 }
 
-// Stepped at the frame rate, every character's clock stays on the keys through its switches:
-// its pose is sampled from a key, never slerped a hair away from one.
+// Stepped at the frame rate, every character's clock stays on the keys: through its switches,
+// and through the 20 s of one clip's first range without a periodic search, where time + dt
+// alone drifts further off them than float seconds place a key. Its pose is sampled from a key,
+// never slerped a hair away from one.
 TEST(Crowd, ClocksSteppedAtTheFrameRateStayOnTheKeys) {
   TestDatabase t(spec(6, 240, 5));
+  TestDatabase long_clip(spec(1, 2400, 5));  // its first range ends at about 19.8 s
   constexpr uint32_t kCount = 16;
-  Crowd crowd = create(t.db, kCount);
+  Crowd switching = create(t.db, kCount);
+  CrowdSettings no_searches = startsAtOnce();
+  no_searches.search_interval_ticks = 1u << 20;  // after the start, none in the test's steps
+  Crowd playing_on = create(long_clip.db, kCount, no_searches);
   const float rate = t.db.frameRate();
+  ASSERT_EQ(rate, long_clip.db.frameRate());
   uint64_t switches = 0;
-  for (int step = 0; step < 600; ++step) {
+  float latest = 0.f;  // the latest clip time the long clip's crowd reached
+  for (int step = 0; step < 1800; ++step) {
     for (uint32_t i = 0; i < kCount; ++i) {
       const glm::vec2 stick = scriptedStick(i, step);
-      ASSERT_TRUE(crowd.setStick(i, stick.x, stick.y).ok());
+      ASSERT_TRUE(switching.setStick(i, stick.x, stick.y).ok());
     }
-    ASSERT_TRUE(crowd.step(kDt).ok());
-    for (uint32_t i = 0; i < kCount; ++i) {
-      const float at = crowd.characters()[i].clip_time * rate;
-      ASSERT_LE(std::fabs(at - std::round(at)), 1e-4f) << "character " << i << ", step " << step;
-      switches += crowd.decisions()[i].switched;
+    ASSERT_TRUE(switching.step(kDt).ok());
+    ASSERT_TRUE(playing_on.step(kDt).ok());
+    for (const Crowd* crowd : {&switching, &playing_on}) {
+      for (uint32_t i = 0; i < kCount; ++i) {
+        const float at = crowd->characters()[i].clip_time * rate;
+        // Float seconds place a key between 16 and 32 s only to 1.2e-4 of a frame.
+        ASSERT_LE(std::fabs(at - std::round(at)), 1.5e-4f)
+            << "character " << i << ", step " << step;
+        switches += crowd->decisions()[i].switched;
+      }
     }
+    latest = std::fmax(latest, playing_on.characters()[0].clip_time);
   }
   EXPECT_GT(switches, 20u);
+  EXPECT_GT(latest, 19.f) << "the long clip played on without a switch";
 }
 
 // The crowd's search is searchBatch() with a scratch (seeded from each group's lowest bound), also
