@@ -299,6 +299,15 @@ void printSections(const fb::Database& db, std::ostream& out) {
                   section.element_bytes);
 }
 
+// The names (schema/mmdb.fbs RequiredFeature) of the required_features bits a file sets.
+std::vector<std::string> requiredFeatureNames(const fb::Database& db) {
+  std::vector<std::string> names;
+  for (const fb::RequiredFeature bit : fb::EnumValuesRequiredFeature())
+    if (db.required_features() & static_cast<uint64_t>(bit))
+      names.emplace_back(fb::EnumNameRequiredFeature(bit));
+  return names;
+}
+
 void printText(const std::string& path, const mmdb::Database& database, std::ostream& out) {
   const fb::Database& db = *database.flatbuffer();
   // Settings and skeleton are required at open; their vectors and the rest may be absent.
@@ -306,6 +315,10 @@ void printText(const std::string& path, const mmdb::Database& database, std::ost
   out << "file        " << path << " (" << database.bytes().size() << " bytes)\n";
   out << format("schema      %u.%u\n", db.version()->major(), db.version()->minor());
   out << "cooker      " << str(db.cooker_version()) << "\n";
+  std::string required;
+  for (const std::string& name : requiredFeatureNames(db))
+    required += (required.empty() ? "" : ", ") + name;
+  out << "requires    " << (required.empty() ? "none" : required) << "\n";
   out << format("frames      %u at %g Hz (%.2f s), global frames 0..%u\n", db.frame_count(),
                 db.frame_rate(), durationSeconds(db.frame_count(), db.frame_rate()),
                 db.frame_count() ? db.frame_count() - 1 : 0);
@@ -502,6 +515,9 @@ void printJson(const std::string& path, const mmdb::Database& database, std::ost
       .field("minor", unsigned{db.version()->minor()});
   json.endObject();
   json.field("cooker_version", str(db.cooker_version()));
+  json.key("required_features").beginArray();
+  for (const std::string& name : requiredFeatureNames(db)) json.value(name);
+  json.endArray();
   json.field("frame_rate", db.frame_rate()).field("frame_count", db.frame_count());
   json.field("duration_s", durationSeconds(db.frame_count(), db.frame_rate()));
   json.field("joint_count", db.joint_count());

@@ -1038,14 +1038,11 @@ void linkFeatures(const CookRequest& request, Concatenated& joined, const Skelet
   // Large boxes of 128 frames: against 64, a game's single searches take a sixth less time at
   // 60 Hz and a third less at 240 Hz (fewer large boxes to test), batches of 64 game queries
   // 7 % less at 60 Hz and up to 8 % more at 240 Hz, the crowd's search at 60 Hz 7 % less.
+  // The boxes span matchable frames only: at 60 Hz the unmatchable tails of bandai-1's clips
+  // widen them enough that the crowd's search is a fifth slower (BENCHMARKS.md).
   db.bounds_small_size = 16;
   db.bounds_large_size = 128;
-  FeatureBounds small = buildFeatureBounds(db.features, kFeatureStride, db.bounds_small_size, jobs);
-  FeatureBounds large = buildFeatureBounds(db.features, kFeatureStride, db.bounds_large_size, jobs);
-  db.bounds_small_min = std::move(small.min);
-  db.bounds_small_max = std::move(small.max);
-  db.bounds_large_min = std::move(large.min);
-  db.bounds_large_max = std::move(large.max);
+  buildDatabaseBounds(db, jobs);
 }
 
 void describeSkeleton(const Skeleton& skeleton, const SkeletonRoles& roles, double unit_scale,

@@ -25,6 +25,8 @@ inline constexpr uint16_t kSchemaMajor = static_cast<uint16_t>(fb::SchemaMajor::
 inline constexpr uint16_t kSchemaMinor = static_cast<uint16_t>(fb::SchemaMinor::Current);
 inline constexpr uint64_t kFeatureCodedPoses =
     static_cast<uint64_t>(fb::RequiredFeature::CodedPoses);
+inline constexpr uint64_t kFeatureRangeBounds =
+    static_cast<uint64_t>(fb::RequiredFeature::RangeBounds);
 using SourceFormat = fb::SourceFormat;
 using Role = fb::Role;
 // "mmcook " and the project's version (CMakeLists.txt). It names the cooker in every file and

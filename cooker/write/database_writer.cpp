@@ -376,6 +376,33 @@ RawStream rawStream(const CookedDatabase& db, const std::vector<T>& values) {
 
 // The database's bytes; with `deferred`, less the raw pose streams', the root motion's and the
 // features', which it lists instead.
+// Whether some frame lies outside its small or large box (NaN counts as outside): the bounds
+// then hold the matchable frames only, and the file says so (RangeBounds), so that a reader
+// that checks every frame refuses it by name. Bounds of another size than the features' are
+// left to the reader to report.
+bool boundsLeaveFramesOut(const CookedDatabase& db) {
+  const size_t stride = db.feature_stride, small = db.bounds_small_size;
+  const size_t large = db.bounds_large_size;
+  if (stride == 0 || small == 0 || large == 0) return false;
+  const size_t frames = db.features.size() / stride;
+  const size_t small_len = (frames + small - 1) / small * stride;
+  const size_t large_len = (frames + large - 1) / large * stride;
+  if (db.bounds_small_min.size() != small_len || db.bounds_small_max.size() != small_len ||
+      db.bounds_large_min.size() != large_len || db.bounds_large_max.size() != large_len)
+    return false;
+  for (size_t f = 0; f < frames; ++f) {
+    const float* row = &db.features[f * stride];
+    const size_t s = f / small * stride, l = f / large * stride;
+    for (size_t c = 0; c < stride; ++c) {
+      const float v = row[c];
+      if (!(db.bounds_small_min[s + c] <= v && v <= db.bounds_small_max[s + c] &&
+            db.bounds_large_min[l + c] <= v && v <= db.bounds_large_max[l + c]))
+        return true;
+    }
+  }
+  return false;
+}
+
 flatbuffers::DetachedBuffer buildDatabase(const CookedDatabase& db, DeferredList* deferred) {
   // Sized for the whole file up front: growing the builder would copy everything written so far.
   // A coded stream counts its coded bytes; its raw vector is left out (and may be released).
@@ -431,7 +458,8 @@ flatbuffers::DetachedBuffer buildDatabase(const CookedDatabase& db, DeferredList
   f.large_min = gpuFloatVector(fbb, db.bounds_large_min);
   f.large_max = gpuFloatVector(fbb, db.bounds_large_max);
   if (coding.anyCoded()) f.pose_coding = poseCodingTable(fbb, coding, deferred);
-  f.required_features = coding.anyCoded() ? kFeatureCodedPoses : 0;
+  f.required_features = (coding.anyCoded() ? kFeatureCodedPoses : 0) |
+                        (boundsLeaveFramesOut(db) ? kFeatureRangeBounds : 0);
   finishDatabase(fbb, db, f, raw, deferred);
   return fbb.Release();
 }

@@ -21,7 +21,9 @@ static_assert(sizeof(Float4) == sizeof(fb::Vec4) && alignof(fb::Vec4) == 16);
 // must be the schema's.
 static_assert(kSchemaMajor == static_cast<uint16_t>(fb::SchemaMajor::Current) &&
               kSchemaMinor == static_cast<uint16_t>(fb::SchemaMinor::Current));
-static_assert(kFeatureCodedPoses == static_cast<uint64_t>(fb::RequiredFeature::ANY));
+static_assert(kFeatureCodedPoses == static_cast<uint64_t>(fb::RequiredFeature::CodedPoses) &&
+              kFeatureRangeBounds == static_cast<uint64_t>(fb::RequiredFeature::RangeBounds) &&
+              kKnownFeatures == static_cast<uint64_t>(fb::RequiredFeature::ANY));
 constexpr bool sameRole(Role a, fb::Role b) { return static_cast<int>(a) == static_cast<int>(b); }
 static_assert(sameRole(Role::Hips, fb::Role::Hips) &&
                   sameRole(Role::LeftFoot, fb::Role::LeftFoot) &&
@@ -591,7 +593,8 @@ Status checkAlignment(const fb::Database& db) {
   return {};
 }
 
-// The pruned search is exact only if every feature lies inside its boxes' min and max.
+// The pruned search is exact only if every frame it may return lies inside its boxes' min and
+// max: every frame, or with RangeBounds (2.2) every frame of a matchable range.
 Status checkBoundsContain(const fb::Database& db) {
   const uint32_t frames = db.frame_count(), n = db.feature_count(), stride = db.feature_stride();
   const uint32_t small = db.bounds_small_size(), large = db.bounds_large_size();
@@ -600,19 +603,28 @@ Status checkBoundsContain(const fb::Database& db) {
   const float* smax = db.bounds_small_max()->data();
   const float* lmin = db.bounds_large_min()->data();
   const float* lmax = db.bounds_large_max()->data();
-  for (uint32_t f = 0; f < frames; ++f) {
-    const float* row = x + size_t(f) * stride;
-    const size_t s = size_t(f / small) * stride, l = size_t(f / large) * stride;
-    bool inside = true;
-    for (uint32_t c = 0; c < n; ++c) {
-      const float v = row[c];
-      inside &= (smin[s + c] <= v) & (v <= smax[s + c]) & (lmin[l + c] <= v) & (v <= lmax[l + c]);
+  const auto check = [&](uint32_t first, uint32_t end) -> Status {
+    for (uint32_t f = first; f < end; ++f) {
+      const float* row = x + size_t(f) * stride;
+      const size_t s = size_t(f / small) * stride, l = size_t(f / large) * stride;
+      bool inside = true;
+      for (uint32_t c = 0; c < n; ++c) {
+        const float v = row[c];
+        inside &= (smin[s + c] <= v) & (v <= smax[s + c]) & (lmin[l + c] <= v) & (v <= lmax[l + c]);
+      }
+      if (!inside)
+        return Error::format(ErrorCode::Inconsistent,
+                             "features of global frame %u lie outside their bounds boxes (small "
+                             "box %u, large box %u): re-cook the file",
+                             f, f / small, f / large);
     }
-    if (!inside)
-      return Error::format(ErrorCode::Inconsistent,
-                           "features of global frame %u lie outside their bounds boxes (small box "
-                           "%u, large box %u): re-cook the file",
-                           f, f / small, f / large);
+    return {};
+  };
+  if (!(db.required_features() & kFeatureRangeBounds)) return check(0, frames);
+  // checkRanges() has put every range inside the frames.
+  for (uint32_t i = 0; i < count(db.ranges()); ++i) {
+    const fb::MatchRange* r = db.ranges()->Get(i);
+    if (Status s = check(r->first_frame(), r->first_frame() + r->frame_count()); !s) return s;
   }
   return {};
 }

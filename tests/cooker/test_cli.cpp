@@ -477,7 +477,9 @@ TEST_F(Cli, ManifestCookVerifiesAndInspects) {
 
   const CliRun inspect = mmcook({"inspect", "out.mmdb"});
   ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
-  EXPECT_NE(inspect.out.find("schema      2.1\n"), std::string::npos) << inspect.out;
+  EXPECT_NE(inspect.out.find("schema      2.2\n"), std::string::npos) << inspect.out;
+  EXPECT_NE(inspect.out.find("requires    CodedPoses, RangeBounds\n"), std::string::npos)
+      << inspect.out;
   EXPECT_NE(inspect.out.find(std::string("cooker      ") + mmdb::cook::kCookerVersion + "\n"),
             std::string::npos)
       << inspect.out;
@@ -507,7 +509,11 @@ TEST_F(Cli, InspectJsonIsValidAndCarriesTheFileFields) {
     FAIL() << "not JSON (" << e.what() << "):\n" << run.out;
   }
   EXPECT_EQ(doc["schema_version"]["major"].number(), 2);
-  EXPECT_EQ(doc["schema_version"]["minor"].number(), 1);
+  EXPECT_EQ(doc["schema_version"]["minor"].number(), 2);
+  // Coded by default; the clips' unmatchable last frames lie outside the boxes of the others.
+  ASSERT_EQ(doc["required_features"].size(), 2u);
+  EXPECT_EQ(doc["required_features"][0].string(), "CodedPoses");
+  EXPECT_EQ(doc["required_features"][1].string(), "RangeBounds");
   EXPECT_EQ(doc["cooker_version"].string(), mmdb::cook::kCookerVersion);
   const Json& coding = doc["pose_coding"];
   EXPECT_EQ(coding["segment_frames"].number(), 1024);

@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -544,7 +545,7 @@ TEST(CookBounds, BoxesHoldTheirRowsAndTouchThem) {
   for (int size : {16, 64}) {
     const FeatureBounds b = buildFeatureBounds(features, stride, size);
     for (int jobs : {2, 3, 8}) {  // runs of boxes, more threads than boxes, a short last box
-      const FeatureBounds t = buildFeatureBounds(features, stride, size, jobs);
+      const FeatureBounds t = buildFeatureBounds(features, stride, size, {}, jobs);
       EXPECT_EQ(t.min, b.min) << jobs;
       EXPECT_EQ(t.max, b.max) << jobs;
     }
@@ -561,6 +562,42 @@ TEST(CookBounds, BoxesHoldTheirRowsAndTouchThem) {
         EXPECT_EQ(b.max[box * stride + k], hi);
       }
   }
+}
+
+// A box spans its matchable frames only: frames no range holds (a clip's unmatchable tail, far
+// from the rest) do not widen it; a box without a matchable frame spans all of its own.
+TEST(CookBounds, BoxesSpanMatchableFramesOnly) {
+  const int stride = 4, frames = 40, size = 8;
+  std::vector<float> features(frames * stride);
+  for (int f = 0; f < frames; ++f)
+    for (int k = 0; k < stride; ++k) features[f * stride + k] = float(f) + 0.25f * float(k);
+  // Ranges [2, 10) and [12, 14): frames 0-1, 10-11 and 14-39 are unmatchable.
+  const std::vector<CookedRange> ranges = {{2, 8, 0, 0}, {12, 2, 0, 0}};
+  const std::vector<uint8_t> matchable = matchableFrames(ranges, frames);
+  ASSERT_EQ(matchable.size(), size_t(frames));
+  EXPECT_EQ(std::count(matchable.begin(), matchable.end(), uint8_t(1)), 10);
+  EXPECT_EQ(matchable[1], 0);
+  EXPECT_EQ(matchable[2], 1);
+  EXPECT_EQ(matchable[13], 1);
+  EXPECT_EQ(matchable[14], 0);
+  const FeatureBounds b = buildFeatureBounds(features, stride, size, matchable);
+  for (int jobs : {2, 5, 8}) {
+    const FeatureBounds t = buildFeatureBounds(features, stride, size, matchable, jobs);
+    EXPECT_EQ(t.min, b.min) << jobs;
+    EXPECT_EQ(t.max, b.max) << jobs;
+  }
+  // Box 0 (frames 0-7): frames 2 to 7. Box 1 (8-15): 8, 9, 12 and 13. Boxes 2 to 4 (16-39)
+  // hold no matchable frame: all of their own.
+  const float first[5] = {2, 8, 16, 24, 32}, last[5] = {7, 13, 23, 31, 39};
+  for (int box = 0; box < 5; ++box)
+    for (int k = 0; k < stride; ++k) {
+      EXPECT_EQ(b.min[box * stride + k], first[box] + 0.25f * float(k)) << box;
+      EXPECT_EQ(b.max[box * stride + k], last[box] + 0.25f * float(k)) << box;
+    }
+  // Without `matchable`, every frame counts.
+  const FeatureBounds all = buildFeatureBounds(features, stride, size);
+  EXPECT_EQ(all.min[0], 0.f);
+  EXPECT_EQ(all.max[stride], 15.f);
 }
 
 }  // namespace

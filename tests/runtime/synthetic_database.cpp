@@ -1,5 +1,6 @@
 #include "synthetic_database.h"
 
+#include "cook/bounds.h"
 #include "cook/normalize.h"
 #include "write/database_writer.h"
 
@@ -172,27 +173,7 @@ void addSkeleton(mmdb::cook::CookedDatabase& db, uint32_t joints) {
 
 }  // namespace
 
-void computeBounds(mmdb::cook::CookedDatabase& db) {
-  const uint32_t frames = db.frame_count, stride = db.feature_stride, n = db.feature_count;
-  auto boxes = [&](uint32_t size, std::vector<float>& lo, std::vector<float>& hi) {
-    const uint32_t count = (frames + size - 1) / size;
-    lo.assign(size_t(count) * stride, 0.f);
-    hi.assign(size_t(count) * stride, 0.f);
-    for (uint32_t b = 0; b < count; ++b) {
-      for (uint32_t c = 0; c < n; ++c) {
-        float mn = INFINITY, mx = -INFINITY;
-        for (uint32_t f = b * size; f < std::min(frames, (b + 1) * size); ++f) {
-          mn = std::min(mn, db.features[size_t(f) * stride + c]);
-          mx = std::max(mx, db.features[size_t(f) * stride + c]);
-        }
-        lo[size_t(b) * stride + c] = mn;
-        hi[size_t(b) * stride + c] = mx;
-      }
-    }
-  };
-  boxes(db.bounds_small_size, db.bounds_small_min, db.bounds_small_max);
-  boxes(db.bounds_large_size, db.bounds_large_min, db.bounds_large_max);
-}
+void computeBounds(mmdb::cook::CookedDatabase& db) { mmdb::cook::buildDatabaseBounds(db); }
 
 void setSyntheticBiases(mmdb::cook::CookedDatabase& db) {
   for (size_t c = 0; c < db.clips.size(); ++c) db.clips[c].bias = 0.25f * float(c % 3) - 0.25f;

@@ -43,7 +43,8 @@ mmdb::cook::CookedDatabase makeSyntheticDatabase(const SyntheticSpec& spec);
 mmdb::cook::CookedDatabase completedWithSynthetic(const mmdb::cook::CookedDatabase& base,
                                                   uint32_t frames, uint32_t seed);
 
-// Recomputes exact per-box min/max of the stored features (what the cook does).
+// Recomputes exact per-box min/max of the stored features over the matchable frames (what the
+// cook does, mmdb::cook::buildDatabaseBounds).
 void computeBounds(mmdb::cook::CookedDatabase& db);
 
 // Cost biases (schema 2.1) on a synthetic database: clip c's bias is -0.25, 0 or 0.25 (c % 3),

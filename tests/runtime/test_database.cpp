@@ -1,10 +1,12 @@
 // Database::open / fromMemory: views match what was cooked, and every kind of bad file is
 // refused with the right code and a message that says what is wrong.
+#include "cook/bounds.h"
 #include "golden_spec.h"
 #include "synthetic_database.h"
 #include "test_util.h"
 
 #include <mmdb/database.h>
+#include <mmdb/mmdb_generated.h>
 #include <mmdb/search.h>
 
 #include <sys/stat.h>
@@ -16,6 +18,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -457,6 +460,156 @@ TEST(Database, OpensTheSchema2_1RegressionFileWithItsBiases) {
   EXPECT_EQ(d.rangeBias(1), -0.75f);  // clip 0's jump range
   const mmdb::ClipInfo last = d.clip(2);
   EXPECT_EQ(d.frameBias(last.first_frame + last.frame_count - 1), 0.25f);  // unmatchable tail
+}
+
+// --- the regression file of schema 2.2 ---------------------------------------------------------
+
+// The first frame that lies outside its small or large box (what RangeBounds allows for a frame
+// no range holds), or -1.
+int64_t firstFrameOutsideItsBoxes(const Database& d) {
+  const uint32_t stride = d.featureStride(), small = d.boundsSmallSize();
+  const uint32_t large = d.boundsLargeSize();
+  for (uint32_t f = 0; f < d.frameCount(); ++f)
+    for (uint32_t c = 0; c < d.featureCount(); ++c) {
+      const float v = d.features()[size_t(f) * stride + c];
+      const size_t s = size_t(f / small) * stride + c, l = size_t(f / large) * stride + c;
+      if (v < d.boundsSmallMin()[s] || v > d.boundsSmallMax()[s] || v < d.boundsLargeMin()[l] ||
+          v > d.boundsLargeMax()[l])
+        return f;
+    }
+  return -1;
+}
+
+// Whether a range holds `frame`.
+bool matchable(const Database& d, int64_t frame) {
+  for (const mmdb::MatchRange& r : d.ranges())
+    if (frame >= r.first_frame && frame < int64_t(r.first_frame) + r.frame_count) return true;
+  return false;
+}
+
+// Requests around every 7th frame's row (moved by a little of another row's), seeded at that
+// frame or unseeded, answered by the pruned search, the batch (with and without a scratch) and
+// the exhaustive search: the same winners and costs.
+void expectPrunedSearchesAgree(const Database& d) {
+  const uint32_t n = d.featureCount();
+  std::vector<std::vector<float>> queries;
+  std::vector<mmdb::SearchRequest> requests;
+  for (uint32_t f = 0; f < d.frameCount(); f += 7) {
+    std::vector<float> q(n);
+    const uint32_t other = (f * 31 + 17) % d.frameCount();
+    for (uint32_t c = 0; c < n; ++c)
+      q[c] = 0.8f * d.featureRow(f)[c] + 0.2f * d.featureRow(other)[c];
+    queries.push_back(std::move(q));
+  }
+  for (size_t i = 0; i < queries.size(); ++i) {
+    mmdb::SearchRequest r;
+    r.query = {queries[i].data(), queries[i].size()};
+    r.current_frame = i % 2 ? int32_t(i * 7) : -1;
+    r.transition_cost = 0.5f;
+    requests.push_back(r);
+  }
+  std::vector<mmdb::SearchResult> batch(requests.size()), scratched(requests.size());
+  std::vector<float> scratch(mmdb::batchScratchFloats(d));
+  ASSERT_TRUE(
+      mmdb::searchBatch(d, {requests.data(), requests.size()}, {batch.data(), batch.size()}));
+  ASSERT_TRUE(mmdb::searchBatch(d, {requests.data(), requests.size()},
+                                {scratched.data(), scratched.size()},
+                                {scratch.data(), scratch.size()}));
+  for (size_t i = 0; i < requests.size(); ++i) {
+    SCOPED_TRACE(i);
+    auto exhaustive = mmdb::searchExhaustive(d, requests[i]);
+    auto pruned = mmdb::searchPruned(d, requests[i]);
+    ASSERT_TRUE(exhaustive.ok() && pruned.ok());
+    EXPECT_EQ(pruned.value().frame, exhaustive.value().frame);
+    EXPECT_EQ(pruned.value().cost, exhaustive.value().cost);
+    EXPECT_EQ(batch[i].frame, exhaustive.value().frame);
+    EXPECT_EQ(batch[i].cost, exhaustive.value().cost);
+    EXPECT_EQ(scratched[i].frame, exhaustive.value().frame);
+    EXPECT_EQ(scratched[i].cost, exhaustive.value().cost);
+  }
+}
+
+TEST(Database, OpensTheSchema2_2RegressionFileWithItsRangeBounds) {
+  const std::string path = std::string(MMDB_TEST_DATA) + "/mmdb/mmdb-2.2.mmdb";
+  auto r = Database::open(path.c_str());
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  const Database& d = r.value();
+  EXPECT_EQ(d.schemaMajor(), 2);
+  EXPECT_EQ(d.schemaMinor(), 2);
+  // The file was made from goldenSpec() with setSyntheticBiases(); each clip's last 20 frames
+  // are unmatchable, and the boxes leave them out.
+  mmdb::cook::CookedDatabase c = mmdb::test::makeSyntheticDatabase(mmdb::test::goldenSpec());
+  mmdb::test::setSyntheticBiases(c);
+  expectViewsMatch(d, c);
+  EXPECT_EQ(d.flatbuffer()->required_features(), mmdb::kFeatureRangeBounds);
+  const int64_t outside = firstFrameOutsideItsBoxes(d);
+  EXPECT_GE(outside, 0);
+  EXPECT_FALSE(matchable(d, outside));
+  expectPrunedSearchesAgree(d);
+}
+
+// RangeBounds: the writer sets it exactly when some frame lies outside its boxes, and the
+// runtime then checks the frames of matchable ranges only.
+TEST(Database, RangeBoundsLeaveOutOnlyUnmatchableFrames) {
+  mmdb::cook::CookedDatabase c = small();  // bounds over the matchable frames, as the cook's
+  AlignedBytes bytes;
+  int64_t outside = -1;
+  {
+    auto r = openCooked(c, bytes);
+    ASSERT_TRUE(r.ok()) << r.error().message();
+    EXPECT_EQ(r.value().flatbuffer()->required_features(), mmdb::kFeatureRangeBounds);
+    outside = firstFrameOutsideItsBoxes(r.value());
+    ASSERT_GE(outside, 0);
+    EXPECT_FALSE(matchable(r.value(), outside));
+    expectPrunedSearchesAgree(r.value());
+  }
+  // Boxes over every frame (a 2.1 cook's): the bit stays clear, and a 2.1 reader opens the file.
+  mmdb::cook::CookedDatabase all = c;
+  for (auto [size, lo, hi] :
+       {std::tuple{all.bounds_small_size, &all.bounds_small_min, &all.bounds_small_max},
+        std::tuple{all.bounds_large_size, &all.bounds_large_min, &all.bounds_large_max}}) {
+    mmdb::cook::FeatureBounds b =
+        mmdb::cook::buildFeatureBounds(all.features, all.feature_stride, size);
+    *lo = std::move(b.min);
+    *hi = std::move(b.max);
+  }
+  {
+    auto r = openCooked(all, bytes);
+    ASSERT_TRUE(r.ok()) << r.error().message();
+    EXPECT_EQ(r.value().flatbuffer()->required_features(), 0u);
+    EXPECT_EQ(firstFrameOutsideItsBoxes(r.value()), -1);
+  }
+  // Without the bit, a range-bounds file is refused at its first frame outside its boxes.
+  {
+    bytes = mmdb::test::serializeAligned(c);
+    auto* table = reinterpret_cast<flatbuffers::Table*>(
+        const_cast<mmdb::fb::Database*>(mmdb::fb::GetDatabase(bytes.data())));
+    ASSERT_TRUE(table->SetField<uint64_t>(mmdb::fb::Database::VT_REQUIRED_FEATURES, 0, 0));
+    auto r = Database::fromMemory(bytes.data(), bytes.size());
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code(), ErrorCode::Inconsistent);
+    EXPECT_NE(std::string(r.error().message())
+                  .find("features of global frame " + std::to_string(outside) + " lie outside"),
+              std::string::npos)
+        << r.error().message();
+  }
+  // With it, a matchable frame outside its box is still refused, by frame.
+  {
+    mmdb::cook::CookedDatabase damaged = c;
+    const uint32_t frame = damaged.ranges[1].first_frame + 3;
+    damaged.features[size_t(frame) * damaged.feature_stride + 5] =
+        damaged
+            .bounds_small_max[size_t(frame / damaged.bounds_small_size) * damaged.feature_stride +
+                              5] +
+        1.f;
+    auto r = openCooked(damaged, bytes);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code(), ErrorCode::Inconsistent);
+    EXPECT_NE(std::string(r.error().message())
+                  .find("features of global frame " + std::to_string(frame) + " lie outside"),
+              std::string::npos)
+        << r.error().message();
+  }
 }
 
 // Biases a file holds must be finite (the cooker never writes others).

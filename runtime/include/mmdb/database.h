@@ -44,11 +44,14 @@ struct Database;  // the FlatBuffers root (mmdb/mmdb_generated.h), for tools tha
 // SchemaMinor, checked when the runtime compiles): it opens kSchemaMajor.x for any x, and
 // the majors back to kOldestSchemaMajor (1.x files have raw pose streams only).
 inline constexpr uint16_t kSchemaMajor = 2;
-inline constexpr uint16_t kSchemaMinor = 1;
+inline constexpr uint16_t kSchemaMinor = 2;
 inline constexpr uint16_t kOldestSchemaMajor = 1;
-// Database.required_features bits this runtime reads: bit 0, coded pose streams.
+// Database.required_features bits this runtime reads: bit 0, coded pose streams; bit 1 (2.2),
+// bounds that hold only the frames of matchable ranges (a frame no range holds may lie outside
+// its boxes; the search never returns one).
 inline constexpr uint64_t kFeatureCodedPoses = 1;
-inline constexpr uint64_t kKnownFeatures = kFeatureCodedPoses;
+inline constexpr uint64_t kFeatureRangeBounds = 2;
+inline constexpr uint64_t kKnownFeatures = kFeatureCodedPoses | kFeatureRangeBounds;
 // The most frames in a coded segment (decodePoses decodes one in a stack buffer).
 inline constexpr uint32_t kMaxSegmentFrames = 1024;
 // Frame rates a database may have, in Hz (what mmcook cooks to).
