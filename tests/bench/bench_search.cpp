@@ -29,6 +29,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -385,65 +386,69 @@ BENCHMARK(BM_GameBatchScratch)
     ->ArgsProduct({{0, 1, 2, 3, 4, 5}, {64}})
     ->Unit(benchmark::kMillisecond);
 
-// The cook's large boxes (128 frames) against the 64 it cooked before: the database of `which`
-// (1: bandai-1 mirrored at 240 Hz, 3: at 60 Hz, 5: at 30 Hz) with its bounds rebuilt for each
-// size, both searched in every iteration, in alternating order, with the 1,000 game queries:
-// singles (searchPruned) and batches of 64 with a scratch. Counters: microseconds per query for
-// each size and their ratio (128 over 64); mismatches: results that differ between the sizes.
-std::unique_ptr<Loaded> withLargeBoxes(const mmdb::test::RealDatabase& real, uint16_t large) {
+// The database of `which` (1: bandai-1 mirrored at 240 Hz, 3: at 60 Hz, 5: at 30 Hz).
+const mmdb::test::RealDatabase* gameDatabase(int64_t which) {
+  return mmdb::test::bandaiDatabaseAt(which == 1 ? 240 : which == 3 ? 60 : 30, true, nullptr);
+}
+
+// The same frames with other bounds: the cook's, with large boxes of `large` frames, over the
+// matchable frames only (as mmcook 1.3 cooks them) or over every frame (as before).
+std::unique_ptr<Loaded> withBounds(const mmdb::test::RealDatabase& real, uint16_t large,
+                                   bool matchable_only) {
   mmdb::cook::CookedDatabase cooked = real.cooked;
   cooked.bounds_large_size = large;
-  mmdb::cook::FeatureBounds boxes =
-      mmdb::cook::buildFeatureBounds(cooked.features, int(real.db.featureStride()), large);
-  cooked.bounds_large_min = std::move(boxes.min);
-  cooked.bounds_large_max = std::move(boxes.max);
+  const std::vector<uint8_t> matchable =
+      matchable_only ? mmdb::cook::matchableFrames(cooked.ranges, cooked.frame_count)
+                     : std::vector<uint8_t>();
+  for (auto [size, lo, hi] :
+       {std::tuple{cooked.bounds_small_size, &cooked.bounds_small_min, &cooked.bounds_small_max},
+        std::tuple{cooked.bounds_large_size, &cooked.bounds_large_min, &cooked.bounds_large_max}}) {
+    mmdb::cook::FeatureBounds boxes =
+        mmdb::cook::buildFeatureBounds(cooked.features, cooked.feature_stride, size, matchable);
+    *lo = std::move(boxes.min);
+    *hi = std::move(boxes.max);
+  }
   auto out = std::make_unique<Loaded>();
   out->bytes = mmdb::test::serializeAligned(cooked);
   out->db = std::move(mmdb::Database::fromMemory(out->bytes.data(), out->bytes.size()).value());
   return out;
 }
-void BM_GameLargeBoxes(benchmark::State& state) {
-  Game* g = game(state);
-  if (!g) return;
-  const int64_t which = state.range(0);
-  const mmdb::test::RealDatabase* real = mmdb::test::bandaiDatabaseAt(which == 1   ? 240
-                                                                      : which == 3 ? 60
-                                                                                   : 30,
-                                                                      true, nullptr);
-  static std::map<int64_t, std::unique_ptr<Loaded>> cache[2];
-  const uint16_t sizes[2] = {64, 128};
-  for (int k = 0; k < 2; ++k)
-    if (!cache[k][which]) cache[k][which] = withLargeBoxes(*real, sizes[k]);
-  const size_t n = g->queries.size();
+
+// The 1,000 game queries on two versions of one database (db[0], db[1]: the same frames, other
+// bounds), both in every iteration, in alternating order: singles (searchPruned) and batches of
+// 64 with a scratch. Counters: microseconds per query for each (single_us_<name>,
+// batch_us_<name>), their ratios (db[1] over db[0]) and mismatches (results that differ).
+void compareBounds(benchmark::State& state, const Game& g, const mmdb::Database* const db[2],
+                   const char* const name[2]) {
+  const size_t n = g.queries.size();
   std::vector<mmdb::SearchResult> got[2] = {std::vector<mmdb::SearchResult>(n),
                                             std::vector<mmdb::SearchResult>(n)};
   std::vector<mmdb::SearchRequest> batch(mmdb::kBatchChunk);
   std::vector<mmdb::SearchResult> results(mmdb::kBatchChunk);
-  std::vector<float> scratch(std::max(mmdb::batchScratchFloats(cache[0][which]->db),
-                                      mmdb::batchScratchFloats(cache[1][which]->db)));
+  std::vector<float> scratch(
+      std::max(mmdb::batchScratchFloats(*db[0]), mmdb::batchScratchFloats(*db[1])));
   double single_us[2] = {}, batch_us[2] = {};
   size_t batched = 0;
   int iteration = 0;
   for (auto _ : state) {
     for (int turn = 0; turn < 2; ++turn) {
-      const int k = (turn + iteration) % 2;  // which size goes first alternates
-      const mmdb::Database& db = cache[k][which]->db;
+      const int k = (turn + iteration) % 2;  // which goes first alternates
       const auto t0 = std::chrono::steady_clock::now();
       for (size_t q = 0; q < n; ++q) {
         mmdb::SearchRequest request;
-        request.query = g->queries[q];
-        request.current_frame = g->current[q];
-        got[k][q] = mmdb::searchPruned(db, request).value();
+        request.query = g.queries[q];
+        request.current_frame = g.current[q];
+        got[k][q] = mmdb::searchPruned(*db[k], request).value();
       }
       const auto t1 = std::chrono::steady_clock::now();
-      const mmdb::Span<float> scratch_of_db(scratch.data(), mmdb::batchScratchFloats(db));
+      const mmdb::Span<float> scratch_of_db(scratch.data(), mmdb::batchScratchFloats(*db[k]));
       for (size_t first = 0; first + mmdb::kBatchChunk <= n; first += mmdb::kBatchChunk) {
         for (size_t j = 0; j < mmdb::kBatchChunk; ++j) {
           batch[j] = {};
-          batch[j].query = g->queries[first + j];
-          batch[j].current_frame = g->current[first + j];
+          batch[j].query = g.queries[first + j];
+          batch[j].current_frame = g.current[first + j];
         }
-        if (!mmdb::searchBatch(db, batch, results, scratch_of_db))
+        if (!mmdb::searchBatch(*db[k], batch, results, scratch_of_db))
           state.SkipWithError("batch failed");
       }
       const auto t2 = std::chrono::steady_clock::now();
@@ -457,16 +462,51 @@ void BM_GameLargeBoxes(benchmark::State& state) {
   for (size_t q = 0; q < n; ++q)
     mismatches += got[0][q].frame != got[1][q].frame || got[0][q].cost != got[1][q].cost;
   const double queries = double(n) * iteration;
-  state.counters["single_us_64"] = single_us[0] / queries;
-  state.counters["single_us_128"] = single_us[1] / queries;
+  for (int k = 0; k < 2; ++k) {
+    state.counters[std::string("single_us_") + name[k]] = single_us[k] / queries;
+    state.counters[std::string("batch_us_") + name[k]] = batch_us[k] / double(batched);
+  }
   state.counters["single_ratio"] = single_us[1] / single_us[0];
-  state.counters["batch_us_64"] = batch_us[0] / double(batched);
-  state.counters["batch_us_128"] = batch_us[1] / double(batched);
   state.counters["batch_ratio"] = batch_us[1] / batch_us[0];
   state.counters["mismatches"] = double(mismatches);
-  if (mismatches) state.SkipWithError("the box sizes give different results");
+  if (mismatches) state.SkipWithError("the two bounds give different results");
+}
+
+// The cook's large boxes (128 frames) against the 64 it cooked before (both over the matchable
+// frames), on the database of `which` (gameDatabase()).
+void BM_GameLargeBoxes(benchmark::State& state) {
+  Game* g = game(state);
+  if (!g) return;
+  const int64_t which = state.range(0);
+  static std::map<int64_t, std::unique_ptr<Loaded>> cache[2];
+  const uint16_t sizes[2] = {64, 128};
+  for (int k = 0; k < 2; ++k)
+    if (!cache[k][which]) cache[k][which] = withBounds(*gameDatabase(which), sizes[k], true);
+  const mmdb::Database* const db[2] = {&cache[0][which]->db, &cache[1][which]->db};
+  const char* const name[2] = {"64", "128"};
+  compareBounds(state, *g, db, name);
 }
 BENCHMARK(BM_GameLargeBoxes)->Arg(1)->Arg(3)->Arg(5)->Iterations(8)->Unit(benchmark::kMillisecond);
+
+// Boxes over the matchable frames only (mmcook 1.3) against boxes over every frame (before), on
+// the database of `which` (gameDatabase()), large boxes of 128 frames.
+void BM_GameMatchableBounds(benchmark::State& state) {
+  Game* g = game(state);
+  if (!g) return;
+  const int64_t which = state.range(0);
+  static std::map<int64_t, std::unique_ptr<Loaded>> cache[2];
+  for (int k = 0; k < 2; ++k)
+    if (!cache[k][which]) cache[k][which] = withBounds(*gameDatabase(which), 128, k == 1);
+  const mmdb::Database* const db[2] = {&cache[0][which]->db, &cache[1][which]->db};
+  const char* const name[2] = {"every", "matchable"};
+  compareBounds(state, *g, db, name);
+}
+BENCHMARK(BM_GameMatchableBounds)
+    ->Arg(1)
+    ->Arg(3)
+    ->Arg(5)
+    ->Iterations(8)
+    ->Unit(benchmark::kMillisecond);
 
 // Streaming read over a buffer the size of the million-frame feature array: the baseline.
 void BM_StreamRead(benchmark::State& state) {
