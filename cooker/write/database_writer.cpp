@@ -374,8 +374,6 @@ RawStream rawStream(const CookedDatabase& db, const std::vector<T>& values) {
   return {true, p.first.back(), &p, makeVec4sOfParts<Stream>};
 }
 
-// The database's bytes; with `deferred`, less the raw pose streams', the root motion's and the
-// features', which it lists instead.
 // Whether some frame lies outside its small or large box (NaN counts as outside): the bounds
 // then hold the matchable frames only, and the file says so (RangeBounds), so that a reader
 // that checks every frame refuses it by name. Bounds of another size than the features' are
@@ -403,6 +401,8 @@ bool boundsLeaveFramesOut(const CookedDatabase& db) {
   return false;
 }
 
+// The database's bytes; with `deferred`, less the raw pose streams', the root motion's and the
+// features', which it lists instead.
 flatbuffers::DetachedBuffer buildDatabase(const CookedDatabase& db, DeferredList* deferred) {
   // Sized for the whole file up front: growing the builder would copy everything written so far.
   // A coded stream counts its coded bytes; its raw vector is left out (and may be released).
