@@ -25,6 +25,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -275,9 +276,10 @@ void checkCookOutputs(const CookCommandOptions& options, const std::vector<std::
   checkWritable(options.output);
   if (!options.depfile.empty() && sameFile(options.depfile, options.output))
     throw UsageError("--depfile and -o name the same file '" + options.output + "'");
-  for (const std::string* extra : {&options.depfile, &options.report}) {
+  for (const auto& [extra, option] :
+       {std::pair{&options.depfile, "--depfile"}, std::pair{&options.report, "--report"}}) {
     if (extra->empty()) continue;
-    checkOutputPath(*extra, inputs);
+    checkOutputPath(*extra, inputs, option);
     checkWritable(*extra);
   }
 }
@@ -323,7 +325,36 @@ struct WarningsAsErrors : InputError {
 struct CookInputs {
   std::string manifest;
   std::vector<std::string> files;  // the manifest, the sources, a link's parts
+  bool complete = false;           // false: a manifest that did not parse may name more files
 };
+
+// The files a cook reads or may read, known before the manifest is checked: the inputs, the
+// sources its manifest names (however badly it is written) and a link's parts.
+CookInputs inputsBeforeTheCook(const CookCommandOptions& options, bool manifest) {
+  CookInputs read;
+  read.files = options.inputs;
+  read.complete = true;
+  if (manifest && !options.inputs.empty()) {
+    read.manifest = options.inputs[0];
+    ManifestSources sources = listManifestSources(read.manifest);
+    read.files.insert(read.files.end(), sources.paths.begin(), sources.paths.end());
+    read.complete = sources.complete;
+  }
+  read.files.insert(read.files.end(), options.clip_files.begin(), options.clip_files.end());
+  return read;
+}
+
+// Whether a file holds a cook report (of any status): the only kind of file a failed cook's
+// report may replace when the manifest did not parse, since its sources are then unknown.
+bool holdsCookReport(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char head[256] = {};
+  in.read(head, sizeof head - 1);
+  const std::string_view text(head, static_cast<size_t>(in.gcount()));
+  return text.starts_with("{") && text.find("\"format\"") != std::string_view::npos &&
+         (text.find("\"command\": \"cook\"") != std::string_view::npos ||
+          text.find("\"command\": \"link\"") != std::string_view::npos);
+}
 
 // The cook itself; `report` and `read` fill as it goes, for the report of a cook that fails.
 int cookAndWrite(const CookCommandOptions& options, bool manifest,
@@ -336,6 +367,7 @@ int cookAndWrite(const CookCommandOptions& options, bool manifest,
   for (const ClipSpec& clip : request.clips) inputs.push_back(clip.source);
   inputs.insert(inputs.end(), options.clip_files.begin(), options.clip_files.end());
   read.files = inputs;
+  read.complete = true;
   checkCookOutputs(options, inputs);
   std::string cache;
   std::unique_ptr<ClipStore> store = openClipStore(options, request, manifest, cache);
@@ -444,24 +476,33 @@ int cookAndWrite(const CookCommandOptions& options, bool manifest,
 int runCookCommand(const CookCommandOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   const bool manifest = std::count_if(options.inputs.begin(), options.inputs.end(), isManifest) > 0;
+  // Every file the run may read, the sources of a manifest that fails its checks included, so
+  // that no output (the failure's report above all) is ever written over one of them.
+  CookInputs read = inputsBeforeTheCook(options, manifest);
   // The report says how a cook ended, failed or not: its path is checked before anything else.
   if (!options.report.empty()) {
     if (sameFile(options.report, options.output))
       throw UsageError("--report and -o name the same file '" + options.output + "'");
     if (sameFile(options.report, options.depfile))
       throw UsageError("--report and --depfile name the same file '" + options.report + "'");
-    checkOutputPath(options.report, options.inputs);
+    checkOutputPath(options.report, read.files, "--report");
     checkWritable(options.report);
   }
   CookReport report;
-  CookInputs read;
-  read.files = options.inputs;
-  if (manifest && !options.inputs.empty()) read.manifest = options.inputs[0];
   const auto fail = [&](const char* code, int exit_code, const char* message) {
     if (options.report.empty()) return;
     try {
-      checkOutputPath(options.report, read.files);  // never over an input
+      checkOutputPath(options.report, read.files, "--report");  // never over an input
     } catch (const InputError&) {
+      return;
+    }
+    std::error_code exists_error;
+    if (!read.complete && fs::exists(options.report, exists_error) &&
+        !holdsCookReport(options.report)) {
+      spdlog::error(
+          "{}: not written with the failure: it holds no cook report and the manifest did not "
+          "parse, so it may be a source; give --report a new path or a report's",
+          options.report);
       return;
     }
     const double seconds =
@@ -632,6 +673,7 @@ int runCookClipCommand(const CookClipOptions& options) {
   };
   std::map<fs::path, const std::string*> named;  // each output as it was spelled
   for (const std::string& output : options.outputs) {
+    if (output.empty()) throw UsageError("-o names an empty path; give each clip's part a file");
     if (!options.first.empty() && options.first == output)
       throw UsageError("--first and -o name the same file");
     const fs::path path = canonical(output);
@@ -639,9 +681,12 @@ int runCookClipCommand(const CookClipOptions& options) {
       throw UsageError("-o names the file '" + output + "' twice");
   }
 
+  // Every file the run reads or may read: the first clip's source gives the others their
+  // context, and a part may be checked against any clip's entry, so every source counts.
   std::vector<std::string> inputs{options.manifest};
-  for (const int index : indices) inputs.push_back(request.clips[size_t(index)].source);
+  for (const ClipSpec& clip : request.clips) inputs.push_back(clip.source);
   if (!options.first.empty()) inputs.push_back(options.first);
+  inputs.insert(inputs.end(), options.entries.begin(), options.entries.end());
   for (const std::string& output : options.outputs) {
     // A build names parts in a folder of their own: it is made here, not by a step before.
     if (const fs::path folder = fs::path(output).parent_path(); !folder.empty()) {
@@ -654,7 +699,7 @@ int runCookClipCommand(const CookClipOptions& options) {
   if (!options.depfile.empty()) {
     if (const auto same = named.find(canonical(options.depfile)); same != named.end())
       throw UsageError("--depfile and -o name the same file '" + *same->second + "'");
-    checkOutputPath(options.depfile, inputs);
+    checkOutputPath(options.depfile, inputs, "--depfile");
     checkWritable(options.depfile);
   }
 

@@ -48,20 +48,26 @@ void requireRegularFile(const std::string& path, const std::string& what_to_do) 
   if (!problem.empty()) throw InputError(path + ": cannot open: " + problem + "; " + what_to_do);
 }
 
-void checkOutputPath(const std::string& output, const std::vector<std::string>& inputs) {
+void checkOutputPath(const std::string& output, const std::vector<std::string>& inputs,
+                     const std::string& option) {
   struct stat out {};
   if (::stat(output.c_str(), &out) != 0) return;  // does not exist (yet): nothing to destroy
   if (S_ISDIR(out.st_mode)) return;               // checkWritable (database_writer.h) says so
   if (const char* problem = typeProblem(out.st_mode))
-    throw InputError(output + ": cannot write the database there: " + problem +
-                     ", which the output would replace; choose a regular file with -o");
+    throw InputError(output + ": cannot write " +
+                     (option == "-o" ? std::string("the database") : option + "'s file") +
+                     " there: " + problem +
+                     ", which the output would replace; choose a regular "
+                     "file with " +
+                     option);
   for (const std::string& input : inputs) {
     struct stat in {};
     if (::stat(input.c_str(), &in) != 0) continue;
     if (in.st_dev == out.st_dev && in.st_ino == out.st_ino)
-      throw InputError(output + ": the output is the input '" + input +
-                       "' (the same file), which the database would overwrite; choose another "
-                       "output path with -o");
+      throw InputError(output + ": the output is the input '" + input + "' (the same file), " +
+                       "which " +
+                       (option == "-o" ? std::string("the database") : option + "'s file") +
+                       " would overwrite; choose another output path with " + option);
   }
 }
 

@@ -21,7 +21,9 @@ void requireRegularFile(const std::string& path, const std::string& what_to_do);
 // a socket: renaming over it would replace it; a folder is refused when the output is written),
 // and one that is the same file as any of `inputs` (same device and inode, however the paths
 // are spelled: "sub/../a.bvh", symbolic and hard links).
-// Throws InputError naming the output and what to do.
-void checkOutputPath(const std::string& output, const std::vector<std::string>& inputs);
+// Throws InputError naming the output and what to do; `option` is the command-line option that
+// names this output ("-o", "--report", "--depfile").
+void checkOutputPath(const std::string& output, const std::vector<std::string>& inputs,
+                     const std::string& option = "-o");
 
 }  // namespace mmdb::cook

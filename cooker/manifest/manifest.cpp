@@ -752,6 +752,38 @@ CookRequest readManifest(const std::string& path) {
   return parseManifest(text.str(), path);
 }
 
+ManifestSources listManifestSources(const std::string& path) {
+  ManifestSources out;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return out;
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return out;
+  toml::table root;
+  try {
+    root = toml::parse(text.str(), path);
+  } catch (const toml::parse_error&) {
+    return out;  // a syntax error: which files it names is unknown
+  }
+  out.complete = true;
+  const toml::array* clips = root["clip"].as_array();
+  if (!clips) return out;
+  const fs::path folder = fs::path(path).parent_path();
+  for (const toml::node& element : *clips) {
+    const toml::table* clip = element.as_table();
+    const toml::node* source = clip ? clip->get("source") : nullptr;
+    if (!source) continue;
+    if (const auto* name = source->as_string()) {
+      fs::path resolved(name->get());
+      if (resolved.is_relative()) resolved = folder / resolved;
+      out.paths.push_back(resolved.lexically_normal().string());
+    } else {
+      out.complete = false;  // a mistyped source: the check of the manifest says so
+    }
+  }
+  return out;
+}
+
 std::vector<std::string> manifestKeys() {
   std::vector<std::string> out;
   auto add = [&](std::string_view table, Keys keys) {

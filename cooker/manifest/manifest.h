@@ -26,6 +26,16 @@ using SourceCheck = std::function<std::string(const std::string& path, bool& mis
 CookRequest parseManifest(std::string_view text, const std::string& path,
                           const SourceCheck& check = {});
 
+// The files a manifest names as clip sources, resolved as readManifest() resolves them, read
+// from a manifest that may not pass readManifest()'s checks: a run that fails on the manifest
+// must still never write over one of them. `complete` is false when the manifest cannot be read
+// or parsed as TOML, or a source is not a string: then it may name files missing from `paths`.
+struct ManifestSources {
+  std::vector<std::string> paths;
+  bool complete = false;
+};
+ManifestSources listManifestSources(const std::string& path);
+
 // Every key a manifest may hold, dotted ("weights.foot_position", "clip.range.tags"), for the
 // test that README's manifest reference lists them all with their defaults.
 std::vector<std::string> manifestKeys();

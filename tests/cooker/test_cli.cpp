@@ -1798,6 +1798,77 @@ TEST_F(Cli, OutputThatIsAnInputIsRefused) {
   EXPECT_EQ(readFile(folder_ / "walk.bvh"), walk);
 }
 
+// cook-clip reads every clip's source it may need (the first clip's, for the context of the
+// others), so none of them may be an output, though the clip being cooked is another.
+TEST_F(Cli, CookClipNeverWritesOverAnotherClipsSource) {
+  writeGoodClips();
+  write("left.bvh", walkBvh({}));
+  write("m.toml",
+        "[[clip]]\nsource = \"walk.bvh\"\n[[clip]]\nsource = \"turn.bvh\"\n"
+        "[[clip]]\nsource = \"left.bvh\"\n");
+  const std::string walk = readFile(folder_ / "walk.bvh");
+  const std::string left = readFile(folder_ / "left.bvh");
+  const CliRun context = mmcook({"cook-clip", "m.toml", "--index", "1", "-o", "walk.bvh"});
+  EXPECT_EQ(context.exit_code, 1);
+  EXPECT_EQ(context.err,
+            "error: walk.bvh: the output is the input 'walk.bvh' (the same file), which the "
+            "database would overwrite; choose another output "
+            "path with -o\n");
+  EXPECT_EQ(readFile(folder_ / "walk.bvh"), walk);
+  ASSERT_EQ(mmcook({"cook-clip", "m.toml", "--index", "0", "-o", "p0.mmclip"}).exit_code, 0);
+  const CliRun other =
+      mmcook({"cook-clip", "m.toml", "--index", "1", "--first", "p0.mmclip", "-o", "left.bvh"});
+  EXPECT_EQ(other.exit_code, 1);
+  EXPECT_NE(other.err.find("left.bvh: the output is the input '"), std::string::npos) << other.err;
+  EXPECT_EQ(readFile(folder_ / "left.bvh"), left);
+  // The depfile too, and an entry file: read, so never written over.
+  const CliRun depfile = mmcook({"cook-clip", "m.toml", "--index", "1", "--first", "p0.mmclip",
+                                 "-o", "p1.mmclip", "--depfile", "left.bvh"});
+  EXPECT_EQ(depfile.exit_code, 1);
+  EXPECT_NE(depfile.err.find("choose another output path with --depfile"), std::string::npos)
+      << depfile.err;
+  EXPECT_EQ(readFile(folder_ / "left.bvh"), left);
+  EXPECT_FALSE(fs::exists(folder_ / "p1.mmclip"));
+  // An empty output path is refused before anything is cooked.
+  const CliRun empty = mmcook({"cook-clip", "m.toml", "--index", "0", "-o", ""});
+  EXPECT_EQ(empty.exit_code, 2);
+  EXPECT_EQ(empty.err, "error: -o names an empty path; give each clip's part a file\n");
+}
+
+// A manifest that fails its checks still names its sources: a failed cook's report is never
+// written over one of them, and where the manifest does not even parse, it replaces only a
+// file that holds a cook report.
+TEST_F(Cli, AFailedCooksReportNeverWritesOverASource) {
+  writeGoodClips();
+  write("m.toml",
+        "[[clip]]\nsource = \"turn.bvh\"\n[[clip]]\nsource = \"walk.bvh\"\n"
+        "[[clip]]\nsource = \"missing.bvh\"\n");
+  const std::string walk = readFile(folder_ / "walk.bvh");
+  const CliRun run = mmcook({"cook", "m.toml", "-o", "x.mmdb", "--report", "walk.bvh"});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(run.err,
+            "error: walk.bvh: the output is the input 'walk.bvh' (the same file), which --report's "
+            "file would overwrite; choose another "
+            "output path with --report\n");
+  EXPECT_EQ(readFile(folder_ / "walk.bvh"), walk);
+  EXPECT_FALSE(fs::exists(folder_ / "x.mmdb"));
+  // A manifest that is not TOML: its sources are unknown, so only a report is replaced.
+  write("bad.toml", "[[clip]]\nsource = \"walk.bvh\"\n[[clip\n");
+  write("notes.txt", "mine\n");
+  const CliRun unknown = mmcook({"cook", "bad.toml", "-o", "x.mmdb", "--report", "notes.txt"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_NE(unknown.err.find("notes.txt: not written with the failure"), std::string::npos)
+      << unknown.err;
+  EXPECT_EQ(readFile(folder_ / "notes.txt"), "mine\n");
+  const CliRun fresh = mmcook({"cook", "bad.toml", "-o", "x.mmdb", "--report", "r.json"});
+  EXPECT_EQ(fresh.exit_code, 1);
+  EXPECT_EQ(JsonReader(readFile(folder_ / "r.json")).document()["status"].string(), "failed");
+  const CliRun again = mmcook({"cook", "bad.toml", "-o", "x.mmdb", "--report", "r.json"});
+  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_EQ(JsonReader(readFile(folder_ / "r.json")).document()["status"].string(), "failed");
+  EXPECT_EQ(again.err.find("not written"), std::string::npos) << again.err;
+}
+
 // A FIFO (or a device) given as the output stays what it is.
 TEST_F(Cli, OutputThatIsNotARegularFileIsRefused) {
   writeGoodClips();
