@@ -114,15 +114,60 @@ bool allFinite(const float* v, size_t n) {
   return ok;
 }
 
-ClipMotion readMotion(const fb::Motion* m, size_t joints, const std::string& what,
-                      const char* which, PartPoses poses) {
+// A cooked rotation is unit length to float precision (every stage normalizes); one far from it
+// is not what the cook made, and would scale every child of its joint (the runtime refuses it).
+bool unitLength(const glm::quat& q) {
+  const double length2 =
+      double(q.x) * q.x + double(q.y) * q.y + double(q.z) * q.z + double(q.w) * q.w;
+  return std::abs(length2 - 1) <= 1e-3;
+}
+
+std::string lengthOf(const glm::quat& q) {
+  const double length2 =
+      double(q.x) * q.x + double(q.y) * q.y + double(q.z) * q.z + double(q.w) * q.w;
+  return fmt::format("{:.6g}", std::sqrt(length2));
+}
+
+// What the runtime's open and playback rely on, checked as the runtime checks its file: rotations
+// of unit length (the local poses' and the root's) and a facing agreement that is a count of the
+// clip's frames. Values are finite (checked before).
+void checkMotionValues(const ClipMotion& m, const std::vector<std::string>& joint_names,
+                       const std::string& where) {
+  const size_t joints = joint_names.size();
+  for (size_t i = 0; i < m.clip.rotations.size(); ++i)
+    if (!unitLength(m.clip.rotations[i]))
+      refuse(where, fmt::format("the rotation of joint {} ({}) at frame {} has length {}, not 1",
+                                i % joints, joint_names[i % joints], i / joints,
+                                lengthOf(m.clip.rotations[i])));
+  for (size_t f = 0; f < m.root.size(); ++f)
+    if (!unitLength(m.root[f].rotation))
+      refuse(where, fmt::format("the root rotation at frame {} has length {}, not 1", f,
+                                lengthOf(m.root[f].rotation)));
+  // Sums of one cosine per moving frame.
+  const FacingAgreement& a = m.facing;
+  const double most = double(a.moving_frames) * (1 + 1e-6) + 1e-3;
+  bool facing_fits = a.moving_frames >= 0 && a.moving_frames <= m.clip.frame_count &&
+                     std::abs(a.configured_sum) <= most;
+  for (double sum : a.candidate_sum) facing_fits &= std::abs(sum) <= most;
+  if (!facing_fits) refuse(where, "its facing agreement does not fit its frames");
+  for (const Warning& w : m.warnings)
+    if (w.line < 0) refuse(where, "a warning has a negative line");
+}
+
+ClipMotion readMotion(const fb::Motion* m, const std::vector<std::string>& joint_names,
+                      const std::string& what, const char* which, PartPoses poses) {
   const std::string where = what + " (" + which + ")";
+  const size_t joints = joint_names.size();
   if (!m || !m->name() || !m->rotations() || !m->translations() || !m->velocities() ||
       !m->angular_velocities() || !m->root() || !m->contacts() || !m->features() ||
       !m->facing_candidate_sums() || !m->warnings())
     refuse(where, "a field is missing");
   const uint64_t frames = m->frame_count();
   const uint64_t cells = frames * joints;
+  if (cells > kMaxClipSamples)
+    refuse(where, fmt::format("its {} frames of {} joints are more than a clip may hold ({} joint "
+                              "samples)",
+                              frames, joints, kMaxClipSamples));
   const bool with_poses = poses == PartPoses::Read;
   // Without its poses, a part's pose streams are neither read nor checked (their bytes may not
   // even be there: HeadReader leaves them zero).
@@ -163,6 +208,7 @@ ClipMotion readMotion(const fb::Motion* m, size_t joints, const std::string& wha
   if (!finite) refuse(where, "it holds values that are not finite");
   for (uint32_t c : out.contacts)
     if (c > 3) refuse(where, "a contact holds bits beyond the two toes");
+  checkMotionValues(out, joint_names, where);
   return out;
 }
 
@@ -237,6 +283,10 @@ ClipFile parseClipFile(const uint8_t* data, size_t size, const std::string& what
   if (!allFinite(&p.skeleton.offsets[0].x, joints * 3) ||
       !allFinite(&p.skeleton.bind_rotations[0].x, joints * 4))
     refuse(what, "its skeleton holds values that are not finite");
+  for (size_t j = 0; j < joints; ++j)
+    if (!unitLength(p.skeleton.bind_rotations[j]))
+      refuse(what, fmt::format("the bind rotation of joint {} ({}) has length {}, not 1", j,
+                               p.skeleton.names[j], lengthOf(p.skeleton.bind_rotations[j])));
 
   p.source.content_hash = c->source_hash();
   p.source.size_bytes = c->source_size();
@@ -256,8 +306,13 @@ ClipFile parseClipFile(const uint8_t* data, size_t size, const std::string& what
       !(p.unit.scale > 0) || !std::isfinite(p.unit.scale) || !std::isfinite(p.hip_height) ||
       !std::isfinite(p.inferred_scale) || p.inferred_scale < 0)
     refuse(what, "its source rate, frame count or unit is out of range");
-  p.motion = readMotion(c->motion(), joints, what, "motion", poses);
-  if (c->mirror()) p.mirror = readMotion(c->mirror(), joints, what, "mirrored motion", poses);
+  p.motion = readMotion(c->motion(), p.skeleton.names, what, "motion", poses);
+  if (c->mirror()) {
+    p.mirror = readMotion(c->mirror(), p.skeleton.names, what, "mirrored motion", poses);
+    if (p.mirror->clip.frame_count != p.motion.clip.frame_count)
+      refuse(what, fmt::format("its mirrored motion has {} frames, its motion {}",
+                               p.mirror->clip.frame_count, p.motion.clip.frame_count));
+  }
   return out;
 }
 

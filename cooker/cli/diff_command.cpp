@@ -36,6 +36,8 @@ std::string format(const char* fmt, auto... args) {
   return buffer;
 }
 
+// Opens a file and decodes every pose of it: a coded pose stream decodes when it plays, not at
+// open, and a damaged one would leave that file's replay to fail.
 mmdb::Database openChecked(const std::string& path, const char* which) {
   mmdb::Result<mmdb::Database> opened = mmdb::Database::open(path.c_str());
   if (!opened)
@@ -43,6 +45,10 @@ mmdb::Database openChecked(const std::string& path, const char* which) {
         std::string("cannot diff: ") + which + " '" + path +
         "' does not open as a database: " + mmdb::errorCodeName(opened.error().code()) + ": " +
         opened.error().message() + " (pass a file that mmcook cooked, or re-cook it)");
+  if (const mmdb::Status poses = mmcook::review::checkPoses(opened.value()); !poses)
+    throw InputError(std::string("cannot diff: ") + which + " '" + path +
+                     "' cannot be played: its poses do not decode: " +
+                     mmdb::errorCodeName(poses.code()) + ": " + poses.message());
   return std::move(opened.value());
 }
 
@@ -70,7 +76,11 @@ struct DiffResult {
   StructureDiff structure;
   std::optional<ReplayDiff> replay;
   std::string replay_skipped;  // why, when it was
-  bool differ() const { return structure.changed() || (replay && replay->decisionsDiffer()); }
+  // "A" or "B" when that file alone cannot be replayed: a difference, since the other plays.
+  std::string unreplayable;
+  bool differ() const {
+    return structure.changed() || !unreplayable.empty() || (replay && replay->decisionsDiffer());
+  }
 };
 
 std::string stickName(const DiffResult& r) {
@@ -183,7 +193,7 @@ void printStatLine(const char* name, double a, double b, bool relative, std::ost
 // "Data checks"), in this order. A value is in its key's unit, and so is a threshold written
 // without a unit.
 
-enum class Unit { Mm, M, S, Percent, PerSecond, Acceleration, Ratio, Count };
+enum class Unit { Mm, M, S, Percent, PerSecond, Acceleration, Ratio, Count, Speed, TurnRate };
 
 // One unit a threshold may be written in, and how many of the key's unit it is.
 struct Suffix {
@@ -215,7 +225,16 @@ const UnitInfo& unitInfo(Unit unit) {
   static const UnitInfo kAcceleration{"m/s^2", " m/s^2", "a plain number, in m/s^2", {}};
   static const UnitInfo kRatio{"ratio", "", "a plain number (a ratio)", {}};
   static const UnitInfo kCount{"count", "", "a plain number (a count)", {}};
+  static const UnitInfo kSpeed{"m/s",
+                               " m/s",
+                               "a number in m/s, or with m/s or cm/s after it",
+                               {{"m/s", 1.0}, {"cm/s", 0.01}}};
+  static const UnitInfo kTurnRate{"deg/s", " deg/s", "a plain number, in degrees per second", {}};
   switch (unit) {
+    case Unit::Speed:
+      return kSpeed;
+    case Unit::TurnRate:
+      return kTurnRate;
     case Unit::Mm:
       return kMm;
     case Unit::M:
@@ -293,6 +312,15 @@ const MotionKey kMotionKeys[] = {
     {"hold-rate", Unit::PerSecond, [](const Measures& m) { return perSecond(m, m.held); }},
     {"trajectory-error-mean", Unit::M, [](const Measures& m) { return m.trajectory_error_m.mean; }},
     {"trajectory-error-p95", Unit::M, [](const Measures& m) { return m.trajectory_error_m.p95; }},
+    {"controller-distance-p50", Unit::M,
+     [](const Measures& m) { return m.controller_distance_m.p50; }},
+    {"controller-distance-p95", Unit::M,
+     [](const Measures& m) { return m.controller_distance_m.p95; }},
+    {"controller-distance-max", Unit::M,
+     [](const Measures& m) { return m.controller_distance_m.max; }},
+    {"adjustment-rate", Unit::Speed, [](const Measures& m) { return m.adjustment_m_per_s; }},
+    {"adjustment-turn-rate", Unit::TurnRate,
+     [](const Measures& m) { return m.adjustment_deg_per_s; }},
     {"response-p50", Unit::S, [](const Measures& m) { return m.response_s.p50; }},
     {"response-p90", Unit::S, [](const Measures& m) { return m.response_s.p90; }},
     {"response-max", Unit::S, [](const Measures& m) { return m.response_s.max; }},
@@ -510,13 +538,15 @@ void printText(const DiffResult& r, std::ostream& out) {
     out << "result: no change\n";
     return;
   }
-  const bool structure = s.changed();
-  const bool decisions = r.replay && r.replay->decisionsDiffer();
-  out << "result: differ ("
-      << (structure && decisions ? "structure and decisions"
-          : structure            ? "structure"
-                                 : "decisions")
-      << ")\n";
+  std::vector<std::string> what;
+  if (s.changed()) what.push_back("structure");
+  if (r.replay && r.replay->decisionsDiffer()) what.push_back("decisions");
+  if (!r.unreplayable.empty())
+    what.push_back(r.unreplayable + " cannot be replayed and " +
+                   (r.unreplayable == "A" ? "B" : "A") + " can");
+  out << "result: differ (" << what[0];
+  for (size_t i = 1; i < what.size(); ++i) out << " and " << what[i];
+  out << ")\n";
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -676,6 +706,8 @@ void writeReplay(JsonWriter& json, const DiffResult& r) {
   json.field("stick", stickName(r)).field("stick_seconds", r.script->duration());
   json.key("skipped");
   r.replay ? json.null() : json.value(r.replay_skipped);
+  json.key("unreplayable");
+  r.unreplayable.empty() ? json.null() : json.value(r.unreplayable);
   if (r.replay) {
     const ReplayDiff& d = *r.replay;
     json.field("steps", d.steps);
@@ -760,6 +792,9 @@ int runDiffCommand(const DiffCommandOptions& options, std::ostream& out, std::os
     mmdb::Result<mmcook::review::Replay> rb = mmcook::review::replay(b, script, settings);
     if (!ra || !rb) {
       const bool a_failed = !ra;
+      // One file that plays and one that does not differ; two that do not play, as far as the
+      // replay tells, do not.
+      if (!ra != !rb) result.unreplayable = a_failed ? "A" : "B";
       const mmdb::Error& error = a_failed ? ra.error() : rb.error();
       result.replay_skipped = format("%s (%s) cannot be replayed: %s: %s", a_failed ? "A" : "B",
                                      (a_failed ? options.a : options.b).c_str(),

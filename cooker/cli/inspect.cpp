@@ -3,6 +3,7 @@
 #include "cli/json_writer.h"
 #include "core/errors.h"
 #include "import/importer.h"
+#include "review/replay.h"
 
 #include <mmdb/database.h>
 #include <mmdb/mmdb_generated.h>
@@ -544,6 +545,10 @@ void inspectDatabase(const std::string& path, bool json, std::ostream& out) {
   if (!opened)
     throw InputError("cannot inspect '" + path + "': " +
                      mmdb::errorCodeName(opened.error().code()) + ": " + opened.error().message());
+  // Coded poses decode when they play, not at open: a damaged segment would open and fail later.
+  if (const mmdb::Status poses = mmcook::review::checkPoses(opened.value()); !poses)
+    throw InputError("cannot inspect '" + path + "': its poses do not decode: " +
+                     mmdb::errorCodeName(poses.code()) + ": " + poses.message());
   if (json)
     printJson(path, opened.value(), out);
   else

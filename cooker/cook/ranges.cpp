@@ -55,6 +55,49 @@ std::string outsideClip(const ClipTagging& clip, const SubRangeSpec& r, int n) {
          " or write frames = [" + std::to_string(r.first_frame) + ", \"end\"]";
 }
 
+// A database whose every frame is left out: the search could never start a clip, so no runtime
+// use is left. Says which settings cut the frames out: the trailing frames, the excluded ranges
+// (their manifest lines, the first few), or both.
+std::string nothingMatchable(const std::vector<ClipTagging>& clips, int trailing_unmatchable) {
+  const ClipTagging* longest = &clips.front();
+  std::vector<std::string> excluding;  // "loco.toml:14" or "clip walk"
+  size_t excluded_ranges = 0;
+  for (const ClipTagging& clip : clips) {
+    if (clip.frame_count > longest->frame_count) longest = &clip;
+    for (const SubRangeSpec& r : clip.ranges) {
+      if (!r.exclude) continue;
+      ++excluded_ranges;
+      if (excluding.size() == 3) continue;
+      excluding.push_back(!clip.manifest.empty() && r.manifest_line > 0
+                              ? clip.manifest + ":" + std::to_string(r.manifest_line)
+                              : "clip " + clip.name);
+    }
+  }
+  std::string where;
+  for (size_t i = 0; i < excluding.size(); ++i) where += (i ? ", " : "") + excluding[i];
+  if (excluded_ranges > excluding.size()) where += ", ...";
+  const std::string clips_text =
+      clips.size() == 1 ? "the only clip" : "all " + std::to_string(clips.size()) + " clips";
+  const double rate = clips.front().frame_rate;
+  const std::string trailing =
+      "the last " + std::to_string(trailing_unmatchable) + " frames" +
+      (rate > 0 ? " (" + number(trailing_unmatchable / rate) + " s)" : std::string()) +
+      " of each clip ([database] trailing_unmatchable)";
+  std::string cause;
+  if (excluded_ranges == 0)
+    cause = trailing + " cover every frame of " + clips_text + " (the longest, " + longest->name +
+            ", has " + std::to_string(longest->frame_count) + " frames)";
+  else if (trailing_unmatchable == 0)
+    cause = "exclude = true ranges (" + where + ") cover every frame of " + clips_text;
+  else
+    cause =
+        trailing + " and exclude = true ranges (" + where + ") cover every frame of " + clips_text;
+  const std::string& manifest = clips.front().manifest;
+  return (manifest.empty() ? "" : manifest + ": ") +
+         "no frame is matchable, so a search could never start a clip: " + cause +
+         "; lower trailing_unmatchable, remove or shorten an excluded range, or add longer clips";
+}
+
 }  // namespace
 
 MatchableRanges buildMatchableRanges(const std::vector<ClipTagging>& clips,
@@ -114,6 +157,8 @@ MatchableRanges buildMatchableRanges(const std::vector<ClipTagging>& clips,
       out.warning_clips.push_back(size_t(&clip - clips.data()));
     }
   }
+  if (out.ranges.empty() && !clips.empty())
+    throw InputError(nothingMatchable(clips, trailing_unmatchable));
   return out;
 }
 

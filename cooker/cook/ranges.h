@@ -35,7 +35,8 @@ struct MatchableRanges {
 // clip after clip. Each clip's last `trailing_unmatchable` frames and its excluded sub-ranges are
 // left out. A frame's bias is its clip's plus that of every sub-range holding it (summed in
 // double, stored as float). Throws InputError naming the clip for a sub-range outside it, for a
-// 65th tag, and for a bias sum that is not a finite float.
+// 65th tag, for a bias sum that is not a finite float, and when no frame of any clip is
+// matchable (a database no search could start), naming the settings that cut them out.
 MatchableRanges buildMatchableRanges(const std::vector<ClipTagging>& clips,
                                      int trailing_unmatchable);
 

@@ -170,6 +170,32 @@ double unitWeightDistance(const mmdb::Database& db, const mmdb::SearchRequest& r
   return total;
 }
 
+mmdb::Status checkPoses(const mmdb::Database& db) {
+  constexpr uint32_t kChunk = 256;  // frames decoded at once
+  const size_t joints = db.jointCount();
+  struct alignas(16) Cell {  // decodePoses writes to 16-byte aligned spans
+    mmdb::Float4 value;
+  };
+  std::vector<Cell> cells(size_t(kChunk) * joints * 4);
+  mmdb::Float4* buffer = &cells.data()->value;
+  mmdb::PoseBuffers out;
+  mmdb::Span<mmdb::Float4>* spans[] = {&out.rotations, &out.translations, &out.velocities,
+                                       &out.angular_velocities};
+  for (uint32_t c = 0; c < db.clipCount(); ++c) {
+    const mmdb::ClipInfo clip = db.clip(c);
+    for (uint32_t first = 0; first < clip.frame_count; first += kChunk) {
+      const uint32_t n = std::min(kChunk, clip.frame_count - first);
+      for (size_t s = 0; s < 4; ++s)
+        *spans[s] = mmdb::Span<mmdb::Float4>(buffer + s * kChunk * joints, n * joints);
+      const mmdb::Status status = db.decodePoses(clip.first_frame + first, n, out);
+      if (!status)
+        return mmdb::Error::format(status.code(), "in clip '%.*s': %s", int(clip.name.size()),
+                                   clip.name.data(), status.message());
+    }
+  }
+  return {};
+}
+
 mmdb::Result<Replay> replay(const mmdb::Database& db, const mmdb::StickScript& script,
                             const ReplaySettings& settings) {
   if (settings.characters < 1 || settings.characters > kMaxReplayCharacters)

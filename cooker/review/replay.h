@@ -169,6 +169,13 @@ struct Replay {
 // sorted values (0 for none). Reorders `values`.
 double percentile95(std::vector<double>& values);
 
+// Decodes every frame of the four pose streams, clip by clip: a coded stream is decoded lazily,
+// when it plays, not when the database opens, so a damaged segment opens and fails later. The
+// runtime's error for the first range that does not decode (Corrupt: a segment whose bytes do not
+// decode; Inconsistent: a value that decodes to NaN or a rotation far from unit length), naming
+// the stream, joint and frames, with the clip that holds them; ok when every frame decodes.
+mmdb::Status checkPoses(const mmdb::Database& db);
+
 // Plays `script` through `db`. InvalidArgument for characters or seconds out of range; the
 // crowd's error for a database it refuses (no 6-wide trajectory blocks, poses that do not
 // decode); NoMatch when the database has no matchable frame to start from.

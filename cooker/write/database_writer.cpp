@@ -98,6 +98,14 @@ void deferVector(FlatBufferBuilder& fbb, const void* elements, size_t count, siz
   deferred.push_back({from_end, count, element_bytes, values, make});
 }
 
+// FlatBuffers 2.0 pads no empty vector (PreAlign returns at once for 0 bytes), so the data of
+// an empty vector, where a reader's data() points, lands on whatever 4-byte boundary the builder
+// is at, and a reader that checks the alignment of its arrays refuses it. Pads first, so that an
+// empty vector's data lands on `alignment` in the file, as a full one's does.
+void alignIfEmpty(FlatBufferBuilder& fbb, size_t count, size_t alignment) {
+  if (count == 0) fbb.Align(alignment);
+}
+
 // `count` Vec4s that make(values, ...) gives, written in place in the builder (no temporary copy
 // of a stream that may be tens of MB), or with `deferred`, left for the file write to make.
 Offset<flatbuffers::Vector<const fb::Vec4*>> vec4VectorOf(FlatBufferBuilder& fbb, size_t count,
@@ -107,6 +115,7 @@ Offset<flatbuffers::Vector<const fb::Vec4*>> vec4VectorOf(FlatBufferBuilder& fbb
   // Vec4's size is its alignment, so this aligns as CreateVectorOfStructs would.
   static_assert(sizeof(fb::Vec4) == 16 && alignof(fb::Vec4) == 16);
   fb::Vec4* out = nullptr;
+  alignIfEmpty(fbb, count, alignof(fb::Vec4));
   auto offset = fbb.CreateUninitializedVectorOfStructs(count, &out);
   auto* bytes = reinterpret_cast<uint8_t*>(out);
   if (deferred) {
@@ -131,6 +140,7 @@ Offset<flatbuffers::Vector<float>> gpuFloatVector(FlatBufferBuilder& fbb,
                                                   const std::vector<float>& values,
                                                   DeferredList* deferred = nullptr) {
   fbb.ForceVectorAlignment(values.size(), sizeof(float), 16);
+  alignIfEmpty(fbb, values.size(), 16);
   if (!deferred) return fbb.CreateVector(values);
   float* out = nullptr;
   auto offset = fbb.CreateUninitializedVector(values.size(), &out);
@@ -229,6 +239,7 @@ Offset<flatbuffers::Vector<const fb::RootFrame*>> writeRootMotion(
   // vector of four times as many 16-byte elements whose length is then set to the frames'.
   static_assert(sizeof(fb::RootFrame) == 4 * 16 && alignof(fb::RootFrame) == 16);
   uint8_t* bytes = nullptr;
+  alignIfEmpty(fbb, frames.size(), alignof(fb::RootFrame));
   const flatbuffers::uoffset_t offset =
       fbb.CreateUninitializedVector(4 * frames.size(), 16, &bytes);
   const auto length = flatbuffers::EndianScalar(static_cast<flatbuffers::uoffset_t>(frames.size()));
@@ -254,6 +265,7 @@ Offset<fb::CodedStream> writeCodedStream(FlatBufferBuilder& fbb, const CookedCod
   for (const CookedTrack& t : s.tracks)
     tracks.emplace_back(fb::Vec4(t.value.x, t.value.y, t.value.z, t.value.w),
                         static_cast<fb::TrackCoding>(t.coding), t.bits);
+  alignIfEmpty(fbb, tracks.size(), alignof(fb::PoseTrack));
   auto track_vector = fbb.CreateVectorOfStructs(tracks);
   auto offsets = fbb.CreateVector(s.segment_offsets);
   const std::span<const uint8_t> bytes = s.bytes();
@@ -440,6 +452,7 @@ flatbuffers::DetachedBuffer buildDatabase(const CookedDatabase& db, DeferredList
   std::vector<fb::MatchRange> range_structs;
   for (const CookedRange& r : db.ranges)
     range_structs.emplace_back(r.first_frame, r.frame_count, r.tag_mask);
+  alignIfEmpty(fbb, range_structs.size(), alignof(fb::MatchRange));
   f.ranges = fbb.CreateVectorOfStructs(range_structs);
   // 2.1: range_biases only when some range has a bias (absent reads as 0 everywhere).
   if (anyRangeBias(db)) {

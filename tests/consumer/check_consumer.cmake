@@ -117,9 +117,11 @@ if(MODE STREQUAL "cook")
   set(clips "[[clip]]\nsource = \"walk_turn.bvh\"\nmirror = true\n[[clip]]\nname = \"copy\"\nsource = \"more/walk_turn.bvh\"\n[[clip]]\nname = \"part\"\nsource = \"walk_turn.bvh\"\nframes = [10, 100]\n")
   file(WRITE ${src}/loco.toml "${clips}")
   file(WRITE ${src}/unrelated.bvh "a file the manifest does not name")
-  # Every frame of the clip excluded: a warning of the link ("no matchable frame left").
+  # Every frame of one clip excluded: a warning of the link ("no matchable frame left"). (Every
+  # frame of every clip would be an error: a database no search could start.)
   file(WRITE ${src}/warned.toml "[[clip]]\nname = \"all_excluded\"\nsource = \"walk_turn.bvh\"\n"
-       "  [[clip.range]]\n  frames = [0, \"end\"]\n  exclude = true\n")
+       "  [[clip.range]]\n  frames = [0, \"end\"]\n  exclude = true\n"
+       "[[clip]]\nname = \"kept\"\nsource = \"walk_turn.bvh\"\n")
   run(${CMAKE_COMMAND} -S ${SOURCE}/tests/consumer/cook -B ${bin} -G Ninja
       "-DCMAKE_PREFIX_PATH=${PREFIX}" -DMANIFEST=${src}/loco.toml
       -DWARNED_MANIFEST=${src}/warned.toml)

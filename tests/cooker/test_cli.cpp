@@ -1,10 +1,12 @@
 // mmcook end to end: the real executable on generated motion files, checking exit codes, the
 // exact error text a user sees, and that a failed cook never creates or touches an output file.
+#include "cache/clip_file.h"
 #include "cli/json_writer.h"
 #include "core/cooked_database.h"
 
 #include <gtest/gtest.h>
 #include <mmdb/database.h>
+#include <mmdb/mmdb_generated.h>
 
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -14,6 +16,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -1426,6 +1429,59 @@ TEST_F(Cli, CookClipAndLinkRefuseWhatDoesNotFit) {
   EXPECT_FALSE(fs::exists(folder_ / "out.mmdb"));
 }
 
+// A part changed and sealed again, so that its checksums hold: the link checks what it reads as
+// the runtime checks a database, and refuses a part whose values the runtime would refuse, with
+// exit 1 naming the part and the value, --verify or not, and writes nothing.
+TEST_F(Cli, LinkRefusesAResealedPartWhoseValuesDoNotHold) {
+  writeGoodClips();
+  write("loco.toml", kManifest);
+  ASSERT_EQ(mmcook({"cook-clip", "loco.toml", "--index", "0", "-o", "walk.mmclip"}).exit_code, 0);
+  ASSERT_EQ(mmcook({"cook-clip", "loco.toml", "--index", "1", "-o", "turning.mmclip"}).exit_code,
+            0);
+  const std::string bytes = readFile(folder_ / "turning.mmclip");
+  const mmdb::cook::ClipFile good = mmdb::cook::parseClipFile(
+      reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), "turning.mmclip");
+  const size_t joints = good.part.skeleton.names.size();
+  auto resealed = [&](const std::string& name, auto change) {
+    mmdb::cook::ClipFile file = good;
+    change(file.part);
+    const std::vector<uint8_t> out = mmdb::cook::serializeClipFile(file.key, file.part).whole();
+    write(name, std::string(out.begin(), out.end()));
+  };
+  resealed("scaled.mmclip",
+           [&](mmdb::cook::ClipPart& p) { p.motion.clip.rotations[3 * joints + 2] *= 2.f; });
+  resealed("root.mmclip", [](mmdb::cook::ClipPart& p) { p.motion.root[7].rotation *= 0.5f; });
+  resealed("bind.mmclip",
+           [](mmdb::cook::ClipPart& p) { p.skeleton.bind_rotations[1] = glm::quat(0, 0, 0, 0); });
+  const std::string usable = std::string("; it is not a usable .mmclip of ") +
+                             mmdb::cook::kCookerVersion +
+                             ": cook the clip again (mmcook cook-clip), or delete the file\n";
+  const std::string joint2 = good.part.skeleton.names[2], joint1 = good.part.skeleton.names[1];
+  const std::pair<std::string, std::string> cases[] = {
+      {"scaled.mmclip", "scaled.mmclip (motion): the rotation of joint 2 (" + joint2 +
+                            ") at frame 3 has length 2, not 1"},
+      {"root.mmclip", "root.mmclip (motion): the root rotation at frame 7 has length 0.5, not 1"},
+      {"bind.mmclip",
+       "bind.mmclip: the bind rotation of joint 1 (" + joint1 + ") has length 0, not 1"}};
+  write("out.mmdb", "previous contents");
+  for (const auto& [part, message] : cases) {
+    for (const bool verify : {false, true}) {
+      std::vector<std::string> args{"link", "loco.toml", "walk.mmclip", part, "-o", "out.mmdb"};
+      if (verify) args.push_back("--verify");
+      const CliRun run = mmcook(args);
+      EXPECT_EQ(run.exit_code, 1) << run.err;
+      EXPECT_EQ(run.err, "error: " + message + usable);
+      EXPECT_EQ(readFile(folder_ / "out.mmdb"), "previous contents");
+    }
+  }
+  // The untouched parts link.
+  EXPECT_EQ(mmcook({"link", "loco.toml", "walk.mmclip", "turning.mmclip", "-o", "out.mmdb", "-q"})
+                .exit_code,
+            0);
+  for (const auto& entry : fs::directory_iterator(folder_))
+    EXPECT_EQ(entry.path().string().find(".tmp."), std::string::npos) << entry.path();
+}
+
 TEST_F(Cli, ReportWritesOnePageOrNamesWhatIsWrong) {
   writeGoodClips();
   ASSERT_EQ(mmcook({"cook", "walk.bvh", "turn.bvh", "-o", "out.mmdb"}).exit_code, 0);
@@ -1764,6 +1820,35 @@ TEST_F(Cli, ZeroSpreadBlockNamesTheBlock) {
                   "(e.g. where the character moves its feet and turns)");
 }
 
+// A database no search could start (every frame excluded or in a clip's unmatchable tail) is an
+// error naming the settings that cut the frames out, before anything is written; --verify too.
+TEST_F(Cli, NoMatchableFrameIsAnError) {
+  writeGoodClips();
+  write("excluded.toml",
+        "[database]\nframe_rate = 30\n\n"
+        "[[clip]]\nsource = \"walk.bvh\"\n  [[clip.range]]\n  seconds = [0, \"end\"]\n"
+        "  exclude = true\n\n"
+        "[[clip]]\nsource = \"turn.bvh\"\n  [[clip.range]]\n  frames = [0, \"end\"]\n"
+        "  exclude = true\n");
+  expectCookFails({"excluded.toml", "--verify"},
+                  "excluded.toml: no frame is matchable, so a search could never start a clip: "
+                  "the last 10 frames (0.3333 s) of each clip ([database] trailing_unmatchable) "
+                  "and exclude = true ranges (excluded.toml:6, excluded.toml:12) cover every "
+                  "frame of all 2 clips; lower trailing_unmatchable, remove or shorten an "
+                  "excluded range, or add longer clips");
+  WalkOptions short_walk;
+  short_walk.frames = 60;
+  write("short.bvh", walkBvh(short_walk));
+  write("short.toml",
+        "[database]\nframe_rate = 30\ntrailing_unmatchable = 7\n\n"
+        "[[clip]]\nsource = \"short.bvh\"\n");
+  expectCookFails({"short.toml"},
+                  "short.toml: no frame is matchable, so a search could never start a clip: the "
+                  "last 210 frames (7 s) of each clip ([database] trailing_unmatchable) cover "
+                  "every frame of the only clip (the longest, short, has 60 frames); lower "
+                  "trailing_unmatchable, remove or shorten an excluded range, or add longer clips");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Hostile inputs and outputs
 
@@ -2025,6 +2110,11 @@ const std::vector<std::string> kMotionKeys{"foot-slide-p50",
                                            "hold-rate",
                                            "trajectory-error-mean",
                                            "trajectory-error-p95",
+                                           "controller-distance-p50",
+                                           "controller-distance-p95",
+                                           "controller-distance-max",
+                                           "adjustment-rate",
+                                           "adjustment-turn-rate",
                                            "response-p50",
                                            "response-p90",
                                            "response-max",
@@ -2070,6 +2160,80 @@ TEST_F(CliDiff, IdenticalCooksReportNoChangeEvenWithFailOnChange) {
   EXPECT_NE(run.out.find("\nresult: no change\n"), std::string::npos) << run.out;
   // A file against itself, too.
   EXPECT_EQ(diff({"a.mmdb", "a.mmdb", "--fail-on-change"}).exit_code, 0);
+}
+
+// A file whose coded poses are damaged opens (poses decode when they play), so diff and inspect
+// decode them all: a segment that does not decode is bad input (exit 1) naming the file, the
+// stream, joint and frames and the clip, never "no change". And a file that alone cannot be
+// replayed differs from one that can, in the text and the JSON.
+TEST_F(CliDiff, AFileThatCannotBePlayedIsNeverNoChange) {
+  writeGoodClips();
+  cook(weightedManifest(1.5), "a.mmdb");
+  std::string bytes = readFile(folder_ / "a.mmdb");
+  std::string expected;
+  {
+    mmdb::Result<mmdb::Database> opened = mmdb::Database::open((folder_ / "a.mmdb").c_str());
+    ASSERT_TRUE(opened) << opened.error().message();
+    const mmdb::fb::Database& db = *opened.value().flatbuffer();
+    const mmdb::fb::CodedStream* rotations = db.pose_coding()->rotations();
+    const uint32_t segment_frames = db.pose_coding()->segment_frames();
+    const uint32_t segments = (db.frame_count() + segment_frames - 1) / segment_frames;
+    uint32_t joint = 0;  // the first joint whose rotations are coded, not constant
+    while (rotations->tracks()->Get(joint)->coding() == mmdb::fb::TrackCoding::Constant) ++joint;
+    const size_t at = size_t(rotations->data()->Data() - opened.value().bytes().data()) +
+                      rotations->segment_offsets()->Get(joint * segments);
+    bytes[at] = 0;  // the segment's header byte
+    expected = format(
+        "its poses do not decode: Corrupt: in clip 'walk': local_rotations: joint %u, global "
+        "frames [0, %u) do not decode (damaged data): re-cook or re-copy the file\n",
+        joint, std::min(segment_frames, db.frame_count()));
+  }
+  write("b.mmdb", bytes);
+  ASSERT_TRUE(mmdb::Database::open((folder_ / "b.mmdb").c_str()));  // it opens
+  for (const char* json : {"--fail-on-change", "--json"}) {
+    const CliRun run = diff({"a.mmdb", "b.mmdb", "--fail-on-change", json});
+    EXPECT_EQ(run.exit_code, 1) << run.err;
+    EXPECT_EQ(run.err, "error: cannot diff: B 'b.mmdb' cannot be played: " + expected);
+    EXPECT_EQ(run.out, "");
+  }
+  const CliRun inspect = mmcook({"inspect", "b.mmdb"});
+  EXPECT_EQ(inspect.exit_code, 1);
+  EXPECT_EQ(inspect.err, "error: cannot inspect 'b.mmdb': " + expected);
+  EXPECT_EQ(inspect.out, "");
+  EXPECT_EQ(mmcook({"inspect", "a.mmdb"}).exit_code, 0);
+
+  // B with no matchable range (an older cook could write one): it opens and decodes, but cannot
+  // be replayed, and A can: they differ, and the text and the JSON say why.
+  bytes = readFile(folder_ / "a.mmdb");
+  {
+    mmdb::Result<mmdb::Database> opened = mmdb::Database::open((folder_ / "a.mmdb").c_str());
+    ASSERT_TRUE(opened);
+    ASSERT_EQ(opened.value().flatbuffer()->range_biases(), nullptr);
+    const auto* ranges = opened.value().flatbuffer()->ranges();
+    const size_t length_at =
+        size_t(reinterpret_cast<const uint8_t*>(ranges) - opened.value().bytes().data());
+    std::memset(&bytes[length_at], 0, 4);  // the vector's length
+  }
+  write("b.mmdb", bytes);
+  const CliRun run = diff({"a.mmdb", "b.mmdb", "--fail-on-change"});
+  EXPECT_EQ(run.exit_code, 4) << run.err;
+  EXPECT_NE(run.out.find("  skipped: B (b.mmdb) cannot be replayed: NoMatch: the database has no "
+                         "matchable frame to play"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("\nresult: differ (structure and B cannot be replayed and A can)\n"),
+            std::string::npos)
+      << run.out;
+  const CliRun json = diff({"a.mmdb", "b.mmdb", "--json"});
+  EXPECT_EQ(json.exit_code, 0) << json.err;
+  const Json doc = parsed(json.out);
+  EXPECT_TRUE(std::get<bool>(doc["differ"].value));
+  EXPECT_EQ(doc["replay"]["unreplayable"].string(), "B");
+  // Two files that cannot be replayed do not differ by it.
+  const CliRun both = diff({"b.mmdb", "b.mmdb", "--fail-on-change", "--json"});
+  EXPECT_EQ(both.exit_code, 0) << both.err;
+  EXPECT_TRUE(
+      std::holds_alternative<std::nullptr_t>(parsed(both.out)["replay"]["unreplayable"].value));
 }
 
 TEST_F(CliDiff, AWeightChangeShowsInSettingsAndInTheReplay) {

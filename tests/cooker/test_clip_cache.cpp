@@ -478,7 +478,9 @@ TEST(ClipFile, EveryShapeOfPartReadsBack) {
       m.features.assign(size_t(frames) * kFeatureCount, 0.25f);
       m.facing.configured_sum = 0.5 * frames;
       m.facing.moving_frames = frames;
-      for (int c = 0; c < FacingAgreement::kCandidates; ++c) m.facing.candidate_sum[c] = c;
+      // Sums of one cosine per moving frame: at most `frames` either way.
+      for (int c = 0; c < FacingAgreement::kCandidates; ++c)
+        m.facing.candidate_sum[c] = 0.1 * c * frames;
       for (int w = 0; w < frames % 3; ++w)
         m.warnings.push_back({"bvh-frame-count", std::string(size_t(frames + w), 'x'), "a.bvh", w});
       const std::vector<uint8_t> bytes = serializeClipFile("key", part).whole();

@@ -345,6 +345,28 @@ TEST(Writer, GpuArraysAre16ByteAligned) {
   }
 }
 
+// An empty vector is aligned as a full one is: a database with no matchable range (which the
+// cook refuses, but the writer must not make unreadable) has its empty `ranges` on 8 bytes, and
+// empty GPU arrays on 16, whatever lies before them.
+TEST(Writer, EmptyArraysAreAlignedAsFullOnes) {
+  for (int extra = 0; extra < 8; ++extra) {
+    mmdb::cook::CookedDatabase db = makeDatabase();
+    db.ranges.clear();
+    db.bounds_small_min.clear(), db.bounds_small_max.clear();
+    db.bounds_large_min.clear(), db.bounds_large_max.clear();
+    for (int i = 0; i < extra; ++i) {
+      db.contacts.push_back(static_cast<uint32_t>(i));
+      db.feature_offset.push_back(0.5f);
+    }
+    const auto bytes = mmdb::cook::serializeDatabase(db);
+    const fb::Database* root = verifiedRoot(bytes);
+    ASSERT_EQ(root->ranges()->size(), 0u);
+    EXPECT_EQ(offsetOf(bytes, root->ranges()) % alignof(fb::MatchRange), 0u) << extra;
+    EXPECT_EQ(offsetOf(bytes, root->bounds_small_min()) % 16, 0u) << extra;
+    EXPECT_EQ(offsetOf(bytes, root->bounds_large_max()) % 16, 0u) << extra;
+  }
+}
+
 TEST(Writer, SameInputGivesIdenticalBytes) {
   const auto a = mmdb::cook::serializeDatabase(makeDatabase());
   const auto b = mmdb::cook::serializeDatabase(makeDatabase());
