@@ -189,8 +189,9 @@ mmdb::Status checkPoses(const mmdb::Database& db) {
         *spans[s] = mmdb::Span<mmdb::Float4>(buffer + s * kChunk * joints, n * joints);
       const mmdb::Status status = db.decodePoses(clip.first_frame + first, n, out);
       if (!status)
-        return mmdb::Error::format(status.code(), "in clip '%.*s': %s", int(clip.name.size()),
-                                   clip.name.data(), status.message());
+        return mmdb::Error::format(status.code(), "in clip '%.*s': %.160s",
+                                   int(std::min<size_t>(clip.name.size(), 64)), clip.name.data(),
+                                   status.message());
     }
   }
   return {};
