@@ -1146,6 +1146,11 @@ std::string renderReport(const ReportDatabase& a, const ReportDatabase* b,
       continue;
     }
     s.coverage = coverageMap(*s.input.db, pose, settings.coverage);
+    if (!s.coverage->error.empty()) {
+      s.coverage_error = s.coverage->error;
+      s.coverage.reset();
+      continue;
+    }
     if (shared) s.coverage->pose_from = "A";
   }
   const mmdb::StickScript built_in = mmdb::StickScript::builtIn();

@@ -171,6 +171,29 @@ std::string featuresIncomparable(const mmdb::Database& a, const mmdb::Database& 
       return why;
     }
   }
+  // Each file's features, normalized as the other normalizes them (comparedHistograms, the
+  // shared coverage pose), must be floats.
+  const mmdb::Database* files[] = {&a, &b};
+  for (int from = 0; from < 2; ++from) {
+    const mmdb::Database& x = *files[from];
+    const mmdb::Database& y = *files[1 - from];
+    for (uint16_t c = 0; c < x.featureCount(); ++c)
+      for (uint32_t f = 0; f < x.frameCount(); ++f) {
+        const float raw = x.features()[size_t(f) * x.featureStride() + c] * x.featureScale()[c] +
+                          x.featureOffset()[c];
+        if (std::isfinite(raw) && std::isfinite((raw - y.featureOffset()[c]) / y.featureScale()[c]))
+          continue;
+        std::snprintf(why, sizeof(why),
+                      "%s's feature column %u at frame %u, normalized as %s normalizes it, is not "
+                      "a finite float (A: feature_offset[%u] = %g, feature_scale[%u] = %g; B: "
+                      "feature_offset[%u] = %g, feature_scale[%u] = %g)",
+                      from ? "B" : "A", unsigned(c), f, from ? "A" : "B", unsigned(c),
+                      double(a.featureOffset()[c]), unsigned(c), double(a.featureScale()[c]),
+                      unsigned(c), double(b.featureOffset()[c]), unsigned(c),
+                      double(b.featureScale()[c]));
+        return why;
+      }
+  }
   return "";
 }
 
@@ -310,6 +333,18 @@ CoverageMap coverageMap(const mmdb::Database& db, const CoveragePose& pose,
     if (!status) throw std::runtime_error(status.message());
     for (size_t c = 0; c < width; ++c)
       if (!trajectory_column[c]) query[c] = normalized_pose[c];
+    for (size_t c = 0; c < width; ++c)
+      if (!std::isfinite(query[c])) {
+        char why[320];
+        std::snprintf(why, sizeof(why),
+                      "the query of %g m/s %s, %s is not finite at feature column %zu in this "
+                      "file's normalization (feature_offset[%zu] = %g, feature_scale[%zu] = %g)",
+                      double(map.cells[i].speed), directionName(map.cells[i].direction_deg).c_str(),
+                      turnName(map.cells[i].turn_rate_deg).c_str(), c, c,
+                      double(db.featureOffset()[c]), c, double(db.featureScale()[c]));
+        map.error = why;
+        return map;
+      }
     requests[i].query = query;
   }
   std::vector<mmdb::SearchResult> results(requests.size());

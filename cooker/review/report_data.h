@@ -71,8 +71,9 @@ struct HistogramPair {
 };
 HistogramPair comparedHistograms(const mmdb::Database& a, const mmdb::Database& b, uint32_t bins);
 
-// Why two databases' features cannot be put on one axis (different joint count, blocks), or ""
-// when they can.
+// Why two databases' features cannot be put on one axis (different joint count, blocks, or a
+// feature normalization that puts one file's values beyond a float in the other's: an offset of
+// 1e38, a scale of 1e-45, which the runtime accepts), or "" when they can.
 std::string featuresIncomparable(const mmdb::Database& a, const mmdb::Database& b);
 
 // The coverage map: a grid of what a controller may ask for, each cell the best cost the
@@ -122,6 +123,7 @@ struct CoverageMap {
   // Cells ordered turn rate, then speed, then direction: index
   // (t * speeds + s) * directions + d.
   std::vector<CoverageCell> cells;
+  std::string error;  // why no cell was searched, or ""
   const CoverageCell& cell(size_t turn, size_t speed, size_t direction) const {
     return cells[(turn * settings.speeds.size() + speed) * settings.directions + direction];
   }
@@ -132,7 +134,9 @@ struct CoverageMap {
 // Builds each cell's query with mmdb::buildQuery (trajectory from steadyTrajectory, pose columns
 // from `pose`, normalized with `db`'s offset and scale) and searches the whole database with
 // mmdb::searchBatch (no frame playing, no transition cost, no tag filter). `pose.raw` must be
-// db.featureCount() long. Throws std::runtime_error when the runtime refuses a query.
+// db.featureCount() long. A query that is not finite in `db`'s normalization (an extreme feature
+// offset or scale) leaves the cells unsearched and says why in `error`. Throws std::runtime_error
+// when the runtime refuses a query otherwise.
 CoverageMap coverageMap(const mmdb::Database& db, const CoveragePose& pose,
                         const CoverageSettings& settings = {});
 

@@ -1527,6 +1527,54 @@ TEST_F(Cli, ReportWritesOnePageOrNamesWhatIsWrong) {
   EXPECT_NE(page.str().find("3 characters of "), std::string::npos);
 }
 
+// The file at `path` with feature_offset[column] (or feature_scale[column]) set to `value`: a
+// file the runtime opens (both finite, the scale positive) whatever their size.
+std::string withFeatureValue(const fs::path& path, bool scale, uint16_t column, float value) {
+  std::string bytes = readFile(path);
+  mmdb::Result<mmdb::Database> opened = mmdb::Database::open(path.c_str());
+  if (!opened) return bytes;
+  const mmdb::fb::Database& db = *opened.value().flatbuffer();
+  const auto* vector = scale ? db.feature_scale() : db.feature_offset();
+  const size_t at =
+      size_t(reinterpret_cast<const uint8_t*>(vector->Data()) - opened.value().bytes().data()) +
+      column * sizeof(float);
+  std::memcpy(&bytes[at], &value, sizeof value);
+  return bytes;
+}
+
+// A file the runtime accepts, with a feature normalization far beyond any cook's (an offset of
+// 1e38, a scale of 1e-45), makes no internal error of the report, alone or compared: the page
+// shows each file on its own where one's features do not fit the other's normalization, and
+// says why, with the file and the values.
+TEST_F(Cli, ReportOfAnExtremeFeatureNormalizationIsNoInternalError) {
+  writeGoodClips();
+  ASSERT_EQ(mmcook({"cook", "walk.bvh", "turn.bvh", "-o", "a.mmdb", "-q"}).exit_code, 0);
+  write("offset.mmdb", withFeatureValue(folder_ / "a.mmdb", false, 0, 1e38f));
+  write("scale.mmdb", withFeatureValue(folder_ / "a.mmdb", true, 3, 1e-45f));
+  for (const char* file : {"offset.mmdb", "scale.mmdb"})
+    ASSERT_TRUE(mmdb::Database::open((folder_ / file).c_str())) << file;  // the runtime opens it
+  struct Case {
+    std::vector<std::string> args;
+    std::string why;  // on the page
+  };
+  const Case cases[] = {
+      {{"report", "offset.mmdb", "-o", "out.html"}, ""},
+      {{"report", "a.mmdb", "-o", "out.html", "--compare", "offset.mmdb"},
+       "Not on one axis: A&#39;s feature column 0 at frame 0, normalized as B normalizes it, is "
+       "not a finite float (A: feature_offset[0] = 1e+38"},
+      {{"report", "scale.mmdb", "-o", "out.html"}, ""},
+      {{"report", "scale.mmdb", "-o", "out.html", "--compare", "a.mmdb"},
+       "Not on one axis: A&#39;s feature column 3 at frame 0, normalized as B normalizes it, is "
+       "not a finite float (A: feature_offset[3] = "}};
+  for (const Case& c : cases) {
+    fs::remove(folder_ / "out.html");
+    const CliRun run = mmcook(c.args);
+    EXPECT_EQ(run.exit_code, 0) << c.args[1] << " " << c.args.back() << ": " << run.err;
+    const std::string page = readFile(folder_ / "out.html");
+    EXPECT_NE(page.find(c.why), std::string::npos) << c.args[1] << " " << c.args.back();
+  }
+}
+
 TEST_F(Cli, InspectSourceListsTakesAndJoints) {
   write("walk.bvh", walkBvh({}));
   const CliRun run = mmcook({"inspect-source", "walk.bvh"});
