@@ -1,6 +1,7 @@
 #include "cli/build_outputs.h"
 
 #include "cli/json_writer.h"
+#include "core/errors.h"
 #include "core/fnv1a.h"
 
 #include <cctype>
@@ -17,11 +18,55 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Ninja's depfile parser (1.11, as Make's) reads a path as a run of letters, digits, bytes from
+// 0x80 and + , / _ : . ~ ( ) { } % = @ [ ] ! -, with "\ " for a space, "\#" for '#', "$$" for '$'
+// and a backslash before any other character kept as it is. Any other character ends the path,
+// escaped or not (a quote, ';', '*', a tab: Ninja reads two wrong paths), and a newline ends the
+// line.
+bool plainInDepfile(unsigned char c) {
+  return std::isalnum(c) || c >= 0x80 || std::strchr("+,/_:.~(){}%=@[]!-", c) != nullptr;
+}
+
+std::string characterName(unsigned char c) {
+  if (c == '\n') return "a newline";
+  if (c == '\t') return "a tab";
+  char name[32];
+  if (c < 0x20 || c == 0x7f)
+    std::snprintf(name, sizeof name, "a control character (0x%02x)", unsigned(c));
+  else
+    std::snprintf(name, sizeof name, "'%c'", c);
+  return name;
+}
+
+// Why a depfile cannot carry `path` so that Ninja reads it back, or "".
+std::string depfileProblem(const std::string& path) {
+  for (size_t i = 0; i < path.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(path[i]);
+    if (plainInDepfile(c) || c == ' ' || c == '#' || c == '$') continue;
+    if (c == '\\') {
+      // "\:" reads as ':', and backslashes that end the path escape the space after them.
+      if (i + 1 == path.size()) return "a backslash at its end";
+      if (path[i + 1] == ':') return "a backslash before ':'";
+      continue;
+    }
+    return characterName(c);
+  }
+  return "";
+}
+
 std::string escapeDepfilePath(const std::string& path) {
   std::string out;
+  size_t backslashes = 0;  // the run just before
   for (char c : path) {
-    if (c == ' ' || c == '#' || c == '\\') out += '\\';
-    if (c == '$') out += '$';
+    if (c == ' ') {
+      // 2N+1 backslashes and a space read as N backslashes and a space.
+      out.append(backslashes + 1, '\\');
+    } else if (c == '#') {
+      out += '\\';  // "\#" reads as '#', the backslashes before it as they are
+    } else if (c == '$') {
+      out += '$';
+    }
+    backslashes = c == '\\' ? backslashes + 1 : 0;
     out += c;
   }
   return out;
@@ -46,20 +91,38 @@ std::string depfileText(const std::string& output, const CookRequest& request) {
   return depfileText(output, inputs);
 }
 
-std::string depfileText(const std::string& output, const std::vector<std::string>& given) {
-  std::vector<std::string> inputs;
+void checkDepfilePath(const std::string& path) {
+  const std::string problem = depfileProblem(path);
+  if (!problem.empty())
+    throw InputError("--depfile: the path '" + path + "' holds " + problem +
+                     ", which a depfile cannot carry (Ninja and Make would read other paths); "
+                     "rename the folder or file, or cook without --depfile");
+}
+
+std::vector<std::string> depfilePaths(const std::string& output,
+                                      const std::vector<std::string>& given) {
+  std::vector<std::string> paths{output};
   std::set<std::string> seen;
   const auto add = [&](const std::string& path) {
     const std::string full = absolute(path);
-    if (seen.insert(full).second) inputs.push_back(full);
+    if (seen.insert(full).second) paths.push_back(full);
   };
   for (const std::string& path : given) add(path);
   std::error_code ec;
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);  // a new mmcook re-cooks
   if (!ec) add(self.string());
+  return paths;
+}
 
-  std::string text = escapeDepfilePath(output) + ":";
-  for (const std::string& input : inputs) text += " \\\n  " + escapeDepfilePath(input);
+void checkDepfilePaths(const std::string& output, const std::vector<std::string>& inputs) {
+  for (const std::string& path : depfilePaths(output, inputs)) checkDepfilePath(path);
+}
+
+std::string depfileText(const std::string& output, const std::vector<std::string>& given) {
+  const std::vector<std::string> paths = depfilePaths(output, given);
+  for (const std::string& path : paths) checkDepfilePath(path);
+  std::string text = escapeDepfilePath(paths[0]) + ":";
+  for (size_t i = 1; i < paths.size(); ++i) text += " \\\n  " + escapeDepfilePath(paths[i]);
   return text + "\n";
 }
 

@@ -18,10 +18,16 @@ namespace mmdb::cook {
 
 // Makefile-syntax depfile text: "TARGET: INPUT..." with the manifest (when there is one), every
 // clip's source file once, and the running mmcook executable; inputs as absolute paths, spaces
-// and '#' escaped with '\', '$' doubled. `target` as depfileTarget() gives it.
+// and '#' escaped with '\' (a run of backslashes before them doubled), '$' doubled, as Ninja
+// 1.11 and Make read them. `target` as depfileTarget() gives it. Throws InputError naming a path
+// no depfile can carry (a quote, ';', '*', a tab, a newline, ...; checkDepfilePaths).
 std::string depfileText(const std::string& target, const CookRequest& request);
 // The same for a list of inputs (mmcook itself is added).
 std::string depfileText(const std::string& target, const std::vector<std::string>& inputs);
+// Throws InputError, naming the path and the character and saying to rename the folder, when
+// the target, an input (as an absolute path) or mmcook cannot be written in a depfile so that
+// Ninja reads it back: checked before a cook, so that it fails before anything is written.
+void checkDepfilePaths(const std::string& target, const std::vector<std::string>& inputs);
 // What a depfile names as its target: `given` (--depfile-target: the output as the build file
 // spells it, which Ninja compares with the edge's output) or else the output's absolute path.
 std::string depfileTarget(const std::string& output, const std::string& given);

@@ -276,6 +276,8 @@ void checkCookOutputs(const CookCommandOptions& options, const std::vector<std::
   checkWritable(options.output);
   if (!options.depfile.empty() && sameFile(options.depfile, options.output))
     throw UsageError("--depfile and -o name the same file '" + options.output + "'");
+  if (!options.depfile.empty())
+    checkDepfilePaths(depfileTarget(options.output, options.depfile_target), inputs);
   for (const auto& [extra, option] :
        {std::pair{&options.depfile, "--depfile"}, std::pair{&options.report, "--report"}}) {
     if (extra->empty()) continue;
@@ -701,6 +703,7 @@ int runCookClipCommand(const CookClipOptions& options) {
       throw UsageError("--depfile and -o name the same file '" + *same->second + "'");
     checkOutputPath(options.depfile, inputs, "--depfile");
     checkWritable(options.depfile);
+    checkDepfilePaths(depfileTarget(options.outputs[0], options.depfile_target), inputs);
   }
 
   // With entry files, the parts depend on them rather than on the whole manifest.

@@ -740,6 +740,67 @@ class AtomicWrite : public ::testing::Test {
 
 // Temporary names carry this machine's name, spelled so that it cannot be taken for a path or
 // for the name's other parts: letters, digits and '-' only, at most 64 characters.
+// Each path as a depfile gives it to the real Ninja: the paths `ninja -t deps` reads back, or
+// nothing when ninja is not installed.
+std::vector<std::string> ninjaReads(const fs::path& folder, const std::string& depfile) {
+  fs::create_directories(folder);
+  std::ofstream(folder / "build.ninja") << "rule gen\n  command = cp dep.in out.d && touch out\n"
+                                           "  depfile = out.d\n  deps = gcc\nbuild out: gen\n";
+  std::ofstream(folder / "dep.in", std::ios::binary) << depfile;
+  const std::string in = "cd '" + folder.string() + "' && ";
+  if (std::system((in + "ninja --quiet > /dev/null 2>&1").c_str()) != 0) return {};
+  if (std::system((in + "ninja -t deps out > deps.txt").c_str()) != 0) return {};
+  std::ifstream deps(folder / "deps.txt");
+  std::vector<std::string> paths;
+  std::string line;
+  std::getline(deps, line);  // "out: #deps N, ..."
+  while (std::getline(deps, line))
+    if (line.rfind("    ", 0) == 0) paths.push_back(line.substr(4));
+  return paths;
+}
+
+// Paths a depfile can carry are escaped as Ninja 1.11 reads them back (a space or '#' after
+// backslashes, '$'); a path no depfile can carry (a quote, ';', '*', a tab, a newline, a
+// backslash at its end) is an error naming it and saying to rename the folder.
+TEST(Depfile, EscapesWhatNinjaReadsAndRefusesWhatItCannot) {
+  const std::vector<std::string> inputs = {"/data/a b/#1/$x/c:d/e%f!g/caf\xc3\xa9.bvh",
+                                           "/data/back\\slash/x.bvh", "/data/two\\ space.bvh",
+                                           "/data/two\\\\#hash.bvh"};
+  const std::string text = mmdb::cook::depfileText("/out/db.mmdb", inputs);
+  const std::string expected =
+      "/out/db.mmdb: \\\n  /data/a\\ b/\\#1/$$x/c:d/e%f!g/caf\xc3\xa9.bvh \\\n"
+      "  /data/back\\slash/x.bvh \\\n  /data/two\\\\\\ space.bvh \\\n"
+      "  /data/two\\\\\\#hash.bvh \\\n";
+  EXPECT_EQ(text.substr(0, expected.size()), expected);
+  const fs::path folder = fs::temp_directory_path() / ("mmdb_depfile_" + std::to_string(getpid()));
+  const std::vector<std::string> read = ninjaReads(folder, text);
+  fs::remove_all(folder);
+  if (!read.empty()) {  // ninja is installed
+    ASSERT_GE(read.size(), inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) EXPECT_EQ(read[i], inputs[i]);
+  }
+  const std::pair<std::string, std::string> refused[] = {
+      {"/data/it's/a.bvh", "'''"},
+      {"/data/say \"hi\"/a.bvh", "'\"'"},
+      {"/data/a;b/a.bvh", "';'"},
+      {"/data/*/a.bvh", "'*'"},
+      {"/data/tab\there/a.bvh", "a tab"},
+      {"/data/new\nline/a.bvh", "a newline"},
+      {"/data/ends\\", "a backslash at its end"},
+      {"/data/c\\:/a.bvh", "a backslash before ':'"}};
+  for (const auto& [path, what] : refused) {
+    try {
+      mmdb::cook::depfileText("/out/db.mmdb", std::vector<std::string>{path});
+      ADD_FAILURE() << path;
+    } catch (const mmdb::cook::InputError& e) {
+      EXPECT_EQ(std::string(e.what()),
+                "--depfile: the path '" + path + "' holds " + what +
+                    ", which a depfile cannot carry (Ninja and Make would read other paths); "
+                    "rename the folder or file, or cook without --depfile");
+    }
+  }
+}
+
 TEST(TemporaryNames, CarryTheHostNameSpelledSafely) {
   ::setenv("MMCOOK_HOST_NAME", "build farm/7.example.com", 1);
   EXPECT_EQ(mmdb::cook::temporaryHostName(), "build-farm-7-example-com");
