@@ -214,9 +214,12 @@ Result<StickScript> StickScript::parse(std::string_view text, std::string_view f
   size_t line_number = 0;
   while (!text.empty()) {
     ++line_number;
-    const size_t end = std::min(text.find('\n'), text.size());
+    // A line ends at LF, CRLF or a CR alone (an old Mac text file): all three are one line end.
+    const size_t end = std::min(text.find_first_of("\r\n"), text.size());
     std::string_view line = text.substr(0, end);
-    text.remove_prefix(std::min(end + 1, text.size()));
+    const size_t ending =
+        end + 1 < text.size() && text[end] == '\r' && text[end + 1] == '\n' ? 2 : 1;
+    text.remove_prefix(std::min(end + ending, text.size()));
     for (const char c : line) {
       const unsigned char byte = static_cast<unsigned char>(c);
       if (byte < 0x20 && c != '\t' && c != '\r')

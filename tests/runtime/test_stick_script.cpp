@@ -352,6 +352,34 @@ TEST(StickFile, ParsesToTheSameSticksAsTheBuiltInScript) {
   EXPECT_EQ(parsed->segments()[13].name, "stop");
 }
 
+// CR, LF and CRLF line ends, even mixed, read as the same lines: a file saved with CR alone (old
+// Mac) is one segment per line, not one segment whose name holds the rest of the file, and an
+// error names the line where the editor shows it.
+TEST(StickFile, AcceptsCrLfAndCrLfLineEnds) {
+  const std::string lf = kLocomotionAsFile;
+  auto replaced = [&](const std::string& ending) {
+    std::string out;
+    for (const char c : lf) out += c == '\n' ? ending : std::string(1, c);
+    return out;
+  };
+  const mmdb::Result<mmdb::StickScript> expected = mmdb::StickScript::parse(lf, "a.txt");
+  ASSERT_TRUE(expected) << expected.error().message();
+  for (const std::string& ending : {std::string("\r"), std::string("\r\n")}) {
+    const mmdb::Result<mmdb::StickScript> parsed =
+        mmdb::StickScript::parse(replaced(ending), "a.txt");
+    ASSERT_TRUE(parsed) << parsed.error().message();
+    expectSameSticks(parsed.value(), expected.value());
+    ASSERT_EQ(parsed->segments().size(), expected->segments().size());
+    for (size_t i = 0; i < parsed->segments().size(); ++i)
+      EXPECT_EQ(parsed->segments()[i].name, expected->segments()[i].name) << i;
+  }
+  const mmdb::Result<mmdb::StickScript> mixed =
+      mmdb::StickScript::parse("1 0 1 walk a\r2 0 1 walk b\r\n3 0 1 walk c\nbad\r", "m.txt");
+  ASSERT_FALSE(mixed);
+  EXPECT_EQ(std::string(mixed.error().message()).rfind("m.txt:4: ", 0), 0u)
+      << mixed.error().message();
+}
+
 // `face=` after the gait: a facing or a sweep of it, in degrees like the heading; the name is the
 // rest of the line. A name that merely holds "face=" further on is a name.
 TEST(StickFile, ParsesTheFacingAndItsSweep) {
