@@ -201,6 +201,7 @@ int run_cpu_crowd(const mmdb::Database& db, const SampleOptions& options,
   settings.foot_locking = options.foot_locking;
   settings.start_stagger_intervals = uint32_t(options.start_stagger);
   if (options.speed_limit >= 0) settings.transition_speed_limit = float(options.speed_limit);
+  apply_sync_options(options, settings.synchronization);
   mmdb::Result<mmdb::Crowd> crowd =
       mmdb::Crowd::create(db, uint32_t(std::max(options.characters, 0)), settings);
   if (!crowd) {

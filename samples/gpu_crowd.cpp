@@ -189,6 +189,7 @@ int run_gpu_crowd(const mmdb::Database& db, const SampleOptions& options,
   settings.foot_locking = options.foot_locking;
   settings.start_stagger_intervals = uint32_t(options.start_stagger);
   if (options.speed_limit >= 0) settings.transition_speed_limit = float(options.speed_limit);
+  apply_sync_options(options, settings.synchronization);
   auto crowd = mmdb::gpu::Crowd::create(ctx, view.value(), uint32_t(options.characters), settings);
   if (!crowd) {
     std::fprintf(stderr, "mmdb_sample: creating the GPU crowd failed: %s\n",

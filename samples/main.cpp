@@ -81,6 +81,20 @@ const char* joint_name(const mmdb::Database& db, int32_t joint) {
 
 }  // namespace
 
+void apply_sync_options(const SampleOptions& options, mmdb::SynchronizationSettings& sync) {
+  if (options.sync_mode >= 0) sync.mode = static_cast<mmdb::Synchronization>(options.sync_mode);
+  if (options.sync_halflife >= 0) {
+    sync.position_halflife = float(options.sync_halflife);
+    sync.rotation_halflife = float(2.0 * options.sync_halflife);
+  }
+  if (options.sync_ratio >= 0) {
+    sync.position_ratio = float(options.sync_ratio);
+    sync.rotation_ratio = float(options.sync_ratio);
+  }
+  if (options.sync_distance >= 0) sync.max_distance = float(options.sync_distance);
+  if (options.sync_angle >= 0) sync.max_angle = float(options.sync_angle * 3.14159265358979 / 180);
+}
+
 void print_motion(const mmdb::Database& db, const PlaybackStats& stats) {
   const mmdb::MotionMeasures& m = stats.motion;
   std::printf(
@@ -110,6 +124,11 @@ void print_motion(const mmdb::Database& db, const PlaybackStats& stats) {
       m.trajectory_error_m.mean, m.trajectory_error_m.p95,
       static_cast<unsigned long long>(m.sharp_turns), m.response_s.p50, m.response_s.p90,
       static_cast<unsigned long long>(m.responses_missed));
+  std::printf(
+      "motion: controller distance p50 %.3f m, p95 %.3f m, max %.3f m; adjusted %.3f m/s, %.1f "
+      "deg/s\n",
+      m.controller_distance_m.p50, m.controller_distance_m.p95, m.controller_distance_m.max,
+      m.adjustment_m_per_s, m.adjustment_deg_per_s);
   for (size_t i = 0; i < stats.slides.size() && i < 3; ++i) {
     const mmdb::ClipSlide& s = stats.slides[i];
     if (s.over_limit == 0) break;

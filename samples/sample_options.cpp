@@ -54,6 +54,14 @@ std::string usage_text(const char* program) {
          "  --speed-limit X    hold a transition back where it would move a joint more than X\n"
          "                     times its fastest step in the clips (the crowd's default 1.4;\n"
          "                     0: off; docs/runtime.md \"Transition speed limit\")\n"
+         "  --sync MODE        where the character goes against its controller: character\n"
+         "                     (the default: it follows the controller, adjusted within the\n"
+         "                     clamp), controller (the controller follows the character's\n"
+         "                     root motion) or none (root motion alone); docs/runtime.md\n"
+         "  --sync-halflife S  the adjustment's position half-life, s (> 0; rotation: 2 S)\n"
+         "  --sync-ratio X     the adjustment per step at most X times the step's own motion\n"
+         "  --sync-distance M  the most the character may be from its controller, m\n"
+         "  --sync-angle DEG   the most it may be turned from the controller's facing, degrees\n"
          "  -h, --help         this text\n"
          "\n"
          "Exit codes: 0 success, 1 the database cannot be used (or no GPU), 2 bad usage.\n";
@@ -124,6 +132,33 @@ bool parse_options(int argc, const char* const* argv, SampleOptions& options, st
           options.speed_limit > 100.0) {
         error = "--speed-limit wants a multiple of the clips' speed from 0 (off) to 100, got '" +
                 text + "'";
+        return false;
+      }
+    } else if (arg == "--sync") {
+      if (!value(text)) return false;
+      if (text == "none")
+        options.sync_mode = 0;
+      else if (text == "character")
+        options.sync_mode = 1;
+      else if (text == "controller")
+        options.sync_mode = 2;
+      else {
+        error = "--sync wants character, controller or none, got '" + text + "'";
+        return false;
+      }
+    } else if (arg == "--sync-halflife" || arg == "--sync-ratio" || arg == "--sync-distance" ||
+               arg == "--sync-angle") {
+      if (!value(text)) return false;
+      double& target = arg == "--sync-halflife"   ? options.sync_halflife
+                       : arg == "--sync-ratio"    ? options.sync_ratio
+                       : arg == "--sync-distance" ? options.sync_distance
+                                                  : options.sync_angle;
+      const bool positive = arg == "--sync-halflife";
+      const double most = arg == "--sync-angle" ? 180.0 : 1000.0;
+      if (!parse_double(text, target) || !(positive ? target > 0.0 : target >= 0.0) ||
+          !(target <= most)) {
+        error = arg + " wants a number " + (positive ? "above 0" : "from 0") + " to " +
+                (arg == "--sync-angle" ? "180" : "1000") + ", got '" + text + "'";
         return false;
       }
     } else if (!arg.empty() && arg[0] == '-') {

@@ -20,6 +20,13 @@ struct SampleOptions {
   int start_stagger = 0;     // CrowdSettings::start_stagger_intervals: the starts spread over
                              // this many search intervals (0: every character starts at once)
   double speed_limit = -1;   // CrowdSettings::transition_speed_limit; below 0: the crowd's default
+  // CrowdSettings::synchronization: the mode (0 none, 1 the character follows the controller, 2
+  // the controller follows the character) and its settings; below 0: the crowd's default.
+  int sync_mode = -1;
+  double sync_halflife = -1;  // position_halflife (the rotation's is twice it)
+  double sync_ratio = -1;     // position_ratio and rotation_ratio
+  double sync_distance = -1;  // max_distance, m
+  double sync_angle = -1;     // max_angle, degrees
   bool help = false;
 };
 

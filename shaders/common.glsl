@@ -275,3 +275,79 @@ void integrateRootMotion(inout vec3 position, inout vec4 rotation, uint frame, f
   float angle = length(spin);
   if (angle > 1e-9) rotation = normalize(quatMul(vec4((spin / angle) * sin(0.5 * angle), cos(0.5 * angle)), rotation));
 }
+
+// ---- Synchronization (mmdb::AdjustmentJob, mmdb/synchronization.h) ----
+
+vec3 groundOf(vec3 v) { return vec3(v.x, 0.0, v.z); }
+vec4 yawRotation(float angle) { return vec4(0.0, sin(0.5 * angle), 0.0, cos(0.5 * angle)); }
+// The turn about +Y of a pure-yaw rotation, in (-pi, pi].
+float yawAngle(vec4 q) {
+  vec4 a = quatAbs(q);
+  return 2.0 * atan(a.y, a.w);
+}
+// The share of a gap a damped adjustment closes in dt.
+float dampedShare(float dt, float halflife) { return 1.0 - exp(-0.69314718056 * dt / halflife); }
+
+// Whether `share` of the adjustment (step, turn) keeps each locked toe within its limit.
+bool adjustmentFits(float share, vec3 position, vec4 rotation, vec3 step, float turn, uint locked,
+                    vec3 locks[2], vec3 toes[2], float limits[2]) {
+  vec3 p = position + share * step;
+  vec4 q = quatMul(yawRotation(share * turn), rotation);
+  for (uint leg = 0u; leg < 2u; ++leg) {
+    if ((locked & (1u << leg)) == 0u) continue;
+    vec3 d = groundOf(p + quatRotate(q, toes[leg]) - locks[leg]);
+    if (dot(d, d) > limits[leg]) return false;
+  }
+  return true;
+}
+
+// Synchronization::CharacterFollows for one character: the placement after the root motion
+// moved towards the simulation root; returns (moved, turned) in `adjustment`.
+void adjustTowardsController(inout vec3 position, inout vec4 rotation, vec3 root_motion, float root_turn,
+                             vec3 sim_position, vec4 sim_rotation, uint locked, vec3 locks[2], vec3 toes[2],
+                             float dt, out vec4 adjustment) {
+  vec3 start = position;
+  vec4 start_rotation = rotation;
+  adjustment = vec4(0.0);
+  if (!(dt > 0.0)) return;
+  vec3 step = groundOf(sim_position - position) * dampedShare(dt, foot_setup.sync_position_halflife);
+  float most = foot_setup.sync_position_ratio * length(groundOf(root_motion));
+  float len = length(step);
+  if (len > most) step *= len > 0.0 ? most / len : 0.0;
+  float turn = yawAngle(quatMul(sim_rotation, quatInv(rotation))) * dampedShare(dt, foot_setup.sync_rotation_halflife);
+  float most_turn = foot_setup.sync_rotation_ratio * abs(root_turn);
+  if (abs(turn) > most_turn) turn = turn < 0.0 ? -most_turn : most_turn;
+
+  float limits[2] = float[2](0.0, 0.0);
+  for (uint leg = 0u; leg < 2u; ++leg) {
+    if ((locked & (1u << leg)) == 0u) continue;
+    vec3 d = groundOf(position + quatRotate(rotation, toes[leg]) - locks[leg]);
+    float reach = max(length(d), foot_setup.sync_foot_reach);
+    limits[leg] = reach * reach;
+  }
+  float share = 1.0;
+  if (locked != 0u && !adjustmentFits(1.0, position, rotation, step, turn, locked, locks, toes, limits)) {
+    float low = 0.0, high = 1.0;
+    for (int i = 0; i < 8; ++i) {
+      float mid = 0.5 * (low + high);
+      if (adjustmentFits(mid, position, rotation, step, turn, locked, locks, toes, limits))
+        low = mid;
+      else
+        high = mid;
+    }
+    share = low;
+  }
+  position += share * step;
+  rotation = normalize(quatMul(yawRotation(share * turn), rotation));
+
+  vec3 gap = groundOf(position - sim_position);
+  float distance = length(gap);
+  if (distance > foot_setup.sync_max_distance) {
+    vec3 kept = gap * (foot_setup.sync_max_distance / distance);
+    position = vec3(sim_position.x + kept.x, position.y, sim_position.z + kept.z);
+  }
+  float angle = yawAngle(quatMul(rotation, quatInv(sim_rotation)));
+  if (abs(angle) > foot_setup.sync_max_angle)
+    rotation = normalize(quatMul(yawRotation(angle < 0.0 ? -foot_setup.sync_max_angle : foot_setup.sync_max_angle), sim_rotation));
+  adjustment = vec4(position - start, yawAngle(quatMul(rotation, quatInv(start_rotation))));
+}

@@ -5,7 +5,9 @@
 // a transition whose decay moved a joint further than its limit since the last pose is posed
 // again with the decay gone on by half, a quarter or none of the step, the first that keeps
 // within (else the one moving least). Then the character's achieved path takes dt of the
-// root motion of the frame playing (kept as the step's root motion too), and the playback clock
+// root motion of the frame playing (kept as the step's root motion too), then the synchronization
+// (mmdb/synchronization.h: the character adjusted towards its simulation root, or the root put on
+// the character), and the playback clock
 // moves on by dt: clip time, the frame playing, the time since the switch, and the search timer
 // by one step. It keeps the frame and time of the pose shown (and the step before's frame) for
 // the foot lock pass and the host's readPlaying().
@@ -38,13 +40,36 @@ void main() {
     vec3 position = ch.achieved_position.xyz;
     vec4 rotation = ch.achieved_rotation;
     integrateRootMotion(position, rotation, ch.current_frame, params.dt);
-    characters[c].achieved_position = vec4(position, 0.0);
-    characters[c].achieved_rotation = rotation;
     // The step's root motion, for a game that owns the root (mmdb::Crowd::advance's).
     vec3 moved = position - ch.achieved_position.xyz;
+    vec4 turned = normalize(quatMul(rotation, quatInv(ch.achieved_rotation)));
     characters[c].root_motion_world = vec4(moved, 0.0);
     characters[c].root_motion_local = vec4(quatRotate(quatInv(ch.achieved_rotation), moved), 0.0);
-    characters[c].root_motion_rotation = normalize(quatMul(rotation, quatInv(ch.achieved_rotation)));
+    characters[c].root_motion_rotation = turned;
+    // The synchronization (mmdb::Crowd::synchronize): the character adjusted towards the
+    // simulation root, held back by the toes locked at the last step, or the root put on it.
+    vec4 adjustment = vec4(0.0);
+    if (foot_setup.sync_mode == 2u) {
+      characters[c].sim_position = vec4(position, 0.0);
+      characters[c].sim_rotation = rotation;
+    } else if (foot_setup.sync_mode == 1u) {
+      uint locked = 0u;
+      vec3 locks[2] = vec3[2](vec3(0.0), vec3(0.0));
+      vec3 toes[2] = vec3[2](vec3(0.0), vec3(0.0));
+      if (foot_setup.foot_locking != 0u) {
+        for (uint leg = 0u; leg < 2u; ++leg) {
+          if ((feet[c].foot[leg].flags & kFootLocked) == 0u) continue;
+          locked |= 1u << leg;
+          locks[leg] = feet[c].foot[leg].position.xyz;
+          toes[leg] = model_poses[base + foot_setup.legs[leg].toe].position.xyz;
+        }
+      }
+      adjustTowardsController(position, rotation, moved, yawAngle(turned), ch.sim_position.xyz, ch.sim_rotation,
+                              locked, locks, toes, params.dt, adjustment);
+    }
+    characters[c].achieved_position = vec4(position, 0.0);
+    characters[c].achieved_rotation = rotation;
+    characters[c].adjustment = adjustment;
     // mmdb::advanceClipTime: a clock within kClipTimeSnap of a key is put on it.
     precise float time = ch.clip_time + params.dt;
     precise float at = time * params.frame_rate;

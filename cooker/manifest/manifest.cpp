@@ -754,6 +754,7 @@ CookRequest readManifest(const std::string& path) {
 
 ManifestSources listManifestSources(const std::string& path) {
   ManifestSources out;
+  if (!regularFileProblem(path).empty()) return out;  // a FIFO would block; readManifest says why
   std::ifstream in(path, std::ios::binary);
   if (!in) return out;
   std::ostringstream text;

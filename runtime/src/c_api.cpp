@@ -39,6 +39,30 @@ mmdb_status nullArgument(const char* call, const char* argument) {
 
 mmdb_status result(const mmdb::Status& status) { return status.ok() ? MMDB_OK : fail(status); }
 
+// The synchronization's fields, either way (the mode as its number).
+void copySynchronization(const mmdb::CrowdSettings& from, mmdb_crowd_settings& to) {
+  const mmdb::SynchronizationSettings& s = from.synchronization;
+  to.synchronization = static_cast<uint32_t>(s.mode);
+  to.sync_position_halflife = s.position_halflife;
+  to.sync_rotation_halflife = s.rotation_halflife;
+  to.sync_position_ratio = s.position_ratio;
+  to.sync_rotation_ratio = s.rotation_ratio;
+  to.sync_max_distance = s.max_distance;
+  to.sync_max_angle = s.max_angle;
+  to.sync_foot_reach = s.foot_reach;
+}
+void copySynchronization(const mmdb_crowd_settings& from, mmdb::CrowdSettings& to) {
+  mmdb::SynchronizationSettings& s = to.synchronization;
+  s.mode = static_cast<mmdb::Synchronization>(from.synchronization);
+  s.position_halflife = from.sync_position_halflife;
+  s.rotation_halflife = from.sync_rotation_halflife;
+  s.position_ratio = from.sync_position_ratio;
+  s.rotation_ratio = from.sync_rotation_ratio;
+  s.max_distance = from.sync_max_distance;
+  s.max_angle = from.sync_max_angle;
+  s.foot_reach = from.sync_foot_reach;
+}
+
 // mmdb::CrowdSettings and mmdb_crowd_settings field for field, either way (bool to and from
 // int32_t 0 or 1): one list, so that the two directions cannot drift apart.
 template <class From, class To>
@@ -70,6 +94,7 @@ void copySettings(const From& from, To& to) {
   to.ik_toe_length = from.ik_toe_length;
   to.ik_max_length_buffer = from.ik_max_length_buffer;
   to.step_workers = from.step_workers;
+  copySynchronization(from, to);
 }
 
 // The checks every per-character read makes: a crowd, and a character in it.

@@ -42,6 +42,7 @@ CrowdSettings CrowdSettings::reference() noexcept {
   s.transition_speed_limit = 0.f;
   s.inertialization_halflife = kDefaultInertializationHalflife;
   s.inertialization_rate_halflife = kDefaultInertializationHalflife;
+  s.synchronization.mode = Synchronization::None;
   return s;
 }
 
@@ -146,6 +147,7 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
   if (!std::isfinite(settings.max_speed))
     return Error::format(ErrorCode::InvalidArgument, "Crowd::create: max_speed %g must be finite",
                          double(settings.max_speed));
+  if (Status s = validateSynchronization("Crowd::create: ", settings.synchronization); !s) return s;
   FootLockSettings foot_settings;
   foot_settings.foot_unlock_radius = settings.foot_unlock_radius;
   foot_settings.foot_unlock_halflife = settings.foot_unlock_halflife;
@@ -1203,6 +1205,7 @@ void Crowd::advance(uint32_t c) noexcept {
     ch.root_motion_world = ch.achieved_position - position;
     ch.root_motion_local = glm::inverse(rotation) * ch.root_motion_world;
     ch.root_motion_rotation = glm::normalize(ch.achieved_rotation * glm::inverse(rotation));
+    synchronize(c);
     const ClipSpan& clip = clips_[ch.clip];
     ch.clip_time = advanceClipTime(ch.clip_time, dt_, rate_);
     // In float, as the GPU's fk pass computes it, so both play the same frame at a key's edge.
@@ -1212,6 +1215,46 @@ void Crowd::advance(uint32_t c) noexcept {
   ch.since_switch += dt_;
   ch.transition_time += dt_;
   ch.search_timer -= 1;
+}
+
+// After the root motion of the step: one of the character and its simulation root follows the
+// other (CrowdSettings::synchronization). The locks of the last step's foot locking and the
+// animated toes (the model pose before this step's foot locking) keep the adjustment from
+// tearing a planted foot loose.
+void Crowd::synchronize(uint32_t c) noexcept {
+  CrowdCharacter& ch = characters_[c];
+  ch.adjustment_world = glm::vec3(0.f);
+  ch.adjustment_angle = 0.f;
+  const SynchronizationSettings& sync = settings_.synchronization;
+  if (sync.mode == Synchronization::ControllerFollows) {
+    ch.sim.position = ch.achieved_position;
+    ch.sim.rotation = ch.achieved_rotation;
+    return;
+  }
+  if (sync.mode != Synchronization::CharacterFollows) return;
+  AdjustmentJob job;
+  job.settings = sync;
+  job.dt = dt_;
+  job.root_motion = ch.root_motion_world;
+  job.root_turn = yawAngle(ch.root_motion_rotation);
+  job.sim_position = ch.sim.position;
+  job.sim_rotation = ch.sim.rotation;
+  if (settings_.foot_locking) {
+    for (uint32_t leg = 0; leg < kLegCount; ++leg) {
+      const FootLock& foot = feet_[size_t(c) * kLegCount + leg];
+      if (!foot.locked) continue;
+      job.locked_legs |= 1u << leg;
+      job.locks[leg] = foot.position;
+      job.toes[leg] = model_translations_[size_t(c) * joints_ + legs_[leg].toe];
+    }
+  }
+  job.position = ch.achieved_position;
+  job.rotation = ch.achieved_rotation;
+  job.Run();
+  ch.achieved_position = job.position;
+  ch.achieved_rotation = job.rotation;
+  ch.adjustment_world = job.moved;
+  ch.adjustment_angle = job.turned;
 }
 
 // The foot lock step of up to four characters, together: after advance(), so that the locks live

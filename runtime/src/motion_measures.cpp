@@ -104,6 +104,7 @@ void MotionMeter::reserve(uint64_t steps) {
   for (Character& ch : characters_) {
     ch.slide_mm.reserve(size_t(steps) * contact_joints_.size());
     ch.trajectory_m.reserve(size_t(steps));
+    ch.controller_m.reserve(size_t(steps));
   }
 }
 
@@ -149,6 +150,12 @@ Status MotionMeter::record(const Crowd& crowd, float dt) {
     }
     n.continuations += decision.continued ? 1 : 0;
     n.held += decision.held ? 1 : 0;
+    if (state.playing) {
+      ch.controller_m.push_back(
+          double(glm::length(ground(state.achieved_position) - ground(state.sim.position))));
+      ch.adjusted_m += double(glm::length(ground(state.adjustment_world)));
+      ch.adjusted_deg += double(std::fabs(state.adjustment_angle)) / double(kDegrees);
+    }
 
     // Pose continuity: the move of each joint over this step, and over the last three.
     const Span<const glm::vec3> pose = model.subspan(size_t(c) * joints_, joints_);
@@ -261,7 +268,8 @@ Status MotionMeter::record(const Crowd& crowd, float dt) {
 
 MotionMeasures MotionMeter::summarize(const std::vector<const Character*>& characters) const {
   MotionMeasures m;
-  std::vector<double> slide, drift, trajectory, response;
+  std::vector<double> slide, drift, trajectory, response, controller;
+  double adjusted_m = 0, adjusted_deg = 0;
   for (const Character* ch : characters) {
     const MotionMeasures& n = ch->counts;
     m.characters += 1;
@@ -288,6 +296,9 @@ MotionMeasures MotionMeter::summarize(const std::vector<const Character*>& chara
     drift.insert(drift.end(), ch->drift_mm.begin(), ch->drift_mm.end());
     trajectory.insert(trajectory.end(), ch->trajectory_m.begin(), ch->trajectory_m.end());
     response.insert(response.end(), ch->response_s.begin(), ch->response_s.end());
+    controller.insert(controller.end(), ch->controller_m.begin(), ch->controller_m.end());
+    adjusted_m += ch->adjusted_m;
+    adjusted_deg += ch->adjusted_deg;
   }
   m.planted_slide_mm = summarizeSamples(slide);
   m.phase_drift_mm = summarizeSamples(drift);
@@ -295,6 +306,9 @@ MotionMeasures MotionMeter::summarize(const std::vector<const Character*>& chara
       drift.empty() ? 0.0 : double(m.phases_over_limit) / double(m.phase_drift_mm.count);
   m.trajectory_error_m = summarizeSamples(trajectory);
   m.response_s = summarizeSamples(response);
+  m.controller_distance_m = summarizeSamples(controller);
+  m.adjustment_m_per_s = m.character_seconds > 0 ? adjusted_m / m.character_seconds : 0.0;
+  m.adjustment_deg_per_s = m.character_seconds > 0 ? adjusted_deg / m.character_seconds : 0.0;
   m.switch_rate = m.character_seconds > 0 ? double(m.switches) / m.character_seconds : 0.0;
   return m;
 }

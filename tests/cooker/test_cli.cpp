@@ -1965,7 +1965,8 @@ TEST_F(Cli, CookClipNeverWritesOverAnotherClipsSource) {
   // An empty output path is refused before anything is cooked.
   const CliRun empty = mmcook({"cook-clip", "m.toml", "--index", "0", "-o", ""});
   EXPECT_EQ(empty.exit_code, 2);
-  EXPECT_EQ(empty.err, "error: -o names an empty path; give each clip's part a file\n");
+  EXPECT_EQ(empty.err.rfind("error: -o names an empty path; give each clip's part a file\n", 0), 0u)
+      << empty.err;
 }
 
 // A manifest that fails its checks still names its sources: a failed cook's report is never

@@ -8,6 +8,7 @@
 #include <mmdb/controller.h>
 #include <mmdb/playback.h>
 #include <mmdb/search.h>
+#include <mmdb/synchronization.h>
 
 #include <array>
 #include <cmath>
@@ -650,7 +651,7 @@ TEST_F(PassTest, FkMatchesForwardKinematicsJobAndAdvancesTheClock) {
   ASSERT_TRUE(crowd->writeCharacters(states).ok());
   ASSERT_TRUE(crowd->writeLocalPoses(poses).ok());
   ASSERT_TRUE(crowd->passAndWait(Pass::Fk, kDt).ok());
-  uint32_t snapped = 0;
+  uint32_t snapped = 0, adjusted = 0, clamped = 0;
   const auto model = valueOf(crowd->readModelPoses());
   const auto after = valueOf(crowd->readCharacters());
   const auto feet = valueOf(crowd->readFootLocks());
@@ -692,12 +693,27 @@ TEST_F(PassTest, FkMatchesForwardKinematicsJobAndAdvancesTheClock) {
     glm::vec3 position = toVec3(states[i].achieved_position);
     glm::quat rotation = toQuat(states[i].achieved_rotation);
     integrateRootMotion(db(), states[i].current_frame, kDt, position, rotation);
-    EXPECT_LT(vecDistance(toVec3(after[i].achieved_position), position), 1e-6f);
-    EXPECT_LT(quatDistance(toQuat(after[i].achieved_rotation), rotation), 1e-6f);
-    EXPECT_EQ(after[i].achieved_position.w, 0.f);
-    // And the step's root motion, as the CPU crowd reports it (CrowdCharacter::root_motion_*).
     const glm::vec3 before = toVec3(states[i].achieved_position);
     const glm::quat facing = toQuat(states[i].achieved_rotation);
+    // Then the synchronization (the crowd's default: the character follows the controller; no
+    // foot is held here), as mmdb::Crowd runs it.
+    mmdb::AdjustmentJob adjust;
+    adjust.dt = kDt;
+    adjust.root_motion = position - before;
+    adjust.root_turn = mmdb::yawAngle(glm::normalize(rotation * glm::inverse(facing)));
+    adjust.sim_position = toVec3(states[i].sim_position);
+    adjust.sim_rotation = toQuat(states[i].sim_rotation);
+    adjust.position = position;
+    adjust.rotation = rotation;
+    adjust.Run();
+    EXPECT_LT(vecDistance(toVec3(after[i].achieved_position), adjust.position), 1e-5f);
+    EXPECT_LT(quatDistance(toQuat(after[i].achieved_rotation), adjust.rotation), 1e-5f);
+    EXPECT_LT(vecDistance(toVec3(after[i].adjustment), adjust.moved), 1e-5f);
+    EXPECT_NEAR(after[i].adjustment.w, adjust.turned, 1e-5f);
+    adjusted += glm::length(adjust.moved) > 1e-4f;
+    clamped += glm::length(adjust.moved) > 0.5f * glm::length(adjust.root_motion) + 1e-4f;
+    EXPECT_EQ(after[i].achieved_position.w, 0.f);
+    // And the step's root motion, as the CPU crowd reports it (CrowdCharacter::root_motion_*).
     EXPECT_LT(vecDistance(toVec3(after[i].root_motion_world), position - before), 1e-6f);
     EXPECT_LT(
         vecDistance(toVec3(after[i].root_motion_local), glm::inverse(facing) * (position - before)),
@@ -707,6 +723,8 @@ TEST_F(PassTest, FkMatchesForwardKinematicsJobAndAdvancesTheClock) {
               1e-6f);
   }
   EXPECT_GT(snapped, kCharacters / 8) << "clocks put on a key";
+  EXPECT_GT(adjusted, kCharacters / 4) << "characters moved towards their controllers";
+  EXPECT_GT(clamped, kCharacters / 8) << "characters put within the clamp";
 }
 
 mmdb::FootLock toCpu(const mmdb::gpu::FootLock& g) {

@@ -46,11 +46,14 @@ std::unique_ptr<RealDatabase> cookAndOpen(mmdb::cook::CookRequest& request, cons
   return real;
 }
 
+// bandai-1's clips whose file name does not hold one of `left_out` (all of them for none).
 const RealDatabase* cookBandai(double frame_rate, bool mirror, const std::array<float, 5>& weights,
-                               std::string* why_absent) {
-  static std::map<std::tuple<double, bool, std::array<float, 5>>, std::unique_ptr<RealDatabase>>
+                               std::string* why_absent,
+                               const std::vector<std::string>& left_out = {}) {
+  static std::map<std::tuple<double, bool, std::array<float, 5>, std::vector<std::string>>,
+                  std::unique_ptr<RealDatabase>>
       cache;
-  auto& slot = cache[{frame_rate, mirror, weights}];
+  auto& slot = cache[{frame_rate, mirror, weights, left_out}];
   if (slot) return slot.get();
   const fs::path dir = fs::path(MMDB_SHARED_DATA) / "bandai-1";
   if (!fs::exists(dir)) {
@@ -58,8 +61,13 @@ const RealDatabase* cookBandai(double frame_rate, bool mirror, const std::array<
     return nullptr;
   }
   std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().extension() == ".bvh") files.push_back(e.path());
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    const bool kept = std::none_of(left_out.begin(), left_out.end(), [&](const std::string& word) {
+      return name.find(word) != std::string::npos;
+    });
+    if (e.path().extension() == ".bvh" && kept) files.push_back(e.path());
+  }
   std::sort(files.begin(), files.end());
   mmdb::cook::CookRequest request;
   request.settings.frame_rate = frame_rate;
@@ -79,6 +87,11 @@ const RealDatabase* cookBandai(double frame_rate, bool mirror, const std::array<
 
 const RealDatabase* bandaiDatabaseAt(double frame_rate, bool mirror, std::string* why_absent) {
   return cookBandai(frame_rate, mirror, mmdb::cook::CookSettings{}.weights, why_absent);
+}
+
+const RealDatabase* bandaiForwardDatabase(std::string* why_absent) {
+  return cookBandai(mmdb::cook::CookSettings{}.frame_rate, true, mmdb::cook::CookSettings{}.weights,
+                    why_absent, {"walk-back", "walk-left", "walk-right"});
 }
 
 const RealDatabase* nonRepeatingDatabase(double frame_rate, std::string* why_absent) {

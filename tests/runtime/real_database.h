@@ -28,6 +28,11 @@ const mmdb::cook::CookedDatabase* bandaiCookedDatabase(std::string* why_absent);
 // process for each pair. nullptr when the corpus is absent, as above.
 const RealDatabase* bandaiDatabaseAt(double frame_rate, bool mirror, std::string* why_absent);
 
+// bandai-1's forward clips alone (walk, run, dash: no walk-back, walk-left or walk-right), each
+// also mirrored, at the cook's default rate: locomotion with no sideways, backward or standing
+// clip. Cooked once per process; nullptr when absent, as above.
+const RealDatabase* bandaiForwardDatabase(std::string* why_absent);
+
 // A 300,000-frame database that does not repeat itself: bandai-1's clips once each, mirrored,
 // at `frame_rate` Hz (bandaiDatabaseAt(frame_rate, true)), completed with
 // completedWithSynthetic() (seed 36). Built once per process for each rate; nullptr when the

@@ -125,6 +125,38 @@ TEST_F(CApi, EveryBadArgumentIsAStatusWithAMessage) {
   EXPECT_EQ(c_client_bad_arguments(path_.c_str(), error, sizeof error), 0) << error;
 }
 
+// A synchronization setting that does not fit: no crowd, and the status names the setting.
+TEST_F(CApi, ABadSynchronizationSettingMakesNoCrowd) {
+  mmdb_database* db = nullptr;
+  ASSERT_EQ(mmdb_database_open(path_.c_str(), &db), MMDB_OK) << mmdb_last_error();
+  mmdb_crowd_settings bad;
+  mmdb_crowd_settings_default(&bad);
+  bad.synchronization = 7;
+  mmdb_crowd* none = nullptr;
+  EXPECT_EQ(mmdb_crowd_create(db, 2, &bad, &none), MMDB_INVALID_ARGUMENT);
+  EXPECT_EQ(none, nullptr);
+  EXPECT_NE(std::string(mmdb_last_error()).find("synchronization mode 7 is unknown"),
+            std::string::npos)
+      << mmdb_last_error();
+  for (float value : {-0.1f, INFINITY, NAN}) {
+    mmdb_crowd_settings_default(&bad);
+    bad.sync_position_halflife = value;
+    EXPECT_EQ(mmdb_crowd_create(db, 2, &bad, &none), MMDB_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(mmdb_last_error()).find("synchronization position_halflife"),
+              std::string::npos)
+        << mmdb_last_error();
+  }
+  mmdb_crowd_settings_default(&bad);
+  bad.sync_max_angle = 4.f;
+  EXPECT_EQ(mmdb_crowd_create(db, 2, &bad, &none), MMDB_INVALID_ARGUMENT);
+  EXPECT_NE(
+      std::string(mmdb_last_error()).find("max_angle 4 must be finite and >= 0 and at most pi"),
+      std::string::npos)
+      << mmdb_last_error();
+  EXPECT_EQ(none, nullptr);
+  mmdb_database_close(db);
+}
+
 // The C settings are CrowdSettings field for field, defaults and reference() alike, and go
 // back unchanged.
 TEST(CApiSettings, AreTheCrowdSettings) {
@@ -164,8 +196,19 @@ TEST(CApiSettings, AreTheCrowdSettings) {
     EXPECT_EQ(c.ik_toe_length, s.ik_toe_length);
     EXPECT_EQ(c.ik_max_length_buffer, s.ik_max_length_buffer);
     EXPECT_EQ(c.step_workers, s.step_workers);
+    EXPECT_EQ(c.synchronization, uint32_t(s.synchronization.mode));
+    EXPECT_EQ(c.sync_position_halflife, s.synchronization.position_halflife);
+    EXPECT_EQ(c.sync_rotation_halflife, s.synchronization.rotation_halflife);
+    EXPECT_EQ(c.sync_position_ratio, s.synchronization.position_ratio);
+    EXPECT_EQ(c.sync_rotation_ratio, s.synchronization.rotation_ratio);
+    EXPECT_EQ(c.sync_max_distance, s.synchronization.max_distance);
+    EXPECT_EQ(c.sync_max_angle, s.synchronization.max_angle);
+    EXPECT_EQ(c.sync_foot_reach, s.synchronization.foot_reach);
   }
-  EXPECT_EQ(sizeof(mmdb_crowd_settings), 27 * 4u) << "a field added to one is added to the other";
+  EXPECT_EQ(uint32_t(mmdb::Synchronization::CharacterFollows), MMDB_SYNC_CHARACTER_FOLLOWS);
+  EXPECT_EQ(uint32_t(mmdb::Synchronization::ControllerFollows), MMDB_SYNC_CONTROLLER_FOLLOWS);
+
+  EXPECT_EQ(sizeof(mmdb_crowd_settings), 35 * 4u) << "a field added to one is added to the other";
   EXPECT_STREQ(mmdb_status_name(MMDB_CORRUPT), "Corrupt");
   EXPECT_EQ(int(MMDB_NO_MATCH), int(mmdb::ErrorCode::NoMatch));
   EXPECT_EQ(int(MMDB_DEVICE_ERROR), int(mmdb::ErrorCode::DeviceError));

@@ -646,6 +646,9 @@ struct TwoCrowds {
     CrowdSettings settings;
     settings.inertialization_halflife = settings.inertialization_rate_halflife;
     settings.start_stagger_intervals = 0;  // every character plays from the first step
+    // Root motion alone: the two crowds then place their characters alike, locked feet or not
+    // (the synchronization's adjustment depends on the feet held; test_synchronization.cpp).
+    settings.synchronization.mode = mmdb::Synchronization::None;
     CrowdSettings off = settings;
     off.foot_locking = false;
     auto a = Crowd::create(db, count, settings), b = Crowd::create(db, count, off);
@@ -1375,6 +1378,9 @@ TEST(FootLock, PlantedToesOfBandaiHoldStill) {
     CrowdSettings settings;
     settings.foot_locking = locking;
     settings.transition_cost = 1e6f;
+    // The clips' own motion: a character that never switches cannot follow its controller, and
+    // the synchronization's clamp would drag it (test_synchronization.cpp measures that).
+    settings.synchronization.mode = mmdb::Synchronization::None;
     auto created = Crowd::create(db, 16, settings);
     ASSERT_TRUE(created.ok()) << created.error().message();
     Crowd& crowd = created.value();

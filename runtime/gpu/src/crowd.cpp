@@ -403,6 +403,7 @@ Result<std::unique_ptr<Crowd>> Crowd::create(const Context& ctx, const DatabaseV
                          db.biases.size(), db.range_count,
                          db.clip_starts.empty() ? size_t(0) : db.clip_starts.size() - 1);
   }
+  if (Status s = mmdb::validateSynchronization("", settings.synchronization); !s) return s;
   mmdb::FootLockSettings foot;
   foot.foot_unlock_radius = settings.foot_unlock_radius;
   foot.foot_unlock_halflife = settings.foot_unlock_halflife;
@@ -537,6 +538,15 @@ Status Crowd::uploadDatabase(const DatabaseView& db) {
   setup.ik_foot_height = settings_.ik_foot_height;
   setup.ik_toe_length = settings_.ik_toe_length;
   setup.ik_max_length_buffer = settings_.ik_max_length_buffer;
+  const mmdb::SynchronizationSettings& sync = settings_.synchronization;
+  setup.sync_mode = static_cast<uint32_t>(sync.mode);
+  setup.sync_position_halflife = sync.position_halflife;
+  setup.sync_rotation_halflife = sync.rotation_halflife;
+  setup.sync_position_ratio = sync.position_ratio;
+  setup.sync_rotation_ratio = sync.rotation_ratio;
+  setup.sync_max_distance = sync.max_distance;
+  setup.sync_max_angle = sync.max_angle;
+  setup.sync_foot_reach = sync.foot_reach;
   sources[kLegs] = &setup;
   // The transition speed limit's, as mmdb::Crowd keeps them: 1 / (the most a joint may move in
   // a frame)^2; zeros when it is off (the fk pass then reads none).

@@ -14,8 +14,10 @@
 //   5 sample       SamplePoseJob at the clip time
 //   6 inertialize  InertializeJob: the captured offsets, decayed by the time since the switch
 //   7 fk           ForwardKinematicsJob to model space; the achieved path takes dt of the playing
-//                  frame's root motion; the clip time and the time since the switch move on by
-//                  dt, the timer by one step
+//                  frame's root motion, then the synchronization (mmdb/synchronization.h): the
+//                  character adjusted towards the simulation root, or the root put on the
+//                  character; the clip time and the time since the switch move on by dt, the
+//                  timer by one step
 //   8 foot lock    FootLockJob (foot_locking): toes whose contact starts are held where they are
 //                  in the world (placed by the achieved transform after the step), the legs bent
 //                  to them by two-bone IK, until the contact ends or the toe strays past
@@ -43,6 +45,7 @@
 #include "mmdb/result.h"
 #include "mmdb/search.h"
 #include "mmdb/span.h"
+#include "mmdb/synchronization.h"
 
 #include <glm/gtc/quaternion.hpp>
 #include <glm/vec3.hpp>
@@ -158,6 +161,11 @@ struct CrowdSettings {
   float ik_max_length_buffer = kDefaultIkMaxLengthBuffer;  // m: a leg reaches at most its length
                                                            // less this, never snapping straight
 
+  // Where the character goes against its controller (mmdb/synchronization.h): by default it
+  // follows the controller, adjusted towards the simulation root with its planted feet held;
+  // reference() keeps Synchronization::None.
+  SynchronizationSettings synchronization;
+
   // Every policy off, no foot locking and every start in the first step: the decisions of
   // Holden's reference controller, and the poses of this crowd before it had policies.
   static CrowdSettings reference() noexcept;
@@ -231,6 +239,11 @@ struct CrowdCharacter {
   glm::vec3 root_motion_world{0.f};
   glm::vec3 root_motion_local{0.f};
   glm::quat root_motion_rotation{1.f, 0.f, 0.f, 0.f};
+  // The synchronization of the last step (Synchronization::CharacterFollows): how far the
+  // adjustment towards the simulation root moved the achieved transform after the root motion,
+  // in the world, and how far it turned it about +Y (rad). Zero in the other modes.
+  glm::vec3 adjustment_world{0.f};
+  float adjustment_angle = 0;
 };
 
 // What a character shows after the last step, for gameplay, sound and effects (Crowd::playing):
@@ -563,6 +576,7 @@ class Crowd : private detail::CrowdState {
   float squaredStepRatio(uint32_t character) const noexcept;
   Status forwardKinematics(uint32_t character) noexcept;
   void advance(uint32_t character) noexcept;
+  void synchronize(uint32_t character) noexcept;
   void lockFeet(uint32_t first, uint32_t count) noexcept;
   void showRange(uint32_t character) noexcept;
   Status sample(uint32_t clip, float time, uint32_t scratch) noexcept;

@@ -10,3 +10,4 @@
 #include "mmdb/search.h"
 #include "mmdb/span.h"
 #include "mmdb/stick_script.h"
+#include "mmdb/synchronization.h"

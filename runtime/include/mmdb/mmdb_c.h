@@ -100,7 +100,21 @@ typedef struct mmdb_crowd_settings {
   float ik_toe_length;
   float ik_max_length_buffer;
   uint32_t step_workers; /* the split step's searches and ends that may run at once (below) */
+  /* mmdb::CrowdSettings::synchronization (mmdb/synchronization.h), field for field */
+  uint32_t synchronization; /* MMDB_SYNC_NONE, _CHARACTER_FOLLOWS (default), _CONTROLLER_FOLLOWS */
+  float sync_position_halflife;
+  float sync_rotation_halflife;
+  float sync_position_ratio;
+  float sync_rotation_ratio;
+  float sync_max_distance;
+  float sync_max_angle;
+  float sync_foot_reach;
 } mmdb_crowd_settings;
+
+/* mmdb_crowd_settings::synchronization: mmdb::Synchronization's values. */
+#define MMDB_SYNC_NONE 0u
+#define MMDB_SYNC_CHARACTER_FOLLOWS 1u
+#define MMDB_SYNC_CONTROLLER_FOLLOWS 2u
 
 /* mmdb::CrowdSettings{} and CrowdSettings::reference(); a NULL `out` is ignored. */
 void mmdb_crowd_settings_default(mmdb_crowd_settings* out);

@@ -83,6 +83,13 @@ struct MotionMeasures {
   // The trajectory: desired (the controller, taken the database's trajectory times ahead) against
   // achieved once the run reaches that time, mean over the three times (docs/review.md).
   Distribution trajectory_error_m;
+  // Where the character is against its controller (mmdb/synchronization.h), per step a character
+  // plays: the ground distance from its achieved position to the simulation root after the step,
+  // and how much the synchronization moved and turned it, summed over the run per
+  // character-second (m/s, degrees/s).
+  Distribution controller_distance_m;
+  double adjustment_m_per_s = 0;
+  double adjustment_deg_per_s = 0;
   // Responsiveness: after a sharp turn of the desired facing, the time until the achieved facing
   // is within facing_tolerance_degrees of the desired one.
   uint64_t sharp_turns = 0;
@@ -138,7 +145,8 @@ class MotionMeter {
     glm::vec3 last_facing{0.f};  // the last desired facing that was not zero
     bool responding = false;
     double response_elapsed = 0;
-    std::vector<double> slide_mm, drift_mm, trajectory_m, response_s;
+    std::vector<double> slide_mm, drift_mm, trajectory_m, response_s, controller_m;
+    double adjusted_m = 0, adjusted_deg = 0;  // the synchronization's adjustments, summed
     // Trajectory error: desired positions waiting for the run to reach their time.
     std::vector<std::array<glm::vec2, 3>> desired;
     std::vector<double> error_sums;

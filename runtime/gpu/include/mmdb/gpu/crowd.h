@@ -42,6 +42,7 @@
 #include "mmdb/gpu/layout.h"
 #include "mmdb/playback.h"
 #include "mmdb/search.h"
+#include "mmdb/synchronization.h"
 
 #include <array>
 #include <cstddef>
@@ -156,6 +157,10 @@ struct CrowdSettings {
   float ik_toe_length = mmdb::kDefaultIkToeLength;                // m
   float ik_max_length_buffer = mmdb::kDefaultIkMaxLengthBuffer;   // m
 
+  // Where the character goes against its controller, as mmdb::CrowdSettings::synchronization
+  // (mmdb/synchronization.h); the fk pass runs it after the root motion.
+  mmdb::SynchronizationSettings synchronization;
+
   // Every policy off, no foot locking and every start in the first step, as
   // mmdb::CrowdSettings::reference().
   static CrowdSettings reference() {
@@ -171,6 +176,7 @@ struct CrowdSettings {
     s.transition_speed_limit = 0.f;
     s.inertialization_halflife = mmdb::kDefaultInertializationHalflife;
     s.inertialization_rate_halflife = mmdb::kDefaultInertializationHalflife;
+    s.synchronization.mode = mmdb::Synchronization::None;
     return s;
   }
 };

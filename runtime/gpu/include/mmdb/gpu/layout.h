@@ -67,7 +67,8 @@ MMDB_CHECK_OFFSET(CrowdCharacter, input_facing, 192);
 MMDB_CHECK_OFFSET(CrowdCharacter, root_motion_world, 208);
 MMDB_CHECK_OFFSET(CrowdCharacter, root_motion_local, 224);
 MMDB_CHECK_OFFSET(CrowdCharacter, root_motion_rotation, 240);
-static_assert(sizeof(CrowdCharacter) == 256, "std430 CrowdCharacter: a multiple of 16 bytes");
+MMDB_CHECK_OFFSET(CrowdCharacter, adjustment, 256);
+static_assert(sizeof(CrowdCharacter) == 272, "std430 CrowdCharacter: a multiple of 16 bytes");
 
 MMDB_CHECK_OFFSET(CharacterInput, desired_velocity, 0);
 MMDB_CHECK_OFFSET(CharacterInput, desired_facing, 16);
@@ -173,8 +174,16 @@ MMDB_CHECK_OFFSET(FootLockSetup, foot_unlock_halflife, 104);
 MMDB_CHECK_OFFSET(FootLockSetup, ik_foot_height, 108);
 MMDB_CHECK_OFFSET(FootLockSetup, ik_toe_length, 112);
 MMDB_CHECK_OFFSET(FootLockSetup, ik_max_length_buffer, 116);
-MMDB_CHECK_OFFSET(FootLockSetup, pad, 120);
-static_assert(sizeof(FootLockSetup) == 128, "std430 FootLockSetup");
+MMDB_CHECK_OFFSET(FootLockSetup, sync_mode, 120);
+MMDB_CHECK_OFFSET(FootLockSetup, sync_position_halflife, 124);
+MMDB_CHECK_OFFSET(FootLockSetup, sync_rotation_halflife, 128);
+MMDB_CHECK_OFFSET(FootLockSetup, sync_position_ratio, 132);
+MMDB_CHECK_OFFSET(FootLockSetup, sync_rotation_ratio, 136);
+MMDB_CHECK_OFFSET(FootLockSetup, sync_max_distance, 140);
+MMDB_CHECK_OFFSET(FootLockSetup, sync_max_angle, 144);
+MMDB_CHECK_OFFSET(FootLockSetup, sync_foot_reach, 148);
+MMDB_CHECK_OFFSET(FootLockSetup, pad, 152);
+static_assert(sizeof(FootLockSetup) == 160, "std430 FootLockSetup");
 
 // The file's arrays the shaders read as they are (RootFrame is declared for GLSL only).
 MMDB_CHECK_OFFSET(mmdb::RootFrame, position, 0);

@@ -139,6 +139,9 @@ struct CrowdCharacter {
   vec4 root_motion_world;     // w = 0
   vec4 root_motion_local;     // w = 0
   vec4 root_motion_rotation;  // pure yaw quaternion (x, y, z, w)
+  // The synchronization of the last step (mmdb::CrowdCharacter::adjustment_world and
+  // adjustment_angle): xyz how far the adjustment moved the achieved transform, w its turn (rad).
+  vec4 adjustment;
 };
 
 // Per-character input of one step; the host's copy is recorded into the command buffer.
@@ -227,7 +230,8 @@ struct LegSetup {
   vec4 toe_tip;  // xyz: the tip of the toes from the toe joint, in its frame (unit)
 };
 
-// The legs and the foot-locking settings of a crowd (CrowdSettings' names), uploaded at create.
+// The legs, the foot-locking settings and the synchronization of a crowd (CrowdSettings' names),
+// uploaded at create (the push constants have no room left).
 struct FootLockSetup {
   LegSetup legs[2];   // left, right
   uint foot_locking;  // 0: the foot lock pass leaves the pose as it is
@@ -236,6 +240,14 @@ struct FootLockSetup {
   float ik_foot_height;
   float ik_toe_length;
   float ik_max_length_buffer;
+  uint sync_mode;  // mmdb::Synchronization
+  float sync_position_halflife;
+  float sync_rotation_halflife;  // mmdb::SynchronizationSettings, field by field
+  float sync_position_ratio;
+  float sync_rotation_ratio;
+  float sync_max_distance;
+  float sync_max_angle;
+  float sync_foot_reach;
   uint pad[2];
 };
 

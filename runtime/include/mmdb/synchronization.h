@@ -1,0 +1,79 @@
+// Where the character is against where gameplay thinks it is. The controller's simulation root is
+// the game's capsule; the character is placed by the root motion of the frames it plays. Each
+// step, after the root motion, one of them follows the other (docs/runtime.md "Keeping the
+// character on its controller"):
+//
+//   CharacterFollows   the character's placement moves towards the simulation root by a damped
+//                      adjustment (position and rotation half-lives), at most a share of the
+//                      step's own root motion (so the correction hides inside the motion), kept
+//                      from carrying a planted toe's animated position further than foot_reach
+//                      from its lock, then clamped to max_distance and max_angle of the root
+//   ControllerFollows  the simulation root becomes the character's placement (the root motion
+//                      is the truth: gameplay follows the animation)
+//   None               neither: the character goes by root motion alone
+//
+// Both crowds (mmdb::Crowd and mmdb::gpu::Crowd) run the same rule, the GPU's in its fk pass.
+#pragma once
+
+#include "mmdb/result.h"
+
+#include <glm/gtc/quaternion.hpp>
+#include <glm/vec3.hpp>
+
+#include <cstdint>
+
+namespace mmdb {
+
+enum class Synchronization : uint32_t {
+  None = 0,               // root motion alone (what reference() keeps)
+  CharacterFollows = 1,   // the character is adjusted towards the controller (default)
+  ControllerFollows = 2,  // the controller's simulation root is put on the character
+};
+
+// The settings of the synchronization, the same in both crowds (CrowdSettings::synchronization).
+// Defaults: the adjustment of Holden's reference controller.
+struct SynchronizationSettings {
+  Synchronization mode = Synchronization::CharacterFollows;
+  float position_halflife = 0.1f;  // s, > 0: the gap in position closes by half in this time ...
+  float rotation_halflife = 0.2f;  // s, > 0: ... and the gap in facing
+  float position_ratio = 0.5f;     // >= 0: a step adjusts the position by at most this times the
+                                   // distance its root motion moved (0: no damped adjustment)
+  float rotation_ratio = 0.5f;     // >= 0: ... and the facing by at most this times its turn
+  float max_distance = 0.15f;      // m, >= 0: the character is never further from the
+                                   // simulation root (on the ground) ...
+  float max_angle = 1.5707964f;    // rad, 0 to pi: ... nor turned further from its facing
+  float foot_reach = 0.1f;         // m, >= 0: the damped adjustment never carries a locked toe's
+                                   // animated position further than this from its lock, nor
+                                   // further than it already was (the clamp may)
+};
+
+// InvalidArgument naming the setting (prefixed with `what`) for an unknown mode or a value that is
+// negative or not finite (a half-life of 0, an angle over pi).
+Status validateSynchronization(const char* what, const SynchronizationSettings& s) noexcept;
+
+// One character's step of CharacterFollows: its placement after the step's root motion, moved
+// towards the simulation root. Only the turn about +Y of the rotations counts.
+struct AdjustmentJob {
+  SynchronizationSettings settings;
+  float dt = 0;                 // s, > 0 (0: nothing moves)
+  glm::vec3 root_motion{0.f};   // the step's root motion, world
+  float root_turn = 0;          // ... and its turn, rad
+  glm::vec3 sim_position{0.f};  // the controller's simulation root
+  glm::quat sim_rotation{1.f, 0.f, 0.f, 0.f};
+  uint32_t locked_legs = 0;  // bit per leg: its toe is held at locks[leg]
+  glm::vec3 locks[2]{};      // world
+  glm::vec3 toes[2]{};       // the animated toes in model space
+  // In: the placement after the root motion; out: adjusted.
+  glm::vec3 position{0.f};
+  glm::quat rotation{1.f, 0.f, 0.f, 0.f};
+  // Out: how far the adjustment moved the placement (world) and turned it (rad about +Y).
+  glm::vec3 moved{0.f};
+  float turned = 0;
+
+  void Run() noexcept;
+};
+
+// The turn about +Y of a pure-yaw rotation, in (-pi, pi].
+float yawAngle(const glm::quat& yaw) noexcept;
+
+}  // namespace mmdb

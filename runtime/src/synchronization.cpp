@@ -1,0 +1,128 @@
+#include "mmdb/synchronization.h"
+
+#include <cmath>
+
+namespace mmdb {
+namespace {
+
+constexpr float kLn2 = 0.69314718056f;
+constexpr float kPi = 3.14159265359f;
+
+glm::vec3 ground(const glm::vec3& v) { return {v.x, 0.f, v.z}; }
+
+glm::quat yawRotation(float angle) {
+  return glm::quat(std::cos(0.5f * angle), 0.f, std::sin(0.5f * angle), 0.f);
+}
+
+// The share of a gap a damped adjustment closes in dt: 1 - 2^(-dt / halflife).
+float dampedShare(float dt, float halflife) { return 1.f - std::exp(-kLn2 * dt / halflife); }
+
+}  // namespace
+
+float yawAngle(const glm::quat& yaw) noexcept {
+  const float w = yaw.w < 0 ? -yaw.w : yaw.w;
+  const float y = yaw.w < 0 ? -yaw.y : yaw.y;
+  return 2.f * std::atan2(y, w);
+}
+
+Status validateSynchronization(const char* what, const SynchronizationSettings& s) noexcept {
+  const uint32_t mode = static_cast<uint32_t>(s.mode);
+  if (mode > static_cast<uint32_t>(Synchronization::ControllerFollows))
+    return Error::format(ErrorCode::InvalidArgument,
+                         "%ssynchronization mode %u is unknown: 0 none, 1 the character follows "
+                         "the controller, 2 the controller follows the character",
+                         what, mode);
+  const struct {
+    const char* name;
+    float value;
+    float low;
+    bool above;  // > low, else >= low
+    float high;
+  } checks[] = {{"position_halflife", s.position_halflife, 0.f, true, INFINITY},
+                {"rotation_halflife", s.rotation_halflife, 0.f, true, INFINITY},
+                {"position_ratio", s.position_ratio, 0.f, false, INFINITY},
+                {"rotation_ratio", s.rotation_ratio, 0.f, false, INFINITY},
+                {"max_distance", s.max_distance, 0.f, false, INFINITY},
+                {"max_angle", s.max_angle, 0.f, false, kPi},
+                {"foot_reach", s.foot_reach, 0.f, false, INFINITY}};
+  for (const auto& c : checks) {
+    const bool fits = std::isfinite(c.value) && (c.above ? c.value > c.low : c.value >= c.low) &&
+                      c.value <= c.high;
+    if (!fits)
+      return Error::format(ErrorCode::InvalidArgument,
+                           "%ssynchronization %s %g must be finite and %s 0%s", what, c.name,
+                           double(c.value),
+                           c.above ? ">" : ">=", c.high < INFINITY ? " and at most pi" : "");
+  }
+  return Status();
+}
+
+void AdjustmentJob::Run() noexcept {
+  const glm::vec3 start = position;
+  const glm::quat start_rotation = rotation;
+  moved = glm::vec3(0.f);
+  turned = 0;
+  if (!(dt > 0.f)) return;
+
+  // The damped adjustment, at most a share of the step's own motion.
+  glm::vec3 step = ground(sim_position - position) * dampedShare(dt, settings.position_halflife);
+  const float most = settings.position_ratio * glm::length(ground(root_motion));
+  const float length = glm::length(step);
+  if (length > most) step *= length > 0.f ? most / length : 0.f;
+  float turn =
+      yawAngle(sim_rotation * glm::inverse(rotation)) * dampedShare(dt, settings.rotation_halflife);
+  const float most_turn = settings.rotation_ratio * std::fabs(root_turn);
+  if (std::fabs(turn) > most_turn) turn = turn < 0.f ? -most_turn : most_turn;
+
+  // Locked toes: the adjustment keeps each animated toe within foot_reach of its lock (or as
+  // close as it already was), so the foot lock holds it and the legs reach it. The largest share
+  // of the adjustment that does, to 1/256.
+  float limits[2] = {0.f, 0.f};
+  for (uint32_t leg = 0; leg < 2; ++leg) {
+    if (!(locked_legs & (1u << leg))) continue;
+    const glm::vec3 d = ground(position + rotation * toes[leg] - locks[leg]);
+    const float reach = std::fmax(glm::length(d), settings.foot_reach);
+    limits[leg] = reach * reach;
+  }
+  const auto fits = [&](float share) {
+    const glm::vec3 p = position + share * step;
+    const glm::quat q = yawRotation(share * turn) * rotation;
+    for (uint32_t leg = 0; leg < 2; ++leg) {
+      if (!(locked_legs & (1u << leg))) continue;
+      const glm::vec3 d = ground(p + q * toes[leg] - locks[leg]);
+      if (glm::dot(d, d) > limits[leg]) return false;
+    }
+    return true;
+  };
+  float share = 1.f;
+  if (locked_legs != 0 && !fits(1.f)) {
+    float low = 0.f, high = 1.f;
+    for (int i = 0; i < 8; ++i) {
+      const float mid = 0.5f * (low + high);
+      if (fits(mid))
+        low = mid;
+      else
+        high = mid;
+    }
+    share = low;
+  }
+  position += share * step;
+  rotation = glm::normalize(yawRotation(share * turn) * rotation);
+
+  // The clamp: never further than max_distance and max_angle from the simulation root.
+  const glm::vec3 gap = ground(position - sim_position);
+  const float distance = glm::length(gap);
+  if (distance > settings.max_distance) {
+    const glm::vec3 kept = gap * (settings.max_distance / distance);
+    position = glm::vec3(sim_position.x + kept.x, position.y, sim_position.z + kept.z);
+  }
+  const float angle = yawAngle(rotation * glm::inverse(sim_rotation));
+  if (std::fabs(angle) > settings.max_angle)
+    rotation = glm::normalize(yawRotation(angle < 0.f ? -settings.max_angle : settings.max_angle) *
+                              sim_rotation);
+
+  moved = position - start;
+  turned = yawAngle(rotation * glm::inverse(start_rotation));
+}
+
+}  // namespace mmdb
