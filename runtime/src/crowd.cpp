@@ -95,8 +95,7 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
     return Error(ErrorCode::InvalidArgument,
                  "Crowd::create: the database is empty (not opened, or no frames, joints or "
                  "clips)");
-  if (character_count == 0)
-    return Error(ErrorCode::InvalidArgument, "Crowd::create: a crowd needs at least one character");
+  if (Status s = checkCrowdSize("Crowd::create", character_count); !s) return s;
   if (!finiteNonNegative(settings.max_drift))
     return Error::format(ErrorCode::InvalidArgument,
                          "Crowd::create: max_drift %g m must be finite and >= 0",
@@ -115,10 +114,10 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
     return Error::format(ErrorCode::InvalidArgument,
                          "Crowd::create: inertialization_rate_halflife %g s must be finite and > 0",
                          double(settings.inertialization_rate_halflife));
-  if (!(settings.controller_halflife > 0.f) || !std::isfinite(settings.controller_halflife))
-    return Error::format(ErrorCode::InvalidArgument,
-                         "Crowd::create: controller_halflife %g s must be finite and > 0",
-                         double(settings.controller_halflife));
+  if (Status s = checkControllerSettings("Crowd::create", settings.max_speed,
+                                         settings.controller_halflife);
+      !s)
+    return s;
   if (settings.step_workers < 1 || settings.step_workers > 1024)
     return Error::format(ErrorCode::InvalidArgument,
                          "Crowd::create: step_workers %u must be 1 to 1024", settings.step_workers);
@@ -144,9 +143,6 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
     if (!finiteNonNegative(p.value))
       return Error::format(ErrorCode::InvalidArgument,
                            "Crowd::create: %s %g must be finite and >= 0", p.name, double(p.value));
-  if (!std::isfinite(settings.max_speed))
-    return Error::format(ErrorCode::InvalidArgument, "Crowd::create: max_speed %g must be finite",
-                         double(settings.max_speed));
   if (Status s = validateSynchronization("Crowd::create: ", settings.synchronization); !s) return s;
   FootLockSettings foot_settings;
   foot_settings.foot_unlock_radius = settings.foot_unlock_radius;
@@ -236,6 +232,9 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
     crowd.claimed_.reset(new (std::nothrow) std::atomic<uint8_t>[n]);
     if (!crowd.claimed_) return Error(ErrorCode::InvalidArgument, "Crowd::create: out of memory");
     for (size_t c = 0; c < n; ++c) crowd.claimed_[c].store(0, std::memory_order_relaxed);
+    crowd.searched_.reset(new (std::nothrow) std::atomic<uint8_t>[n + 1]);
+    if (!crowd.searched_) return Error(ErrorCode::InvalidArgument, "Crowd::create: out of memory");
+    for (size_t c = 0; c <= n; ++c) crowd.searched_[c].store(0, std::memory_order_relaxed);
     crowd.feet_.assign(n * kLegCount, FootLock{});
     if (settings.transition_speed_limit > 0.f)
       crowd.unlocked_translations_.assign(n * joints, glm::vec3(0.f));
@@ -321,14 +320,8 @@ Status Crowd::checkBetweenSteps(uint32_t character, const char* what) const noex
 
 Status Crowd::setStick(uint32_t character, float x, float z) noexcept {
   if (Status s = checkCharacter(character, "setStick"); !s) return s;
-  if (!std::isfinite(x) || !std::isfinite(z))
-    return Error::format(ErrorCode::InvalidArgument, "setStick: the stick (%g, %g) is not finite",
-                         double(x), double(z));
+  if (Status s = checkStick("setStick", character, x, z); !s) return s;
   const float length = std::sqrt(x * x + z * z);
-  if (length > 1.0f) {
-    x /= length;
-    z /= length;
-  }
   StickInput& in = inputs_[character];
   in.desired_velocity = {x * settings_.max_speed, 0.f, z * settings_.max_speed};
   in.desired_facing = length > 0.01f ? glm::vec3(x, 0.f, z) : glm::vec3(0.f);
@@ -342,6 +335,7 @@ Status Crowd::setInput(uint32_t character, const StickInput& input) noexcept {
   if (!std::isfinite(v.x) || !std::isfinite(v.z) || !std::isfinite(f.x) || !std::isfinite(f.z))
     return Error::format(ErrorCode::InvalidArgument, "setInput: character %u's input is not finite",
                          character);
+  if (Status s = checkStickInput("setInput", character, v, f); !s) return s;
   inputs_[character] = input;
   return Status();
 }
@@ -365,6 +359,12 @@ Status Crowd::setBlockWeights(uint32_t character, Span<const float> weights) noe
   if (Status s = validateSearch(*db_, check); !s)
     return Error::format(ErrorCode::InvalidArgument, "setBlockWeights: character %u: %.200s",
                          character, s.message());
+  for (size_t b = 0; b < weights.size(); ++b)
+    if (!(weights[b] <= kMaxBlockWeight))
+      return Error::format(ErrorCode::InvalidArgument,
+                           "setBlockWeights: character %u: block weight %zu is %g, over %g (a "
+                           "cost so weighted overflows)",
+                           character, b, double(weights[b]), double(kMaxBlockWeight));
   std::copy(weights.begin(), weights.end(), block_weights_.begin() + size_t(character) * blocks_);
   weighted_[character] = 1;
   return Status();
@@ -392,10 +392,23 @@ bool finite(const glm::vec3& v) {
 bool yawOf(const glm::quat& q, glm::quat& yaw) {
   if (!std::isfinite(q.w) || !std::isfinite(q.x) || !std::isfinite(q.y) || !std::isfinite(q.z))
     return false;
-  const float length = std::sqrt(q.w * q.w + q.y * q.y);
+  // Scaled by its largest component first, so that no square overflows or underflows: any
+  // scale of a rotation keeps its yaw.
+  const float largest = std::fmax(std::fmax(std::fabs(q.w), std::fabs(q.x)),
+                                  std::fmax(std::fabs(q.y), std::fabs(q.z)));
+  if (!(largest > 0.f)) return false;
+  const float w = q.w / largest, y = q.y / largest;
+  const float length = std::sqrt(w * w + y * y);
   if (!(length > 1e-6f)) return false;
-  yaw = glm::quat(q.w / length, 0.f, q.y / length, 0.f);
+  yaw = glm::quat(w / length, 0.f, y / length, 0.f);
   return true;
+}
+
+// Whether every component of v is at most `limit` in size (and finite), and its length too.
+bool within(const glm::vec3& v, float limit) {
+  if (!(std::fabs(v.x) <= limit && std::fabs(v.y) <= limit && std::fabs(v.z) <= limit))
+    return false;
+  return double(v.x) * v.x + double(v.y) * v.y + double(v.z) * v.z <= double(limit) * limit;
 }
 
 }  // namespace
@@ -404,14 +417,107 @@ Status checkPlacement(const char* what, uint32_t character, const glm::vec3& pos
                       const glm::quat& rotation, glm::quat& yaw) noexcept {
   if (!finite(position))
     return Error::format(ErrorCode::InvalidArgument,
-                         "%s: character %u's position (%g, %g, %g) is not finite", what, character,
-                         double(position.x), double(position.y), double(position.z));
+                         "%.60s: character %u's position (%g, %g, %g) is not finite", what,
+                         character, double(position.x), double(position.y), double(position.z));
+  if (!(std::fabs(position.x) <= kMaxCrowdCoordinate &&
+        std::fabs(position.y) <= kMaxCrowdCoordinate &&
+        std::fabs(position.z) <= kMaxCrowdCoordinate))
+    return Error::format(ErrorCode::InvalidArgument,
+                         "%.60s: character %u's position (%g, %g, %g) has a coordinate beyond %g m",
+                         what, character, double(position.x), double(position.y),
+                         double(position.z), double(kMaxCrowdCoordinate));
   if (!yawOf(rotation, yaw))
     return Error::format(ErrorCode::InvalidArgument,
-                         "%s: character %u's rotation (%g, %g, %g, %g) has no turn about +Y to "
+                         "%.60s: character %u's rotation (%g, %g, %g, %g) has no turn about +Y to "
                          "take (not finite, zero, or a half turn about a horizontal axis)",
                          what, character, double(rotation.x), double(rotation.y),
                          double(rotation.z), double(rotation.w));
+  return Status();
+}
+
+Status checkCrowdDt(const char* what, float dt) noexcept {
+  if (!(dt >= 0.f && dt <= kMaxCrowdDt))
+    return Error::format(ErrorCode::InvalidArgument, "%.60s: dt %g s must be finite and 0 to %g s",
+                         what, double(dt), double(kMaxCrowdDt));
+  return Status();
+}
+
+Status checkStick(const char* what, uint32_t character, float& x, float& z) noexcept {
+  if (!(std::fabs(x) <= kMaxStickLength && std::fabs(z) <= kMaxStickLength) ||
+      !(x * x + z * z <= kMaxStickLength * kMaxStickLength))
+    return Error::format(ErrorCode::InvalidArgument,
+                         "%.60s: character %u's stick (%g, %g) is not finite or longer than %g (a "
+                         "stick is at most 1 long; up to %g it is scaled to 1)",
+                         what, character, double(x), double(z), double(kMaxStickLength),
+                         double(kMaxStickLength));
+  const float length = std::sqrt(x * x + z * z);
+  if (length > 1.0f) {
+    x /= length;
+    z /= length;
+  }
+  return Status();
+}
+
+Status checkStickInput(const char* what, uint32_t character, const glm::vec3& velocity,
+                       const glm::vec3& facing) noexcept {
+  if (!within(glm::vec3(velocity.x, 0.f, velocity.z), kMaxCrowdSpeed))
+    return Error::format(ErrorCode::InvalidArgument,
+                         "%.60s: character %u's desired velocity (%g, %g) m/s is not finite or "
+                         "faster than %g m/s",
+                         what, character, double(velocity.x), double(velocity.z),
+                         double(kMaxCrowdSpeed));
+  if (!(std::fabs(facing.x) <= kMaxCrowdFacing && std::fabs(facing.z) <= kMaxCrowdFacing))
+    return Error::format(ErrorCode::InvalidArgument,
+                         "%.60s: character %u's desired facing (%g, %g) is not finite or has a "
+                         "component beyond %g (only its direction counts)",
+                         what, character, double(facing.x), double(facing.z),
+                         double(kMaxCrowdFacing));
+  return Status();
+}
+
+Status checkSimulation(const char* what, uint32_t character, const CharacterState& state,
+                       glm::quat& yaw) noexcept {
+  const struct {
+    const char* name;
+    const glm::vec3& value;
+    float limit;
+    const char* unit;
+  } rates[] = {{"velocity", state.velocity, kMaxCrowdSpeed, "m/s"},
+               {"acceleration", state.acceleration, kMaxCrowdAcceleration, "m/s^2"},
+               {"angular velocity", state.angular_velocity, kMaxCrowdAngularVelocity, "rad/s"}};
+  for (const auto& r : rates)
+    if (!within(r.value, r.limit))
+      return Error::format(
+          ErrorCode::InvalidArgument,
+          "%.60s: character %u's %.20s (%g, %g, %g) %.8s is not finite or beyond %g %.8s", what,
+          character, r.name, double(r.value.x), double(r.value.y), double(r.value.z), r.unit,
+          double(r.limit), r.unit);
+  return checkPlacement(what, character, state.position, state.rotation, yaw);
+}
+
+Status checkCrowdSize(const char* what, uint32_t character_count) noexcept {
+  if (character_count == 0)
+    return Error::format(ErrorCode::InvalidArgument, "%.60s: a crowd needs at least one character",
+                         what);
+  if (character_count > kMaxCrowdCharacters)
+    return Error::format(ErrorCode::InvalidArgument,
+                         "%.60s: %u characters are more than a crowd holds (at most %u)", what,
+                         character_count, kMaxCrowdCharacters);
+  return Status();
+}
+
+Status checkControllerSettings(const char* what, float max_speed,
+                               float controller_halflife) noexcept {
+  if (!(std::fabs(max_speed) <= kMaxCrowdSpeed))
+    return Error::format(ErrorCode::InvalidArgument,
+                         "%.60s: max_speed %g m/s must be finite and at most %g m/s in size", what,
+                         double(max_speed), double(kMaxCrowdSpeed));
+  if (!(controller_halflife >= kMinControllerHalflife &&
+        controller_halflife <= kMaxControllerHalflife))
+    return Error::format(ErrorCode::InvalidArgument,
+                         "%.60s: controller_halflife %g s must be finite and %g to %g s", what,
+                         double(controller_halflife), double(kMinControllerHalflife),
+                         double(kMaxControllerHalflife));
   return Status();
 }
 
@@ -553,11 +659,7 @@ Status Crowd::setSimulation(uint32_t character, const CharacterState& state) noe
       !finite(state.angular_velocity))
     return Error::format(ErrorCode::InvalidArgument,
                          "setSimulation: character %u's state is not finite", character);
-  if (!yawOf(state.rotation, yaw))
-    return Error::format(ErrorCode::InvalidArgument,
-                         "setSimulation: character %u's rotation has no turn about +Y to take "
-                         "(not finite, zero, or a half turn about a horizontal axis)",
-                         character);
+  if (Status s = checkSimulation("setSimulation", character, state, yaw); !s) return s;
   characters_[character].sim = state;
   characters_[character].sim.rotation = yaw;
   return Status();
@@ -607,8 +709,16 @@ Status Crowd::checkAllClaimed(const char* what, const char* range_call) const no
 
 Status Crowd::step(float dt) noexcept {
   if (Status s = beginStep(dt); !s) return s;
-  if (Status s = search(); !s) return s;
-  return endStep();
+  // A failure past the beginning closes the step too: the next one may begin.
+  Status s = search();
+  if (s) s = endStep();
+  if (!s) abandonStep();
+  return s;
+}
+
+void Crowd::abandonStep() noexcept {
+  for (uint32_t c = 0; c < count_; ++c) claimed_[c].store(0, std::memory_order_relaxed);
+  phase_ = Phase::Idle;
 }
 
 Status Crowd::beginStep(float dt) noexcept {
@@ -616,7 +726,7 @@ Status Crowd::beginStep(float dt) noexcept {
   // One thread: the requests go straight to their places in character order.
   for (uint32_t c = 0; c < count_; ++c) {
     if (Status s = decide(c, searches_); !s) {
-      phase_ = Phase::Idle;  // as before the step: the next one may begin
+      abandonStep();  // closed: the next one may begin
       return s;
     }
     searches_ += decisions_[c].reason != SearchReason::None ? 1 : 0;
@@ -632,11 +742,10 @@ Status Crowd::prepare(float dt, const char* what) noexcept {
     return Error::format(ErrorCode::InvalidArgument, "%s: the crowd is empty", what);
   if (phase_ != Phase::Idle)
     return Error::format(ErrorCode::InvalidArgument, "%s: the previous step has not ended", what);
-  if (!finiteNonNegative(dt))
-    return Error::format(ErrorCode::InvalidArgument, "%s: dt %g s must be finite and >= 0", what,
-                         double(dt));
+  if (Status s = checkCrowdDt(what, dt); !s) return s;
   dt_ = dt;
   searches_ = 0;
+  for (uint32_t c = 0; c <= count_; ++c) searched_[c].store(0, std::memory_order_relaxed);
   const SettleLimits limits =
       settleLimits(settings_.settle_velocity_change, settings_.settle_rotation_change, dt);
   settle_velocity_limit_ = limits.velocity_squared;
@@ -652,10 +761,16 @@ Status Crowd::beginStepRange(uint32_t first, uint32_t count) noexcept {
   if (Status s = checkRange(first, count, "beginStepRange"); !s) return s;
   if (Status s = claimRange(first, count, "beginStepRange"); !s) return s;
   // Each character's request in its own slot (slot c); finishBeginStep() packs them.
+  // A character that fails is marked (2); the others of the range are decided, and
+  // finishBeginStep() closes the step naming the first that failed.
+  Status failed;
   for (uint32_t c = first; c < first + count; ++c) {
-    if (Status s = decide(c, c); !s) return s;
+    if (Status s = decide(c, c); !s) {
+      claimed_[c].store(2, std::memory_order_release);
+      if (failed) failed = s;
+    }
   }
-  return Status();
+  return failed;
 }
 
 Status Crowd::finishBeginStep() noexcept {
@@ -663,6 +778,14 @@ Status Crowd::finishBeginStep() noexcept {
     return Error(ErrorCode::InvalidArgument,
                  "finishBeginStep: no step is being begun (call prepareStep)");
   if (Status s = checkAllClaimed("finishBeginStep", "beginStepRange"); !s) return s;
+  for (uint32_t c = 0; c < count_; ++c) {
+    if (claimed_[c].load(std::memory_order_acquire) != 2) continue;
+    abandonStep();
+    return Error::format(ErrorCode::InvalidArgument,
+                         "finishBeginStep: character %u failed in beginStepRange (its query is not "
+                         "finite); the step is closed, nothing played",
+                         c);
+  }
   // The searching characters' requests, packed in character order: slot k <= c, so the move is
   // in place.
   size_t k = 0;
@@ -685,6 +808,7 @@ Status Crowd::finishBeginStep() noexcept {
 Status Crowd::decide(uint32_t c, size_t slot) noexcept {
   CrowdCharacter& ch = characters_[c];
   const StickInput& input = inputs_[c];
+  const CharacterState before = ch.sim;
   updateCharacter(ch.sim, input, controller_, dt_);
 
   // The stick settles: it changed sharply in the last step and no longer does.
@@ -730,6 +854,20 @@ Status Crowd::decide(uint32_t c, size_t slot) noexcept {
   const int32_t playing = ch.playing ? int32_t(ch.current_frame) : -1;
   const Span<float> query = slice(queries_, c, features_);
   if (Status s = buildQuery(*db_, playing, trajectory, query); !s) return s;
+  // The inputs' limits keep the query finite; one that is not anyway (a placement or simulation
+  // root carried beyond them by the step) fails the character here, not the crowd's search: its
+  // controller is as before the step and it does not search.
+  for (const float value : query) {
+    if (std::isfinite(value)) continue;
+    ch.sim = before;
+    decisions_[c].reason = SearchReason::None;
+    return Error::format(ErrorCode::InvalidArgument,
+                         "step: character %u's query is not finite (its placement (%g, %g, %g) or "
+                         "simulation root (%g, %g, %g) is beyond what the step holds: teleport it)",
+                         c, double(ch.achieved_position.x), double(ch.achieved_position.y),
+                         double(ch.achieved_position.z), double(ch.sim.position.x),
+                         double(ch.sim.position.y), double(ch.sim.position.z));
+  }
   SearchRequest& request = requests_[slot];
   request = SearchRequest{};
   request.query = query;
@@ -766,6 +904,20 @@ Status Crowd::searchRange(uint32_t first, uint32_t count, uint32_t worker) noexc
     return Error::format(ErrorCode::InvalidArgument,
                          "searchRange: worker %u of %u (CrowdSettings::step_workers)", worker,
                          settings_.step_workers);
+  if (searched_[count_].load(std::memory_order_acquire) != 0)
+    return Error::format(ErrorCode::InvalidArgument,
+                         "searchRange: requests [%u, %u + %u): the step's end has begun "
+                         "(endStepRange); every search comes before it",
+                         first, first, count);
+  for (uint32_t k = first; k < first + count; ++k) {
+    if (searched_[k].exchange(1, std::memory_order_acq_rel) != 0) {
+      for (uint32_t u = first; u < k; ++u) searched_[u].store(0, std::memory_order_release);
+      return Error::format(ErrorCode::InvalidArgument,
+                           "searchRange: request %u of [%u, %u + %u) was searched by another "
+                           "range of this step; the ranges must not overlap",
+                           k, first, first, count);
+    }
+  }
   if (count == 0) return Status();
   const Span<const SearchRequest> requests(requests_.data() + first, count);
   const Span<SearchResult> results(results_.data() + first, count);
@@ -815,6 +967,7 @@ Status Crowd::endStepRange(uint32_t first, uint32_t count, uint32_t worker) noex
                            k_end, searching_[k_end], frame, db_->frameCount());
   }
   if (Status s = claimRange(first, count, "endStepRange"); !s) return s;
+  searched_[count_].store(1, std::memory_order_release);  // no search after this
   // Four characters at a time: each one's switch, if any, and its sampled pose; their forward
   // kinematics side by side; each one's clock moved on; their foot locks side by side; then what
   // each one reports.
@@ -1201,13 +1354,21 @@ void Crowd::advance(uint32_t c) noexcept {
   if (ch.playing) {
     const glm::vec3 position = ch.achieved_position;
     const glm::quat rotation = ch.achieved_rotation;
-    integrateRootMotion(*db_, ch.current_frame, dt_, ch.achieved_position, ch.achieved_rotation);
+    // Play-rate matching: the clip plays faster or slower towards the controller's speed, its
+    // root motion and clock alike, so its planted feet stay planted.
+    const Float4 clip_velocity = db_->rootMotion()[ch.current_frame].velocity;
+    ch.play_rate =
+        playRate(settings_.synchronization,
+                 glm::vec3(clip_velocity.x, clip_velocity.y, clip_velocity.z), ch.sim.velocity);
+    const float clip_dt = dt_ * ch.play_rate;
+    integrateRootMotion(*db_, ch.current_frame, clip_dt, ch.achieved_position,
+                        ch.achieved_rotation);
     ch.root_motion_world = ch.achieved_position - position;
     ch.root_motion_local = glm::inverse(rotation) * ch.root_motion_world;
     ch.root_motion_rotation = glm::normalize(ch.achieved_rotation * glm::inverse(rotation));
     synchronize(c);
     const ClipSpan& clip = clips_[ch.clip];
-    ch.clip_time = advanceClipTime(ch.clip_time, dt_, rate_);
+    ch.clip_time = advanceClipTime(ch.clip_time, clip_dt, rate_);
     // In float, as the GPU's fk pass computes it, so both play the same frame at a key's edge.
     const float key = std::floor(ch.clip_time * rate_ + kClipTimeSnap);
     ch.current_frame = clip.first_frame + uint32_t(std::min(key, float(clip.frame_count - 1)));

@@ -118,6 +118,41 @@ Status checkFiniteStructs(const char* what, const flatbuffers::Vector<const Stru
   return {};
 }
 
+// Root motion a step integrates must stay physical, so that a crowd's arithmetic stays finite:
+// positions within 1e7 m, speeds within 1e4 m/s, turns within 1e5 rad/s (the crowds' limits,
+// mmdb/crowd.h), rotations of length 0.5 to 2 (a cooker writes unit ones).
+Status checkRootMotionBounds(const flatbuffers::Vector<const fb::RootFrame*>* v) {
+  for (size_t i = 0; i < count(v); ++i) {
+    RootFrame r;
+    std::memcpy(&r, v->Get(static_cast<flatbuffers::uoffset_t>(i)), sizeof(r));
+    const auto most = [](const Float4& f) {
+      return std::fmax(std::fmax(std::fabs(f.x), std::fabs(f.y)), std::fabs(f.z));
+    };
+    const double length2 =
+        double(r.rotation.x) * r.rotation.x + double(r.rotation.y) * r.rotation.y +
+        double(r.rotation.z) * r.rotation.z + double(r.rotation.w) * r.rotation.w;
+    const char* what = nullptr;
+    double value = 0;
+    if (most(r.position) > 1e7f) {
+      what = "position beyond 1e7 m";
+      value = most(r.position);
+    } else if (most(r.velocity) > 1e4f) {
+      what = "velocity beyond 1e4 m/s";
+      value = most(r.velocity);
+    } else if (most(r.angular_velocity) > 1e5f) {
+      what = "angular velocity beyond 1e5 rad/s";
+      value = most(r.angular_velocity);
+    } else if (!(length2 >= 0.25 && length2 <= 4.)) {
+      what = "rotation whose length is not 0.5 to 2";
+      value = std::sqrt(length2);
+    }
+    if (what)
+      return Error::format(ErrorCode::Inconsistent, "root_motion[%zu] (frame %zu) has a %s (%g)", i,
+                           i, what, value);
+  }
+  return {};
+}
+
 }  // namespace
 
 // The coded stream of a pose stream, or null when it is raw.
@@ -262,6 +297,7 @@ Status checkStreams(const fb::Database& db) {
   if (!(s = checkCount("root_motion", count(db.root_motion()), frames))) return s;
   if (!(s = checkCount("contacts", count(db.contacts()), frames))) return s;
   if (!(s = checkFiniteStructs("root_motion", db.root_motion()))) return s;
+  if (!(s = checkRootMotionBounds(db.root_motion()))) return s;
   return {};
 }
 

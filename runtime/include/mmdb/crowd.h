@@ -197,11 +197,50 @@ Status checkStartStagger(const char* what, uint32_t interval, uint32_t intervals
 // 1e-4), at most 2^31 - 128.
 uint32_t continueFrames(float continue_window, float frame_rate) noexcept;
 // The checks of a teleport or a placement, as both crowds make them (Crowd::teleport, place):
-// `character`'s position must be finite and its rotation have a turn about +Y to take, which
-// goes into `yaw` (normalized). InvalidArgument naming the call (`what`), the character and the
-// value otherwise.
+// `character`'s position must be finite, each coordinate at most kMaxCrowdCoordinate in size,
+// and its rotation have a turn about +Y to take, which goes into `yaw` (normalized; any scale of
+// the rotation, the largest component divided out first). InvalidArgument naming the call
+// (`what`), the character and the value otherwise.
 Status checkPlacement(const char* what, uint32_t character, const glm::vec3& position,
                       const glm::quat& rotation, glm::quat& yaw) noexcept;
+// The limits of what both crowds take where it enters (create, the setters, a step's dt): within
+// them a step's arithmetic stays finite for any settings the crowds accept (docs/runtime.md
+// "Errors and allocation"). A value beyond them is refused with InvalidArgument naming the call,
+// the character and the value.
+inline constexpr float kMaxCrowdSpeed = 1e4f;   // m/s: a desired velocity (setInput), max_speed (in
+                                                // size), a simulation root's velocity
+inline constexpr float kMaxCrowdFacing = 1e4f;  // each component of a desired facing
+inline constexpr float kMaxCrowdAcceleration = 1e8f;     // m/s^2: a simulation root's
+inline constexpr float kMaxCrowdAngularVelocity = 1e5f;  // rad/s: a simulation root's
+inline constexpr float kMaxCrowdCoordinate = 1e7f;       // m: each coordinate of a position
+inline constexpr float kMaxCrowdDt = 10.f;               // s: a step's dt
+inline constexpr float kMinControllerHalflife = 1e-3f;   // s: CrowdSettings::controller_halflife
+inline constexpr float kMaxControllerHalflife = 1e3f;    // s
+inline constexpr float kMaxStickLength = 2.f;   // a stick up to this long is clamped to length 1
+                                                // (a square gate's diagonal); longer is refused
+inline constexpr float kMaxBlockWeight = 1e6f;  // a run-time block weight (setBlockWeights)
+// The most characters one crowd holds (either crowd's create; its buffers grow with the count).
+inline constexpr uint32_t kMaxCrowdCharacters = 1000000;
+
+// The checks of those limits, as both crowds make them; `what` names the call.
+// dt finite, 0 to kMaxCrowdDt.
+Status checkCrowdDt(const char* what, float dt) noexcept;
+// A stick: finite, at most kMaxStickLength long; one longer than 1 is scaled to length 1.
+Status checkStick(const char* what, uint32_t character, float& x, float& z) noexcept;
+// A desired velocity (x, z) at most kMaxCrowdSpeed long, a facing's x and z at most
+// kMaxCrowdFacing in size, all finite (y is ignored).
+Status checkStickInput(const char* what, uint32_t character, const glm::vec3& velocity,
+                       const glm::vec3& facing) noexcept;
+// A simulation root: checkPlacement()'s position and rotation (the yaw into `yaw`), a velocity,
+// acceleration and angular velocity within kMaxCrowdSpeed, kMaxCrowdAcceleration and
+// kMaxCrowdAngularVelocity (lengths).
+Status checkSimulation(const char* what, uint32_t character, const CharacterState& state,
+                       glm::quat& yaw) noexcept;
+// max_speed at most kMaxCrowdSpeed in size, controller_halflife kMinControllerHalflife to
+// kMaxControllerHalflife, character_count 1 to kMaxCrowdCharacters.
+Status checkCrowdSize(const char* what, uint32_t character_count) noexcept;
+Status checkControllerSettings(const char* what, float max_speed,
+                               float controller_halflife) noexcept;
 // Whether ground directions a and b (not zero) are more than acos(cos_limit) apart.
 bool turnedSharply(const glm::vec3& a, const glm::vec3& b, float cos_limit) noexcept;
 
@@ -244,6 +283,9 @@ struct CrowdCharacter {
   // in the world, and how far it turned it about +Y (rad). Zero in the other modes.
   glm::vec3 adjustment_world{0.f};
   float adjustment_angle = 0;
+  // The rate the clip played at in the last step (SynchronizationSettings::rate_min, rate_max):
+  // its clock and root motion took dt times this.
+  float play_rate = 1;
 };
 
 // What a character shows after the last step, for gameplay, sound and effects (Crowd::playing):
@@ -372,6 +414,10 @@ struct CrowdState {
   // step (claimed atomically, so that overlapping ranges on two threads are told apart; all 0
   // again once the step's part is finished).
   std::unique_ptr<std::atomic<uint8_t>[]> claimed_;
+  // Per request slot: searchRange() has answered it in this step; the element past the last
+  // (count_): endStepRange() has begun, after which no search is taken. All 0 at each step's
+  // start.
+  std::unique_ptr<std::atomic<uint8_t>[]> searched_;
   DecodedPoses decoded_;  // a coded file's poses, when the crowd decodes them itself
   std::array<LegChain, kLegCount> legs_{};  // with foot_locking
   FootLockSettings foot_settings_;
@@ -393,8 +439,10 @@ class Crowd : private detail::CrowdState {
   // +Z with nothing playing, so their first step searches (SearchReason::Start). `poses` holds
   // every frame of the pose streams (Database::decodePoses()); left empty, the file's own streams
   // are read, or, when the file codes them, decoded once here into memory the crowd owns.
-  // InvalidArgument for no characters, a database without 6-wide trajectory blocks, a negative
-  // or non-finite max_drift, transition cost or half-life, a search interval over 2^30 steps, a
+  // InvalidArgument for no characters or more than kMaxCrowdCharacters, a database without
+  // 6-wide trajectory blocks, a negative or non-finite max_drift, transition cost or half-life, a
+  // max_speed beyond kMaxCrowdSpeed, a controller_halflife outside kMinControllerHalflife to
+  // kMaxControllerHalflife (checkControllerSettings()), a search interval over 2^30 steps, a
   // foot-locking setting that is negative or not finite (named), with foot_locking a skeleton
   // without two legs to bend (findLegChains()'s message, naming the leg, role and joint), a
   // `poses` that does not hold every frame; the decoder's error when decoding fails.
@@ -420,16 +468,18 @@ class Crowd : private detail::CrowdState {
 
   // Inputs of the next step, kept until changed (forceSearch: one step). InvalidArgument, naming
   // the index and the count, for a character index of characterCount() or more, or for a stick
-  // or input that is not finite.
+  // or input that is not finite or beyond its limit (checkStick(), checkStickInput(): a desired
+  // velocity at most kMaxCrowdSpeed, a facing's components at most kMaxCrowdFacing).
   // World XZ stick, length <= 1: velocity max_speed * stick, facing along it (a stick under
-  // 0.01 keeps the facing), as mmdb::gpu::Crowd::setStick.
+  // 0.01 keeps the facing), as mmdb::gpu::Crowd::setStick. A stick longer than 1 and at most
+  // kMaxStickLength (a square gate's diagonal) is scaled to length 1; a longer one is refused.
   Status setStick(uint32_t character, float x, float z) noexcept;
   Status setInput(uint32_t character, const StickInput& input) noexcept;
   Status setTagFilter(uint32_t character, uint64_t required, uint64_t excluded) noexcept;
   // The character's run-time block weights (SearchRequest::block_weights): featureBlockCount()
   // floats, finite and > 0, relative to the cooked weights; an empty span goes back to the cooked
   // weights. Copied. InvalidArgument, naming the block, for a count or a weight that does not
-  // fit (the character's weights are then unchanged).
+  // fit, or a weight over kMaxBlockWeight (the character's weights are then unchanged).
   Status setBlockWeights(uint32_t character, Span<const float> weights) noexcept;
   // The weights set for the character (empty: the cooked ones).
   Span<const float> blockWeights(uint32_t character) const noexcept;
@@ -443,8 +493,9 @@ class Crowd : private detail::CrowdState {
   // moves with it, keeping its place and velocities relative to the character. No transition:
   // the clip plays on and nothing is inertialized across the move; held feet are let go, so the
   // next contact locks where the toe then is. InvalidArgument, changing nothing, for a character
-  // out of range, a position or rotation that is not finite, a rotation with no turn about +Y
-  // to take (zero, or a half turn about a horizontal axis), or a step in progress.
+  // out of range, a position or rotation that is not finite, a position coordinate beyond
+  // kMaxCrowdCoordinate, a rotation with no turn about +Y to take (zero, or a half turn about a
+  // horizontal axis; any scale of a rotation is taken), or a step in progress.
   Status teleport(uint32_t character, const glm::vec3& position,
                   const glm::quat& rotation) noexcept;
   // Moves the character's placement alone, continuously (the game owns the root: it reads each
@@ -456,10 +507,15 @@ class Crowd : private detail::CrowdState {
   // Sets the controller's simulation root (a collision stopped the capsule, gameplay pushed it):
   // the next step's trajectory and query start from it; the pose and its placement do not move.
   // The rotation is kept as its turn about +Y, normalized. InvalidArgument, changing nothing,
-  // for a value that is not finite, a rotation with no turn about +Y, or a step in progress.
+  // for a value that is not finite or beyond its limit (checkSimulation()), a rotation with no
+  // turn about +Y, or a step in progress.
   Status setSimulation(uint32_t character, const CharacterState& state) noexcept;
 
-  // One step of dt seconds (finite, >= 0): beginStep(dt), search(), endStep().
+  // One step of dt seconds (finite, 0 to kMaxCrowdDt): beginStep(dt), search(), endStep(). A
+  // step that fails after its checks closes (the next one may begin) and names the character
+  // that failed: within the limits above none does; a character whose query is not finite
+  // anyway (a placement carried beyond the arithmetic) fails with its controller as before the
+  // step, the controllers of the characters before it moved by dt, nothing played.
   Status step(float dt) noexcept;
 
   // The step in three parts. beginStep() runs the controllers and decides who searches, building
@@ -468,7 +524,8 @@ class Crowd : private detail::CrowdState {
   // requests (explainCandidates()) and write results() itself instead of calling search(): a
   // result's frame -1 means the search found nothing. InvalidArgument for a part out of order
   // (a beginStep() before the last step ended, a search() or endStep() without a beginStep()),
-  // or for a result whose frame is outside the database.
+  // or for a result whose frame is outside the database. A beginStep() that fails for a
+  // character (as step()) closes the step.
   Status beginStep(float dt) noexcept;
   Status search() noexcept;
   Status endStep() noexcept;
@@ -480,7 +537,9 @@ class Crowd : private detail::CrowdState {
   // prepareStep() refuses what beginStep() refuses; beginStepRange() refuses, touching nothing,
   // a range outside the crowd or one holding a character another range of this step already
   // took (an overlap); finishBeginStep() refuses a step in which some character is in no range
-  // yet, naming it (play its range, then finish). search(), endStep() and the setters that need
+  // yet, naming it (play its range, then finish). A character that fails in beginStepRange() (as
+  // step()) is named by it, the rest of its range decided; finishBeginStep() then closes the step,
+  // naming the character. search(), endStep() and the setters that need
   // no step in progress refuse until finishBeginStep().
   Status prepareStep(float dt) noexcept;
   Status beginStepRange(uint32_t first, uint32_t count) noexcept;
@@ -501,8 +560,9 @@ class Crowd : private detail::CrowdState {
   // into the same elements of results(), on up to CrowdSettings::step_workers threads at once
   // (each with its own `worker`, which picks its scratch), in ranges that do not overlap and
   // together hold every request. The same results as search() in any split and order.
-  // InvalidArgument, touching nothing, for a range outside requests(), a worker out of range, or
-  // no step begun (finishBeginStep() not called yet).
+  // InvalidArgument, touching nothing, for a range outside requests(), a worker out of range, no
+  // step begun (finishBeginStep() not called yet), a range holding a request another range of
+  // this step already searched (an overlap), or a search after endStepRange() began.
   Status searchRange(uint32_t first, uint32_t count, uint32_t worker) noexcept;
 
   // This step's searches, in character order: searching()[k] is the character of requests()[k]
@@ -556,6 +616,8 @@ class Crowd : private detail::CrowdState {
   // None), the query, with its request in requests_[slot] and the reset result in results_[slot].
   Status decide(uint32_t character, size_t slot) noexcept;
   Status notBegun(const char* what) const noexcept;
+  // Closes the step in progress (its claims given back), whatever part it is in.
+  void abandonStep() noexcept;
   // prepareStep() and the start of beginStep(), whose name (`what`) its refusals carry.
   Status prepare(float dt, const char* what) noexcept;
   // The range and claim checks of beginStepRange() and endStepRange() (claimed_), and of their
