@@ -92,6 +92,10 @@ void apply_sync_options(const SampleOptions& options, mmdb::SynchronizationSetti
     sync.rotation_ratio = float(options.sync_ratio);
   }
   if (options.sync_distance >= 0) sync.max_distance = float(options.sync_distance);
+  if (options.sync_hard_distance >= 0) sync.hard_distance = float(options.sync_hard_distance);
+  if (options.sync_reach >= 0) sync.foot_reach = float(options.sync_reach);
+  if (options.rate_min >= 0) sync.rate_min = float(options.rate_min);
+  if (options.rate_max >= 0) sync.rate_max = float(options.rate_max);
   if (options.sync_angle >= 0) sync.max_angle = float(options.sync_angle * 3.14159265358979 / 180);
 }
 

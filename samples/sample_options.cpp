@@ -60,7 +60,12 @@ std::string usage_text(const char* program) {
          "                     root motion) or none (root motion alone); docs/runtime.md\n"
          "  --sync-halflife S  the adjustment's position half-life, s (> 0; rotation: 2 S)\n"
          "  --sync-ratio X     the adjustment per step at most X times the step's own motion\n"
-         "  --sync-distance M  the most the character may be from its controller, m\n"
+         "  --sync-distance M  past this from its controller (m) the character is brought back\n"
+         "                     as far as its planted feet allow\n"
+         "  --sync-hard-distance M  the most it may be from its controller, m\n"
+         "  --sync-reach M     how far the adjustment may carry a planted toe from its lock, m\n"
+         "  --rate-min X, --rate-max X  play-rate matching: clips play at the stick's speed\n"
+         "                     within these rates (1 and 1: off)\n"
          "  --sync-angle DEG   the most it may be turned from the controller's facing, degrees\n"
          "  -h, --help         this text\n"
          "\n"
@@ -147,12 +152,17 @@ bool parse_options(int argc, const char* const* argv, SampleOptions& options, st
         return false;
       }
     } else if (arg == "--sync-halflife" || arg == "--sync-ratio" || arg == "--sync-distance" ||
-               arg == "--sync-angle") {
+               arg == "--sync-angle" || arg == "--sync-hard-distance" || arg == "--sync-reach" ||
+               arg == "--rate-min" || arg == "--rate-max") {
       if (!value(text)) return false;
-      double& target = arg == "--sync-halflife"   ? options.sync_halflife
-                       : arg == "--sync-ratio"    ? options.sync_ratio
-                       : arg == "--sync-distance" ? options.sync_distance
-                                                  : options.sync_angle;
+      double& target = arg == "--sync-halflife"        ? options.sync_halflife
+                       : arg == "--sync-ratio"         ? options.sync_ratio
+                       : arg == "--sync-distance"      ? options.sync_distance
+                       : arg == "--sync-hard-distance" ? options.sync_hard_distance
+                       : arg == "--sync-reach"         ? options.sync_reach
+                       : arg == "--rate-min"           ? options.rate_min
+                       : arg == "--rate-max"           ? options.rate_max
+                                                       : options.sync_angle;
       const bool positive = arg == "--sync-halflife";
       const double most = arg == "--sync-angle" ? 180.0 : 1000.0;
       if (!parse_double(text, target) || !(positive ? target > 0.0 : target >= 0.0) ||

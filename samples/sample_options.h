@@ -23,10 +23,13 @@ struct SampleOptions {
   // CrowdSettings::synchronization: the mode (0 none, 1 the character follows the controller, 2
   // the controller follows the character) and its settings; below 0: the crowd's default.
   int sync_mode = -1;
-  double sync_halflife = -1;  // position_halflife (the rotation's is twice it)
-  double sync_ratio = -1;     // position_ratio and rotation_ratio
-  double sync_distance = -1;  // max_distance, m
-  double sync_angle = -1;     // max_angle, degrees
+  double sync_halflife = -1;            // position_halflife (the rotation's is twice it)
+  double sync_ratio = -1;               // position_ratio and rotation_ratio
+  double sync_distance = -1;            // max_distance, m
+  double sync_hard_distance = -1;       // hard_distance, m
+  double sync_reach = -1;               // foot_reach, m
+  double rate_min = -1, rate_max = -1;  // rate_min, rate_max (play-rate matching)
+  double sync_angle = -1;               // max_angle, degrees
   bool help = false;
 };
 

@@ -285,6 +285,17 @@ float yawAngle(vec4 q) {
   vec4 a = quatAbs(q);
   return 2.0 * atan(a.y, a.w);
 }
+// Play-rate matching (mmdb::playRate): the rate the clip plays at, 1 when off.
+float playRate(vec3 clip_velocity, vec3 sim_velocity) {
+  if (foot_setup.sync_mode == 0u) return 1.0;
+  if (foot_setup.sync_rate_min == 1.0 && foot_setup.sync_rate_max == 1.0) return 1.0;
+  float clip = length(groundOf(clip_velocity));
+  if (!(clip > 0.1)) return 1.0;
+  float rate = length(groundOf(sim_velocity)) / clip;
+  rate = min(max(rate, foot_setup.sync_rate_min), foot_setup.sync_rate_max);
+  return floor(rate * 64.0 + 0.5) / 64.0;
+}
+
 // The share of a gap a damped adjustment closes in dt.
 float dampedShare(float dt, float halflife) { return 1.0 - exp(-0.69314718056 * dt / halflife); }
 
@@ -314,6 +325,10 @@ void adjustTowardsController(inout vec3 position, inout vec4 rotation, vec3 root
   float most = foot_setup.sync_position_ratio * length(groundOf(root_motion));
   float len = length(step);
   if (len > most) step *= len > 0.0 ? most / len : 0.0;
+  vec3 past = groundOf(position + step - sim_position);
+  float past_length = length(past);
+  if (past_length > foot_setup.sync_max_distance)
+    step -= past * ((past_length - foot_setup.sync_max_distance) / past_length);
   float turn = yawAngle(quatMul(sim_rotation, quatInv(rotation))) * dampedShare(dt, foot_setup.sync_rotation_halflife);
   float most_turn = foot_setup.sync_rotation_ratio * abs(root_turn);
   if (abs(turn) > most_turn) turn = turn < 0.0 ? -most_turn : most_turn;
@@ -328,7 +343,7 @@ void adjustTowardsController(inout vec3 position, inout vec4 rotation, vec3 root
   float share = 1.0;
   if (locked != 0u && !adjustmentFits(1.0, position, rotation, step, turn, locked, locks, toes, limits)) {
     float low = 0.0, high = 1.0;
-    for (int i = 0; i < 8; ++i) {
+    for (int i = 0; i < 16; ++i) {
       float mid = 0.5 * (low + high);
       if (adjustmentFits(mid, position, rotation, step, turn, locked, locks, toes, limits))
         low = mid;
@@ -342,8 +357,8 @@ void adjustTowardsController(inout vec3 position, inout vec4 rotation, vec3 root
 
   vec3 gap = groundOf(position - sim_position);
   float distance = length(gap);
-  if (distance > foot_setup.sync_max_distance) {
-    vec3 kept = gap * (foot_setup.sync_max_distance / distance);
+  if (distance > foot_setup.sync_hard_distance) {
+    vec3 kept = gap * (foot_setup.sync_hard_distance / distance);
     position = vec3(sim_position.x + kept.x, position.y, sim_position.z + kept.z);
   }
   float angle = yawAngle(quatMul(rotation, quatInv(sim_rotation)));

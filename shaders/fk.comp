@@ -39,7 +39,11 @@ void main() {
   if (playing) {
     vec3 position = ch.achieved_position.xyz;
     vec4 rotation = ch.achieved_rotation;
-    integrateRootMotion(position, rotation, ch.current_frame, params.dt);
+    // Play-rate matching: the clip's clock and root motion take dt times the rate.
+    float play_rate = playRate(root_motion[ch.current_frame].velocity.xyz, ch.sim_velocity.xyz);
+    precise float clip_dt = params.dt * play_rate;
+    characters[c].play_rate = play_rate;
+    integrateRootMotion(position, rotation, ch.current_frame, clip_dt);
     // The step's root motion, for a game that owns the root (mmdb::Crowd::advance's).
     vec3 moved = position - ch.achieved_position.xyz;
     vec4 turned = normalize(quatMul(rotation, quatInv(ch.achieved_rotation)));
@@ -71,7 +75,7 @@ void main() {
     characters[c].achieved_rotation = rotation;
     characters[c].adjustment = adjustment;
     // mmdb::advanceClipTime: a clock within kClipTimeSnap of a key is put on it.
-    precise float time = ch.clip_time + params.dt;
+    precise float time = ch.clip_time + clip_dt;
     precise float at = time * params.frame_rate;
     precise float nearest = floor(at + 0.5);
     if (abs(at - nearest) <= kClipTimeSnap) time = nearest * params.frame_period;

@@ -50,6 +50,7 @@ void copySynchronization(const mmdb::CrowdSettings& from, mmdb_crowd_settings& t
   to.sync_max_distance = s.max_distance;
   to.sync_max_angle = s.max_angle;
   to.sync_foot_reach = s.foot_reach;
+  to.sync_hard_distance = s.hard_distance;
 }
 void copySynchronization(const mmdb_crowd_settings& from, mmdb::CrowdSettings& to) {
   mmdb::SynchronizationSettings& s = to.synchronization;
@@ -61,6 +62,7 @@ void copySynchronization(const mmdb_crowd_settings& from, mmdb::CrowdSettings& t
   s.max_distance = from.sync_max_distance;
   s.max_angle = from.sync_max_angle;
   s.foot_reach = from.sync_foot_reach;
+  s.hard_distance = from.sync_hard_distance;
 }
 
 // mmdb::CrowdSettings and mmdb_crowd_settings field for field, either way (bool to and from

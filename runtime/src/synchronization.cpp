@@ -19,6 +19,17 @@ float dampedShare(float dt, float halflife) { return 1.f - std::exp(-kLn2 * dt /
 
 }  // namespace
 
+float playRate(const SynchronizationSettings& settings, const glm::vec3& clip_velocity,
+               const glm::vec3& sim_velocity) noexcept {
+  if (settings.mode == Synchronization::None) return 1.f;
+  if (settings.rate_min == 1.f && settings.rate_max == 1.f) return 1.f;
+  const float clip = glm::length(ground(clip_velocity));
+  if (!(clip > 0.1f)) return 1.f;
+  float rate = glm::length(ground(sim_velocity)) / clip;
+  rate = std::fmin(std::fmax(rate, settings.rate_min), settings.rate_max);
+  return std::floor(rate * 64.f + 0.5f) / 64.f;
+}
+
 float yawAngle(const glm::quat& yaw) noexcept {
   const float w = yaw.w < 0 ? -yaw.w : yaw.w;
   const float y = yaw.w < 0 ? -yaw.y : yaw.y;
@@ -43,17 +54,26 @@ Status validateSynchronization(const char* what, const SynchronizationSettings& 
                 {"position_ratio", s.position_ratio, 0.f, false, INFINITY},
                 {"rotation_ratio", s.rotation_ratio, 0.f, false, INFINITY},
                 {"max_distance", s.max_distance, 0.f, false, INFINITY},
+                {"hard_distance", s.hard_distance, 0.f, false, INFINITY},
                 {"max_angle", s.max_angle, 0.f, false, kPi},
-                {"foot_reach", s.foot_reach, 0.f, false, INFINITY}};
+                {"foot_reach", s.foot_reach, 0.f, false, INFINITY},
+                {"rate_min", s.rate_min, 0.f, true, 4.f},
+                {"rate_max", s.rate_max, 0.f, true, 4.f}};
   for (const auto& c : checks) {
     const bool fits = std::isfinite(c.value) && (c.above ? c.value > c.low : c.value >= c.low) &&
                       c.value <= c.high;
     if (!fits)
       return Error::format(ErrorCode::InvalidArgument,
                            "%ssynchronization %s %g must be finite and %s 0%s", what, c.name,
-                           double(c.value),
-                           c.above ? ">" : ">=", c.high < INFINITY ? " and at most pi" : "");
+                           double(c.value), c.above ? ">" : ">=",
+                           c.high == kPi       ? " and at most pi"
+                           : c.high < INFINITY ? " and at most 4"
+                                               : "");
   }
+  if (!(s.rate_max >= s.rate_min))
+    return Error::format(ErrorCode::InvalidArgument,
+                         "%ssynchronization rate_max %g must be at least rate_min %g", what,
+                         double(s.rate_max), double(s.rate_min));
   return Status();
 }
 
@@ -69,6 +89,11 @@ void AdjustmentJob::Run() noexcept {
   const float most = settings.position_ratio * glm::length(ground(root_motion));
   const float length = glm::length(step);
   if (length > most) step *= length > 0.f ? most / length : 0.f;
+  // Past max_distance, the rest of the way back to it too, as far as the feet allow.
+  const glm::vec3 past = ground(position + step - sim_position);
+  const float past_length = glm::length(past);
+  if (past_length > settings.max_distance)
+    step -= past * ((past_length - settings.max_distance) / past_length);
   float turn =
       yawAngle(sim_rotation * glm::inverse(rotation)) * dampedShare(dt, settings.rotation_halflife);
   const float most_turn = settings.rotation_ratio * std::fabs(root_turn);
@@ -76,7 +101,8 @@ void AdjustmentJob::Run() noexcept {
 
   // Locked toes: the adjustment keeps each animated toe within foot_reach of its lock (or as
   // close as it already was), so the foot lock holds it and the legs reach it. The largest share
-  // of the adjustment that does, to 1/256.
+  // of the adjustment that does, to 1/65536 (a difference of rounding between the CPU and the
+  // GPU that flips one halving then moves the character by a few micrometres, not millimetres).
   float limits[2] = {0.f, 0.f};
   for (uint32_t leg = 0; leg < 2; ++leg) {
     if (!(locked_legs & (1u << leg))) continue;
@@ -97,7 +123,7 @@ void AdjustmentJob::Run() noexcept {
   float share = 1.f;
   if (locked_legs != 0 && !fits(1.f)) {
     float low = 0.f, high = 1.f;
-    for (int i = 0; i < 8; ++i) {
+    for (int i = 0; i < 16; ++i) {
       const float mid = 0.5f * (low + high);
       if (fits(mid))
         low = mid;
@@ -109,11 +135,11 @@ void AdjustmentJob::Run() noexcept {
   position += share * step;
   rotation = glm::normalize(yawRotation(share * turn) * rotation);
 
-  // The clamp: never further than max_distance and max_angle from the simulation root.
+  // The clamp: never further than hard_distance and max_angle from the simulation root.
   const glm::vec3 gap = ground(position - sim_position);
   const float distance = glm::length(gap);
-  if (distance > settings.max_distance) {
-    const glm::vec3 kept = gap * (settings.max_distance / distance);
+  if (distance > settings.hard_distance) {
+    const glm::vec3 kept = gap * (settings.hard_distance / distance);
     position = glm::vec3(sim_position.x + kept.x, position.y, sim_position.z + kept.z);
   }
   const float angle = yawAngle(rotation * glm::inverse(sim_rotation));

@@ -120,7 +120,8 @@ mmdb::test::SyntheticSpec twoJointSpec(uint32_t clips) {
 }
 
 void simulateAgainstTheCpu(bool weights_and_biases,
-                           mmdb::Synchronization sync = mmdb::Synchronization::CharacterFollows) {
+                           const mmdb::SynchronizationSettings& synchronization = {}) {
+  const mmdb::Synchronization sync = synchronization.mode;
   mmdb::test::SyntheticSpec spec = leggedSpec();  // foot locking on, as by default
   spec.clips = 8;
   spec.frames_per_clip = 300;
@@ -130,7 +131,13 @@ void simulateAgainstTheCpu(bool weights_and_biases,
   ASSERT_EQ(db.rangeBiases().empty(), !weights_and_biases);
   mmdb::gpu::CrowdSettings settings;
   settings.start_stagger_intervals = weights_and_biases ? 2 : 0;  // over the first 12 steps
-  settings.synchronization.mode = sync;
+  settings.synchronization = synchronization;
+  // Held toes do not limit the adjustment here: that limit is a boundary on which the GPU's
+  // rounding of exp and atan moves the share taken by up to a millimetre where the adjustment
+  // runs along it, and over 600 steps the two crowds' queries would part by more than their
+  // rounding. PassTest.FkMatchesForwardKinematicsJobAndAdvancesTheClock compares it, held toes
+  // included, one step at a time.
+  settings.synchronization.foot_reach = 1e6f;
   auto created = mmdb::gpu::Crowd::create(*context(), t->view, kCharacters, settings);
   ASSERT_TRUE(created) << created.error().message();
   mmdb::gpu::Crowd& crowd = *created.value();
@@ -153,7 +160,7 @@ void simulateAgainstTheCpu(bool weights_and_biases,
   std::vector<bool> parted(kCharacters, false);  // left out after a tie of a foot's unlock
   float worst_pose = 0, worst_cost = 0, worst_path = 0, worst_foot = 0, worst_leg = 0;
   uint64_t locked = 0, blending = 0, teleports = 0, placed = 0, simulations = 0, tag_events = 0;
-  uint64_t limited_steps = 0, adjusted_steps = 0;
+  uint64_t limited_steps = 0, adjusted_steps = 0, rated_steps = 0;
 
   for (int frame = 0; frame < kFrames; ++frame) {
     std::vector<bool> forced(kCharacters);
@@ -320,6 +327,8 @@ void simulateAgainstTheCpu(bool weights_and_biases,
       ASSERT_LT(vecDistance(toVec3(characters[i].adjustment), c.adjustment_world), 1e-4f);
       ASSERT_NEAR(characters[i].adjustment.w, c.adjustment_angle, 1e-4f);
       adjusted_steps += glm::length(c.adjustment_world) > 1e-6f;
+      ASSERT_EQ(characters[i].play_rate, c.play_rate);
+      rated_steps += c.play_rate != 1.f;
       if (sync == mmdb::Synchronization::ControllerFollows) {
         ASSERT_LT(vecDistance(c.sim.position, c.achieved_position), 1e-6f);
       }
@@ -334,8 +343,10 @@ void simulateAgainstTheCpu(bool weights_and_biases,
         if (f.locked) {
           ASSERT_LT(vecDistance(toVec3(g.position), f.position), 1e-4f) << "leg " << leg;
         }
+        // A shown toe carries the placement's difference (above), and a blend's captured
+        // velocity (a move over one dt) magnifies it.
         worst_foot = std::max(worst_foot, vecDistance(toVec3(g.target), f.target));
-        ASSERT_LT(vecDistance(toVec3(g.target), f.target), 1e-4f) << "leg " << leg;
+        ASSERT_LT(vecDistance(toVec3(g.target), f.target), 1e-3f) << "leg " << leg;
       }
       // What is playing, as a game reads it after the step: the same on both.
       mmdb::Playing p;
@@ -363,15 +374,16 @@ void simulateAgainstTheCpu(bool weights_and_biases,
         const float dt = vecDistance(toVec3(model[i * joints + j].position),
                                      cpu.modelTranslations()[i * joints + j]);
         // A held leg reaches for a point in the world, so its model pose carries the achieved
-        // path's difference (up to 1e-4, above) rather than the pose's.
+        // path's difference (up to 1e-4, above, magnified by a blend's captured velocity)
+        // rather than the pose's.
         bool held = false;
         for (uint32_t leg = 0; leg < mmdb::kLegCount; ++leg) {
           const mmdb::FootLock& f = cpu.footLocks()[i * mmdb::kLegCount + leg];
           held = held || ((f.locked || f.blending) && below(db, cpu.legChains()[leg].upper_leg, j));
         }
         (held ? worst_leg : worst_pose) = std::max({held ? worst_leg : worst_pose, dr, dt});
-        ASSERT_LT(dr, held ? 1e-4f : pose_tolerance) << "joint " << j;
-        ASSERT_LT(dt, held ? 1e-4f : pose_tolerance) << "joint " << j;
+        ASSERT_LT(dr, held ? 1e-3f : pose_tolerance) << "joint " << j;
+        ASSERT_LT(dt, held ? 1e-3f : pose_tolerance) << "joint " << j;
       }
     }
   }
@@ -387,6 +399,11 @@ void simulateAgainstTheCpu(bool weights_and_biases,
       (unsigned long long)blending, double(worst_foot), double(worst_leg),
       (unsigned long long)limited_steps, (unsigned long long)foot_ties);
   EXPECT_GT(limited_steps, 0u) << "the speed limit held transitions back, alike on both";
+  if (synchronization.rate_min != 1.f || synchronization.rate_max != 1.f) {
+    EXPECT_GT(rated_steps, uint64_t(kCharacters) * 10) << "clips played faster and slower";
+  } else {
+    EXPECT_EQ(rated_steps, 0u);
+  }
   if (sync == mmdb::Synchronization::CharacterFollows) {
     EXPECT_GT(adjusted_steps, uint64_t(kCharacters) * 10)
         << "the character followed the controller";
@@ -417,7 +434,16 @@ TEST_F(CrowdSimulationTest, WeightedCharactersOnABiasedDatabaseDecideAsOnTheCpu)
 }
 
 TEST_F(CrowdSimulationTest, ControllersThatFollowTheirCharactersDecideAsOnTheCpu) {
-  simulateAgainstTheCpu(false, mmdb::Synchronization::ControllerFollows);
+  mmdb::SynchronizationSettings sync;
+  sync.mode = mmdb::Synchronization::ControllerFollows;
+  simulateAgainstTheCpu(false, sync);
+}
+
+TEST_F(CrowdSimulationTest, ClipsPlayedAtTheSticksSpeedDecideAsOnTheCpu) {
+  mmdb::SynchronizationSettings sync;
+  sync.rate_min = 0.5f;
+  sync.rate_max = 1.5f;
+  simulateAgainstTheCpu(false, sync);
 }
 
 TEST_F(CrowdSimulationTest, StaggeredTimersSpreadTheSearchesOverFrames) {

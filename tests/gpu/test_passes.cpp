@@ -648,10 +648,22 @@ TEST_F(PassTest, FkMatchesForwardKinematicsJobAndAdvancesTheClock) {
     for (size_t j = 0; j < joints; ++j)
       poses[i * joints + j] = {toFloat4(randomQuat()), toFloat4(randomVec(0.5f)), {}, {}};
   }
+  // Every third character holds its left toe somewhere near it (locked at the last step): the
+  // adjustment keeps that toe within reach of its lock.
+  const auto legs = mmdb::findLegChains(db());
+  ASSERT_TRUE(legs.ok());
+  std::vector<mmdb::gpu::CharacterFeet> held(kCharacters);
+  for (uint32_t i = 0; i < kCharacters; i += 3) {
+    mmdb::gpu::FootLock& f = held[i].foot[0];
+    f.flags = mmdb::gpu::kFootLocked | mmdb::gpu::kFootContact | mmdb::gpu::kFootSeen;
+    f.position = toFloat4(toVec3(states[i].achieved_position) +
+                          glm::vec3(uniform(-0.3f, 0.3f), 0.f, uniform(-0.3f, 0.3f)));
+  }
+  ASSERT_TRUE(crowd->writeFootLocks(held).ok());
   ASSERT_TRUE(crowd->writeCharacters(states).ok());
   ASSERT_TRUE(crowd->writeLocalPoses(poses).ok());
   ASSERT_TRUE(crowd->passAndWait(Pass::Fk, kDt).ok());
-  uint32_t snapped = 0, adjusted = 0, clamped = 0;
+  uint32_t snapped = 0, adjusted = 0, clamped = 0, held_back = 0;
   const auto model = valueOf(crowd->readModelPoses());
   const auto after = valueOf(crowd->readCharacters());
   const auto feet = valueOf(crowd->readFootLocks());
@@ -705,7 +717,18 @@ TEST_F(PassTest, FkMatchesForwardKinematicsJobAndAdvancesTheClock) {
     adjust.sim_rotation = toQuat(states[i].sim_rotation);
     adjust.position = position;
     adjust.rotation = rotation;
-    adjust.Run();
+    if (i % 3 == 0) {
+      adjust.locked_legs = 1;
+      adjust.locks[0] = toVec3(held[i].foot[0].position);
+      adjust.toes[0] = mt[legs.value()[0].toe];
+      mmdb::AdjustmentJob free = adjust;
+      free.locked_legs = 0;
+      free.Run();
+      adjust.Run();
+      held_back += glm::length(free.moved - adjust.moved) > 1e-4f;
+    } else {
+      adjust.Run();
+    }
     EXPECT_LT(vecDistance(toVec3(after[i].achieved_position), adjust.position), 1e-5f);
     EXPECT_LT(quatDistance(toQuat(after[i].achieved_rotation), adjust.rotation), 1e-5f);
     EXPECT_LT(vecDistance(toVec3(after[i].adjustment), adjust.moved), 1e-5f);
@@ -725,6 +748,7 @@ TEST_F(PassTest, FkMatchesForwardKinematicsJobAndAdvancesTheClock) {
   EXPECT_GT(snapped, kCharacters / 8) << "clocks put on a key";
   EXPECT_GT(adjusted, kCharacters / 4) << "characters moved towards their controllers";
   EXPECT_GT(clamped, kCharacters / 8) << "characters put within the clamp";
+  EXPECT_GT(held_back, 0u) << "adjustments held back by a locked toe";
 }
 
 mmdb::FootLock toCpu(const mmdb::gpu::FootLock& g) {

@@ -204,11 +204,12 @@ TEST(CApiSettings, AreTheCrowdSettings) {
     EXPECT_EQ(c.sync_max_distance, s.synchronization.max_distance);
     EXPECT_EQ(c.sync_max_angle, s.synchronization.max_angle);
     EXPECT_EQ(c.sync_foot_reach, s.synchronization.foot_reach);
+    EXPECT_EQ(c.sync_hard_distance, s.synchronization.hard_distance);
   }
   EXPECT_EQ(uint32_t(mmdb::Synchronization::CharacterFollows), MMDB_SYNC_CHARACTER_FOLLOWS);
   EXPECT_EQ(uint32_t(mmdb::Synchronization::ControllerFollows), MMDB_SYNC_CONTROLLER_FOLLOWS);
 
-  EXPECT_EQ(sizeof(mmdb_crowd_settings), 35 * 4u) << "a field added to one is added to the other";
+  EXPECT_EQ(sizeof(mmdb_crowd_settings), 36 * 4u) << "a field added to one is added to the other";
   EXPECT_STREQ(mmdb_status_name(MMDB_CORRUPT), "Corrupt");
   EXPECT_EQ(int(MMDB_NO_MATCH), int(mmdb::ErrorCode::NoMatch));
   EXPECT_EQ(int(MMDB_DEVICE_ERROR), int(mmdb::ErrorCode::DeviceError));

@@ -67,7 +67,8 @@ TEST(Adjustment, IsBoundedByTheCharactersOwnMotion) {
   EXPECT_EQ(still.turned, 0.f);
 }
 
-// Past max_distance and max_angle the clamp puts the character on their edge.
+// Past max_distance the character is brought back to it where no foot is held, and past
+// max_angle turned back onto it.
 TEST(Adjustment, ClampsDistanceAndAngle) {
   AdjustmentJob job = walking(0.f, 1.f / 60);
   job.sim_position = glm::vec3(0.3f, 0.f, 0.4f);  // 0.5 m away
@@ -80,6 +81,24 @@ TEST(Adjustment, ClampsDistanceAndAngle) {
   EXPECT_NEAR(job.turned, 2.f - kPi / 2, 1e-5f);
 }
 
+// A locked toe holds the way back to max_distance, to hard_distance: there the clamp moves the
+// character whatever its feet.
+TEST(Adjustment, LockedToesHoldTheWayBackUntilTheHardClamp) {
+  AdjustmentJob job = walking(0.f, 1.f / 60);
+  job.settings.hard_distance = 0.3f;
+  job.sim_position = glm::vec3(0.25f, 0.f, 0.f);  // past max_distance, within hard_distance
+  job.locked_legs = 2;
+  job.toes[1] = glm::vec3(-0.1f, 0.f, 0.f);
+  job.locks[1] = glm::vec3(-0.1f, 0.f, 0.f);  // on its lock: foot_reach 0.1 m to go
+  job.Run();
+  EXPECT_NEAR(job.position.x, 0.1f, 1e-5f) << "as far as the toe may go";
+  EXPECT_LE(job.position.x, 0.1f + 1e-6f);
+  job.position = glm::vec3(0.f);
+  job.sim_position = glm::vec3(0.6f, 0.f, 0.f);  // past hard_distance
+  job.Run();
+  EXPECT_NEAR(job.position.x, 0.6f - 0.3f, 1e-6f) << "the hard clamp, feet or not";
+}
+
 // A locked toe: the adjustment stops where the animated toe would be foot_reach from its lock,
 // and moves it back towards the lock freely.
 TEST(Adjustment, KeepsLockedToesWithinReach) {
@@ -90,9 +109,9 @@ TEST(Adjustment, KeepsLockedToesWithinReach) {
   job.toes[0] = glm::vec3(0.1f, 0.f, 0.f);
   job.locks[0] = glm::vec3(0.1f - 0.08f, 0.f, 0.f);  // the animated toe is 0.08 m from its lock
   job.Run();
-  // It may go 0.02 m further (foot_reach 0.1), to 1/256 of the step.
+  // It may go 0.02 m further (foot_reach 0.1), to 1/65536 of the step.
   EXPECT_LE(job.position.x, 0.02f + 1e-6f);
-  EXPECT_GE(job.position.x, 0.02f - 0.05f / 256);
+  EXPECT_GE(job.position.x, 0.02f - 1e-5f);
   // Towards the lock it goes the whole way.
   job.position = glm::vec3(0.f);
   job.locks[0] = glm::vec3(0.1f + 0.08f, 0.f, 0.f);

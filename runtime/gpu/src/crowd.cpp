@@ -267,6 +267,13 @@ PassParams paramsFor(const DatabaseView& db, uint32_t count, const CrowdSettings
   return p;
 }
 
+// A host input's desired velocity and facing: finite and within the crowds' limits.
+Status checkInput(const char* what, uint32_t i, const CharacterInput& input) {
+  const mmdb::Float4& v = input.desired_velocity;
+  const mmdb::Float4& f = input.desired_facing;
+  return mmdb::checkStickInput(what, i, glm::vec3(v.x, v.y, v.z), glm::vec3(f.x, f.y, f.z));
+}
+
 }  // namespace
 
 Result<DatabaseView> DatabaseView::fromDatabase(const mmdb::Database& db) {
@@ -368,6 +375,11 @@ Crowd::~Crowd() = default;
 Result<std::unique_ptr<Crowd>> Crowd::create(const Context& ctx, const DatabaseView& db,
                                              uint32_t count, const CrowdSettings& settings) {
   if (count == 0) return Error(ErrorCode::InvalidArgument, "a crowd needs at least one character");
+  if (Status s = mmdb::checkCrowdSize("gpu::Crowd::create", count); !s) return s;
+  if (Status s = mmdb::checkControllerSettings("gpu::Crowd::create", settings.max_speed,
+                                               settings.controller_halflife);
+      !s)
+    return s;
   if (!(settings.max_drift >= 0)) {
     return Error::format(ErrorCode::InvalidArgument, "max_drift %g m must be >= 0",
                          double(settings.max_drift));
@@ -547,6 +559,9 @@ Status Crowd::uploadDatabase(const DatabaseView& db) {
   setup.sync_max_distance = sync.max_distance;
   setup.sync_max_angle = sync.max_angle;
   setup.sync_foot_reach = sync.foot_reach;
+  setup.sync_hard_distance = sync.hard_distance;
+  setup.sync_rate_min = sync.rate_min;
+  setup.sync_rate_max = sync.rate_max;
   sources[kLegs] = &setup;
   // The transition speed limit's, as mmdb::Crowd keeps them: 1 / (the most a joint may move in
   // a frame)^2; zeros when it is off (the fk pass then reads none).
@@ -692,12 +707,9 @@ Status Crowd::checkCharacter(uint32_t character, const char* what) const {
 
 Status Crowd::setStick(uint32_t i, float x, float z) {
   if (Status s = checkCharacter(i, "setStick"); !s) return s;
+  if (Status s = mmdb::checkStick("setStick", i, x, z); !s) return s;
   CharacterInput& in = inputs_[i];
-  float length = std::sqrt(x * x + z * z);
-  if (length > 1.0f) {
-    x /= length;
-    z /= length;
-  }
+  const float length = std::sqrt(x * x + z * z);
   in.desired_velocity = {x * settings_.max_speed, 0, z * settings_.max_speed, 0};
   in.desired_facing = length > 0.01f ? mmdb::Float4{x, 0, z, 0} : mmdb::Float4{0, 0, 0, 0};
   return Status();
@@ -705,6 +717,7 @@ Status Crowd::setStick(uint32_t i, float x, float z) {
 
 Status Crowd::setInput(uint32_t i, const CharacterInput& input) {
   if (Status s = checkCharacter(i, "setInput"); !s) return s;
+  if (Status s = checkInput("setInput", i, input); !s) return s;
   inputs_[i] = input;
   return Status();
 }
@@ -714,6 +727,8 @@ Status Crowd::setInputs(const CharacterInput* inputs, size_t count) {
     return Error::format(ErrorCode::InvalidArgument,
                          "setInputs: %zu inputs for a crowd of %u characters", count, count_);
   }
+  for (size_t i = 0; i < count; ++i)
+    if (Status s = checkInput("setInputs", uint32_t(i), inputs[i]); !s) return s;
   std::copy(inputs, inputs + count, inputs_.begin());
   return Status();
 }
@@ -743,6 +758,11 @@ Status Crowd::setBlockWeights(uint32_t i, const float* weights, size_t count) {
                            "finite and > 0 (1 = as cooked)",
                            b, blocks_[b].name.c_str(), double(weights[b]));
     }
+    if (!(weights[b] <= mmdb::kMaxBlockWeight))
+      return Error::format(ErrorCode::InvalidArgument,
+                           "setBlockWeights: character %u: block weight %zu is %g, over %g (a "
+                           "cost so weighted overflows)",
+                           i, b, double(weights[b]), double(mmdb::kMaxBlockWeight));
   }
   const size_t stride = params_.feature_stride;
   float* columns = column_weights_.data() + size_t(i) * stride;
@@ -777,8 +797,7 @@ Status Crowd::setSimulation(uint32_t i, const mmdb::CharacterState& state) {
     return Error::format(ErrorCode::InvalidArgument,
                          "setSimulation: character %u's state is not finite", i);
   glm::quat yaw;
-  if (Status s = mmdb::checkPlacement("setSimulation", i, state.position, state.rotation, yaw); !s)
-    return s;
+  if (Status s = mmdb::checkSimulation("setSimulation", i, state, yaw); !s) return s;
   simulations_[i].set = true;
   simulations_[i].state = state;
   simulations_[i].state.rotation = yaw;
@@ -891,10 +910,12 @@ void Crowd::step(VkCommandBuffer cmd, float dt) {
 }
 
 Status Crowd::stepAndWait(float dt) {
+  if (Status s = mmdb::checkCrowdDt("stepAndWait", dt); !s) return s;
   return ctx_.submitAndWait([&](VkCommandBuffer cmd) { step(cmd, dt); });
 }
 
 Status Crowd::passAndWait(Pass pass, float dt) {
+  if (Status s = mmdb::checkCrowdDt("passAndWait", dt); !s) return s;
   return ctx_.submitAndWait([&](VkCommandBuffer cmd) {
     computeBarrier(cmd, kAnyStage, kAnyAccess, kAnyStage, kAnyAccess);
     if (pass == Pass::BuildQuery || pass == Pass::Match)

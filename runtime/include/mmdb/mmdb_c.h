@@ -109,6 +109,7 @@ typedef struct mmdb_crowd_settings {
   float sync_max_distance;
   float sync_max_angle;
   float sync_foot_reach;
+  float sync_hard_distance;
 } mmdb_crowd_settings;
 
 /* mmdb_crowd_settings::synchronization: mmdb::Synchronization's values. */

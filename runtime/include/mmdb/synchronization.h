@@ -39,12 +39,22 @@ struct SynchronizationSettings {
   float position_ratio = 0.5f;     // >= 0: a step adjusts the position by at most this times the
                                    // distance its root motion moved (0: no damped adjustment)
   float rotation_ratio = 0.5f;     // >= 0: ... and the facing by at most this times its turn
-  float max_distance = 0.15f;      // m, >= 0: the character is never further from the
-                                   // simulation root (on the ground) ...
+  float max_distance = 0.15f;      // m, >= 0: past this from the simulation root (on the
+                                   // ground) the character is brought back to it, as far as
+                                   // its locked toes allow (foot_reach) ...
+  float hard_distance = 0.15f;     // m, >= 0: ... and never further than this, feet or not
+                                   // (Holden's clamp: 0.15 m; above max_distance, the feet may
+                                   // keep the character further for a while)
   float max_angle = 1.5707964f;    // rad, 0 to pi: ... nor turned further from its facing
-  float foot_reach = 0.1f;         // m, >= 0: the damped adjustment never carries a locked toe's
-                                   // animated position further than this from its lock, nor
-                                   // further than it already was (the clamp may)
+  // Play-rate matching (in both modes but None): the clip plays at the controller's speed over
+  // the clip's root speed, within [rate_min, rate_max] and to 1/64, its clock and root motion
+  // alike, so its feet stay planted while its speed follows the stick's; a clip whose root moves
+  // slower than 0.1 m/s plays at 1. rate_min = rate_max = 1: off.
+  float rate_min = 1.f;     // > 0
+  float rate_max = 1.f;     // >= rate_min, at most 4
+  float foot_reach = 0.1f;  // m, >= 0: the damped adjustment never carries a locked toe's
+                            // animated position further than this from its lock, nor
+                            // further than it already was (the clamp may)
 };
 
 // InvalidArgument naming the setting (prefixed with `what`) for an unknown mode or a value that is
@@ -72,6 +82,12 @@ struct AdjustmentJob {
 
   void Run() noexcept;
 };
+
+// The rate a clip plays at (SynchronizationSettings::rate_min, rate_max): the ground speed of
+// `sim_velocity` over that of `clip_velocity` (the frame's root velocity), clamped and rounded to
+// 1/64; 1 with Synchronization::None, with both bounds 1, or for a clip root under 0.1 m/s.
+float playRate(const SynchronizationSettings& settings, const glm::vec3& clip_velocity,
+               const glm::vec3& sim_velocity) noexcept;
 
 // The turn about +Y of a pure-yaw rotation, in (-pi, pi].
 float yawAngle(const glm::quat& yaw) noexcept;

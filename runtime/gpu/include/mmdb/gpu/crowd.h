@@ -200,7 +200,9 @@ class Crowd {
   // Uploads the database (each stream with one copy through a staging buffer) and creates the
   // buffers, pipelines and descriptors. Characters start as initialCharacter(): at the origin
   // facing +Z with nothing playing, so their first step searches (SearchReason::Start). `db`'s
-  // arrays are read only here. InvalidArgument for no characters, a negative max_drift, a
+  // arrays are read only here. InvalidArgument for no characters or more than
+  // mmdb::kMaxCrowdCharacters, a max_speed or controller_halflife beyond the crowds' limits
+  // (mmdb::checkControllerSettings()), a negative max_drift, a
   // foot-locking setting that is negative or not finite (named), or with foot_locking a view
   // without legs (its legs_status); DeviceError when Vulkan fails.
   static Result<std::unique_ptr<Crowd>> create(const Context& context, const DatabaseView& db,
@@ -214,9 +216,10 @@ class Crowd {
   const PassParams& params() const { return params_; }
 
   // Inputs of the next step (kept on the host, recorded by step()). InvalidArgument, naming the
-  // index and the count, for a character index of characterCount() or more (or more inputs).
+  // index and the count, for a character index of characterCount() or more (or more inputs), or
+  // for a stick or input beyond the crowds' limits (mmdb::checkStick(), checkStickInput()).
   // World XZ stick, length <= 1: velocity max_speed * stick, facing along it (a stick under
-  // 0.01 keeps the facing).
+  // 0.01 keeps the facing); a stick from 1 to mmdb::kMaxStickLength is scaled to length 1.
   Status setStick(uint32_t character, float x, float z);
   Status setInput(uint32_t character, const CharacterInput& input);
   Status setInputs(const CharacterInput* inputs, size_t count);  // characters [0, count)
@@ -239,14 +242,17 @@ class Crowd {
   // The character's run-time block weights, as mmdb::Crowd::setBlockWeights and
   // mmdb::SearchRequest::block_weights: `count` floats (one per feature block, finite, > 0,
   // relative to the cooked weights), or count 0 for the cooked weights. Copied; uploaded by the
-  // next step(). InvalidArgument naming the block, or the count, when they do not fit.
+  // next step(). InvalidArgument naming the block, or the count, when they do not fit, or for a
+  // weight over mmdb::kMaxBlockWeight.
   Status setBlockWeights(uint32_t character, const float* weights, size_t count);
   const std::vector<CharacterInput>& inputs() const { return inputs_; }
 
   // Records one frame (all seven passes, barriers, timestamps) into `cmd`, which the caller
   // submits. Clears one-shot forced searches.
   void step(VkCommandBuffer cmd, float dt);
-  // step() on an internal command buffer, submitted and waited for.
+  // step() on an internal command buffer, submitted and waited for. InvalidArgument for a dt
+  // that is not finite or beyond mmdb::kMaxCrowdDt (as passAndWait; step() records what it is
+  // given).
   Status stepAndWait(float dt);
   // Records a single pass with `dt` (tests, tools); barriers before and after it.
   void recordPass(VkCommandBuffer cmd, Pass pass, float dt);

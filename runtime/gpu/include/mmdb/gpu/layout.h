@@ -33,6 +33,7 @@ inline CrowdCharacter initialCharacter() {
   c.transition_time = 1e6f;
   c.input_facing = {0, 0, 1, 0};
   c.root_motion_rotation = {0, 0, 0, 1};
+  c.play_rate = 1;
   return c;
 }
 
@@ -62,6 +63,7 @@ MMDB_CHECK_OFFSET(CrowdCharacter, last_winner, 148);
 MMDB_CHECK_OFFSET(CrowdCharacter, last_cost, 152);
 MMDB_CHECK_OFFSET(CrowdCharacter, search_count, 156);
 MMDB_CHECK_OFFSET(CrowdCharacter, transition_time, 160);
+MMDB_CHECK_OFFSET(CrowdCharacter, play_rate, 164);
 MMDB_CHECK_OFFSET(CrowdCharacter, input_velocity, 176);
 MMDB_CHECK_OFFSET(CrowdCharacter, input_facing, 192);
 MMDB_CHECK_OFFSET(CrowdCharacter, root_motion_world, 208);
@@ -182,8 +184,11 @@ MMDB_CHECK_OFFSET(FootLockSetup, sync_rotation_ratio, 136);
 MMDB_CHECK_OFFSET(FootLockSetup, sync_max_distance, 140);
 MMDB_CHECK_OFFSET(FootLockSetup, sync_max_angle, 144);
 MMDB_CHECK_OFFSET(FootLockSetup, sync_foot_reach, 148);
-MMDB_CHECK_OFFSET(FootLockSetup, pad, 152);
-static_assert(sizeof(FootLockSetup) == 160, "std430 FootLockSetup");
+MMDB_CHECK_OFFSET(FootLockSetup, sync_hard_distance, 152);
+MMDB_CHECK_OFFSET(FootLockSetup, sync_rate_min, 156);
+MMDB_CHECK_OFFSET(FootLockSetup, sync_rate_max, 160);
+MMDB_CHECK_OFFSET(FootLockSetup, pad, 164);
+static_assert(sizeof(FootLockSetup) == 176, "std430 FootLockSetup");
 
 // The file's arrays the shaders read as they are (RootFrame is declared for GLSL only).
 MMDB_CHECK_OFFSET(mmdb::RootFrame, position, 0);

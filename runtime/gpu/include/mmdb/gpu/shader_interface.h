@@ -130,7 +130,8 @@ struct CrowdCharacter {
   uint search_count;       // searches since creation
   float transition_time;   // seconds the offsets have decayed for: since_switch less what the
                            // transition speed limit held back
-  uint reserved1, reserved2, reserved3;
+  float play_rate;         // the rate the clip played at in the last step (mmdb::CrowdCharacter's)
+  uint reserved2, reserved3;
   vec4 input_velocity;  // the desired velocity of the last step (ground, w = 0)
   vec4 input_facing;    // the last desired facing that was not zero (ground, w = 0)
   // The root motion of the last step (mmdb::CrowdCharacter's): how far the achieved transform
@@ -248,7 +249,10 @@ struct FootLockSetup {
   float sync_max_distance;
   float sync_max_angle;
   float sync_foot_reach;
-  uint pad[2];
+  float sync_hard_distance;
+  float sync_rate_min;
+  float sync_rate_max;
+  uint pad[3];
 };
 
 // The push constants every pass reads.
