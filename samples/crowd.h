@@ -28,10 +28,6 @@ inline constexpr int kSearchIntervalTicks = 6;
 // close, in metres (mmdb::expressInCharacterFrame; the GPU's max_drift).
 inline constexpr float kMaxDrift = 0.5f;
 
-// The sample's --sync options applied to a crowd's synchronization settings (those below 0 keep
-// the crowd's default).
-void apply_sync_options(const SampleOptions& options, mmdb::SynchronizationSettings& sync);
-
 // Top-down (x, z) paths of character 0, for the plot.
 struct TrajectoryTrace {
   std::vector<glm::vec2> desired;   // the controller's simulation root

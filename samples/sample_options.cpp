@@ -192,4 +192,22 @@ bool parse_options(int argc, const char* const* argv, SampleOptions& options, st
   return true;
 }
 
+void apply_sync_options(const SampleOptions& options, mmdb::SynchronizationSettings& sync) {
+  if (options.sync_mode >= 0) sync.mode = static_cast<mmdb::Synchronization>(options.sync_mode);
+  if (options.sync_halflife >= 0) {
+    sync.position_halflife = float(options.sync_halflife);
+    sync.rotation_halflife = float(2.0 * options.sync_halflife);
+  }
+  if (options.sync_ratio >= 0) {
+    sync.position_ratio = float(options.sync_ratio);
+    sync.rotation_ratio = float(options.sync_ratio);
+  }
+  if (options.sync_distance >= 0) sync.max_distance = float(options.sync_distance);
+  if (options.sync_hard_distance >= 0) sync.hard_distance = float(options.sync_hard_distance);
+  if (options.sync_reach >= 0) sync.foot_reach = float(options.sync_reach);
+  if (options.rate_min >= 0) sync.rate_min = float(options.rate_min);
+  if (options.rate_max >= 0) sync.rate_max = float(options.rate_max);
+  if (options.sync_angle >= 0) sync.max_angle = float(options.sync_angle * 3.14159265358979 / 180);
+}
+
 }  // namespace mmdb::sample

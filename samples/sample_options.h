@@ -2,6 +2,8 @@
 // would, and needs none of the cooker's dependencies.
 #pragma once
 
+#include <mmdb/synchronization.h>
+
 #include <string>
 
 namespace mmdb::sample {
@@ -39,6 +41,10 @@ enum ExitCode : int { kExitSuccess = 0, kExitBadInput = 1, kExitBadUsage = 2, kE
 
 // Parses argv. Returns false and sets `error` (one line saying what is wrong) on bad usage.
 bool parse_options(int argc, const char* const* argv, SampleOptions& options, std::string& error);
+
+// The --sync options applied to a crowd's synchronization settings (those below 0 keep the
+// crowd's default).
+void apply_sync_options(const SampleOptions& options, mmdb::SynchronizationSettings& sync);
 
 // The --help text.
 std::string usage_text(const char* program);

@@ -300,6 +300,26 @@ TEST(SampleOptions, DefaultsAndEveryOption) {
   ASSERT_TRUE(parse({"db.mmdb", "--speed-limit", "1.25"}, o, error)) << error;
   EXPECT_EQ(o.speed_limit, 1.25);
 
+  EXPECT_LT(o.sync_mode, 0) << "the crowd's default";
+  for (const auto& [name, mode] : {std::pair{"none", 0}, {"character", 1}, {"controller", 2}}) {
+    o = {};
+    ASSERT_TRUE(parse({"db.mmdb", "--sync", name}, o, error)) << error;
+    EXPECT_EQ(o.sync_mode, mode);
+  }
+  o = {};
+  ASSERT_TRUE(parse({"db.mmdb", "--sync-distance", "0.2", "--sync-hard-distance", "0.3",
+                     "--sync-angle", "45", "--rate-min", "0.5", "--rate-max", "1.5"},
+                    o, error))
+      << error;
+  mmdb::SynchronizationSettings sync;
+  apply_sync_options(o, sync);
+  EXPECT_EQ(sync.max_distance, 0.2f);
+  EXPECT_EQ(sync.hard_distance, 0.3f);
+  EXPECT_NEAR(sync.max_angle, 0.785398f, 1e-6f);
+  EXPECT_EQ(sync.rate_min, 0.5f);
+  EXPECT_EQ(sync.rate_max, 1.5f);
+  EXPECT_EQ(sync.mode, mmdb::Synchronization::CharacterFollows) << "unchanged";
+
   o = {};
   ASSERT_TRUE(parse({"--help"}, o, error));
   EXPECT_TRUE(o.help);
@@ -324,6 +344,12 @@ TEST(SampleOptions, BadUsageSaysWhatIsWrong) {
       {{"a.mmdb", "--stick"}, "--stick needs a value"},
       {{"a.mmdb", "--fast"}, "unknown option '--fast'"},
       {{"a.mmdb", "--explain", "--gpu"}, "leave out --gpu"},
+      {{"a.mmdb", "--sync", "both"}, "--sync wants character, controller or none, got 'both'"},
+      {{"a.mmdb", "--sync"}, "--sync needs a value"},
+      {{"a.mmdb", "--sync-halflife", "0"}, "--sync-halflife wants a number above 0"},
+      {{"a.mmdb", "--sync-ratio", "-1"}, "--sync-ratio wants a number from 0"},
+      {{"a.mmdb", "--sync-distance", "inf"}, "--sync-distance wants"},
+      {{"a.mmdb", "--sync-angle", "200"}, "--sync-angle wants a number from 0 to 180"},
   };
   for (const auto& [args, message] : cases) {
     SampleOptions o;

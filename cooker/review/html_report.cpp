@@ -766,6 +766,13 @@ void motionTable(Page& page, const Side& side, const Replay& r) {
   row("continuation-rate, hold-rate",
       "per character-second: continuations; steps a search waited for the cooldown",
       format("%.2f; %.2f", rate(m.continuations), rate(m.held)));
+  row("controller-distance-p50, controller-distance-p95, controller-distance-max",
+      "distance to the controller (m): p50, p95, max",
+      format("%.3f, %.3f, %.3f", m.controller_distance_m.p50, m.controller_distance_m.p95,
+             m.controller_distance_m.max));
+  row("adjustment-rate, adjustment-turn-rate",
+      "adjustment towards the controller per character-second: m; degrees",
+      format("%.3f; %.1f", m.adjustment_m_per_s, m.adjustment_deg_per_s));
   row("response-p50, response-p90, response-max", "sharp turns answered in (s): p50, p90, max",
       format("%.2f, %.2f, %.2f", m.response_s.p50, m.response_s.p90, m.response_s.max));
   row("responses-missed", "sharp turns not answered",
@@ -1081,6 +1088,12 @@ void changesSection(Page& page, const std::vector<Side>& sides, const StructureD
       {"switches per character-second", a.motion.switch_rate, b.motion.switch_rate, 2},
       {"trajectory error, mean (m)", a.mean_trajectory_error, b.mean_trajectory_error, 3},
       {"trajectory error, p95 (m)", a.p95_trajectory_error, b.p95_trajectory_error, 3},
+      {"distance to the controller, p95 (m)", a.motion.controller_distance_m.p95,
+       b.motion.controller_distance_m.p95, 3},
+      {"distance to the controller, max (m)", a.motion.controller_distance_m.max,
+       b.motion.controller_distance_m.max, 3},
+      {"adjustment towards the controller (m/s)", a.motion.adjustment_m_per_s,
+       b.motion.adjustment_m_per_s, 3},
       {"sharp turns answered in, p90 (s)", a.motion.response_s.p90, b.motion.response_s.p90, 2},
       {"cost of the winners, mean", a.mean_cost, b.mean_cost, 3},
       {"feature distance of the winners at unit weights, mean", a.mean_unit_distance,

@@ -441,6 +441,15 @@ TEST_F(Report, TheReplayShowsItsMotionMeasuresAndWhereFeetSlide) {
              m.switch_rate));
   shown(format("<td>sharp turns not answered</td><td class=\"num\">%llu of %llu</td>",
                count(m.responses_missed), count(m.sharp_turns)));
+  shown(format(
+      "<td>distance to the controller (m): p50, p95, max</td><td class=\"num\">%.3f, "
+      "%.3f, %.3f</td>",
+      m.controller_distance_m.p50, m.controller_distance_m.p95, m.controller_distance_m.max));
+  EXPECT_GT(m.controller_distance_m.count, 0u);
+  shown(
+      format("<td>adjustment towards the controller per character-second: m; degrees</td><td "
+             "class=\"num\">%.3f; %.1f</td>",
+             m.adjustment_m_per_s, m.adjustment_deg_per_s));
   // One clip, all its phases.
   ASSERT_EQ(r->stats.slides.size(), 1u);
   const mmdb::ClipSlide& slide = r->stats.slides[0];
