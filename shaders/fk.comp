@@ -7,9 +7,8 @@
 // within (else the one moving least). Then the character's achieved path takes dt of the
 // root motion of the frame playing (kept as the step's root motion too), then the synchronization
 // (mmdb/synchronization.h: the character adjusted towards its simulation root, or the root put on
-// the character), and the playback clock
-// moves on by dt: clip time, the frame playing, the time since the switch, and the search timer
-// by one step. It keeps the frame and time of the pose shown (and the step before's frame) for
+// the character), and the playback clock moves on: clip time and the frame playing by dt times
+// the play rate, the time since the switch by dt, and the search timer by one step. It keeps the frame and time of the pose shown (and the step before's frame) for
 // the foot lock pass and the host's readPlaying().
 #include "common.glsl"
 

@@ -101,8 +101,8 @@ void AdjustmentJob::Run() noexcept {
 
   // Locked toes: the adjustment keeps each animated toe within foot_reach of its lock (or as
   // close as it already was), so the foot lock holds it and the legs reach it. The largest share
-  // of the adjustment that does, to 1/65536 (a difference of rounding between the CPU and the
-  // GPU that flips one halving then moves the character by a few micrometres, not millimetres).
+  // of the adjustment that does, to 1/65536 (fine halvings keep the CPU's and the GPU's answers
+  // close where their rounding flips one).
   float limits[2] = {0.f, 0.f};
   for (uint32_t leg = 0; leg < 2; ++leg) {
     if (!(locked_legs & (1u << leg))) continue;

@@ -7,10 +7,15 @@
 //                      adjustment (position and rotation half-lives), at most a share of the
 //                      step's own root motion (so the correction hides inside the motion), kept
 //                      from carrying a planted toe's animated position further than foot_reach
-//                      from its lock, then clamped to max_distance and max_angle of the root
+//                      from its lock; past max_distance the way back joins it (the feet still
+//                      holding it back), and past hard_distance and max_angle of the root a clamp
+//                      puts the character on their edge
 //   ControllerFollows  the simulation root becomes the character's placement (the root motion
 //                      is the truth: gameplay follows the animation)
 //   None               neither: the character goes by root motion alone
+//
+// Play-rate matching (rate_min, rate_max; off by default) plays the clip faster or slower
+// towards the controller's speed, in both modes but None.
 //
 // Both crowds (mmdb::Crowd and mmdb::gpu::Crowd) run the same rule, the GPU's in its fk pass.
 #pragma once
