@@ -202,7 +202,7 @@ def check_page(driver, html, expected, compare):
         sliding = q(f"#replay {panel} table.slides tr") - 1
         phases = int(attr(f"#replay {panel} table.motion", "data-phases") or -1)
         listed = int(attr(f"#replay {panel} table.slides", "data-clips") or -1)
-        if measures != 10 or phases < 1 or sliding != listed or not 1 <= sliding <= min(clips, 10):
+        if measures != 12 or phases < 1 or sliding != listed or not 1 <= sliding <= min(clips, 10):
             fail(f"{html} {label}: {measures} motion measures over {phases} contact phases, "
                  f"{sliding} clips where feet slide (data-clips {listed})")
         # Hovering a listed cell outlines it in the map (the page's script runs).
