@@ -1,7 +1,7 @@
 // mmcook: cooks motion capture into a motion-matching database, inspects and compares the
 // result, and writes an HTML report of it.
 // Exit codes: 0 ok, 1 bad input, 2 bad usage, 3 internal error, 4 `diff --fail-on-change` found a
-// change or `diff --fail-on` a measure over its threshold (README.md "Exit codes").
+// change or `diff --fail-on` a measure over its threshold (docs/command-line.md "Exit codes").
 #include "cli/cook_command.h"
 #include "cli/diff_command.h"
 #include "cli/inspect.h"

@@ -54,7 +54,7 @@ struct CompressionSettings {
 };
 
 // The cook's defaults, the reference's: written here once. CookSettings starts from them; the
-// stages get their frame counts from a CookSettings (clipStageSettings), and README's manifest
+// stages get their frame counts from a CookSettings (clipStageSettings), and docs/manifest.md's
 // reference is checked against them by a test. The reference states its windows in frames at
 // 60 Hz; the manifest states them in seconds, so they mean the same time at any rate.
 inline constexpr double kDefaultFrameRate = 60.0;

@@ -1,6 +1,6 @@
-// What mmcook accepts, derived from what real motion capture needs (README "Limits"). Every
-// limit is checked before the memory it bounds is allocated, and a file beyond one is refused
-// with exit 1, the number and what to do.
+// What mmcook accepts, derived from what real motion capture needs (docs/command-line.md
+// "Limits"). Every limit is checked before the memory it bounds is allocated, and a file beyond
+// one is refused with exit 1, the number and what to do.
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,5 @@
 // The manifest reader. toml++ parses; this file checks every key against the schema below and
-// turns it into a CookRequest. The schema is documented in README.md, "Writing a manifest".
+// turns it into a CookRequest. The schema is documented in docs/manifest.md.
 #include "manifest/manifest.h"
 
 #include "core/errors.h"
@@ -142,7 +142,7 @@ class ManifestParser {
     } catch (const toml::parse_error& e) {
       failAt(static_cast<int>(e.source().begin.line),
              "TOML syntax error: " + std::string(e.description()) +
-                 "; see README.md \"Writing a manifest\" for the format");
+                 "; see docs/manifest.md for the format");
     }
     request_.manifest_path = path_;
     checkKeys(root, "", kTopKeys, 1);

@@ -1,4 +1,4 @@
-// The TOML manifest: which clips to cook and with which settings (README "Writing a manifest").
+// The TOML manifest: which clips to cook and with which settings (docs/manifest.md).
 #pragma once
 
 #include "core/cook_settings.h"
@@ -37,7 +37,7 @@ struct ManifestSources {
 ManifestSources listManifestSources(const std::string& path);
 
 // Every key a manifest may hold, dotted ("weights.foot_position", "clip.range.tags"), for the
-// test that README's manifest reference lists them all with their defaults.
+// test that docs/manifest.md's reference lists them all with their defaults.
 std::vector<std::string> manifestKeys();
 
 }  // namespace mmdb::cook

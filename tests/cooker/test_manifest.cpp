@@ -738,21 +738,21 @@ TEST_F(Manifest, ASourceCheckLetsEveryClipKeyBeRead) {
 
 }  // namespace
 
-// README's manifest reference ("every key, with its default where it has one") against the
+// docs/manifest.md's reference ("every key, with its default where it has one") against the
 // cooker: it lists every key the reader knows, and each default it states is CookSettings'.
 namespace {
 
 std::string referenceManifest() {
-  std::ifstream in(MMDB_README_PATH);
+  std::ifstream in(MMDB_MANIFEST_DOC_PATH);
   std::stringstream text;
   text << in.rdbuf();
-  const std::string readme = text.str();
-  const size_t marker = readme.find("every key, with its default");
+  const std::string page = text.str();
+  const size_t marker = page.find("every key, with its default");
   if (marker == std::string::npos) return {};
-  const size_t begin = readme.rfind("```toml\n", marker);
-  const size_t end = readme.find("```", marker);
+  const size_t begin = page.rfind("```toml\n", marker);
+  const size_t end = page.find("```", marker);
   if (begin == std::string::npos || end == std::string::npos) return {};
-  return readme.substr(begin + 8, end - begin - 8);
+  return page.substr(begin + 8, end - begin - 8);
 }
 
 void collectKeys(const toml::table& table, const std::string& prefix, std::set<std::string>& keys) {
@@ -769,14 +769,15 @@ void collectKeys(const toml::table& table, const std::string& prefix, std::set<s
   }
 }
 
-// README prints seconds to four decimals (0.5167 for 31/60 s).
+// docs/manifest.md prints seconds to four decimals (0.5167 for 31/60 s).
 void expectPrinted(double printed, double value, const char* key) {
   EXPECT_NEAR(printed, value, 0.5e-4 + 1e-12) << key;
 }
 
-TEST(ManifestReference, ReadmeListsEveryKey) {
+TEST(ManifestReference, DocListsEveryKey) {
   const std::string text = referenceManifest();
-  ASSERT_FALSE(text.empty()) << "README.md has no ```toml block with 'every key, with its default'";
+  ASSERT_FALSE(text.empty())
+      << "docs/manifest.md has no ```toml block with 'every key, with its default'";
   std::set<std::string> listed;
   for (const auto& [key, node] : toml::parse(text)) {
     const std::string name(key.str());
@@ -787,15 +788,15 @@ TEST(ManifestReference, ReadmeListsEveryKey) {
     }
   }
   for (const std::string& key : mmdb::cook::manifestKeys())
-    EXPECT_TRUE(listed.count(key)) << "README's manifest reference does not show '" << key << "'";
+    EXPECT_TRUE(listed.count(key)) << "docs/manifest.md's reference does not show '" << key << "'";
 }
 
-TEST(ManifestReference, ReadmeDefaultsAreCookSettings) {
+TEST(ManifestReference, DocDefaultsAreCookSettings) {
   const std::string text = referenceManifest();
   ASSERT_FALSE(text.empty());
   // Sources need not exist: the reference names example files.
   const mmdb::cook::CookRequest r =
-      mmdb::cook::parseManifest(text, "README.md", [](const std::string&, bool& missing) {
+      mmdb::cook::parseManifest(text, "docs/manifest.md", [](const std::string&, bool& missing) {
         missing = false;
         return std::string();
       });
