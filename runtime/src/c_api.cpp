@@ -20,6 +20,16 @@ struct mmdb_crowd {
   mmdb_database* db = nullptr;
 };
 
+// mmdb_role is mmdb::Role, value for value.
+static_assert(MMDB_ROLE_HIPS == int(mmdb::Role::Hips) &&
+              MMDB_ROLE_LEFT_FOOT == int(mmdb::Role::LeftFoot) &&
+              MMDB_ROLE_RIGHT_FOOT == int(mmdb::Role::RightFoot) &&
+              MMDB_ROLE_LEFT_TOE == int(mmdb::Role::LeftToe) &&
+              MMDB_ROLE_RIGHT_TOE == int(mmdb::Role::RightToe) &&
+              MMDB_ROLE_ROOT_POSITION == int(mmdb::Role::RootPosition) &&
+              MMDB_ROLE_FACING == int(mmdb::Role::Facing) &&
+              MMDB_ROLE_COUNT == int(mmdb::Role::Facing) + 1);
+
 namespace {
 
 thread_local char last_error[mmdb::Error::kMaxMessage + 1] = "";
@@ -187,6 +197,33 @@ const char* mmdb_database_clip_name(const mmdb_database* db, uint32_t clip) {
 uint32_t mmdb_database_tag_count(const mmdb_database* db) { return db ? db->db.tagCount() : 0; }
 const char* mmdb_database_tag_name(const mmdb_database* db, uint32_t bit) {
   return db && bit < db->db.tagCount() ? db->db.tagName(bit).data() : nullptr;
+}
+
+const char* mmdb_role_name(mmdb_role role) {
+  // The manifest's spelling (docs/cook.md "Skeleton roles and presets"), in mmdb::Role's order.
+  static const char* const kNames[MMDB_ROLE_COUNT] = {
+      "hips", "left_foot", "right_foot", "left_toe", "right_toe", "root_position", "facing"};
+  return uint32_t(role) < MMDB_ROLE_COUNT ? kNames[uint32_t(role)] : "unknown";
+}
+mmdb_status mmdb_database_role_joint(const mmdb_database* db, mmdb_role role, int32_t* joint) {
+  if (!db) return nullArgument("mmdb_database_role_joint", "db");
+  if (!joint) return nullArgument("mmdb_database_role_joint", "joint");
+  if (uint32_t(role) >= MMDB_ROLE_COUNT) {
+    char message[mmdb::Error::kMaxMessage + 1];
+    std::snprintf(message, sizeof message,
+                  "mmdb_database_role_joint: role %d is not a role (the roles are 0 to %u, "
+                  "MMDB_ROLE_HIPS to MMDB_ROLE_FACING)",
+                  int(role), MMDB_ROLE_COUNT - 1);
+    return fail(mmdb::ErrorCode::InvalidArgument, message);
+  }
+  *joint = db->db.roleJoint(static_cast<mmdb::Role>(role));
+  return MMDB_OK;
+}
+uint32_t mmdb_database_contact_joint_count(const mmdb_database* db) {
+  return db ? uint32_t(db->db.contactJoints().size()) : 0;
+}
+int32_t mmdb_database_contact_joint(const mmdb_database* db, uint32_t contact) {
+  return db && contact < db->db.contactJoints().size() ? db->db.contactJoints()[contact] : -1;
 }
 
 void mmdb_crowd_settings_default(mmdb_crowd_settings* out) {

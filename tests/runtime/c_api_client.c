@@ -83,6 +83,25 @@ int c_client_run(const char* path, uint32_t characters, uint32_t steps, uint32_t
   return failed;
 }
 
+int c_client_roles(const char* path, int32_t* roles, const char** names, int32_t* contacts,
+                   uint32_t contacts_size, uint32_t* contact_count, char* error,
+                   size_t error_size) {
+  mmdb_database* db = NULL;
+  mmdb_status s = mmdb_database_open(path, &db);
+  if (s != MMDB_OK) return report(error, error_size, "open", s);
+  int failed = 0;
+  for (uint32_t r = 0; r < MMDB_ROLE_COUNT && !failed; ++r) {
+    s = mmdb_database_role_joint(db, (mmdb_role)r, &roles[r]);
+    if (s != MMDB_OK) failed = report(error, error_size, mmdb_role_name((mmdb_role)r), s);
+    names[r] = mmdb_role_name((mmdb_role)r);
+  }
+  *contact_count = mmdb_database_contact_joint_count(db);
+  for (uint32_t i = 0; i < *contact_count && i < contacts_size; ++i)
+    contacts[i] = mmdb_database_contact_joint(db, i);
+  mmdb_database_close(db);
+  return failed;
+}
+
 /* Checks one refused call: the status and the start of the message. */
 static int refused(mmdb_status got, mmdb_status want, const char* message, char* error,
                    size_t error_size) {
@@ -161,6 +180,27 @@ int c_client_bad_arguments(const char* path, char* error, size_t error_size) {
                  error, error_size);
   bad |= refused(mmdb_crowd_world_pose(NULL, 0, NULL, NULL), MMDB_INVALID_ARGUMENT,
                  "mmdb_crowd_world_pose: crowd is NULL", error, error_size);
+  /* The roles: NULL pointers and a value that is no role, the output untouched. */
+  int32_t joint = 12345;
+  bad |= refused(mmdb_database_role_joint(NULL, MMDB_ROLE_LEFT_TOE, &joint), MMDB_INVALID_ARGUMENT,
+                 "mmdb_database_role_joint: db is NULL", error, error_size);
+  bad |= refused(mmdb_database_role_joint(db, MMDB_ROLE_LEFT_TOE, NULL), MMDB_INVALID_ARGUMENT,
+                 "mmdb_database_role_joint: joint is NULL", error, error_size);
+  bad |= refused(mmdb_database_role_joint(db, (mmdb_role)7, &joint), MMDB_INVALID_ARGUMENT,
+                 "mmdb_database_role_joint: role 7 is not a role (the roles are 0 to 6, "
+                 "MMDB_ROLE_HIPS to MMDB_ROLE_FACING)",
+                 error, error_size);
+  bad |= refused(mmdb_database_role_joint(db, (mmdb_role)-1, &joint), MMDB_INVALID_ARGUMENT,
+                 "mmdb_database_role_joint: role -1 is not a role", error, error_size);
+  if (joint != 12345 || strcmp(mmdb_role_name((mmdb_role)7), "unknown") != 0 ||
+      strcmp(mmdb_role_name((mmdb_role)-1), "unknown") != 0 ||
+      mmdb_database_contact_joint_count(NULL) != 0 || mmdb_database_contact_joint(NULL, 0) != -1 ||
+      mmdb_database_contact_joint(db, mmdb_database_contact_joint_count(db)) != -1) {
+    snprintf(error, error_size,
+             "a refused role call wrote its output, or a role name or contact "
+             "query out of range did not answer \"unknown\", 0 or -1");
+    bad = 1;
+  }
   if (mmdb_database_joint_name(db, mmdb_database_joint_count(db)) != NULL ||
       mmdb_database_joint_parent(NULL, 0) != -1 || mmdb_crowd_character_count(NULL) != 0 ||
       strcmp(mmdb_status_name((mmdb_status)99), "Unknown") != 0) {

@@ -20,6 +20,12 @@ extern "C" {
 int c_client_run(const char* path, uint32_t characters, uint32_t steps, uint32_t workers,
                  const float* sticks, float* world_positions, mmdb_playing* playing, char* error,
                  size_t error_size);
+/* The joint of each role, role r at roles[r] (MMDB_ROLE_COUNT of them, -1 where the file names
+ * none), with each role's name at names[r]; and the contact joints, contact i at contacts[i] (up
+ * to `contacts_size`, the count in *contact_count), each read through the C interface. 0 on
+ * success, else 1 with the message in `error`. */
+int c_client_roles(const char* path, int32_t* roles, const char** names, int32_t* contacts,
+                   uint32_t contacts_size, uint32_t* contact_count, char* error, size_t error_size);
 /* Every bad argument (NULL pointers, an index out of range, bad settings, closing a database a
  * crowd plays) refused with its status and message. 0 when all were, else 1 and the first
  * difference in `error`. */

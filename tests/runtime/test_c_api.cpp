@@ -125,6 +125,56 @@ TEST_F(CApi, EveryBadArgumentIsAStatusWithAMessage) {
   EXPECT_EQ(c_client_bad_arguments(path_.c_str(), error, sizeof error), 0) << error;
 }
 
+// The roles' joints and the contact joints through C are the C++ database's, and the names are
+// the manifest's. The legged database names every role; a database without legs names only the
+// hips, root, facing and left foot, and C reads -1 for the others.
+TEST_F(CApi, RolesNameTheDatabasesJoints) {
+  mmdb::test::SyntheticSpec legless;
+  legless.joints = 6;
+  const mmdb::test::AlignedBytes bytes =
+      mmdb::test::serializeAligned(mmdb::test::makeSyntheticDatabase(legless));
+  const std::string legless_path = path_ + ".legless.mmdb";
+  std::ofstream(legless_path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+  const char* const expected_names[] = {"hips",      "left_foot",     "right_foot", "left_toe",
+                                        "right_toe", "root_position", "facing"};
+  for (const std::string& path : {path_, legless_path}) {
+    SCOPED_TRACE(path);
+    auto db = mmdb::Database::open(path.c_str());
+    ASSERT_TRUE(db.ok()) << db.error().message();
+    int32_t roles[MMDB_ROLE_COUNT];
+    const char* names[MMDB_ROLE_COUNT] = {};
+    int32_t contacts[8];
+    uint32_t contact_count = 0;
+    char error[512] = "";
+    ASSERT_EQ(c_client_roles(path.c_str(), roles, names, contacts, 8, &contact_count, error,
+                             sizeof error),
+              0)
+        << error;
+    for (uint32_t r = 0; r < MMDB_ROLE_COUNT; ++r) {
+      EXPECT_EQ(roles[r], db.value().roleJoint(mmdb::Role(r))) << "role " << r;
+      EXPECT_STREQ(names[r], expected_names[r]);
+    }
+    ASSERT_EQ(contact_count, db.value().contactJoints().size());
+    for (uint32_t i = 0; i < contact_count; ++i)
+      EXPECT_EQ(contacts[i], db.value().contactJoints()[i]);
+    if (path == path_) {  // the legged skeleton: the toes are 4 and 8, its contact joints
+      EXPECT_EQ(roles[MMDB_ROLE_LEFT_TOE], 4);
+      EXPECT_EQ(roles[MMDB_ROLE_RIGHT_TOE], 8);
+      EXPECT_EQ(roles[MMDB_ROLE_LEFT_FOOT], 3);
+      EXPECT_EQ(roles[MMDB_ROLE_HIPS], 0);
+      ASSERT_EQ(contact_count, 2u);
+      EXPECT_EQ(contacts[0], 4);
+      EXPECT_EQ(contacts[1], 8);
+    } else {
+      EXPECT_EQ(roles[MMDB_ROLE_LEFT_TOE], -1);
+      EXPECT_EQ(roles[MMDB_ROLE_RIGHT_FOOT], -1);
+      EXPECT_EQ(roles[MMDB_ROLE_LEFT_FOOT], 2);
+    }
+  }
+  fs::remove(legless_path);
+}
+
 // A synchronization setting that does not fit: no crowd, and the status names the setting.
 TEST_F(CApi, ABadSynchronizationSettingMakesNoCrowd) {
   mmdb_database* db = nullptr;

@@ -70,6 +70,33 @@ const char* mmdb_database_clip_name(const mmdb_database* db, uint32_t clip);
 uint32_t mmdb_database_tag_count(const mmdb_database* db);
 const char* mmdb_database_tag_name(const mmdb_database* db, uint32_t bit);
 
+/* What a joint does for the cook and the crowd (mmdb::Role, value for value): the joints the
+ * manifest's [skeleton] roles or preset named, which the cook stores in the file. */
+typedef enum mmdb_role {
+  MMDB_ROLE_HIPS = 0,
+  MMDB_ROLE_LEFT_FOOT = 1, /* the ankle above the left toe */
+  MMDB_ROLE_RIGHT_FOOT = 2,
+  MMDB_ROLE_LEFT_TOE = 3, /* the joint whose contact foot locking holds */
+  MMDB_ROLE_RIGHT_TOE = 4,
+  MMDB_ROLE_ROOT_POSITION = 5, /* its ground projection is the simulation root's position */
+  MMDB_ROLE_FACING = 6         /* its local facing axis gives the simulation root's facing */
+} mmdb_role;
+#define MMDB_ROLE_COUNT 7u /* the roles are 0 to MMDB_ROLE_COUNT - 1 */
+
+/* The role as a manifest spells it ("hips", "left_foot", "right_foot", "left_toe", "right_toe",
+ * "root_position", "facing"); "unknown" for a value not listed. */
+const char* mmdb_role_name(mmdb_role role);
+/* The joint that plays `role` (an index for mmdb_database_joint_name and the poses), in *joint;
+ * -1 when the file names no joint for it (the roles are optional in the file: a database made by
+ * other tools may name some or none). MMDB_INVALID_ARGUMENT for a NULL db or joint, or a role
+ * not listed; *joint is then untouched. */
+mmdb_status mmdb_database_role_joint(const mmdb_database* db, mmdb_role role, int32_t* joint);
+/* The contact joints (the toes the cook measured contacts on), in the order of
+ * mmdb_playing::contacts' bits: bit i is contact joint i. The count is 0 for a NULL database or a
+ * file without contacts; the joint -1 for a NULL database or an index out of range. */
+uint32_t mmdb_database_contact_joint_count(const mmdb_database* db);
+int32_t mmdb_database_contact_joint(const mmdb_database* db, uint32_t contact);
+
 /* mmdb::CrowdSettings, field for field (booleans as 0 or 1); docs/runtime.md says what each
  * does. Fill one with mmdb_crowd_settings_default() or _reference() and change what you need. */
 typedef struct mmdb_crowd_settings {
@@ -200,7 +227,7 @@ typedef struct mmdb_playing {
   uint64_t tags;         /* that range's tags (in none, the clip's) */
   uint64_t tags_entered; /* tags the step gained */
   uint64_t tags_left;    /* tags the step lost */
-  uint32_t contacts;     /* the frame's contact bits */
+  uint32_t contacts;     /* the frame's contact bits (bit i: mmdb_database_contact_joint(i)) */
   uint32_t locked_feet;  /* bit per leg (0 left, 1 right): the toe is held */
   uint32_t blending_feet;
   uint32_t search_reason; /* mmdb::SearchReason: 0 none, 1 start, 2 range end, 3 forced,
