@@ -52,3 +52,24 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/mmdbConfigVersion.cmake
   COMPATIBILITY SameMajorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/mmdbConfig.cmake ${PROJECT_BINARY_DIR}/mmdbConfigVersion.cmake
         DESTINATION ${MMDB_CMAKE_DIR})
+
+# mmdb.pc, for builds without CMake (pkg-config --cflags --libs mmdb). Relocatable: its prefix is
+# found from its own folder, so an install moved or made with `cmake --install --prefix` works.
+set(MMDB_PC_DIR ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+if(IS_ABSOLUTE "${MMDB_PC_DIR}")
+  set(MMDB_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
+else()
+  string(REGEX REPLACE "[^/]+" ".." up "${MMDB_PC_DIR}")
+  set(MMDB_PC_PREFIX "\${pcfiledir}/${up}")
+endif()
+foreach(kind LIBDIR INCLUDEDIR)
+  if(IS_ABSOLUTE "${CMAKE_INSTALL_${kind}}")
+    set(MMDB_PC_${kind} "${CMAKE_INSTALL_${kind}}")
+  else()
+    set(MMDB_PC_${kind} "\${prefix}/${CMAKE_INSTALL_${kind}}")
+  endif()
+endforeach()
+# MMDB_PC_CFLAGS and MMDB_PC_LIBS: the dependencies' flags, from runtime/CMakeLists.txt (where
+# meshoptimizer's target is seen).
+configure_file(cmake/mmdb.pc.in ${PROJECT_BINARY_DIR}/mmdb.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/mmdb.pc DESTINATION ${MMDB_PC_DIR})

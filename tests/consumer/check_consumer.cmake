@@ -10,10 +10,17 @@
 #                           `c++ ... -lmmdb_runtime ...` line in docs/runtime.md, and nothing else
 #                           (needs -DCXX, -DINCLUDEDIR, -DLIBDIR, and the dependencies' folders in
 #                           -DDEP_INCLUDE_DIRS, -DDEP_LIBRARY_DIRS and the compiler's own ones in
-#                           -DIMPLICIT_DIRS, each list joined with |).
+#                           -DIMPLICIT_DIRS, each list joined with |);
+#   c_project               consumer.c (the C interface) built by a project(LANGUAGES C) with
+#                           COMPONENTS runtime, linked by the C compiler, and run;
+#   c_without_cmake         consumer.c compiled and linked by the C compiler with the installed
+#                           mmdb.pc's flags (pkg-config), then with the libraries of the
+#                           `cc ... -lmmdb_runtime ...` line in docs/runtime.md (needs -DCC,
+#                           -DPKG_CONFIG, -DLIBDIR, -DDEP_LIBRARY_DIRS and -DIMPLICIT_DIRS).
 # A configure of the installed package must print nothing of its dependencies' searches.
 #   cmake -DMODE=install|find_package|add_subdirectory|cook|runtime_only|without_vulkan|
-#                cook_without_languages|unknown_component|documented_link_line
+#                cook_without_languages|unknown_component|documented_link_line|c_project|
+#                c_without_cmake
 #         -DSOURCE=... -DBUILD=... -DWORK=... -DPREFIX=... -DGENERATOR=... -DCXX_FLAGS=...
 #         -DDATABASE=... [-DCOOK_REPORTS=FOLDER] -P check_consumer.cmake
 # With COOK_REPORTS, MODE=cook copies each report it reads (loco.json) into FOLDER.
@@ -38,6 +45,7 @@ if(MODE STREQUAL "install")
   file(REMOVE_RECURSE ${PREFIX})
   run(${CMAKE_COMMAND} --install ${BUILD} --prefix ${PREFIX})
   foreach(f lib/cmake/mmdb/mmdbConfig.cmake lib/cmake/mmdb/mmdbConfigVersion.cmake
+            lib/pkgconfig/mmdb.pc
             include/mmdb/mmdb.h include/mmdb/mmdb_c.h include/mmdb/mmdb_generated.h
             share/mmdb/mmdb.fbs share/mmdb/cook-report.schema.json)
     if(NOT EXISTS ${PREFIX}/${f})
@@ -290,7 +298,65 @@ if(MODE STREQUAL "documented_link_line")
   return()
 endif()
 
+# MODE=c_without_cmake: a C program built by the C compiler, first with what mmdb.pc says, then
+# with the `cc ... -lmmdb_runtime ...` line of docs/runtime.md. Each must link and run.
+if(MODE STREQUAL "c_without_cmake")
+  separate_arguments(flags UNIX_COMMAND "${CXX_FLAGS}")  # the sanitizers, for an instrumented build
+  string(REPLACE "|" ";" implicit "${IMPLICIT_DIRS}")
+  file(MAKE_DIRECTORY ${bin})
+  set(ENV{PKG_CONFIG_PATH} ${PREFIX}/${LIBDIR}/pkgconfig)
+  run(${PKG_CONFIG} --cflags --libs mmdb)
+  string(STRIP "${out}" pc_flags)
+  separate_arguments(pc_list UNIX_COMMAND "${pc_flags}")
+  # Its folders are the install's, wherever it was installed (the file finds its own prefix).
+  file(REAL_PATH ${PREFIX}/${LIBDIR} libdir)
+  set(found_libdir FALSE)
+  foreach(flag IN LISTS pc_list)
+    if(flag MATCHES "^-L(.+)$")
+      file(REAL_PATH "${CMAKE_MATCH_1}" dir)
+      if(dir STREQUAL libdir)
+        set(found_libdir TRUE)
+      endif()
+    endif()
+  endforeach()
+  if(NOT found_libdir OR NOT "-lmmdb_runtime" IN_LIST pc_list)
+    message(FATAL_ERROR "pkg-config --libs mmdb does not give the install's library in "
+                        "${libdir}: ${pc_flags}")
+  endif()
+  run(${CC} ${flags} -std=c11 ${SOURCE}/tests/consumer/consumer.c -o ${bin}/with_pkg_config
+      ${pc_list})
+  run(${bin}/with_pkg_config ${DATABASE})
+  if(NOT out MATCHES "C program: stepped 60 times")
+    message(FATAL_ERROR "the C program built with pkg-config's flags did not play:\n${out}")
+  endif()
+
+  file(STRINGS ${SOURCE}/docs/runtime.md documented REGEX "^cc .*-lmmdb_runtime")
+  list(LENGTH documented count)
+  if(NOT count EQUAL 1)
+    message(FATAL_ERROR "docs/runtime.md has ${count} lines 'cc ... -lmmdb_runtime ...', not one")
+  endif()
+  string(REGEX MATCHALL "-l[^ `]+" libraries "${documented}")
+  set(library_flags -L${PREFIX}/${LIBDIR})
+  string(REPLACE "|" ";" dirs "${DEP_LIBRARY_DIRS}")
+  foreach(dir IN LISTS dirs)
+    if(dir AND NOT dir IN_LIST implicit)
+      list(APPEND library_flags -L${dir})
+    endif()
+  endforeach()
+  run(${CC} ${flags} -std=c11 -I${PREFIX}/${INCLUDEDIR} ${SOURCE}/tests/consumer/consumer.c
+      -o ${bin}/with_documented_line ${library_flags} ${libraries})
+  run(${bin}/with_documented_line ${DATABASE})
+  string(REGEX MATCH "C program: stepped [^\n]*" line "${out}")
+  list(JOIN libraries " " libraries)
+  message(STATUS "${line}; linked by the C compiler with pkg-config's '${pc_flags}', and with "
+                 "${libraries} as docs/runtime.md says")
+  return()
+endif()
+
 set(configure_args "")
+if(MODE STREQUAL "c_project")  # the sanitizers' flags, for an instrumented build
+  list(APPEND configure_args "-DCMAKE_C_FLAGS=${CXX_FLAGS}")
+endif()
 if(MODE STREQUAL "runtime_only" OR MODE STREQUAL "without_vulkan")
   list(APPEND configure_args -DCMAKE_DISABLE_FIND_PACKAGE_Vulkan=ON)
 endif()
