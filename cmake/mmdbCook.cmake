@@ -27,9 +27,13 @@
 #             clip reads of the manifest changes), their sources and the first clip's part, not
 #             on the whole manifest: a weight edit re-runs the link alone, and a changed source
 #             re-runs its edge, which cooks that clip again and leaves the others' parts alone.
-#             The clips are counted from the manifest's [[clip]] tables when CMake runs; a build
-#             after the count changed fails once and CMake counts them again on the next. The
-#             warnings are the link's to print (once per link, like a cache hit).
+#             The clips are counted from the manifest's [[clip]] tables when CMake runs, and
+#             the build edges are made for that count. A manifest edit that adds or removes a
+#             clip re-runs CMake within the same build, before any cook: with Ninja, an edge
+#             counts the clips again on each manifest edit (a CMake script, no cook) and CMake
+#             runs again only when the count changed, so a weight edit re-runs no CMake; with
+#             other generators every manifest edit re-runs CMake. The warnings are the link's to
+#             print (once per link, like a cache hit).
 #   CLIPS_PER_EDGE  clips per PER_CLIP edge; the first clip has an edge of its own, which the
 #             others wait for. Each edge pays one process start, which costs about as much as a
 #             short clip's cook. The default gives about two edges per core of the machine that
@@ -38,6 +42,28 @@
 # mmcook writes its depfiles with absolute paths, as Ninja reads them: no `cmake -E
 # cmake_transform_depfile` step after each edge (CMP0116's NEW behaviour adds one, which costs
 # more than a clip edge's cook).
+# In script mode, with MMDB_COUNT_MANIFEST and MMDB_COUNT_FILE: counts the manifest's [[clip]]
+# tables into the count file, rewritten only when the count changed (PER_CLIP's counting edge).
+function(_mmdb_count_clips manifest out)
+  file(STRINGS ${manifest} clip_tables REGEX "^[ \t]*\\[\\[[ \t]*clip[ \t]*\\]\\]")
+  list(LENGTH clip_tables count)
+  set(${out} ${count} PARENT_SCOPE)
+endfunction()
+function(_mmdb_write_count count_file count)
+  set(old_count "")
+  if(EXISTS ${count_file})
+    file(READ ${count_file} old_count)
+  endif()
+  if(NOT old_count STREQUAL "${count}\n")
+    file(WRITE ${count_file} "${count}\n")
+  endif()
+endfunction()
+if(CMAKE_SCRIPT_MODE_FILE AND DEFINED MMDB_COUNT_MANIFEST)
+  _mmdb_count_clips(${MMDB_COUNT_MANIFEST} count)
+  _mmdb_write_count(${MMDB_COUNT_FILE} ${count})
+  return()
+endif()
+
 cmake_policy(PUSH)
 if(POLICY CMP0116)
   cmake_policy(SET CMP0116 OLD)
@@ -125,24 +151,34 @@ function(mmdb_cook)
       ${pool}
       VERBATIM)
   else()
-    # Count the [[clip]] tables. CMake runs again when the count changes (cook-entries writes it
-    # to clips.count), not on every manifest edit.
-    file(STRINGS ${manifest} clip_tables REGEX "^[ \t]*\\[\\[[ \t]*clip[ \t]*\\]\\]")
-    list(LENGTH clip_tables count)
+    # Count the [[clip]] tables: the edges below are made for that count. CMake runs again
+    # when clips.count changes. With Ninja, an edge counts them again whenever the manifest
+    # changes; as an input of build.ninja, Ninja brings it up to date before anything else, and
+    # it rewrites the file only when the count changed (restat), so CMake runs again, within the
+    # same build, only then. Other generators check their inputs before building anything: for
+    # them every manifest edit re-runs CMake.
+    _mmdb_count_clips(${manifest} count)
     if(count EQUAL 0)
       message(FATAL_ERROR "mmdb_cook: ${manifest} has no [[clip]] tables (PER_CLIP needs each "
                           "clip as a [[clip]] table)")
     endif()
     set(parts_dir ${output}.clips)
     set(count_file ${parts_dir}/clips.count)
-    set(old_count "")
-    if(EXISTS ${count_file})
-      file(READ ${count_file} old_count)
-    endif()
-    if(NOT old_count STREQUAL "${count}\n")
-      file(WRITE ${count_file} "${count}\n")
-    endif()
+    _mmdb_write_count(${count_file} ${count})
     set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${count_file})
+    set(count_dep "")
+    if(CMAKE_GENERATOR MATCHES "Ninja")
+      add_custom_command(
+        OUTPUT ${count_file}
+        COMMAND ${CMAKE_COMMAND} -DMMDB_COUNT_MANIFEST=${manifest} -DMMDB_COUNT_FILE=${count_file}
+                -P ${CMAKE_CURRENT_FUNCTION_LIST_FILE}  # this file, in script mode
+        DEPENDS ${manifest} ${CMAKE_CURRENT_FUNCTION_LIST_FILE}
+        COMMENT "Counting the clips of ${arg_OUTPUT}"
+        VERBATIM)
+      set(count_dep ${count_file})  # the entries' edge brings the counting edge into the build
+    else()
+      set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${manifest})
+    endif()
 
     math(EXPR last "${count} - 1")
     set(entries "")
@@ -155,7 +191,7 @@ function(mmdb_cook)
       BYPRODUCTS ${parts_dir}/entries.d
       COMMAND mmdb::mmcook --quiet cook-entries ${manifest} -o ${parts_dir} --clips ${count}
               --depfile ${parts_dir}/entries.d ${target}
-      DEPENDS ${manifest} mmdb::mmcook
+      DEPENDS ${manifest} mmdb::mmcook ${count_dep}
       DEPFILE ${parts_dir}/entries.d
       COMMENT "Reading the clip entries of ${arg_OUTPUT}"
       VERBATIM)

@@ -91,6 +91,21 @@ function(build_expect)  # build_expect(<pattern that must be in the output>... [
   endforeach()
   set(out "${out}" PARENT_SCOPE)
 endfunction()
+function(expect_clips)  # expect_clips(<name>...): loco_per_clip.mmdb's clips, in order
+  run(${PREFIX}/bin/mmcook inspect --json ${bin}/loco_per_clip.mmdb)
+  string(JSON count LENGTH "${out}" clips)
+  set(names "")
+  if(count GREATER 0)
+    math(EXPR last "${count} - 1")
+    foreach(i RANGE ${last})
+      string(JSON name GET "${out}" clips ${i} name)
+      list(APPEND names ${name})
+    endforeach()
+  endif()
+  if(NOT names STREQUAL ARGN)
+    message(FATAL_ERROR "loco_per_clip.mmdb holds the clips '${names}', not '${ARGN}'")
+  endif()
+endfunction()
 function(expect_same_databases)
   file(SHA256 ${bin}/loco.mmdb one)
   file(SHA256 ${bin}/loco_per_clip.mmdb two)
@@ -202,19 +217,30 @@ if(MODE STREQUAL "cook")
     message(FATAL_ERROR "the failed cook's report says ${status}, ${code}:\n${report}")
   endif()
 
-  # A clip more: the per-clip build fails once, saying why, and CMake counts the clips again on
-  # the next build.
-  file(WRITE ${src}/loco.toml
-       "[weights]\nfoot_position = 0.5\n${clips}[[clip]]\nname = \"fourth\"\nsource = \"walk_turn.bvh\"\n")
-  execute_process(COMMAND ${CMAKE_COMMAND} --build ${bin} -j 2 RESULT_VARIABLE rc
-                  OUTPUT_VARIABLE out ERROR_VARIABLE out)
-  if(rc EQUAL 0 OR NOT out MATCHES "now has 4 clips where the build was made for 3")
-    message(FATAL_ERROR "a new clip did not fail the per-clip build once (${rc}):\n${out}")
-  endif()
-  build_expect("Re-running CMake" "Cooking clip 3 of" "Linking loco_per_clip.mmdb")
+  # A clip more, then one fewer: each time one build counts the clips again, re-runs CMake and
+  # cooks what changed, and the per-clip database holds the clips the manifest now names.
+  set(fourth "[[clip]]\nname = \"fourth\"\nsource = \"walk_turn.bvh\"\n")
+  file(WRITE ${src}/loco.toml "[weights]\nfoot_position = 0.5\n${clips}${fourth}")
+  build_expect("Re-running CMake" "Cooking clip 3 of loco_per_clip.mmdb"
+               "Linking loco_per_clip.mmdb" "Cooking loco.mmdb" NOT "build again"
+               "Cooking clip 0 of loco_per_clip" "Cooking clips 1 to 2 of loco_per_clip")
+  expect_clips(walk_turn "walk_turn#mirror" copy part fourth)
   expect_same_databases()
+  build_expect("no work to do")
+  string(REPLACE "[[clip]]\nname = \"part\"\nsource = \"walk_turn.bvh\"\nframes = [10, 100]\n" ""
+         fewer "${clips}")
+  if(fewer STREQUAL clips)
+    message(FATAL_ERROR "the test's manifest has no clip 'part' to remove")
+  endif()
+  file(WRITE ${src}/loco.toml "[weights]\nfoot_position = 0.5\n${fewer}${fourth}")
+  build_expect("Re-running CMake" "Linking loco_per_clip.mmdb" "Cooking loco.mmdb"
+               NOT "build again")
+  expect_clips(walk_turn "walk_turn#mirror" copy fourth)
+  expect_same_databases()
+  build_expect("no work to do")
   message(STATUS "mmdb_cook: re-cooks on a source and a manifest edit, not on other files; "
-                 "a weight edit takes every clip from the cache")
+                 "a weight edit takes every clip from the cache; a clip added or removed builds "
+                 "at once")
   return()
 endif()
 # MODE=cook_without_languages: project(NONE), COMPONENTS cook, one clip cooked at build time.
