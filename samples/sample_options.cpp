@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <string_view>
 
 namespace mmdb::sample {
@@ -66,6 +67,12 @@ std::string usage_text(const char* program) {
          "  --sync-reach M     how far the adjustment may carry a planted toe from its lock, m\n"
          "  --rate-min X, --rate-max X  play-rate matching: clips play at the stick's speed\n"
          "                     within these rates (1 and 1: off)\n"
+         "  --stride-min X, --stride-max X  stride warping (CPU crowd): the root motion and\n"
+         "                     the feet scaled along the way the clip goes, within these\n"
+         "                     (1 and 1: off)\n"
+         "  --warp-angle DEG   orientation warping (CPU crowd): the way the clip goes turned\n"
+         "                     towards the controller's by at most DEG (0: off, at most 90)\n"
+         "  --warp-halflife S  how fast the warping eases to its aim, s (> 0)\n"
          "  --sync-angle DEG   the most it may be turned from the controller's facing, degrees\n"
          "  -h, --help         this text\n"
          "\n"
@@ -153,7 +160,8 @@ bool parse_options(int argc, const char* const* argv, SampleOptions& options, st
       }
     } else if (arg == "--sync-halflife" || arg == "--sync-ratio" || arg == "--sync-distance" ||
                arg == "--sync-angle" || arg == "--sync-hard-distance" || arg == "--sync-reach" ||
-               arg == "--rate-min" || arg == "--rate-max") {
+               arg == "--rate-min" || arg == "--rate-max" || arg == "--stride-min" ||
+               arg == "--stride-max" || arg == "--warp-angle" || arg == "--warp-halflife") {
       if (!value(text)) return false;
       double& target = arg == "--sync-halflife"        ? options.sync_halflife
                        : arg == "--sync-ratio"         ? options.sync_ratio
@@ -162,13 +170,23 @@ bool parse_options(int argc, const char* const* argv, SampleOptions& options, st
                        : arg == "--sync-reach"         ? options.sync_reach
                        : arg == "--rate-min"           ? options.rate_min
                        : arg == "--rate-max"           ? options.rate_max
+                       : arg == "--stride-min"         ? options.stride_min
+                       : arg == "--stride-max"         ? options.stride_max
+                       : arg == "--warp-angle"         ? options.warp_angle
+                       : arg == "--warp-halflife"      ? options.warp_halflife
                                                        : options.sync_angle;
-      const bool positive = arg == "--sync-halflife";
-      const double most = arg == "--sync-angle" ? 180.0 : 1000.0;
-      if (!parse_double(text, target) || !(positive ? target > 0.0 : target >= 0.0) ||
+      const bool positive = arg == "--sync-halflife" || arg == "--warp-halflife";
+      const double most = arg == "--sync-angle"   ? 180.0
+                          : arg == "--warp-angle" ? 90.0
+                          : arg == "--stride-min" ? 1.0
+                          : arg == "--stride-max" ? 4.0
+                                                  : 1000.0;
+      const double least = arg == "--stride-max" ? 1.0 : 0.0;
+      if (!parse_double(text, target) || !(positive ? target > least : target >= least) ||
           !(target <= most)) {
-        error = arg + " wants a number " + (positive ? "above 0" : "from 0") + " to " +
-                (arg == "--sync-angle" ? "180" : "1000") + ", got '" + text + "'";
+        char range[64];
+        std::snprintf(range, sizeof range, "%s %g to %g", positive ? "above" : "from", least, most);
+        error = arg + " wants a number " + range + ", got '" + text + "'";
         return false;
       }
     } else if (!arg.empty() && arg[0] == '-') {
@@ -207,6 +225,10 @@ void apply_sync_options(const SampleOptions& options, mmdb::SynchronizationSetti
   if (options.sync_reach >= 0) sync.foot_reach = float(options.sync_reach);
   if (options.rate_min >= 0) sync.rate_min = float(options.rate_min);
   if (options.rate_max >= 0) sync.rate_max = float(options.rate_max);
+  if (options.stride_min >= 0) sync.stride_min = float(options.stride_min);
+  if (options.stride_max >= 0) sync.stride_max = float(options.stride_max);
+  if (options.warp_angle >= 0) sync.warp_angle = float(options.warp_angle * 3.14159265358979 / 180);
+  if (options.warp_halflife >= 0) sync.warp_halflife = float(options.warp_halflife);
   if (options.sync_angle >= 0) sync.max_angle = float(options.sync_angle * 3.14159265358979 / 180);
 }
 

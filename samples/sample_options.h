@@ -25,13 +25,16 @@ struct SampleOptions {
   // CrowdSettings::synchronization: the mode (0 none, 1 the character follows the controller, 2
   // the controller follows the character) and its settings; below 0: the crowd's default.
   int sync_mode = -1;
-  double sync_halflife = -1;            // position_halflife (the rotation's is twice it)
-  double sync_ratio = -1;               // position_ratio and rotation_ratio
-  double sync_distance = -1;            // max_distance, m
-  double sync_hard_distance = -1;       // hard_distance, m
-  double sync_reach = -1;               // foot_reach, m
-  double rate_min = -1, rate_max = -1;  // rate_min, rate_max (play-rate matching)
-  double sync_angle = -1;               // max_angle, degrees
+  double sync_halflife = -1;                // position_halflife (the rotation's is twice it)
+  double sync_ratio = -1;                   // position_ratio and rotation_ratio
+  double sync_distance = -1;                // max_distance, m
+  double sync_hard_distance = -1;           // hard_distance, m
+  double sync_reach = -1;                   // foot_reach, m
+  double rate_min = -1, rate_max = -1;      // rate_min, rate_max (play-rate matching)
+  double stride_min = -1, stride_max = -1;  // stride_min, stride_max (stride warping)
+  double warp_angle = -1;                   // warp_angle, degrees (orientation warping)
+  double warp_halflife = -1;                // warp_halflife, s
+  double sync_angle = -1;                   // max_angle, degrees
   bool help = false;
 };
 

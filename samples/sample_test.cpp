@@ -319,6 +319,19 @@ TEST(SampleOptions, DefaultsAndEveryOption) {
   EXPECT_EQ(sync.rate_min, 0.5f);
   EXPECT_EQ(sync.rate_max, 1.5f);
   EXPECT_EQ(sync.mode, mmdb::Synchronization::CharacterFollows) << "unchanged";
+  EXPECT_TRUE(mmdb::warpingOn(sync)) << "the crowd's default";
+  EXPECT_EQ(sync.stride_min, 0.f) << "the crowd's default";
+  o = {};
+  ASSERT_TRUE(parse({"db.mmdb", "--stride-min", "0", "--stride-max", "1.25", "--warp-angle", "45",
+                     "--warp-halflife", "0.2"},
+                    o, error))
+      << error;
+  apply_sync_options(o, sync);
+  EXPECT_EQ(sync.stride_min, 0.f);
+  EXPECT_EQ(sync.stride_max, 1.25f);
+  EXPECT_NEAR(sync.warp_angle, 0.785398f, 1e-6f);
+  EXPECT_EQ(sync.warp_halflife, 0.2f);
+  EXPECT_TRUE(mmdb::warpingOn(sync));
 
   o = {};
   ASSERT_TRUE(parse({"--help"}, o, error));
@@ -350,6 +363,10 @@ TEST(SampleOptions, BadUsageSaysWhatIsWrong) {
       {{"a.mmdb", "--sync-ratio", "-1"}, "--sync-ratio wants a number from 0"},
       {{"a.mmdb", "--sync-distance", "inf"}, "--sync-distance wants"},
       {{"a.mmdb", "--sync-angle", "200"}, "--sync-angle wants a number from 0 to 180"},
+      {{"a.mmdb", "--stride-min", "1.5"}, "--stride-min wants a number from 0 to 1, got '1.5'"},
+      {{"a.mmdb", "--stride-max", "0.5"}, "--stride-max wants a number from 1 to 4"},
+      {{"a.mmdb", "--warp-angle", "120"}, "--warp-angle wants a number from 0 to 90"},
+      {{"a.mmdb", "--warp-halflife", "0"}, "--warp-halflife wants a number above 0"},
   };
   for (const auto& [args, message] : cases) {
     SampleOptions o;

@@ -299,6 +299,42 @@ float playRate(vec3 clip_velocity, vec3 sim_velocity) {
 // The share of a gap a damped adjustment closes in dt.
 float dampedShare(float dt, float halflife) { return 1.0 - exp(-0.69314718056 * dt / halflife); }
 
+// Warping (mmdb::warpingOn, mmdb::stepGroundWarp): the ground-plane map (xx, zx, xz, zz) of the
+// root motion and the feet, and a model-space point through it.
+bool warpingOn() {
+  return foot_setup.sync_mode == 1u &&
+         (foot_setup.sync_stride_min != 1.0 || foot_setup.sync_stride_max != 1.0 || foot_setup.sync_warp_angle > 0.0);
+}
+vec3 warpApply(vec4 warp, vec3 p) { return vec3(warp.x * p.x + warp.z * p.z, p.y, warp.y * p.x + warp.w * p.z); }
+// Eases `warp` towards the map taking the clip's root velocity onto the wanted one (model space):
+// the clip's way turned by at most warp_angle, the stride along it within the bounds.
+vec4 stepGroundWarp(vec4 warp, vec3 clip_velocity, vec3 wanted_velocity, float dt) {
+  if (!warpingOn()) return vec4(1.0, 0.0, 0.0, 1.0);
+  vec4 aim = vec4(1.0, 0.0, 0.0, 1.0);
+  vec2 clip = clip_velocity.xz;
+  vec2 wanted = wanted_velocity.xz;
+  float clip_speed = length(clip);
+  if (clip_speed > 0.05) {
+    vec2 d = clip / clip_speed;
+    // The turn fades out for a wanted velocity near zero or nearly behind (the CPU's fades).
+    float angle = atan(d.x * wanted.y - d.y * wanted.x, dot(d, wanted));
+    float behind = min((1.0 + cos(angle)) / (1.0 - 0.70710678), 1.0);
+    float slow = min(length(wanted) / 0.1, 1.0);
+    angle = min(max(angle, -foot_setup.sync_warp_angle), foot_setup.sync_warp_angle) * behind * slow;
+    float c = cos(angle), s = sin(angle);
+    vec2 turned = vec2(c * d.x - s * d.y, s * d.x + c * d.y);
+    float stride = dot(turned, wanted) / clip_speed;
+    stride = min(max(stride, foot_setup.sync_stride_min), foot_setup.sync_stride_max);
+    float sxx = 1.0 + (stride - 1.0) * d.x * d.x, sxz = (stride - 1.0) * d.x * d.y;
+    float szz = 1.0 + (stride - 1.0) * d.y * d.y;
+    aim = vec4(c * sxx - s * sxz, s * sxx + c * sxz, c * sxz - s * szz, s * sxz + c * szz);
+    // From a nearly still clip root, the identity, continuously.
+    float moving = min((clip_speed - 0.05) / 0.05, 1.0);
+    aim = vec4(1.0, 0.0, 0.0, 1.0) + (aim - vec4(1.0, 0.0, 0.0, 1.0)) * moving;
+  }
+  return warp + (aim - warp) * dampedShare(dt, foot_setup.sync_warp_halflife);
+}
+
 // Whether `share` of the adjustment (step, turn) keeps each locked toe within its limit.
 bool adjustmentFits(float share, vec3 position, vec4 rotation, vec3 step, float turn, uint locked,
                     vec3 locks[2], vec3 toes[2], float limits[2]) {

@@ -5,7 +5,7 @@
 // a transition whose decay moved a joint further than its limit since the last pose is posed
 // again with the decay gone on by half, a quarter or none of the step, the first that keeps
 // within (else the one moving least). Then the character's achieved path takes dt of the
-// root motion of the frame playing (kept as the step's root motion too), then the synchronization
+// root motion of the frame playing, warped (kept as the step's root motion too), then the synchronization
 // (mmdb/synchronization.h: the character adjusted towards its simulation root, or the root put on
 // the character), and the playback clock moves on: clip time and the frame playing by dt times
 // the play rate, the time since the switch by dt, and the search timer by one step. It keeps the frame and time of the pose shown (and the step before's frame) for
@@ -43,6 +43,19 @@ void main() {
     precise float clip_dt = params.dt * play_rate;
     characters[c].play_rate = play_rate;
     integrateRootMotion(position, rotation, ch.current_frame, clip_dt);
+    // Warping (mmdb::Crowd::advance's): the step's root motion, in the character's frame, mapped
+    // onto the velocity the controller wants (its own, plus the gap closing with the position
+    // half-life).
+    vec4 warp = vec4(1.0, 0.0, 0.0, 1.0);
+    if (warpingOn() && params.dt > 0.0) {
+      vec4 to_model = quatInv(ch.achieved_rotation);
+      vec3 local = quatRotate(to_model, position - ch.achieved_position.xyz);
+      vec3 gap = ch.sim_position.xyz - ch.achieved_position.xyz;
+      vec3 wanted = ch.sim_velocity.xyz + vec3(gap.x, 0.0, gap.z) * (0.69314718056 / foot_setup.sync_position_halflife);
+      warp = stepGroundWarp(ch.warp, local / params.dt, quatRotate(to_model, wanted), params.dt);
+      position = ch.achieved_position.xyz + quatRotate(ch.achieved_rotation, warpApply(warp, local));
+    }
+    characters[c].warp = warp;
     // The step's root motion, for a game that owns the root (mmdb::Crowd::advance's).
     vec3 moved = position - ch.achieved_position.xyz;
     vec4 turned = normalize(quatMul(rotation, quatInv(ch.achieved_rotation)));
@@ -64,7 +77,7 @@ void main() {
           if ((feet[c].foot[leg].flags & kFootLocked) == 0u) continue;
           locked |= 1u << leg;
           locks[leg] = feet[c].foot[leg].position.xyz;
-          toes[leg] = model_poses[base + foot_setup.legs[leg].toe].position.xyz;
+          toes[leg] = warpApply(warp, model_poses[base + foot_setup.legs[leg].toe].position.xyz);
         }
       }
       adjustTowardsController(position, rotation, moved, yawAngle(turned), ch.sim_position.xyz, ch.sim_rotation,

@@ -5,7 +5,7 @@
 // (no lower than ik_foot_height); a locked toe lets go when its contact ends or the animated toe
 // is further than foot_unlock_radius, and blends back from the lock to the animation (the offset
 // and the opposite of the toe's velocity, decayed by the time since); while locked or blending,
-// two-bone IK bends the upper leg and the knee to put the ankle where the animated foot-to-toe
+// (or warped: the animated toe mapped by the character's warp) two-bone IK bends the upper leg and the knee to put the ankle where the animated foot-to-toe
 // vector puts the toe on its target, the foot keeps its animated orientation (turned for the toe
 // to reach when the ankle could not), and the toe joint turns up when the tip of the toes would go
 // below ik_foot_height. The local rotations of the leg change and the model pose below each upper
@@ -145,7 +145,9 @@ void main() {
     bool was_contact = (f.flags & kFootContact) != 0u;
     bool seen = (f.flags & kFootSeen) != 0u;
     bool contact = ((contacts >> leg.contact_bit) & 1u) != 0u;
-    vec3 animated = position + quatRotate(rotation, model_poses[base + leg.toe].position.xyz);
+    // The animated toe, where warping maps it.
+    bool warped = ch.warp != vec4(1.0, 0.0, 0.0, 1.0);
+    vec3 animated = position + quatRotate(rotation, warpApply(ch.warp, model_poses[base + leg.toe].position.xyz));
     vec3 velocity = seen && params.dt > 0.0 ? (animated - f.animated.xyz) / params.dt : vec3(0.0);
 
     // Where the toe goes on from the last step: held, blending back, or as animated.
@@ -180,7 +182,7 @@ void main() {
     f.animated = vec4(animated, 0.0);
     f.target = vec4(target, 0.0);
     feet[c].foot[s] = f;
-    if (!locked && !blending) continue;  // the leg as animated
+    if (!locked && !blending && !warped) continue;  // the leg as animated
 
     // A leg folded nearly shut follows the animation, the IK fading in as it opens (the CPU's).
     vec3 hip = model_poses[base + leg.upper_leg].position.xyz;

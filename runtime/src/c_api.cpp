@@ -61,6 +61,14 @@ void copySynchronization(const mmdb::CrowdSettings& from, mmdb_crowd_settings& t
   to.sync_max_angle = s.max_angle;
   to.sync_foot_reach = s.foot_reach;
   to.sync_hard_distance = s.hard_distance;
+  to.sync_rate_min = s.rate_min;
+  to.sync_rate_max = s.rate_max;
+  to.sync_stride_min = s.stride_min;
+  to.sync_stride_max = s.stride_max;
+  to.sync_warp_angle = s.warp_angle;
+  to.sync_warp_halflife = s.warp_halflife;
+  static_assert(sizeof(mmdb::SynchronizationSettings) == 15 * sizeof(float),
+                "a synchronization setting the C settings do not carry");
 }
 void copySynchronization(const mmdb_crowd_settings& from, mmdb::CrowdSettings& to) {
   mmdb::SynchronizationSettings& s = to.synchronization;
@@ -73,6 +81,12 @@ void copySynchronization(const mmdb_crowd_settings& from, mmdb::CrowdSettings& t
   s.max_angle = from.sync_max_angle;
   s.foot_reach = from.sync_foot_reach;
   s.hard_distance = from.sync_hard_distance;
+  s.rate_min = from.sync_rate_min;
+  s.rate_max = from.sync_rate_max;
+  s.stride_min = from.sync_stride_min;
+  s.stride_max = from.sync_stride_max;
+  s.warp_angle = from.sync_warp_angle;
+  s.warp_halflife = from.sync_warp_halflife;
 }
 
 // mmdb::CrowdSettings and mmdb_crowd_settings field for field, either way (bool to and from

@@ -1363,6 +1363,20 @@ void Crowd::advance(uint32_t c) noexcept {
     const float clip_dt = dt_ * ch.play_rate;
     integrateRootMotion(*db_, ch.current_frame, clip_dt, ch.achieved_position,
                         ch.achieved_rotation);
+    if (warpingOn(settings_.synchronization)) {
+      // Warping: the step's root motion, in the character's frame, mapped onto the velocity the
+      // controller wants (its own, plus the gap closing with the position half-life).
+      const glm::quat to_model = glm::inverse(rotation);
+      const glm::vec3 local = to_model * (ch.achieved_position - position);
+      const glm::vec3 gap = ch.sim.position - position;
+      const glm::vec3 wanted =
+          ch.sim.velocity + glm::vec3(gap.x, 0.f, gap.z) *
+                                (0.69314718056f / settings_.synchronization.position_halflife);
+      stepGroundWarp(settings_.synchronization, dt_, local / dt_, to_model * wanted, ch.warp);
+      ch.achieved_position = position + rotation * ch.warp.apply(local);
+    } else {
+      ch.warp = GroundWarp{};
+    }
     ch.root_motion_world = ch.achieved_position - position;
     ch.root_motion_local = glm::inverse(rotation) * ch.root_motion_world;
     ch.root_motion_rotation = glm::normalize(ch.achieved_rotation * glm::inverse(rotation));
@@ -1406,7 +1420,7 @@ void Crowd::synchronize(uint32_t c) noexcept {
       if (!foot.locked) continue;
       job.locked_legs |= 1u << leg;
       job.locks[leg] = foot.position;
-      job.toes[leg] = model_translations_[size_t(c) * joints_ + legs_[leg].toe];
+      job.toes[leg] = ch.warp.apply(model_translations_[size_t(c) * joints_ + legs_[leg].toe]);
     }
   }
   job.position = ch.achieved_position;
@@ -1440,6 +1454,7 @@ void Crowd::lockFeet(uint32_t first, uint32_t count) noexcept {
     job.position = ch.achieved_position;
     job.rotation = ch.achieved_rotation;
     job.dt = dt_;
+    job.warp = ch.warp;
     job.feet = feet;
     job.local_rotations = slice(local_rotations_, c, joints_);
     job.local_translations = slice(local_translations_, c, joints_);

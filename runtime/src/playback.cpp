@@ -1259,7 +1259,10 @@ void detail::runFootLock4(const FootLockJob* jobs, size_t count) noexcept {
       FootLock& f = one.feet[s];
       if (one.reset) f = FootLock{};
       const bool contact = ((one.contacts >> leg.contact_bit) & 1u) != 0;
-      const glm::vec3 animated = one.position + one.rotation * one.model_translations[leg.toe];
+      // The animated toe, where warping maps it (as animated without warping).
+      const bool warped = !one.warp.identity();
+      const glm::vec3 animated =
+          one.position + one.rotation * one.warp.apply(one.model_translations[leg.toe]);
       const glm::vec3 velocity =
           f.seen && one.dt > 0.f ? (animated - f.animated) / one.dt : glm::vec3(0.f);
       if (f.blending) f.since_unlock += one.dt;
@@ -1296,7 +1299,8 @@ void detail::runFootLock4(const FootLockJob* jobs, size_t count) noexcept {
       f.seen = true;
       f.target = target;
       target_of[i] = target;
-      if (f.locked || f.blending) held |= 1 << i;  // else the leg as animated
+      // Held, blending back or warped: the leg bends; else it is left as animated.
+      if (f.locked || f.blending || warped) held |= 1 << i;
     }
     if (!held) continue;
 

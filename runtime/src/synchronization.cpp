@@ -1,6 +1,7 @@
 #include "mmdb/synchronization.h"
 
 #include <cmath>
+#include <cstdio>
 
 namespace mmdb {
 namespace {
@@ -13,6 +14,12 @@ glm::vec3 ground(const glm::vec3& v) { return {v.x, 0.f, v.z}; }
 glm::quat yawRotation(float angle) {
   return glm::quat(std::cos(0.5f * angle), 0.f, std::sin(0.5f * angle), 0.f);
 }
+
+// Warping's fades: a clip root under kStillClip m/s is not warped, one at twice that fully; the
+// turn fades out below kSlowWanted m/s wanted, and from 135 degrees (cos kBehindCos) to behind.
+constexpr float kStillClip = 0.05f;
+constexpr float kSlowWanted = 0.1f;
+constexpr float kBehindCos = -0.70710678f;
 
 // The share of a gap a damped adjustment closes in dt: 1 - 2^(-dt / halflife).
 float dampedShare(float dt, float halflife) { return 1.f - std::exp(-kLn2 * dt / halflife); }
@@ -58,23 +65,86 @@ Status validateSynchronization(const char* what, const SynchronizationSettings& 
                 {"max_angle", s.max_angle, 0.f, false, kPi},
                 {"foot_reach", s.foot_reach, 0.f, false, INFINITY},
                 {"rate_min", s.rate_min, 0.f, true, 4.f},
+                {"stride_min", s.stride_min, 0.f, false, 1.f},
+                {"stride_max", s.stride_max, 1.f, false, 4.f},
+                {"warp_angle", s.warp_angle, 0.f, false, 0.5f * kPi},
+                {"warp_halflife", s.warp_halflife, 0.f, true, INFINITY},
                 {"rate_max", s.rate_max, 0.f, true, 4.f}};
   for (const auto& c : checks) {
     const bool fits = std::isfinite(c.value) && (c.above ? c.value > c.low : c.value >= c.low) &&
                       c.value <= c.high;
-    if (!fits)
+    if (!fits) {
+      char most[32] = "";
+      if (c.high == kPi)
+        std::snprintf(most, sizeof most, " and at most pi");
+      else if (c.high == 0.5f * kPi)
+        std::snprintf(most, sizeof most, " and at most pi/2");
+      else if (c.high < INFINITY)
+        std::snprintf(most, sizeof most, " and at most %g", double(c.high));
       return Error::format(ErrorCode::InvalidArgument,
-                           "%ssynchronization %s %g must be finite and %s 0%s", what, c.name,
-                           double(c.value), c.above ? ">" : ">=",
-                           c.high == kPi       ? " and at most pi"
-                           : c.high < INFINITY ? " and at most 4"
-                                               : "");
+                           "%ssynchronization %s %g must be finite and %s %g%s", what, c.name,
+                           double(c.value), c.above ? ">" : ">=", double(c.low), most);
+    }
   }
   if (!(s.rate_max >= s.rate_min))
     return Error::format(ErrorCode::InvalidArgument,
                          "%ssynchronization rate_max %g must be at least rate_min %g", what,
                          double(s.rate_max), double(s.rate_min));
   return Status();
+}
+
+bool warpingOn(const SynchronizationSettings& s) noexcept {
+  return s.mode == Synchronization::CharacterFollows &&
+         (s.stride_min != 1.f || s.stride_max != 1.f || s.warp_angle > 0.f);
+}
+
+void stepGroundWarp(const SynchronizationSettings& settings, float dt,
+                    const glm::vec3& clip_velocity, const glm::vec3& wanted_velocity,
+                    GroundWarp& warp) noexcept {
+  if (!warpingOn(settings)) {
+    warp = GroundWarp{};
+    return;
+  }
+  GroundWarp aim;
+  const glm::vec2 clip(clip_velocity.x, clip_velocity.z);
+  const glm::vec2 wanted(wanted_velocity.x, wanted_velocity.z);
+  const float clip_speed = glm::length(clip);
+  if (clip_speed > kStillClip) {
+    const glm::vec2 d = clip / clip_speed;
+    // The turn from the clip's direction to the wanted one, within warp_angle; then the stride
+    // that brings the turned direction's speed to the wanted one's along it. The turn fades out
+    // for a wanted velocity near zero or nearly behind (where turning left or right is a coin's
+    // toss), so the aim never jumps.
+    const float wanted_speed = glm::length(wanted);
+    float angle = std::atan2(d.x * wanted.y - d.y * wanted.x, glm::dot(d, wanted));
+    const float behind = std::fmin((1.f + std::cos(angle)) / (1.f + kBehindCos), 1.f);
+    const float slow = std::fmin(wanted_speed / kSlowWanted, 1.f);
+    angle = std::fmin(std::fmax(angle, -settings.warp_angle), settings.warp_angle) * behind * slow;
+    const float c = std::cos(angle), s = std::sin(angle);
+    const glm::vec2 turned(c * d.x - s * d.y, s * d.x + c * d.y);
+    float stride = glm::dot(turned, wanted) / clip_speed;
+    stride = std::fmin(std::fmax(stride, settings.stride_min), settings.stride_max);
+    // scale along d: S = I + (stride - 1) d d^T; then the turn R: W = R S.
+    const float sxx = 1.f + (stride - 1.f) * d.x * d.x, sxz = (stride - 1.f) * d.x * d.y;
+    const float szz = 1.f + (stride - 1.f) * d.y * d.y;
+    // R = [[c, -s], [s, c]] in (x, z) with +Y turns taking +Z towards +X: the 2D angle above is
+    // measured from x towards z, so R is the rotation by `angle` in that plane.
+    aim.xx = c * sxx - s * sxz;
+    aim.xz = c * sxz - s * szz;
+    aim.zx = s * sxx + c * sxz;
+    aim.zz = s * sxz + c * szz;
+    // From a nearly still clip root, the identity, continuously.
+    const float moving = std::fmin((clip_speed - kStillClip) / kStillClip, 1.f);
+    aim.xx = 1.f + (aim.xx - 1.f) * moving;
+    aim.zx *= moving;
+    aim.xz *= moving;
+    aim.zz = 1.f + (aim.zz - 1.f) * moving;
+  }
+  const float share = dampedShare(dt, settings.warp_halflife);
+  warp.xx += (aim.xx - warp.xx) * share;
+  warp.xz += (aim.xz - warp.xz) * share;
+  warp.zx += (aim.zx - warp.zx) * share;
+  warp.zz += (aim.zz - warp.zz) * share;
 }
 
 void AdjustmentJob::Run() noexcept {

@@ -160,7 +160,7 @@ void simulateAgainstTheCpu(bool weights_and_biases,
   std::vector<bool> parted(kCharacters, false);  // left out after a tie of a foot's unlock
   float worst_pose = 0, worst_cost = 0, worst_path = 0, worst_foot = 0, worst_leg = 0;
   uint64_t locked = 0, blending = 0, teleports = 0, placed = 0, simulations = 0, tag_events = 0;
-  uint64_t limited_steps = 0, adjusted_steps = 0, rated_steps = 0;
+  uint64_t limited_steps = 0, adjusted_steps = 0, rated_steps = 0, warped_steps = 0;
 
   for (int frame = 0; frame < kFrames; ++frame) {
     std::vector<bool> forced(kCharacters);
@@ -329,6 +329,13 @@ void simulateAgainstTheCpu(bool weights_and_biases,
       adjusted_steps += glm::length(c.adjustment_world) > 1e-6f;
       ASSERT_EQ(characters[i].play_rate, c.play_rate);
       rated_steps += c.play_rate != 1.f;
+      // The warp: the same map on both (its aim carries the achieved path's difference, times
+      // the gap's closing rate over the clip's speed).
+      ASSERT_NEAR(characters[i].warp.x, c.warp.xx, 1e-3f);
+      ASSERT_NEAR(characters[i].warp.y, c.warp.zx, 1e-3f);
+      ASSERT_NEAR(characters[i].warp.z, c.warp.xz, 1e-3f);
+      ASSERT_NEAR(characters[i].warp.w, c.warp.zz, 1e-3f);
+      warped_steps += !c.warp.identity();
       if (sync == mmdb::Synchronization::ControllerFollows) {
         ASSERT_LT(vecDistance(c.sim.position, c.achieved_position), 1e-6f);
       }
@@ -373,13 +380,15 @@ void simulateAgainstTheCpu(bool weights_and_biases,
                                       cpu.modelRotations()[i * joints + j]);
         const float dt = vecDistance(toVec3(model[i * joints + j].position),
                                      cpu.modelTranslations()[i * joints + j]);
-        // A held leg reaches for a point in the world, so its model pose carries the achieved
-        // path's difference (up to 1e-4, above, magnified by a blend's captured velocity)
-        // rather than the pose's.
+        // A held (or warped) leg reaches for a point in the world, so its model pose carries the
+        // achieved path's difference (up to 1e-4, above, magnified by a blend's captured
+        // velocity) rather than the pose's.
         bool held = false;
+        const bool warped = !cpu.characters()[i].warp.identity();
         for (uint32_t leg = 0; leg < mmdb::kLegCount; ++leg) {
           const mmdb::FootLock& f = cpu.footLocks()[i * mmdb::kLegCount + leg];
-          held = held || ((f.locked || f.blending) && below(db, cpu.legChains()[leg].upper_leg, j));
+          held = held || ((f.locked || f.blending || warped) &&
+                          below(db, cpu.legChains()[leg].upper_leg, j));
         }
         (held ? worst_leg : worst_pose) = std::max({held ? worst_leg : worst_pose, dr, dt});
         ASSERT_LT(dr, held ? 1e-3f : pose_tolerance) << "joint " << j;
@@ -407,8 +416,10 @@ void simulateAgainstTheCpu(bool weights_and_biases,
   if (sync == mmdb::Synchronization::CharacterFollows) {
     EXPECT_GT(adjusted_steps, uint64_t(kCharacters) * 10)
         << "the character followed the controller";
+    EXPECT_GT(warped_steps, uint64_t(kCharacters) * 10) << "root motions and feet warped";
   } else {
     EXPECT_EQ(adjusted_steps, 0u);
+    EXPECT_EQ(warped_steps, 0u);
   }
   // A search every 6 steps, less those the jump cooldown after each switch holds back.
   EXPECT_GT(searches, uint64_t(kCharacters) * kFrames / 16);

@@ -82,6 +82,9 @@ class PassTest : public GpuTest {
         toFloat4(toVec3(s.sim_position) + glm::vec3(uniform(-0.8f, 0.8f), 0, uniform(-0.8f, 0.8f)));
     const float achieved_yaw = yaw + uniform(-0.6f, 0.6f);
     s.achieved_rotation = {0, std::sin(achieved_yaw / 2), 0, std::cos(achieved_yaw / 2)};
+    // A warp eased part of the way: the stride shortened, the way turned a little.
+    const float stride = uniform(0.4f, 1.f), turn = uniform(-0.3f, 0.3f);
+    s.warp = {std::cos(turn), std::sin(turn) * stride, -std::sin(turn), std::cos(turn) * stride};
     return s;
   }
 
@@ -654,6 +657,10 @@ TEST_F(PassTest, FkMatchesForwardKinematicsJobAndAdvancesTheClock) {
   ASSERT_TRUE(legs.ok());
   std::vector<mmdb::gpu::CharacterFeet> held(kCharacters);
   for (uint32_t i = 0; i < kCharacters; i += 3) {
+    // Within the clamp, so that the toe's limit, not the clamp, says how far it moves.
+    states[i].achieved_position =
+        toFloat4(toVec3(states[i].sim_position) +
+                 glm::vec3(uniform(-0.1f, 0.1f), 0.f, uniform(-0.1f, 0.1f)));
     mmdb::gpu::FootLock& f = held[i].foot[0];
     f.flags = mmdb::gpu::kFootLocked | mmdb::gpu::kFootContact | mmdb::gpu::kFootSeen;
     f.position = toFloat4(toVec3(states[i].achieved_position) +
@@ -663,7 +670,7 @@ TEST_F(PassTest, FkMatchesForwardKinematicsJobAndAdvancesTheClock) {
   ASSERT_TRUE(crowd->writeCharacters(states).ok());
   ASSERT_TRUE(crowd->writeLocalPoses(poses).ok());
   ASSERT_TRUE(crowd->passAndWait(Pass::Fk, kDt).ok());
-  uint32_t snapped = 0, adjusted = 0, clamped = 0, held_back = 0;
+  uint32_t snapped = 0, adjusted = 0, clamped = 0, held_back = 0, warped = 0;
   const auto model = valueOf(crowd->readModelPoses());
   const auto after = valueOf(crowd->readCharacters());
   const auto feet = valueOf(crowd->readFootLocks());
@@ -707,6 +714,23 @@ TEST_F(PassTest, FkMatchesForwardKinematicsJobAndAdvancesTheClock) {
     integrateRootMotion(db(), states[i].current_frame, kDt, position, rotation);
     const glm::vec3 before = toVec3(states[i].achieved_position);
     const glm::quat facing = toQuat(states[i].achieved_rotation);
+    // Warped (the crowd's default) towards the controller's velocity, from the map it had.
+    mmdb::GroundWarp warp{states[i].warp.x, states[i].warp.y, states[i].warp.z, states[i].warp.w};
+    {
+      const mmdb::SynchronizationSettings sync;
+      const glm::vec3 local = glm::inverse(facing) * (position - before);
+      const glm::vec3 gap = toVec3(states[i].sim_position) - before;
+      const glm::vec3 wanted =
+          toVec3(states[i].sim_velocity) +
+          glm::vec3(gap.x, 0.f, gap.z) * (0.69314718056f / sync.position_halflife);
+      mmdb::stepGroundWarp(sync, kDt, local / kDt, glm::inverse(facing) * wanted, warp);
+      position = before + facing * warp.apply(local);
+      warped += !warp.identity();
+    }
+    EXPECT_NEAR(after[i].warp.x, warp.xx, 1e-5f);
+    EXPECT_NEAR(after[i].warp.y, warp.zx, 1e-5f);
+    EXPECT_NEAR(after[i].warp.z, warp.xz, 1e-5f);
+    EXPECT_NEAR(after[i].warp.w, warp.zz, 1e-5f);
     // Then the synchronization (the crowd's default: the character follows the controller; no
     // foot is held here), as mmdb::Crowd runs it.
     mmdb::AdjustmentJob adjust;
@@ -720,12 +744,12 @@ TEST_F(PassTest, FkMatchesForwardKinematicsJobAndAdvancesTheClock) {
     if (i % 3 == 0) {
       adjust.locked_legs = 1;
       adjust.locks[0] = toVec3(held[i].foot[0].position);
-      adjust.toes[0] = mt[legs.value()[0].toe];
+      adjust.toes[0] = warp.apply(mt[legs.value()[0].toe]);
       mmdb::AdjustmentJob free = adjust;
       free.locked_legs = 0;
       free.Run();
       adjust.Run();
-      held_back += glm::length(free.moved - adjust.moved) > 1e-4f;
+      held_back += glm::length(free.moved - adjust.moved) > 1e-6f;
     } else {
       adjust.Run();
     }
@@ -749,6 +773,7 @@ TEST_F(PassTest, FkMatchesForwardKinematicsJobAndAdvancesTheClock) {
   EXPECT_GT(adjusted, kCharacters / 4) << "characters moved towards their controllers";
   EXPECT_GT(clamped, kCharacters / 8) << "characters put within the clamp";
   EXPECT_GT(held_back, 0u) << "adjustments held back by a locked toe";
+  EXPECT_GT(warped, kCharacters / 2) << "root motions warped";
 }
 
 mmdb::FootLock toCpu(const mmdb::gpu::FootLock& g) {
@@ -827,9 +852,12 @@ TEST_F(PassTest, FootLockMatchesFootLockJob) {
   for (uint32_t i = 0; i < kCharacters; ++i) {
     const glm::vec3 position = toVec3(placed[i].achieved_position);
     const glm::quat rotation = toQuat(placed[i].achieved_rotation);
+    const mmdb::GroundWarp warp{placed[i].warp.x, placed[i].warp.y, placed[i].warp.z,
+                                placed[i].warp.w};
     for (uint32_t leg = 0; leg < mmdb::kLegCount; ++leg) {
       const glm::vec3 toe =
-          position + rotation * toVec3(model[i * joints + legs.value()[leg].toe].position);
+          position +
+          rotation * warp.apply(toVec3(model[i * joints + legs.value()[leg].toe].position));
       mmdb::FootLock f;
       const uint32_t kind = (i + 3 * leg) % 6;
       f.seen = kind != 0;
@@ -853,7 +881,7 @@ TEST_F(PassTest, FootLockMatchesFootLockJob) {
   const auto out_model = valueOf(crowd->readModelPoses());
   const auto out_feet = valueOf(crowd->readFootLocks());
 
-  uint32_t bent = 0, locks = 0, unlocks = 0, shut = 0, fading = 0;
+  uint32_t bent = 0, locks = 0, unlocks = 0, shut = 0, fading = 0, warped = 0;
   for (uint32_t i = 0; i < kCharacters; ++i) {
     SCOPED_TRACE("character " + std::to_string(i));
     EXPECT_EQ(out_feet[i].shown_frame, feet[i].shown_frame);
@@ -889,6 +917,8 @@ TEST_F(PassTest, FootLockMatchesFootLockJob) {
     job.position = toVec3(placed[i].achieved_position);
     job.rotation = toQuat(placed[i].achieved_rotation);
     job.dt = kDt;
+    job.warp = {placed[i].warp.x, placed[i].warp.y, placed[i].warp.z, placed[i].warp.w};
+    warped += !job.warp.identity();
     job.feet = cpu_feet;
     job.local_rotations = r;
     job.local_translations = t;
@@ -929,6 +959,7 @@ TEST_F(PassTest, FootLockMatchesFootLockJob) {
   EXPECT_GT(bent, kCharacters / 2) << "legs bent";
   EXPECT_GT(locks, 3u) << "contacts that start";
   EXPECT_GT(unlocks, 3u) << "locks let go";
+  EXPECT_GT(warped, kCharacters / 2) << "legs bent to warped toes";
 }
 
 TEST_F(PassTest, FootLockOffLeavesFksPose) {

@@ -197,6 +197,13 @@ TEST_F(CApi, ABadSynchronizationSettingMakesNoCrowd) {
         << mmdb_last_error();
   }
   mmdb_crowd_settings_default(&bad);
+  bad.sync_warp_angle = 2.f;
+  EXPECT_EQ(mmdb_crowd_create(db, 2, &bad, &none), MMDB_INVALID_ARGUMENT);
+  EXPECT_NE(
+      std::string(mmdb_last_error()).find("warp_angle 2 must be finite and >= 0 and at most pi/2"),
+      std::string::npos)
+      << mmdb_last_error();
+  mmdb_crowd_settings_default(&bad);
   bad.sync_max_angle = 4.f;
   EXPECT_EQ(mmdb_crowd_create(db, 2, &bad, &none), MMDB_INVALID_ARGUMENT);
   EXPECT_NE(
@@ -255,11 +262,17 @@ TEST(CApiSettings, AreTheCrowdSettings) {
     EXPECT_EQ(c.sync_max_angle, s.synchronization.max_angle);
     EXPECT_EQ(c.sync_foot_reach, s.synchronization.foot_reach);
     EXPECT_EQ(c.sync_hard_distance, s.synchronization.hard_distance);
+    EXPECT_EQ(c.sync_rate_min, s.synchronization.rate_min);
+    EXPECT_EQ(c.sync_rate_max, s.synchronization.rate_max);
+    EXPECT_EQ(c.sync_stride_min, s.synchronization.stride_min);
+    EXPECT_EQ(c.sync_stride_max, s.synchronization.stride_max);
+    EXPECT_EQ(c.sync_warp_angle, s.synchronization.warp_angle);
+    EXPECT_EQ(c.sync_warp_halflife, s.synchronization.warp_halflife);
   }
   EXPECT_EQ(uint32_t(mmdb::Synchronization::CharacterFollows), MMDB_SYNC_CHARACTER_FOLLOWS);
   EXPECT_EQ(uint32_t(mmdb::Synchronization::ControllerFollows), MMDB_SYNC_CONTROLLER_FOLLOWS);
 
-  EXPECT_EQ(sizeof(mmdb_crowd_settings), 36 * 4u) << "a field added to one is added to the other";
+  EXPECT_EQ(sizeof(mmdb_crowd_settings), 42 * 4u) << "a field added to one is added to the other";
   EXPECT_STREQ(mmdb_status_name(MMDB_CORRUPT), "Corrupt");
   EXPECT_EQ(int(MMDB_NO_MATCH), int(mmdb::ErrorCode::NoMatch));
   EXPECT_EQ(int(MMDB_DEVICE_ERROR), int(mmdb::ErrorCode::DeviceError));

@@ -142,6 +142,126 @@ TEST(Synchronization, BadSettingsNameTheSetting) {
   EXPECT_FALSE(mmdb::validateSynchronization("", s).ok());
 }
 
+TEST(Synchronization, BadWarpingSettingsNameTheSetting) {
+  mmdb::SynchronizationSettings s;
+  s.stride_min = 1.5f;
+  EXPECT_EQ(std::string(mmdb::validateSynchronization("", s).message()),
+            "synchronization stride_min 1.5 must be finite and >= 0 and at most 1");
+  s = {};
+  s.stride_max = 0.5f;
+  EXPECT_EQ(std::string(mmdb::validateSynchronization("", s).message()),
+            "synchronization stride_max 0.5 must be finite and >= 1 and at most 4");
+  s = {};
+  s.warp_angle = 2.f;
+  EXPECT_EQ(std::string(mmdb::validateSynchronization("", s).message()),
+            "synchronization warp_angle 2 must be finite and >= 0 and at most pi/2");
+  s = {};
+  s.warp_halflife = 0.f;
+  EXPECT_EQ(std::string(mmdb::validateSynchronization("", s).message()),
+            "synchronization warp_halflife 0 must be finite and > 0");
+}
+
+// --- Warping: known answers ---
+
+mmdb::SynchronizationSettings warping(float stride_min, float stride_max, float angle) {
+  mmdb::SynchronizationSettings s;
+  s.stride_min = stride_min;
+  s.stride_max = stride_max;
+  s.warp_angle = angle;
+  s.warp_halflife = 1e-3f;  // reaches its aim in one step of 1/60 s
+  return s;
+}
+
+void expectNear(const glm::vec3& a, const glm::vec3& b, const char* what) {
+  EXPECT_NEAR(a.x, b.x, 1e-5f) << what;
+  EXPECT_NEAR(a.y, b.y, 1e-5f) << what;
+  EXPECT_NEAR(a.z, b.z, 1e-5f) << what;
+}
+
+mmdb::SynchronizationSettings withoutWarping() {
+  mmdb::SynchronizationSettings s;
+  s.stride_min = 1.f;
+  s.stride_max = 1.f;
+  s.warp_angle = 0.f;
+  return s;
+}
+
+TEST(Warping, OffIsTheIdentity) {
+  EXPECT_TRUE(mmdb::warpingOn(mmdb::SynchronizationSettings{})) << "on by default";
+  mmdb::SynchronizationSettings s = withoutWarping();
+  EXPECT_FALSE(mmdb::warpingOn(s));
+  mmdb::GroundWarp warp;
+  warp.xx = 0.5f;  // any state
+  mmdb::stepGroundWarp(s, 1.f / 60, {0, 0, 1}, {3, 0, 0}, warp);
+  EXPECT_TRUE(warp.identity());
+  s = warping(0.f, 2.f, 1.f);
+  s.mode = Synchronization::None;
+  EXPECT_FALSE(mmdb::warpingOn(s)) << "only while the character follows its controller";
+}
+
+// A walk at 1 m/s asked for 0.25 m/s: the stride shrinks to a quarter along the way the clip goes;
+// across it nothing changes, and heights never do.
+TEST(Warping, StrideScalesAlongTheWayTheClipGoes) {
+  mmdb::GroundWarp warp;
+  mmdb::stepGroundWarp(warping(0.f, 1.f, 0.f), 1.f / 60, {0, 0, 1}, {0, 0, 0.25f}, warp);
+  expectNear(warp.apply({0, 0, 1}), {0, 0, 0.25f}, "along");
+  expectNear(warp.apply({1, 0.7f, 0}), {1, 0.7f, 0}, "across and up");
+  // Asked to stand, within stride_min 0.5: half the stride.
+  warp = {};
+  mmdb::stepGroundWarp(warping(0.5f, 1.f, 0.f), 1.f / 60, {0, 0, 1}, {0, 0, 0}, warp);
+  expectNear(warp.apply({0, 0, 1}), {0, 0, 0.5f}, "bounded");
+  // A clip going along +X at 2 m/s asked for 3 m/s, within stride_max 1.25.
+  warp = {};
+  mmdb::stepGroundWarp(warping(0.f, 1.25f, 0.f), 1.f / 60, {2, 0, 0}, {3, 0, 0}, warp);
+  expectNear(warp.apply({1, 0, 0}), {1.25f, 0, 0}, "lengthened");
+  expectNear(warp.apply({0, 0, 1}), {0, 0, 1}, "across");
+}
+
+// A forward walk asked to go right (+X): turned by at most warp_angle, then the stride brought to
+// the speed along the turned way: at 45 degrees, cos 45 of the clip's.
+TEST(Warping, OrientationTurnsTheWayTheClipGoes) {
+  mmdb::GroundWarp warp;
+  mmdb::stepGroundWarp(warping(0.f, 4.f, kPi / 4), 1.f / 60, {0, 0, 1}, {1, 0, 0}, warp);
+  expectNear(warp.apply({0, 0, 1}), {0.5f, 0, 0.5f}, "turned and shortened");
+  // Within the angle, the whole way: a 30 degree turn to the left (-X) at the same speed.
+  warp = {};
+  const glm::vec3 left(-std::sin(kPi / 6), 0, std::cos(kPi / 6));
+  mmdb::stepGroundWarp(warping(0.f, 4.f, kPi / 4), 1.f / 60, {0, 0, 1}, left, warp);
+  expectNear(warp.apply({0, 0, 1}), left, "turned");
+  expectNear(warp.apply({1, 0, 0}), {std::cos(kPi / 6), 0, std::sin(kPi / 6)}, "a rotation");
+}
+
+// Asked to go back the way it came, a walk is not turned (left and right are a coin's toss): the
+// map is the same whichever side the wanted velocity leans to, and shortens the stride only.
+TEST(Warping, NeverTurnsForAVelocityBehind) {
+  const mmdb::SynchronizationSettings s = warping(0.25f, 1.f, kPi / 2);
+  mmdb::GroundWarp back, left, right;
+  mmdb::stepGroundWarp(s, 1.f / 60, {0, 0, 1}, {0, 0, -1}, back);
+  expectNear(back.apply({0, 0, 1}), {0, 0, 0.25f}, "stride_min, not turned");
+  expectNear(back.apply({1, 0, 0}), {1, 0, 0}, "across");
+  mmdb::stepGroundWarp(s, 1.f / 60, {0, 0, 1}, {-1e-3f, 0, -1}, left);
+  mmdb::stepGroundWarp(s, 1.f / 60, {0, 0, 1}, {1e-3f, 0, -1}, right);
+  expectNear(left.apply({1, 0, 0}), right.apply({1, 0, 0}), "continuous behind");
+  // Turned in full up to 135 degrees off.
+  mmdb::GroundWarp aside;
+  mmdb::stepGroundWarp(s, 1.f / 60, {0, 0, 1}, {-1, 0, -1}, aside);
+  expectNear(aside.apply({0, 0, 1}), {-1, 0, 0}, "a quarter turn");
+  expectNear(aside.apply({1, 0, 0}), {0, 0, 1}, "a rotation");
+}
+
+// The map eases towards its aim by 1 - 2^(-dt / warp_halflife), and back to the identity while
+// the clip's root is nearly still (0.05 m/s or less).
+TEST(Warping, EasesTowardsItsAim) {
+  mmdb::SynchronizationSettings s = warping(0.f, 1.f, 0.f);
+  s.warp_halflife = 0.1f;
+  mmdb::GroundWarp warp;
+  mmdb::stepGroundWarp(s, 0.1f, {0, 0, 1}, {0, 0, 0}, warp);
+  EXPECT_NEAR(warp.zz, 0.5f, 1e-6f) << "half way from 1 to 0";
+  EXPECT_NEAR(warp.xx, 1.f, 1e-6f);
+  mmdb::stepGroundWarp(s, 0.1f, {0, 0, 0.05f}, {0, 0, 0}, warp);
+  EXPECT_NEAR(warp.zz, 0.75f, 1e-6f) << "half way back to the identity";
+}
+
 struct TestDatabase {
   explicit TestDatabase(const mmdb::cook::CookedDatabase& cooked) {
     bytes = mmdb::test::serializeAligned(cooked);
@@ -163,10 +283,11 @@ struct CrowdRun {
 // asked in turn to go sideways, backwards and to stand (none of which the databases below hold),
 // at `speed` m/s.
 CrowdRun runAgainstTheData(const Database& db, Synchronization mode, uint32_t characters, int steps,
-                           float speed) {
+                           float speed, const mmdb::SynchronizationSettings* sync = nullptr) {
   CrowdRun run;
   const float dt = 1.f / 60;
   CrowdSettings settings;
+  if (sync) settings.synchronization = *sync;
   settings.synchronization.mode = mode;
   auto made = Crowd::create(db, characters, settings);
   EXPECT_TRUE(made.ok()) << made.error().message();
@@ -238,6 +359,37 @@ TEST(Synchronization, ACharacterTheDataCannotSteerStaysOnItsController) {
   EXPECT_LT(follows.trajectory_error_m.mean, none.trajectory_error_m.mean * 0.2);
 }
 
+// Warping the same walks (the defaults): the root motion goes where the controller asks (shorter
+// strides to stand, turned to step aside), so the character keeps far closer to its controller
+// than the adjustment alone keeps it, and its planted toes slide no more.
+TEST(Synchronization, WarpingBringsTheCharacterCloserWithItsFeetPlanted) {
+  mmdb::test::SyntheticSpec spec;
+  spec.clips = 6;
+  spec.frames_per_clip = 300;
+  spec.joints = 10;
+  spec.legs = true;
+  TestDatabase t(mmdb::test::makeSyntheticDatabase(spec));
+  const mmdb::SynchronizationSettings off = withoutWarping();
+  const CrowdRun plain =
+      runAgainstTheData(t.db, Synchronization::CharacterFollows, 8, 1200, 1.5f, &off);
+  const CrowdRun warped = runAgainstTheData(t.db, Synchronization::CharacterFollows, 8, 1200, 1.5f);
+  const mmdb::MotionMeasures& w = warped.measures;
+  const mmdb::MotionMeasures& p = plain.measures;
+  std::printf(
+      "[ warping  ] controller distance mean %.3f m (adjusted only %.3f), adjusted %.3f m/s "
+      "(%.3f), toes slide p90 %.2f mm (%.2f), phases over 21 mm %.1f %% (%.1f %%), "
+      "trajectory error %.3f m (%.3f)\n",
+      w.controller_distance_m.mean, p.controller_distance_m.mean, w.adjustment_m_per_s,
+      p.adjustment_m_per_s, w.planted_slide_mm.p90, p.planted_slide_mm.p90,
+      100 * w.phase_share_over_limit, 100 * p.phase_share_over_limit, w.trajectory_error_m.mean,
+      p.trajectory_error_m.mean);
+  EXPECT_LE(warped.farthest, 0.15f + 1e-4f);
+  EXPECT_LT(w.adjustment_m_per_s, 0.8 * p.adjustment_m_per_s) << "less dragged";
+  EXPECT_LT(w.planted_slide_mm.p90, 0.9 * p.planted_slide_mm.p90);
+  EXPECT_LT(w.phase_share_over_limit, 0.75 * p.phase_share_over_limit);
+  EXPECT_LE(w.trajectory_error_m.mean, p.trajectory_error_m.mean + 0.01);
+}
+
 // The same on real motion: bandai-1's forward clips (walk, run, dash, mirrored), asked to go
 // sideways, backwards and to stand. The targets of a default crowd: within the clamp, planted
 // toes still (p90 at most 2 mm a step, at most 5 % of contact phases over 21 mm).
@@ -248,6 +400,14 @@ TEST(Synchronization, ForwardOnlyBandaiStaysOnItsControllerWithItsFeetPlanted) {
   const CrowdRun none = runAgainstTheData(real->db, Synchronization::None, 16, 1200, 1.5f);
   const CrowdRun run =
       runAgainstTheData(real->db, Synchronization::CharacterFollows, 16, 1200, 1.5f);
+  const mmdb::SynchronizationSettings off = withoutWarping();
+  const CrowdRun unwarped =
+      runAgainstTheData(real->db, Synchronization::CharacterFollows, 16, 1200, 1.5f, &off);
+  std::printf(
+      "[ sync     ] without warping: controller distance p50 %.3f, toes slide p90 %.2f mm, "
+      "phases over 21 mm %.1f %%\n",
+      unwarped.measures.controller_distance_m.p50, unwarped.measures.planted_slide_mm.p90,
+      100 * unwarped.measures.phase_share_over_limit);
   const mmdb::MotionMeasures& m = run.measures;
   std::printf(
       "[ sync     ] bandai-1 forward clips, 16 characters, 20 s: controller distance p50 %.3f "

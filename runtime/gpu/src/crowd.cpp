@@ -562,6 +562,12 @@ Status Crowd::uploadDatabase(const DatabaseView& db) {
   setup.sync_hard_distance = sync.hard_distance;
   setup.sync_rate_min = sync.rate_min;
   setup.sync_rate_max = sync.rate_max;
+  setup.sync_stride_min = sync.stride_min;
+  setup.sync_stride_max = sync.stride_max;
+  setup.sync_warp_angle = sync.warp_angle;
+  setup.sync_warp_halflife = sync.warp_halflife;
+  static_assert(sizeof(mmdb::SynchronizationSettings) == 15 * sizeof(float),
+                "a synchronization setting the fk pass does not get");
   sources[kLegs] = &setup;
   // The transition speed limit's, as mmdb::Crowd keeps them: 1 / (the most a joint may move in
   // a frame)^2; zeros when it is off (the fk pass then reads none).

@@ -286,6 +286,9 @@ struct CrowdCharacter {
   // The rate the clip played at in the last step (SynchronizationSettings::rate_min, rate_max):
   // its clock and root motion took dt times this.
   float play_rate = 1;
+  // Warping (SynchronizationSettings::stride_min ...): the ground-plane map of the root motion
+  // and the feet, eased step by step; identity when off.
+  GroundWarp warp;
 };
 
 // What a character shows after the last step, for gameplay, sound and effects (Crowd::playing):

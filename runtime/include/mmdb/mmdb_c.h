@@ -137,6 +137,12 @@ typedef struct mmdb_crowd_settings {
   float sync_max_angle;
   float sync_foot_reach;
   float sync_hard_distance;
+  float sync_rate_min; /* play-rate matching (1 and 1: off) */
+  float sync_rate_max;
+  float sync_stride_min; /* warping: stride bounds (1 and 1: off) and the most the way the clip */
+  float sync_stride_max; /* goes is turned, rad (0: off); its easing half-life, s */
+  float sync_warp_angle;
+  float sync_warp_halflife;
 } mmdb_crowd_settings;
 
 /* mmdb_crowd_settings::synchronization: mmdb::Synchronization's values. */

@@ -11,6 +11,7 @@
 #include "mmdb/database.h"
 #include "mmdb/result.h"
 #include "mmdb/span.h"
+#include "mmdb/synchronization.h"
 
 #include <glm/gtc/quaternion.hpp>
 #include <glm/vec3.hpp>
@@ -276,6 +277,9 @@ struct FootLockJob {
   glm::quat rotation{1.f, 0.f, 0.f, 0.f};  // (the achieved transform after the step)
   float dt = 0;                            // s since the last step, finite, >= 0
   bool reset = false;
+  // Warping (SynchronizationSettings): the animated toes' ground positions are mapped by this
+  // first, and a warped leg bends to its mapped toe when neither held nor blending.
+  GroundWarp warp;
   Span<FootLock> feet;              // in/out, one per leg
   Span<glm::quat> local_rotations;  // in/out
   Span<const glm::vec3> local_translations;

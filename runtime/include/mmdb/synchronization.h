@@ -3,7 +3,9 @@
 // step, after the root motion, one of them follows the other (docs/runtime.md "Keeping the
 // character on its controller"):
 //
-//   CharacterFollows   the character's placement moves towards the simulation root by a damped
+//   CharacterFollows   the step's root motion is warped towards the controller's velocity (the
+//                      stride shortened, the way turned; the feet mapped with it), then the
+//                      character's placement moves towards the simulation root by a damped
 //                      adjustment (position and rotation half-lives), at most a share of the
 //                      step's own root motion (so the correction hides inside the motion), kept
 //                      from carrying a planted toe's animated position further than foot_reach
@@ -60,7 +62,45 @@ struct SynchronizationSettings {
   float foot_reach = 0.1f;  // m, >= 0: the damped adjustment never carries a locked toe's
                             // animated position further than this from its lock, nor
                             // further than it already was (the clamp may)
+  // Warping (in CharacterFollows): the step's root motion and the feet's ground positions around
+  // the root are mapped by one ground-plane transform, so that the root goes where the controller
+  // wants it and planted feet stay planted: the stride scaled along the clip's direction of travel
+  // within [stride_min, stride_max] (stride warping; both 1: off) and the direction of travel
+  // turned by at most warp_angle (orientation warping; 0: off). The transform eases towards each
+  // step's aim with warp_halflife; the foot lock bends the legs (IK) to put the feet where it maps
+  // them (with foot locking off, only the root motion is warped). Defaults: strides shortened down
+  // to standing, never lengthened, turned up to 22.5 degrees (what measured best on three
+  // databases; docs/runtime.md "Warping").
+  float stride_min = 0.f;          // >= 0, at most 1
+  float stride_max = 1.f;          // >= 1, at most 4
+  float warp_angle = 0.39269908f;  // rad, 0 to pi/2
+  float warp_halflife = 0.1f;      // s, > 0
 };
+
+// The ground-plane map of warping in the character's frame, column-major (x, z): identity when
+// off. A model-space point p goes to (m * (p.x, p.z), p.y).
+struct GroundWarp {
+  float xx = 1.f, zx = 0.f, xz = 0.f, zz = 1.f;  // m[0] = (xx, zx) is the image of +X
+  bool identity() const noexcept { return xx == 1.f && zx == 0.f && xz == 0.f && zz == 1.f; }
+  glm::vec3 apply(const glm::vec3& p) const noexcept {
+    return {xx * p.x + xz * p.z, p.y, zx * p.x + zz * p.z};
+  }
+};
+
+// Whether warping is on (CharacterFollows with a stride bound or warp angle set).
+bool warpingOn(const SynchronizationSettings& settings) noexcept;
+
+// One step of warping for one character: eases `warp` towards the transform that maps the clip's
+// root velocity (model space) onto the velocity the controller wants of the character (model
+// space: the simulation's velocity plus the gap closing with position_halflife): the clip's way
+// turned towards the wanted one by at most warp_angle, then its stride scaled to the wanted speed
+// along the turned way, within [stride_min, stride_max]. The aim is continuous: the turn fades out
+// for a wanted velocity under 0.1 m/s or more than 135 degrees behind, and the whole map fades to
+// the identity for a clip root slower than 0.1 m/s (none under 0.05). Identity when warping is
+// off.
+void stepGroundWarp(const SynchronizationSettings& settings, float dt,
+                    const glm::vec3& clip_velocity, const glm::vec3& wanted_velocity,
+                    GroundWarp& warp) noexcept;
 
 // InvalidArgument naming the setting (prefixed with `what`) for an unknown mode or a value that is
 // negative or not finite (a half-life of 0, an angle over pi).

@@ -34,6 +34,7 @@ inline CrowdCharacter initialCharacter() {
   c.input_facing = {0, 0, 1, 0};
   c.root_motion_rotation = {0, 0, 0, 1};
   c.play_rate = 1;
+  c.warp = {1, 0, 0, 1};
   return c;
 }
 
@@ -70,7 +71,8 @@ MMDB_CHECK_OFFSET(CrowdCharacter, root_motion_world, 208);
 MMDB_CHECK_OFFSET(CrowdCharacter, root_motion_local, 224);
 MMDB_CHECK_OFFSET(CrowdCharacter, root_motion_rotation, 240);
 MMDB_CHECK_OFFSET(CrowdCharacter, adjustment, 256);
-static_assert(sizeof(CrowdCharacter) == 272, "std430 CrowdCharacter: a multiple of 16 bytes");
+MMDB_CHECK_OFFSET(CrowdCharacter, warp, 272);
+static_assert(sizeof(CrowdCharacter) == 288, "std430 CrowdCharacter: a multiple of 16 bytes");
 
 MMDB_CHECK_OFFSET(CharacterInput, desired_velocity, 0);
 MMDB_CHECK_OFFSET(CharacterInput, desired_facing, 16);
@@ -187,8 +189,12 @@ MMDB_CHECK_OFFSET(FootLockSetup, sync_foot_reach, 148);
 MMDB_CHECK_OFFSET(FootLockSetup, sync_hard_distance, 152);
 MMDB_CHECK_OFFSET(FootLockSetup, sync_rate_min, 156);
 MMDB_CHECK_OFFSET(FootLockSetup, sync_rate_max, 160);
-MMDB_CHECK_OFFSET(FootLockSetup, pad, 164);
-static_assert(sizeof(FootLockSetup) == 176, "std430 FootLockSetup");
+MMDB_CHECK_OFFSET(FootLockSetup, sync_stride_min, 164);
+MMDB_CHECK_OFFSET(FootLockSetup, sync_stride_max, 168);
+MMDB_CHECK_OFFSET(FootLockSetup, sync_warp_angle, 172);
+MMDB_CHECK_OFFSET(FootLockSetup, sync_warp_halflife, 176);
+MMDB_CHECK_OFFSET(FootLockSetup, pad, 180);
+static_assert(sizeof(FootLockSetup) == 192, "std430 FootLockSetup");
 
 // The file's arrays the shaders read as they are (RootFrame is declared for GLSL only).
 MMDB_CHECK_OFFSET(mmdb::RootFrame, position, 0);

@@ -143,6 +143,9 @@ struct CrowdCharacter {
   // The synchronization of the last step (mmdb::CrowdCharacter::adjustment_world and
   // adjustment_angle): xyz how far the adjustment moved the achieved transform, w its turn (rad).
   vec4 adjustment;
+  // Warping (mmdb::CrowdCharacter::warp): the ground-plane map (xx, zx, xz, zz), eased step by
+  // step; (1, 0, 0, 1) when off.
+  vec4 warp;
 };
 
 // Per-character input of one step; the host's copy is recorded into the command buffer.
@@ -252,6 +255,10 @@ struct FootLockSetup {
   float sync_hard_distance;
   float sync_rate_min;
   float sync_rate_max;
+  float sync_stride_min;  // warping
+  float sync_stride_max;
+  float sync_warp_angle;
+  float sync_warp_halflife;
   uint pad[3];
 };
 
