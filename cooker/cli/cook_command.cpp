@@ -8,6 +8,7 @@
 #include "compress/pose_compression.h"
 #include "cook/cook_database.h"
 #include "core/cook_settings.h"
+#include "core/diagnostic.h"
 #include "core/errors.h"
 #include "core/input_file.h"
 #include "core/limits.h"
@@ -501,10 +502,10 @@ int runCookCommand(const CookCommandOptions& options) {
     std::error_code exists_error;
     if (!read.complete && fs::exists(options.report, exists_error) &&
         !holdsCookReport(options.report)) {
-      spdlog::error(
-          "{}: not written with the failure: it holds no cook report and the manifest did not "
-          "parse, so it may be a source; give --report a new path or a report's",
-          options.report);
+      spdlog::error("{}", diagnostic("error", options.report, 0,
+                                     "not written with the failure: it holds no cook report and "
+                                     "the manifest did not parse, so it may be a source; give "
+                                     "--report a new path or a report's"));
       return;
     }
     const double seconds =
@@ -517,7 +518,9 @@ int runCookCommand(const CookCommandOptions& options) {
     } catch (const std::exception& e) {  // never leave the last success's report behind
       std::error_code ec;
       fs::remove(options.report, ec);
-      spdlog::error("cannot write the report of the failed cook: {}", e.what());
+      spdlog::error(
+          "{}", diagnostic("error", "", 0,
+                           std::string("cannot write the report of the failed cook: ") + e.what()));
     }
   };
   try {
@@ -596,14 +599,15 @@ ClipPart cookOnePart(const CookRequest& request, int index, const std::string& n
   if (!part && cache) {
     bool refused = false;
     part = cache->find(key, index, &refused, PartPoses::Read);
-    for (const Warning& w : cache->takeWarnings()) spdlog::warn("{}", w.text);
+    for (const Warning& w : cache->takeWarnings()) spdlog::warn("{}", warningDiagnostic(w, "", 0));
     if (part) spdlog::debug("clip {}: from the clip cache {}", name, options.cache);
   }
   if (!part) {
     part = cookClipPart(request, index, source, context);
     if (cache) {
       cache->keep(key, index, *part);
-      for (const Warning& w : cache->takeWarnings()) spdlog::warn("{}", w.text);
+      for (const Warning& w : cache->takeWarnings())
+        spdlog::warn("{}", warningDiagnostic(w, "", 0));
     }
   }
   // The part's warnings, whether it was cooked now or before (like a cache hit's).
@@ -611,11 +615,17 @@ ClipPart cookOnePart(const CookRequest& request, int index, const std::string& n
   for (const ClipMotion* m : {&part->motion, part->mirror ? &*part->mirror : nullptr}) {
     if (!m) continue;
     warnings += m->warnings.size();
-    for (const Warning& w : m->warnings) spdlog::warn("{}", w.text);
+    for (const Warning& w : m->warnings)
+      spdlog::warn("{}", warningDiagnostic(w, spec.manifest, spec.manifest_line));
   }
-  if (options.werror && warnings > 0)
-    throw InputError(fmt::format("clip {}: {} warning{} and --werror: nothing written to {}", name,
-                                 warnings, warnings == 1 ? "" : "s", output));
+  if (options.werror && warnings > 0) {
+    const std::string message =
+        fmt::format("clip {}: {} warning{} and --werror: nothing written to {}", name, warnings,
+                    warnings == 1 ? "" : "s", output);
+    if (!spec.manifest.empty() && spec.manifest_line > 0)
+      throw InputError(spec.manifest, spec.manifest_line, message);
+    throw InputError(message);
+  }
   if (!current) {
     const ClipFileBytes bytes = serializeClipFile(key, *part);
     const auto pieces = bytes.pieces();

@@ -6,10 +6,12 @@
 #include "cli/diff_command.h"
 #include "cli/inspect.h"
 #include "core/cooked_database.h"
+#include "core/diagnostic.h"
 #include "core/errors.h"
 #include "review/html_report.h"
 
 #include <CLI/CLI.hpp>
+#include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -35,9 +37,29 @@ class NoWarningsSink final : public spdlog::sinks::base_sink<std::mutex> {
   }
   void flush_() override { to_->flush(); }
   void set_pattern_(const std::string& pattern) override { to_->set_pattern(pattern); }
+  void set_formatter_(std::unique_ptr<spdlog::formatter> formatter) override {
+    to_->set_formatter(std::move(formatter));
+  }
 
  private:
   spdlog::sink_ptr to_;
+};
+
+// The pattern's %*: "info: " or "debug: " before a message of those levels, and nothing before a
+// warning or an error, which is logged as a whole diagnostic line ("loco.toml:7: warning: ...",
+// core/diagnostic.h).
+class LevelPrefix final : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&,
+              spdlog::memory_buf_t& dest) override {
+    if (msg.level >= spdlog::level::warn) return;
+    const spdlog::string_view_t name = spdlog::level::to_string_view(msg.level);
+    dest.append(name.data(), name.data() + name.size());
+    dest.append(std::string_view(": "));
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<LevelPrefix>();
+  }
 };
 
 // --quiet: warnings and errors alone, as a compiler in a build prints them; --no-warnings hides
@@ -47,7 +69,10 @@ void setUpLogging(bool quiet, bool verbose, bool no_warnings) {
   if (no_warnings) sink = std::make_shared<NoWarningsSink>(sink);
   auto logger = std::make_shared<spdlog::logger>("mmcook", sink);
   // On a terminal a message first erases the progress line it may interrupt.
-  logger->set_pattern(::isatty(STDERR_FILENO) ? "\r\033[K%^%l%$: %v" : "%^%l%$: %v");
+  auto formatter = std::make_unique<spdlog::pattern_formatter>();
+  formatter->add_flag<LevelPrefix>('*').set_pattern(::isatty(STDERR_FILENO) ? "\r\033[K%^%*%$%v"
+                                                                            : "%*%v");
+  logger->set_formatter(std::move(formatter));
   logger->set_level(quiet     ? spdlog::level::warn
                     : verbose ? spdlog::level::debug
                               : spdlog::level::info);
@@ -58,6 +83,10 @@ int run(int argc, char** argv) {
   CLI::App app{"mmcook: cooks motion capture (BVH, FBX) into a motion-matching database (.mmdb)",
                "mmcook"};
   app.set_version_flag("--version", mmdb::cook::kCookerVersion);
+  // A parse error in mmcook's form too ("mmcook: error: ..."); the subcommands inherit it.
+  app.failure_message([](const CLI::App* parsed, const CLI::Error& e) {
+    return mmdb::cook::diagnostic("error", "", 0, CLI::FailureMessage::simple(parsed, e));
+  });
   app.require_subcommand(1);
   bool quiet = false;
   bool verbose = false;
@@ -263,23 +292,28 @@ int run(int argc, char** argv) {
 int main(int argc, char** argv) {
   try {
     return run(argc, argv);
-  } catch (const mmdb::cook::InputError& e) {
+  } catch (const mmdb::cook::InputError& e) {  // at its line of a file, or mmcook's own
     std::fflush(stdout);
-    std::fprintf(stderr, "error: %s\n", e.what());
+    const std::string line = e.located()
+                                 ? mmdb::cook::diagnostic("error", e.file(), e.line(), e.message())
+                                 : mmdb::cook::diagnostic("error", "", 0, e.what());
+    std::fprintf(stderr, "%s\n", line.c_str());
     return mmdb::cook::kExitBadInput;
   } catch (const mmdb::cook::UsageError& e) {
     std::fflush(stdout);
-    std::fprintf(stderr, "error: %s\nRun with --help for more information.\n", e.what());
+    std::fprintf(stderr, "%s\nRun with --help for more information.\n",
+                 mmdb::cook::diagnostic("error", "", 0, e.what()).c_str());
     return mmdb::cook::kExitUsage;
   } catch (const std::exception& e) {
     std::fflush(stdout);
-    std::fprintf(stderr,
-                 "internal error: %s\nThis is a bug in mmcook; please report it with the "
-                 "input that caused it.\n",
-                 e.what());
+    std::fprintf(
+        stderr, "%s\nThis is a bug in mmcook; please report it with the input that caused it.\n",
+        mmdb::cook::diagnostic("error", "", 0, std::string("internal error: ") + e.what()).c_str());
     return mmdb::cook::kExitInternal;
   } catch (...) {
-    std::fprintf(stderr, "internal error: unknown exception\n");
+    std::fprintf(
+        stderr, "%s\n",
+        mmdb::cook::diagnostic("error", "", 0, "internal error: unknown exception").c_str());
     return mmdb::cook::kExitInternal;
   }
 }

@@ -9,6 +9,7 @@
 #include "cook/resample.h"
 #include "cook/skeleton_presets.h"
 #include "cook/units.h"
+#include "core/diagnostic.h"
 #include "core/errors.h"
 #include "core/fnv1a.h"
 #include "core/heap.h"
@@ -51,10 +52,39 @@ std::string clipName(const ClipSpec& spec) {
   return spec.name.empty() ? std::filesystem::path(spec.source).stem().string() : spec.name;
 }
 
+// "clip walk (walk.bvh)", to begin a message about the clip. Its manifest line is the place of
+// the message (clipError()); a request made without a manifest names the line in the text.
 std::string where(const ClipSpec& spec) {
+  std::string w = "clip " + clipName(spec) + " (" + spec.source;
+  if (spec.manifest.empty() && spec.manifest_line > 0)
+    w += ", manifest line " + std::to_string(spec.manifest_line);
+  return w + ")";
+}
+
+// "clip walk (walk.bvh, manifest line 3)": a clip named in a message about another clip.
+std::string whereWithLine(const ClipSpec& spec) {
   std::string w = "clip " + clipName(spec) + " (" + spec.source;
   if (spec.manifest_line > 0) w += ", manifest line " + std::to_string(spec.manifest_line);
   return w + ")";
+}
+
+// An error about the clip, at its [[clip]] line of the manifest when it has one.
+InputError clipError(const ClipSpec& spec, const std::string& message) {
+  if (!spec.manifest.empty() && spec.manifest_line > 0)
+    return InputError(spec.manifest, spec.manifest_line, message);
+  return InputError(message);
+}
+
+// Runs `work` for the clip: an input error it throws without a place of its own (a source that
+// does not open, a skeleton that does not fit) gets the clip's manifest line.
+template <class Work>
+auto atClip(const ClipSpec& spec, Work&& work) -> decltype(work()) {
+  try {
+    return work();
+  } catch (const InputError& e) {
+    if (e.located()) throw;
+    throw clipError(spec, e.what());
+  }
 }
 
 SourceFormat formatOf(const std::string& path) {
@@ -263,8 +293,10 @@ ClipContext firstContext(const CookRequest& request, const RawClip& first) {
   const CookSettings& settings = request.settings;
   ClipContext c;
   c.skeleton = first.skeleton;
-  c.first_where = where(request.clips[0]);
-  c.roles = resolveRoles(c.skeleton, settings.roles, c.first_where);
+  c.first_where = whereWithLine(request.clips[0]);
+  c.roles = atClip(request.clips[0], [&] {
+    return resolveRoles(c.skeleton, settings.roles, where(request.clips[0]));
+  });
   if (settings.unit_scale <= 0 && c.roles.preset_unit_scale <= 0) {
     // A later clip that declares no unit shares the first clip's: its declared one, or the one
     // its hips imply.
@@ -368,8 +400,10 @@ void hashSourcesTogether(const std::vector<const ClipSpec*>& specs, CookedSource
 ClipContext clipContext(const CookRequest& request, const ClipPart& first) {
   ClipContext c;
   c.skeleton = first.skeleton;
-  c.first_where = where(request.clips.at(0));
-  c.roles = resolveRoles(c.skeleton, request.settings.roles, c.first_where);
+  c.first_where = whereWithLine(request.clips.at(0));
+  c.roles = atClip(request.clips.at(0), [&] {
+    return resolveRoles(c.skeleton, request.settings.roles, where(request.clips.at(0)));
+  });
   c.inferred_scale = first.inferred_scale;
   if (c.inferred_scale > 0)
     c.inferred_origin = first.unit.origin == "file" ? kUnitFromFirstClipsFile : kUnitFromHipHeight;
@@ -451,8 +485,10 @@ std::string poseCodingKey(const CookRequest& request, const std::vector<std::str
   return k;
 }
 
-ClipPart cookClipPart(const CookRequest& request, int index, const CookedSource& source,
-                      const ClipContext* context) {
+namespace {
+
+ClipPart cookClipPartHere(const CookRequest& request, int index, const CookedSource& source,
+                          const ClipContext* context) {
   const CookSettings& settings = request.settings;
   const ClipSpec& spec = request.clips.at(static_cast<size_t>(index));
   const ClipStageSettings stage = clipStageSettings(settings);
@@ -496,6 +532,14 @@ ClipPart cookClipPart(const CookRequest& request, int index, const CookedSource&
   part.motion.warnings.insert(part.motion.warnings.begin(), import_warnings.begin(),
                               import_warnings.end());
   return part;
+}
+
+}  // namespace
+
+ClipPart cookClipPart(const CookRequest& request, int index, const CookedSource& source,
+                      const ClipContext* context) {
+  const ClipSpec& spec = request.clips.at(static_cast<size_t>(index));
+  return atClip(spec, [&] { return cookClipPartHere(request, index, source, context); });
 }
 
 namespace {
@@ -758,7 +802,9 @@ class PartGetter {
     if (found) {
       ++hits_;
       if (context)
-        checkSameSkeleton(context->skeleton, context->first_where, part.skeleton, where(spec));
+        atClip(spec, [&] {
+          checkSameSkeleton(context->skeleton, context->first_where, part.skeleton, where(spec));
+        });
     } else {
       part = cookClipPart(request_, i, store_ ? source : CookedSource{}, context);
       const int s = t_.source_of[i];
@@ -827,7 +873,8 @@ class WarningLog {
  public:
   explicit WarningLog(CookReport& report) : report_(report) {}
   void operator()(const Warning& w, const ClipSpec* spec = nullptr) const {
-    spdlog::warn("{}", w.text);
+    spdlog::warn("{}", spec ? warningDiagnostic(w, spec->manifest, spec->manifest_line)
+                            : warningDiagnostic(w, "", 0));
     CookWarning cw{w.code, w.text, w.file, w.line, "", "", 0};
     if (spec) {
       cw.source = spec->source_label;

@@ -25,13 +25,10 @@ std::string number(double v) {
   return text;
 }
 
-// "loco.toml:14: clip walk: range seconds [5, 9] ends at 9 s, past the clip's end at 6.5 s ...":
-// in the manifest's terms (seconds or frames), at the range's line.
-std::string outsideClip(const ClipTagging& clip, const SubRangeSpec& r, int n) {
-  std::string where;
-  if (!clip.manifest.empty() && r.manifest_line > 0)
-    where = clip.manifest + ":" + std::to_string(r.manifest_line) + ": ";
-  where += "clip " + clip.name + ": ";
+// "clip walk: range seconds [5, 9] ends at 9 s, past the clip's end at 6.5 s ...": in the
+// manifest's terms (seconds or frames).
+std::string outsideClipMessage(const ClipTagging& clip, const SubRangeSpec& r, int n) {
+  const std::string where = "clip " + clip.name + ": ";
   const bool seconds = r.first_seconds >= 0 && clip.frame_rate > 0;
   if (seconds) {
     const double length = double(n) / clip.frame_rate;
@@ -53,6 +50,14 @@ std::string outsideClip(const ClipTagging& clip, const SubRangeSpec& r, int n) {
   return where + range + " does not lie inside the clip's " + std::to_string(n) +
          " frames (clip-local, at the database rate); end it by " + std::to_string(n) +
          " or write frames = [" + std::to_string(r.first_frame) + ", \"end\"]";
+}
+
+// The same at the range's line ("loco.toml:14: clip walk: range seconds ...").
+InputError outsideClip(const ClipTagging& clip, const SubRangeSpec& r, int n) {
+  const std::string message = outsideClipMessage(clip, r, n);
+  if (!clip.manifest.empty() && r.manifest_line > 0)
+    return InputError(clip.manifest, r.manifest_line, message);
+  return InputError(message);
 }
 
 // A database whose every frame is left out: the search could never start a clip, so no runtime
@@ -117,8 +122,7 @@ MatchableRanges buildMatchableRanges(const std::vector<ClipTagging>& clips,
       if (f >= 0) matchable[f] = 0;
     for (const SubRangeSpec& r : clip.ranges) {
       const int end = r.to_end ? n : r.first_frame + r.frame_count;
-      if (r.first_frame < 0 || end <= r.first_frame || end > n)
-        throw InputError(outsideClip(clip, r, n));
+      if (r.first_frame < 0 || end <= r.first_frame || end > n) throw outsideClip(clip, r, n);
       uint64_t add = 0;
       for (const auto& t : r.tags) add |= uint64_t{1} << tagBit(t, clip.name, out.tag_names);
       for (int f = r.first_frame; f < end; ++f) {

@@ -115,6 +115,7 @@ struct ClipSpec {
   double bias = 0;  // added to the search cost of every frame of the clip
   std::vector<SubRangeSpec> ranges;
   int manifest_line = 0;  // for messages; 0 when from the command line
+  std::string manifest;   // for messages: the manifest as given, "" when from the command line
 };
 
 struct MirrorSettings {

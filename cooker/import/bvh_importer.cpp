@@ -91,7 +91,7 @@ class Cursor {
   }
 
   [[noreturn]] void fail(int line, const std::string& what) const {
-    throw InputError(fmt::format("{}:{}: {}", path_, line, what));
+    throw InputError(path_, line, what);
   }
   [[noreturn]] void fail(const std::string& what) const { fail(line_, what); }
 

@@ -159,7 +159,7 @@ class ManifestParser {
 
  private:
   [[noreturn]] void failAt(int line, const std::string& message) const {
-    throw InputError(path_ + ":" + std::to_string(std::max(line, 1)) + ": " + message);
+    throw InputError(path_, std::max(line, 1), message);
   }
   [[noreturn]] void fail(const toml::node& node, const std::string& message) const {
     failAt(static_cast<int>(node.source().begin.line), message);
@@ -568,6 +568,7 @@ class ManifestParser {
   ClipSpec readClip(const toml::table& t) {
     ClipSpec clip;
     clip.manifest_line = static_cast<int>(t.source().begin.line);
+    clip.manifest = path_;
     const std::string p = "clip.";
     checkKeys(t, p, kClipKeys, clip.manifest_line);
     const std::optional<std::string> source = string(t, "source", p, false);

@@ -8,6 +8,7 @@
 #include <mmdb/database.h>
 #include <mmdb/mmdb_generated.h>
 
+#include <regex.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -216,15 +217,15 @@ class Cli : public ::testing::Test {
     std::ofstream(folder_ / name, std::ios::binary) << text;
   }
 
-  // A failing cook: exit 1, exactly `message` on stderr after the warnings, no output created,
-  // an existing output left as it was.
-  void expectCookFails(const std::vector<std::string>& inputs, const std::string& message) {
+  // A failing cook: exit 1, exactly the line `printed` on stderr after the warnings ("FILE:LINE:
+  // error: ..." or "mmcook: error: ..."), no output created, an existing output left as it was.
+  void expectCookFails(const std::vector<std::string>& inputs, const std::string& printed) {
     std::vector<std::string> args{"cook"};
     args.insert(args.end(), inputs.begin(), inputs.end());
     args.insert(args.end(), {"-o", "new.mmdb"});
     const CliRun fresh = mmcook(args);
     EXPECT_EQ(fresh.exit_code, 1) << fresh.err;
-    const std::string expected = "error: " + message + "\n";
+    const std::string expected = printed + "\n";
     ASSERT_GE(fresh.err.size(), expected.size()) << fresh.err;
     EXPECT_EQ(fresh.err.substr(fresh.err.size() - expected.size()), expected);
     EXPECT_EQ(fresh.out, "");
@@ -593,9 +594,10 @@ TEST_F(Cli, ReportHasTheSummaryWarningsWithTheirClipStagesAndHash) {
       mmcook({"cook", "walk.bvh", "short.bvh", "-o", "out.mmdb", "--report", "out.json", "-q"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(run.out, "");
-  EXPECT_EQ(run.err,
-            "warning: clip short: 39 frames is shorter than the facing window of 61 frames; "
-            "using 39\n");
+  EXPECT_EQ(
+      run.err,
+      "mmcook: warning: clip short: 39 frames is shorter than the facing window of 61 frames; "
+      "using 39\n");
   Json doc;
   try {
     doc = JsonReader(readFile(folder_ / "out.json")).document();
@@ -705,7 +707,7 @@ TEST_F(Cli, WarningsAreCountedCodedPlacedAndShownAgainOnACacheHit) {
   write("walk.bvh", walk);
   write("loco.toml", kManifest);
   const std::string warning =
-      "warning: walk.bvh:" + std::to_string(lineOf(walk, "Frames:")) + ": declares ";
+      "walk.bvh:" + std::to_string(lineOf(walk, "Frames:")) + ": warning: declares ";
   for (int pass = 0; pass < 2; ++pass) {  // cooked, then from the cache
     const CliRun run = mmcook({"cook", "loco.toml", "-o", "out.mmdb", "--report", "out.json"});
     ASSERT_EQ(run.exit_code, 0) << run.err;
@@ -737,8 +739,9 @@ TEST_F(Cli, WarningsAreCountedCodedPlacedAndShownAgainOnACacheHit) {
       mmcook({"cook", "loco.toml", "-o", "strict.mmdb", "--werror", "--report", "strict.json"});
   EXPECT_EQ(strict.exit_code, 1);
   EXPECT_NE(strict.err.find(warning), std::string::npos) << strict.err;
-  EXPECT_NE(strict.err.find("error: 1 warning and --werror: nothing written to strict.mmdb"),
-            std::string::npos)
+  EXPECT_NE(
+      strict.err.find("mmcook: error: 1 warning and --werror: nothing written to strict.mmdb"),
+      std::string::npos)
       << strict.err;
   EXPECT_FALSE(fs::exists(folder_ / "strict.mmdb"));
   const Json failed = JsonReader(readFile(folder_ / "strict.json")).document();
@@ -756,7 +759,9 @@ TEST_F(Cli, WarningsAreCountedCodedPlacedAndShownAgainOnACacheHit) {
   const CliRun strict_part =
       mmcook({"cook-clip", "loco.toml", "--index", "0", "-o", "w.mmclip", "-q", "--werror"});
   EXPECT_EQ(strict_part.exit_code, 1);
-  EXPECT_NE(strict_part.err.find("error: clip walk: 1 warning and --werror"), std::string::npos)
+  const std::string clip_line = "loco.toml:" + std::to_string(lineOf(kManifest, "[[clip]]"));
+  EXPECT_NE(strict_part.err.find(clip_line + ": error: clip walk: 1 warning and --werror"),
+            std::string::npos)
       << strict_part.err;
   fs::remove(folder_ / "w.mmclip");
   EXPECT_EQ(
@@ -767,7 +772,8 @@ TEST_F(Cli, WarningsAreCountedCodedPlacedAndShownAgainOnACacheHit) {
   const CliRun strict_two = mmcook({"cook-clip", "loco.toml", "--index", "1", "--index", "0", "-o",
                                     "t.mmclip", "-o", "w.mmclip", "-q", "--werror"});
   EXPECT_EQ(strict_two.exit_code, 1);
-  EXPECT_NE(strict_two.err.find("error: clip walk: 1 warning and --werror: nothing written to "
+  EXPECT_NE(strict_two.err.find(clip_line +
+                                ": error: clip walk: 1 warning and --werror: nothing written to "
                                 "w.mmclip"),
             std::string::npos)
       << strict_two.err;
@@ -777,6 +783,83 @@ TEST_F(Cli, WarningsAreCountedCodedPlacedAndShownAgainOnACacheHit) {
       mmcook({"cook-clip", "loco.toml", "--index", "1", "-o", "t.mmclip", "-q", "--werror"});
   EXPECT_EQ(clean.exit_code, 0) << clean.err;
   EXPECT_EQ(clean.err, "");
+}
+
+std::vector<std::string> lines(const std::string& text);  // below
+
+// Every warning and error line of a cook is in the compiler's form that IDEs and CI problem
+// matchers read, FILE:LINE: warning|error: message, at the right place: a source's line (a BVH's
+// Frames:), the [[clip]] line of the clip a warning is about, the line of the range an error is
+// about. Under --quiet the log is those lines alone; without, they are its only such lines.
+TEST_F(Cli, DiagnosticsAreInTheFormProblemMatchersRead) {
+  writeGoodClips();
+  const std::string walk = declaringOneFrameMore(walkBvh({}));
+  write("walk.bvh", walk);
+  WalkOptions brief;
+  brief.frames = 20;  // shorter than the facing filter's window: a warning about the clip
+  write("short.bvh", walkBvh(brief));
+  const std::string manifest =
+      "[skeleton]\npreset = \"geno\"\n"                              // 1-2
+      "[[clip]]\nsource = \"walk.bvh\"\n"                            // 3-4
+      "[[clip]]\nsource = \"short.bvh\"\n"                           // 5-6
+      "[[clip]]\nsource = \"turn.bvh\"\nname = \"turning\"\n"        // 7-9
+      "  [[clip.range]]\n  frames = [0, 5000]\n  tags = [\"x\"]\n";  // 10-12
+  write("diag.toml", manifest);
+  // A problem matcher's expression (GitHub's and VS Code's gcc matchers are of this form), as a
+  // POSIX extended one (\d is [0-9]).
+  regex_t matcher;
+  ASSERT_EQ(regcomp(&matcher, "^(.+):([0-9]+):([0-9]+:)? (warning|error): (.+)$", REG_EXTENDED), 0);
+  for (const bool quiet : {true, false}) {
+    SCOPED_TRACE(quiet ? "--quiet" : "not quiet");
+    std::vector<std::string> args{"cook", "diag.toml", "-o", "diag.mmdb"};
+    if (quiet) args.push_back("-q");
+    const CliRun run = mmcook(args);
+    EXPECT_EQ(run.exit_code, 1) << run.err;
+    std::vector<std::string> places;  // "FILE:LINE: severity" of each diagnostic, in order
+    for (const std::string& line : lines(run.err)) {
+      if (line.empty()) continue;
+      const bool diagnostic =
+          line.find("warning") != std::string::npos || line.find("error") != std::string::npos;
+      if (!quiet && !diagnostic) continue;  // the log's other lines (progress, information)
+      regmatch_t m[6];
+      if (regexec(&matcher, line.c_str(), 6, m, 0) != 0) {
+        ADD_FAILURE() << "not in the matcher's form: " << line;
+        continue;
+      }
+      const auto group = [&](int i) { return line.substr(m[i].rm_so, m[i].rm_eo - m[i].rm_so); };
+      places.push_back(fs::path(group(1)).filename().string() + ":" + group(2) + ": " + group(4));
+    }
+    EXPECT_EQ(places, (std::vector<std::string>{
+                          "walk.bvh:" + std::to_string(lineOf(walk, "Frames:")) + ": warning",
+                          "diag.toml:5: warning", "diag.toml:10: error"}))
+        << run.err;
+    EXPECT_NE(run.err.find("diag.toml:5: warning: clip short: 39 frames is shorter than the "
+                           "facing window of 61 frames; using 39\n"),
+              std::string::npos)
+        << run.err;
+    EXPECT_NE(run.err.find("diag.toml:10: error: clip turning: range frames [0, 5000) does not "
+                           "lie inside the clip's "),
+              std::string::npos)
+        << run.err;
+    EXPECT_FALSE(fs::exists(folder_ / "diag.mmdb"));
+  }
+  regfree(&matcher);
+  // A message that names no line of a file is mmcook's, in the same form less the line.
+  const CliRun usage = mmcook({"cook", "diag.toml", "-o", "x.mmdb", "--report", "x.mmdb"});
+  EXPECT_EQ(usage.exit_code, 2);
+  EXPECT_EQ(usage.err,
+            "mmcook: error: --report and -o name the same file 'x.mmdb'\nRun with --help for more "
+            "information.\n");
+  const CliRun parse = mmcook({"cook", "diag.toml", "-o", "x.mmdb", "--frobnicate"});
+  EXPECT_EQ(parse.exit_code, 2);
+  EXPECT_EQ(parse.err.rfind("mmcook: error: The following argument was not expected: --frobnicate\n"
+                            "Run with --help for more information.",
+                            0),
+            0u)
+      << parse.err;
+  const CliRun missing = mmcook({"cook", "nowhere.toml", "-o", "x.mmdb"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_EQ(missing.err.rfind("mmcook: error: nowhere.toml: cannot open: ", 0), 0u) << missing.err;
 }
 
 // -v says why a cook took no part from the cache, once per cause.
@@ -827,7 +910,11 @@ TEST_F(Cli, AFailedCookLeavesAReportOfTheFailure) {
   EXPECT_EQ(doc["error"]["code"].string(), "bad-input");
   EXPECT_EQ(doc["error"]["file"].string(), "loco.toml");
   EXPECT_EQ(doc["error"]["line"].number(), lineOf(broken, "frame_rate"));
-  EXPECT_EQ("error: " + doc["error"]["message"].string() + "\n", run.err);
+  // The message whole, its place first; printed with the place in front of "error:".
+  const std::string place = "loco.toml:" + std::to_string(lineOf(broken, "frame_rate")) + ": ";
+  const std::string message = doc["error"]["message"].string();
+  ASSERT_EQ(message.rfind(place, 0), 0u) << message;
+  EXPECT_EQ(place + "error: " + message.substr(place.size()) + "\n", run.err);
   EXPECT_EQ(doc["output"].string(), "out.mmdb");
   EXPECT_EQ(doc["manifest"].string(), "loco.toml");  // though reading it failed
   // A mistake on the command line: exit 2, and the report says so.
@@ -892,11 +979,12 @@ TEST_F(Cli, DepfileAndReportMayNotBeTheOutput) {
   writeGoodClips();
   const CliRun depfile = mmcook({"cook", "walk.bvh", "-o", "out.mmdb", "--depfile", "./out.mmdb"});
   EXPECT_EQ(depfile.exit_code, 2);
-  EXPECT_EQ(depfile.err.rfind("error: --depfile and -o name the same file 'out.mmdb'", 0), 0u)
+  EXPECT_EQ(depfile.err.rfind("mmcook: error: --depfile and -o name the same file 'out.mmdb'", 0),
+            0u)
       << depfile.err;
   const CliRun report = mmcook({"cook", "walk.bvh", "-o", "out.mmdb", "--report", "out.mmdb"});
   EXPECT_EQ(report.exit_code, 2);
-  EXPECT_EQ(report.err.rfind("error: --report and -o name the same file 'out.mmdb'", 0), 0u)
+  EXPECT_EQ(report.err.rfind("mmcook: error: --report and -o name the same file 'out.mmdb'", 0), 0u)
       << report.err;
   const CliRun both =
       mmcook({"cook", "walk.bvh", "-o", "out.mmdb", "--report", "x.d", "--depfile", "x.d"});
@@ -1014,7 +1102,7 @@ TEST_F(Cli, ALargeRawCookThatCannotBeWrittenLeavesTheOutputAlone) {
   shell_prefix_.clear();
   for (const auto& [name, r] : {std::pair{"out.mmdb", run}, std::pair{"new.mmdb", fresh}}) {
     EXPECT_EQ(r.exit_code, 1) << r.err;
-    EXPECT_NE(r.err.find("error: cannot write '" + std::string(name) +
+    EXPECT_NE(r.err.find("mmcook: error: cannot write '" + std::string(name) +
                          "': writing the temporary file failed: " + std::strerror(EFBIG) +
                          "; check that the folder exists"),
               std::string::npos)
@@ -1070,7 +1158,8 @@ TEST_F(Cli, AnUnusableCacheFailsBeforeTheCook) {
   write("plain", "a file");
   const CliRun run = mmcook({"cook", "loco.toml", "-o", "out.mmdb", "--cache", "plain/cache"});
   EXPECT_EQ(run.exit_code, 1);
-  EXPECT_EQ(run.err.rfind("error: plain/cache: cannot create the clip cache folder: ", 0), 0u)
+  EXPECT_EQ(run.err.rfind("mmcook: error: plain/cache: cannot create the clip cache folder: ", 0),
+            0u)
       << run.err;
   EXPECT_FALSE(fs::exists(folder_ / "out.mmdb"));
   const CliRun both = mmcook({"cook", "loco.toml", "-o", "out.mmdb", "--cache", "c", "--no-cache"});
@@ -1191,18 +1280,18 @@ TEST_F(Cli, CookClipMakesSeveralPartsInOneRun) {
     EXPECT_EQ(run.err.rfind(start, 0), 0u) << run.err;
   };
   fails({"cook-clip", "loco.toml", "--index", "0", "--index", "1", "-o", "x.mmclip"},
-        "error: cook-clip needs one -o per clip: 2 clips, 1 output", 2);
+        "mmcook: error: cook-clip needs one -o per clip: 2 clips, 1 output", 2);
   fails({"cook-clip", "loco.toml", "--clip", "turning", "-o", "x.mmclip", "-o", "y.mmclip"},
-        "error: cook-clip needs one -o per clip: 1 clip, 2 outputs", 2);
+        "mmcook: error: cook-clip needs one -o per clip: 1 clip, 2 outputs", 2);
   fails({"cook-clip", "loco.toml", "--index", "0", "--index", "1", "-o", "x.mmclip", "-o",
          "y.mmclip", "--entry", "parts/0.entry"},
-        "error: cook-clip needs one --entry per clip or none: 2 clips, 1 entries", 2);
+        "mmcook: error: cook-clip needs one --entry per clip or none: 2 clips, 1 entries", 2);
   fails({"cook-clip", "loco.toml", "--index", "1", "--index", "1", "-o", "x.mmclip", "-o",
          "y.mmclip"},
-        "error: --index 1 is given twice", 2);
+        "mmcook: error: --index 1 is given twice", 2);
   fails({"cook-clip", "loco.toml", "--index", "0", "--index", "1", "-o", "x.mmclip", "-o",
          "./x.mmclip"},
-        "error: -o names the file './x.mmclip' twice", 2);
+        "mmcook: error: -o names the file './x.mmclip' twice", 2);
   EXPECT_FALSE(fs::exists(folder_ / "x.mmclip"));
   EXPECT_FALSE(fs::exists(folder_ / "y.mmclip"));
 }
@@ -1275,13 +1364,14 @@ TEST_F(Cli, ABadTagPairWritesNothing) {
                    "[mirror]\ntag_pairs = [[\"left\", \"Left\"]]\n\n[database]");
   write("loco.toml", manifest);
   const std::string message =
-      "loco.toml:3: 'mirror.tag_pairs' must be pairs of words that a mirrored copy's tags swap, "
+      "loco.toml:3: error: 'mirror.tag_pairs' must be pairs of words that a mirrored copy's tags "
+      "swap, "
       "e.g. [[\"left\", \"right\"]]; a pair must be two different words, got 'left' and 'Left'";
   expectCookFails({"loco.toml"}, message);
   const CliRun link =
       mmcook({"link", "loco.toml", "walk.mmclip", "turning.mmclip", "-o", "l.mmdb"});
   EXPECT_EQ(link.exit_code, 1);
-  EXPECT_EQ(link.err, "error: " + message + "\n");
+  EXPECT_EQ(link.err, message + "\n");
   EXPECT_FALSE(fs::exists(folder_ / "l.mmdb"));
 }
 
@@ -1367,32 +1457,33 @@ TEST_F(Cli, CookClipAndLinkRefuseWhatDoesNotFit) {
     EXPECT_EQ(run.err.rfind(start, 0), 0u) << run.err;
   };
   fails({"cook-clip", "loco.toml", "--index", "2", "-o", "x.mmclip"},
-        "error: loco.toml: --index 2 is past the manifest's 2 clips (0 to 1)");
+        "mmcook: error: loco.toml: --index 2 is past the manifest's 2 clips (0 to 1)");
   fails({"cook-clip", "loco.toml", "--clip", "run", "-o", "x.mmclip"},
-        "error: loco.toml: no clip is named 'run'");
+        "mmcook: error: loco.toml: no clip is named 'run'");
   fails({"cook-clip", "loco.toml", "-o", "x.mmclip"},
-        "error: cook-clip needs one of --index N (from 0) or --clip NAME", 2);
+        "mmcook: error: cook-clip needs one of --index N (from 0) or --clip NAME", 2);
   ASSERT_EQ(mmcook({"cook-clip", "loco.toml", "--index", "0", "-o", "walk.mmclip"}).exit_code, 0);
   ASSERT_EQ(mmcook({"cook-clip", "loco.toml", "--index", "1", "-o", "turning.mmclip"}).exit_code,
             0);
   fails({"link", "loco.toml", "turning.mmclip", "walk.mmclip", "-o", "out.mmdb"},
-        "error: turning.mmclip: it was not cooked from what clip walk of the manifest is now");
+        "mmcook: error: turning.mmclip: it was not cooked from what clip walk of the manifest is "
+        "now");
   fails({"link", "loco.toml", "walk.mmclip", "-o", "out.mmdb"},
-        "error: the manifest has 2 clips but 1 .mmclip files were given");
+        "mmcook: error: the manifest has 2 clips but 1 .mmclip files were given");
   write("notes.mmclip", "not a part");
   fails({"link", "loco.toml", "walk.mmclip", "notes.mmclip", "-o", "out.mmdb"},
-        "error: notes.mmclip: it is not an .mmclip file (no MMCL identifier)");
+        "mmcook: error: notes.mmclip: it is not an .mmclip file (no MMCL identifier)");
   fails({"cook-clip", "loco.toml", "--index", "1", "--first", "notes.mmclip", "-o", "t.mmclip"},
-        "error: notes.mmclip: it is not an .mmclip file (no MMCL identifier)");
+        "mmcook: error: notes.mmclip: it is not an .mmclip file (no MMCL identifier)");
   std::string damaged = readFile(folder_ / "turning.mmclip");
   damaged[damaged.size() / 2] ^= 0x20;
   write("damaged.mmclip", damaged);
   fails({"link", "loco.toml", "walk.mmclip", "damaged.mmclip", "-o", "out.mmdb"},
-        "error: damaged.mmclip: its checksum does not match: the file is damaged");
+        "mmcook: error: damaged.mmclip: its checksum does not match: the file is damaged");
   // A failed link's report names the part.
   fails({"link", "loco.toml", "walk.mmclip", "damaged.mmclip", "-o", "out.mmdb", "--report",
          "link.json"},
-        "error: damaged.mmclip: its checksum does not match");
+        "mmcook: error: damaged.mmclip: its checksum does not match");
   const Json report = JsonReader(readFile(folder_ / "link.json")).document();
   EXPECT_EQ(report["command"].string(), "link");
   EXPECT_EQ(report["status"].string(), "failed");
@@ -1425,7 +1516,7 @@ TEST_F(Cli, CookClipAndLinkRefuseWhatDoesNotFit) {
       0);
   EXPECT_TRUE(fs::is_regular_file(folder_ / "parts/new/walk.mmclip"));
   fails({"cook-clip", "loco.toml", "--index", "0", "-o", "notes.mmclip/walk.mmclip"},
-        "error: cannot write 'notes.mmclip/walk.mmclip'");
+        "mmcook: error: cannot write 'notes.mmclip/walk.mmclip'");
   EXPECT_FALSE(fs::exists(folder_ / "out.mmdb"));
 }
 
@@ -1470,7 +1561,7 @@ TEST_F(Cli, LinkRefusesAResealedPartWhoseValuesDoNotHold) {
       if (verify) args.push_back("--verify");
       const CliRun run = mmcook(args);
       EXPECT_EQ(run.exit_code, 1) << run.err;
-      EXPECT_EQ(run.err, "error: " + message + usable);
+      EXPECT_EQ(run.err, "mmcook: error: " + message + usable);
       EXPECT_EQ(readFile(folder_ / "out.mmdb"), "previous contents");
     }
   }
@@ -1493,14 +1584,15 @@ TEST_F(Cli, ReportWritesOnePageOrNamesWhatIsWrong) {
   write("bad.mmdb", "not a database");
   const CliRun bad = mmcook({"report", "out.mmdb", "-o", "bad.html", "--compare", "bad.mmdb"});
   EXPECT_EQ(bad.exit_code, 1);
-  EXPECT_EQ(bad.err,
-            "error: cannot report on --compare database 'bad.mmdb': NotAnMmdb: bad.mmdb: the "
-            "file identifier is not \"MMDB\": this is not a motion-matching database; check the "
-            "path, or re-cook the file with mmcook cook\n");
+  EXPECT_EQ(
+      bad.err,
+      "mmcook: error: cannot report on --compare database 'bad.mmdb': NotAnMmdb: bad.mmdb: the "
+      "file identifier is not \"MMDB\": this is not a motion-matching database; check the "
+      "path, or re-cook the file with mmcook cook\n");
   const CliRun unwritable = mmcook({"report", "out.mmdb", "-o", "no_such_folder/out.html"});
   EXPECT_EQ(unwritable.exit_code, 1);
   EXPECT_EQ(unwritable.err,
-            "error: cannot write 'no_such_folder/out.html': cannot create a temporary "
+            "mmcook: error: cannot write 'no_such_folder/out.html': cannot create a temporary "
             "file beside it: No such file or directory; check that the folder exists, is "
             "writable and has free space, or choose another output path with -o\n");
   EXPECT_FALSE(fs::exists(folder_ / "bad.html"));
@@ -1609,10 +1701,11 @@ TEST_F(Cli, BadUsageExitsWithTwo) {
   EXPECT_EQ(mmcook({"inspect"}).exit_code, 2);
   const CliRun mixed = mmcook({"cook", "loco.toml", "walk.bvh", "-o", "out.mmdb"});
   EXPECT_EQ(mixed.exit_code, 2);
-  EXPECT_EQ(mixed.err,
-            "error: give one manifest (.toml) or motion files, not both or several manifests; "
-            "list extra clips in the manifest as [[clip]] tables\nRun with --help for more "
-            "information.\n");
+  EXPECT_EQ(
+      mixed.err,
+      "mmcook: error: give one manifest (.toml) or motion files, not both or several manifests; "
+      "list extra clips in the manifest as [[clip]] tables\nRun with --help for more "
+      "information.\n");
   const CliRun both = mmcook({"cook", "walk.bvh", "-o", "out.mmdb", "--quiet", "--verbose"});
   EXPECT_EQ(both.exit_code, 2);
   EXPECT_FALSE(fs::exists(folder_ / "out.mmdb"));
@@ -1652,7 +1745,8 @@ TEST_F(Cli, TruncatedBvh) {
                                           std::istream_iterator<std::string>()));
   }();
   expectCookFails({"cut.bvh"}, "cut.bvh:" + std::to_string(last_line) +
-                                   ": the file ends inside frame 239 (" + std::to_string(numbers) +
+                                   ": error: the file ends inside frame 239 (" +
+                                   std::to_string(numbers) +
                                    " of 39 numbers); the file is truncated: re-export it");
 }
 
@@ -1661,11 +1755,12 @@ TEST_F(Cli, ChannelCountMismatch) {
   const int line = lineOf(joinLines(v), "Frame Time:") + 3;  // frame 2
   v[static_cast<size_t>(line - 1)] += " 0";
   write("extra.bvh", joinLines(v));
-  expectCookFails({"extra.bvh"},
-                  "extra.bvh:" + std::to_string(line) +
-                      ": frame 2 has 40 numbers but the hierarchy has 39 channels; each frame "
-                      "must be one line with one number per channel: fix the line or re-export "
-                      "the file");
+  expectCookFails(
+      {"extra.bvh"},
+      "extra.bvh:" + std::to_string(line) +
+          ": error: frame 2 has 40 numbers but the hierarchy has 39 channels; each frame "
+          "must be one line with one number per channel: fix the line or re-export "
+          "the file");
 }
 
 TEST_F(Cli, NotANumberInAFrame) {
@@ -1673,9 +1768,10 @@ TEST_F(Cli, NotANumberInAFrame) {
   const int line = lineOf(joinLines(v), "Frame Time:") + 1;  // frame 0
   v[static_cast<size_t>(line - 1)] = "nan" + v[static_cast<size_t>(line - 1)].substr(1);
   write("nan.bvh", joinLines(v));
-  expectCookFails({"nan.bvh"}, "nan.bvh:" + std::to_string(line) +
-                                   ": frame 0 holds 'nan', which is not a finite number; fix the "
-                                   "line or re-export the file");
+  expectCookFails({"nan.bvh"},
+                  "nan.bvh:" + std::to_string(line) +
+                      ": error: frame 0 holds 'nan', which is not a finite number; fix the "
+                      "line or re-export the file");
 }
 
 TEST_F(Cli, GiantDeclaredFrameCount) {
@@ -1683,9 +1779,10 @@ TEST_F(Cli, GiantDeclaredFrameCount) {
   const int line = lineOf(text, "Frames:");
   text.replace(text.find("Frames: 240"), 11, "Frames: 4000000000000");
   write("giant.bvh", text);
-  expectCookFails({"giant.bvh"}, "giant.bvh:" + std::to_string(line) +
-                                     ": declares 4000000000000 frames but holds 240; re-export "
-                                     "the file or fix the 'Frames:' line");
+  expectCookFails({"giant.bvh"},
+                  "giant.bvh:" + std::to_string(line) +
+                      ": error: declares 4000000000000 frames but holds 240; re-export "
+                      "the file or fix the 'Frames:' line");
 }
 
 // A clip's frame range past the end of its file (240 frames) names the clip, its manifest line
@@ -1694,7 +1791,8 @@ TEST_F(Cli, FrameRangeOutsideTheFile) {
   writeGoodClips();
   write("range.toml", "[[clip]]\nsource = \"walk.bvh\"\nframes = [200, 300]\n");
   expectCookFails({"range.toml"},
-                  "clip walk (walk.bvh, manifest line 1): source frames [200, 300) are not inside "
+                  "range.toml:1: error: clip walk (walk.bvh): source frames [200, 300) are not "
+                  "inside "
                   "the file's 240 frames; fix the clip's frame range");
 }
 
@@ -1703,9 +1801,10 @@ TEST_F(Cli, ZeroFrames) {
   none.frames = 0;
   const std::string text = walkBvh(none);
   write("empty.bvh", text);
-  expectCookFails({"empty.bvh"}, "empty.bvh:" + std::to_string(lineOf(text, "Frames:")) +
-                                     ": the file holds no frames (it declares 0); re-export it "
-                                     "with its motion");
+  expectCookFails({"empty.bvh"},
+                  "empty.bvh:" + std::to_string(lineOf(text, "Frames:")) +
+                      ": error: the file holds no frames (it declares 0); re-export it "
+                      "with its motion");
 }
 
 TEST_F(Cli, DeepHierarchy) {
@@ -1716,7 +1815,7 @@ TEST_F(Cli, DeepHierarchy) {
   text += "MOTION\nFrames: 1\nFrame Time: 0.5\n" + std::string(600, ' ') + "\n";
   write("deep.bvh", text);
   expectCookFails({"deep.bvh"},
-                  "deep.bvh:1026: joints nest deeper than 256 levels, more than "
+                  "deep.bvh:1026: error: joints nest deeper than 256 levels, more than "
                   "any skeleton; the file is damaged: re-export it");
 }
 
@@ -1731,7 +1830,7 @@ TEST_F(Cli, DuplicateJoints) {
     if (v[i] == "  JOINT Spine") at.push_back(static_cast<int>(i + 1));
   ASSERT_EQ(at.size(), 2u);
   expectCookFails({"dup.bvh"}, "dup.bvh:" + std::to_string(at[1]) +
-                                   ": duplicate joint name 'Spine' (first at line " +
+                                   ": error: duplicate joint name 'Spine' (first at line " +
                                    std::to_string(at[0]) +
                                    "); rename one of them so every joint is unique, then "
                                    "re-export");
@@ -1739,7 +1838,7 @@ TEST_F(Cli, DuplicateJoints) {
 
 TEST_F(Cli, MissingInputFile) {
   expectCookFails({"nowhere.bvh"},
-                  "nowhere.bvh: cannot open: No such file or directory; check "
+                  "mmcook: error: nowhere.bvh: cannot open: No such file or directory; check "
                   "the path");
 }
 
@@ -1749,7 +1848,8 @@ TEST_F(Cli, TwoInputsWithOneName) {
   write("a/walk.bvh", walkBvh({}));
   write("b/walk.bvh", walkBvh({}));
   expectCookFails({"a/walk.bvh", "b/walk.bvh"},
-                  "'a/walk.bvh' and 'b/walk.bvh' would both be clip 'walk'; rename one, or write "
+                  "mmcook: error: 'a/walk.bvh' and 'b/walk.bvh' would both be clip 'walk'; rename "
+                  "one, or write "
                   "a manifest that names each clip");
 }
 
@@ -1759,7 +1859,7 @@ TEST_F(Cli, MistypedManifestKey) {
         "[database]\nframe_rate = 60\n\n[weights]\nfoot_postion = 0.5\n"
         "[[clip]]\nsource = \"walk.bvh\"\n");
   expectCookFails({"loco.toml"},
-                  "loco.toml:5: unknown key 'weights.foot_postion' (did you mean "
+                  "loco.toml:5: error: unknown key 'weights.foot_postion' (did you mean "
                   "'weights.foot_position'?); known keys in [weights]: foot_position, "
                   "foot_velocity, hip_velocity, trajectory_position, trajectory_direction");
 }
@@ -1767,7 +1867,7 @@ TEST_F(Cli, MistypedManifestKey) {
 TEST_F(Cli, ManifestSourceMissing) {
   write("loco.toml", "[[clip]]\nsource = \"walk.bvh\"\n");
   expectCookFails({"loco.toml"},
-                  "loco.toml:2: clip source 'walk.bvh' not found (looked for "
+                  "loco.toml:2: error: clip source 'walk.bvh' not found (looked for "
                   "'walk.bvh'); fix the path, which is relative to the manifest's "
                   "folder");
 }
@@ -1777,7 +1877,7 @@ TEST_F(Cli, UnwritableOutputPath) {
   const CliRun run = mmcook({"cook", "walk.bvh", "-o", "no_such_folder/out.mmdb"});
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_EQ(run.err,
-            "error: cannot write 'no_such_folder/out.mmdb': cannot create a temporary "
+            "mmcook: error: cannot write 'no_such_folder/out.mmdb': cannot create a temporary "
             "file beside it: No such file or directory; check that the folder exists, is "
             "writable and has free space, or choose another output path with -o\n");
   EXPECT_EQ(run.out, "");
@@ -1785,7 +1885,7 @@ TEST_F(Cli, UnwritableOutputPath) {
   const CliRun folder = mmcook({"cook", "walk.bvh", "-o", "out_is_a_folder"});
   EXPECT_EQ(folder.exit_code, 1);
   EXPECT_EQ(folder.err,
-            "error: cannot write 'out_is_a_folder': it is a folder: Is a directory; "
+            "mmcook: error: cannot write 'out_is_a_folder': it is a folder: Is a directory; "
             "check that the folder exists, is writable and has free space, or choose "
             "another output path with -o\n");
   EXPECT_TRUE(fs::is_directory(folder_ / "out_is_a_folder"));
@@ -1795,13 +1895,13 @@ TEST_F(Cli, InspectRefusesForeignAndDamagedFiles) {
   write("notes.mmdb", "these are not the bytes of a database");
   const CliRun foreign = mmcook({"inspect", "notes.mmdb"});
   EXPECT_EQ(foreign.exit_code, 1);
-  EXPECT_EQ(foreign.err.rfind("error: cannot inspect 'notes.mmdb': NotAnMmdb: ", 0), 0u)
+  EXPECT_EQ(foreign.err.rfind("mmcook: error: cannot inspect 'notes.mmdb': NotAnMmdb: ", 0), 0u)
       << foreign.err;
   EXPECT_EQ(foreign.out, "");
 
   const CliRun missing = mmcook({"inspect", "absent.mmdb"});
   EXPECT_EQ(missing.exit_code, 1);
-  EXPECT_EQ(missing.err.rfind("error: cannot inspect 'absent.mmdb': IoError: ", 0), 0u)
+  EXPECT_EQ(missing.err.rfind("mmcook: error: cannot inspect 'absent.mmdb': IoError: ", 0), 0u)
       << missing.err;
 
   writeGoodClips();
@@ -1810,7 +1910,7 @@ TEST_F(Cli, InspectRefusesForeignAndDamagedFiles) {
   write("cut.mmdb", bytes.substr(0, bytes.size() / 2));
   const CliRun cut = mmcook({"inspect", "cut.mmdb", "--json"});
   EXPECT_EQ(cut.exit_code, 1);
-  EXPECT_EQ(cut.err.rfind("error: cannot inspect 'cut.mmdb': ", 0), 0u) << cut.err;
+  EXPECT_EQ(cut.err.rfind("mmcook: error: cannot inspect 'cut.mmdb': ", 0), 0u) << cut.err;
   EXPECT_EQ(cut.out, "");
 }
 
@@ -1820,7 +1920,7 @@ TEST_F(Cli, MissingRoleJointListsTheJoints) {
         "[skeleton]\npreset = \"geno\"\nleft_foot = \"LeftAnkle\"\n"
         "[[clip]]\nsource = \"walk.bvh\"\n");
   const std::string head =
-      "error: clip walk (walk.bvh, manifest line 4): role left_foot names joint 'LeftAnkle', "
+      "loco.toml:4: error: clip walk (walk.bvh): role left_foot names joint 'LeftAnkle', "
       "which the skeleton does not have; set ";
   const std::string tail =
       "left_foot in the manifest to one of the skeleton's joints: Hips, Spine, Spine1, Spine2, "
@@ -1852,20 +1952,22 @@ TEST_F(Cli, ClipsWithDifferentSkeletons) {
   WalkOptions o;
   o.extra_joint = "Prop";
   write("prop.bvh", walkBvh(o));
-  expectCookFails({"walk.bvh", "prop.bvh"},
-                  "all clips of a database must share one skeleton: clip walk (walk.bvh) has 12 "
-                  "joints but clip prop (prop.bvh) has 13 (first joint only one of them has: "
-                  "'Prop'); cook them into separate databases");
+  expectCookFails(
+      {"walk.bvh", "prop.bvh"},
+      "mmcook: error: all clips of a database must share one skeleton: clip walk (walk.bvh) has 12 "
+      "joints but clip prop (prop.bvh) has 13 (first joint only one of them has: "
+      "'Prop'); cook them into separate databases");
 }
 
 TEST_F(Cli, ZeroSpreadBlockNamesTheBlock) {
   WalkOptions o;
   o.still = true;
   write("still.bvh", walkBvh(o));
-  expectCookFails({"still.bvh"},
-                  "feature block left_foot_position never changes over the 479 frames of the "
-                  "database (zero spread), so it cannot be normalized: add clips where it varies "
-                  "(e.g. where the character moves its feet and turns)");
+  expectCookFails(
+      {"still.bvh"},
+      "mmcook: error: feature block left_foot_position never changes over the 479 frames of the "
+      "database (zero spread), so it cannot be normalized: add clips where it varies "
+      "(e.g. where the character moves its feet and turns)");
 }
 
 // A database no search could start (every frame excluded or in a clip's unmatchable tail) is an
@@ -1878,23 +1980,25 @@ TEST_F(Cli, NoMatchableFrameIsAnError) {
         "  exclude = true\n\n"
         "[[clip]]\nsource = \"turn.bvh\"\n  [[clip.range]]\n  frames = [0, \"end\"]\n"
         "  exclude = true\n");
-  expectCookFails({"excluded.toml", "--verify"},
-                  "excluded.toml: no frame is matchable, so a search could never start a clip: "
-                  "the last 10 frames (0.3333 s) of each clip ([database] trailing_unmatchable) "
-                  "and exclude = true ranges (excluded.toml:6, excluded.toml:12) cover every "
-                  "frame of all 2 clips; lower trailing_unmatchable, remove or shorten an "
-                  "excluded range, or add longer clips");
+  expectCookFails(
+      {"excluded.toml", "--verify"},
+      "mmcook: error: excluded.toml: no frame is matchable, so a search could never start a clip: "
+      "the last 10 frames (0.3333 s) of each clip ([database] trailing_unmatchable) "
+      "and exclude = true ranges (excluded.toml:6, excluded.toml:12) cover every "
+      "frame of all 2 clips; lower trailing_unmatchable, remove or shorten an "
+      "excluded range, or add longer clips");
   WalkOptions short_walk;
   short_walk.frames = 60;
   write("short.bvh", walkBvh(short_walk));
   write("short.toml",
         "[database]\nframe_rate = 30\ntrailing_unmatchable = 7\n\n"
         "[[clip]]\nsource = \"short.bvh\"\n");
-  expectCookFails({"short.toml"},
-                  "short.toml: no frame is matchable, so a search could never start a clip: the "
-                  "last 210 frames (7 s) of each clip ([database] trailing_unmatchable) cover "
-                  "every frame of the only clip (the longest, short, has 60 frames); lower "
-                  "trailing_unmatchable, remove or shorten an excluded range, or add longer clips");
+  expectCookFails(
+      {"short.toml"},
+      "mmcook: error: short.toml: no frame is matchable, so a search could never start a clip: the "
+      "last 210 frames (7 s) of each clip ([database] trailing_unmatchable) cover "
+      "every frame of the only clip (the longest, short, has 60 frames); lower "
+      "trailing_unmatchable, remove or shorten an excluded range, or add longer clips");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1909,7 +2013,7 @@ TEST_F(Cli, OutputThatIsAnInputIsRefused) {
   for (const std::string output : {"walk.bvh", "sub/../walk.bvh", "./walk.bvh", "link.bvh"}) {
     const CliRun run = mmcook({"cook", "walk.bvh", "-o", output});
     EXPECT_EQ(run.exit_code, 1) << output;
-    EXPECT_EQ(run.err, "error: " + output +
+    EXPECT_EQ(run.err, "mmcook: error: " + output +
                            ": the output is the input 'walk.bvh' (the same "
                            "file), which the database would overwrite; choose another output path "
                            "with -o\n");
@@ -1920,7 +2024,7 @@ TEST_F(Cli, OutputThatIsAnInputIsRefused) {
   const CliRun over_manifest = mmcook({"cook", "loco.toml", "-o", "loco.toml"});
   EXPECT_EQ(over_manifest.exit_code, 1);
   EXPECT_EQ(over_manifest.err,
-            "error: loco.toml: the output is the input 'loco.toml' (the same "
+            "mmcook: error: loco.toml: the output is the input 'loco.toml' (the same "
             "file), which the database would overwrite; choose another "
             "output path with -o\n");
   EXPECT_EQ(readFile(folder_ / "loco.toml"), manifest);
@@ -1943,10 +2047,11 @@ TEST_F(Cli, CookClipNeverWritesOverAnotherClipsSource) {
   const std::string left = readFile(folder_ / "left.bvh");
   const CliRun context = mmcook({"cook-clip", "m.toml", "--index", "1", "-o", "walk.bvh"});
   EXPECT_EQ(context.exit_code, 1);
-  EXPECT_EQ(context.err,
-            "error: walk.bvh: the output is the input 'walk.bvh' (the same file), which the "
-            "database would overwrite; choose another output "
-            "path with -o\n");
+  EXPECT_EQ(
+      context.err,
+      "mmcook: error: walk.bvh: the output is the input 'walk.bvh' (the same file), which the "
+      "database would overwrite; choose another output "
+      "path with -o\n");
   EXPECT_EQ(readFile(folder_ / "walk.bvh"), walk);
   ASSERT_EQ(mmcook({"cook-clip", "m.toml", "--index", "0", "-o", "p0.mmclip"}).exit_code, 0);
   const CliRun other =
@@ -1965,7 +2070,9 @@ TEST_F(Cli, CookClipNeverWritesOverAnotherClipsSource) {
   // An empty output path is refused before anything is cooked.
   const CliRun empty = mmcook({"cook-clip", "m.toml", "--index", "0", "-o", ""});
   EXPECT_EQ(empty.exit_code, 2);
-  EXPECT_EQ(empty.err.rfind("error: -o names an empty path; give each clip's part a file\n", 0), 0u)
+  EXPECT_EQ(
+      empty.err.rfind("mmcook: error: -o names an empty path; give each clip's part a file\n", 0),
+      0u)
       << empty.err;
 }
 
@@ -1981,7 +2088,8 @@ TEST_F(Cli, AFailedCooksReportNeverWritesOverASource) {
   const CliRun run = mmcook({"cook", "m.toml", "-o", "x.mmdb", "--report", "walk.bvh"});
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_EQ(run.err,
-            "error: walk.bvh: the output is the input 'walk.bvh' (the same file), which --report's "
+            "mmcook: error: walk.bvh: the output is the input 'walk.bvh' (the same file), which "
+            "--report's "
             "file would overwrite; choose another "
             "output path with --report\n");
   EXPECT_EQ(readFile(folder_ / "walk.bvh"), walk);
@@ -2010,7 +2118,7 @@ TEST_F(Cli, OutputThatIsNotARegularFileIsRefused) {
   const CliRun run = mmcook({"cook", "walk.bvh", "-o", "pipe.mmdb"});
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_EQ(run.err,
-            "error: pipe.mmdb: cannot write the database there: not a regular file (a "
+            "mmcook: error: pipe.mmdb: cannot write the database there: not a regular file (a "
             "named pipe, FIFO), which the output would replace; choose a regular file "
             "with -o\n");
   EXPECT_TRUE(fs::is_fifo(folder_ / "pipe.mmdb"));
@@ -2025,38 +2133,38 @@ TEST_F(Cli, PipesDevicesAndLinkLoopsAreRefusedAtOnce) {
   const std::string fifo = "not a regular file (a named pipe, FIFO)";
   const CliRun source = mmcook({"inspect-source", "pipe.bvh"});
   EXPECT_EQ(source.exit_code, 1);
-  EXPECT_EQ(source.err, "error: pipe.bvh: cannot open: " + fifo + "; check the path\n");
+  EXPECT_EQ(source.err, "mmcook: error: pipe.bvh: cannot open: " + fifo + "; check the path\n");
   const CliRun fbx = mmcook({"inspect-source", "pipe.fbx"});
   EXPECT_EQ(fbx.exit_code, 1);
   EXPECT_EQ(fbx.err,
-            "error: pipe.fbx: cannot open: " + fifo + "; give the path of a motion file\n");
+            "mmcook: error: pipe.fbx: cannot open: " + fifo + "; give the path of a motion file\n");
   const CliRun zero = mmcook({"inspect-source", "/dev/zero"});
   EXPECT_EQ(zero.exit_code, 1);
   EXPECT_EQ(zero.err,
-            "error: /dev/zero: cannot open: not a regular file (a device); give the "
+            "mmcook: error: /dev/zero: cannot open: not a regular file (a device); give the "
             "path of a motion file\n");
   const CliRun database = mmcook({"inspect", "pipe.mmdb"});
   EXPECT_EQ(database.exit_code, 1);
   EXPECT_NE(database.err.find("not a regular file"), std::string::npos) << database.err;
   const CliRun manifest = mmcook({"cook", "pipe.toml", "-o", "out.mmdb"});
   EXPECT_EQ(manifest.exit_code, 1);
-  EXPECT_EQ(manifest.err, "error: pipe.toml: cannot open: " + fifo + "; check the path\n");
+  EXPECT_EQ(manifest.err, "mmcook: error: pipe.toml: cannot open: " + fifo + "; check the path\n");
   const CliRun quick = mmcook({"cook", "pipe.bvh", "-o", "out.mmdb"});
   EXPECT_EQ(quick.exit_code, 1);
-  EXPECT_EQ(quick.err, "error: pipe.bvh: cannot open: " + fifo + "; check the path\n");
+  EXPECT_EQ(quick.err, "mmcook: error: pipe.bvh: cannot open: " + fifo + "; check the path\n");
 
   fs::create_symlink("loop_b.bvh", folder_ / "loop_a.bvh");
   fs::create_symlink("loop_a.bvh", folder_ / "loop_b.bvh");
   const CliRun loop = mmcook({"inspect-source", "loop_a.bvh"});
   EXPECT_EQ(loop.exit_code, 1);
   EXPECT_EQ(loop.err,
-            "error: loop_a.bvh: cannot open: a loop of symbolic links (too many levels "
+            "mmcook: error: loop_a.bvh: cannot open: a loop of symbolic links (too many levels "
             "of symbolic links); check the path\n");
   fs::create_directories(folder_ / "dir.toml");
   const CliRun folder = mmcook({"cook", "dir.toml", "-o", "out.mmdb"});
   EXPECT_EQ(folder.exit_code, 1);
   EXPECT_EQ(folder.err,
-            "error: dir.toml: cannot open: not a regular file (a folder); check the "
+            "mmcook: error: dir.toml: cannot open: not a regular file (a folder); check the "
             "path\n");
   EXPECT_FALSE(fs::exists(folder_ / "out.mmdb"));
 }
@@ -2242,12 +2350,12 @@ TEST_F(CliDiff, AFileThatCannotBePlayedIsNeverNoChange) {
   for (const char* json : {"--fail-on-change", "--json"}) {
     const CliRun run = diff({"a.mmdb", "b.mmdb", "--fail-on-change", json});
     EXPECT_EQ(run.exit_code, 1) << run.err;
-    EXPECT_EQ(run.err, "error: cannot diff: B 'b.mmdb' cannot be played: " + expected);
+    EXPECT_EQ(run.err, "mmcook: error: cannot diff: B 'b.mmdb' cannot be played: " + expected);
     EXPECT_EQ(run.out, "");
   }
   const CliRun inspect = mmcook({"inspect", "b.mmdb"});
   EXPECT_EQ(inspect.exit_code, 1);
-  EXPECT_EQ(inspect.err, "error: cannot inspect 'b.mmdb': " + expected);
+  EXPECT_EQ(inspect.err, "mmcook: error: cannot inspect 'b.mmdb': " + expected);
   EXPECT_EQ(inspect.out, "");
   EXPECT_EQ(mmcook({"inspect", "a.mmdb"}).exit_code, 0);
 
@@ -2373,10 +2481,11 @@ TEST_F(CliDiff, DifferentJointCountsCompareTheStructureOnly) {
   const CliRun checked = diff({"a.mmdb", "b.mmdb", "--fail-on", "switch-rate=3"});
   EXPECT_EQ(checked.exit_code, 1);
   EXPECT_EQ(checked.out, run.out);
-  EXPECT_EQ(checked.err,
-            "error: --fail-on: B's replay did not run, so there is nothing to check: A has 12 "
-            "joints and B has 13: they animate different skeletons, so their decisions cannot "
-            "be compared; the structure above is the whole comparison\n");
+  EXPECT_EQ(
+      checked.err,
+      "mmcook: error: --fail-on: B's replay did not run, so there is nothing to check: A has 12 "
+      "joints and B has 13: they animate different skeletons, so their decisions cannot "
+      "be compared; the structure above is the whole comparison\n");
 }
 
 // --fail-on: thresholds on B's motion measures. Within them it exits with 0 and prints what it
@@ -2535,12 +2644,12 @@ TEST_F(CliDiff, FailOnThatDoesNotParseIsBadUsageBeforeAnythingRuns) {
     EXPECT_EQ(run.exit_code, 2) << value;
     EXPECT_EQ(run.out, "") << value;
     EXPECT_EQ(run.err,
-              "error: --fail-on: " + message + "\nRun with --help for more information.\n");
+              "mmcook: error: --fail-on: " + message + "\nRun with --help for more information.\n");
   }
   // Given as --fail-on=VALUE, the same.
   const CliRun run = mmcook({"diff", "missing_a.mmdb", "missing_b.mmdb", "--fail-on=switch-rate"});
   EXPECT_EQ(run.exit_code, 2);
-  EXPECT_EQ(run.err, "error: --fail-on: 'switch-rate' is not KEY=VALUE; " + form +
+  EXPECT_EQ(run.err, "mmcook: error: --fail-on: 'switch-rate' is not KEY=VALUE; " + form +
                          "\nRun with --help for more information.\n");
 }
 
@@ -2550,26 +2659,30 @@ TEST_F(CliDiff, BadInputNamesTheFileAndLine) {
   write("bad.stick", "# seconds heading magnitude gait name\n1 0 1 walk go\n1 0 1 jog on\n");
   CliRun run = diff({"a.mmdb", "a.mmdb", "--stick", "bad.stick"});
   EXPECT_EQ(run.exit_code, 1);
-  EXPECT_EQ(run.err, "error: bad stick file: bad.stick:3: gait 'jog' must be walk or run\n");
+  EXPECT_EQ(run.err,
+            "mmcook: error: bad stick file: bad.stick:3: gait 'jog' must be walk or run\n");
   EXPECT_EQ(run.out, "");
   run = diff({"a.mmdb", "a.mmdb", "--stick", "missing.stick"});
   EXPECT_EQ(run.exit_code, 1);
-  EXPECT_EQ(run.err, "error: bad stick file: missing.stick: no such stick file\n");
+  EXPECT_EQ(run.err, "mmcook: error: bad stick file: missing.stick: no such stick file\n");
 
   write("garbage.mmdb", std::string(256, 'x'));
   run = diff({"a.mmdb", "garbage.mmdb"});
   EXPECT_EQ(run.exit_code, 1);
-  EXPECT_EQ(run.err.rfind("error: cannot diff: B 'garbage.mmdb' does not open as a database: "
-                          "NotAnMmdb: ",
-                          0),
-            0u)
+  EXPECT_EQ(
+      run.err.rfind("mmcook: error: cannot diff: B 'garbage.mmdb' does not open as a database: "
+                    "NotAnMmdb: ",
+                    0),
+      0u)
       << run.err;
   std::string damaged = readFile(folder_ / "a.mmdb");
   damaged.resize(damaged.size() / 2);
   write("half.mmdb", damaged);
   run = diff({"half.mmdb", "a.mmdb"});
   EXPECT_EQ(run.exit_code, 1);
-  EXPECT_EQ(run.err.rfind("error: cannot diff: A 'half.mmdb' does not open as a database: ", 0), 0u)
+  EXPECT_EQ(
+      run.err.rfind("mmcook: error: cannot diff: A 'half.mmdb' does not open as a database: ", 0),
+      0u)
       << run.err;
 }
 
@@ -2585,7 +2698,7 @@ TEST_F(CliDiff, CharactersAndSecondsOutOfRangeAreBadUsage) {
     args.insert(args.end(), options.begin(), options.end());
     const CliRun run = mmcook(args);
     EXPECT_EQ(run.exit_code, 2) << message;
-    EXPECT_EQ(run.err, "error: " + message + "\nRun with --help for more information.\n");
+    EXPECT_EQ(run.err, "mmcook: error: " + message + "\nRun with --help for more information.\n");
   }
   EXPECT_EQ(mmcook({"diff", "a.mmdb"}).exit_code, 2);
   EXPECT_EQ(mmcook({"diff", "a.mmdb", "b.mmdb", "--seconds", "many"}).exit_code, 2);
