@@ -119,6 +119,15 @@ void main() {
     settled = (params.policies & kPolicySearchWhenSettled) != 0u && playing &&
               (ch.flags & kCharacterInputChanging) != 0u && !changing;
     if (playing && changing) flags |= kCharacterInputChanging;
+    // settle_search_interval: at most once per interval (mmdb::Crowd's float timer).
+    if (foot_setup.settle_search_interval > 0.0) {
+      if (settled && ch.settle_clock <= 0.0) {
+        characters[c].settle_clock = foot_setup.settle_search_interval;
+      } else {
+        settled = false;
+        if (ch.settle_clock > 0.0) characters[c].settle_clock = ch.settle_clock - params.dt;
+      }
+    }
     characters[c].input_velocity = vec4(velocity, 0.0);
     characters[c].input_facing = vec4(facing, 0.0);
   } else {
@@ -130,9 +139,11 @@ void main() {
   bool forced = inp.force_search != 0u || (ch.flags & kCharacterForcePending) != 0u || settled;
   if (!playing) {
     if ((params.policies & kPolicyStaggerStarts) == 0u || ch.search_timer <= 0) reason = kReasonStart;
-  } else if (lastOfRange(frame) || frame + 1u >= ch.clip_first + ch.clip_count) reason = kReasonRangeEnd;
+  } else if ((lastOfRange(frame) && (params.policies & kPolicyClipEndOnly) == 0u) ||
+             frame + 1u >= ch.clip_first + ch.clip_count) reason = kReasonRangeEnd;
   else if (forced) reason = kReasonForced;
-  else if (ch.search_timer <= 0) reason = kReasonPeriodic;  // whole steps: no float drift
+  else if (foot_setup.search_interval_seconds > 0.0 ? ch.search_clock <= 0.0 : ch.search_timer <= 0)
+    reason = kReasonPeriodic;  // whole steps: no float drift (unless the float timer is asked for)
   // The jump cooldown: a periodic or forced search waits for it to end; a forced one is kept.
   if ((reason == kReasonForced || reason == kReasonPeriodic) && ch.since_switch < params.jump_cooldown) {
     flags |= kCharacterHeld;

@@ -98,6 +98,7 @@ void main() {
   ch.since_switch += params.dt;
   ch.transition_time += params.dt;
   ch.search_timer -= 1;
+  characters[c].search_clock = ch.search_clock - params.dt;
   characters[c].clip_time = ch.clip_time;
   characters[c].current_frame = ch.current_frame;
   characters[c].since_switch = ch.since_switch;

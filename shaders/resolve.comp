@@ -47,10 +47,15 @@ void main() {
     flags |= kCharacterSearched;
     ch.search_count += 1u;
     ch.search_timer = int(params.search_interval_ticks);
+    ch.search_clock = foot_setup.search_interval_seconds;
     // Spread the crowd's searches, once: from the first periodic search, or from the starts.
     if (result.reason == kReasonStart && params.stagger_phases > 1u &&
-        (params.policies & kPolicyStaggerStarts) == 0u)
-      ch.search_timer += int(params.search_interval_ticks * (c % params.stagger_phases) / params.stagger_phases);
+        (params.policies & kPolicyStaggerStarts) == 0u) {
+      uint late = params.search_interval_ticks * (c % params.stagger_phases) / params.stagger_phases;
+      ch.search_timer += int(late);
+      if (params.search_interval_ticks > 0u)
+        ch.search_clock += foot_setup.search_interval_seconds * float(late) / float(params.search_interval_ticks);
+    }
     ch.last_winner = result.frame;
     ch.last_cost = result.cost;
     bool playing = (ch.flags & kCharacterPlaying) != 0u;

@@ -113,6 +113,10 @@ void copySettings(const From& from, To& to) {
   to.settle_rotation_change = from.settle_rotation_change;
   to.range_end_margin = from.range_end_margin;
   to.range_end_moves_on = from.range_end_moves_on != 0;
+  to.start_playing = from.start_playing != 0;
+  to.search_interval_seconds = from.search_interval_seconds;
+  to.settle_search_interval = from.settle_search_interval;
+  to.search_at_clip_end = from.search_at_clip_end != 0;
   to.foot_locking = from.foot_locking != 0;
   to.foot_unlock_radius = from.foot_unlock_radius;
   to.foot_unlock_halflife = from.foot_unlock_halflife;
@@ -245,6 +249,9 @@ void mmdb_crowd_settings_default(mmdb_crowd_settings* out) {
 }
 void mmdb_crowd_settings_reference(mmdb_crowd_settings* out) {
   if (out) copySettings(mmdb::CrowdSettings::reference(), *out);
+}
+void mmdb_crowd_settings_reference_controller(mmdb_crowd_settings* out) {
+  if (out) copySettings(mmdb::CrowdSettings::referenceController(), *out);
 }
 
 mmdb_status mmdb_crowd_create(mmdb_database* db, uint32_t characters,

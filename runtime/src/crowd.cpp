@@ -46,6 +46,19 @@ CrowdSettings CrowdSettings::reference() noexcept {
   return s;
 }
 
+CrowdSettings CrowdSettings::referenceController() noexcept {
+  // reference(), then the reference's decisions: it starts playing the first range and searches
+  // when its 0.1 s float timer runs out, when the stick settles (at most once per 0.1 s) and at a
+  // clip's end.
+  CrowdSettings s = reference();
+  s.start_playing = true;
+  s.search_interval_seconds = 0.1f;
+  s.search_when_settled = true;
+  s.settle_search_interval = 0.1f;
+  s.search_at_clip_end = true;
+  return s;
+}
+
 SettleLimits settleLimits(float velocity_change, float rotation_change, float dt) noexcept {
   SettleLimits l;
   const float dv = velocity_change * dt;
@@ -138,7 +151,9 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
                   {"jump_cooldown", settings.jump_cooldown},
                   {"range_end_margin", settings.range_end_margin},
                   {"settle_velocity_change", settings.settle_velocity_change},
-                  {"settle_rotation_change", settings.settle_rotation_change}};
+                  {"settle_rotation_change", settings.settle_rotation_change},
+                  {"search_interval_seconds", settings.search_interval_seconds},
+                  {"settle_search_interval", settings.settle_search_interval}};
   for (const auto& p : policies)
     if (!finiteNonNegative(p.value))
       return Error::format(ErrorCode::InvalidArgument,
@@ -195,10 +210,14 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
   try {
     crowd.must_move_.assign(db.frameCount(), 0);
     crowd.characters_.assign(n, CrowdCharacter{});
-    for (uint32_t c = 0; c < n; ++c)  // a staggered start waits for its timer, as a periodic one
-      crowd.characters_[c].search_timer =
+    for (uint32_t c = 0; c < n; ++c) {  // a staggered start waits for its timer, as a periodic one
+      CrowdCharacter& ch = crowd.characters_[c];
+      ch.search_timer =
           int32_t(startDelayTicks(c, settings.search_interval_ticks, settings.stagger_phases,
                                   settings.start_stagger_intervals));
+      ch.search_clock = 0.f;
+      ch.settle_clock = settings.settle_search_interval;
+    }
     crowd.inputs_.assign(n, StickInput{});
     crowd.filters_.assign(n, TagFilter{});
     crowd.blocks_ = db.featureBlockCount();
@@ -253,11 +272,32 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
   // frame of a clip, the clip itself: either way the character must move.
   for (const MatchRange& range : db.ranges())
     if (range.frame_count > 0) crowd.must_move_[range.first_frame + range.frame_count - 1] = 1;
+  // (search_at_clip_end: only from the last frame of a clip, the reference's whole-clip ranges.)
+  if (settings.search_at_clip_end) std::fill(crowd.must_move_.begin(), crowd.must_move_.end(), 0);
   crowd.clips_.resize(db.clipCount());
   for (uint32_t i = 0; i < db.clipCount(); ++i) {
     const ClipInfo clip = db.clip(i);
     if (clip.frame_count > 0) crowd.must_move_[clip.first_frame + clip.frame_count - 1] = 1;
     crowd.clips_[i] = {clip.first_frame, clip.frame_count, clip.tag_mask};
+  }
+  // start_playing: every character plays the first frame of the first range, its first search
+  // when its periodic timer runs out.
+  if (settings.start_playing && !db.ranges().empty()) {
+    const uint32_t first = db.ranges()[0].first_frame;
+    const Result<ClipTime> where = clipTimeOfFrame(db, first);
+    if (!where) return where.error();
+    for (uint32_t c = 0; c < n; ++c) {
+      CrowdCharacter& ch = crowd.characters_[c];
+      ch.playing = true;
+      ch.clip = where->clip;
+      ch.clip_time = where->time;
+      ch.current_frame = first;
+      ch.last_winner = first;
+      ch.search_timer =
+          int32_t(settings.search_interval_ticks +
+                  staggerTicks(c, settings.search_interval_ticks, settings.stagger_phases));
+      ch.search_clock = settings.search_interval_seconds;
+    }
   }
 
   if (given) {
@@ -822,6 +862,18 @@ Status Crowd::decide(uint32_t c, size_t slot) noexcept {
                           turnedSharply(ch.input_facing, facing, settle_cos_limit_);
     settled = settings_.search_when_settled && ch.playing && ch.input_changing && !changing;
     ch.input_changing = ch.playing && changing;
+    // settle_search_interval: at most once per interval (the reference's force-search timer,
+    // counted down in the steps that do not force).
+    if (settings_.settle_search_interval > 0.f) {
+      if (settled && ch.settle_clock <= 0.f)
+        ch.settle_clock = settings_.settle_search_interval;
+      else if (ch.settle_clock > 0.f) {
+        settled = false;
+        ch.settle_clock -= dt_;
+      } else {
+        settled = false;
+      }
+    }
     ch.input_velocity = velocity;
     ch.input_facing = facing;
   }
@@ -834,7 +886,8 @@ Status Crowd::decide(uint32_t c, size_t slot) noexcept {
     reason = SearchReason::RangeEnd;
   else if (forced_[c] || settled)
     reason = SearchReason::Forced;
-  else if (ch.search_timer <= 0)  // whole steps: no float drift
+  else if (settings_.search_interval_seconds > 0.f ? ch.search_clock <= 0.f
+                                                   : ch.search_timer <= 0)  // whole steps: no drift
     reason = SearchReason::Periodic;
   // The jump cooldown: a periodic or forced search waits for it to end; a forced one is kept.
   const bool held = (reason == SearchReason::Forced || reason == SearchReason::Periodic) &&
@@ -1074,9 +1127,14 @@ Status Crowd::resolve(uint32_t c, const SearchResult& found, uint32_t worker) no
   const uint32_t interval = settings_.search_interval_ticks;
   ch.search_count += 1;
   ch.search_timer = int32_t(interval);
+  ch.search_clock = settings_.search_interval_seconds;
   // Spread the crowd's searches, once: from the first periodic search, or from the starts.
-  if (decisions_[c].reason == SearchReason::Start && settings_.start_stagger_intervals == 0)
-    ch.search_timer += int32_t(staggerTicks(c, interval, settings_.stagger_phases));
+  if (decisions_[c].reason == SearchReason::Start && settings_.start_stagger_intervals == 0) {
+    const uint32_t late = staggerTicks(c, interval, settings_.stagger_phases);
+    ch.search_timer += int32_t(late);
+    if (interval > 0)
+      ch.search_clock += settings_.search_interval_seconds * float(late) / float(interval);
+  }
   ch.last_winner = found.frame < 0 ? kNoFrame : uint32_t(found.frame);
   ch.last_cost = found.cost;
   if (found.frame < 0 || (ch.playing && uint32_t(found.frame) == ch.current_frame)) return Status();
@@ -1390,6 +1448,7 @@ void Crowd::advance(uint32_t c) noexcept {
   ch.since_switch += dt_;
   ch.transition_time += dt_;
   ch.search_timer -= 1;
+  ch.search_clock -= dt_;
 }
 
 // After the root motion of the step: one of the character and its simulation root follows the

@@ -515,6 +515,58 @@ TEST_F(CrowdSimulationTest, StaggeredStartsSpreadTheFirstSearchesOverAnInterval)
 
 // The timer counts whole steps: with 6 (0.1 s at 60 Hz), a periodic search every 6th step,
 // never the 7th as a float timer counting down from 0.1 s by 1/60 gave.
+// The reference controller's decision rules (referenceController(): the start playing the first
+// range, the 0.1 s float timer, the settled stick at most once per 0.1 s, the search that must
+// move at a clip's end) decide alike on both, step by step, sticks that jump and settle included.
+TEST_F(CrowdSimulationTest, TheReferenceControllersRulesDecideAsOnTheCpu) {
+  mmdb::test::SyntheticSpec spec = leggedSpec();
+  spec.clips = 6;
+  spec.frames_per_clip = 240;
+  auto t = makeTestDatabase(spec, false, false);
+  ASSERT_TRUE(t);
+  constexpr uint32_t kCount = 16;
+  const mmdb::gpu::CrowdSettings settings = mmdb::gpu::CrowdSettings::referenceController();
+  auto created = mmdb::gpu::Crowd::create(*context(), t->view, kCount, settings);
+  ASSERT_TRUE(created) << created.error().message();
+  mmdb::gpu::Crowd& crowd = *created.value();
+  auto made = mmdb::Crowd::create(t->db, kCount, mmdb::CrowdSettings::referenceController());
+  ASSERT_TRUE(made.ok()) << made.error().message();
+  mmdb::Crowd& cpu = made.value();
+  uint64_t counts[5] = {};
+  for (int frame = 0; frame < 400; ++frame) {
+    for (uint32_t i = 0; i < kCount; ++i) {
+      // The scripted stick, jumping to a standstill and back now and then (a settle follows).
+      glm::vec2 stick = scriptedStick(i, frame);
+      if ((frame + int(i) * 5) % 37 < 2) stick = glm::vec2(0.f);
+      ASSERT_TRUE(crowd.setStick(i, stick.x, stick.y).ok());
+    }
+    const std::vector<mmdb::gpu::CharacterInput> inputs = crowd.inputs();
+    for (uint32_t i = 0; i < kCount; ++i) {
+      mmdb::StickInput input;
+      input.desired_velocity = toVec3(inputs[i].desired_velocity);
+      input.desired_facing = toVec3(inputs[i].desired_facing);
+      ASSERT_TRUE(cpu.setInput(i, input).ok());
+    }
+    ASSERT_TRUE(crowd.stepAndWait(kDt).ok());
+    ASSERT_TRUE(cpu.step(kDt).ok());
+    const auto decisions = valueOf(crowd.readDecisions());
+    for (uint32_t i = 0; i < kCount; ++i) {
+      SCOPED_TRACE("frame " + std::to_string(frame) + " character " + std::to_string(i));
+      const mmdb::Decision& c = cpu.decisions()[i];
+      ASSERT_EQ(decisions[i].reason, c.reason);
+      ASSERT_EQ(decisions[i].playing, c.playing);
+      if (c.reason != SearchReason::None) {
+        ASSERT_EQ(decisions[i].frame, c.frame);
+      }
+      ++counts[uint32_t(c.reason)];
+    }
+  }
+  EXPECT_EQ(counts[uint32_t(SearchReason::Start)], 0u) << "playing from creation";
+  EXPECT_GT(counts[uint32_t(SearchReason::Periodic)], kCount * 400 / 10);
+  EXPECT_GT(counts[uint32_t(SearchReason::Forced)], kCount) << "settled sticks";
+  EXPECT_GT(counts[uint32_t(SearchReason::RangeEnd)], 0u) << "clips' ends";
+}
+
 TEST_F(CrowdSimulationTest, PeriodicSearchesComeEverySixthStep) {
   auto t = makeTestDatabase(twoJointSpec(2));
   ASSERT_TRUE(t);

@@ -214,15 +214,18 @@ TEST_F(CApi, ABadSynchronizationSettingMakesNoCrowd) {
   mmdb_database_close(db);
 }
 
-// The C settings are CrowdSettings field for field, defaults and reference() alike, and go
-// back unchanged.
+// The C settings are CrowdSettings field for field, defaults, reference() and
+// referenceController() alike, and go back unchanged.
 TEST(CApiSettings, AreTheCrowdSettings) {
-  for (int reference = 0; reference < 2; ++reference) {
-    const mmdb::CrowdSettings s =
-        reference ? mmdb::CrowdSettings::reference() : mmdb::CrowdSettings{};
+  for (int reference = 0; reference < 3; ++reference) {
+    const mmdb::CrowdSettings s = reference == 2   ? mmdb::CrowdSettings::referenceController()
+                                  : reference == 1 ? mmdb::CrowdSettings::reference()
+                                                   : mmdb::CrowdSettings{};
     mmdb_crowd_settings c;
     std::memset(&c, 0xAB, sizeof c);
-    if (reference)
+    if (reference == 2)
+      mmdb_crowd_settings_reference_controller(&c);
+    else if (reference == 1)
       mmdb_crowd_settings_reference(&c);
     else
       mmdb_crowd_settings_default(&c);
@@ -246,6 +249,10 @@ TEST(CApiSettings, AreTheCrowdSettings) {
     EXPECT_EQ(c.settle_rotation_change, s.settle_rotation_change);
     EXPECT_EQ(c.range_end_margin, s.range_end_margin);
     EXPECT_EQ(c.range_end_moves_on, s.range_end_moves_on ? 1 : 0);
+    EXPECT_EQ(c.start_playing, s.start_playing ? 1 : 0);
+    EXPECT_EQ(c.search_interval_seconds, s.search_interval_seconds);
+    EXPECT_EQ(c.settle_search_interval, s.settle_search_interval);
+    EXPECT_EQ(c.search_at_clip_end, s.search_at_clip_end ? 1 : 0);
     EXPECT_EQ(c.foot_locking, s.foot_locking ? 1 : 0);
     EXPECT_EQ(c.foot_unlock_radius, s.foot_unlock_radius);
     EXPECT_EQ(c.foot_unlock_halflife, s.foot_unlock_halflife);
@@ -272,7 +279,7 @@ TEST(CApiSettings, AreTheCrowdSettings) {
   EXPECT_EQ(uint32_t(mmdb::Synchronization::CharacterFollows), MMDB_SYNC_CHARACTER_FOLLOWS);
   EXPECT_EQ(uint32_t(mmdb::Synchronization::ControllerFollows), MMDB_SYNC_CONTROLLER_FOLLOWS);
 
-  EXPECT_EQ(sizeof(mmdb_crowd_settings), 42 * 4u) << "a field added to one is added to the other";
+  EXPECT_EQ(sizeof(mmdb_crowd_settings), 46 * 4u) << "a field added to one is added to the other";
   EXPECT_STREQ(mmdb_status_name(MMDB_CORRUPT), "Corrupt");
   EXPECT_EQ(int(MMDB_NO_MATCH), int(mmdb::ErrorCode::NoMatch));
   EXPECT_EQ(int(MMDB_DEVICE_ERROR), int(mmdb::ErrorCode::DeviceError));

@@ -259,6 +259,7 @@ PassParams paramsFor(const DatabaseView& db, uint32_t count, const CrowdSettings
                (settings.range_end_moves_on ? kPolicyRangeEndMovesOn : 0u) |
                (settings.start_stagger_intervals > 0 ? kPolicyStaggerStarts : 0u) |
                (settings.transition_speed_limit > 0.f ? kPolicySpeedLimit : 0u) |
+               (settings.search_at_clip_end ? kPolicyClipEndOnly : 0u) |
                (std::min(mmdb::continueFrames(settings.continue_window, db.frame_rate), 0xFFFFFFu)
                 << kPolicyContinueShift);
   p.jump_cooldown = settings.jump_cooldown;
@@ -399,7 +400,9 @@ Result<std::unique_ptr<Crowd>> Crowd::create(const Context& ctx, const DatabaseV
                   {"jump_cooldown", settings.jump_cooldown},
                   {"range_end_margin", settings.range_end_margin},
                   {"settle_velocity_change", settings.settle_velocity_change},
-                  {"settle_rotation_change", settings.settle_rotation_change}};
+                  {"settle_rotation_change", settings.settle_rotation_change},
+                  {"search_interval_seconds", settings.search_interval_seconds},
+                  {"settle_search_interval", settings.settle_search_interval}};
   for (const auto& p : policies)
     if (!(std::isfinite(p.value) && p.value >= 0.f))
       return Error::format(ErrorCode::InvalidArgument, "%s %g must be finite and >= 0", p.name,
@@ -462,10 +465,34 @@ Result<std::unique_ptr<Crowd>> Crowd::create(const Context& ctx, const DatabaseV
   crowd->blocks_ = db.blocks;
   crowd->column_weights_.assign(size_t(count) * db.feature_stride, 1.f);
   std::vector<CrowdCharacter> characters(count, initialCharacter());
-  for (uint32_t c = 0; c < count; ++c)  // a staggered start waits for its timer, as on the CPU
+  for (uint32_t c = 0; c < count; ++c) {  // a staggered start waits for its timer, as on the CPU
     characters[c].search_timer =
         int32_t(mmdb::startDelayTicks(c, settings.search_interval_ticks, settings.stagger_phases,
                                       settings.start_stagger_intervals));
+    characters[c].settle_clock = settings.settle_search_interval;
+  }
+  // start_playing: the first frame of the first range from creation, as on the CPU.
+  if (settings.start_playing && db.range_count > 0) {
+    mmdb::MatchRange range;
+    std::memcpy(&range, db.ranges, sizeof range);
+    uint32_t clip = 0;
+    while (clip + 2 < db.clip_starts.size() && db.clip_starts[clip + 1] <= range.first_frame)
+      ++clip;
+    const uint32_t first = db.clip_starts[clip];
+    for (uint32_t c = 0; c < count; ++c) {
+      CrowdCharacter& ch = characters[c];
+      ch.flags |= kCharacterPlaying;
+      ch.clip_first = first;
+      ch.clip_count = db.clip_starts[clip + 1] - first;
+      ch.clip_time = float(range.first_frame - first) / db.frame_rate;
+      ch.current_frame = range.first_frame;
+      ch.last_winner = range.first_frame;
+      ch.search_timer =
+          int32_t(settings.search_interval_ticks +
+                  mmdb::staggerTicks(c, settings.search_interval_ticks, settings.stagger_phases));
+      ch.search_clock = settings.search_interval_seconds;
+    }
+  }
   if (Status s = crowd->writeCharacters(characters); !s) return s;
   return crowd;
 }
@@ -566,6 +593,8 @@ Status Crowd::uploadDatabase(const DatabaseView& db) {
   setup.sync_stride_max = sync.stride_max;
   setup.sync_warp_angle = sync.warp_angle;
   setup.sync_warp_halflife = sync.warp_halflife;
+  setup.search_interval_seconds = settings_.search_interval_seconds;
+  setup.settle_search_interval = settings_.settle_search_interval;
   static_assert(sizeof(mmdb::SynchronizationSettings) == 15 * sizeof(float),
                 "a synchronization setting the fk pass does not get");
   sources[kLegs] = &setup;

@@ -148,6 +148,21 @@ struct CrowdSettings {
                                    // one (neighbourhood_frames) as a seeded search does, so it
                                    // never picks the frame playing or one just behind it
 
+  // The reference controller's rules (docs/runtime.md "Reference mode"), each off by default:
+  bool start_playing = false;  // every character plays the first frame of the first range from
+                               // creation and first searches when its periodic timer runs out
+                               // (instead of a Start search at its first step)
+  float search_interval_seconds = 0.f;  // s, > 0: the periodic timer counts this down in float
+                                        // steps of dt and searches once it is at or below 0
+                                        // (0.1 s: every 7th step at 60 steps/s, float's
+                                        // remainder), instead of search_interval_ticks. 0: ticks
+  float settle_search_interval = 0.f;   // s, > 0: a search on the stick settling comes at most
+                                        // once per this long, the first this long after
+                                        // creation (a float timer, as the periodic one). 0: any
+  bool search_at_clip_end = false;      // the search that must move comes at the last frame of a
+                                        // clip, not of a matchable range: the frames past a range's
+                                        // end play on to the clip's end
+
   // Foot locking (FootLockJob, docs/runtime.md "The CPU crowd"): a toe whose contact starts is
   // held where it is in the world, the leg bent to it by two-bone IK, until its contact ends or
   // the animated toe strays further than foot_unlock_radius; then it blends back. Needs the
@@ -166,9 +181,14 @@ struct CrowdSettings {
   // reference() keeps Synchronization::None.
   SynchronizationSettings synchronization;
 
-  // Every policy off, no foot locking and every start in the first step: the decisions of
-  // Holden's reference controller, and the poses of this crowd before it had policies.
+  // Every policy off, no foot locking and every start in the first step: the decisions and poses
+  // of this crowd before it had policies (the search's winners are Holden's reference's for the
+  // same query; its decisions are not: referenceController()).
   static CrowdSettings reference() noexcept;
+  // reference() and the reference controller's own decision rules (start_playing,
+  // search_interval_seconds 0.1 s, search_when_settled with settle_search_interval 0.1 s,
+  // search_at_clip_end): docs/runtime.md "Reference mode" says which of its rules it reproduces.
+  static CrowdSettings referenceController() noexcept;
 };
 
 // What both crowds derive from the policy settings, computed alike so that they decide alike.
@@ -286,6 +306,10 @@ struct CrowdCharacter {
   // The rate the clip played at in the last step (SynchronizationSettings::rate_min, rate_max):
   // its clock and root motion took dt times this.
   float play_rate = 1;
+  // The float timers of CrowdSettings::search_interval_seconds and settle_search_interval: s
+  // until the next periodic search, and until a settled stick may force one.
+  float search_clock = 0;
+  float settle_clock = 0;
   // Warping (SynchronizationSettings::stride_min ...): the ground-plane map of the root motion
   // and the feet, eased step by step; identity when off.
   GroundWarp warp;

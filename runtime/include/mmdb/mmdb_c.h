@@ -120,6 +120,10 @@ typedef struct mmdb_crowd_settings {
   float settle_rotation_change;
   float range_end_margin;
   int32_t range_end_moves_on;
+  int32_t start_playing; /* the reference controller's rules (reference() turns them on) */
+  float search_interval_seconds;
+  float settle_search_interval;
+  int32_t search_at_clip_end;
   int32_t foot_locking;
   float foot_unlock_radius;
   float foot_unlock_halflife;
@@ -150,9 +154,11 @@ typedef struct mmdb_crowd_settings {
 #define MMDB_SYNC_CHARACTER_FOLLOWS 1u
 #define MMDB_SYNC_CONTROLLER_FOLLOWS 2u
 
-/* mmdb::CrowdSettings{} and CrowdSettings::reference(); a NULL `out` is ignored. */
+/* mmdb::CrowdSettings{}, CrowdSettings::reference() and referenceController(); a NULL `out` is
+ * ignored. */
 void mmdb_crowd_settings_default(mmdb_crowd_settings* out);
 void mmdb_crowd_settings_reference(mmdb_crowd_settings* out);
+void mmdb_crowd_settings_reference_controller(mmdb_crowd_settings* out);
 
 /* A crowd of `characters` characters playing `db` (mmdb::Crowd::create), with `settings` (NULL:
  * the defaults). *out is set only on success. */

@@ -145,6 +145,11 @@ struct CrowdSettings {
   float settle_rotation_change = 50.f;
   bool range_end_moves_on = true;
   uint32_t start_stagger_intervals = 2;
+  // The reference controller's rules, as mmdb::CrowdSettings's (off by default).
+  bool start_playing = false;
+  float search_interval_seconds = 0.f;
+  float settle_search_interval = 0.f;
+  bool search_at_clip_end = false;
 
   // Foot locking, as mmdb::CrowdSettings (same names and defaults): the foot lock pass holds a
   // toe whose contact starts where it is in the world, bending the leg to it, until the contact
@@ -177,6 +182,17 @@ struct CrowdSettings {
     s.inertialization_halflife = mmdb::kDefaultInertializationHalflife;
     s.inertialization_rate_halflife = mmdb::kDefaultInertializationHalflife;
     s.synchronization.mode = mmdb::Synchronization::None;
+    return s;
+  }
+  // reference() and the reference controller's decision rules, as
+  // mmdb::CrowdSettings::referenceController().
+  static CrowdSettings referenceController() {
+    CrowdSettings s = reference();
+    s.start_playing = true;
+    s.search_interval_seconds = 0.1f;
+    s.search_when_settled = true;
+    s.settle_search_interval = 0.1f;
+    s.search_at_clip_end = true;
     return s;
   }
 };

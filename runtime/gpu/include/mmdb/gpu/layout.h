@@ -65,6 +65,8 @@ MMDB_CHECK_OFFSET(CrowdCharacter, last_cost, 152);
 MMDB_CHECK_OFFSET(CrowdCharacter, search_count, 156);
 MMDB_CHECK_OFFSET(CrowdCharacter, transition_time, 160);
 MMDB_CHECK_OFFSET(CrowdCharacter, play_rate, 164);
+MMDB_CHECK_OFFSET(CrowdCharacter, search_clock, 168);
+MMDB_CHECK_OFFSET(CrowdCharacter, settle_clock, 172);
 MMDB_CHECK_OFFSET(CrowdCharacter, input_velocity, 176);
 MMDB_CHECK_OFFSET(CrowdCharacter, input_facing, 192);
 MMDB_CHECK_OFFSET(CrowdCharacter, root_motion_world, 208);
@@ -193,7 +195,9 @@ MMDB_CHECK_OFFSET(FootLockSetup, sync_stride_min, 164);
 MMDB_CHECK_OFFSET(FootLockSetup, sync_stride_max, 168);
 MMDB_CHECK_OFFSET(FootLockSetup, sync_warp_angle, 172);
 MMDB_CHECK_OFFSET(FootLockSetup, sync_warp_halflife, 176);
-MMDB_CHECK_OFFSET(FootLockSetup, pad, 180);
+MMDB_CHECK_OFFSET(FootLockSetup, search_interval_seconds, 180);
+MMDB_CHECK_OFFSET(FootLockSetup, settle_search_interval, 184);
+MMDB_CHECK_OFFSET(FootLockSetup, pad, 188);
 static_assert(sizeof(FootLockSetup) == 192, "std430 FootLockSetup");
 
 // The file's arrays the shaders read as they are (RootFrame is declared for GLSL only).

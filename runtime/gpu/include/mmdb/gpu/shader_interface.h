@@ -80,6 +80,8 @@ MMDB_UINT_CONST(kPolicySearchWhenSettled, 1u);
 MMDB_UINT_CONST(kPolicyRangeEndMovesOn, 2u);
 MMDB_UINT_CONST(kPolicyStaggerStarts, 4u);  // start_stagger_intervals > 0: a Start search waits
                                             // for the search timer
+MMDB_UINT_CONST(kPolicyClipEndOnly, 32u);   // search_at_clip_end: only a clip's last frame must
+                                            // move, not a range's
 MMDB_UINT_CONST(kPolicySpeedLimit, 16u);    // transition_speed_limit > 0: the fk pass holds a
                                             // transition's decay back (mmdb::Crowd's rule)
 MMDB_UINT_CONST(kPolicyContinueShift, 8u);
@@ -131,9 +133,10 @@ struct CrowdCharacter {
   float transition_time;   // seconds the offsets have decayed for: since_switch less what the
                            // transition speed limit held back
   float play_rate;         // the rate the clip played at in the last step (mmdb::CrowdCharacter's)
-  uint reserved2, reserved3;
-  vec4 input_velocity;  // the desired velocity of the last step (ground, w = 0)
-  vec4 input_facing;    // the last desired facing that was not zero (ground, w = 0)
+  float search_clock;      // s until the next periodic search (search_interval_seconds > 0)
+  float settle_clock;      // s until a settled stick may force one (settle_search_interval > 0)
+  vec4 input_velocity;     // the desired velocity of the last step (ground, w = 0)
+  vec4 input_facing;       // the last desired facing that was not zero (ground, w = 0)
   // The root motion of the last step (mmdb::CrowdCharacter's): how far the achieved transform
   // moved in the world and in the character's frame before the step, and how it turned
   // (achieved_rotation after = root_motion_rotation * before). Zero when nothing played.
@@ -259,7 +262,9 @@ struct FootLockSetup {
   float sync_stride_max;
   float sync_warp_angle;
   float sync_warp_halflife;
-  uint pad[3];
+  float search_interval_seconds;  // the reference's float timers (mmdb::CrowdSettings's; 0: off)
+  float settle_search_interval;
+  uint pad;
 };
 
 // The push constants every pass reads.
