@@ -23,8 +23,11 @@ void captureOffsets(inout CrowdCharacter ch, uint winner_first, uint winner_coun
     vec4 offset = normalize(quatAbs(quatMul(quatMul(previous, src.rotation), quatInv(dst.rotation))));
     o.rotation = vec4(toScaledAxis(offset), 0.0);
     // The shown angular velocity (offset rate + offset rotation applied to the pose's) is kept.
-    o.angular_velocity = vec4((rv + quatRotate(previous, src.angular_velocity.xyz)) -
-                              quatRotate(offset, dst.angular_velocity.xyz), 0.0);
+    if ((params.policies & kPolicyUnrotatedRates) != 0u)  // the reference's: as they are
+      o.angular_velocity = vec4((rv + src.angular_velocity.xyz) - dst.angular_velocity.xyz, 0.0);
+    else
+      o.angular_velocity = vec4((rv + quatRotate(previous, src.angular_velocity.xyz)) -
+                                quatRotate(offset, dst.angular_velocity.xyz), 0.0);
     o.translation = vec4((src.translation.xyz + tx) - dst.translation.xyz, 0.0);
     o.velocity = vec4((src.velocity.xyz + tv) - dst.velocity.xyz, 0.0);
     offsets[index] = o;

@@ -56,6 +56,7 @@ CrowdSettings CrowdSettings::referenceController() noexcept {
   s.search_when_settled = true;
   s.settle_search_interval = 0.1f;
   s.search_at_clip_end = true;
+  s.unrotated_angular_offsets = true;
   return s;
 }
 
@@ -1177,6 +1178,7 @@ Status Crowd::resolve(uint32_t c, const SearchResult& found, uint32_t worker) no
     job.offset_angular_velocities = slice(offset_angular_, c, joints_);
     job.offset_translations = slice(offset_translations_, c, joints_);
     job.offset_velocities = slice(offset_velocities_, c, joints_);
+    job.unrotated_rates = settings_.unrotated_angular_offsets;
     // The job's checks hold by construction (halflives checked at create, the spans the crowd's).
     detail::runInertializeTransition(job, offset_vectors_.data() + size_t(c) * joints_);
     // Bounds of the new offsets, from which offsetsShow() tells when they have decayed away.

@@ -1021,10 +1021,12 @@ void detail::runInertializeTransition(const InertializeTransitionJob& job,
     const Q4 offset = normalized(positive(previous * source * inverse(destination)));
     // Angular velocity shown = offset velocity + offset rotation applied to the pose's velocity
     // (as InertializeJob shows it), so keep that sum unchanged across the switch.
-    const V4 offset_angular =
-        (angular +
-         rotate(previous, gatherVectors(job.source_angular_velocities.data() + j, count))) -
-        rotate(offset, gatherVectors(job.destination_angular_velocities.data() + j, count));
+    const V4 source_angular = gatherVectors(job.source_angular_velocities.data() + j, count);
+    const V4 destination_angular =
+        gatherVectors(job.destination_angular_velocities.data() + j, count);
+    const V4 offset_angular = job.unrotated_rates ? (angular + source_angular) - destination_angular
+                                                  : (angular + rotate(previous, source_angular)) -
+                                                        rotate(offset, destination_angular);
     scatterQuats(offset, job.offset_rotations.data() + j, count);
     scatterVectors(offset_angular, job.offset_angular_velocities.data() + j, count);
     scatterVectors((gatherVectors(job.source_translations.data() + j, count) + translation) -

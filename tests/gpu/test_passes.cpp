@@ -59,6 +59,8 @@ class PassTest : public GpuTest {
   }
 
   // A character playing a random clip at a random clip time, with a random controller state.
+  void resolveAgainstTheJob(bool unrotated);
+
   CrowdCharacter randomPlaying() {
     CrowdCharacter s = mmdb::gpu::initialCharacter();
     const mmdb::ClipInfo clip = db().clip(below(db().clipCount()));
@@ -372,12 +374,18 @@ TEST_F(PassTest, MatchTiesGoToTheLowestFrame) {
   EXPECT_EQ(out[0].cost, 0.f);
 }
 
-TEST_F(PassTest, ResolveCapturesTheTransitionJobsOffsets) {
+TEST_F(PassTest, ResolveCapturesTheTransitionJobsOffsets) { resolveAgainstTheJob(false); }
+
+// The reference's angular-velocity offsets (unrotated_angular_offsets), alike.
+TEST_F(PassTest, ResolveCapturesTheReferencesUnrotatedRates) { resolveAgainstTheJob(true); }
+
+void PassTest::resolveAgainstTheJob(bool unrotated) {
   // The capture alone: with the transition speed limit a switch may first hold the transition
   // playing back (against the last pose, which this test has not shown), as the crowd
   // simulation tests compare.
   mmdb::gpu::CrowdSettings settings;
   settings.transition_speed_limit = 0.f;
+  settings.unrotated_angular_offsets = unrotated;
   auto crowd = makeCrowd(settings);
   ASSERT_TRUE(crowd);
   const size_t joints = db().jointCount();
@@ -468,6 +476,7 @@ TEST_F(PassTest, ResolveCapturesTheTransitionJobsOffsets) {
     job.offset_angular_velocities = off_w;
     job.offset_translations = off_t;
     job.offset_velocities = off_v;
+    job.unrotated_rates = unrotated;
     ASSERT_TRUE(job.Run().ok());
     for (size_t j = 0; j < joints; ++j) {
       const JointOffset& g = captured[i * joints + j];

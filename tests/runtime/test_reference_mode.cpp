@@ -4,6 +4,7 @@
 #include "synthetic_database.h"
 
 #include <mmdb/crowd.h>
+#include <mmdb/playback.h>
 
 #include <gtest/gtest.h>
 
@@ -161,6 +162,40 @@ TEST(ReferenceMode, TheSearchThatMustMoveComesAtTheClipsEnd) {
   const std::vector<int> range_ends = stepsWith(ranges, SearchReason::RangeEnd);
   ASSERT_FALSE(range_ends.empty());
   EXPECT_EQ(ranges.frames[size_t(range_ends[0])], first.first_frame + first.frame_count - 1);
+}
+
+// A switch from a pose turned a quarter about +Y: the rates the offset starts with keep the shown
+// angular velocity (the offset rotation applied to the destination's, (1,0,0) - (-1,0,0)), or, as
+// the reference subtracts them, are the difference as it is ((1,0,0) - (0,0,1)).
+TEST(ReferenceMode, AngularVelocityOffsetsAreSubtractedUnrotated) {
+  const glm::quat source(1.f, 0.f, 0.f, 0.f);
+  const glm::quat destination = glm::angleAxis(1.5707964f, glm::vec3(0.f, 1.f, 0.f));
+  const glm::vec3 source_rate(1.f, 0.f, 0.f), destination_rate(0.f, 0.f, 1.f), zero(0.f);
+  for (const bool unrotated : {false, true}) {
+    glm::quat offset(1.f, 0.f, 0.f, 0.f);
+    glm::vec3 offset_rate(0.f), offset_translation(0.f), offset_velocity(0.f);
+    mmdb::InertializeTransitionJob job;
+    job.source_rotations = {&source, 1};
+    job.source_angular_velocities = {&source_rate, 1};
+    job.source_translations = {&zero, 1};
+    job.source_velocities = {&zero, 1};
+    job.destination_rotations = {&destination, 1};
+    job.destination_angular_velocities = {&destination_rate, 1};
+    job.destination_translations = {&zero, 1};
+    job.destination_velocities = {&zero, 1};
+    job.offset_rotations = {&offset, 1};
+    job.offset_angular_velocities = {&offset_rate, 1};
+    job.offset_translations = {&offset_translation, 1};
+    job.offset_velocities = {&offset_velocity, 1};
+    job.unrotated_rates = unrotated;
+    ASSERT_TRUE(job.Run().ok());
+    const glm::vec3 expected = unrotated ? glm::vec3(1.f, 0.f, -1.f) : glm::vec3(2.f, 0.f, 0.f);
+    EXPECT_NEAR(offset_rate.x, expected.x, 1e-5f) << unrotated;
+    EXPECT_NEAR(offset_rate.y, expected.y, 1e-5f) << unrotated;
+    EXPECT_NEAR(offset_rate.z, expected.z, 1e-5f) << unrotated;
+  }
+  EXPECT_TRUE(CrowdSettings::referenceController().unrotated_angular_offsets);
+  EXPECT_FALSE(CrowdSettings{}.unrotated_angular_offsets);
 }
 
 TEST(ReferenceMode, BadSettingsNameTheSetting) {

@@ -260,6 +260,7 @@ PassParams paramsFor(const DatabaseView& db, uint32_t count, const CrowdSettings
                (settings.start_stagger_intervals > 0 ? kPolicyStaggerStarts : 0u) |
                (settings.transition_speed_limit > 0.f ? kPolicySpeedLimit : 0u) |
                (settings.search_at_clip_end ? kPolicyClipEndOnly : 0u) |
+               (settings.unrotated_angular_offsets ? kPolicyUnrotatedRates : 0u) |
                (std::min(mmdb::continueFrames(settings.continue_window, db.frame_rate), 0xFFFFFFu)
                 << kPolicyContinueShift);
   p.jump_cooldown = settings.jump_cooldown;

@@ -162,6 +162,9 @@ struct CrowdSettings {
   bool search_at_clip_end = false;      // the search that must move comes at the last frame of a
                                         // clip, not of a matchable range: the frames past a range's
                                         // end play on to the clip's end
+  bool unrotated_angular_offsets = false;  // a switch's angular-velocity offsets are the rates
+                                           // subtracted as they are (the reference's), not the
+                                           // shown angular velocity kept
 
   // Foot locking (FootLockJob, docs/runtime.md "The CPU crowd"): a toe whose contact starts is
   // held where it is in the world, the leg bent to it by two-bone IK, until its contact ends or
@@ -185,9 +188,10 @@ struct CrowdSettings {
   // of this crowd before it had policies (the search's winners are Holden's reference's for the
   // same query; its decisions are not: referenceController()).
   static CrowdSettings reference() noexcept;
-  // reference() and the reference controller's own decision rules (start_playing,
+  // reference() and the reference controller's own rules (start_playing,
   // search_interval_seconds 0.1 s, search_when_settled with settle_search_interval 0.1 s,
-  // search_at_clip_end): docs/runtime.md "Reference mode" says which of its rules it reproduces.
+  // search_at_clip_end, unrotated_angular_offsets): docs/runtime.md "Reference mode" says which
+  // of its rules it reproduces.
   static CrowdSettings referenceController() noexcept;
 };
 

@@ -110,6 +110,10 @@ struct InertializeTransitionJob {
   Span<glm::vec3> offset_angular_velocities;  // in/out
   Span<glm::vec3> offset_translations;        // in/out
   Span<glm::vec3> offset_velocities;          // in/out
+  // The angular-velocity offset is (previous offset's rate + source) - destination, as the
+  // reference controller subtracts them, instead of keeping the shown angular velocity (the
+  // offset rotation applied to each pose's): CrowdSettings::unrotated_angular_offsets.
+  bool unrotated_rates = false;
 
   Status Validate() const noexcept;
   Status Run() const noexcept;

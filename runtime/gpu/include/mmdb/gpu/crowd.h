@@ -150,6 +150,7 @@ struct CrowdSettings {
   float search_interval_seconds = 0.f;
   float settle_search_interval = 0.f;
   bool search_at_clip_end = false;
+  bool unrotated_angular_offsets = false;
 
   // Foot locking, as mmdb::CrowdSettings (same names and defaults): the foot lock pass holds a
   // toe whose contact starts where it is in the world, bending the leg to it, until the contact
@@ -193,6 +194,7 @@ struct CrowdSettings {
     s.search_when_settled = true;
     s.settle_search_interval = 0.1f;
     s.search_at_clip_end = true;
+    s.unrotated_angular_offsets = true;
     return s;
   }
 };

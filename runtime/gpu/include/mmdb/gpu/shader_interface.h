@@ -78,12 +78,14 @@ MMDB_UINT_CONST(kTeleportPlace, 2u);  // Crowd::place: the placement alone
 // PassParams::policies bits; bits 8 and up hold the continuing rule's window in frames.
 MMDB_UINT_CONST(kPolicySearchWhenSettled, 1u);
 MMDB_UINT_CONST(kPolicyRangeEndMovesOn, 2u);
-MMDB_UINT_CONST(kPolicyStaggerStarts, 4u);  // start_stagger_intervals > 0: a Start search waits
-                                            // for the search timer
-MMDB_UINT_CONST(kPolicyClipEndOnly, 32u);   // search_at_clip_end: only a clip's last frame must
-                                            // move, not a range's
-MMDB_UINT_CONST(kPolicySpeedLimit, 16u);    // transition_speed_limit > 0: the fk pass holds a
-                                            // transition's decay back (mmdb::Crowd's rule)
+MMDB_UINT_CONST(kPolicyStaggerStarts, 4u);    // start_stagger_intervals > 0: a Start search waits
+                                              // for the search timer
+MMDB_UINT_CONST(kPolicyClipEndOnly, 32u);     // search_at_clip_end: only a clip's last frame must
+                                              // move, not a range's
+MMDB_UINT_CONST(kPolicyUnrotatedRates, 64u);  // unrotated_angular_offsets: the reference's
+                                              // angular-velocity offsets
+MMDB_UINT_CONST(kPolicySpeedLimit, 16u);      // transition_speed_limit > 0: the fk pass holds a
+                                              // transition's decay back (mmdb::Crowd's rule)
 MMDB_UINT_CONST(kPolicyContinueShift, 8u);
 
 // Why a character searched (MatchResult::reason), in order of precedence (SearchReason in C++).
