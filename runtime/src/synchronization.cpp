@@ -127,8 +127,7 @@ void stepGroundWarp(const SynchronizationSettings& settings, float dt,
     // scale along d: S = I + (stride - 1) d d^T; then the turn R: W = R S.
     const float sxx = 1.f + (stride - 1.f) * d.x * d.x, sxz = (stride - 1.f) * d.x * d.y;
     const float szz = 1.f + (stride - 1.f) * d.y * d.y;
-    // R = [[c, -s], [s, c]] in (x, z) with +Y turns taking +Z towards +X: the 2D angle above is
-    // measured from x towards z, so R is the rotation by `angle` in that plane.
+    // R turns by `angle` in the (x, z) plane, from +X towards +Z as the angle above is measured.
     aim.xx = c * sxx - s * sxz;
     aim.xz = c * sxz - s * szz;
     aim.zx = s * sxx + c * sxz;
