@@ -24,9 +24,11 @@ namespace {
 using mmcook::review::ClipUsage;
 using mmcook::review::DecisionDifference;
 using mmcook::review::DecisionSide;
+using mmcook::review::MotionKey;
 using mmcook::review::ReplayDiff;
 using mmcook::review::ReplayStats;
 using mmcook::review::StructureDiff;
+using Unit = mmcook::review::MeasureUnit;
 
 constexpr size_t kListedClips = 10;  // clip-usage lines in the text
 
@@ -179,21 +181,16 @@ void printStructure(const StructureDiff& s, std::ostream& out) {
   }
 }
 
-void printStatLine(const char* name, double a, double b, bool relative, std::ostream& out) {
-  std::string change;
-  if (relative)
-    change = a != 0.0 ? format("%+.1f%%", 100.0 * (b - a) / a) : std::string("-");
-  else
-    change = format("%+.4g", b - a);
-  out << format("  %-26s %14.6g %14.6g %12s\n", name, a, b, change.c_str());
+// A line of A, B, B - A and the change ((B - A) / |A|, mmcook::review::changeText).
+void printStatLine(const char* name, double a, double b, std::ostream& out) {
+  out << format("  %-26s %14.6g %14.6g %12s %12s\n", name, a, b, format("%+.4g", b - a).c_str(),
+                mmcook::review::changeText(a, b).c_str());
 }
 
 // ---------------------------------------------------------------------------------------------
 // The motion measures: what `diff` shows side by side and `--fail-on` checks (docs/review.md
 // "Data checks"), in this order. A value is in its key's unit, and so is a threshold written
 // without a unit.
-
-enum class Unit { Mm, M, S, Percent, PerSecond, Acceleration, Ratio, Count, Speed, TurnRate };
 
 // One unit a threshold may be written in, and how many of the key's unit it is.
 struct Suffix {
@@ -257,76 +254,6 @@ const UnitInfo& unitInfo(Unit unit) {
 
 using Measures = mmdb::MotionMeasures;
 
-double perSecond(const Measures& m, uint64_t n) {
-  return m.character_seconds > 0 ? double(n) / m.character_seconds : 0.0;
-}
-double switchesFor(const Measures& m, mmdb::SearchReason reason) {
-  return perSecond(m, m.switches_by_reason[size_t(reason)]);
-}
-template <typename T>
-double larger(const std::array<T, 2>& both) {
-  return double(std::max(both[mmdb::kAtSwitch], both[mmdb::kElsewhere]));
-}
-
-struct MotionKey {
-  const char* key;  // --fail-on's; the JSON spells it with '_'
-  Unit unit;
-  double (*of)(const Measures&);
-};
-
-// The keys, grouped as docs/review.md "Data checks" lists them.
-const MotionKey kMotionKeys[] = {
-    {"foot-slide-p50", Unit::Mm, [](const Measures& m) { return m.planted_slide_mm.p50; }},
-    {"foot-slide-p90", Unit::Mm, [](const Measures& m) { return m.planted_slide_mm.p90; }},
-    {"foot-slide-max", Unit::Mm, [](const Measures& m) { return m.planted_slide_mm.max; }},
-    {"phase-drift-p50", Unit::Mm, [](const Measures& m) { return m.phase_drift_mm.p50; }},
-    {"phase-drift-p90", Unit::Mm, [](const Measures& m) { return m.phase_drift_mm.p90; }},
-    {"phase-drift-max", Unit::Mm, [](const Measures& m) { return m.phase_drift_mm.max; }},
-    {"phase-drift-share", Unit::Percent,
-     [](const Measures& m) { return 100.0 * m.phase_share_over_limit; }},
-    {"pose-step-ratio", Unit::Ratio, [](const Measures& m) { return larger(m.max_step_ratio); }},
-    {"pose-step-ratio-at-switch", Unit::Ratio,
-     [](const Measures& m) { return m.max_step_ratio[mmdb::kAtSwitch]; }},
-    {"pose-step-ratio-elsewhere", Unit::Ratio,
-     [](const Measures& m) { return m.max_step_ratio[mmdb::kElsewhere]; }},
-    {"pose-step-max", Unit::Mm, [](const Measures& m) { return larger(m.max_joint_step_mm); }},
-    {"pose-step-max-at-switch", Unit::Mm,
-     [](const Measures& m) { return m.max_joint_step_mm[mmdb::kAtSwitch]; }},
-    {"pose-step-max-elsewhere", Unit::Mm,
-     [](const Measures& m) { return m.max_joint_step_mm[mmdb::kElsewhere]; }},
-    {"acceleration-max", Unit::Acceleration,
-     [](const Measures& m) { return larger(m.max_acceleration); }},
-    {"acceleration-max-at-switch", Unit::Acceleration,
-     [](const Measures& m) { return m.max_acceleration[mmdb::kAtSwitch]; }},
-    {"acceleration-max-elsewhere", Unit::Acceleration,
-     [](const Measures& m) { return m.max_acceleration[mmdb::kElsewhere]; }},
-    {"switch-rate", Unit::PerSecond, [](const Measures& m) { return m.switch_rate; }},
-    {"switch-rate-range-end", Unit::PerSecond,
-     [](const Measures& m) { return switchesFor(m, mmdb::SearchReason::RangeEnd); }},
-    {"switch-rate-stick-changed", Unit::PerSecond,
-     [](const Measures& m) { return switchesFor(m, mmdb::SearchReason::Forced); }},
-    {"switch-rate-periodic", Unit::PerSecond,
-     [](const Measures& m) { return switchesFor(m, mmdb::SearchReason::Periodic); }},
-    {"continuation-rate", Unit::PerSecond,
-     [](const Measures& m) { return perSecond(m, m.continuations); }},
-    {"hold-rate", Unit::PerSecond, [](const Measures& m) { return perSecond(m, m.held); }},
-    {"trajectory-error-mean", Unit::M, [](const Measures& m) { return m.trajectory_error_m.mean; }},
-    {"trajectory-error-p95", Unit::M, [](const Measures& m) { return m.trajectory_error_m.p95; }},
-    {"controller-distance-p50", Unit::M,
-     [](const Measures& m) { return m.controller_distance_m.p50; }},
-    {"controller-distance-p95", Unit::M,
-     [](const Measures& m) { return m.controller_distance_m.p95; }},
-    {"controller-distance-max", Unit::M,
-     [](const Measures& m) { return m.controller_distance_m.max; }},
-    {"adjustment-rate", Unit::Speed, [](const Measures& m) { return m.adjustment_m_per_s; }},
-    {"adjustment-turn-rate", Unit::TurnRate,
-     [](const Measures& m) { return m.adjustment_deg_per_s; }},
-    {"response-p50", Unit::S, [](const Measures& m) { return m.response_s.p50; }},
-    {"response-p90", Unit::S, [](const Measures& m) { return m.response_s.p90; }},
-    {"response-max", Unit::S, [](const Measures& m) { return m.response_s.max; }},
-    {"responses-missed", Unit::Count, [](const Measures& m) { return double(m.responses_missed); }},
-};
-
 std::string jsonKey(const char* key) {
   std::string k = key;
   std::replace(k.begin(), k.end(), '-', '_');
@@ -335,7 +262,8 @@ std::string jsonKey(const char* key) {
 
 std::string knownKeys() {
   std::string known;
-  for (const MotionKey& k : kMotionKeys) known += std::string(known.empty() ? "" : ", ") + k.key;
+  for (const MotionKey& k : mmcook::review::motionKeys())
+    known += std::string(known.empty() ? "" : ", ") + k.key;
   return known;
 }
 
@@ -364,7 +292,7 @@ const MotionKey* closestKey(const std::string& typed) {
                  [](unsigned char c) { return char(std::tolower(c)); });
   const MotionKey* best = nullptr;
   size_t best_distance = 0;
-  for (const MotionKey& k : kMotionKeys) {
+  for (const MotionKey& k : mmcook::review::motionKeys()) {
     const size_t d = editDistance(dashed, k.key);
     if (!best || d < best_distance) {
       best = &k;
@@ -428,7 +356,7 @@ std::vector<Threshold> parseFailOn(const std::string& text) {
     if (eq == std::string::npos || key.empty() || value.empty())
       throw UsageError("--fail-on: '" + entry + "' is not KEY=VALUE; write " + kFailOnForm);
     const MotionKey* found = nullptr;
-    for (const MotionKey& k : kMotionKeys)
+    for (const MotionKey& k : mmcook::review::motionKeys())
       if (key == k.key) found = &k;
     if (!found) {
       const MotionKey* close = closestKey(key);
@@ -457,14 +385,14 @@ std::vector<Threshold> parseFailOn(const std::string& text) {
   return out;
 }
 
-// The motion measures side by side, in kMotionKeys' order, named by their --fail-on keys.
+// The motion measures side by side, in motionKeys()' order, named by their --fail-on keys.
 void printMotion(const Measures& a, const Measures& b, std::ostream& out) {
   out << "  motion measures (docs/review.md \"Motion measures\"; the keys of --fail-on)\n";
-  out << format("    %-26s %-7s %14s %14s %12s\n", "", "", "A", "B", "B - A");
-  for (const MotionKey& k : kMotionKeys) {
+  out << format("    %-26s %-7s %14s %14s %12s %12s\n", "", "", "A", "B", "B - A", "change");
+  for (const MotionKey& k : mmcook::review::motionKeys()) {
     const double va = k.of(a), vb = k.of(b);
-    out << format("    %-26s %-7s %14.6g %14.6g %12s\n", k.key, unitInfo(k.unit).column, va, vb,
-                  format("%+.4g", vb - va).c_str());
+    out << format("    %-26s %-7s %14.6g %14.6g %12s %12s\n", k.key, unitInfo(k.unit).column, va,
+                  vb, format("%+.4g", vb - va).c_str(), mmcook::review::changeText(va, vb).c_str());
   }
   const auto count = [](uint64_t n) { return static_cast<unsigned long long>(n); };
   out << format(
@@ -485,19 +413,19 @@ void printReplay(const DiffResult& r, std::ostream& out) {
     return;
   }
   const ReplayDiff& d = *r.replay;
-  out << format("  %-26s %14s %14s %12s\n", "", "A", "B", "B - A");
-  printStatLine("decisions", double(d.a.decisions), double(d.b.decisions), false, out);
-  printStatLine("jumps", double(d.a.jumps), double(d.b.jumps), false, out);
+  out << format("  %-26s %14s %14s %12s %12s\n", "", "A", "B", "B - A", "change");
+  out << "  (" << mmcook::review::kChangeRule << ")\n";
+  printStatLine("decisions", double(d.a.decisions), double(d.b.decisions), out);
+  printStatLine("jumps", double(d.a.jumps), double(d.b.jumps), out);
   printStatLine("decisions/s (this machine)", d.a.decisions_per_second, d.b.decisions_per_second,
-                true, out);
-  printStatLine("mean cost", d.a.mean_cost, d.b.mean_cost, false, out);
-  printStatLine("p95 cost", d.a.p95_cost, d.b.p95_cost, false, out);
-  printStatLine("unit-weight distance mean", d.a.mean_unit_distance, d.b.mean_unit_distance, false,
                 out);
+  printStatLine("mean cost", d.a.mean_cost, d.b.mean_cost, out);
+  printStatLine("p95 cost", d.a.p95_cost, d.b.p95_cost, out);
+  printStatLine("unit-weight distance mean", d.a.mean_unit_distance, d.b.mean_unit_distance, out);
   printStatLine("mean trajectory error (m)", d.a.mean_trajectory_error, d.b.mean_trajectory_error,
-                false, out);
+                out);
   printStatLine("p95 trajectory error (m)", d.a.p95_trajectory_error, d.b.p95_trajectory_error,
-                false, out);
+                out);
   printMotion(d.a.motion, d.b.motion, out);
   const size_t listed = std::min(d.clips.size(), kListedClips);
   int width = 24;  // the clip names' column, as wide as the longest listed
@@ -611,12 +539,12 @@ void writeStructure(JsonWriter& json, const StructureDiff& s) {
   json.endObject();
 }
 
-// The JSON's motion measures of one file: `motion` (kMotionKeys, values in their units),
+// The JSON's motion measures of one file: `motion` (motionKeys(), values in their units),
 // `motion_detail` (what they were counted over) and `clips_sliding`.
 void writeMotion(JsonWriter& json, const ReplayStats& s, const mmdb::Database& db) {
   const Measures& m = s.motion;
   json.key("motion").beginObject();
-  for (const MotionKey& k : kMotionKeys) json.field(jsonKey(k.key), k.of(m));
+  for (const MotionKey& k : mmcook::review::motionKeys()) json.field(jsonKey(k.key), k.of(m));
   json.endObject();
   const auto joint = [&](const char* key, int32_t j) {
     json.key(key);
@@ -630,6 +558,8 @@ void writeMotion(JsonWriter& json, const ReplayStats& s, const mmdb::Database& d
   json.field("switches", m.switches).field("continuations", m.continuations);
   json.field("held", m.held).field("contact_phases", m.phase_drift_mm.count);
   json.field("phases_over_limit", m.phases_over_limit).field("sharp_turns", m.sharp_turns);
+  json.field("phases_across_switch", m.phases_across_switch);
+  json.field("phases_across_switch_over_limit", m.phases_across_switch_over_limit);
   json.field("responses_answered", m.response_s.count);
   joint("worst_joint_at_switch", m.worst_joint[mmdb::kAtSwitch]);
   joint("worst_joint_elsewhere", m.worst_joint[mmdb::kElsewhere]);
@@ -640,6 +570,9 @@ void writeMotion(JsonWriter& json, const ReplayStats& s, const mmdb::Database& d
     json.beginObject().field("name", db.clip(c.clip).name).field("clip", c.clip);
     json.field("phases", c.phases).field("over_limit", c.over_limit);
     json.field("mean_drift_mm", c.mean_drift_mm).field("max_drift_mm", c.max_drift_mm);
+    json.field("across_phases", c.across_phases).field("across_over_limit", c.across_over_limit);
+    json.field("across_mean_drift_mm", c.across_mean_drift_mm);
+    json.field("across_max_drift_mm", c.across_max_drift_mm);
     json.endObject();
   }
   json.endArray();
@@ -788,6 +721,9 @@ int runDiffCommand(const DiffCommandOptions& options, std::ostream& out, std::os
     settings.characters = uint32_t(options.characters);
     settings.seconds = options.seconds;
     settings.keep_decisions = true;
+    // The clips' own feet: the data checks measure the database's motion, which foot locking
+    // would hold still.
+    settings.feet = mmcook::review::ReplayFeet::Clips;
     mmdb::Result<mmcook::review::Replay> ra = mmcook::review::replay(a, script, settings);
     mmdb::Result<mmcook::review::Replay> rb = mmcook::review::replay(b, script, settings);
     if (!ra || !rb) {

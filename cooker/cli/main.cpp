@@ -233,6 +233,11 @@ int run(int argc, char** argv) {
       ->capture_default_str();
   report_cmd->add_option("--seconds", report.seconds, "Seconds replayed at 60 Hz, 1 to 600")
       ->capture_default_str();
+  report_cmd
+      ->add_option("--replay-feet", report.replay_feet,
+                   "locked: foot locking on, as a game runs the crowd; clips: the clips' own "
+                   "feet, sliding as the clips and their transitions move them")
+      ->capture_default_str();
 
   mmdb::cook::DiffCommandOptions diff;
   CLI::App* diff_cmd = app.add_subcommand(

@@ -4,6 +4,7 @@
 #include <mmdb/search.h>
 
 #include <algorithm>
+#include <array>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -317,6 +318,17 @@ bool sameDecision(const mmdb::Database& db_a, const ReplayDecision& a, const mmd
          clipFrame(db_a, a.playing_frame) == clipFrame(db_b, b.playing_frame);
 }
 
+double perSecond(const mmdb::MotionMeasures& m, uint64_t n) {
+  return m.character_seconds > 0 ? double(n) / m.character_seconds : 0.0;
+}
+double switchesFor(const mmdb::MotionMeasures& m, mmdb::SearchReason reason) {
+  return perSecond(m, m.switches_by_reason[size_t(reason)]);
+}
+template <typename T>
+double larger(const std::array<T, 2>& both) {
+  return double(std::max(both[mmdb::kAtSwitch], both[mmdb::kElsewhere]));
+}
+
 }  // namespace
 
 bool StructureDiff::changed() const { return changeCount() > 0; }
@@ -429,6 +441,101 @@ mmdb::Result<ReplayDiff> compareReplays(const mmdb::Database& db_a, const Replay
   if (differences.size() > listed) differences.resize(listed);
   out.first_differences = std::move(differences);
   return out;
+}
+
+MeasureChange measureChange(double a, double b) {
+  MeasureChange c;
+  c.absolute = b - a;
+  c.has_relative = a != 0.0 && std::isfinite(a);
+  c.relative = c.has_relative ? (b - a) / std::abs(a) : 0.0;
+  return c;
+}
+
+std::string changeText(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return "-";
+  const MeasureChange c = measureChange(a, b);
+  if (c.has_relative) return format("%+.1f%%", 100.0 * c.relative);
+  if (b == a) return "0";
+  return format("new (%+.4g)", c.absolute);
+}
+
+bool measureMoved(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) != std::isnan(b);
+  const double scale = std::max(std::abs(a), std::abs(b));
+  return std::abs(b - a) > std::max(1e-6 * scale, 1e-12);
+}
+
+const std::vector<MotionKey>& motionKeys() {
+  // Grouped as docs/review.md "Data checks" lists them.
+  static const std::vector<MotionKey> keys = {
+      {"foot-slide-p50", MeasureUnit::Mm,
+       [](const mmdb::MotionMeasures& m) { return m.planted_slide_mm.p50; }},
+      {"foot-slide-p90", MeasureUnit::Mm,
+       [](const mmdb::MotionMeasures& m) { return m.planted_slide_mm.p90; }},
+      {"foot-slide-max", MeasureUnit::Mm,
+       [](const mmdb::MotionMeasures& m) { return m.planted_slide_mm.max; }},
+      {"phase-drift-p50", MeasureUnit::Mm,
+       [](const mmdb::MotionMeasures& m) { return m.phase_drift_mm.p50; }},
+      {"phase-drift-p90", MeasureUnit::Mm,
+       [](const mmdb::MotionMeasures& m) { return m.phase_drift_mm.p90; }},
+      {"phase-drift-max", MeasureUnit::Mm,
+       [](const mmdb::MotionMeasures& m) { return m.phase_drift_mm.max; }},
+      {"phase-drift-share", MeasureUnit::Percent,
+       [](const mmdb::MotionMeasures& m) { return 100.0 * m.phase_share_over_limit; }},
+      {"pose-step-ratio", MeasureUnit::Ratio,
+       [](const mmdb::MotionMeasures& m) { return larger(m.max_step_ratio); }},
+      {"pose-step-ratio-at-switch", MeasureUnit::Ratio,
+       [](const mmdb::MotionMeasures& m) { return m.max_step_ratio[mmdb::kAtSwitch]; }},
+      {"pose-step-ratio-elsewhere", MeasureUnit::Ratio,
+       [](const mmdb::MotionMeasures& m) { return m.max_step_ratio[mmdb::kElsewhere]; }},
+      {"pose-step-max", MeasureUnit::Mm,
+       [](const mmdb::MotionMeasures& m) { return larger(m.max_joint_step_mm); }},
+      {"pose-step-max-at-switch", MeasureUnit::Mm,
+       [](const mmdb::MotionMeasures& m) { return m.max_joint_step_mm[mmdb::kAtSwitch]; }},
+      {"pose-step-max-elsewhere", MeasureUnit::Mm,
+       [](const mmdb::MotionMeasures& m) { return m.max_joint_step_mm[mmdb::kElsewhere]; }},
+      {"acceleration-max", MeasureUnit::Acceleration,
+       [](const mmdb::MotionMeasures& m) { return larger(m.max_acceleration); }},
+      {"acceleration-max-at-switch", MeasureUnit::Acceleration,
+       [](const mmdb::MotionMeasures& m) { return m.max_acceleration[mmdb::kAtSwitch]; }},
+      {"acceleration-max-elsewhere", MeasureUnit::Acceleration,
+       [](const mmdb::MotionMeasures& m) { return m.max_acceleration[mmdb::kElsewhere]; }},
+      {"switch-rate", MeasureUnit::PerSecond,
+       [](const mmdb::MotionMeasures& m) { return m.switch_rate; }},
+      {"switch-rate-range-end", MeasureUnit::PerSecond,
+       [](const mmdb::MotionMeasures& m) { return switchesFor(m, mmdb::SearchReason::RangeEnd); }},
+      {"switch-rate-stick-changed", MeasureUnit::PerSecond,
+       [](const mmdb::MotionMeasures& m) { return switchesFor(m, mmdb::SearchReason::Forced); }},
+      {"switch-rate-periodic", MeasureUnit::PerSecond,
+       [](const mmdb::MotionMeasures& m) { return switchesFor(m, mmdb::SearchReason::Periodic); }},
+      {"continuation-rate", MeasureUnit::PerSecond,
+       [](const mmdb::MotionMeasures& m) { return perSecond(m, m.continuations); }},
+      {"hold-rate", MeasureUnit::PerSecond,
+       [](const mmdb::MotionMeasures& m) { return perSecond(m, m.held); }},
+      {"trajectory-error-mean", MeasureUnit::M,
+       [](const mmdb::MotionMeasures& m) { return m.trajectory_error_m.mean; }},
+      {"trajectory-error-p95", MeasureUnit::M,
+       [](const mmdb::MotionMeasures& m) { return m.trajectory_error_m.p95; }},
+      {"controller-distance-p50", MeasureUnit::M,
+       [](const mmdb::MotionMeasures& m) { return m.controller_distance_m.p50; }},
+      {"controller-distance-p95", MeasureUnit::M,
+       [](const mmdb::MotionMeasures& m) { return m.controller_distance_m.p95; }},
+      {"controller-distance-max", MeasureUnit::M,
+       [](const mmdb::MotionMeasures& m) { return m.controller_distance_m.max; }},
+      {"adjustment-rate", MeasureUnit::Speed,
+       [](const mmdb::MotionMeasures& m) { return m.adjustment_m_per_s; }},
+      {"adjustment-turn-rate", MeasureUnit::TurnRate,
+       [](const mmdb::MotionMeasures& m) { return m.adjustment_deg_per_s; }},
+      {"response-p50", MeasureUnit::S,
+       [](const mmdb::MotionMeasures& m) { return m.response_s.p50; }},
+      {"response-p90", MeasureUnit::S,
+       [](const mmdb::MotionMeasures& m) { return m.response_s.p90; }},
+      {"response-max", MeasureUnit::S,
+       [](const mmdb::MotionMeasures& m) { return m.response_s.max; }},
+      {"responses-missed", MeasureUnit::Count,
+       [](const mmdb::MotionMeasures& m) { return double(m.responses_missed); }},
+  };
+  return keys;
 }
 
 }  // namespace mmcook::review

@@ -9,6 +9,7 @@
 #include "review/replay.h"
 
 #include <mmdb/database.h>
+#include <mmdb/motion_measures.h>
 
 #include <cstdint>
 #include <optional>
@@ -16,6 +17,54 @@
 #include <vector>
 
 namespace mmcook::review {
+
+// A measure's change from A to B, as `mmcook diff` and the report show it: (B - A) / |A|, so
+// 39.5 -> 50.5 is +27.8 % and a doubling +100 % (a regression can go past it). Where A is 0 there
+// is no ratio: has_relative is false and the change is B - A alone.
+struct MeasureChange {
+  double absolute = 0.0;  // B - A
+  double relative = 0.0;  // (B - A) / |A|; 0 where A is 0
+  bool has_relative = false;
+};
+MeasureChange measureChange(double a, double b);
+
+// The change in words: "+27.8%"; where A is 0, "0" when B is 0 too, else "new" and B - A
+// ("new (+2.5)"); "-" when A or B is not a number.
+std::string changeText(double a, double b);
+
+// The rule, stated once where changes are shown.
+inline constexpr const char* kChangeRule =
+    "change = (B - A) / |A|; where A is 0, \"new\" and B - A";
+
+// A measure moved: A and B differ by more than a rounding, 1e-6 of the larger of the two (and
+// more than 1e-12).
+bool measureMoved(double a, double b);
+
+// The unit a motion measure is in (`mmcook diff --fail-on` reads thresholds in it).
+enum class MeasureUnit {
+  Mm,
+  M,
+  S,
+  Percent,
+  PerSecond,
+  Acceleration,
+  Ratio,
+  Count,
+  Speed,
+  TurnRate
+};
+
+// A motion measure by its `mmcook diff --fail-on` key (the JSON spells it with '_'), its unit and
+// how it is read from mmdb::MotionMeasures.
+struct MotionKey {
+  const char* key;
+  MeasureUnit unit;
+  double (*of)(const mmdb::MotionMeasures&);
+};
+
+// Every motion measure `mmcook diff` prints and checks, in its order (docs/review.md "Data
+// checks").
+const std::vector<MotionKey>& motionKeys();
 
 // A number that differs: A's value and B's (NaN when that file has none).
 struct NumberChange {

@@ -158,7 +158,8 @@ struct Side {
   std::optional<CoverageMap> coverage;
   std::string coverage_error;  // why there is no map
   std::optional<Replay> replay;
-  std::string replay_error;  // why there is no replay
+  std::string replay_error;                    // why there is no replay
+  std::vector<mmdb::ClipSlide> straight = {};  // each clip's own feet played straight, clip order
 };
 
 void openColumns(Page& page, size_t n) {
@@ -779,8 +780,30 @@ void motionTable(Page& page, const Side& side, const Replay& r) {
       format("%llu of %llu", count(m.responses_missed), count(m.sharp_turns)));
   page += "</table>";
 
+  // A clip is named for slide that is its own: its own phases (no switch from plant to lift)
+  // drift over the limit in the replay, and so do its phases played straight from its frames.
+  // Phases a switch ran through are the transitions', counted apart; own phases that slide in
+  // play while the clip played straight does not are the runtime's (its synchronization moves
+  // the feet), listed apart.
   constexpr size_t kShown = 10;
-  const size_t shown = std::min(r.stats.slides.size(), kShown);
+  std::vector<const mmdb::ClipSlide*> sliding;
+  std::string clean_straight;
+  size_t clean_count = 0;
+  uint64_t across = 0, across_over = 0, own = 0;
+  for (const mmdb::ClipSlide& c : r.stats.slides) {
+    own += c.phases;
+    across += c.across_phases;
+    across_over += c.across_over_limit;
+    if (c.over_limit == 0) continue;
+    const bool known = c.clip < side.straight.size();
+    if (!known || side.straight[c.clip].over_limit > 0) {
+      sliding.push_back(&c);
+    } else if (++clean_count <= kShown) {
+      clean_straight += (clean_straight.empty() ? "" : ", ") + escape(db.clip(c.clip).name);
+    }
+  }
+  if (clean_count > kShown) clean_straight += format(" and %zu more", clean_count - kShown);
+  const size_t shown = std::min(sliding.size(), kShown);
   page += "<h4>Clips where feet slide most</h4>";
   if (r.stats.slides.empty()) {
     page +=
@@ -789,22 +812,57 @@ void motionTable(Page& page, const Side& side, const Replay& r) {
     return;
   }
   page += format(
-      "<table class=\"slides\" data-clips=\"%zu\"><tr><th>clip</th><th class=\"num\">phases</th>"
-      "<th class=\"num\">over %g mm</th><th class=\"num\">mean drift (mm)</th>"
-      "<th class=\"num\">max drift (mm)</th></tr>",
-      shown, drift_limit);
-  for (size_t i = 0; i < shown; ++i) {
-    const mmdb::ClipSlide& c = r.stats.slides[i];
+      "<p class=\"note slide-split\" data-own=\"%llu\" data-across=\"%llu\" "
+      "data-across-over=\"%llu\">A clip is named for slide that is its own: its own contact "
+      "phases (no switch from 0.6 s before the toe planted to the last step it stayed planted) "
+      "drift over the limit in the replay and played straight (its frames alone, no switch, no "
+      "runtime "
+      "adjustment: what the clip brings). %llu phases were a clip's own; %llu ran across a "
+      "switch (%llu of them over %g mm): that slide is the transitions', not the clips'.</p>",
+      count(own), count(across), count(across_over), count(own), count(across), count(across_over),
+      drift_limit);
+  if (!clean_straight.empty())
     page += format(
-        "<tr><td>%s</td><td class=\"num\">%llu</td><td class=\"num\">%llu</td>"
-        "<td class=\"num\">%.1f</td><td class=\"num\">%.1f</td></tr>",
-        escape(db.clip(c.clip).name).c_str(), count(c.phases), count(c.over_limit), c.mean_drift_mm,
-        c.max_drift_mm);
+        "<p class=\"note clean-straight\" data-clips=\"%zu\">Clean played straight, sliding in "
+        "play without a switch: %s. Their own phases drift over %g mm in the replay but not "
+        "from their frames: the runtime's synchronization moved those feet, not the clips.</p>",
+        clean_count, clean_straight.c_str(), drift_limit);
+  if (sliding.empty()) {
+    page += format(
+        "<p class=\"note no-sliding-clip\">No clip slides on its own: no clip's own contact "
+        "phases drift over %g mm both in the replay and played straight.</p>",
+        drift_limit);
+    return;
+  }
+  page += format(
+      "<table class=\"slides\" data-clips=\"%zu\"><tr><th>clip</th><th class=\"num\">own "
+      "phases</th><th class=\"num\">over %g mm</th><th class=\"num\">mean drift (mm)</th>"
+      "<th class=\"num\">max drift (mm)</th><th class=\"num\">straight: over %g mm</th>"
+      "<th class=\"num\">straight: mean (mm)</th><th class=\"num\">across a switch: over "
+      "%g mm</th><th class=\"num\">across: mean (mm)</th></tr>",
+      shown, drift_limit, drift_limit, drift_limit);
+  for (size_t i = 0; i < shown; ++i) {
+    const mmdb::ClipSlide& c = *sliding[i];
+    const mmdb::ClipSlide* straight =
+        c.clip < side.straight.size() ? &side.straight[c.clip] : nullptr;
+    page += format(
+        "<tr data-clip=\"%u\"><td>%s</td><td class=\"num\">%llu</td><td "
+        "class=\"num\">%llu</td><td class=\"num\">%.1f</td><td class=\"num\">%.1f</td>",
+        c.clip, escape(db.clip(c.clip).name).c_str(), count(c.phases), count(c.over_limit),
+        c.mean_drift_mm, c.max_drift_mm);
+    if (straight && straight->phases > 0)
+      page += format("<td class=\"num\">%llu of %llu</td><td class=\"num\">%.1f</td>",
+                     count(straight->over_limit), count(straight->phases), straight->mean_drift_mm);
+    else
+      page += "<td class=\"num\">no phase</td><td class=\"num\">-</td>";
+    page += format("<td class=\"num\">%llu of %llu</td><td class=\"num\">%s</td></tr>",
+                   count(c.across_over_limit), count(c.across_phases),
+                   c.across_phases ? format("%.1f", c.across_mean_drift_mm).c_str() : "-");
   }
   page += "</table>";
-  if (r.stats.slides.size() > kShown)
-    page += format("<p class=\"note\">%zu more clips with contact phases.</p>",
-                   r.stats.slides.size() - kShown);
+  if (sliding.size() > kShown)
+    page += format("<p class=\"note\">%zu more clips whose own phases drift over %g mm.</p>",
+                   sliding.size() - kShown, drift_limit);
 }
 
 void replaySection(Page& page, const std::vector<Side>& sides, const std::string& script_name,
@@ -816,7 +874,8 @@ void replaySection(Page& page, const std::vector<Side>& sides, const std::string
   page += format(
       "<p class=\"note\">%s (%.1f s: %s) played for %.0f s by %u characters through the "
       "runtime's CPU crowd, as mmdb_sample plays it (a search every 0.1 s, and when the stick "
-      "changes sharply or a range ends; docs/review.md). Under the numbers, what a player sees "
+      "changes sharply or a range ends; the crowd's defaults otherwise; docs/review.md), "
+      "<b class=\"replay-feet\" data-feet=\"%s\">%s</b>. Under the numbers, what a player sees "
       "(feet that slide, poses that jump, switches, answers to sharp turns; hover a row for its "
       "mmcook diff --fail-on keys) and the clips where feet slide most. Left: character 0 seen "
       "from above (forward up, left to the left), the path it was asked for (dashed: the "
@@ -824,7 +883,17 @@ void replaySection(Page& page, const std::vector<Side>& sides, const std::string
       "its jumps (hover for the time, the frames and the cost). Right: the cost of what it "
       "plays over time, jumps in orange; every character's clip usage below.</p>",
       escape(script_name).c_str(), script.duration(), escape(segments).c_str(), settings.seconds,
-      settings.characters);
+      settings.characters, settings.feet == ReplayFeet::Locked ? "locked" : "clips",
+      settings.feet == ReplayFeet::Locked
+          ? "foot locking on, as a game runs it (--replay-feet clips: the clips' own feet)"
+          : "foot locking off: the clips' own feet (--replay-feet clips)");
+  for (const Side& side : sides)
+    if (side.replay && !side.replay->locking_unavailable.empty())
+      page += format(
+          "<p class=\"why locking-unavailable\">%s%sfoot locking cannot bend this skeleton's legs "
+          "(%s), so the replay shows the clips' own feet.</p>",
+          sides.size() > 1 ? escape(side.label).c_str() : "", sides.size() > 1 ? ": " : "",
+          escape(side.replay->locking_unavailable).c_str());
   PathBox box;
   float top = 0;
   for (const Side& side : sides)
@@ -888,12 +957,17 @@ void skeletonSection(Page& page, const std::vector<Side>& sides, const ReplaySet
       "the controller's desired path, the blue one the path it took, over 2 s either side) and "
       "from the side; all %u characters small below (click one to select it). Toes: green when "
       "planted (the pose's contact), grey in the air; a red square when foot locking holds it "
-      "(the replay runs without foot locking, so the clips' own feet show). Under the view, the "
+      "(%s). Under the view, the "
       "character's measures over time (foot slide of planted toes, the largest joint move in a "
       "step, the gap between desired and achieved positions) with every switch marked above "
       "them: click the time line to go there, a mark to see the switch's winner and the next "
       "candidates with each block's cost. Space plays and pauses.</p>",
-      settings.characters);
+      settings.characters,
+      settings.feet == ReplayFeet::Locked
+          ? "the replay runs with foot locking on, as a game runs the crowd; mmcook report "
+            "--replay-feet clips shows the clips' own feet"
+          : "never here: the replay runs with --replay-feet clips, foot locking off, so the "
+            "clips' own feet show");
   if (sides.size() > 1 && skeletonsDiffer(*sides[0].input.db, *sides[1].input.db)) {
     // Two skeletons side by side would look comparable and are not: the structure (What
     // changed) and the replay's measures (below) are what compares.
@@ -962,12 +1036,6 @@ void skeletonSection(Page& page, const std::vector<Side>& sides, const ReplaySet
 // ---- What changed (two databases) ----------------------------------------------------------
 
 std::string numberText(double v) { return std::isnan(v) ? std::string("-") : format("%g", v); }
-
-// A change of a measure from A to B, relative to the larger of the two (0 when both are 0).
-double relativeChange(double a, double b) {
-  const double scale = std::max(std::abs(a), std::abs(b));
-  return scale > 0 ? (b - a) / scale : 0.0;
-}
 
 void changesSection(Page& page, const std::vector<Side>& sides, const StructureDiff& d) {
   page += "<section id=\"changes\"><h2>What changed from A to B</h2>";
@@ -1070,58 +1138,89 @@ void changesSection(Page& page, const std::vector<Side>& sides, const StructureD
   const ReplayStats& a = sides[0].replay->stats;
   const ReplayStats& b = sides[1].replay->stats;
   struct Row {
-    const char* name;
+    std::string name;
     double a, b;
-    int digits;
+    bool cost;  // on the weights' scale
   };
+  // Every measure of the replay: the winners' cost and distance, then each motion measure by its
+  // mmcook diff --fail-on key (docs/review.md "Data checks"). Searches per second measure the
+  // machine, not the data: left out.
   std::vector<Row> rows = {
-      {"planted toe slide per step, p90 (mm)", a.motion.planted_slide_mm.p90,
-       b.motion.planted_slide_mm.p90, 2},
-      {"planted toe slide per step, max (mm)", a.motion.planted_slide_mm.max,
-       b.motion.planted_slide_mm.max, 1},
-      {"contact phases drifting over the limit (%)", 100 * a.motion.phase_share_over_limit,
-       100 * b.motion.phase_share_over_limit, 1},
-      {"largest joint step at a switch (mm)", a.motion.max_joint_step_mm[mmdb::kAtSwitch],
-       b.motion.max_joint_step_mm[mmdb::kAtSwitch], 1},
-      {"largest joint step elsewhere (mm)", a.motion.max_joint_step_mm[mmdb::kElsewhere],
-       b.motion.max_joint_step_mm[mmdb::kElsewhere], 1},
-      {"switches per character-second", a.motion.switch_rate, b.motion.switch_rate, 2},
-      {"trajectory error, mean (m)", a.mean_trajectory_error, b.mean_trajectory_error, 3},
-      {"trajectory error, p95 (m)", a.p95_trajectory_error, b.p95_trajectory_error, 3},
-      {"distance to the controller, p95 (m)", a.motion.controller_distance_m.p95,
-       b.motion.controller_distance_m.p95, 3},
-      {"distance to the controller, max (m)", a.motion.controller_distance_m.max,
-       b.motion.controller_distance_m.max, 3},
-      {"adjustment towards the controller (m/s)", a.motion.adjustment_m_per_s,
-       b.motion.adjustment_m_per_s, 3},
-      {"sharp turns answered in, p90 (s)", a.motion.response_s.p90, b.motion.response_s.p90, 2},
-      {"cost of the winners, mean", a.mean_cost, b.mean_cost, 3},
+      {"cost of the winners, mean", a.mean_cost, b.mean_cost, true},
+      {"cost of the winners, p95", a.p95_cost, b.p95_cost, true},
       {"feature distance of the winners at unit weights, mean", a.mean_unit_distance,
-       b.mean_unit_distance, 3},
+       b.mean_unit_distance, false},
+      {"searches", double(a.decisions), double(b.decisions), false},
+      {"jumps", double(a.jumps), double(b.jumps), false},
   };
-  // Costs on different scales change with the weights, not the motion: they go last.
-  const auto key = [&](const Row& r) {
-    const bool scaled = weights && std::string_view(r.name).rfind("cost", 0) == 0;
-    return scaled ? -1.0 : std::abs(relativeChange(r.a, r.b));
+  const auto unit = [](MeasureUnit u) -> const char* {
+    switch (u) {
+      case MeasureUnit::Mm:
+        return " (mm)";
+      case MeasureUnit::M:
+        return " (m)";
+      case MeasureUnit::S:
+        return " (s)";
+      case MeasureUnit::Percent:
+        return " (%)";
+      case MeasureUnit::PerSecond:
+        return " (per character-second)";
+      case MeasureUnit::Acceleration:
+        return " (m/s&sup2;)";
+      case MeasureUnit::Speed:
+        return " (m/s)";
+      case MeasureUnit::TurnRate:
+        return " (degrees/s)";
+      case MeasureUnit::Ratio:
+      case MeasureUnit::Count:
+        break;
+    }
+    return "";
   };
-  std::stable_sort(rows.begin(), rows.end(),
-                   [&](const Row& x, const Row& y) { return key(x) > key(y); });
-  page +=
-      "<table class=\"measures-ab\"><tr><th>measure</th><th class=\"num\">A</th><th "
-      "class=\"num\">B</th><th class=\"num\">change</th></tr>";
+  for (const MotionKey& k : motionKeys())
+    rows.push_back({std::string(k.key) + unit(k.unit), k.of(a.motion), k.of(b.motion), false});
+  std::vector<Row> moved;
+  std::string still;
+  size_t still_count = 0;
   for (const Row& r : rows) {
-    const double change = relativeChange(r.a, r.b);
-    const bool cost = std::string_view(r.name).rfind("cost", 0) == 0;
-    page += format(
-        "<tr><td>%s%s</td><td class=\"num\">%.*f</td><td class=\"num\">%.*f</td><td "
-        "class=\"num\" style=\"color:%s\">%+.0f%%</td></tr>",
-        r.name, cost && weights ? " (different scales)" : "", r.digits, r.a, r.digits, r.b,
-        std::abs(change) < 0.05 ? "#868e96"
-        : change > 0            ? "#c92a2a"
-                                : "#2b8a3e",
-        100 * change);
+    if (measureMoved(r.a, r.b)) {
+      moved.push_back(r);
+    } else {
+      still += (still.empty() ? "" : ", ") + r.name;
+      ++still_count;
+    }
   }
-  page += "</table></section>";
+  // The biggest change first, a measure new in B (A = 0) before any ratio. Costs on different
+  // scales change with the weights, not the motion: they go last.
+  const auto key = [&](const Row& r) {
+    if (weights && r.cost) return -1.0;
+    const MeasureChange c = measureChange(r.a, r.b);
+    return c.has_relative ? std::abs(c.relative) : std::numeric_limits<double>::infinity();
+  };
+  std::stable_sort(moved.begin(), moved.end(),
+                   [&](const Row& x, const Row& y) { return key(x) > key(y); });
+  page += format(
+      "<table class=\"measures-ab\" data-moved=\"%zu\" data-measures=\"%zu\"><tr><th>measure "
+      "(moved)</th><th class=\"num\">A</th><th class=\"num\">B</th><th class=\"num\">change</th>"
+      "</tr>",
+      moved.size(), rows.size());
+  for (const Row& r : moved) {
+    const MeasureChange c = measureChange(r.a, r.b);
+    const double shown = c.has_relative ? c.relative : (c.absolute > 0 ? 1.0 : -1.0);
+    page += format(
+        "<tr><td>%s%s</td><td class=\"num\">%.4g</td><td class=\"num\">%.4g</td><td "
+        "class=\"num\" style=\"color:%s\">%s</td></tr>",
+        r.name.c_str(), r.cost && weights ? " (different scales)" : "", r.a, r.b,
+        std::abs(shown) < 0.05 ? "#868e96"
+        : shown > 0            ? "#c92a2a"
+                               : "#2b8a3e",
+        escape(changeText(r.a, r.b)).c_str());
+  }
+  page += "</table>";
+  page += format("<p class=\"note change-rule\">%s.", escape(kChangeRule).c_str());
+  if (still_count > 0)
+    page += format(" The same in A and B (%zu): %s.", still_count, still.c_str());
+  page += "</p></section>";
 }
 
 mmdb::Database openOrThrow(const std::string& path, const char* role) {
@@ -1173,9 +1272,13 @@ std::string renderReport(const ReportDatabase& a, const ReportDatabase* b,
   replay_settings.keep_poses = !b || !skeletonsDiffer(*a.db, *b->db);
   for (Side& s : sides) {
     mmdb::Result<Replay> played = replay(*s.input.db, script, replay_settings);
-    if (played)
+    if (played) {
       s.replay = std::move(played).value();
-    else
+      // Each clip's own feet from its frames, the baseline its replayed slide is read against.
+      mmdb::Result<std::vector<mmdb::ClipSlide>> straight = straightClipSlides(
+          *s.input.db, double(mmdb::MotionMeasureSettings{}.phase_drift_limit) * 1000.0);
+      if (straight) s.straight = std::move(straight).value();
+    } else
       s.replay_error =
           format("%s: %s", mmdb::errorCodeName(played.error().code()), played.error().message());
   }
@@ -1235,6 +1338,11 @@ void writeReport(const ReportOptions& options) {
   if (!(options.seconds >= 1.0 && options.seconds <= kMaxReplaySeconds))
     throw mmdb::cook::UsageError(format("--seconds wants a number of seconds from 1 to %g, got %g",
                                         kMaxReplaySeconds, options.seconds));
+  if (options.replay_feet != "locked" && options.replay_feet != "clips")
+    throw mmdb::cook::UsageError(format(
+        "--replay-feet wants locked (foot locking on, as a game runs) or clips (the clips' own "
+        "feet), got '%s'",
+        options.replay_feet.c_str()));
   // One order for `mmcook diff A B` and `mmcook report B --compare A`: A is the older file (the
   // one compared against), B the newer one, reported on.
   const bool compared = !options.compare.empty();
@@ -1246,6 +1354,7 @@ void writeReport(const ReportOptions& options) {
   ReportSettings settings;
   settings.replay.characters = uint32_t(options.characters);
   settings.replay.seconds = options.seconds;
+  settings.replay.feet = options.replay_feet == "clips" ? ReplayFeet::Clips : ReplayFeet::Locked;
   if (!options.stick.empty()) {
     mmdb::Result<mmdb::StickScript> loaded = mmdb::StickScript::load(options.stick.c_str());
     if (!loaded)

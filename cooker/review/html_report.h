@@ -42,14 +42,16 @@ struct ReportOptions {
   std::string database;  // the database reported on (B when compared)
   std::string compare;   // "" for none; else the one it is compared against (A)
   std::string output;
-  std::string stick;        // a stick file for the replay; "" for the built-in script
-  int64_t characters = 16;  // replayed characters, 1 to kMaxReplayCharacters
-  double seconds = 20.0;    // replayed seconds, 1 to kMaxReplaySeconds
+  std::string stick;                   // a stick file for the replay; "" for the built-in script
+  int64_t characters = 16;             // replayed characters, 1 to kMaxReplayCharacters
+  double seconds = 20.0;               // replayed seconds, 1 to kMaxReplaySeconds
+  std::string replay_feet = "locked";  // "locked" (foot locking on) or "clips" (the clips' feet)
 };
 
 // Opens the database(s) with the runtime's checks, renders the page and writes it atomically
 // (a temporary file renamed over `output`, so a failure leaves no partial report). Throws
-// mmdb::cook::UsageError for characters or seconds out of range (before opening anything), and
+// mmdb::cook::UsageError for characters or seconds out of range or replay_feet neither "locked"
+// nor "clips" (before opening anything), and
 // mmdb::cook::InputError naming the file that does not open (a database or the stick file) or
 // the output that cannot be written, and what to do.
 void writeReport(const ReportOptions& options);

@@ -1,6 +1,7 @@
 #include "review/replay.h"
 
 #include <mmdb/controller.h>
+#include <mmdb/playback.h>
 #include <mmdb/search.h>
 
 #include <glm/geometric.hpp>
@@ -197,6 +198,74 @@ mmdb::Status checkPoses(const mmdb::Database& db) {
   return {};
 }
 
+mmdb::Result<std::vector<mmdb::ClipSlide>> straightClipSlides(const mmdb::Database& db,
+                                                              double drift_limit_mm) {
+  mmdb::Result<mmdb::DecodedPoses> decoded = mmdb::DecodedPoses::decode(db);
+  if (!decoded) return decoded.error();
+  const mmdb::PoseView& view = decoded.value().view();
+  const uint32_t joints = db.jointCount();
+  const mmdb::Span<const uint32_t> contacts = db.contacts();
+  const mmdb::Span<const int32_t> contact_joints = db.contactJoints();
+  const mmdb::Span<const mmdb::RootFrame> roots = db.rootMotion();
+  std::vector<glm::quat> local_r(joints), model_r(joints);
+  std::vector<glm::vec3> local_t(joints), model_t(joints);
+  struct Toe {
+    bool planted = false, open = false;
+    glm::vec2 start{0.f}, previous{0.f};
+  };
+  std::vector<mmdb::ClipSlide> out(db.clipCount());
+  for (uint32_t c = 0; c < db.clipCount(); ++c) {
+    const mmdb::ClipInfo clip = db.clip(c);
+    mmdb::ClipSlide& slide = out[c];
+    slide.clip = c;
+    std::vector<Toe> toes(contact_joints.size());
+    for (uint32_t f = 0; f < clip.frame_count; ++f) {
+      const uint32_t frame = clip.first_frame + f;
+      if (frame >= contacts.size() || frame >= roots.size() || !view.covers(frame, 1)) break;
+      const size_t row = size_t(frame - view.first_frame) * joints;
+      for (uint32_t j = 0; j < joints; ++j) {
+        const mmdb::Float4& q = view.rotations[row + j];
+        const mmdb::Float4& t = view.translations[row + j];
+        local_r[j] = glm::quat(q.w, q.x, q.y, q.z);
+        local_t[j] = glm::vec3(t.x, t.y, t.z);
+      }
+      mmdb::ForwardKinematicsJob fk;
+      fk.parents = db.parents();
+      fk.local_rotations = mmdb::Span<const glm::quat>(local_r.data(), joints);
+      fk.local_translations = mmdb::Span<const glm::vec3>(local_t.data(), joints);
+      fk.model_rotations = mmdb::Span<glm::quat>(model_r.data(), joints);
+      fk.model_translations = mmdb::Span<glm::vec3>(model_t.data(), joints);
+      if (mmdb::Status s = fk.Run(); !s) return s;
+      const mmdb::RootFrame& root = roots[frame];
+      const glm::quat yaw(root.rotation.w, root.rotation.x, root.rotation.y, root.rotation.z);
+      const glm::vec3 position(root.position.x, root.position.y, root.position.z);
+      for (size_t t = 0; t < toes.size(); ++t) {
+        Toe& toe = toes[t];
+        const int32_t j = contact_joints[t];
+        if (j < 0 || uint32_t(j) >= joints) continue;
+        const glm::vec3 world = position + yaw * model_t[size_t(j)];
+        const glm::vec2 at(world.x, world.z);
+        const bool planted = (contacts[frame] >> t) & 1u;
+        if (planted && !toe.planted && f > 0) {
+          toe.open = true;
+          toe.start = at;
+        } else if (!planted && toe.planted && toe.open) {
+          const double drift = double(glm::length(toe.previous - toe.start)) * 1000.0;
+          slide.phases += 1;
+          slide.over_limit += drift > drift_limit_mm ? 1 : 0;
+          slide.mean_drift_mm += drift;
+          slide.max_drift_mm = std::max(slide.max_drift_mm, drift);
+          toe.open = false;
+        }
+        toe.planted = planted;
+        toe.previous = at;
+      }
+    }
+    if (slide.phases > 0) slide.mean_drift_mm /= double(slide.phases);
+  }
+  return out;
+}
+
 mmdb::Result<Replay> replay(const mmdb::Database& db, const mmdb::StickScript& script,
                             const ReplaySettings& settings) {
   if (settings.characters < 1 || settings.characters > kMaxReplayCharacters)
@@ -220,9 +289,18 @@ mmdb::Result<Replay> replay(const mmdb::Database& db, const mmdb::StickScript& s
   crowd_settings.start_stagger_intervals = 0;  // every character from the first step
   crowd_settings.max_drift = kReplayMaxDrift;
   crowd_settings.bounds_pruning = true;
-  // The databases' own motion: planted feet slide as the clips move them, not held by the
-  // runtime's foot locking (which would hide what a diff compares).
-  crowd_settings.foot_locking = false;
+  // Foot locking as a game runs it (the crowd's default), or the clips' own feet: planted toes
+  // sliding as the clips and their transitions move them.
+  crowd_settings.foot_locking = settings.feet == ReplayFeet::Locked;
+  std::string locking_unavailable;
+  if (crowd_settings.foot_locking) {
+    // A skeleton without two legs to bend plays with the clips' own feet, and says why.
+    const mmdb::Result<std::array<mmdb::LegChain, mmdb::kLegCount>> legs = mmdb::findLegChains(db);
+    if (!legs) {
+      crowd_settings.foot_locking = false;
+      locking_unavailable = legs.error().message();
+    }
+  }
   mmdb::Result<mmdb::Crowd> created = mmdb::Crowd::create(db, settings.characters, crowd_settings);
   if (!created) return created.error();
   mmdb::Crowd& crowd = created.value();
@@ -234,6 +312,7 @@ mmdb::Result<Replay> replay(const mmdb::Database& db, const mmdb::StickScript& s
   const uint64_t steps = uint64_t(std::max(1L, std::lround(settings.seconds / kReplayStepSeconds)));
 
   Replay out;
+  out.locking_unavailable = std::move(locking_unavailable);
   out.stats.clip_frames.assign(db.clipCount(), 0);
   out.trace.time.reserve(steps);
   out.trace.desired.reserve(steps);

@@ -6,8 +6,9 @@
 // StickScript::characterOffset(i)): each character's stick becomes its controller input at the
 // speeds the database can follow (mmdb::speedsForDatabase), a sharp stick change (from the
 // second step on) forces a search, then the crowd steps (periodic search every 6 steps, no
-// staggering, max_drift 0.5 m, the bounds-pruned batch search, the default playability
-// policies), and an mmdb::MotionMeter measures it.
+// staggering, max_drift 0.5 m, the bounds-pruned batch search; everything else the crowd's
+// defaults: the playability policies, the synchronization, and foot locking unless
+// ReplaySettings::feet asks for the clips' own feet), and an mmdb::MotionMeter measures it.
 //
 // The trajectory error of a character at a step (docs/review.md): the controller predicts, from
 // its state after the step, where the simulation root will be at the database's trajectory times
@@ -32,6 +33,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace mmcook::review {
@@ -42,12 +44,18 @@ inline constexpr double kReplayStepSeconds = 1.0 / 60.0;   // the sample's updat
 inline constexpr uint32_t kReplaySearchIntervalSteps = 6;  // the sample's: 0.1 s
 inline constexpr float kReplayMaxDrift = 0.5f;             // m, the sample's
 
+// Whose feet a replay shows: the runtime's default, foot locking holding a planted toe where it
+// planted (mmdb::CrowdSettings::foot_locking, what a game shows), or the clips' own feet, planted
+// toes sliding as the clips and their transitions move them.
+enum class ReplayFeet { Locked, Clips };
+
 struct ReplaySettings {
   uint32_t characters = 16;  // 1 .. kMaxReplayCharacters
   double seconds = 20.0;     // simulated, above 0 and at most kMaxReplaySeconds; rounded to steps
-  bool keep_decisions = false;      // fill Replay::decisions (each search with its query)
-  bool reference_policies = false;  // the crowd's playability policies off
-                                    // (mmdb::CrowdSettings::reference())
+  bool keep_decisions = false;           // fill Replay::decisions (each search with its query)
+  bool reference_policies = false;       // the crowd's playability policies off
+                                         // (mmdb::CrowdSettings::reference())
+  ReplayFeet feet = ReplayFeet::Locked;  // foot locking on, as the crowd's default
   bool keep_poses = false;  // fill Replay::poses (the posed skeletons, for drawing) and each
                             // jump's candidates (ReplayJump::candidates)
   // Most bytes Replay::poses.offsets_mm may hold: a longer replay keeps every stride-th step
@@ -163,6 +171,10 @@ struct Replay {
   std::vector<ReplayDecision> decisions;  // in step order, then character order; kept only with
                                           // ReplaySettings::keep_decisions
   ReplayPoses poses;                      // with ReplaySettings::keep_poses
+  // Why the feet were the clips' own though ReplayFeet::Locked asked for foot locking: the
+  // skeleton has no two legs to bend (mmdb::findLegChains()'s error, with which a crowd that
+  // locks feet refuses the database); "" when locked as asked, or when Clips asked.
+  std::string locking_unavailable;
 };
 
 // The 95th percentile as this replay defines it: the value at index floor(0.95 * (n - 1)) of the
@@ -175,6 +187,18 @@ double percentile95(std::vector<double>& values);
 // decode; Inconsistent: a value that decodes to NaN or a rotation far from unit length), naming
 // the stream, joint and frames, with the clip that holds them; ok when every frame decodes.
 mmdb::Status checkPoses(const mmdb::Database& db);
+
+// Each clip's own feet, played straight: the clip alone from its first frame to its last, no
+// switch, no runtime adjustment, as the file holds it. Per frame, its pose (forward kinematics of
+// the frame's local pose) placed on the ground by the clip's root motion (RootFrame); a contact
+// phase of a contact joint runs from the frame its contact bit sets to the last frame before it
+// clears, both inside the clip (a phase the clip starts or ends in is not counted), and drifts by
+// the ground-plane (x, z) distance between where the toe planted and where it was last planted,
+// as mmdb::MotionMeter measures a phase. One ClipSlide per clip, in clip order (the clip's own
+// phases; no phase across a switch); `drift_limit_mm` counts over_limit. The runtime's error
+// for poses that do not decode.
+mmdb::Result<std::vector<mmdb::ClipSlide>> straightClipSlides(const mmdb::Database& db,
+                                                              double drift_limit_mm);
 
 // Plays `script` through `db`. InvalidArgument for characters or seconds out of range; the
 // crowd's error for a database it refuses (no 6-wide trajectory blocks, poses that do not

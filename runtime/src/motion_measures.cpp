@@ -196,20 +196,35 @@ Status MotionMeter::record(const Crowd& crowd, float dt) {
       const bool planted = (bits >> t) & 1u;
       if (planted && toe.planted) {
         ch.slide_mm.push_back(double(glm::length(at - toe.previous)) * kMm);
+        toe.switched = toe.switched || decision.switched;
       } else if (planted) {
         toe.phase_open = true;
+        // Planted in a switch's step or while its transition still ran (within
+        // transition_window of it): the decaying offsets move the toe, not the clip.
+        toe.switched = decision.switched || state.since_switch <= settings_.transition_window;
         toe.start = at;
         toe.clip = shown_clip >= 0 ? uint32_t(shown_clip) : 0;
       } else if (toe.planted && toe.phase_open) {
+        // Lifted: its drift runs to where it was in the last step it stayed planted, so a switch
+        // in this step does not enter.
         const double drift = double(glm::length(toe.previous - toe.start)) * kMm;
         ch.drift_mm.push_back(drift);
         const bool over = drift > double(settings_.phase_drift_limit) * kMm;
         n.phases_over_limit += over ? 1 : 0;
         ClipSlide& slide = clips_[toe.clip];
-        slide.phases += 1;
-        slide.over_limit += over ? 1 : 0;
-        slide.mean_drift_mm += drift;  // a sum until clipSlides()
-        slide.max_drift_mm = std::max(slide.max_drift_mm, drift);
+        if (toe.switched) {
+          n.phases_across_switch += 1;
+          n.phases_across_switch_over_limit += over ? 1 : 0;
+          slide.across_phases += 1;
+          slide.across_over_limit += over ? 1 : 0;
+          slide.across_mean_drift_mm += drift;  // a sum until clipSlides()
+          slide.across_max_drift_mm = std::max(slide.across_max_drift_mm, drift);
+        } else {
+          slide.phases += 1;
+          slide.over_limit += over ? 1 : 0;
+          slide.mean_drift_mm += drift;  // a sum until clipSlides()
+          slide.max_drift_mm = std::max(slide.max_drift_mm, drift);
+        }
         toe.phase_open = false;
       }
       if (!state.playing) toe.phase_open = false;
@@ -276,6 +291,8 @@ MotionMeasures MotionMeter::summarize(const std::vector<const Character*>& chara
     m.steps = std::max(m.steps, n.steps);
     m.character_seconds += n.character_seconds;
     m.phases_over_limit += n.phases_over_limit;
+    m.phases_across_switch += n.phases_across_switch;
+    m.phases_across_switch_over_limit += n.phases_across_switch_over_limit;
     for (int w = 0; w < 2; ++w) {
       m.max_joint_step_mm[w] = std::max(m.max_joint_step_mm[w], n.max_joint_step_mm[w]);
       if (n.max_step_ratio[w] > m.max_step_ratio[w]) {
@@ -327,13 +344,15 @@ MotionMeasures MotionMeter::character(uint32_t character) const {
 std::vector<ClipSlide> MotionMeter::clipSlides() const {
   std::vector<ClipSlide> out;
   for (ClipSlide s : clips_) {
-    if (s.phases == 0) continue;
-    s.mean_drift_mm /= double(s.phases);
+    if (s.phases == 0 && s.across_phases == 0) continue;
+    if (s.phases > 0) s.mean_drift_mm /= double(s.phases);
+    if (s.across_phases > 0) s.across_mean_drift_mm /= double(s.across_phases);
     out.push_back(s);
   }
   std::stable_sort(out.begin(), out.end(), [](const ClipSlide& a, const ClipSlide& b) {
     if (a.over_limit != b.over_limit) return a.over_limit > b.over_limit;
-    return a.mean_drift_mm > b.mean_drift_mm;
+    if (a.mean_drift_mm != b.mean_drift_mm) return a.mean_drift_mm > b.mean_drift_mm;
+    return a.across_over_limit > b.across_over_limit;
   });
   return out;
 }

@@ -198,13 +198,19 @@ def check_page(driver, html, expected, compare):
                  f"character 0, showing {shown}")
         # What a player sees: one row per measure, and the clips where feet slide most (the
         # sample's toes plant, so there is at least one).
+        # A clip is listed only for its own phases over the limit; with none, a line says so.
         measures = q(f"#replay {panel} table.motion tr") - 1
-        sliding = q(f"#replay {panel} table.slides tr") - 1
+        tables = q(f"#replay {panel} table.slides")
+        sliding = q(f"#replay {panel} table.slides tr") - 1 if tables else 0
         phases = int(attr(f"#replay {panel} table.motion", "data-phases") or -1)
-        listed = int(attr(f"#replay {panel} table.slides", "data-clips") or -1)
-        if measures != 12 or phases < 1 or sliding != listed or not 1 <= sliding <= min(clips, 10):
+        listed = int(attr(f"#replay {panel} table.slides", "data-clips") or 0) if tables else 0
+        split = q(f"#replay {panel} p.slide-split")
+        none_note = q(f"#replay {panel} p.no-sliding-clip")
+        if (measures != 12 or phases < 1 or split != 1 or sliding != listed
+                or not 0 <= sliding <= min(clips, 10) or (sliding == 0) != (none_note == 1)):
             fail(f"{html} {label}: {measures} motion measures over {phases} contact phases, "
-                 f"{sliding} clips where feet slide (data-clips {listed})")
+                 f"{sliding} clips where feet slide (data-clips {listed}), split line {split}, "
+                 f"no-sliding-clip line {none_note}")
         # Hovering a listed cell outlines it in the map (the page's script runs).
         driver.execute_script(
             "var row = document.querySelector(arguments[0]);"

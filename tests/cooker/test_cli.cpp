@@ -2512,11 +2512,30 @@ TEST_F(CliDiff, FailOnExitsWith4OverAThresholdAnd0Within) {
   for (const char* key : {"foot_slide_max", "phase_drift_share", "switch_rate",
                           "trajectory_error_mean", "pose_step_ratio"})
     ASSERT_GT(b[key].number(), 0) << key;
+  // Each measure with its change, (B - A) / |A|, the rule stated once under the header.
+  const std::string rule = "  (change = (B - A) / |A|; where A is 0, \"new\" and B - A)\n";
+  EXPECT_NE(plain.out.find(rule), std::string::npos) << plain.out;
+  EXPECT_EQ(plain.out.find(rule, plain.out.find(rule) + 1), std::string::npos);
+  for (const char* key : {"foot_slide_max", "phase_drift_p90", "switch_rate"}) {
+    const double va = doc["replay"]["a"]["motion"][key].number(), vb = b[key].number();
+    std::string name = key;
+    std::replace(name.begin(), name.end(), '_', '-');
+    const size_t line = plain.out.find("    " + name + " ");
+    ASSERT_NE(line, std::string::npos) << name;
+    const std::string text = plain.out.substr(line, plain.out.find('\n', line) - line);
+    const std::string change = va != 0    ? format("%+.1f%%", 100.0 * (vb - va) / std::fabs(va))
+                               : vb == va ? std::string("0")
+                                          : format("new (%+.4g)", vb - va);
+    EXPECT_EQ(text.substr(text.size() - change.size()), change) << text;
+  }
   const Json& sliding = doc["replay"]["b"]["clips_sliding"];
   ASSERT_EQ(sliding.size(), 1u);
   EXPECT_EQ(sliding[0]["name"].string(), "walk_turn");
-  EXPECT_EQ(sliding[0]["phases"].number(),
+  // Each phase once: the clip's own, or across a switch.
+  EXPECT_EQ(sliding[0]["phases"].number() + sliding[0]["across_phases"].number(),
             doc["replay"]["b"]["motion_detail"]["contact_phases"].number());
+  EXPECT_EQ(sliding[0]["across_phases"].number(),
+            doc["replay"]["b"]["motion_detail"]["phases_across_switch"].number());
 
   CliRun run = diff({"a.mmdb", "b.mmdb", "--fail-on",
                      "switch-rate=1000,foot-slide-p90=10m,response-p90=60s,"
@@ -2787,7 +2806,8 @@ TEST_F(CliDiff, JsonIsValidAndHasTheDocumentedKeys) {
           << clip["name"].string();
       EXPECT_LE(clip["over_limit"].number(), clip["phases"].number());
       EXPECT_LE(clip["mean_drift_mm"].number(), clip["max_drift_mm"].number());
-      phases += clip["phases"].number();
+      EXPECT_LE(clip["across_over_limit"].number(), clip["across_phases"].number());
+      phases += clip["phases"].number() + clip["across_phases"].number();
     }
     EXPECT_EQ(phases, detail["contact_phases"].number()) << side;
   }

@@ -258,15 +258,23 @@ TEST_F(ReplayTest, ItsMotionMeasuresAgreeWithItsDecisions) {
     EXPECT_LE(m.switches_by_reason[reason], jumps[reason]) << reason;
   EXPECT_EQ(m.trajectory_error_m.count, 3u * (480u - 60u));
   EXPECT_EQ(r->stats.trajectory_samples, m.trajectory_error_m.count);
-  uint64_t phases = 0, over = 0;
+  // Every phase is a clip's own or across a switch, once.
+  uint64_t phases = 0, over = 0, across = 0, across_over = 0;
   for (const mmdb::ClipSlide& slide : r->stats.slides) {
     EXPECT_LT(slide.clip, db_.clipCount());
-    EXPECT_GT(slide.phases, 0u);
-    phases += slide.phases;
-    over += slide.over_limit;
+    EXPECT_GT(slide.phases + slide.across_phases, 0u);
+    EXPECT_LE(slide.over_limit, slide.phases);
+    EXPECT_LE(slide.across_over_limit, slide.across_phases);
+    phases += slide.phases + slide.across_phases;
+    over += slide.over_limit + slide.across_over_limit;
+    across += slide.across_phases;
+    across_over += slide.across_over_limit;
   }
   EXPECT_EQ(phases, m.phase_drift_mm.count);
   EXPECT_EQ(over, m.phases_over_limit);
+  EXPECT_EQ(across, m.phases_across_switch);
+  EXPECT_EQ(across_over, m.phases_across_switch_over_limit);
+  EXPECT_GT(across, 0u);  // switches ran through some
 }
 
 TEST_F(ReplayTest, SettingsOutOfRangeAreRefused) {

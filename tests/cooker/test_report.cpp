@@ -2,6 +2,7 @@
 // databases, and the writer's failure paths.
 #include "cook/cook_database.h"
 #include "core/errors.h"
+#include "review/diff.h"
 #include "review/html_report.h"
 #include "review/replay.h"
 #include "review/replay_player.h"
@@ -11,6 +12,8 @@
 #include "write/database_writer.h"
 
 #include <gtest/gtest.h>
+
+#include <glm/trigonometric.hpp>
 
 #include <mmdb/controller.h>
 #include <mmdb/search.h>
@@ -22,6 +25,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 
@@ -453,12 +457,20 @@ TEST_F(Report, TheReplayShowsItsMotionMeasuresAndWhereFeetSlide) {
   // One clip, all its phases.
   ASSERT_EQ(r->stats.slides.size(), 1u);
   const mmdb::ClipSlide& slide = r->stats.slides[0];
-  EXPECT_EQ(slide.phases, m.phase_drift_mm.count);
-  shown("<h4>Clips where feet slide most</h4><table class=\"slides\" data-clips=\"1\">");
-  shown(format(
-      "<tr><td>walk_turn</td><td class=\"num\">%llu</td><td class=\"num\">%llu</td><td "
-      "class=\"num\">%.1f</td><td class=\"num\">%.1f</td></tr>",
-      count(slide.phases), count(slide.over_limit), slide.mean_drift_mm, slide.max_drift_mm));
+  EXPECT_EQ(slide.phases + slide.across_phases, m.phase_drift_mm.count);
+  EXPECT_EQ(slide.across_phases, m.phases_across_switch);
+  EXPECT_EQ(slide.over_limit + slide.across_over_limit, m.phases_over_limit);
+  shown(format("<p class=\"note slide-split\" data-own=\"%llu\" data-across=\"%llu\"",
+               count(slide.phases), count(slide.across_phases)));
+  if (slide.over_limit > 0) {
+    shown("<h4>Clips where feet slide most</h4><p class=\"note slide-split\"");
+    shown(format(
+        "<tr data-clip=\"0\"><td>walk_turn</td><td class=\"num\">%llu</td><td "
+        "class=\"num\">%llu</td><td class=\"num\">%.1f</td><td class=\"num\">%.1f</td>",
+        count(slide.phases), count(slide.over_limit), slide.mean_drift_mm, slide.max_drift_mm));
+  } else {
+    shown("<p class=\"note no-sliding-clip\">");
+  }
 
   // Compared: each database has its own tables.
   const std::string both = renderReport(input, &input, settings);
@@ -682,6 +694,299 @@ TEST_F(Report, TheSkeletonReplayKeepsEveryCharactersPoseAndTheCandidatesOfEachJu
       std::string::npos);
 }
 
+// A straight walk at `speed` m/s whose planted feet stay where they plant in the world, or, with
+// `slide` m/s, creep forward at that speed while planted (a clip that slides). The heading wobbles
+// by 4 degrees over 4 s (a facing that never changes has no spread to normalize); the feet's
+// channels are their world positions less the hips', turned back by that yaw, so the wobble moves
+// no planted foot.
+std::vector<mmdb::test::BvhFrame> plantedWalk(int count, float speed, float slide) {
+  const auto foot = [&](int f) {  // world z, cm: planted for frames 0..15 of each 30
+    const int k = f / 30, phase = f % 30;
+    const float base = 100 * speed * k, crept = 100 * slide * 15 / 30.f;
+    if (phase <= 15) return base + 100 * slide * float(phase) / 30.f;
+    return base + crept + (100 * speed - crept) * float(phase - 15) / 15.f;
+  };
+  std::vector<mmdb::test::BvhFrame> frames;
+  for (int f = 0; f < count; ++f) {
+    const float hz = 100 * speed * float(f) / 30.f;
+    const float yaw = 4.f * float(std::sin(2 * M_PI * double(f) / 120));
+    const float c = std::cos(glm::radians(yaw)), s = std::sin(glm::radians(yaw));
+    const auto local = [&](float x, float z) {  // R_y(-yaw) (world - hips)
+      const float dz = z - hz;
+      return glm::vec3(x * c - dz * s, -80.f, x * s + dz * c);
+    };
+    frames.push_back({{0, 90, hz}, yaw, local(10, foot(f)), local(-10, foot(f + 15) - 50 * speed)});
+  }
+  return frames;
+}
+
+// A clip whose own feet are clean is never named where feet slide, however much its phases
+// slide across the switches of a crowd playing it: played straight from its frames it slides
+// nothing, its phases across a switch are counted apart from its own, and any own phase that
+// slides in play is the runtime's, said so. A clip that slides on its own is named, with its
+// straight baseline.
+TEST_F(Report, ACleanClipSlidingOnlyAcrossSwitchesIsNotNamed) {
+  ClipSpec clean, sliding;
+  clean.source = write("clean.bvh", mmdb::test::bvhText(plantedWalk(301, 1.2f, 0.f)));
+  sliding.source = write("sliding.bvh", mmdb::test::bvhText(plantedWalk(301, 1.2f, 0.12f)));
+  CookRequest request;
+  request.clips = {clean, sliding};
+  const mmdb::Database db = cook(request, "two.mmdb");
+  ASSERT_EQ(db.clipCount(), 2u);
+  ASSERT_FALSE(db.contactJoints().empty());
+  ASSERT_EQ(db.clip(0).name, "clean");
+
+  // Played straight, from the file's frames.
+  const mmdb::Result<std::vector<mmdb::ClipSlide>> straight = straightClipSlides(db, 21.0);
+  ASSERT_TRUE(straight) << straight.error().message();
+  ASSERT_EQ(straight->size(), 2u);
+  const mmdb::ClipSlide& clean_straight = straight.value()[0];
+  EXPECT_GE(clean_straight.phases, 10u);
+  EXPECT_EQ(clean_straight.over_limit, 0u);
+  EXPECT_LT(clean_straight.max_drift_mm, 8.0);  // the wobbling yaw turns the toe about the foot
+  EXPECT_EQ(clean_straight.across_phases, 0u);
+  const mmdb::ClipSlide& sliding_straight = straight.value()[1];
+  EXPECT_GE(sliding_straight.phases, 10u);
+  EXPECT_EQ(sliding_straight.over_limit, sliding_straight.phases);
+  EXPECT_GT(sliding_straight.mean_drift_mm, 40.0);  // 0.12 m/s for about half a second
+  EXPECT_LT(sliding_straight.mean_drift_mm, 80.0);
+
+  // Played by a crowd that switches, with the clips' own feet (foot locking would hold them). The
+  // stick asks for what the clips do, straight ahead at two speeds, so that the runtime's
+  // synchronization has little to take up: what slides is the clips' and the switches'.
+  std::vector<mmdb::StickSegment> segments(2);
+  segments[0].name = "slower";
+  segments[0].seconds = 4;
+  segments[0].magnitude = 0.8f;
+  segments[1].name = "faster";
+  segments[1].seconds = 4;
+  segments[1].magnitude = 1.f;
+  const mmdb::Result<mmdb::StickScript> script = mmdb::StickScript::fromSegments(segments);
+  ASSERT_TRUE(script) << script.error().message();
+  ReportSettings settings;
+  settings.replay.characters = 6;
+  settings.replay.seconds = 20;
+  settings.replay.feet = ReplayFeet::Clips;
+  settings.script = &script.value();
+  const mmdb::Result<Replay> r = replay(db, script.value(), settings.replay);
+  ASSERT_TRUE(r) << r.error().message();
+  const mmdb::MotionMeasures& m = r->stats.motion;
+  ASSERT_GT(m.switches, 10u);
+  const mmdb::ClipSlide* clean_played = nullptr;
+  uint64_t own = 0, across = 0, across_over = 0;
+  for (const mmdb::ClipSlide& c : r->stats.slides) {
+    if (c.clip == 0) clean_played = &c;
+    own += c.phases;
+    across += c.across_phases;
+    across_over += c.across_over_limit;
+  }
+  EXPECT_EQ(own + across, m.phase_drift_mm.count);
+  EXPECT_EQ(across, m.phases_across_switch);
+  EXPECT_EQ(across_over, m.phases_across_switch_over_limit);
+  ASSERT_NE(clean_played, nullptr);
+  EXPECT_GT(clean_played->phases + clean_played->across_phases, 10u);
+  // Its phases across a switch are there, apart: the transitions slide it far over the limit.
+  EXPECT_GT(clean_played->across_phases, clean_played->phases);
+  EXPECT_GT(clean_played->across_over_limit, 0u);
+  EXPECT_GT(clean_played->across_mean_drift_mm, 21.0);
+  EXPECT_GT(across_over, 0u);
+
+  const ReportDatabase input{"two.mmdb", &db};
+  const std::string html = renderReport(input, nullptr, settings);
+  const size_t split = html.find("<p class=\"note slide-split\"");
+  ASSERT_NE(split, std::string::npos);
+  EXPECT_EQ(html.find(format("data-own=\"%llu\" data-across=\"%llu\" data-across-over=\"%llu\"",
+                             static_cast<unsigned long long>(own),
+                             static_cast<unsigned long long>(across),
+                             static_cast<unsigned long long>(across_over))),
+            split + std::string("<p class=\"note slide-split\" ").size());
+  const std::string slides = html.substr(split, html.find("</section>", split) - split);
+  // The clean clip is never named where feet slide: played straight it slides nothing. Where its
+  // own phases slide in play (the runtime's synchronization), it is listed as clean played
+  // straight.
+  EXPECT_EQ(slides.find("<tr data-clip=\"0\">"), std::string::npos) << slides;
+  EXPECT_EQ(slides.find("<tr data-clip=\"0\"><td>clean</td>"), std::string::npos);
+  EXPECT_EQ(slides.find("<p class=\"note clean-straight\"") != std::string::npos,
+            clean_played->over_limit > 0)
+      << slides;
+  // The clip that slides on its own is named, with what it does played straight, wherever its
+  // own phases slide in play.
+  const mmdb::ClipSlide* sliding_played = nullptr;
+  for (const mmdb::ClipSlide& c : r->stats.slides)
+    if (c.clip == 1) sliding_played = &c;
+  const size_t row = slides.find("<tr data-clip=\"1\"><td>sliding</td>");
+  EXPECT_EQ(row != std::string::npos, sliding_played && sliding_played->over_limit > 0) << slides;
+  if (row != std::string::npos) {
+    EXPECT_NE(slides.find(format("<td class=\"num\">%llu of %llu</td><td class=\"num\">%.1f</td>",
+                                 static_cast<unsigned long long>(sliding_straight.over_limit),
+                                 static_cast<unsigned long long>(sliding_straight.phases),
+                                 sliding_straight.mean_drift_mm),
+                          row),
+              std::string::npos);
+  }
+  EXPECT_NE(html.find("data-feet=\"clips\""), std::string::npos);
+}
+
+// The replay runs as a game runs the crowd, foot locking on, unless --replay-feet clips asks for
+// the clips' own feet: locked toes are then recorded (the skeleton replay's red squares), and
+// with the clips' feet never.
+TEST_F(Report, TheReplayLocksFeetUnlessAskedForTheClips) {
+  ClipSpec clip;
+  clip.source = std::string(MMDB_TEST_DATA) + "/../../samples/data/walk_turn.bvh";
+  CookRequest request;
+  request.clips = {clip};
+  const mmdb::Database db = cook(request, "walk_turn.mmdb");
+  ReplaySettings settings;
+  EXPECT_EQ(settings.feet, ReplayFeet::Locked);  // the default
+  settings.characters = 2;
+  settings.seconds = 6;
+  settings.keep_poses = true;
+  const auto locked = [](const Replay& r) {
+    size_t n = 0;
+    for (const uint8_t bits : r.poses.locked) n += bits != 0 ? 1 : 0;
+    return n;
+  };
+  const mmdb::Result<Replay> with_locks = replay(db, mmdb::StickScript::builtIn(), settings);
+  ASSERT_TRUE(with_locks) << with_locks.error().message();
+  EXPECT_GT(locked(with_locks.value()), with_locks->poses.locked.size() / 10);
+  settings.feet = ReplayFeet::Clips;
+  const mmdb::Result<Replay> clips = replay(db, mmdb::StickScript::builtIn(), settings);
+  ASSERT_TRUE(clips) << clips.error().message();
+  EXPECT_EQ(locked(clips.value()), 0u);
+  EXPECT_EQ(with_locks->locking_unavailable, "");
+  // A skeleton without knees cannot be bent to a held toe: its replay shows the clips' feet and
+  // says why.
+  const mmdb::Database kneeless = cook(straightWalk(), "kneeless.mmdb");
+  settings.feet = ReplayFeet::Locked;
+  const mmdb::Result<Replay> unbent = replay(kneeless, mmdb::StickScript::builtIn(), settings);
+  ASSERT_TRUE(unbent) << unbent.error().message();
+  EXPECT_NE(unbent->locking_unavailable, "");
+  EXPECT_EQ(locked(unbent.value()), 0u);
+  {
+    ReportSettings kneeless_page;
+    kneeless_page.replay.characters = 1;
+    kneeless_page.replay.seconds = 2;
+    const ReportDatabase input{"kneeless.mmdb", &kneeless};
+    std::string why;  // as the page escapes it
+    for (const char c : unbent->locking_unavailable) why += c == '\'' ? "&#39;" : std::string(1, c);
+    EXPECT_NE(renderReport(input, nullptr, kneeless_page)
+                  .find("<p class=\"why locking-unavailable\">foot locking cannot bend this "
+                        "skeleton's legs (" +
+                        why + ")"),
+              std::string::npos)
+        << unbent->locking_unavailable;
+  }
+  settings.feet = ReplayFeet::Clips;
+  // Held toes slide less than the clips' own.
+  EXPECT_LT(with_locks->stats.motion.phase_drift_mm.mean, clips->stats.motion.phase_drift_mm.mean);
+
+  // The page says which, and writeReport takes the option.
+  ReportSettings page_settings;
+  page_settings.replay.characters = 1;
+  page_settings.replay.seconds = 2;
+  const ReportDatabase input{"walk_turn.mmdb", &db};
+  EXPECT_NE(renderReport(input, nullptr, page_settings).find("data-feet=\"locked\""),
+            std::string::npos);
+  ReportOptions options;
+  options.database = (dir_ / "walk_turn.mmdb").string();
+  options.output = (dir_ / "out.html").string();
+  options.replay_feet = "held";
+  try {
+    writeReport(options);
+    ADD_FAILURE() << "no error for --replay-feet held";
+  } catch (const mmdb::cook::UsageError& e) {
+    EXPECT_STREQ(e.what(),
+                 "--replay-feet wants locked (foot locking on, as a game runs) or clips (the "
+                 "clips' own feet), got 'held'");
+  }
+  options.replay_feet = "clips";
+  options.characters = 1;
+  options.seconds = 2;
+  writeReport(options);
+  std::ifstream written(options.output);
+  const std::string page((std::istreambuf_iterator<char>(written)), {});
+  EXPECT_NE(page.find("data-feet=\"clips\""), std::string::npos);
+}
+
+// A change is (B - A) / |A|, on the page and in mmcook diff: a foot slide of 39.5 mm that grows to
+// 50.5 mm is +27.8 % (not +22 %, over the larger), a cost that nearly triples +182 %, and a
+// regression may go past +100 %. Where A is 0 there is no ratio: "new" and B - A.
+TEST(MeasureChange, IsBMinusAOverTheMagnitudeOfA) {
+  EXPECT_EQ(changeText(39.5, 50.5), "+27.8%");
+  EXPECT_NEAR(measureChange(39.5, 50.5).relative, 11.0 / 39.5, 1e-12);
+  EXPECT_EQ(changeText(98.8, 279.0), "+182.4%");
+  EXPECT_EQ(changeText(1158, 774), "-33.2%");
+  EXPECT_EQ(changeText(10, 35), "+250.0%");
+  EXPECT_EQ(changeText(-2, -1), "+50.0%");  // over |A|: a rise is +, whatever A's sign
+  EXPECT_EQ(changeText(-2, -3), "-50.0%");
+  EXPECT_EQ(changeText(0, 2.5), "new (+2.5)");
+  EXPECT_EQ(changeText(0, -4), "new (-4)");
+  EXPECT_FALSE(measureChange(0, 2.5).has_relative);
+  EXPECT_EQ(measureChange(0, 2.5).absolute, 2.5);
+  EXPECT_EQ(changeText(0, 0), "0");
+  EXPECT_EQ(changeText(3, 3), "+0.0%");
+  EXPECT_EQ(changeText(std::nan(""), 3), "-");
+  // Moved: beyond a rounding.
+  EXPECT_TRUE(measureMoved(1158, 774));
+  EXPECT_TRUE(measureMoved(0, 1e-9));
+  EXPECT_FALSE(measureMoved(0, 0));
+  EXPECT_FALSE(measureMoved(100, 100 + 1e-5));
+  EXPECT_TRUE(measureMoved(100, 100.01));
+}
+
+// What changed lists every measure of the replay that moved, each motion measure by its --fail-on
+// key, with its change over |A|; the ones that did not move are named under the table, with the
+// rule, once.
+TEST_F(Report, WhatChangedListsEveryMeasureThatMoved) {
+  const CookRequest old_request = straightWalk();
+  CookRequest new_request = straightWalk();
+  new_request.settings.weights[mmdb::cook::kBlockTrajectoryDirection] *= 0.2f;
+  const mmdb::Database a = cook(old_request, "old.mmdb");
+  const mmdb::Database b = cook(new_request, "new.mmdb");
+  ReportSettings settings;
+  settings.replay.characters = 2;
+  settings.replay.seconds = 6;
+  const ReportDatabase input_a{"old.mmdb", &a}, input_b{"new.mmdb", &b};
+  const std::string html = renderReport(input_a, &input_b, settings);
+  const mmdb::Result<Replay> ra = replay(a, mmdb::StickScript::builtIn(), settings.replay);
+  const mmdb::Result<Replay> rb = replay(b, mmdb::StickScript::builtIn(), settings.replay);
+  ASSERT_TRUE(ra && rb);
+  const size_t table = html.find("<table class=\"measures-ab\"");
+  ASSERT_NE(table, std::string::npos);
+  const size_t end = html.find("</table>", table);
+  const std::string rows = html.substr(table, end - table);
+  const size_t rule = html.find("<p class=\"note change-rule\">", end);
+  ASSERT_NE(rule, std::string::npos);
+  const std::string still = html.substr(rule, html.find("</p>", rule) - rule);
+  size_t moved = 0, listed = 0;
+  for (const MotionKey& k : motionKeys()) {
+    const double va = k.of(ra->stats.motion), vb = k.of(rb->stats.motion);
+    const std::string name =
+        std::string("<tr><td>") + k.key +
+        (k.unit == MeasureUnit::Ratio || k.unit == MeasureUnit::Count ? "</td>" : " (");
+    const std::string cells =
+        format("<td class=\"num\">%.4g</td><td class=\"num\">%.4g</td>", va, vb);
+    if (measureMoved(va, vb)) {
+      ++moved;
+      const size_t at = rows.find(name);
+      ASSERT_NE(at, std::string::npos) << k.key << " moved from " << va << " to " << vb;
+      EXPECT_NE(rows.find(cells + "<td class=\"num\" style=\"color:", at), std::string::npos)
+          << k.key;
+      EXPECT_NE(rows.find(">" + changeText(va, vb) + "</td></tr>", at), std::string::npos) << k.key;
+    } else {
+      EXPECT_EQ(rows.find(name), std::string::npos) << k.key << " did not move";
+      EXPECT_NE(still.find(k.key), std::string::npos) << k.key;
+    }
+    ++listed;
+  }
+  EXPECT_GT(moved, 3u);  // a fifth of the direction weight changes what the crowd plays
+  EXPECT_NE(html.find(format("data-measures=\"%zu\"", listed + 5)), std::string::npos);
+  // The rule, once on the page.
+  const std::string rule_text = "change = (B - A) / |A|; where A is 0, &quot;new&quot; and B - A";
+  EXPECT_NE(still.find(rule_text), std::string::npos) << still;
+  EXPECT_EQ(html.find(rule_text, html.find(rule_text) + 1), std::string::npos);
+}
+
 // Compared, the page leads with the structure mmcook diff finds: a weight change is listed, with
 // the note that costs are on different scales, and the replay's measures follow, the cost last.
 TEST_F(Report, TheComparePageLeadsWithAWeightChangeAndItsNote) {
@@ -708,12 +1013,15 @@ TEST_F(Report, TheComparePageLeadsWithAWeightChangeAndItsNote) {
                       row),
             std::string::npos);
   // The measures of both, the cost last and marked.
-  const size_t table = html.find("<table class=\"measures-ab\">");
+  const size_t table = html.find("<table class=\"measures-ab\"");
   const size_t end = html.find("</table>", table);
   ASSERT_NE(table, std::string::npos);
   const size_t cost = html.find("cost of the winners, mean (different scales)", table);
   EXPECT_LT(cost, end);
-  EXPECT_EQ(html.find("<tr>", cost), html.find("<tr>", end));  // no row after it
+  // Only the other cost after it.
+  for (size_t at = html.find("<tr>", cost); at < end; at = html.find("<tr>", at + 1))
+    EXPECT_NE(html.substr(at, html.find("</tr>", at) - at).find("(different scales)"),
+              std::string::npos);
   EXPECT_LT(html.find("feature distance of the winners at unit weights, mean", table), cost);
   // That distance takes the weights out: between the same two frames it is A's in B, while the
   // costs' feature parts differ by the weight squared in the changed block.

@@ -66,6 +66,10 @@ struct MotionMeasures {
                                       // from the toe where it planted to where it lifted
   uint64_t phases_over_limit = 0;     // phases drifting more than phase_drift_limit
   double phase_share_over_limit = 0;  // of phase_drift_mm.count (0 for none)
+  // Of those phases, the ones a switch ran through (ClipSlide): a transition's slide, not a
+  // clip's; and how many of them drift more than phase_drift_limit.
+  uint64_t phases_across_switch = 0;
+  uint64_t phases_across_switch_over_limit = 0;
   // Pose continuity, in model space.
   std::array<double, 2> max_joint_step_mm{};   // the largest move of any joint within one step
   std::array<double, 2> max_step_ratio{};      // the largest move over that joint's largest in
@@ -97,13 +101,22 @@ struct MotionMeasures {
   Distribution response_s;
 };
 
-// Per clip, the contact phases that started in it (the shown pose's clip when the toe planted).
+// Per clip, the contact phases that started in it (the shown pose's clip when the toe planted),
+// in two kinds. Across a switch: a switch (Decision::switched) in any step from the one the toe
+// planted in to the last it stayed planted, or a toe that planted within transition_window of a
+// switch (its transition still running), so the transition moved the toe: that slide is the
+// switch's, not the clip's. The clip's own: every other phase, whose drift is the clip's motion
+// and the runtime's adjustments.
 struct ClipSlide {
   uint32_t clip = 0;
-  uint64_t phases = 0;
+  uint64_t phases = 0;  // the clip's own phases
   uint64_t over_limit = 0;
   double mean_drift_mm = 0;
   double max_drift_mm = 0;
+  uint64_t across_phases = 0;  // phases across a switch
+  uint64_t across_over_limit = 0;
+  double across_mean_drift_mm = 0;
+  double across_max_drift_mm = 0;
 };
 
 class MotionMeter {
@@ -123,8 +136,9 @@ class MotionMeter {
 
   MotionMeasures total() const;
   MotionMeasures character(uint32_t character) const;  // empty for an index out of range
-  // Clips by how far their phases drift: most phases over the limit first, then the largest mean
-  // drift; clips without a phase are left out.
+  // Clips by how far their own phases drift (ClipSlide): most own phases over the limit first,
+  // then the largest own mean drift, then the most phases across a switch over the limit; clips
+  // without a phase of either kind are left out.
   std::vector<ClipSlide> clipSlides() const;
   // Each joint's largest model-space move between two consecutive frames of a clip, m.
   Span<const float> clipJointSteps() const noexcept { return clip_joint_step_; }
@@ -134,6 +148,7 @@ class MotionMeter {
   struct Toe {
     bool planted = false;
     bool phase_open = false;  // planted since a start seen while recording
+    bool switched = false;    // a switch in a step of the open phase
     glm::vec2 previous{0.f};  // ground position at the last step
     glm::vec2 start{0.f};     // where the open phase planted
     uint32_t clip = 0;        // the clip it planted in
