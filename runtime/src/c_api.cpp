@@ -118,6 +118,7 @@ void copySettings(const From& from, To& to) {
   to.settle_search_interval = from.settle_search_interval;
   to.search_at_clip_end = from.search_at_clip_end != 0;
   to.unrotated_angular_offsets = from.unrotated_angular_offsets != 0;
+  to.mirrored_tag_events = from.mirrored_tag_events != 0;
   to.foot_locking = from.foot_locking != 0;
   to.foot_unlock_radius = from.foot_unlock_radius;
   to.foot_unlock_halflife = from.foot_unlock_halflife;

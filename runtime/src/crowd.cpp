@@ -60,6 +60,12 @@ CrowdSettings CrowdSettings::referenceController() noexcept {
   return s;
 }
 
+uint64_t mirroredTagMask(const Database& db) noexcept {
+  for (uint32_t bit = 0; bit < db.tagCount() && bit < 64; ++bit)
+    if (db.tagName(bit) == "mirrored") return 1ull << bit;
+  return 0;
+}
+
 SettleLimits settleLimits(float velocity_change, float rotation_change, float dt) noexcept {
   SettleLimits l;
   const float dv = velocity_change * dt;
@@ -281,6 +287,7 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
     if (clip.frame_count > 0) crowd.must_move_[clip.first_frame + clip.frame_count - 1] = 1;
     crowd.clips_[i] = {clip.first_frame, clip.frame_count, clip.tag_mask};
   }
+  crowd.event_tags_ = settings.mirrored_tag_events ? ~0ull : ~mirroredTagMask(db);
   // start_playing: every character plays the first frame of the first range, its first search
   // when its periodic timer runs out.
   if (settings.start_playing && !db.ranges().empty()) {
@@ -1073,8 +1080,8 @@ void Crowd::showRange(uint32_t c) noexcept {
     range = same ? shown.range : rangeOfFrame(ranges, ch.shown_frame);
     tags = range >= 0 ? ranges[size_t(range)].tag_mask : clips_[ch.clip].tag_mask;
   }
-  shown.entered = tags & ~shown.tags;
-  shown.left = shown.tags & ~tags;
+  shown.entered = tags & ~shown.tags & event_tags_;
+  shown.left = shown.tags & ~tags & event_tags_;
   shown.range = range;
   shown.tags = tags;
 }

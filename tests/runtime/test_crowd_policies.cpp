@@ -55,6 +55,8 @@ struct Played {
   std::vector<mmdb::Decision> decisions;   // [step * characters + character]
   std::vector<float> since_switch;         // before each step, same layout
   mmdb::MotionMeasures measures;
+  uint64_t mirrored_shown = 0;   // steps whose pose shown carries the "mirrored" tag
+  uint64_t mirrored_events = 0;  // ... and steps it entered or left (Playing::tags_*)
 };
 
 void mix(uint64_t& h, uint64_t v) {
@@ -89,7 +91,12 @@ Played play(const mmdb::Database& db, const mmdb::CrowdSettings& settings, uint3
     const mmdb::Status s = crowd.step(kStep);
     EXPECT_TRUE(s.ok()) << s.message();
     EXPECT_TRUE(meter.value().record(crowd, kStep).ok());
+    const uint64_t mirrored = mmdb::mirroredTagMask(db);
     for (uint32_t i = 0; i < characters; ++i) {
+      mmdb::Playing p;
+      EXPECT_TRUE(crowd.playing(i, p).ok());
+      run.mirrored_shown += (p.tags & mirrored) != 0;
+      run.mirrored_events += ((p.tags_entered | p.tags_left) & mirrored) != 0;
       const mmdb::Decision& d = crowd.decisions()[i];
       run.decisions.push_back(d);
       mix(run.hash, uint64_t(d.reason) | uint64_t(d.switched) << 8 | uint64_t(d.frame) << 16);
@@ -219,6 +226,20 @@ TEST(CrowdPolicies, TheStickSettlingForcesOneSearch) {
     if (crowd.decisions()[0].reason == mmdb::SearchReason::Forced) forced.push_back(step);
   }
   EXPECT_EQ(forced, std::vector<int>{61});
+}
+
+// A switch between a clip and its mirror is no gameplay event: by default the cook's "mirrored"
+// tag never enters or leaves Playing's tag events, though the pose shown carries it.
+TEST(CrowdPolicies, TheMirroredTagIsNoEventUnlessAskedFor) {
+  const mmdb::Database& db = walkDatabase().db;
+  ASSERT_NE(mmdb::mirroredTagMask(db), 0u) << "the walk is cooked with its mirror";
+  const Played quiet = play(db, mmdb::CrowdSettings{}, 8, 19.0);
+  EXPECT_GT(quiet.mirrored_shown, 0u);
+  EXPECT_EQ(quiet.mirrored_events, 0u);
+  mmdb::CrowdSettings settings;
+  settings.mirrored_tag_events = true;
+  const Played events = play(db, settings, 8, 19.0);
+  EXPECT_GT(events.mirrored_events, 0u);
 }
 
 TEST(CrowdPolicies, SettingsThatCannotWorkAreRefusedByName) {

@@ -342,6 +342,8 @@ Result<DatabaseView> DatabaseView::fromDatabase(const mmdb::Database& db) {
     v.clip_tags.push_back(clip.tag_mask);
     expected += clip.frame_count;
   }
+  v.mirrored_tag = mmdb::mirroredTagMask(db);
+
   if (expected != v.frame_count)
     return Error(ErrorCode::InvalidArgument, "the clips do not cover the database's frames");
   v.clip_starts.push_back(v.frame_count);
@@ -460,6 +462,7 @@ Result<std::unique_ptr<Crowd>> Crowd::create(const Context& ctx, const DatabaseV
   crowd->ranges_.assign(ranges, ranges + (ranges ? db.range_count : 0u));
   crowd->clip_starts_ = db.clip_starts;
   crowd->clip_tags_ = db.clip_tags;
+  crowd->event_tags_ = settings.mirrored_tag_events ? ~0ull : ~db.mirrored_tag;
   crowd->clip_tags_.resize(db.clip_starts.size() - 1, 0);  // a view filled by hand may lack them
   if (db.contacts) crowd->contacts_.assign(db.contacts, db.contacts + db.frame_count);
   crowd->simulations_.assign(count, Simulation{});
@@ -1079,8 +1082,8 @@ Result<std::vector<mmdb::Playing>> Crowd::readPlaying() const {
       p.tags = tagsOf(p.frame, p.range);
       p.contacts = contacts_.empty() ? 0u : contacts_[p.frame];
     }
-    p.tags_entered = p.tags & ~before;
-    p.tags_left = before & ~p.tags;
+    p.tags_entered = p.tags & ~before & event_tags_;
+    p.tags_left = before & ~p.tags & event_tags_;
     for (uint32_t leg = 0; leg < 2; ++leg) {
       if (f.foot[leg].flags & kFootLocked) p.locked_feet |= 1u << leg;
       if (f.foot[leg].flags & kFootBlending) p.blending_feet |= 1u << leg;

@@ -162,6 +162,10 @@ struct CrowdSettings {
   bool search_at_clip_end = false;      // the search that must move comes at the last frame of a
                                         // clip, not of a matchable range: the frames past a range's
                                         // end play on to the clip's end
+  bool mirrored_tag_events = false;     // the cook's "mirrored" tag enters and leaves
+                                        // Playing::tags_entered and tags_left at every switch
+                                     // between a clip and its mirror; off: its bit is left out of
+                                     // both (Playing::tags keeps it)
   bool unrotated_angular_offsets = false;  // a switch's angular-velocity offsets are the rates
                                            // subtracted as they are (the reference's), not the
                                            // shown angular velocity kept
@@ -194,6 +198,10 @@ struct CrowdSettings {
   // of its rules it reproduces.
   static CrowdSettings referenceController() noexcept;
 };
+
+// The bit of the tag the cook gives mirrored clips ("mirrored"), 0 when the file has none:
+// CrowdSettings::mirrored_tag_events leaves it out of the tag events.
+uint64_t mirroredTagMask(const Database& db) noexcept;
 
 // What both crowds derive from the policy settings, computed alike so that they decide alike.
 // A step's input changes sharply when |desired velocity - last| > velocity_change * dt, compared
@@ -460,6 +468,7 @@ struct CrowdState {
     uint64_t tags = 0, entered = 0, left = 0;
   };
   std::vector<Shown> shown_;
+  uint64_t event_tags_ = ~0ull;  // the tags whose changes are events (mirrored_tag_events)
 };
 
 }  // namespace detail

@@ -125,6 +125,7 @@ typedef struct mmdb_crowd_settings {
   float settle_search_interval;
   int32_t search_at_clip_end;
   int32_t unrotated_angular_offsets;
+  int32_t mirrored_tag_events;
   int32_t foot_locking;
   float foot_unlock_radius;
   float foot_unlock_halflife;

@@ -84,6 +84,7 @@ struct DatabaseView {
   std::vector<int32_t> parents;               // joint_count
   std::vector<uint32_t> clip_starts;          // clip first frames, then frame_count
   std::vector<uint64_t> clip_tags;            // per clip: its own tags (ClipInfo::tag_mask)
+  uint64_t mirrored_tag = 0;                  // mmdb::mirroredTagMask (fromDatabase fills it)
   // Cost biases (mmdb::Database::rangeBias, ClipInfo::bias): range_count per range, then one per
   // clip; all 0 for a file without biases.
   std::vector<float> biases;
@@ -151,6 +152,7 @@ struct CrowdSettings {
   float settle_search_interval = 0.f;
   bool search_at_clip_end = false;
   bool unrotated_angular_offsets = false;
+  bool mirrored_tag_events = false;  // mmdb::CrowdSettings's
 
   // Foot locking, as mmdb::CrowdSettings (same names and defaults): the foot lock pass holds a
   // toe whose contact starts where it is in the world, bending the leg to it, until the contact
@@ -344,6 +346,7 @@ class Crowd {
   std::vector<mmdb::MatchRange> ranges_;
   std::vector<uint32_t> clip_starts_;  // clip first frames, then the frame count
   std::vector<uint64_t> clip_tags_;
+  uint64_t event_tags_ = ~0ull;        // the tags whose changes are events (mirrored_tag_events)
   std::vector<uint32_t> contacts_;     // per frame; empty when the view has none
   std::vector<float> column_weights_;  // feature_stride per character, 1 where none is set
   bool weights_changed_ = true;        // column_weights_ not yet recorded for the device
