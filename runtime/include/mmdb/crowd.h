@@ -162,10 +162,10 @@ struct CrowdSettings {
   bool search_at_clip_end = false;      // the search that must move comes at the last frame of a
                                         // clip, not of a matchable range: the frames past a range's
                                         // end play on to the clip's end
-  bool mirrored_tag_events = false;     // the cook's "mirrored" tag enters and leaves
-                                        // Playing::tags_entered and tags_left at every switch
-                                     // between a clip and its mirror; off: its bit is left out of
-                                     // both (Playing::tags keeps it)
+  // The cook's "mirrored" tag enters and leaves Playing::tags_entered and tags_left at every
+  // switch between a clip and its mirror; off (the default), its bit is left out of both
+  // (Playing::tags keeps it).
+  bool mirrored_tag_events = false;
   bool unrotated_angular_offsets = false;  // a switch's angular-velocity offsets are the rates
                                            // subtracted as they are (the reference's), not the
                                            // shown angular velocity kept
