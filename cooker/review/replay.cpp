@@ -171,6 +171,33 @@ double unitWeightDistance(const mmdb::Database& db, const mmdb::SearchRequest& r
   return total;
 }
 
+int32_t candidateSpacing(const mmdb::Database& db) {
+  return std::max(1, db.defaultNeighbourhoodFrames());
+}
+
+std::vector<mmdb::CandidateCost> distinctCandidates(const mmdb::Database& db,
+                                                    mmdb::Span<const mmdb::CandidateCost> ranked,
+                                                    size_t count, int32_t spacing) {
+  std::vector<mmdb::CandidateCost> kept;
+  std::vector<int64_t> clips;  // of the kept ones
+  const auto clipOf = [&](int32_t frame) -> int64_t {
+    const int32_t clip =
+        frame >= 0 && uint32_t(frame) < db.frameCount() ? db.clipOfFrame(uint32_t(frame)) : -1;
+    return clip >= 0 ? int64_t(clip) : -2 - int64_t(frame);
+  };
+  for (const mmdb::CandidateCost& c : ranked) {
+    if (kept.size() >= count) break;
+    const int64_t clip = clipOf(c.frame);
+    bool near = false;
+    for (size_t k = 0; k < kept.size() && !near; ++k)
+      near = clips[k] == clip && std::abs(int64_t(kept[k].frame) - c.frame) <= spacing;
+    if (near) continue;
+    kept.push_back(c);
+    clips.push_back(clip);
+  }
+  return kept;
+}
+
 mmdb::Status checkPoses(const mmdb::Database& db) {
   constexpr uint32_t kChunk = 256;  // frames decoded at once
   const size_t joints = db.jointCount();
@@ -266,6 +293,41 @@ mmdb::Result<std::vector<mmdb::ClipSlide>> straightClipSlides(const mmdb::Databa
   return out;
 }
 
+namespace {
+
+uint64_t matchableFrames(const mmdb::Database& db) {
+  uint64_t n = 0;
+  for (const mmdb::MatchRange& range : db.ranges()) n += range.frame_count;
+  return n;
+}
+
+// A jump's candidates (the winner and the best of other stretches of motion), the frame that was
+// playing costed as the search costs its seed, and the query (ReplayJump).
+void explainJump(const mmdb::Database& db, const mmdb::SearchRequest& request,
+                 std::vector<mmdb::CandidateCost>& pool, int32_t spacing, ReplayJump& jump) {
+  jump.seeded = request.seeded;
+  jump.query.assign(request.query.begin(), request.query.end());
+  if (pool.empty()) return;
+  mmdb::Result<uint32_t> n = mmdb::explainCandidates(
+      db, request, mmdb::Span<mmdb::CandidateCost>(pool.data(), pool.size()));
+  if (n)
+    jump.candidates =
+        distinctCandidates(db, mmdb::Span<const mmdb::CandidateCost>(pool.data(), n.value()),
+                           kReplayCandidates, spacing);
+  if (request.current_frame < 0) return;
+  // The seed alone: a filter no range passes leaves only the frame playing to rank.
+  mmdb::SearchRequest seed = request;
+  seed.seeded = true;
+  seed.filter.required = ~uint64_t{0};
+  seed.filter.excluded = ~uint64_t{0};
+  mmdb::CandidateCost playing;
+  mmdb::Result<uint32_t> one =
+      mmdb::explainCandidates(db, seed, mmdb::Span<mmdb::CandidateCost>(&playing, 1));
+  if (one && one.value() == 1 && playing.current) jump.playing = playing;
+}
+
+}  // namespace
+
 mmdb::Result<Replay> replay(const mmdb::Database& db, const mmdb::StickScript& script,
                             const ReplaySettings& settings) {
   if (settings.characters < 1 || settings.characters > kMaxReplayCharacters)
@@ -318,8 +380,13 @@ mmdb::Result<Replay> replay(const mmdb::Database& db, const mmdb::StickScript& s
   out.trace.desired.reserve(steps);
   out.trace.achieved.reserve(steps);
   out.trace.cost.reserve(steps);
+  out.trace.unit_distance.reserve(steps);
   meter.reserve(steps);
   std::vector<double> costs, unit_distances;
+  float unit_first = 0;  // character 0's last winner's unit-weight distance
+  std::vector<mmdb::CandidateCost> pool(
+      size_t(std::min<uint64_t>(kReplayCandidatePool, matchableFrames(db))));
+  const int32_t spacing = candidateSpacing(db);
   std::vector<mmdb::ScriptedStick> previous(settings.characters);
   double search_seconds = 0.0;
   PoseTracker tracker;
@@ -360,14 +427,10 @@ mmdb::Result<Replay> replay(const mmdb::Database& db, const mmdb::StickScript& s
       ++out.stats.decisions;
       costs.push_back(double(found.cost));
       unit_distances.push_back(unitWeightDistance(db, requests[k], found.frame));
+      if (i == 0) unit_first = float(unit_distances.back());
       if (found.frame != playing) {
         out.jumps.push_back({time, i, playing, found.frame, found.cost, reason});
-        if (settings.keep_poses) {
-          std::array<mmdb::CandidateCost, kReplayCandidates> best{};
-          mmdb::Result<uint32_t> n = mmdb::explainCandidates(
-              db, requests[k], mmdb::Span<mmdb::CandidateCost>(best.data(), best.size()));
-          if (n) out.jumps.back().candidates.assign(best.begin(), best.begin() + n.value());
-        }
+        if (settings.keep_poses) explainJump(db, requests[k], pool, spacing, out.jumps.back());
       }
       if (settings.keep_decisions) {
         const mmdb::SearchRequest& request = requests[k];
@@ -391,6 +454,7 @@ mmdb::Result<Replay> replay(const mmdb::Database& db, const mmdb::StickScript& s
     out.trace.desired.emplace_back(first.sim.position.x, first.sim.position.z);
     out.trace.achieved.emplace_back(first.achieved_position.x, first.achieved_position.z);
     out.trace.cost.push_back(first.last_cost);
+    out.trace.unit_distance.push_back(unit_first);
   }
 
   if (settings.keep_poses) out.poses = std::move(tracker.poses);

@@ -64,8 +64,23 @@ struct ReplaySettings {
 };
 
 // The cheapest candidates at a jump, kept with ReplaySettings::keep_poses: what
-// mmdb::explainCandidates() gives for the request (the winner first, then the next ones).
+// mmdb::explainCandidates() gives for the request (the winner first, then the next ones), each
+// from another stretch of motion (distinctCandidates()), picked from the cheapest
+// kReplayCandidatePool.
 inline constexpr uint32_t kReplayCandidates = 4;
+inline constexpr uint32_t kReplayCandidatePool = 64;
+
+// The first `count` of `ranked` (best first, as mmdb::explainCandidates() ranks them) that are
+// not within `spacing` frames (|a - b| <= spacing) of a better kept one in the same clip: the
+// winner, then the best answers from other clips or other stretches of the same clip, not the
+// winner's own neighbouring frames. A frame outside every clip counts as its own clip.
+std::vector<mmdb::CandidateCost> distinctCandidates(const mmdb::Database& db,
+                                                    mmdb::Span<const mmdb::CandidateCost> ranked,
+                                                    size_t count, int32_t spacing);
+
+// The frames a replay keeps apart in a jump's candidates: the search's own neighbourhood
+// (mmdb::Database::defaultNeighbourhoodFrames(), 1/3 s), at least 1.
+int32_t candidateSpacing(const mmdb::Database& db);
 
 // A search whose winner is not the frame playing: the first frame a character plays, or a jump.
 struct ReplayJump {
@@ -76,6 +91,14 @@ struct ReplayJump {
   float cost;          // its cost
   mmdb::SearchReason reason;
   std::vector<mmdb::CandidateCost> candidates = {};  // with keep_poses: up to kReplayCandidates
+  // With keep_poses, the frame that was playing (from_frame) costed for the same query as the
+  // search costs its seed (no transition cost, its own bias): what the winner beat. frame -1 for
+  // the first search. A seeded search switches only to a strictly cheaper winner, so there
+  // playing.cost > cost; a search that was not seeded (a range that ends must move on) may
+  // leave a cheaper frame playing.
+  mmdb::CandidateCost playing = {};
+  bool seeded = true;
+  std::vector<float> query = {};  // with keep_poses: the normalized query (featureCount() floats)
 };
 
 // Every search of the replay (Replay::decisions, with ReplaySettings::keep_decisions).
@@ -101,6 +124,9 @@ struct ReplayTrace {
   std::vector<glm::vec2> desired;   // (x, z) of the controller's simulation root
   std::vector<glm::vec2> achieved;  // (x, z) of the achieved path (root motion played)
   std::vector<float> cost;          // cost of the last decision's winner
+  // unitWeightDistance() of the last decision's winner: the cost's feature part with every
+  // block's weight taken out, on one scale across a weight change.
+  std::vector<float> unit_distance;
 };
 
 // Every character's posed skeleton after each kept step (ReplaySettings::keep_poses): the pose

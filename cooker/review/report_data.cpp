@@ -1,5 +1,7 @@
 #include "review/report_data.h"
 
+#include "review/replay.h"
+
 #include <mmdb/search.h>
 
 #include <glm/gtc/quaternion.hpp>
@@ -321,6 +323,7 @@ CoverageMap coverageMap(const mmdb::Database& db, const CoveragePose& pose,
     for (float speed : settings.speeds)
       for (uint32_t d = 0; d < settings.directions; ++d)
         map.cells.push_back({speed, 360.f * float(d) / float(settings.directions), turn,
+                             std::numeric_limits<float>::infinity(), -1,
                              std::numeric_limits<float>::infinity(), -1});
   std::vector<float> queries(map.cells.size() * width);
   std::vector<mmdb::SearchRequest> requests(map.cells.size());
@@ -356,6 +359,25 @@ CoverageMap coverageMap(const mmdb::Database& db, const CoveragePose& pose,
     if (results[i].frame >= 0) {
       map.cells[i].frame = results[i].frame;
       map.cells[i].cost = results[i].cost;
+    }
+  // The unit-weight answer: a block's normalized columns carry its cooked weight, so a run-time
+  // weight of 1 / cooked weighs every block 1 (a block of weight 0 holds zeros: any weight).
+  std::vector<float> unit(db.featureBlockCount(), 1.f);
+  for (uint32_t b = 0; b < db.featureBlockCount(); ++b) {
+    const float w = db.featureBlock(b).weight;
+    if (w > 0.f && std::isfinite(1.f / w)) unit[b] = 1.f / w;
+  }
+  for (mmdb::SearchRequest& r : requests)
+    r.block_weights = mmdb::Span<const float>(unit.data(), unit.size());
+  std::vector<mmdb::SearchResult> unit_results(requests.size());
+  status = mmdb::searchBatch(db, requests, unit_results);
+  if (!status && status.code() != mmdb::ErrorCode::NoMatch)
+    throw std::runtime_error(status.message());
+  for (size_t i = 0; i < unit_results.size(); ++i)
+    if (unit_results[i].frame >= 0) {
+      map.cells[i].unit_frame = unit_results[i].frame;
+      map.cells[i].unit_distance =
+          float(unitWeightDistance(db, requests[i], unit_results[i].frame));
     }
   return map;
 }

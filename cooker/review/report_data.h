@@ -100,6 +100,13 @@ struct CoverageCell {
   float turn_rate_deg = 0;  // per second, + left
   float cost = 0;           // the best cost (+inf when nothing matches)
   int32_t frame = -1;       // global frame that answers it
+  // The same query searched with every block's cooked weight taken out (run-time weight
+  // 1 / cooked): the frame that answers it at unit weights, and that frame's unitWeightDistance()
+  // (no bias, no weight). Two files that differ only in their weights give the same frame and
+  // distance, so this compares across a weight change where `cost` does not. +inf and -1 when
+  // nothing matches.
+  float unit_distance = 0;
+  int32_t unit_frame = -1;
 };
 
 // The pose the queries carry: the pose columns of one frame.
@@ -133,7 +140,8 @@ struct CoverageMap {
 
 // Builds each cell's query with mmdb::buildQuery (trajectory from steadyTrajectory, pose columns
 // from `pose`, normalized with `db`'s offset and scale) and searches the whole database with
-// mmdb::searchBatch (no frame playing, no transition cost, no tag filter). `pose.raw` must be
+// mmdb::searchBatch (no frame playing, no transition cost, no tag filter), then again with
+// run-time weights 1 / cooked weight for the unit-weight answer. `pose.raw` must be
 // db.featureCount() long. A query that is not finite in `db`'s normalization (an extreme feature
 // offset or scale) leaves the cells unsearched and says why in `error`. Throws std::runtime_error
 // when the runtime refuses a query otherwise.
