@@ -46,11 +46,41 @@ std::vector<int16_t> unpackPoses(const std::vector<uint8_t>& packed, uint32_t ch
 inline constexpr size_t kMaxPlayerSwitches = 20000;
 inline constexpr size_t kMaxExplainedSwitches = 2000;
 
+// The y-axis top of each measure lane of the player's time line, per character: the largest
+// foot slide (mm), pose step (mm) and gap (m) over the replay. A compared page gives both sides
+// the larger of the two (sharedPeaks()), so both replays' curves are on one scale.
+struct MeasurePeaks {
+  std::vector<float> slide_mm, step_mm, gap_m;  // [character]
+};
+MeasurePeaks measurePeaks(const ReplayPoses& poses);
+// The element-wise largest of several sides' peaks (a character one side lacks: the others').
+MeasurePeaks sharedPeaks(const std::vector<MeasurePeaks>& sides);
+
+// How the player's candidate table groups the feature blocks' columns so that it fits a
+// 1600-pixel page with two databases side by side: one column per feature kind (position,
+// velocity, trajectory position, trajectory direction), each block a line in it, named by its
+// joint ("left_foot" for left_foot_position). Every block in exactly one group, in file order.
+struct BlockGroup {
+  std::string name;
+  std::vector<uint32_t> blocks;
+  std::vector<std::string> labels;  // per block: its short name in the group
+};
+std::vector<BlockGroup> candidateColumns(const mmdb::Database& db);
+
+// The raw (denormalized) columns of one trajectory block (a TrajectoryPosition or
+// TrajectoryDirection block: x, z at each trajectory time) of a normalized feature row: what
+// the player draws of a query and of each candidate. Empty for another block.
+std::vector<float> rawTrajectory(const mmdb::Database& db, uint32_t block,
+                                 mmdb::Span<const float> normalized);
+
 // The JSON object the player reads for one database's replay: skeleton (joint names, parents,
-// contact joints), clip and block names, the packed arrays, and every switch with the clip it
-// went to and its candidates. `label` names the side ("A", "B"). Needs replay.poses (samples > 0).
+// contact joints), clip and block names, the block groups of the candidate table, the measure
+// lanes' peaks (`peaks`, or the replay's own when null), the packed arrays, and every switch
+// with the clip it went to, its candidates, the frame that was playing with its cost, and the
+// raw trajectories of the query, the frame playing and the candidates. `label` names the side
+// ("A", "B"). Needs replay.poses (samples > 0).
 std::string replayPlayerJson(const mmdb::Database& db, const Replay& replay,
-                             const std::string& label);
+                             const std::string& label, const MeasurePeaks* peaks = nullptr);
 
 // Bytes the packed arrays of replayPlayerJson() take in base64, for a page's size estimate.
 size_t replayPlayerBytes(const Replay& replay);
