@@ -25,17 +25,20 @@ vec4 desiredRotation(vec4 current, vec3 facing) {
 }
 
 void update(inout Sim s, vec3 goal_velocity, vec4 goal_rotation, float t) {
-  float y = springY(params.controller_halflife);
+  bool reference = referenceArithmetic();  // the reference's springs (mmdb::updateCharacter's)
+  float y = reference ? referenceSpringY(params.controller_halflife) : springY(params.controller_halflife);
   vec3 j0 = s.velocity - goal_velocity;
   vec3 j1 = s.acceleration + j0 * y;
-  float e = exp(-y * t);
+  float e = reference ? referenceNegExp(y * t) : exp(-y * t);
   s.position = e * (-j1 / (y * y) + (-j0 - j1 * t) / y) + j1 / (y * y) + j0 / y + goal_velocity * t + s.position;
   s.velocity = e * (j0 + j1 * t) + goal_velocity;
   s.acceleration = e * (s.acceleration - j1 * y * t);
 
-  vec3 r0 = toScaledAxis(quatAbs(quatMul(s.rotation, quatInv(goal_rotation))));
+  vec3 r0 = reference ? referenceToScaledAxis(quatAbs(referenceQuatMul(s.rotation, referenceQuatInv(goal_rotation))))
+                      : toScaledAxis(quatAbs(quatMul(s.rotation, quatInv(goal_rotation))));
   vec3 r1 = s.angular_velocity + r0 * y;
-  s.rotation = normalize(quatMul(fromScaledAxis(e * (r0 + r1 * t)), goal_rotation));
+  s.rotation = reference ? referenceQuatMul(referenceFromScaledAxis(e * (r0 + r1 * t)), goal_rotation)
+                         : normalize(quatMul(fromScaledAxis(e * (r0 + r1 * t)), goal_rotation));
   s.angular_velocity = e * (s.angular_velocity - r1 * y * t);
 }
 
@@ -91,6 +94,7 @@ void main() {
   s.acceleration = ch.sim_acceleration.xyz;
   s.rotation = ch.sim_rotation;
   s.angular_velocity = ch.sim_angular_velocity.xyz;
+  Sim before = s;
   vec3 goal_velocity = vec3(inp.desired_velocity.x, 0.0, inp.desired_velocity.z);
   update(s, goal_velocity, desiredRotation(s.rotation, inp.desired_facing.xyz), params.dt);
   characters[c].sim_position = vec4(s.position, 0.0);
@@ -159,6 +163,9 @@ void main() {
   uint vecs = params.feature_stride / 4u;
   for (uint i = 0u; i < vecs; ++i) queries[c * vecs + i] = playing ? features[frame * vecs + i] : vec4(0.0);
 
+  // The trajectory from the simulation root after this step's update, or before it
+  // (kPolicyPredictBeforeUpdate, the reference's order).
+  if ((params.policies & kPolicyPredictBeforeUpdate) != 0u) s = before;
   vec4 goal_rotation = desiredRotation(s.rotation, inp.desired_facing.xyz);
   vec4 inverse_now = quatInv(s.rotation);
   vec3 gap = s.position - ch.achieved_position.xyz;
@@ -166,9 +173,16 @@ void main() {
   float gap_length = length(gap);
   if (gap_length > params.max_drift) gap *= params.max_drift / gap_length;
   vec4 to_character = quatInv(ch.achieved_rotation);
+  Sim stepped = s;  // the reference's arithmetic: positions stepped from sample to sample
+  float stepped_time = 0.0;
   for (uint k = 0u; k < 3u; ++k) {
     Sim future = s;
     update(future, goal_velocity, goal_rotation, params.trajectory_times[k]);
+    if (referenceArithmetic()) {
+      update(stepped, goal_velocity, goal_rotation, params.trajectory_times[k] - stepped_time);
+      stepped_time = params.trajectory_times[k];
+      future.position = stepped.position;
+    }
     // In the controller's frame (mmdb::predictTrajectory), then from the character.
     vec3 p = quatRotate(inverse_now, future.position - s.position);
     vec3 d = quatRotate(inverse_now, quatRotate(future.rotation, vec3(0.0, 0.0, 1.0)));

@@ -59,6 +59,36 @@ vec3 toScaledAxis(vec4 q) {
 // Critically damped spring: damping y for a half-life (Holden's halflife_to_damping / 2).
 float springY(float halflife) { return 2.0 * 0.69314718056 / max(halflife, 1e-5); }
 
+// The reference controller's arithmetic (kPolicyReferenceArithmetic, mmdb::detail's reference*
+// helpers): its approximate exponential, the damping's 1e-5 s, a rotation's angle from acos.
+bool referenceArithmetic() { return (params.policies & kPolicyReferenceArithmetic) != 0u; }
+float referenceNegExp(float x) { return 1.0 / (1.0 + x + 0.48 * x * x + 0.235 * x * x * x); }
+float referenceSpringY(float halflife) { return (4.0 * 0.69314718056) / (halflife + 1e-5) / 2.0; }
+vec3 referenceToScaledAxis(vec4 q) {
+  float len = sqrt(q.x * q.x + q.y * q.y + q.z * q.z);
+  if (len < 1e-8) return 2.0 * q.xyz;
+  return 2.0 * (acos(clamp(q.w, -1.0, 1.0)) * (q.xyz / len));
+}
+// Its quaternion product and inverse in its order of operations (mmdb::detail's), unfused: acos
+// turns one unit in the last place of a w near 1 into 3e-4 rad.
+vec4 referenceQuatMul(vec4 q, vec4 p) {
+  precise float w = p.w * q.w - p.x * q.x - p.y * q.y - p.z * q.z;
+  precise float x = p.w * q.x + p.x * q.w - p.y * q.z + p.z * q.y;
+  precise float y = p.w * q.y + p.x * q.z + p.y * q.w - p.z * q.x;
+  precise float z = p.w * q.z - p.x * q.y + p.y * q.x + p.z * q.w;
+  return vec4(x, y, z, w);
+}
+vec4 referenceQuatInv(vec4 q) { return vec4(q.xyz, -q.w); }
+vec4 referenceFromScaledAxis(vec3 r) {
+  vec3 v = r / 2.0;
+  float half_angle = sqrt(v.x * v.x + v.y * v.y + v.z * v.z);
+  if (half_angle < 1e-8) {
+    float len = sqrt(1.0 + v.x * v.x + v.y * v.y + v.z * v.z) + 1e-8;
+    return vec4(v / len, 1.0 / len);
+  }
+  return vec4((sin(half_angle) / half_angle) * v, cos(half_angle));
+}
+
 // The clip holding a global frame: its first frame and frame count (clip_starts is sorted,
 // clip_count + 1 entries).
 uvec2 clipOf(uint frame) {
@@ -177,6 +207,33 @@ vec4 decayRotationSplit(vec3 x, inout vec3 v, float halflife, float rate_halflif
   return normalize(quatMul(rate, fromScaledAxis(x_part)));
 }
 
+// The reference's arithmetic (mmdb::Crowd::decayReferenceOffsets): a joint's offsets, the
+// rotation kept as a quaternion, decayed in place by dt in one step of the reference's spring.
+void referenceDecay(inout JointOffset o, float dt) {
+  if (!(dt > 0.0)) return;
+  float y = referenceSpringY(params.inertialization_halflife);
+  float e = referenceNegExp(y * dt);
+  vec3 x0 = referenceToScaledAxis(o.rotation);
+  vec3 j1 = o.angular_velocity.xyz + x0 * y;
+  o.rotation = referenceFromScaledAxis(e * (x0 + j1 * dt));
+  o.angular_velocity = vec4(e * (o.angular_velocity.xyz - j1 * y * dt), 0.0);
+  vec3 k1 = o.velocity.xyz + o.translation.xyz * y;
+  o.translation = vec4(e * (o.translation.xyz + k1 * dt), 0.0);
+  o.velocity = vec4(e * (o.velocity.xyz - k1 * y * dt), 0.0);
+}
+
+// The clip time of the pose shown (mmdb::Crowd::shownClipTime): the clock's, or with
+// kPolicyShowNextFrame one step on at the rate the clip last played (mmdb::advanceClipTime).
+float shownClipTime(CrowdCharacter ch) {
+  if ((params.policies & kPolicyShowNextFrame) == 0u) return ch.clip_time;
+  precise float time = ch.clip_time + params.dt * ch.play_rate;
+  precise float at = time * params.frame_rate;
+  precise float nearest = floor(at + 0.5);
+  if (abs(at - nearest) <= kClipTimeSnap) time = nearest * params.frame_period;
+  return time;
+}
+float shownLead() { return (params.policies & kPolicyShowNextFrame) != 0u ? params.dt : 0.0; }
+
 // A sampled joint with its transition offsets (offsets[index]) decayed by t seconds added
 // (mmdb::InertializeJob): rotation = offset(t) * rotation, translation += offset(t), velocity +=
 // offset rate, angular velocity = offset rate + offset(t) * angular velocity.
@@ -224,7 +281,7 @@ float squaredStepRatio(uint base) {
 // passes' work), then forward kinematics.
 void poseAt(CrowdCharacter ch, uint base, float t) {
   for (uint j = 0u; j < params.joint_count; ++j)
-    local_poses[base + j] = inertializedJoint(sampleJoint(ch.clip_first, ch.clip_count, ch.clip_time, j), base + j, t);
+    local_poses[base + j] = inertializedJoint(sampleJoint(ch.clip_first, ch.clip_count, shownClipTime(ch), j), base + j, t);
   forwardKinematics(base);
 }
 
@@ -234,7 +291,7 @@ void poseAt(CrowdCharacter ch, uint base, float t) {
 // that moved one the least). Leaves that pose in local_poses and model_poses, and its time in
 // ch.transition_time.
 void limitTransition(inout CrowdCharacter ch, uint base, bool posed) {
-  precise float to = ch.transition_time;
+  precise float to = ch.transition_time + shownLead();
   precise float from = max(to - params.dt, 0.0);
   precise float half_time = from + 0.5 * (to - from);
   precise float quarter_time = from + 0.25 * (to - from);
@@ -251,13 +308,15 @@ void limitTransition(inout CrowdCharacter ch, uint base, bool posed) {
     }
   }
   if (time != best_time) poseAt(ch, base, best_time);  // the last try is not the one kept
-  ch.transition_time = best_time;
+  ch.transition_time = best_time - shownLead();
 }
 
 // Whether a transition's offsets are still added at its time: an upper bound over joints of the
 // decaying offsets, x(t) = e^-yt (x0 + (v0 + y x0) t), and of their rate, with the slower
 // half-life (it bounds the split decay too), above the threshold (mmdb::Crowd's).
 bool offsetsShow(CrowdCharacter ch) {
+  // The reference's arithmetic decays the offsets in place: always added (mmdb::Crowd's).
+  if (referenceArithmetic()) return true;
   float y = springY(max(params.inertialization_halflife, params.inertialization_rate_halflife));
   float t = ch.transition_time;
   float j1 = ch.offset_bound_v + y * ch.offset_bound_x;

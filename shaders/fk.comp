@@ -27,13 +27,15 @@ void main() {
       limitTransition(ch, base, true);  // the whole step's decay is the pose the passes made
     for (uint j = 0u; j < params.joint_count; ++j) unlocked_positions[base + j] = model_poses[base + j].position;
   }
-  // The frame of the pose shown (sampled at the clip time before it moves on): the foot lock
-  // pass reads its contact bits, the host what is playing (mmdb::Crowd::playing's numbers).
+  // The frame of the pose shown (sampled at the clip time before it moves on, or one step on with
+  // kPolicyShowNextFrame): the foot lock pass reads its contact bits, the host what is playing
+  // (mmdb::Crowd::playing's numbers).
   bool playing = (ch.flags & kCharacterPlaying) != 0u;
-  precise float shown = floor(max(ch.clip_time * params.frame_rate, 0.0) + kClipTimeSnap);
+  precise float shown_time = shownClipTime(ch);
+  precise float shown = floor(max(shown_time * params.frame_rate, 0.0) + kClipTimeSnap);
   feet[c].previous_shown_frame = feet[c].shown_playing != 0u ? feet[c].shown_frame : kNoFrame;
   feet[c].shown_frame = ch.clip_first + uint(min(shown, float(ch.clip_count - 1u)));
-  feet[c].shown_time = min(max(ch.clip_time, 0.0), float(ch.clip_count - 1u) / params.frame_rate);
+  feet[c].shown_time = min(max(shown_time, 0.0), float(ch.clip_count - 1u) / params.frame_rate);
   feet[c].shown_playing = playing ? 1u : 0u;
   if (playing) {
     vec3 position = ch.achieved_position.xyz;

@@ -15,13 +15,26 @@ void captureOffsets(inout CrowdCharacter ch, uint winner_first, uint winner_coun
     JointOffset o = offsets[index];
     vec3 rx = o.rotation.xyz, rv = o.angular_velocity.xyz;
     vec3 tx = o.translation.xyz, tv = o.velocity.xyz;
-    vec4 previous = decayRotationSplit(rx, rv, params.inertialization_halflife, params.inertialization_rate_halflife, ch.transition_time);
-    decayOffsetSplit(tx, tv, params.inertialization_halflife, params.inertialization_rate_halflife, ch.transition_time);
+    vec4 previous;
+    if (referenceArithmetic()) {
+      // Decayed in place from the time last shown to now, its rotation a quaternion.
+      referenceDecay(o, params.dt - shownLead());
+      previous = o.rotation;
+      rv = o.angular_velocity.xyz;
+      tx = o.translation.xyz;
+      tv = o.velocity.xyz;
+    } else {
+      previous = decayRotationSplit(rx, rv, params.inertialization_halflife, params.inertialization_rate_halflife, ch.transition_time);
+      decayOffsetSplit(tx, tv, params.inertialization_halflife, params.inertialization_rate_halflife, ch.transition_time);
+    }
     JointPose src = sampleJoint(ch.clip_first, ch.clip_count, ch.clip_time, j);
     JointPose dst = sampleJoint(winner_first, winner_count, winner_time, j);
 
-    vec4 offset = normalize(quatAbs(quatMul(quatMul(previous, src.rotation), quatInv(dst.rotation))));
-    o.rotation = vec4(toScaledAxis(offset), 0.0);
+    // The reference's arithmetic rounds as its inertialize_transition does (not normalized).
+    vec4 offset = referenceArithmetic()
+                      ? quatAbs(referenceQuatMul(referenceQuatMul(previous, src.rotation), referenceQuatInv(dst.rotation)))
+                      : normalize(quatAbs(quatMul(quatMul(previous, src.rotation), quatInv(dst.rotation))));
+    o.rotation = referenceArithmetic() ? offset : vec4(toScaledAxis(offset), 0.0);
     // The shown angular velocity (offset rate + offset rotation applied to the pose's) is kept.
     if ((params.policies & kPolicyUnrotatedRates) != 0u)  // the reference's: as they are
       o.angular_velocity = vec4((rv + src.angular_velocity.xyz) - dst.angular_velocity.xyz, 0.0);
@@ -31,7 +44,7 @@ void captureOffsets(inout CrowdCharacter ch, uint winner_first, uint winner_coun
     o.translation = vec4((src.translation.xyz + tx) - dst.translation.xyz, 0.0);
     o.velocity = vec4((src.velocity.xyz + tv) - dst.velocity.xyz, 0.0);
     offsets[index] = o;
-    bound_x = max(bound_x, max(length(o.rotation.xyz), length(o.translation.xyz)));
+    bound_x = max(bound_x, max(length(referenceArithmetic() ? toScaledAxis(offset) : o.rotation.xyz), length(o.translation.xyz)));
     bound_v = max(bound_v, max(length(o.angular_velocity.xyz), length(o.velocity.xyz)));
   }
   ch.offset_bound_x = bound_x;

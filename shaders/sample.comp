@@ -1,6 +1,6 @@
 #version 450
 // Pass 4, a thread per (character, joint): sample the local pose of the playing clip at its
-// clip-local time (mmdb::SamplePoseJob): key = time * rate clamped to the clip, rotations slerp
+// clip-local time, one step on with kPolicyShowNextFrame (mmdb::SamplePoseJob): key = time * rate clamped to the clip, rotations slerp
 // along the shorter arc, translations and velocities lerp. A character that has not started
 // playing shows no motion: every joint at its root, unrotated (as mmdb::Crowd).
 #include "common.glsl"
@@ -16,5 +16,5 @@ void main() {
     local_poses[index] = JointPose(vec4(0.0, 0.0, 0.0, 1.0), vec4(0.0), vec4(0.0), vec4(0.0));
     return;
   }
-  local_poses[index] = sampleJoint(ch.clip_first, ch.clip_count, ch.clip_time, index % params.joint_count);
+  local_poses[index] = sampleJoint(ch.clip_first, ch.clip_count, shownClipTime(ch), index % params.joint_count);
 }

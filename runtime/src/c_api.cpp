@@ -118,6 +118,9 @@ void copySettings(const From& from, To& to) {
   to.settle_search_interval = from.settle_search_interval;
   to.search_at_clip_end = from.search_at_clip_end != 0;
   to.unrotated_angular_offsets = from.unrotated_angular_offsets != 0;
+  to.predict_before_update = from.predict_before_update != 0;
+  to.show_next_frame = from.show_next_frame != 0;
+  to.reference_arithmetic = from.reference_arithmetic != 0;
   to.mirrored_tag_events = from.mirrored_tag_events != 0;
   to.foot_locking = from.foot_locking != 0;
   to.foot_unlock_radius = from.foot_unlock_radius;

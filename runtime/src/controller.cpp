@@ -13,23 +13,40 @@ namespace {
 
 using detail::fromScaledAxis;
 using detail::quatAbs;
+using detail::referenceFromScaledAxis;
+using detail::referenceNegExp;
+using detail::referenceQuatInv;
+using detail::referenceQuatMul;
+using detail::referenceSpringY;
+using detail::referenceToScaledAxis;
 using detail::springY;
 using detail::toScaledAxis;
 
 glm::vec3 ground(const glm::vec3& v) { return {v.x, 0.f, v.z}; }
 
 void springPosition(glm::vec3& x, glm::vec3& v, glm::vec3& a, const glm::vec3& target_v,
-                    float halflife, float dt) {
-  const float y = springY(halflife);
+                    float halflife, float dt, bool reference) {
+  const float y = reference ? referenceSpringY(halflife) : springY(halflife);
   const glm::vec3 j0 = v - target_v;
   const glm::vec3 j1 = a + j0 * y;
-  const float e = std::exp(-y * dt);
+  const float e = reference ? referenceNegExp(y * dt) : std::exp(-y * dt);
   x = e * (-j1 / (y * y) + (-j0 - j1 * dt) / y) + j1 / (y * y) + j0 / y + target_v * dt + x;
   v = e * (j0 + j1 * dt) + target_v;
   a = e * (a - j1 * y * dt);
 }
 
-void springRotation(glm::quat& q, glm::vec3& w, const glm::quat& target, float halflife, float dt) {
+void springRotation(glm::quat& q, glm::vec3& w, const glm::quat& target, float halflife, float dt,
+                    bool reference) {
+  if (reference) {
+    const float y = referenceSpringY(halflife);
+    const glm::vec3 j0 =
+        referenceToScaledAxis(quatAbs(referenceQuatMul(q, referenceQuatInv(target))));
+    const glm::vec3 j1 = w + j0 * y;
+    const float e = referenceNegExp(y * dt);
+    q = referenceQuatMul(referenceFromScaledAxis(e * (j0 + j1 * dt)), target);
+    w = e * (w - j1 * y * dt);
+    return;
+  }
   const float y = springY(halflife);
   const glm::vec3 j0 = toScaledAxis(quatAbs(q * glm::inverse(target)));
   const glm::vec3 j1 = w + j0 * y;
@@ -56,18 +73,28 @@ void updateCharacter(CharacterState& state, const StickInput& stick,
                      const ControllerSettings& settings, float dt) noexcept {
   const glm::quat target = desiredRotation(state, stick);
   springPosition(state.position, state.velocity, state.acceleration, ground(stick.desired_velocity),
-                 settings.position_halflife, dt);
-  springRotation(state.rotation, state.angular_velocity, target, settings.rotation_halflife, dt);
+                 settings.position_halflife, dt, settings.reference_arithmetic);
+  springRotation(state.rotation, state.angular_velocity, target, settings.rotation_halflife, dt,
+                 settings.reference_arithmetic);
 }
 
 void predictTrajectory(const CharacterState& state, const StickInput& stick,
                        const ControllerSettings& settings,
                        float trajectory[kTrajectoryFloats]) noexcept {
   const glm::quat inverse_now = glm::inverse(state.rotation);
+  CharacterState stepped = state;  // reference_arithmetic: the position stepped sample to sample
+  float stepped_time = 0.f;
   for (int k = 0; k < kTrajectorySamples; ++k) {
     // The spring is exact, so jumping straight to each time equals stepping there.
     CharacterState future = state;
     updateCharacter(future, stick, settings, settings.times[k]);
+    if (settings.reference_arithmetic) {
+      // Its approximate exponential does not compose: the reference steps the position from the
+      // sample before (and jumps the rotation from now, as above).
+      updateCharacter(stepped, stick, settings, settings.times[k] - stepped_time);
+      stepped_time = settings.times[k];
+      future.position = stepped.position;
+    }
     const glm::vec3 p = inverse_now * (future.position - state.position);
     const glm::vec3 d = inverse_now * (future.rotation * glm::vec3(0.f, 0.f, 1.f));
     trajectory[2 * k + 0] = p.x;

@@ -57,6 +57,9 @@ CrowdSettings CrowdSettings::referenceController() noexcept {
   s.settle_search_interval = 0.1f;
   s.search_at_clip_end = true;
   s.unrotated_angular_offsets = true;
+  s.predict_before_update = true;
+  s.show_next_frame = true;
+  s.reference_arithmetic = true;
   return s;
 }
 
@@ -165,6 +168,12 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
     if (!finiteNonNegative(p.value))
       return Error::format(ErrorCode::InvalidArgument,
                            "Crowd::create: %s %g must be finite and >= 0", p.name, double(p.value));
+  if (settings.reference_arithmetic && settings.transition_speed_limit > 0.f)
+    return Error::format(
+        ErrorCode::InvalidArgument,
+        "Crowd::create: reference_arithmetic decays a transition's offsets step by "
+        "step, which transition_speed_limit %g cannot hold back: set it to 0",
+        double(settings.transition_speed_limit));
   if (Status s = validateSynchronization("Crowd::create: ", settings.synchronization); !s) return s;
   FootLockSettings foot_settings;
   foot_settings.foot_unlock_radius = settings.foot_unlock_radius;
@@ -208,6 +217,7 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
   crowd.range_end_frames_ = continueFrames(settings.range_end_margin, db.frameRate());
   crowd.controller_.position_halflife = settings.controller_halflife;
   crowd.controller_.rotation_halflife = settings.controller_halflife;
+  crowd.controller_.reference_arithmetic = settings.reference_arithmetic;
   const Span<const float> times = db.trajectoryTimes();
   if (times.size() == size_t(kTrajectorySamples))
     for (int i = 0; i < kTrajectorySamples; ++i) crowd.controller_.times[i] = times[i];
@@ -243,6 +253,9 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
     crowd.model_rotations_.assign(n * joints, identity);
     crowd.offset_rotations_.assign(n * joints, identity);
     crowd.offset_vectors_.assign(n * joints, glm::vec3(0.f));
+    if (settings.reference_arithmetic)
+      crowd.reference_offsets_.assign(size_t(settings.step_workers) * joints,
+                                      glm::quat(1.f, 0.f, 0.f, 0.f));
     crowd.local_translations_.assign(n * joints, glm::vec3(0.f));
     crowd.model_translations_.assign(n * joints, glm::vec3(0.f));
     crowd.offset_angular_.assign(n * joints, glm::vec3(0.f));
@@ -908,10 +921,13 @@ Status Crowd::decide(uint32_t c, size_t slot) noexcept {
   decisions_[c].held = held;
   if (reason == SearchReason::None) return Status();
 
+  // The trajectory from the simulation root after this step's update, or (the reference's
+  // order) before it.
+  const CharacterState& predicted = settings_.predict_before_update ? before : ch.sim;
   float trajectory[kTrajectoryFloats];
-  predictTrajectory(ch.sim, input, controller_, trajectory);
-  expressInCharacterFrame(ch.sim, ch.achieved_position, ch.achieved_rotation, settings_.max_drift,
-                          trajectory);
+  predictTrajectory(predicted, input, controller_, trajectory);
+  expressInCharacterFrame(predicted, ch.achieved_position, ch.achieved_rotation,
+                          settings_.max_drift, trajectory);
   const int32_t playing = ch.playing ? int32_t(ch.current_frame) : -1;
   const Span<float> query = slice(queries_, c, features_);
   if (Status s = buildQuery(*db_, playing, trajectory, query); !s) return s;
@@ -1186,8 +1202,23 @@ Status Crowd::resolve(uint32_t c, const SearchResult& found, uint32_t worker) no
     job.offset_translations = slice(offset_translations_, c, joints_);
     job.offset_velocities = slice(offset_velocities_, c, joints_);
     job.unrotated_rates = settings_.unrotated_angular_offsets;
+    const Span<glm::quat> previous = slice(reference_offsets_, worker, joints_);
+    if (settings_.reference_arithmetic) {
+      // The offsets decay in place: from the time last shown to now, then carried on.
+      decayReferenceOffsets(c, dt_ - shownLead());
+      job.time_since_previous = 0.f;
+      std::copy_n(offset_rotations_.begin() + ptrdiff_t(c) * joints_, joints_, previous.begin());
+    }
     // The job's checks hold by construction (halflives checked at create, the spans the crowd's).
     detail::runInertializeTransition(job, offset_vectors_.data() + size_t(c) * joints_);
+    if (settings_.reference_arithmetic) {
+      // The rotation offsets as the reference rounds them (its inertialize_transition, not
+      // normalized), for its acos to see the same w.
+      for (uint32_t j = 0; j < joints_; ++j)
+        offset_rotations_[size_t(c) * joints_ + j] = detail::quatAbs(
+            detail::referenceQuatMul(detail::referenceQuatMul(previous[j], job.source_rotations[j]),
+                                     detail::referenceQuatInv(job.destination_rotations[j])));
+    }
     // Bounds of the new offsets, from which offsetsShow() tells when they have decayed away.
     float bound_x = 0.f, bound_v = 0.f;
     for (uint32_t j = 0; j < joints_; ++j) {
@@ -1215,11 +1246,12 @@ Status Crowd::resolve(uint32_t c, const SearchResult& found, uint32_t worker) no
 // its local pose. Whether the speed limit weighs it.
 bool Crowd::samplePose(uint32_t c) noexcept {
   CrowdCharacter& ch = characters_[c];
+  const float time = shownClipTime(ch);
   {
     const ClipSpan& clip = clips_[ch.clip];
-    const float key = std::floor(std::fmax(ch.clip_time * rate_, 0.f) + kClipTimeSnap);
+    const float key = std::floor(std::fmax(time * rate_, 0.f) + kClipTimeSnap);
     ch.shown_frame = clip.first_frame + uint32_t(std::min(key, float(clip.frame_count - 1)));
-    ch.shown_time = std::fmin(std::fmax(ch.clip_time, 0.f), float(clip.frame_count - 1) / rate_);
+    ch.shown_time = std::fmin(std::fmax(time, 0.f), float(clip.frame_count - 1) / rate_);
   }
   // Until a character starts playing it shows no motion: every joint at its root, unrotated (the
   // local pose create() set), as on the GPU.
@@ -1228,15 +1260,19 @@ bool Crowd::samplePose(uint32_t c) noexcept {
   pose.database = db_;
   pose.poses = poses_;
   pose.clip = ch.clip;
-  pose.time = ch.clip_time;
+  pose.time = time;
   pose.rotations = slice(local_rotations_, c, joints_);
   pose.translations = slice(local_translations_, c, joints_);
   // The jobs' checks hold by construction (the database verified, the crowd's arrays and
   // settings checked at create, the clip one of the database's): only their work runs.
   detail::runSamplePose(pose, clips_[ch.clip].first_frame, clips_[ch.clip].frame_count);
+  // reference_arithmetic: the offsets decay in place by the step (at a switch, from the switch
+  // to the time shown).
+  if (settings_.reference_arithmetic)
+    decayReferenceOffsets(c, ch.transition_time == 0.f ? shownLead() : dt_);
   const bool offsets_show = offsetsShow(ch);
   if (offsets_show)
-    (void)inertialize(c, ch.transition_time, slice(local_rotations_, c, joints_),
+    (void)inertialize(c, ch.transition_time + shownLead(), slice(local_rotations_, c, joints_),
                       slice(local_translations_, c, joints_));
   return limitApplies(ch, offsets_show);
 }
@@ -1306,7 +1342,8 @@ Status Crowd::poseBlock(uint32_t first, uint32_t count, uint32_t worker) noexcep
 // the same) above inertialization_threshold (0: always). With the slower of the two half-lives it
 // bounds the split decay too ((1 + s) e^-s falls as s grows).
 bool Crowd::offsetsShow(const CrowdCharacter& ch) const noexcept {
-  if (!(settings_.inertialization_threshold > 0.f)) return true;
+  // reference_arithmetic decays the offsets in place: always added, as the reference adds them.
+  if (!(settings_.inertialization_threshold > 0.f) || settings_.reference_arithmetic) return true;
   const float y = detail::springY(
       std::fmax(settings_.inertialization_halflife, settings_.inertialization_rate_halflife));
   const float t = ch.transition_time;
@@ -1343,11 +1380,11 @@ Status Crowd::limitTransition(uint32_t c, uint32_t worker) noexcept {
   pose.database = db_;
   pose.poses = poses_;
   pose.clip = ch.clip;
-  pose.time = ch.clip_time;
+  pose.time = shownClipTime(ch);
   pose.rotations = rotations;
   pose.translations = translations;
   detail::runSamplePose(pose, clips_[ch.clip].first_frame, clips_[ch.clip].frame_count);
-  const float to = ch.transition_time;
+  const float to = ch.transition_time + shownLead();
   const float from = std::fmax(to - dt_, 0.f);
   const float times[] = {to, from + 0.5f * (to - from), from + 0.25f * (to - from), from};
   float best_time = to, best_ratio = std::numeric_limits<float>::infinity(), time = to;
@@ -1366,14 +1403,52 @@ Status Crowd::limitTransition(uint32_t c, uint32_t worker) noexcept {
     if (Status s = inertialize(c, best_time, rotations, translations); !s) return s;
     if (Status s = forwardKinematics(c); !s) return s;
   }
-  ch.transition_time = best_time;
+  ch.transition_time = best_time - shownLead();
   keepUnlocked(c);
   return Status();
+}
+
+// The clip time of the pose shown: the clock's, or with show_next_frame one step further on (at
+// the rate the clip played the last step).
+float Crowd::shownClipTime(const CrowdCharacter& ch) const noexcept {
+  return settings_.show_next_frame ? advanceClipTime(ch.clip_time, dt_ * ch.play_rate, rate_)
+                                   : ch.clip_time;
+}
+
+// reference_arithmetic: the offsets decayed in place by dt in one step of the reference's spring
+// (decay_spring_damper in Holden's spring.h: its approximate exponential, the rotation through
+// acos), as its inertializer decays them each frame.
+void Crowd::decayReferenceOffsets(uint32_t c, float dt) noexcept {
+  if (!(dt > 0.f)) return;
+  const float y = detail::referenceSpringY(settings_.inertialization_halflife);
+  const float e = detail::referenceNegExp(y * dt);
+  for (uint32_t j = 0; j < joints_; ++j) {
+    const size_t i = size_t(c) * joints_ + j;
+    const glm::vec3 x0 = detail::referenceToScaledAxis(offset_rotations_[i]);
+    const glm::vec3 j1 = offset_angular_[i] + x0 * y;
+    offset_vectors_[i] = e * (x0 + j1 * dt);
+    offset_rotations_[i] = detail::referenceFromScaledAxis(offset_vectors_[i]);
+    offset_angular_[i] = e * (offset_angular_[i] - j1 * y * dt);
+    const glm::vec3 k1 = offset_velocities_[i] + offset_translations_[i] * y;
+    offset_translations_[i] = e * (offset_translations_[i] + k1 * dt);
+    offset_velocities_[i] = e * (offset_velocities_[i] - k1 * y * dt);
+  }
 }
 
 // The decayed offsets at `time` added to a sampled local pose, into the character's local pose.
 Status Crowd::inertialize(uint32_t c, float time, Span<const glm::quat> rotations,
                           Span<const glm::vec3> translations) noexcept {
+  if (settings_.reference_arithmetic) {
+    // The offsets as decayed in place (the reference's inertialize_update: offset * pose).
+    (void)time;
+    const size_t base = size_t(c) * joints_;
+    for (uint32_t j = 0; j < joints_; ++j) {
+      local_rotations_[base + j] =
+          detail::referenceQuatMul(offset_rotations_[base + j], rotations[j]);
+      local_translations_[base + j] = translations[j] + offset_translations_[base + j];
+    }
+    return Status();
+  }
   InertializeJob blend;
   blend.halflife = settings_.inertialization_halflife;
   blend.rate_halflife = settings_.inertialization_rate_halflife;

@@ -533,6 +533,9 @@ TEST_F(CrowdSimulationTest, TheReferenceControllersRulesDecideAsOnTheCpu) {
   ASSERT_TRUE(made.ok()) << made.error().message();
   mmdb::Crowd& cpu = made.value();
   uint64_t counts[5] = {};
+  float worst_joint = 0.f, worst_simulation = 0.f;
+  int near_ties = 0;
+  const uint32_t joints = t->db.jointCount();
   for (int frame = 0; frame < 400; ++frame) {
     for (uint32_t i = 0; i < kCount; ++i) {
       // The scripted stick, jumping to a standstill and back now and then (a settle follows).
@@ -548,8 +551,28 @@ TEST_F(CrowdSimulationTest, TheReferenceControllersRulesDecideAsOnTheCpu) {
       ASSERT_TRUE(cpu.setInput(i, input).ok());
     }
     ASSERT_TRUE(crowd.stepAndWait(kDt).ok());
-    ASSERT_TRUE(cpu.step(kDt).ok());
     const auto decisions = valueOf(crowd.readDecisions());
+    ASSERT_TRUE(cpu.beginStep(kDt).ok());
+    ASSERT_TRUE(cpu.search().ok());
+    for (size_t k = 0; k < cpu.requests().size(); ++k) {
+      // A near tie may pick the other frame: the reference's acos turns a last-place difference
+      // in a w near 1 (the GPU's own sin and cos of the facing) into up to 3e-4 rad, which moves
+      // the query's directions by up to 1e-4. The CPU plays the GPU's, so the two go on together.
+      const uint32_t i = cpu.searching()[k];
+      mmdb::SearchResult& found = cpu.results()[k];
+      if (found.frame < 0 || decisions[i].frame == uint32_t(found.frame)) continue;
+      const float a = costOf(t->db, cpu.requests()[k], found.frame);
+      const float b = costOf(t->db, cpu.requests()[k], int32_t(decisions[i].frame));
+      ASSERT_LE(std::fabs(a - b), 1e-3f * std::max(1.f, std::fabs(a)))
+          << "frame " << frame << " character " << i << ": GPU " << decisions[i].frame << ", CPU "
+          << found.frame;
+      found.frame = int32_t(decisions[i].frame);
+      ++near_ties;
+    }
+    ASSERT_TRUE(cpu.endStep().ok());
+    const auto playing = valueOf(crowd.readPlaying());
+    const auto characters = valueOf(crowd.readCharacters());
+    const auto model = valueOf(crowd.readModelPoses());
     for (uint32_t i = 0; i < kCount; ++i) {
       SCOPED_TRACE("frame " + std::to_string(frame) + " character " + std::to_string(i));
       const mmdb::Decision& c = cpu.decisions()[i];
@@ -559,8 +582,25 @@ TEST_F(CrowdSimulationTest, TheReferenceControllersRulesDecideAsOnTheCpu) {
         ASSERT_EQ(decisions[i].frame, c.frame);
       }
       ++counts[uint32_t(c.reason)];
+      // The frame shown (the next one) and the pose (the reference's springs and in-place
+      // decay, the GPU's own exponential and acos) as on the CPU.
+      mmdb::Playing shown;
+      ASSERT_TRUE(cpu.playing(i, shown).ok());
+      ASSERT_EQ(playing[i].frame, shown.frame);
+      worst_simulation = std::max(worst_simulation, vecDistance(toVec3(characters[i].sim_position),
+                                                                cpu.characters()[i].sim.position));
+      for (uint32_t j = 0; j < joints; ++j)
+        worst_joint =
+            std::max(worst_joint, vecDistance(toVec3(model[size_t(i) * joints + j].position),
+                                              cpu.modelTranslations()[size_t(i) * joints + j]));
     }
   }
+  std::printf(
+      "reference controller, GPU against CPU: joints within %.2g m, simulation %.2g m, %d near "
+      "ties\n",
+      double(worst_joint), double(worst_simulation), near_ties);
+  EXPECT_LT(worst_simulation, 1e-4f);
+  EXPECT_LT(worst_joint, 1e-3f);
   EXPECT_EQ(counts[uint32_t(SearchReason::Start)], 0u) << "playing from creation";
   EXPECT_GT(counts[uint32_t(SearchReason::Periodic)], kCount * 400 / 10);
   EXPECT_GT(counts[uint32_t(SearchReason::Forced)], kCount) << "settled sticks";

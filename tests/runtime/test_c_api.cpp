@@ -254,6 +254,9 @@ TEST(CApiSettings, AreTheCrowdSettings) {
     EXPECT_EQ(c.settle_search_interval, s.settle_search_interval);
     EXPECT_EQ(c.search_at_clip_end, s.search_at_clip_end ? 1 : 0);
     EXPECT_EQ(c.unrotated_angular_offsets, s.unrotated_angular_offsets ? 1 : 0);
+    EXPECT_EQ(c.predict_before_update, s.predict_before_update ? 1 : 0);
+    EXPECT_EQ(c.show_next_frame, s.show_next_frame ? 1 : 0);
+    EXPECT_EQ(c.reference_arithmetic, s.reference_arithmetic ? 1 : 0);
     EXPECT_EQ(c.mirrored_tag_events, s.mirrored_tag_events ? 1 : 0);
     EXPECT_EQ(c.foot_locking, s.foot_locking ? 1 : 0);
     EXPECT_EQ(c.foot_unlock_radius, s.foot_unlock_radius);
@@ -281,7 +284,7 @@ TEST(CApiSettings, AreTheCrowdSettings) {
   EXPECT_EQ(uint32_t(mmdb::Synchronization::CharacterFollows), MMDB_SYNC_CHARACTER_FOLLOWS);
   EXPECT_EQ(uint32_t(mmdb::Synchronization::ControllerFollows), MMDB_SYNC_CONTROLLER_FOLLOWS);
 
-  EXPECT_EQ(sizeof(mmdb_crowd_settings), 48 * 4u) << "a field added to one is added to the other";
+  EXPECT_EQ(sizeof(mmdb_crowd_settings), 51 * 4u) << "a field added to one is added to the other";
   EXPECT_STREQ(mmdb_status_name(MMDB_CORRUPT), "Corrupt");
   EXPECT_EQ(int(MMDB_NO_MATCH), int(mmdb::ErrorCode::NoMatch));
   EXPECT_EQ(int(MMDB_DEVICE_ERROR), int(mmdb::ErrorCode::DeviceError));

@@ -261,7 +261,10 @@ PassParams paramsFor(const DatabaseView& db, uint32_t count, const CrowdSettings
                (settings.transition_speed_limit > 0.f ? kPolicySpeedLimit : 0u) |
                (settings.search_at_clip_end ? kPolicyClipEndOnly : 0u) |
                (settings.unrotated_angular_offsets ? kPolicyUnrotatedRates : 0u) |
-               (std::min(mmdb::continueFrames(settings.continue_window, db.frame_rate), 0xFFFFFFu)
+               (settings.predict_before_update ? kPolicyPredictBeforeUpdate : 0u) |
+               (settings.show_next_frame ? kPolicyShowNextFrame : 0u) |
+               (settings.reference_arithmetic ? kPolicyReferenceArithmetic : 0u) |
+               (std::min(mmdb::continueFrames(settings.continue_window, db.frame_rate), 0xFFFFu)
                 << kPolicyContinueShift);
   p.jump_cooldown = settings.jump_cooldown;
   p.range_end_margin = mmdb::continueFrames(settings.range_end_margin, db.frame_rate);
@@ -421,6 +424,11 @@ Result<std::unique_ptr<Crowd>> Crowd::create(const Context& ctx, const DatabaseV
                          db.biases.size(), db.range_count,
                          db.clip_starts.empty() ? size_t(0) : db.clip_starts.size() - 1);
   }
+  if (settings.reference_arithmetic && settings.transition_speed_limit > 0.f)
+    return Error::format(ErrorCode::InvalidArgument,
+                         "reference_arithmetic decays a transition's offsets step by step, which "
+                         "transition_speed_limit %g cannot hold back: set it to 0",
+                         double(settings.transition_speed_limit));
   if (Status s = mmdb::validateSynchronization("", settings.synchronization); !s) return s;
   mmdb::FootLockSettings foot;
   foot.foot_unlock_radius = settings.foot_unlock_radius;

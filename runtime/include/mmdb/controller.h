@@ -23,6 +23,11 @@ struct ControllerSettings {
   float position_halflife = 0.27f;  // s: velocity reaches half-way to the stick in this time
   float rotation_halflife = 0.27f;  // s: same for the facing
   float times[kTrajectorySamples] = {1.f / 3, 2.f / 3, 1.f};  // s ahead (the file's, usually)
+  // The springs in Holden's reference controller's arithmetic (CrowdSettings::
+  // reference_arithmetic): its approximate exponential 1 / (1 + x + 0.48 x^2 + 0.235 x^3), 1e-5 s
+  // added to each half-life, a rotation's angle from acos(w), and the trajectory's positions
+  // stepped from sample to sample (its rotations jump from now, as the reference's do). Off: exact.
+  bool reference_arithmetic = false;
 };
 
 // What the player asks for, in world space.
@@ -43,7 +48,8 @@ struct CharacterState {
 // The yaw rotation that turns +Z onto `facing` (ground-projected); identity for a zero vector.
 glm::quat facingRotation(const glm::vec3& facing) noexcept;
 
-// Advances the state by dt seconds towards the stick (exact spring, any dt >= 0).
+// Advances the state by dt seconds towards the stick (an exact spring, any dt >= 0; the
+// reference's approximation with settings.reference_arithmetic).
 void updateCharacter(CharacterState& state, const StickInput& stick,
                      const ControllerSettings& settings, float dt) noexcept;
 

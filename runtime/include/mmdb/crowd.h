@@ -169,6 +169,19 @@ struct CrowdSettings {
   bool unrotated_angular_offsets = false;  // a switch's angular-velocity offsets are the rates
                                            // subtracted as they are (the reference's), not the
                                            // shown angular velocity kept
+  // The query's trajectory is predicted from the simulation root as it was before this step's
+  // update (the reference's order: it predicts, searches, then moves its simulation), not after.
+  bool predict_before_update = false;
+  // The pose shown is sampled one step ahead on the clip's clock, its transition's offsets one
+  // step further decayed (the reference moves its frame on before it samples): after a switch the
+  // winner's next frame shows, as the reference's does. Playing, decisions and the root are as
+  // without it.
+  bool show_next_frame = false;
+  // The springs in the reference's arithmetic (ControllerSettings::reference_arithmetic) for the
+  // controller and the trajectory, and a switch's offsets decayed step by step with it (the
+  // reference's inertializer: one spring with inertialization_halflife, the rate half-life
+  // unused). Off: the exact springs, decayed in closed form.
+  bool reference_arithmetic = false;
 
   // Foot locking (FootLockJob, docs/runtime.md "The CPU crowd"): a toe whose contact starts is
   // held where it is in the world, the leg bent to it by two-bone IK, until its contact ends or
@@ -194,8 +207,8 @@ struct CrowdSettings {
   static CrowdSettings reference() noexcept;
   // reference() and the reference controller's own rules (start_playing,
   // search_interval_seconds 0.1 s, search_when_settled with settle_search_interval 0.1 s,
-  // search_at_clip_end, unrotated_angular_offsets): docs/runtime.md "Reference mode" says which
-  // of its rules it reproduces.
+  // search_at_clip_end, unrotated_angular_offsets, predict_before_update, show_next_frame,
+  // reference_arithmetic): docs/runtime.md "Reference mode" says which of its rules it reproduces.
   static CrowdSettings referenceController() noexcept;
 };
 
@@ -438,7 +451,9 @@ struct CrowdState {
   std::vector<glm::quat> local_rotations_, model_rotations_, offset_rotations_;
   std::vector<glm::vec3> local_translations_, model_translations_;
   std::vector<glm::vec3> offset_angular_, offset_translations_, offset_velocities_;
-  std::vector<glm::vec3> offset_vectors_;  // offset_rotations_ as rotation vectors (at a switch)
+  std::vector<glm::vec3> offset_vectors_;     // offset_rotations_ as rotation vectors (at a switch)
+  std::vector<glm::quat> reference_offsets_;  // reference_arithmetic: a switch's previous rotation
+                                              // offsets, per worker
   // The transition speed limit: per joint 1 / (the most it may move in a frame, m)^2, and per
   // character and joint where the last pose shown was before foot locking (model space).
   std::vector<float> joint_step_limits_;
@@ -676,6 +691,9 @@ class Crowd : private detail::CrowdState {
   Status inertialize(uint32_t character, float time, Span<const glm::quat> rotations,
                      Span<const glm::vec3> translations) noexcept;
   float squaredStepRatio(uint32_t character) const noexcept;
+  float shownClipTime(const CrowdCharacter& ch) const noexcept;
+  float shownLead() const noexcept { return settings_.show_next_frame ? dt_ : 0.f; }
+  void decayReferenceOffsets(uint32_t character, float dt) noexcept;
   Status forwardKinematics(uint32_t character) noexcept;
   void advance(uint32_t character) noexcept;
   void synchronize(uint32_t character) noexcept;

@@ -125,6 +125,9 @@ typedef struct mmdb_crowd_settings {
   float settle_search_interval;
   int32_t search_at_clip_end;
   int32_t unrotated_angular_offsets;
+  int32_t predict_before_update;
+  int32_t show_next_frame;
+  int32_t reference_arithmetic;
   int32_t mirrored_tag_events;
   int32_t foot_locking;
   float foot_unlock_radius;

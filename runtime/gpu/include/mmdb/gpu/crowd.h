@@ -152,7 +152,10 @@ struct CrowdSettings {
   float settle_search_interval = 0.f;
   bool search_at_clip_end = false;
   bool unrotated_angular_offsets = false;
-  bool mirrored_tag_events = false;  // mmdb::CrowdSettings's
+  bool predict_before_update = false;
+  bool show_next_frame = false;
+  bool reference_arithmetic = false;  // the exponential and acos are the GPU's own (docs/gpu.md)
+  bool mirrored_tag_events = false;   // mmdb::CrowdSettings's
 
   // Foot locking, as mmdb::CrowdSettings (same names and defaults): the foot lock pass holds a
   // toe whose contact starts where it is in the world, bending the leg to it, until the contact
@@ -197,6 +200,9 @@ struct CrowdSettings {
     s.settle_search_interval = 0.1f;
     s.search_at_clip_end = true;
     s.unrotated_angular_offsets = true;
+    s.predict_before_update = true;
+    s.show_next_frame = true;
+    s.reference_arithmetic = true;
     return s;
   }
 };

@@ -75,7 +75,7 @@ MMDB_UINT_CONST(kCharacterContinued, 128u);  // the winner was played on to (con
 MMDB_UINT_CONST(kTeleportNone, 0u);
 MMDB_UINT_CONST(kTeleportMove, 1u);   // Crowd::teleport: the simulation moves along, feet let go
 MMDB_UINT_CONST(kTeleportPlace, 2u);  // Crowd::place: the placement alone
-// PassParams::policies bits; bits 8 and up hold the continuing rule's window in frames.
+// PassParams::policies bits; bits 16 and up hold the continuing rule's window in frames.
 MMDB_UINT_CONST(kPolicySearchWhenSettled, 1u);
 MMDB_UINT_CONST(kPolicyRangeEndMovesOn, 2u);
 MMDB_UINT_CONST(kPolicyStaggerStarts, 4u);    // start_stagger_intervals > 0: a Start search waits
@@ -86,7 +86,13 @@ MMDB_UINT_CONST(kPolicyUnrotatedRates, 64u);  // unrotated_angular_offsets: the 
                                               // angular-velocity offsets
 MMDB_UINT_CONST(kPolicySpeedLimit, 16u);      // transition_speed_limit > 0: the fk pass holds a
                                               // transition's decay back (mmdb::Crowd's rule)
-MMDB_UINT_CONST(kPolicyContinueShift, 8u);
+MMDB_UINT_CONST(kPolicyPredictBeforeUpdate, 8u);    // predict_before_update: the trajectory from
+                                                    // the simulation root before its update
+MMDB_UINT_CONST(kPolicyShowNextFrame, 128u);        // show_next_frame: the pose one step ahead
+MMDB_UINT_CONST(kPolicyReferenceArithmetic, 256u);  // reference_arithmetic: the reference's
+                                                    // springs, the offsets decayed in place (their
+                                                    // rotation a quaternion)
+MMDB_UINT_CONST(kPolicyContinueShift, 16u);
 
 // Why a character searched (MatchResult::reason), in order of precedence (SearchReason in C++).
 MMDB_UINT_CONST(kReasonNone, 0u);      // did not search this step
