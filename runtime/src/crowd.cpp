@@ -341,7 +341,7 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
       return Error(ErrorCode::InvalidArgument, "Crowd::create: out of memory");
     }
   }
-  for (uint32_t c = 0; c < character_count; c += 4) {  // no motion: every joint at its root
+  for (uint32_t c = 0; c < character_count; c += 4) {  // the pose shown before the first step
     Status s = crowd.poseBlock(c, std::min(4u, character_count - c), 0);
     if (!s) return s;
   }
@@ -708,8 +708,26 @@ Status Crowd::place(uint32_t character, const glm::vec3& position,
   if (Status s = checkBetweenSteps(character, "place"); !s) return s;
   glm::quat yaw;
   if (Status s = checkPlacement("place", character, position, rotation, yaw); !s) return s;
-  characters_[character].achieved_position = position;
-  characters_[character].achieved_rotation = yaw;
+  CrowdCharacter& ch = characters_[character];
+  // The feet held in the world stay, their legs bent to them again at once: the pose a game draws
+  // after the placing has its held toes where they were, not carried along by it.
+  ch.achieved_position = position;
+  ch.achieved_rotation = yaw;
+  if (settings_.foot_locking && ch.playing) {
+    FootLockJob job;
+    job.parents = db_->parents();
+    job.legs = Span<const LegChain>(legs_.data(), legs_.size());
+    job.settings = foot_settings_;
+    job.position = ch.achieved_position;
+    job.rotation = ch.achieved_rotation;
+    job.hold_only = true;
+    job.feet = slice(feet_, character, kLegCount);
+    job.local_rotations = slice(local_rotations_, character, joints_);
+    job.local_translations = slice(local_translations_, character, joints_);
+    job.model_rotations = slice(model_rotations_, character, joints_);
+    job.model_translations = slice(model_translations_, character, joints_);
+    detail::runFootLock4(&job, 1);
+  }
   return Status();
 }
 
@@ -1253,9 +1271,25 @@ bool Crowd::samplePose(uint32_t c) noexcept {
     ch.shown_frame = clip.first_frame + uint32_t(std::min(key, float(clip.frame_count - 1)));
     ch.shown_time = std::fmin(std::fmax(time, 0.f), float(clip.frame_count - 1) / rate_);
   }
-  // Until a character starts playing it shows no motion: every joint at its root, unrotated (the
-  // local pose create() set), as on the GPU.
-  if (!ch.playing) return false;
+  // Until a character starts playing it shows the first frame of the first matchable range, still
+  // (a pose a game can draw; the GPU's sample pass shows the same), or with no range no motion:
+  // every joint at its root, unrotated (the local pose create() set).
+  if (!ch.playing) {
+    const Span<const MatchRange> ranges = db_->ranges();
+    if (ranges.empty()) return false;
+    const Result<ClipTime> waiting = clipTimeOfFrame(*db_, ranges[0].first_frame);
+    if (!waiting) return false;  // the verifier puts every range in a clip
+    SamplePoseJob still;
+    still.database = db_;
+    still.poses = poses_;
+    still.clip = waiting->clip;
+    still.time = waiting->time;
+    still.rotations = slice(local_rotations_, c, joints_);
+    still.translations = slice(local_translations_, c, joints_);
+    detail::runSamplePose(still, clips_[waiting->clip].first_frame,
+                          clips_[waiting->clip].frame_count);
+    return false;
+  }
   SamplePoseJob pose;
   pose.database = db_;
   pose.poses = poses_;

@@ -1259,6 +1259,12 @@ void detail::runFootLock4(const FootLockJob* jobs, size_t count) noexcept {
     for (size_t i = 0; i < count; ++i) {
       const FootLockJob& one = jobs[i];
       FootLock& f = one.feet[s];
+      if (one.hold_only) {
+        if (!f.locked) continue;
+        target_of[i] = f.position;
+        held |= 1 << i;
+        continue;
+      }
       if (one.reset) f = FootLock{};
       const bool contact = ((one.contacts >> leg.contact_bit) & 1u) != 0;
       // The animated toe, where warping maps it (as animated without warping).

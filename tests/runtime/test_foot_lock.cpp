@@ -1223,7 +1223,7 @@ TEST(FootLock, AGameThatOwnsTheRootPlacesTheCharacter) {
   ASSERT_TRUE(created.ok());
   Crowd& crowd = created.value();
   glm::vec3 capsule(0.f);
-  int blocked = 0, held = 0;
+  int blocked = 0, held = 0, placed_held = 0;
   for (int step = 0; step < 400; ++step) {
     ASSERT_TRUE(crowd.setStick(0, 0.7f, 0.f).ok());  // towards +X, into the wall
     ASSERT_TRUE(crowd.step(kDt).ok());
@@ -1235,8 +1235,29 @@ TEST(FootLock, AGameThatOwnsTheRootPlacesTheCharacter) {
     }
     const mmdb::CharacterState sim = ch.sim;
     const std::vector<FootLock> feet(crowd.footLocks().begin(), crowd.footLocks().end());
+    // Where the held toes are shown before the placing...
+    glm::vec3 before[2];
+    for (uint32_t leg = 0; leg < 2; ++leg)
+      before[leg] = ch.achieved_position +
+                    ch.achieved_rotation * crowd.modelTranslations()[crowd.legChains()[leg].toe];
+    const float moved = glm::length(capsule - ch.achieved_position);
     ASSERT_TRUE(crowd.place(0, capsule, ch.achieved_rotation).ok());
     EXPECT_EQ(ch.achieved_position, capsule);
+    // ... and after: a held toe stays on its lock as closely as before (the legs bent again at
+    // once), not carried along by the placing (within the legs' reach: placings of up to 5 cm).
+    for (uint32_t leg = 0; leg < 2; ++leg) {
+      const FootLock& f = crowd.footLocks()[leg];
+      if (!f.locked) continue;
+      const glm::vec3 after =
+          ch.achieved_position +
+          ch.achieved_rotation * crowd.modelTranslations()[crowd.legChains()[leg].toe];
+      const float was = glm::length(before[leg] - f.position);
+      const float is = glm::length(after - f.position);
+      if (moved < 0.05f) {
+        EXPECT_LE(is, was + 1e-4f) << "step " << step << ": placed " << moved << " m";
+        placed_held += moved > 5e-3f;
+      }
+    }
     EXPECT_EQ(std::memcmp(&sim, &ch.sim, sizeof sim), 0) << "the simulation stays";
     for (size_t f = 0; f < feet.size(); ++f) {
       EXPECT_EQ(feet[f].locked, crowd.footLocks()[f].locked) << "the feet stay held";
@@ -1247,6 +1268,7 @@ TEST(FootLock, AGameThatOwnsTheRootPlacesTheCharacter) {
   }
   EXPECT_GT(blocked, 100) << "the wall stopped the character";
   EXPECT_GT(held, 50);
+  EXPECT_GE(placed_held, 5) << "held toes under placings of 5 mm to 5 cm";
   EXPECT_STREQ(crowd.place(0, glm::vec3(0.f), glm::quat(0.f, 1.f, 0.f, 0.f)).message(),
                "place: character 0's rotation (1, 0, 0, 0) has no turn about +Y to take (not "
                "finite, zero, or a half turn about a horizontal axis)");

@@ -96,8 +96,9 @@ struct CrowdSettings {
   uint32_t start_stagger_intervals = 2;  // k > 0: character c's Start search waits
                                          // startDelayTicks() steps, so a crowd created at once
                                          // starts over k intervals instead of all in its first
-                                         // step; a character shows no motion until its own start
-                                         // (docs/runtime.md "Staggered starts"). 0: every
+                                         // step; a character shows the first frame of the first
+                                         // range, still, until its own start (docs/runtime.md
+                                         // "Staggered starts"). 0: every
                                          // character starts in the first step. At most 16
   float transition_cost = kDefaultTransitionCost;        // added to every candidate but the frame
                                                          // playing: a switch must win by this much
@@ -557,7 +558,9 @@ class Crowd : private detail::CrowdState {
   // step's root motion, moves its capsule with collisions, and places the character where the
   // capsule went): the achieved transform becomes `position` and the turn about +Y of
   // `rotation`; the simulation root, the clip and the feet held in the world stay as they are
-  // (a held toe stays on its lock, the leg bending to it). The checks of teleport().
+  // (a held toe stays on its lock; the legs of held toes are bent to them again at once, so the
+  // pose drawn after the placing keeps its held toes where they were; mmdb::gpu::Crowd bends
+  // them in its next step). The checks of teleport().
   Status place(uint32_t character, const glm::vec3& position, const glm::quat& rotation) noexcept;
   // Sets the controller's simulation root (a collision stopped the capsule, gameplay pushed it):
   // the next step's trajectory and query start from it; the pose and its placement do not move.

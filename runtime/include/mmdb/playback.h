@@ -281,6 +281,10 @@ struct FootLockJob {
   glm::quat rotation{1.f, 0.f, 0.f, 0.f};  // (the achieved transform after the step)
   float dt = 0;                            // s since the last step, finite, >= 0
   bool reset = false;
+  // Only the legs of held toes bent again to their locks (FootLock::position), for a pose already
+  // locked and a placement moved since (Crowd::place): no contact starts or ends, nothing lets
+  // go, the feet's state and every other joint stay.
+  bool hold_only = false;
   // Warping (SynchronizationSettings): the animated toes' ground positions are mapped by this
   // first, and a warped leg bends to its mapped toe when neither held nor blending.
   GroundWarp warp;
