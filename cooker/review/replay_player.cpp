@@ -340,13 +340,15 @@ std::string replayPlayerJson(const mmdb::Database& db, const Replay& replay,
   out += ",\"gap\":" + packed(fixed(p.gap_m, 0.001f));
   // Switches: [time, character, to clip, to local frame, from clip (-1), cost, reason,
   // [[clip, local frame, cost, transition, bias, [block costs]], ...] (the candidates),
-  // [the frame playing, as a candidate] or null, seeded (0 or 1),
-  // [[block, [query's raw columns], [playing's] or null, [each candidate's], ...], ...] (the
-  // trajectory blocks)]. Explained switches only carry candidates and what follows them.
-  const auto list = [&](const std::vector<float>& values) {
-    std::string text = "[";
-    for (size_t k = 0; k < values.size(); ++k) text += (k ? "," : "") + number(values[k]);
-    return text + "]";
+  // [the frame playing, as a candidate] or null, seeded (0 or 1), the index in "trajectories"
+  // of its trajectories or -1]. Explained switches only carry candidates and what follows them.
+  // "trajectories": Int16 thousandths (replayMillimetres() of the raw value: mm for positions),
+  // per explained switch, per block of "trajectoryBlocks", the raw columns of the query, of the
+  // frame playing (when there is one) and of each candidate, in that order, each row
+  // "trajectoryWidths" values.
+  std::vector<int16_t> trajectories;
+  const auto keep = [&](const std::vector<float>& raw) {
+    for (float v : raw) trajectories.push_back(replayMillimetres(v));
   };
   const auto where = [&](int32_t frame, int32_t& clip, int32_t& local) {
     clip = -1;
@@ -401,25 +403,28 @@ std::string replayPlayerJson(const mmdb::Database& db, const Replay& replay,
         candidate(j.playing);
       else
         out += "null";
-      out += j.seeded ? ",1,[" : ",0,[";
-      const bool has_query = j.query.size() == db.featureCount();
+      out += j.seeded ? ",1," : ",0,";
+      const bool has_query = j.query.size() == db.featureCount() && !trajectory_blocks.empty();
+      out += has_query ? std::to_string(trajectories.size()) : std::string("-1");
       for (size_t t = 0; has_query && t < trajectory_blocks.size(); ++t) {
         const uint32_t b = trajectory_blocks[t];
-        const auto rowOf = [&](int32_t frame) {
-          return list(rawTrajectory(db, b, db.featureRow(uint32_t(frame))));
-        };
-        out += (t ? ",[" : "[") + std::to_string(b) + "," +
-               list(rawTrajectory(db, b, mmdb::Span<const float>(j.query.data(), j.query.size()))) +
-               "," + (j.playing.frame >= 0 ? rowOf(j.playing.frame) : std::string("null"));
+        keep(rawTrajectory(db, b, mmdb::Span<const float>(j.query.data(), j.query.size())));
+        if (j.playing.frame >= 0)
+          keep(rawTrajectory(db, b, db.featureRow(uint32_t(j.playing.frame))));
         for (const mmdb::CandidateCost& c : j.candidates)
-          if (c.frame >= 0 && uint32_t(c.frame) < db.frameCount()) out += "," + rowOf(c.frame);
-        out += "]";
+          keep(rawTrajectory(db, b, db.featureRow(uint32_t(c.frame))));
       }
-      out += "]";
     }
     out += "]";
   }
-  out += "]}";
+  out += "],\"trajectoryBlocks\":[";
+  for (size_t t = 0; t < trajectory_blocks.size(); ++t)
+    out += (t ? "," : "") + std::to_string(trajectory_blocks[t]);
+  out += "],\"trajectoryWidths\":[";
+  for (size_t t = 0; t < trajectory_blocks.size(); ++t)
+    out += (t ? "," : "") + std::to_string(db.featureBlock(trajectory_blocks[t]).width);
+  out += "],\"trajectories\":" + packed(trajectories);
+  out += "}";
   return out;
 }
 

@@ -119,6 +119,7 @@ const char* replayPlayerScript() {
     d.slide = new Uint16Array(bytes(d.slide));
     d.step = new Uint16Array(bytes(d.step));
     d.gap = new Uint16Array(bytes(d.gap));
+    d.trajectories = new Int16Array(bytes(d.trajectories));
     d.el = document.querySelector('.rp-view[data-side="' + i + '"]').parentNode;
     d.view = d.el.querySelector('.rp-view');
     d.measures = d.el.querySelector('.rp-measures');
@@ -397,14 +398,23 @@ const char* replayPlayerScript() {
   // them, raw, in the character's frame: forward up, left to the left), one plot per block.
   var TRAJ_COLOURS = ['#c92a2a', '#1864ab', '#2b8a3e', '#e67700', '#ae3ec9'];
   function trajectoryPlot(d, j) {
-    var blocks = j[10] || [], html = '';
-    blocks.forEach(function (t) {
-      var b = t[0], direction = /direction/.test(d.blocks[b]), size = 180, scale;
-      var rows = [['query', t[1], '#212529', 2.5]];
-      if (t[2]) rows.push(['playing', t[2], '#868e96', 1.5]);
-      for (var k = 3; k < t.length; ++k)
-        rows.push([k === 3 ? 'winner' : String(k - 2), t[k], TRAJ_COLOURS[(k - 3) % 5],
-                   k === 3 ? 2 : 1]);
+    var at0 = j[10], html = '';
+    if (at0 === undefined || at0 < 0) return html;
+    var count = 1 + (j[8] ? 1 : 0) + j[7].length;
+    d.trajectoryBlocks.forEach(function (b, t) {
+      var width = d.trajectoryWidths[t], direction = /direction/.test(d.blocks[b]), size = 180;
+      function values(r) {
+        var out = [], from = at0 + r * width;
+        for (var i = 0; i < width; ++i) out.push(d.trajectories[from + i] / 1000);
+        return out;
+      }
+      var rows = [['query', values(0), '#212529', 2.5]], r = 1;
+      if (j[8]) rows.push(['playing', values(r++), '#868e96', 1.5]);
+      for (var k = 0; k < j[7].length; ++k)
+        rows.push([k === 0 ? 'winner' : String(k + 1), values(r++), TRAJ_COLOURS[k % 5],
+                   k === 0 ? 2 : 1]);
+      at0 += count * width;
+      var scale;
       var reach = 0.2;
       rows.forEach(function (r) {
         for (var i = 0; i + 1 < r[1].length; i += 2)

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <set>
 #include <string>
@@ -348,18 +349,43 @@ TEST_F(ReportCompare, ASwitchExplainsWhatTheWinnerBeatAndDrawsTrajectories) {
       "[" + std::to_string(playing_clip) + "," +
       std::to_string(shown->playing.frame - int32_t(db.clip(uint32_t(playing_clip)).first_frame)) +
       "," + number(shown->playing.cost) + ",0,";
-  EXPECT_NE(json.find("]]," + playing_row), std::string::npos) << playing_row;
-  std::string trajectories =
-      "[" + std::to_string(trajectory_block) + "," +
-      list(rawTrajectory(db, uint32_t(trajectory_block),
-                         mmdb::Span<const float>(shown->query.data(), shown->query.size()))) +
-      "," +
-      list(rawTrajectory(db, uint32_t(trajectory_block),
-                         db.featureRow(uint32_t(shown->playing.frame))));
-  for (const mmdb::CandidateCost& c : shown->candidates)
-    trajectories +=
-        "," + list(rawTrajectory(db, uint32_t(trajectory_block), db.featureRow(uint32_t(c.frame))));
-  EXPECT_NE(json.find(trajectories + "]"), std::string::npos) << trajectories;
+  const size_t row = json.find("]]," + playing_row);
+  ASSERT_NE(row, std::string::npos) << playing_row;
+  // After the row: whether the search was seeded, and where its trajectories start.
+  int seeded = -1;
+  long offset = -1;
+  ASSERT_EQ(std::sscanf(json.c_str() + json.find("]]", row + 3) + 2, ",%d,%ld]", &seeded, &offset),
+            2);
+  EXPECT_EQ(seeded, shown->seeded ? 1 : 0);
+  ASSERT_GE(offset, 0);
+  // The trajectory blocks, in file order; the rows of each: query, frame playing, candidates.
+  std::vector<uint32_t> blocks;
+  std::string listed = "\"trajectoryBlocks\":[";
+  for (uint32_t b = 0; b < db.featureBlockCount(); ++b)
+    if (!rawTrajectory(db, b, db.featureRow(0)).empty()) {
+      listed += (blocks.empty() ? "" : ",") + std::to_string(b);
+      blocks.push_back(b);
+    }
+  ASSERT_EQ(blocks.size(), 2u);
+  EXPECT_NE(json.find(listed + "],\"trajectoryWidths\":[6,6]"), std::string::npos);
+  const std::string start = "\"trajectories\":\"";
+  const size_t at = json.find(start) + start.size();
+  const std::vector<uint8_t> bytes = unbase64(json.substr(at, json.find('"', at) - at));
+  std::vector<int16_t> values(bytes.size() / 2);
+  std::memcpy(values.data(), bytes.data(), values.size() * 2);
+  size_t k = size_t(offset);
+  for (uint32_t b : blocks) {
+    std::vector<std::vector<float>> rows = {
+        rawTrajectory(db, b, mmdb::Span<const float>(shown->query.data(), shown->query.size())),
+        rawTrajectory(db, b, db.featureRow(uint32_t(shown->playing.frame)))};
+    for (const mmdb::CandidateCost& c : shown->candidates)
+      rows.push_back(rawTrajectory(db, b, db.featureRow(uint32_t(c.frame))));
+    for (const std::vector<float>& raw : rows)
+      for (float v : raw) {
+        ASSERT_LT(k, values.size());
+        EXPECT_EQ(values[k++], replayMillimetres(v)) << b;
+      }
+  }
   const std::string script = replayPlayerScript();
   EXPECT_NE(script.find("class=\"rp-traj\""), std::string::npos);
   EXPECT_NE(script.find("rp-beat"), std::string::npos);
