@@ -142,6 +142,14 @@ TEST_F(ContextTest, SettersAndWritesCheckTheirIndexAndSize) {
   auto negative = mmdb::gpu::Crowd::create(*context(), t->view, 4, unlimited);
   ASSERT_FALSE(negative);
   EXPECT_STREQ(negative.error().message(), "transition_speed_limit -1 must be finite and >= 0");
+  // The reference's arithmetic decays the offsets in place: no limit can hold a transition back.
+  mmdb::gpu::CrowdSettings reference = mmdb::gpu::CrowdSettings::referenceController();
+  reference.transition_speed_limit = 1.4f;
+  auto held = mmdb::gpu::Crowd::create(*context(), t->view, 4, reference);
+  ASSERT_FALSE(held);
+  EXPECT_STREQ(held.error().message(),
+               "reference_arithmetic decays a transition's offsets step by step, which "
+               "transition_speed_limit 1.4 cannot hold back: set it to 0");
   // A view made by hand without the clips' joint steps: the limit needs them, or is set off.
   mmdb::gpu::DatabaseView by_hand = t->view;
   by_hand.clip_joint_steps.clear();
