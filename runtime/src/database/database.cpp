@@ -4,9 +4,9 @@
 #include "mmdb/controller.h"
 #include "mmdb/mmdb_generated.h"
 
-#include "file_mapping.h"
-#include "half_features.h"
-#include "pose_streams.h"
+#include "database/file_mapping.h"
+#include "database/half_features.h"
+#include "database/pose_streams.h"
 
 #include <cmath>
 #include <cstring>

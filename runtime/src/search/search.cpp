@@ -10,7 +10,7 @@
 // plain multiply then add).
 #include "mmdb/search.h"
 
-#include "half_features.h"
+#include "database/half_features.h"
 
 #include <algorithm>
 #include <cfloat>

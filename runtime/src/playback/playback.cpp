@@ -1,8 +1,8 @@
 // Pose sampling, inertialization and forward kinematics on the CPU.
 #include "mmdb/playback.h"
 
-#include "playback_run.h"
-#include "rotation.h"
+#include "playback/playback_run.h"
+#include "playback/rotation.h"
 
 #include <algorithm>
 #include <array>

@@ -3,8 +3,8 @@
 #include "mmdb/crowd.h"
 
 #include "mmdb/playback.h"
-#include "playback_run.h"
-#include "rotation.h"
+#include "playback/playback_run.h"
+#include "playback/rotation.h"
 
 #include <algorithm>
 #include <cmath>
