@@ -1,5 +1,5 @@
 // Known answers for the sample's own parts: the SVG writer and the command line. The stick script
-// is the runtime's, tested with it (tests/runtime/test_stick_script.cpp).
+// is the runtime's, tested with it (tests/runtime/control/test_stick_script.cpp).
 #include "sample_options.h"
 #include "svg_plot.h"
 

@@ -1,5 +1,5 @@
-/* A program's use of the C interface, compiled as C11 (tests/runtime/test_c_api.cpp runs it and
- * compares with the C++ crowd): open a database, run a crowd on given sticks, read the world
+/* A program's use of the C interface, compiled as C11 (tests/runtime/capi/test_c_api.cpp runs it
+ * and compares with the C++ crowd): open a database, run a crowd on given sticks, read the world
  * poses and what each character plays; and every bad argument refused with a status. */
 #include "c_api_client.h"
 

@@ -1,4 +1,4 @@
-/* The C11 client of the C interface that tests/runtime/test_c_api.cpp runs. */
+/* The C11 client of the C interface that tests/runtime/capi/test_c_api.cpp runs. */
 #ifndef MMDB_TEST_C_API_CLIENT_H
 #define MMDB_TEST_C_API_CLIENT_H
 

@@ -1,6 +1,6 @@
 # Compiles the runtime (mmdb::runtime) and its Vulkan part (mmdb::gpu) for 64-bit Windows with the
 # mingw-w64 cross compiler: every source to an object file, no link. The Windows file mapping
-# (runtime/src/file_mapping.cpp) is only compiled here.
+# (runtime/src/database/file_mapping.cpp) is only compiled here.
 #   cmake -DCXX=<x86_64-w64-mingw32-g++> -DSOURCE=<repo> -DGENERATED=<build>/generated
 #         -DWORK=<folder> -DSOURCES=<a.cpp|b.cpp|...> -P compile_for_windows.cmake
 if(NOT CXX)
@@ -25,7 +25,8 @@ foreach(source IN LISTS sources)
   get_filename_component(name ${source} NAME_WE)
   execute_process(
     COMMAND ${CXX} -std=c++20 -O1 -Wall -Wextra -Wno-missing-field-initializers -c ${source}
-            -o ${WORK}/${name}.obj -I${SOURCE}/runtime/include -I${SOURCE}/runtime/gpu/include
+            -o ${WORK}/${name}.obj -I${SOURCE}/runtime/include -I${SOURCE}/runtime/src
+            -I${SOURCE}/runtime/gpu/include
             -I${GENERATED} -isystem ${deps}
     RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
   if(NOT rc EQUAL 0)

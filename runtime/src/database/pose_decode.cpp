@@ -2,7 +2,7 @@
 // meshoptimizer's vertex codec and filters, segment by segment, checked as they land.
 #include "mmdb/database.h"
 
-#include "pose_streams.h"
+#include "database/pose_streams.h"
 
 #include <meshoptimizer.h>
 

@@ -1,4 +1,4 @@
-#include "file_mapping.h"
+#include "database/file_mapping.h"
 
 #if defined(_WIN32)
 #ifndef WIN32_LEAN_AND_MEAN

@@ -3,7 +3,7 @@
 // the world, and lets go past the unlock radius with a blend that moves no faster than it allows;
 // locking off plays exactly the animation; bad legs and bad settings are refused with their
 // names. On bandai-1, when the corpus is present, locked toes stay put.
-#include "playback_run.h"  // the crowd's four-at-once foot lock
+#include "playback/playback_run.h"  // the crowd's four-at-once foot lock
 #include "real_database.h"
 #include "synthetic_database.h"
 

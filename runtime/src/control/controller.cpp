@@ -1,7 +1,7 @@
 // Critically damped spring character (Holden's spring_character_update) and query building.
 #include "mmdb/controller.h"
 
-#include "rotation.h"
+#include "playback/rotation.h"
 
 #include <glm/gtc/quaternion.hpp>
 

@@ -1,91 +1,24 @@
-// Opening a database: map, identify, version, alignment, FlatBuffers verifier, semantic checks.
-#include "mmdb/database.h"
+// The checks of a file at open: its version before the FlatBuffers verifier, then where its
+// arrays start and what its values mean (database/checks.h).
+#include "database/checks.h"
 
 #include "mmdb/controller.h"
-#include "mmdb/mmdb_generated.h"
 
-#include "file_mapping.h"
-#include "half_features.h"
-#include "pose_streams.h"
+#include "database/flatbuffer_views.h"
+#include "database/pose_streams.h"
 
 #include <cmath>
 #include <cstring>
-#include <new>
-#include <type_traits>
-#include <utility>
 
 namespace mmdb {
 
-static_assert(sizeof(Float4) == sizeof(fb::Vec4) && alignof(fb::Vec4) == 16);
-// The public header's copies of the schema's numbers and enums (so that it needs no FlatBuffers)
-// must be the schema's.
-static_assert(kSchemaMajor == static_cast<uint16_t>(fb::SchemaMajor::Current) &&
-              kSchemaMinor == static_cast<uint16_t>(fb::SchemaMinor::Current));
-static_assert(kFeatureCodedPoses == static_cast<uint64_t>(fb::RequiredFeature::CodedPoses) &&
-              kFeatureRangeBounds == static_cast<uint64_t>(fb::RequiredFeature::RangeBounds) &&
-              kKnownFeatures == static_cast<uint64_t>(fb::RequiredFeature::ANY));
-constexpr bool sameRole(Role a, fb::Role b) { return static_cast<int>(a) == static_cast<int>(b); }
-static_assert(sameRole(Role::Hips, fb::Role::Hips) &&
-                  sameRole(Role::LeftFoot, fb::Role::LeftFoot) &&
-                  sameRole(Role::RightFoot, fb::Role::RightFoot) &&
-                  sameRole(Role::LeftToe, fb::Role::LeftToe) &&
-                  sameRole(Role::RightToe, fb::Role::RightToe) &&
-                  sameRole(Role::RootPosition, fb::Role::RootPosition) &&
-                  sameRole(Role::Facing, fb::Role::Facing) && sameRole(Role::Facing, fb::Role::MAX),
-              "mmdb::Role must list schema/mmdb.fbs's Role, in its order");
-static_assert(std::is_same_v<std::underlying_type_t<Role>, std::underlying_type_t<fb::Role>>);
-static_assert(sizeof(RootFrame) == sizeof(fb::RootFrame));
-static_assert(sizeof(MatchRange) == sizeof(fb::MatchRange) && offsetof(MatchRange, tag_mask) == 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "The .mmdb views are little-endian; a big-endian port must byte-swap at load"
-#endif
-
-const char* errorCodeName(ErrorCode code) noexcept {
-  switch (code) {
-    case ErrorCode::None:
-      return "None";
-    case ErrorCode::IoError:
-      return "IoError";
-    case ErrorCode::NotAnMmdb:
-      return "NotAnMmdb";
-    case ErrorCode::VersionMismatch:
-      return "VersionMismatch";
-    case ErrorCode::Misaligned:
-      return "Misaligned";
-    case ErrorCode::Corrupt:
-      return "Corrupt";
-    case ErrorCode::Inconsistent:
-      return "Inconsistent";
-    case ErrorCode::InvalidArgument:
-      return "InvalidArgument";
-    case ErrorCode::NoMatch:
-      return "NoMatch";
-    case ErrorCode::DeviceError:
-      return "DeviceError";
-  }
-  return "Unknown";
-}
-
 namespace {
 
+using detail::count;
+using detail::str;
+using detail::view;
+
 constexpr size_t kTrajectoryTimeCount = size_t(kTrajectorySamples);
-
-template <class T>
-size_t count(const flatbuffers::Vector<T>* v) {
-  return v ? v->size() : 0;
-}
-
-template <class Out, class T>
-Span<const Out> view(const flatbuffers::Vector<T>* v) {
-  if (!v || v->size() == 0) return {};
-  return {reinterpret_cast<const Out*>(v->Data()), v->size()};
-}
-
-bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
-
-std::string_view str(const flatbuffers::String* s) {
-  return s ? std::string_view(s->c_str(), s->size()) : std::string_view();
-}
 
 // --- semantic checks; each returns an Inconsistent error naming what is wrong ---------------
 
@@ -580,10 +513,12 @@ Status checkValues(const fb::Database& db) {
   return {};
 }
 
+}  // namespace
+
 // Every array read in place starts on its element's boundary. The FlatBuffers verifier checks a
 // vector's length prefix (4 bytes) but not where a vector of wider structs begins, so a damaged
 // file could place an 8- or 16-byte struct on a 4-byte boundary.
-Status checkAlignment(const fb::Database& db) {
+Status detail::checkAlignment(const fb::Database& db) {
   struct Array {
     const char* name;
     const void* data;
@@ -629,6 +564,8 @@ Status checkAlignment(const fb::Database& db) {
   return {};
 }
 
+namespace {
+
 // The pruned search is exact only if every frame it may return lies inside its boxes' min and
 // max: every frame, or with RangeBounds (2.2) every frame of a matchable range.
 Status checkBoundsContain(const fb::Database& db) {
@@ -665,7 +602,9 @@ Status checkBoundsContain(const fb::Database& db) {
   return {};
 }
 
-Status checkSemantics(const fb::Database& db) {
+}  // namespace
+
+Status detail::checkSemantics(const fb::Database& db) {
   Status s;
   if (!(s = checkStreams(db))) return s;
   if (!(s = checkSettings(db))) return s;
@@ -679,6 +618,8 @@ Status checkSemantics(const fb::Database& db) {
   return {};
 }
 
+namespace {
+
 // An unaligned little-endian read (the offsets come from an untrusted buffer).
 template <class T>
 T load(const uint8_t* p) {
@@ -687,9 +628,11 @@ T load(const uint8_t* p) {
   return value;
 }
 
+}  // namespace
+
 // Reads the version without trusting the buffer: it must be checked before the verifier so a
 // file from another major gets the re-cook message rather than "corrupt".
-Status checkVersion(const uint8_t* bytes, size_t size) {
+Status detail::checkVersion(const uint8_t* bytes, size_t size) {
   // Root table offset, then the vtable; the version is field 0 (a 4-byte struct).
   const uint32_t root = load<uint32_t>(bytes);
   if (uint64_t(root) + 4 > size) return Error(ErrorCode::Corrupt, "root table outside the file");
@@ -718,374 +661,6 @@ Status checkVersion(const uint8_t* bytes, size_t size) {
                          unsigned(major), unsigned(minor), unsigned(kOldestSchemaMajor),
                          unsigned(kSchemaMajor));
   return {};
-}
-
-void log(const OpenOptions& o, LogLevel level, const char* message) {
-  if (o.log) o.log(o.log_user, level, message);
-}
-
-void logOpened(const OpenOptions& o, const fb::Database& root, const char* path) {
-  if (!o.log) return;
-  char line[320];
-  std::snprintf(line, sizeof(line), "opened %s.mmdb %u.%u: %u frames, %u joints, %u clips",
-                path ? path : "", unsigned(root.version()->major()),
-                unsigned(root.version()->minor()), root.frame_count(), root.joint_count(),
-                unsigned(count(root.clips())));
-  log(o, LogLevel::Info, line);
-}
-
-}  // namespace
-
-Database::Database(const uint8_t* bytes, size_t size, bool mapped) noexcept
-    : bytes_(bytes), size_(size), mapped_(mapped) {}
-
-Database::Database(Database&& other) noexcept
-    : bytes_(std::exchange(other.bytes_, nullptr)),
-      size_(std::exchange(other.size_, 0)),
-      mapped_(std::exchange(other.mapped_, false)),
-      root_(std::exchange(other.root_, nullptr)),
-      half_storage_(std::move(other.half_storage_)),
-      half_features_(std::exchange(other.half_features_, {})),
-      half_errors_(std::exchange(other.half_errors_, {})) {}
-
-Database& Database::operator=(Database&& other) noexcept {
-  if (this != &other) {
-    release();
-    bytes_ = std::exchange(other.bytes_, nullptr);
-    size_ = std::exchange(other.size_, 0);
-    mapped_ = std::exchange(other.mapped_, false);
-    root_ = std::exchange(other.root_, nullptr);
-    half_storage_ = std::move(other.half_storage_);
-    half_features_ = std::exchange(other.half_features_, {});
-    half_errors_ = std::exchange(other.half_errors_, {});
-  }
-  return *this;
-}
-
-Database::~Database() { release(); }
-
-void Database::release() noexcept {
-  if (mapped_ && bytes_) detail::unmapWholeFile(bytes_, size_);
-  bytes_ = nullptr;
-  size_ = 0;
-  mapped_ = false;
-  root_ = nullptr;
-  half_storage_.reset();
-  half_features_ = {};
-  half_errors_ = {};
-}
-
-void detail::AlignedFree::operator()(void* p) const noexcept {
-  ::operator delete(p, std::align_val_t(64));
-}
-
-// halfFeatures() and halfFeatureErrors() of the verified file, where this CPU's search reads
-// them. Without the memory the database opens without them (its searches read the float rows).
-void Database::makeHalfFeatures(const OpenOptions& options) noexcept {
-  if (!options.half_features || !detail::halfFeaturesSupported()) return;
-  const uint32_t frames = frameCount(), stride = featureStride();
-  if (frames == 0) return;
-  const size_t values = size_t(frames) * stride;
-  const size_t row_bytes = (values * sizeof(uint16_t) + 63) / 64 * 64;
-  void* memory = ::operator new(row_bytes + size_t(frames) * sizeof(float), std::align_val_t(64),
-                                std::nothrow);
-  if (!memory) {
-    log(options, LogLevel::Warning,
-        "no memory for the half-precision copy of the features: searches read the float rows");
-    return;
-  }
-  half_storage_.reset(static_cast<uint8_t*>(memory));
-  uint16_t* rows = static_cast<uint16_t*>(memory);
-  float* errors = reinterpret_cast<float*>(static_cast<uint8_t*>(memory) + row_bytes);
-  detail::makeHalfFeatures(features().data(), frames, stride, featureCount(), rows, errors);
-  half_features_ = {rows, values};
-  half_errors_ = {errors, frames};
-}
-
-Result<Database> Database::adopt(Database&& db, const OpenOptions& options) {
-  const uint8_t* bytes = db.bytes_;
-  const size_t size = db.size_;
-  auto fail = [&](const Error& e) -> Result<Database> {
-    log(options, LogLevel::Error, e.message());
-    return e;
-  };
-  if (!bytes)
-    return fail(Error::format(ErrorCode::InvalidArgument,
-                              "no bytes given (a null pointer with size %zu)", size));
-  if (size < 8 + 4)
-    return fail(
-        Error::format(ErrorCode::NotAnMmdb, "%zu bytes is too small for an .mmdb file", size));
-  if (!fb::DatabaseBufferHasIdentifier(bytes))
-    return fail(Error(ErrorCode::NotAnMmdb,
-                      "the file identifier is not \"MMDB\": this is not a motion-matching "
-                      "database"));
-  if (!aligned16(bytes))
-    return fail(Error(ErrorCode::Misaligned,
-                      "the buffer does not start on a 16-byte boundary: load it into aligned "
-                      "memory"));
-  if (size > kMaxFileBytes)
-    return fail(Error::format(ErrorCode::Corrupt,
-                              "%zu bytes exceeds the %zu-byte (2 GiB) limit of an .mmdb file", size,
-                              kMaxFileBytes));
-  if (Status s = checkVersion(bytes, size); !s) return fail(s);
-
-  flatbuffers::Verifier::Options vo;
-  vo.max_depth = options.max_verifier_depth;
-  vo.max_tables = options.max_verifier_tables;
-  vo.check_alignment = true;
-  flatbuffers::Verifier verifier(bytes, size, vo);
-  if (!fb::VerifyDatabaseBuffer(verifier))
-    return fail(Error(ErrorCode::Corrupt,
-                      "the FlatBuffers verifier refused the file (truncated or damaged): "
-                      "re-cook or re-copy it"));
-  const fb::Database* root = fb::GetDatabase(bytes);
-  if (const uint64_t unknown = root->required_features() & ~kKnownFeatures)
-    return fail(Error::format(ErrorCode::VersionMismatch,
-                              "the file needs features 0x%llx that this runtime does not know "
-                              "(schema %u.%u); update the runtime or re-cook it with a matching "
-                              "mmcook",
-                              (unsigned long long)unknown, unsigned(root->version()->major()),
-                              unsigned(root->version()->minor())));
-  if (Status s = checkAlignment(*root); !s) return fail(s);
-  if (Status s = checkSemantics(*root); !s) return fail(s);
-  db.root_ = root;
-  db.makeHalfFeatures(options);
-  logOpened(options, *root, nullptr);
-  return std::move(db);
-}
-
-Result<Database> Database::fromMemory(const void* bytes, size_t size, const OpenOptions& options) {
-  return adopt(Database(static_cast<const uint8_t*>(bytes), size, false), options);
-}
-
-Result<Database> Database::open(const char* path, const OpenOptions& options) {
-  auto fail = [&](const Error& e) -> Result<Database> {
-    log(options, LogLevel::Error, e.message());
-    return e;
-  };
-  if (!path) return fail(Error(ErrorCode::InvalidArgument, "no path given"));
-  auto mapped = detail::mapWholeFile(path, 12);
-  if (!mapped.ok()) return fail(mapped.error());
-  const detail::FileMapping map = mapped.value();
-  // Validate quietly, then log once with the path in the message.
-  OpenOptions quiet = options;
-  quiet.log = nullptr;
-  Result<Database> r = adopt(Database(map.bytes, map.size, true), quiet);
-  if (!r.ok()) {
-    // adopt's Database was destroyed and unmapped the file; prefix the path to the reason.
-    return fail(Error::format(r.error().code(), "%.96s: %.140s", path, r.error().message()));
-  }
-  if (options.log) {
-    char named[112];
-    std::snprintf(named, sizeof(named), "%.96s as ", path);
-    logOpened(options, *r.value().flatbuffer(), named);
-  }
-  return r;
-}
-
-// --- accessors ------------------------------------------------------------------------------
-
-uint16_t Database::schemaMajor() const noexcept { return root_ ? root_->version()->major() : 0; }
-uint16_t Database::schemaMinor() const noexcept { return root_ ? root_->version()->minor() : 0; }
-std::string_view Database::cookerVersion() const noexcept {
-  return root_ ? str(root_->cooker_version()) : std::string_view();
-}
-float Database::frameRate() const noexcept { return root_ ? root_->frame_rate() : 0.f; }
-uint32_t Database::frameCount() const noexcept { return root_ ? root_->frame_count() : 0; }
-uint32_t Database::jointCount() const noexcept { return root_ ? root_->joint_count() : 0; }
-
-Span<const Float4> Database::localRotations() const noexcept {
-  return root_ ? view<Float4>(root_->local_rotations()) : Span<const Float4>();
-}
-Span<const Float4> Database::localTranslations() const noexcept {
-  return root_ ? view<Float4>(root_->local_translations()) : Span<const Float4>();
-}
-Span<const Float4> Database::localVelocities() const noexcept {
-  return root_ ? view<Float4>(root_->local_velocities()) : Span<const Float4>();
-}
-Span<const Float4> Database::localAngularVelocities() const noexcept {
-  return root_ ? view<Float4>(root_->local_angular_velocities()) : Span<const Float4>();
-}
-Span<const RootFrame> Database::rootMotion() const noexcept {
-  return root_ ? view<RootFrame>(root_->root_motion()) : Span<const RootFrame>();
-}
-Span<const uint32_t> Database::contacts() const noexcept {
-  return root_ ? view<uint32_t>(root_->contacts()) : Span<const uint32_t>();
-}
-
-uint16_t Database::featureCount() const noexcept { return root_ ? root_->feature_count() : 0; }
-uint16_t Database::featureStride() const noexcept { return root_ ? root_->feature_stride() : 0; }
-Span<const float> Database::features() const noexcept {
-  return root_ ? view<float>(root_->features()) : Span<const float>();
-}
-Span<const float> Database::featureOffset() const noexcept {
-  return root_ ? view<float>(root_->feature_offset()) : Span<const float>();
-}
-Span<const float> Database::featureScale() const noexcept {
-  return root_ ? view<float>(root_->feature_scale()) : Span<const float>();
-}
-uint32_t Database::featureBlockCount() const noexcept {
-  return root_ ? uint32_t(count(root_->feature_blocks())) : 0;
-}
-FeatureBlockInfo Database::featureBlock(uint32_t index) const noexcept {
-  FeatureBlockInfo info;
-  if (index >= featureBlockCount()) return info;
-  const fb::FeatureBlock* b = root_->feature_blocks()->Get(index);
-  info.name = str(b->name());
-  info.kind = static_cast<FeatureKind>(b->kind());
-  info.joint = b->joint();
-  info.first_column = b->first_column();
-  info.width = b->width();
-  info.std = b->std();
-  info.weight = b->weight();
-  return info;
-}
-int32_t Database::findFeatureBlock(FeatureKind kind) const noexcept {
-  for (uint32_t i = 0; i < featureBlockCount(); ++i)
-    if (static_cast<FeatureKind>(root_->feature_blocks()->Get(i)->kind()) == kind)
-      return int32_t(i);
-  return -1;
-}
-
-uint16_t Database::boundsSmallSize() const noexcept {
-  return root_ ? root_->bounds_small_size() : 0;
-}
-uint16_t Database::boundsLargeSize() const noexcept {
-  return root_ ? root_->bounds_large_size() : 0;
-}
-Span<const float> Database::boundsSmallMin() const noexcept {
-  return root_ ? view<float>(root_->bounds_small_min()) : Span<const float>();
-}
-Span<const float> Database::boundsSmallMax() const noexcept {
-  return root_ ? view<float>(root_->bounds_small_max()) : Span<const float>();
-}
-Span<const float> Database::boundsLargeMin() const noexcept {
-  return root_ ? view<float>(root_->bounds_large_min()) : Span<const float>();
-}
-Span<const float> Database::boundsLargeMax() const noexcept {
-  return root_ ? view<float>(root_->bounds_large_max()) : Span<const float>();
-}
-
-uint32_t Database::clipCount() const noexcept {
-  return root_ ? uint32_t(count(root_->clips())) : 0;
-}
-ClipInfo Database::clip(uint32_t index) const noexcept {
-  ClipInfo info;
-  if (index >= clipCount()) return info;
-  const fb::Clip* c = root_->clips()->Get(index);
-  info.name = str(c->name());
-  info.take = str(c->take());
-  info.first_frame = c->first_frame();
-  info.frame_count = c->frame_count();
-  info.tag_mask = c->tag_mask();
-  info.source_index = c->source_index();
-  info.mirror_of = c->mirror_of();
-  info.mirrored = c->mirrored();
-  info.source_frame_rate = c->source_frame_rate();
-  info.bias = c->bias();
-  return info;
-}
-int32_t Database::clipOfFrame(uint32_t frame) const noexcept {
-  // Clips are sorted and disjoint (checked at open): binary search on first_frame.
-  uint32_t lo = 0, hi = clipCount();
-  while (lo < hi) {
-    const uint32_t mid = lo + (hi - lo) / 2;
-    if (root_->clips()->Get(mid)->first_frame() <= frame)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  if (lo == 0) return -1;
-  const fb::Clip* c = root_->clips()->Get(lo - 1);
-  return frame - c->first_frame() < c->frame_count() ? int32_t(lo - 1) : -1;
-}
-int32_t Database::findClip(std::string_view name) const noexcept {
-  for (uint32_t i = 0; i < clipCount(); ++i)
-    if (str(root_->clips()->Get(i)->name()) == name) return int32_t(i);
-  return -1;
-}
-
-Span<const MatchRange> Database::ranges() const noexcept {
-  return root_ ? view<MatchRange>(root_->ranges()) : Span<const MatchRange>();
-}
-Span<const float> Database::rangeBiases() const noexcept {
-  return root_ ? view<float>(root_->range_biases()) : Span<const float>();
-}
-float Database::rangeBias(uint32_t range) const noexcept {
-  const Span<const float> biases = rangeBiases();
-  return range < biases.size() ? biases[range] : 0.f;
-}
-int32_t rangeOfFrame(Span<const MatchRange> ranges, uint32_t frame) noexcept {
-  // The last range starting at or before the frame holds it, if it reaches that far.
-  uint32_t lo = 0, hi = uint32_t(ranges.size());
-  while (lo < hi) {
-    const uint32_t mid = lo + (hi - lo) / 2;
-    if (ranges[mid].first_frame <= frame)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo > 0 && frame - ranges[lo - 1].first_frame < ranges[lo - 1].frame_count ? int32_t(lo - 1)
-                                                                                   : -1;
-}
-
-float Database::frameBias(uint32_t frame) const noexcept {
-  if (!root_) return 0.f;
-  // Ranges are sorted and disjoint (checked at open).
-  const int32_t range = rangeOfFrame(ranges(), frame);
-  if (range >= 0) return rangeBias(uint32_t(range));
-  const int32_t clip = clipOfFrame(frame);
-  return clip >= 0 ? root_->clips()->Get(uint32_t(clip))->bias() : 0.f;
-}
-uint32_t Database::tagCount() const noexcept {
-  return root_ ? uint32_t(count(root_->tag_names())) : 0;
-}
-std::string_view Database::tagName(uint32_t bit) const noexcept {
-  return bit < tagCount() ? str(root_->tag_names()->Get(bit)) : std::string_view();
-}
-uint64_t Database::tagMask(std::string_view name) const noexcept {
-  for (uint32_t i = 0; i < tagCount() && i < 64; ++i)
-    if (str(root_->tag_names()->Get(i)) == name) return 1ull << i;
-  return 0;
-}
-
-std::string_view Database::jointName(uint32_t joint) const noexcept {
-  return joint < jointCount() ? str(root_->skeleton()->names()->Get(joint)) : std::string_view();
-}
-int32_t Database::findJoint(std::string_view name) const noexcept {
-  for (uint32_t j = 0; j < jointCount(); ++j)
-    if (str(root_->skeleton()->names()->Get(j)) == name) return int32_t(j);
-  return -1;
-}
-Span<const int32_t> Database::parents() const noexcept {
-  return root_ ? view<int32_t>(root_->skeleton()->parents()) : Span<const int32_t>();
-}
-Span<const Float4> Database::bindTranslations() const noexcept {
-  return root_ ? view<Float4>(root_->skeleton()->bind_translations()) : Span<const Float4>();
-}
-Span<const Float4> Database::bindRotations() const noexcept {
-  return root_ ? view<Float4>(root_->skeleton()->bind_rotations()) : Span<const Float4>();
-}
-int32_t Database::roleJoint(Role role) const noexcept {
-  if (!root_ || !root_->skeleton()->roles()) return -1;
-  for (const fb::RoleBinding* r : *root_->skeleton()->roles())
-    if (static_cast<Role>(r->role()) == role) return r->joint();
-  return -1;
-}
-Span<const int32_t> Database::contactJoints() const noexcept {
-  return root_ ? view<int32_t>(root_->skeleton()->contact_joints()) : Span<const int32_t>();
-}
-Float4 Database::facingAxis() const noexcept {
-  const fb::Vec4* a = root_ ? root_->skeleton()->facing_axis() : nullptr;
-  return a ? Float4{a->x(), a->y(), a->z(), a->w()} : Float4{0, 0, 1, 0};
-}
-
-Span<const float> Database::trajectoryTimes() const noexcept {
-  if (!root_ || !root_->settings()) return {};
-  return view<float>(root_->settings()->trajectory_times());
-}
-int32_t Database::defaultNeighbourhoodFrames() const noexcept {
-  return root_ ? int32_t(std::lround(root_->frame_rate() / 3.0)) : 0;
 }
 
 }  // namespace mmdb

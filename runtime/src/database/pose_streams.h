@@ -1,4 +1,4 @@
-// The file's pose streams, raw or coded, for the open checks (database.cpp) and the decoder
+// The file's pose streams, raw or coded, for the open checks (database/checks.cpp) and the decoder
 // (pose_decode.cpp).
 #pragma once
 

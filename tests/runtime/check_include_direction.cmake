@@ -1,0 +1,50 @@
+# Every #include "<folder>/..." in runtime/src/<folder>/ names the folder itself, a folder below
+# it in the runtime's layers, or the public headers (mmdb/). The layers, lowest first:
+#   database < search < playback < control < crowd < measures < capi
+# (database: the file, its checks and its pose streams; search: the matching; playback: the jobs
+# that pose a character; control: the controller and the stick scripts; crowd: the characters
+# stepped together and their synchronization; measures: what a run of poses is measured by;
+# capi: the C interface over all of them). Every source sits in one of these folders.
+#   cmake -DRUNTIME=<repo>/runtime/src -P check_include_direction.cmake
+cmake_policy(VERSION 3.25)
+set(layers database search playback control crowd measures capi)
+
+if(NOT RUNTIME OR NOT IS_DIRECTORY ${RUNTIME})
+  message(FATAL_ERROR "no runtime sources folder: '${RUNTIME}'")
+endif()
+set(violations "")
+set(checked 0)
+file(GLOB_RECURSE files RELATIVE ${RUNTIME} ${RUNTIME}/*.h ${RUNTIME}/*.cpp)
+list(SORT files)
+foreach(relative IN LISTS files)
+  math(EXPR checked "${checked} + 1")
+  string(REGEX MATCH "^[a-z_]+/[^/]+$" in_room "${relative}")
+  string(REGEX REPLACE "/.*" "" room "${relative}")
+  list(FIND layers "${room}" level)
+  if(NOT in_room OR level EQUAL -1)
+    string(APPEND violations "\n  ${relative}: outside the runtime's folders (database search playback control crowd measures capi)")
+    continue()
+  endif()
+  math(EXPR count "${level} + 1")
+  list(SUBLIST layers 0 ${count} allowed)
+  list(JOIN allowed " " allowed_text)
+  file(STRINGS ${RUNTIME}/${relative} includes REGEX "^#include \"[^\"]*\"")
+  foreach(line IN LISTS includes)
+    string(REGEX REPLACE "^#include \"([^\"]*)\".*" "\\1" path "${line}")
+    if(NOT path MATCHES "/")
+      string(APPEND violations "\n  ${relative}: ${line} (a private header by its path from src/)")
+      continue()
+    endif()
+    string(REGEX REPLACE "/.*" "" used "${path}")
+    if(NOT used STREQUAL "mmdb" AND NOT used IN_LIST allowed)
+      string(APPEND violations "\n  ${relative}: ${line} (${room} may use: ${allowed_text})")
+    endif()
+  endforeach()
+endforeach()
+if(checked EQUAL 0)
+  message(FATAL_ERROR "no runtime sources under ${RUNTIME}")
+endif()
+if(violations)
+  message(FATAL_ERROR "includes against the runtime's layers:${violations}")
+endif()
+message(STATUS "include direction holds in ${checked} runtime files")
