@@ -6,7 +6,7 @@
 //   3. the buffer and every array the GPU reads are 16-aligned,
 //      every array of structs on its struct's boundary          -> Misaligned
 //   4. the FlatBuffers verifier                                  -> Corrupt
-//   5. semantic checks (see database.cpp: counts, skeleton order, a frame rate in
+//   5. semantic checks (see database/checks.cpp: counts, skeleton order, a frame rate in
 //      [kMinFrameRate, kMaxFrameRate], clips that cover every frame once, valid source and mirror
 //      indices, ranges inside one clip, tag bits that name a tag, feature-block kinds that match
 //      their widths, finite poses, root motion, trajectory times, features, offsets, scales and
