@@ -144,9 +144,9 @@ Status Crowd::resolve(uint32_t c, const SearchResult& found, uint32_t worker) no
     job.offset_velocities = slice(offset_velocities_, c, joints_);
     job.unrotated_rates = settings_.unrotated_angular_offsets;
     // reference_arithmetic: the worker's room for the previous rotation offsets (empty else).
-    const Span<glm::quat> previous =
-        settings_.reference_arithmetic ? slice(reference_offsets_, worker, joints_)
-                                       : Span<glm::quat>();
+    const Span<glm::quat> previous = settings_.reference_arithmetic
+                                         ? slice(reference_offsets_, worker, joints_)
+                                         : Span<glm::quat>();
     if (settings_.reference_arithmetic) {
       // The offsets decay in place: from the time last shown to now, then carried on.
       decayReferenceOffsets(c, dt_ - shownLead());
