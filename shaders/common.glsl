@@ -210,6 +210,8 @@ vec4 decayRotationSplit(vec3 x, inout vec3 v, float halflife, float rate_halflif
 // The reference's arithmetic (mmdb::Crowd::decayReferenceOffsets): a joint's offsets, the
 // rotation kept as a quaternion, decayed in place by dt in one step of the reference's spring.
 void referenceDecay(inout JointOffset o, float dt) {
+  // The offsets start zeroed: a rotation offset not yet made is no turn.
+  if (o.rotation == vec4(0.0)) o.rotation = vec4(0.0, 0.0, 0.0, 1.0);
   if (!(dt > 0.0)) return;
   float y = referenceSpringY(params.inertialization_halflife);
   float e = referenceNegExp(y * dt);

@@ -550,6 +550,11 @@ TEST_F(CrowdSimulationTest, TheReferenceControllersRulesDecideAsOnTheCpu) {
       input.desired_facing = toVec3(inputs[i].desired_facing);
       ASSERT_TRUE(cpu.setInput(i, input).ok());
     }
+    if (frame == 0) {
+      // A switch in the very first step, before any offsets were made.
+      ASSERT_TRUE(crowd.forceSearch(1).ok());
+      ASSERT_TRUE(cpu.forceSearch(1).ok());
+    }
     ASSERT_TRUE(crowd.stepAndWait(kDt).ok());
     const auto decisions = valueOf(crowd.readDecisions());
     ASSERT_TRUE(cpu.beginStep(kDt).ok());
