@@ -122,11 +122,10 @@ Result<std::unique_ptr<Crowd>> Crowd::create(const Context& ctx, const DatabaseV
                          db.biases.size(), db.range_count,
                          db.clip_starts.empty() ? size_t(0) : db.clip_starts.size() - 1);
   }
-  if (settings.reference_arithmetic && settings.transition_speed_limit > 0.f)
-    return Error::format(ErrorCode::InvalidArgument,
-                         "reference_arithmetic decays a transition's offsets step by step, which "
-                         "transition_speed_limit %g cannot hold back: set it to 0",
-                         double(settings.transition_speed_limit));
+  if (Status s = mmdb::checkReferenceArithmetic("", settings.reference_arithmetic,
+                                                settings.transition_speed_limit);
+      !s)
+    return s;
   if (Status s = mmdb::validateSynchronization("", settings.synchronization); !s) return s;
   mmdb::FootLockSettings foot;
   foot.foot_unlock_radius = settings.foot_unlock_radius;

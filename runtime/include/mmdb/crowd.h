@@ -239,6 +239,10 @@ uint32_t startDelayTicks(uint32_t character, uint32_t interval, uint32_t phases,
 // Both crowds' check of start_stagger_intervals: at most 16, and its delays (interval * intervals)
 // within 2^30 steps. InvalidArgument naming the setting (prefixed with `what`) otherwise.
 Status checkStartStagger(const char* what, uint32_t interval, uint32_t intervals) noexcept;
+// Both crowds' check of reference_arithmetic: it decays the offsets in place, so it takes no
+// transition_speed_limit above 0. InvalidArgument naming both (prefixed with `what`) otherwise.
+Status checkReferenceArithmetic(const char* what, bool reference_arithmetic,
+                                float transition_speed_limit) noexcept;
 // continue_window (or range_end_margin) in whole frames at the file's rate: floor(window * rate +
 // 1e-4), at most 2^31 - 128.
 uint32_t continueFrames(float continue_window, float frame_rate) noexcept;

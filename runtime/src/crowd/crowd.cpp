@@ -99,6 +99,15 @@ Status checkStartStagger(const char* what, uint32_t interval, uint32_t intervals
   return Status();
 }
 
+Status checkReferenceArithmetic(const char* what, bool reference_arithmetic,
+                                float transition_speed_limit) noexcept {
+  if (!reference_arithmetic || !(transition_speed_limit > 0.f)) return Status();
+  return Error::format(ErrorCode::InvalidArgument,
+                       "%sreference_arithmetic decays a transition's offsets step by step, which "
+                       "transition_speed_limit %g cannot hold back: set it to 0",
+                       what, double(transition_speed_limit));
+}
+
 uint32_t continueFrames(float continue_window, float frame_rate) noexcept {
   // Clamped below 2^31 (longer than any database), so that the cast is defined for any window.
   return uint32_t(std::fmin(std::floor(continue_window * frame_rate + 1e-4f), 2147483520.f));
@@ -166,12 +175,10 @@ Result<Crowd> Crowd::create(const Database& db, uint32_t character_count,
     if (!finiteNonNegative(p.value))
       return Error::format(ErrorCode::InvalidArgument,
                            "Crowd::create: %s %g must be finite and >= 0", p.name, double(p.value));
-  if (settings.reference_arithmetic && settings.transition_speed_limit > 0.f)
-    return Error::format(
-        ErrorCode::InvalidArgument,
-        "Crowd::create: reference_arithmetic decays a transition's offsets step by "
-        "step, which transition_speed_limit %g cannot hold back: set it to 0",
-        double(settings.transition_speed_limit));
+  if (Status s = checkReferenceArithmetic("Crowd::create: ", settings.reference_arithmetic,
+                                          settings.transition_speed_limit);
+      !s)
+    return s;
   if (Status s = validateSynchronization("Crowd::create: ", settings.synchronization); !s) return s;
   FootLockSettings foot_settings;
   foot_settings.foot_unlock_radius = settings.foot_unlock_radius;
